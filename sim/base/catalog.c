@@ -1,0 +1,186 @@
+#include "catalog.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "inidoc.h"
+#include "xalloc.h"
+
+#ifndef SERVESIM_SOURCE_DIR
+#define SERVESIM_SOURCE_DIR "."
+#endif
+
+static const struct {
+	const char *folder, *ext;
+} kinds[] = {
+	[CATALOG_MODELS] = { "models", ".json" },
+	[CATALOG_HARDWARE] = { "hardware_profiles", ".ini" },
+	[CATALOG_SCENARIOS] = { "scenarios", ".ini" },
+	[CATALOG_PLOTS] = { "plots", ".gp" },
+};
+
+static bool is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The data root: a folder holding models/ and hardware_profiles/. Looked up
+ * afresh each call; cheap next to what follows it. */
+static int data_root(char *out, size_t cap)
+{
+	const char *env = getenv("SERVESIM_DATA_DIR");
+	if (env && *env) {
+		snprintf(out, cap, "%s", env);
+		return 0;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			char probe[PATH_MAX + 64];
+			snprintf(probe, sizeof probe, "%s/../share/servesim/models", exe);
+			if (is_dir(probe)) {
+				snprintf(out, cap, "%s/../share/servesim", exe);
+				return 0;
+			}
+		}
+	}
+	snprintf(out, cap, "%s", SERVESIM_SOURCE_DIR);
+	char probe[PATH_MAX + 64];
+	snprintf(probe, sizeof probe, "%s/models", out);
+	return is_dir(probe) ? 0 : -1;
+}
+
+const char *catalog_dir(enum catalog_kind kind)
+{
+	/* One static buffer per kind: the returned pointer stays valid across
+	 * calls for other kinds. Written the same way every time, so reentrancy
+	 * within one process is harmless. */
+	static char dirs[4][PATH_MAX + 32];
+	char root[PATH_MAX];
+	if (data_root(root, sizeof root))
+		return NULL;
+	snprintf(dirs[kind], sizeof dirs[kind], "%s/%s", root, kinds[kind].folder);
+	return is_dir(dirs[kind]) ? dirs[kind] : NULL;
+}
+
+void catalog_id_of(const char *path, char *out, size_t cap)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	snprintf(out, cap, "%s", base);
+	char *dot = strrchr(out, '.');
+	if (dot && (!strcmp(dot, ".json") || !strcmp(dot, ".ini") || !strcmp(dot, ".gp")))
+		*dot = '\0';
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t catalog_list(enum catalog_kind kind, char ***ids)
+{
+	*ids = NULL;
+	const char *dir = catalog_dir(kind);
+	DIR *d = dir ? opendir(dir) : NULL;
+	if (!d)
+		return 0;
+	size_t n = 0, cap = 0;
+	size_t extlen = strlen(kinds[kind].ext);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		if (len <= extlen || strcmp(de->d_name + len - extlen, kinds[kind].ext))
+			continue;
+		xgrow(ids, &cap, n + 1, sizeof **ids);
+		(*ids)[n] = xstrdup(de->d_name);
+		(*ids)[n][len - extlen] = '\0';
+		n++;
+	}
+	closedir(d);
+	qsort(*ids, n, sizeof **ids, cmp_str);
+	return n;
+}
+
+static void free_list(char **ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+}
+
+/* A Hugging Face id through models/aliases.ini; 0 and the file id in out. */
+static int model_alias(const char *name, char *out, size_t cap)
+{
+	const char *dir = catalog_dir(CATALOG_MODELS);
+	if (!dir)
+		return -1;
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/aliases.ini", dir);
+	struct inidoc doc;
+	int rc = -1;
+	if (inidoc_load(&doc, path, NULL) == 0) {
+		for (size_t i = 0; i < doc.len; i++) {
+			if (!strcasecmp(doc.entries[i].key, name)) {
+				snprintf(out, cap, "%s", doc.entries[i].value);
+				rc = 0;
+				break;
+			}
+		}
+	}
+	inidoc_free(&doc);
+	return rc;
+}
+
+int catalog_resolve(enum catalog_kind kind, const char *name, char *out,
+		    size_t cap, struct err *e)
+{
+	if (is_file(name)) {
+		snprintf(out, cap, "%s", name);
+		return 0;
+	}
+	const char *dir = catalog_dir(kind);
+	if (!dir)
+		return err_set(e, "%s: no data folder found (set SERVESIM_DATA_DIR to the folder holding %s/)",
+			       name, kinds[kind].folder);
+	char id[256];
+	snprintf(id, sizeof id, "%s", name);
+	if (kind == CATALOG_MODELS && strchr(name, '/'))
+		model_alias(name, id, sizeof id);
+	char **ids;
+	size_t n = catalog_list(kind, &ids);
+	for (size_t i = 0; i < n; i++) {
+		if (!strcasecmp(ids[i], id)) {
+			snprintf(out, cap, "%s/%s%s", dir, ids[i], kinds[kind].ext);
+			free_list(ids, n);
+			return 0;
+		}
+	}
+	char known[ERR_MSG_MAX / 2];
+	size_t used = 0;
+	known[0] = '\0';
+	for (size_t i = 0; i < n && used + 1 < sizeof known; i++)
+		used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+					 i ? ", " : "", ids[i]);
+	free_list(ids, n);
+	static const char *const what[] = { "model", "hardware", "scenario", "plot" };
+	return err_set(e, "unknown %s '%s'; known: %s (or give a path to a file)",
+		       what[kind], name, known);
+}

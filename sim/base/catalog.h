@@ -1,0 +1,41 @@
+/*
+ * catalog: where servesim's data lives and how names become files.
+ *
+ * The data folders (models/, hardware_profiles/, scenarios/, plots/) are
+ * found, in order: under $SERVESIM_DATA_DIR when set; under
+ * <dir of the executable>/../share/servesim when installed; in the source
+ * tree the binary was built from. A name is either a path to an existing
+ * file or an id: the file name without its extension, matched without
+ * regard to case (`h100-sxm`, `llama-3.1-8b`). Models also accept a Hugging
+ * Face id listed in models/aliases.ini (`meta-llama/Llama-3.1-8B-Instruct`).
+ */
+#ifndef SERVESIM_CATALOG_H
+#define SERVESIM_CATALOG_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+enum catalog_kind {
+	CATALOG_MODELS,
+	CATALOG_HARDWARE,
+	CATALOG_SCENARIOS,
+	CATALOG_PLOTS,
+};
+
+/* The folder for kind, or NULL when no data folder was found. Borrowed. */
+const char *catalog_dir(enum catalog_kind kind);
+
+/* Resolves name to a file path in out. Returns 0, or -1 with e listing the
+ * known ids when the name is neither a file nor a known id. */
+int catalog_resolve(enum catalog_kind kind, const char *name, char *out,
+		    size_t cap, struct err *e);
+
+/* The sorted ids of kind; *ids is the caller's (free each and the array).
+ * Returns the count (0 when the folder is missing). */
+size_t catalog_list(enum catalog_kind kind, char ***ids);
+
+/* The id of a path: its base name without extension, in out. */
+void catalog_id_of(const char *path, char *out, size_t cap);
+
+#endif

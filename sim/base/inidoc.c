@@ -1,0 +1,263 @@
+#include "inidoc.h"
+
+#include <assert.h>
+#include <ini.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "num.h"
+#include "xalloc.h"
+
+/* The longest line inih 55 (Debian) reads in one piece is INI_MAX_LINE=200. */
+#define LINE_MAX_CHARS 200
+
+struct reader {
+	FILE *f;
+	int line;
+	bool too_long;
+	int too_long_line;
+};
+
+struct loader {
+	struct inidoc *doc;
+	struct reader *rd;
+	struct err *e;
+	bool failed;
+};
+
+static char *read_line(char *buf, int size, void *stream)
+{
+	struct reader *rd = stream;
+	char *s = fgets(buf, size, rd->f);
+	if (!s)
+		return NULL;
+	rd->line++;
+	size_t n = strlen(s);
+	if (n > 0 && s[n - 1] != '\n' && !feof(rd->f) && !rd->too_long) {
+		rd->too_long = true;
+		rd->too_long_line = rd->line;
+	}
+	return s;
+}
+
+static void push(struct inidoc *doc, const char *section, const char *key,
+		 const char *value, int line)
+{
+	xgrow(&doc->entries, &doc->cap, doc->len + 1, sizeof *doc->entries);
+	struct inidoc_entry *en = &doc->entries[doc->len++];
+	memset(en, 0, sizeof *en);
+	snprintf(en->section, sizeof en->section, "%s", section);
+	snprintf(en->key, sizeof en->key, "%s", key);
+	snprintf(en->value, sizeof en->value, "%s", value);
+	en->line = line;
+}
+
+static int on_entry(void *user, const char *section, const char *name,
+		    const char *value)
+{
+	struct loader *ld = user;
+	if (strlen(section) >= INI_NAME_MAX || strlen(name) >= INI_NAME_MAX ||
+	    strlen(value) >= INI_VALUE_MAX) {
+		err_set(ld->e, "%s:%d: %s: name or value too long", ld->doc->path,
+			ld->rd->line, name);
+		ld->failed = true;
+		return 0;
+	}
+	push(ld->doc, section, name, value, ld->rd->line);
+	return 1;
+}
+
+int inidoc_load(struct inidoc *doc, const char *path, struct err *e)
+{
+	memset(doc, 0, sizeof *doc);
+	doc->path = xstrdup(path);
+	struct reader rd = { .f = fopen(path, "r") };
+	if (!rd.f)
+		return err_set(e, "%s: cannot open: %m", path);
+	struct loader ld = { .doc = doc, .rd = &rd, .e = e };
+	int rc = ini_parse_stream(read_line, &rd, on_entry, &ld);
+	fclose(rd.f);
+	if (rd.too_long)
+		return err_set(e, "%s:%d: line is %d characters or longer; keep INI lines shorter",
+			       path, rd.too_long_line, LINE_MAX_CHARS - 1);
+	if (ld.failed)
+		return -1;
+	if (rc > 0)
+		return err_set(e, "%s:%d: expected '[section]', 'key = value' or a ';' comment",
+			       path, rc);
+	if (rc < 0)
+		return err_set(e, "%s: cannot read", path);
+	return 0;
+}
+
+int inidoc_add_override(struct inidoc *doc, const char *assignment, struct err *e)
+{
+	const char *dot = strchr(assignment, '.');
+	const char *eq = strchr(assignment, '=');
+	if (!doc->path)
+		doc->path = xstrdup("--set");
+	if (!dot || !eq || dot > eq || dot == assignment || eq == dot + 1)
+		return err_set(e, "--set: expected SECTION.KEY=VALUE, got '%s'", assignment);
+	char section[INI_NAME_MAX], key[INI_NAME_MAX];
+	size_t ns = (size_t)(dot - assignment), nk = (size_t)(eq - dot - 1);
+	if (ns >= sizeof section || nk >= sizeof key || strlen(eq + 1) >= INI_VALUE_MAX)
+		return err_set(e, "--set: '%s' is too long", assignment);
+	memcpy(section, assignment, ns);
+	section[ns] = '\0';
+	memcpy(key, dot + 1, nk);
+	key[nk] = '\0';
+	push(doc, section, key, eq + 1, 0);
+	return 0;
+}
+
+void inidoc_free(struct inidoc *doc)
+{
+	free(doc->path);
+	free(doc->entries);
+	memset(doc, 0, sizeof *doc);
+}
+
+const struct inidoc_entry *inidoc_find(const struct inidoc *doc, const char *section,
+				 const char *key)
+{
+	for (size_t i = doc->len; i-- > 0;)
+		if (!strcmp(doc->entries[i].section, section) &&
+		    !strcmp(doc->entries[i].key, key))
+			return &doc->entries[i];
+	return NULL;
+}
+
+/* "path:line" for a file entry, "--set" for an override. */
+static void where(const struct inidoc *doc, const struct inidoc_entry *en,
+		  char *buf, size_t cap)
+{
+	if (en->line > 0)
+		snprintf(buf, cap, "%s:%d", doc->path, en->line);
+	else
+		snprintf(buf, cap, "--set %s.%s", en->section, en->key);
+}
+
+static int bad_value(const struct inidoc *doc, const struct inidoc_entry *en,
+		     const struct inidoc_key *k, struct err *e)
+{
+	char at[INI_VALUE_MAX + 32];
+	where(doc, en, at, sizeof at);
+	return err_set(e, "%s: [%s] %s: expected %s, got '%s'", at, en->section,
+		       en->key, k->expect, en->value);
+}
+
+static bool in_range(const struct inidoc_key *k, double v)
+{
+	if (k->flags & INI_MIN_EXCLUSIVE ? v <= k->min : v < k->min)
+		return false;
+	return v <= k->max || ((k->flags & INI_ALLOW_INF) && v == (double)INFINITY);
+}
+
+static int store(const struct inidoc *doc, const struct inidoc_entry *en,
+		 const struct inidoc_key *k, void *obj, struct err *e)
+{
+	char *field = (char *)obj + k->offset;
+	switch (k->type) {
+	case INI_DOUBLE: {
+		double v;
+		if (num_parse_double(en->value, &v) || !in_range(k, v))
+			return bad_value(doc, en, k, e);
+		*(double *)field = v;
+		return 0;
+	}
+	case INI_INT: {
+		int64_t v;
+		if (num_parse_int64(en->value, &v) || !in_range(k, (double)v))
+			return bad_value(doc, en, k, e);
+		*(int64_t *)field = v;
+		return 0;
+	}
+	case INI_BOOL:
+		if (num_parse_bool(en->value, (bool *)field))
+			return bad_value(doc, en, k, e);
+		return 0;
+	case INI_STRING:
+		if (!en->value[0])
+			return bad_value(doc, en, k, e);
+		snprintf(field, INI_VALUE_MAX, "%s", en->value);
+		return 0;
+	case INI_ENUM:
+		for (int i = 0; k->choices[i]; i++) {
+			if (!strcmp(k->choices[i], en->value)) {
+				*(int *)field = i;
+				return 0;
+			}
+		}
+		return bad_value(doc, en, k, e);
+	}
+	return bad_value(doc, en, k, e);
+}
+
+static bool table_has_section(const struct inidoc_key *keys, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(keys[i].section, s))
+			return true;
+	return false;
+}
+
+/* Lists the keys of a section, for "unknown key" messages. */
+static void section_keys(const struct inidoc_key *keys, size_t n, const char *s,
+			 char *buf, size_t cap)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used + 1 < cap; i++)
+		if (!strcmp(keys[i].section, s))
+			used += (size_t)snprintf(buf + used, cap - used, "%s%s",
+						 used ? ", " : "", keys[i].key);
+}
+
+int inidoc_bind(struct inidoc *doc, const struct inidoc_key *keys, size_t nkeys,
+	     void *obj, bool allow_other_sections, bool *seen, struct err *e)
+{
+	bool local_seen[128] = { 0 };
+	int first_line[128] = { 0 };
+	assert(nkeys <= 128);
+	if (!seen)
+		seen = local_seen;
+	else
+		memset(seen, 0, nkeys * sizeof *seen);
+	for (size_t j = 0; j < doc->len; j++) {
+		struct inidoc_entry *en = &doc->entries[j];
+		char at[INI_VALUE_MAX + 32];
+		where(doc, en, at, sizeof at);
+		if (!table_has_section(keys, nkeys, en->section)) {
+			if (allow_other_sections)
+				continue;
+			return err_set(e, "%s: unknown section [%s]", at, en->section);
+		}
+		size_t i = 0;
+		while (i < nkeys && (strcmp(keys[i].section, en->section) ||
+				     strcmp(keys[i].key, en->key)))
+			i++;
+		if (i == nkeys) {
+			char known[600];
+			section_keys(keys, nkeys, en->section, known, sizeof known);
+			return err_set(e, "%s: [%s] %s: unknown key; expected one of: %s", at,
+				       en->section, en->key, known);
+		}
+		if (first_line[i] > 0 && en->line > 0)
+			return err_set(e, "%s: [%s] %s: duplicate key (first on line %d)", at,
+				       en->section, en->key, first_line[i]);
+		if (en->line > 0)
+			first_line[i] = en->line;
+		if (store(doc, en, &keys[i], obj, e))
+			return -1;
+		seen[i] = true;
+		en->used = true;
+	}
+	for (size_t i = 0; i < nkeys; i++)
+		if ((keys[i].flags & INI_REQUIRED) && !seen[i])
+			return err_set(e, "%s: [%s] %s: missing; expected %s", doc->path,
+				       keys[i].section, keys[i].key, keys[i].expect);
+	return 0;
+}

@@ -1,0 +1,90 @@
+/*
+ * inidoc: the one adapter between inih and the rest of servesim.
+ *
+ * inidoc_load reads a file into a list of entries, each with its section, key,
+ * value and line number (inih 55 does not give the line to its handler, so
+ * the adapter counts lines in its own reader). inidoc_bind then fills a plain
+ * struct from a table of keys: every key has a type, a range and a phrase
+ * saying what is expected. Unknown sections and keys, duplicates, values
+ * that do not parse, values out of range and missing required keys are all
+ * errors of the form `path:line: [section] key: expected …, got '…'`.
+ * Command-line overrides (`--set section.key=value`) become entries with
+ * line 0 and the origin "--set", and go through the same binding.
+ */
+#ifndef SERVESIM_INIDOC_H
+#define SERVESIM_INIDOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+#define INI_NAME_MAX 64
+#define INI_VALUE_MAX 256
+
+struct inidoc_entry {
+	char section[INI_NAME_MAX];
+	char key[INI_NAME_MAX];
+	char value[INI_VALUE_MAX];
+	int line;            /* 1-based line in the file; 0 for --set */
+	bool used;           /* set by inidoc_bind when a table key claimed it */
+};
+
+struct inidoc {
+	char *path;          /* owned; "--set" for overrides */
+	struct inidoc_entry *entries;
+	size_t len, cap;
+};
+
+/* Reads path into *doc (which the caller later passes to inidoc_free).
+ * Returns 0, or -1 with e naming the file and line (a syntax error, a line
+ * of 200 characters or more, or a file that cannot be opened). */
+int inidoc_load(struct inidoc *doc, const char *path, struct err *e);
+
+/* Appends `section.key=value` (from --set). Returns -1 if it is not of that
+ * form. */
+int inidoc_add_override(struct inidoc *doc, const char *assignment, struct err *e);
+
+/* Frees what inidoc_load or inidoc_add_override allocated; the struct itself is
+ * the caller's. Safe on a zeroed doc. */
+void inidoc_free(struct inidoc *doc);
+
+enum ini_type {
+	INI_DOUBLE,          /* double */
+	INI_INT,             /* int64_t */
+	INI_BOOL,            /* bool */
+	INI_STRING,          /* char[INI_VALUE_MAX] */
+	INI_ENUM,            /* int: index into choices[] */
+};
+
+enum {
+	INI_REQUIRED = 1 << 0,
+	INI_MIN_EXCLUSIVE = 1 << 1,   /* value must be > min, not >= min */
+	INI_ALLOW_INF = 1 << 2,       /* "inf" is accepted (above max) */
+	INI_SET = 1 << 3,             /* bookkeeping: set by inidoc_bind */
+};
+
+struct inidoc_key {
+	const char *section;
+	const char *key;
+	enum ini_type type;
+	size_t offset;                /* offsetof the field in the bound struct */
+	unsigned flags;
+	double min, max;              /* numbers: accepted range */
+	const char *expect;           /* e.g. "a bandwidth in GB/s, > 0" */
+	const char *const *choices;   /* INI_ENUM: NULL-terminated names */
+};
+
+/* Binds every entry of doc whose section is one of the table's sections
+ * into obj. Entries in sections the table does not know are errors unless
+ * allow_other_sections. Returns 0 or -1 with e set. seen, when not NULL,
+ * gets one bool per table key telling whether the key was present. */
+int inidoc_bind(struct inidoc *doc, const struct inidoc_key *keys, size_t nkeys,
+	     void *obj, bool allow_other_sections, bool *seen, struct err *e);
+
+/* Returns the entry for section/key or NULL (the last one wins for
+ * overrides appended after a file). */
+const struct inidoc_entry *inidoc_find(const struct inidoc *doc, const char *section,
+				 const char *key);
+
+#endif

@@ -1,0 +1,17 @@
+/*
+ * num: strict parsing of numbers and booleans from text (INI values, flags,
+ * trace fields). The whole string must be the number, surrounding blanks
+ * aside; no trailing junk, no empty strings, no NaN. Each returns 0 on
+ * success and -1 (leaving *out untouched) otherwise; they never print.
+ */
+#ifndef SERVESIM_NUM_H
+#define SERVESIM_NUM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+int num_parse_double(const char *s, double *out);     /* also "inf" */
+int num_parse_int64(const char *s, int64_t *out);
+int num_parse_bool(const char *s, bool *out);         /* true/false/yes/no/on/off/1/0 */
+
+#endif

@@ -1,0 +1,19 @@
+/*
+ * xalloc: allocation that cannot fail. Out of memory is not an input error
+ * the simulator can recover from, so these print one line and abort.
+ */
+#ifndef SERVESIM_XALLOC_H
+#define SERVESIM_XALLOC_H
+
+#include <stddef.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* Grows *p (an array of elem_size elements with capacity *cap) to hold at
+ * least need elements, doubling. */
+void xgrow(void *p, size_t *cap, size_t need, size_t elem_size);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * cli: the verbs of the servesim command and what they share.
+ *
+ * Each verb is `int cmd_<verb>(int argc, char **argv)` returning the exit
+ * status: 0 success, 1 a failure of the machine (cannot write a file), 2 bad
+ * input or misuse. `--help` prints to stdout and exits 0; misuse prints to
+ * stderr and exits 2 (jq's convention). Options are parsed with getopt_long
+ * from one table per verb.
+ */
+#ifndef SERVESIM_CLI_H
+#define SERVESIM_CLI_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "err.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_BAD_INPUT = 2 };
+
+enum out_format { FMT_TEXT, FMT_JSON, FMT_CSV, FMT_PROM };
+
+int cmd_ceiling(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+/* Prints "servesim VERB: message" to stderr and returns EXIT_BAD_INPUT. */
+int cli_fail(const char *verb, const struct err *e);
+int cli_misuse(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parses a --format value among the allowed ones (a mask of 1 << FMT_*).
+ * Returns 0 or -1 with e saying what was expected. */
+int cli_parse_format(const char *s, unsigned allowed, enum out_format *out, struct err *e);
+
+/* Writes j to stdout as indented JSON with a final newline and drops the
+ * reference. Returns EXIT_OK or EXIT_FAIL. */
+int cli_print_json(json_t *j);
+
+/* A JSON real that prints as an integer when it is one (counts, ids). */
+json_t *cli_num(double v);
+
+/* Rounds v to `digits` decimals for JSON output (avoids 0.30000000000000004). */
+json_t *cli_real(double v, int digits);
+
+#endif

@@ -1,0 +1,56 @@
+/* servesim list: the ids of everything in the data folders. */
+#include <getopt.h>
+#include <stdlib.h>
+
+#include "catalog.h"
+#include "cli.h"
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	enum out_format fmt = FMT_TEXT;
+	struct err e;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'h') {
+			printf("usage: servesim list [--format text|json]\n\n"
+			       "The model, hardware and scenario ids servesim finds, and where.\n");
+			return EXIT_OK;
+		}
+		if (c != 'f')
+			return cli_misuse("list", "unknown option");
+		if (cli_parse_format(optarg, 1u << FMT_TEXT | 1u << FMT_JSON, &fmt, &e))
+			return cli_fail("list", &e);
+	}
+	static const struct {
+		enum catalog_kind kind;
+		const char *name;
+	} kinds[] = { { CATALOG_MODELS, "models" }, { CATALOG_HARDWARE, "hardware" },
+		      { CATALOG_SCENARIOS, "scenarios" } };
+	json_t *root = json_object();
+	for (size_t k = 0; k < 3; k++) {
+		char **ids;
+		size_t n = catalog_list(kinds[k].kind, &ids);
+		const char *dir = catalog_dir(kinds[k].kind);
+		json_t *arr = json_array();
+		if (fmt == FMT_TEXT)
+			printf("%s (%s):\n", kinds[k].name, dir ? dir : "not found");
+		for (size_t i = 0; i < n; i++) {
+			if (fmt == FMT_TEXT)
+				printf("  %s\n", ids[i]);
+			json_array_append_new(arr, json_string(ids[i]));
+			free(ids[i]);
+		}
+		free(ids);
+		json_object_set_new(root, kinds[k].name, arr);
+	}
+	if (fmt == FMT_JSON)
+		return cli_print_json(root);
+	json_decref(root);
+	return EXIT_OK;
+}

@@ -1,0 +1,45 @@
+/*
+ * servesim: a discrete-event simulator of LLM serving. This file is the
+ * verb table; each verb lives in its own cmd_<verb>.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct verb {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} verbs[] = {
+	{ "ceiling", cmd_ceiling, "single-stream decode and prefill ceilings per device (SEED C8)" },
+	{ "list", cmd_list, "the models, hardware profiles and scenarios servesim knows" },
+	{ "model", cmd_model, "what a model config implies: parameters, weight bytes, FLOPs, KV bytes" },
+	{ "run", cmd_run, "simulate serving a workload and report as vllm bench serve does" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: servesim VERB [options]   (servesim VERB --help for each)\n\nverbs:\n");
+	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+		fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
+	fprintf(f, "\nData folders: $SERVESIM_DATA_DIR, else the installed share/servesim, else the source tree.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_BAD_INPUT;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+		if (!strcmp(argv[1], verbs[i].name))
+			return verbs[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "servesim: unknown verb '%s'\n", argv[1]);
+	usage(stderr);
+	return EXIT_BAD_INPUT;
+}

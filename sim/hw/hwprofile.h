@@ -1,0 +1,83 @@
+/*
+ * hwprofile: one device, read from hardware_profiles/<id>.ini.
+ *
+ * A plain record of datasheet peaks (memory, bandwidth, dense FLOP/s per
+ * precision, interconnect, price) and of the achievable fractions the
+ * step-time model applies to them ([efficiency]). Every figure in the file
+ * carries a `source`; hardware_profiles/README.md documents each key.
+ * When a profile has no [efficiency] section, the defaults of its device
+ * class apply (hw_default_efficiency; sources in the README).
+ */
+#ifndef SERVESIM_HWPROFILE_H
+#define SERVESIM_HWPROFILE_H
+
+#include <stdbool.h>
+
+#include "err.h"
+#include "inidoc.h"
+#include "precision.h"
+
+enum hw_class {
+	HW_DATACENTER_GPU,
+	HW_WORKSTATION_GPU,
+	HW_CONSUMER_GPU,
+	HW_CPU,
+	HW_APPLE,
+};
+
+/* Achievable fractions of peak and fixed costs (issue: step-time model). */
+struct hw_efficiency {
+	double bandwidth;            /* fraction of peak bandwidth when streaming */
+	double compute_max;          /* fraction of peak matmul FLOP/s at large M */
+	double compute_half_tokens;  /* M (tokens) at which half of compute_max is reached */
+	double attention_compute;    /* fraction of peak for prefill attention */
+	double step_overhead_us;     /* per engine step: scheduling, launches */
+	double step_overhead_per_seq_us; /* per sequence in the step (input prep, sampling) */
+	double request_overhead_ms;  /* per request: API, tokenizer, detokenizer; lands in TTFT */
+};
+
+struct hw_profile {
+	char id[64];
+	char name[INI_VALUE_MAX];
+	int hw_class;                /* enum hw_class */
+	int vendor;                  /* index into hw_vendor_names */
+	double capacity_gb;          /* datasheet, decimal GB */
+	double usable_gib;           /* what the runtime reports; 0 when unknown */
+	double bandwidth_gb_s;       /* peak memory bandwidth, decimal GB/s */
+	double fp32_tflops, bf16_tflops, fp16_tflops, fp8_tflops, int8_tops, fp4_tflops;
+	int ic_kind;                 /* index into hw_link_names */
+	double ic_bandwidth_gb_s;    /* GPU-to-GPU, per direction */
+	double ic_latency_us;
+	int host_link;               /* index into hw_link_names */
+	double host_bandwidth_gb_s;  /* per direction */
+	double price_per_hour_usd;   /* 0 when the profile has none */
+	bool has_price;
+	bool calibrated;             /* the profile had its own [efficiency] */
+	struct hw_efficiency eff;
+	char source_device[INI_VALUE_MAX], source_memory[INI_VALUE_MAX];
+	char source_compute[INI_VALUE_MAX], source_interconnect[INI_VALUE_MAX];
+	char source_price[INI_VALUE_MAX], source_efficiency[INI_VALUE_MAX];
+};
+
+extern const char *const hw_class_names[];
+extern const char *const hw_vendor_names[];
+extern const char *const hw_link_names[];
+
+/* Reads path into *hw. Returns 0, or -1 with e as `path:line: [section]
+ * key: expected …, got '…'` (or the missing key). */
+int hw_load(struct hw_profile *hw, const char *path, struct err *e);
+
+/* Resolves name (an id or a path) and loads it. */
+int hw_load_named(struct hw_profile *hw, const char *name, struct err *e);
+
+/* The efficiency defaults of a device class. */
+void hw_default_efficiency(int hw_class, struct hw_efficiency *eff);
+
+/* Device memory the runtime sees, bytes. */
+double hw_memory_bytes(const struct hw_profile *hw);
+
+/* Dense peak FLOP/s for matmuls in dtype d; falls back to the nearest
+ * wider dtype the device has (no fp8 on A100: bf16 rate). */
+double hw_peak_flops(const struct hw_profile *hw, enum matmul_dtype d);
+
+#endif

@@ -1,0 +1,409 @@
+#include "model.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "catalog.h"
+
+/* Reading fields: each helper names the file and the field on failure. */
+struct reader {
+	const char *path;
+	json_t *cfg;     /* the text part: text_config when present */
+	json_t *top;     /* the whole file */
+	struct err *e;
+};
+
+static json_t *field(const struct reader *r, const char *key)
+{
+	json_t *v = json_object_get(r->cfg, key);
+	return json_is_null(v) ? NULL : v;
+}
+
+static int need_int(const struct reader *r, const char *key, int64_t *out)
+{
+	json_t *v = field(r, key);
+	if (!v)
+		return err_set(r->e, "%s: %s: missing; expected a positive integer", r->path, key);
+	if (!json_is_integer(v) || json_integer_value(v) <= 0)
+		return err_set(r->e, "%s: %s: expected a positive integer", r->path, key);
+	*out = json_integer_value(v);
+	return 0;
+}
+
+/* An optional integer: 0 and *out untouched when absent or null. */
+static int opt_int(const struct reader *r, const char *key, int64_t *out)
+{
+	json_t *v = field(r, key);
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return err_set(r->e, "%s: %s: expected a non-negative integer", r->path, key);
+	*out = json_integer_value(v);
+	return 0;
+}
+
+/* The first of keys present, as an integer. */
+static int first_int(const struct reader *r, const char *const *keys, int64_t *out)
+{
+	for (; *keys; keys++)
+		if (field(r, *keys))
+			return opt_int(r, *keys, out);
+	return 0;
+}
+
+static bool opt_bool(const struct reader *r, const char *key, bool dflt)
+{
+	json_t *v = field(r, key);
+	return json_is_boolean(v) ? json_is_true(v) : dflt;
+}
+
+static const char *opt_str(const struct reader *r, const char *key)
+{
+	json_t *v = field(r, key);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static bool type_is(const struct model *m, const char *const *types)
+{
+	for (; *types; types++)
+		if (!strcmp(m->model_type, *types))
+			return true;
+	return false;
+}
+
+/* Hugging Face's PretrainedConfig ties embeddings by default; these model
+ * classes override the default to false. */
+static bool default_tie(const struct model *m)
+{
+	static const char *const untied[] = {
+		"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
+		"deepseek_v2", "deepseek_v3", "gpt_oss", "llama4_text", "yi", NULL
+	};
+	return !type_is(m, untied);
+}
+
+static int read_moe(const struct reader *r, struct model *m)
+{
+	static const char *const count_keys[] = {
+		"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts", NULL
+	};
+	if (first_int(r, count_keys, &m->n_experts))
+		return -1;
+	if (m->n_experts <= 1) {
+		m->n_experts = 0;
+		return 0;
+	}
+	static const char *const topk_keys[] = { "num_experts_per_tok", "experts_per_token", NULL };
+	if (first_int(r, topk_keys, &m->experts_per_token))
+		return -1;
+	if (m->experts_per_token <= 0 || m->experts_per_token > m->n_experts)
+		return err_set(r->e, "%s: num_experts_per_tok: expected 1..%lld for %lld experts",
+			       r->path, (long long)m->n_experts, (long long)m->n_experts);
+	m->expert_ffn_width = m->dense_ffn_width;
+	if (opt_int(r, "moe_intermediate_size", &m->expert_ffn_width))
+		return -1;
+	if (m->expert_ffn_width <= 0)
+		return err_set(r->e, "%s: moe_intermediate_size: missing; expected the expert FFN width",
+			       r->path);
+
+	int64_t n_shared = 0, shared_width = 0;
+	if (opt_int(r, "n_shared_experts", &n_shared) ||
+	    opt_int(r, "shared_expert_intermediate_size", &shared_width))
+		return -1;
+	m->shared_ffn_width = shared_width ? shared_width : n_shared * m->expert_ffn_width;
+	static const char *const llama4[] = { "llama4_text", "llama4", NULL };
+	if (type_is(m, llama4))
+		m->shared_ffn_width = m->expert_ffn_width; /* Llama4TextMoe has one shared expert */
+
+	/* Which layers are MoE, each family its own rule (formats.md §6). */
+	int64_t first_dense = 0, freq = 1, sparse_step = 1, interleave = 1;
+	if (opt_int(r, "first_k_dense_replace", &first_dense) ||
+	    opt_int(r, "moe_layer_freq", &freq) ||
+	    opt_int(r, "decoder_sparse_step", &sparse_step) ||
+	    opt_int(r, "interleave_moe_layer_step", &interleave))
+		return -1;
+	json_t *mlp_only = field(r, "mlp_only_layers");
+	m->n_moe_layers = 0;
+	for (int64_t i = 0; i < m->n_layers; i++) {
+		bool moe = i >= first_dense && (freq <= 1 || i % freq == 0) &&
+			   (sparse_step <= 1 || (i + 1) % sparse_step == 0) &&
+			   (interleave <= 1 || (i + 1) % interleave == 0);
+		size_t k;
+		json_t *v;
+		json_array_foreach(mlp_only, k, v)
+			if (json_is_integer(v) && json_integer_value(v) == i)
+				moe = false;
+		m->n_moe_layers += moe;
+	}
+	/* Dense layers of an MoE model: DeepSeek uses intermediate_size,
+	 * Llama 4 intermediate_size_mlp. */
+	if (opt_int(r, "intermediate_size_mlp", &m->dense_ffn_width))
+		return -1;
+	m->expert_bias = !strcmp(m->model_type, "gpt_oss");
+	return 0;
+}
+
+static int read_attention(const struct reader *r, struct model *m)
+{
+	if (need_int(r, "num_attention_heads", &m->n_heads))
+		return -1;
+	m->n_kv_heads = m->n_heads;
+	static const char *const kv_keys[] = {
+		"n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", NULL
+	};
+	if (first_int(r, kv_keys, &m->n_kv_heads))
+		return -1;
+	if (m->n_kv_heads <= 0 || m->n_heads % m->n_kv_heads)
+		return err_set(r->e, "%s: num_key_value_heads: expected a divisor of num_attention_heads (%lld)",
+			       r->path, (long long)m->n_heads);
+
+	if (opt_int(r, "kv_lora_rank", &m->kv_lora_rank))
+		return -1;
+	m->mla = m->kv_lora_rank > 0;
+	if (m->mla) {
+		int64_t v = 0;
+		if (need_int(r, "qk_rope_head_dim", &m->qk_rope_head_dim) ||
+		    need_int(r, "qk_nope_head_dim", &m->qk_nope_head_dim) ||
+		    need_int(r, "v_head_dim", &v) || opt_int(r, "q_lora_rank", &m->q_lora_rank))
+			return -1;
+		/* Never config head_dim for MLA: transformers sets it to the rope dim. */
+		m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+		m->v_head_dim = v;
+		m->n_kv_heads = m->n_heads;
+	} else {
+		m->head_dim = 0;
+		if (opt_int(r, "head_dim", &m->head_dim))
+			return -1;
+		if (m->head_dim == 0) {
+			if (m->hidden % m->n_heads)
+				return err_set(r->e, "%s: head_dim: missing, and hidden_size %lld is not a multiple of num_attention_heads %lld",
+					       r->path, (long long)m->hidden, (long long)m->n_heads);
+			m->head_dim = m->hidden / m->n_heads;
+		}
+		m->v_head_dim = m->head_dim;
+	}
+	static const char *const qkv_bias_types[] = { "qwen2", "qwen2_moe", NULL };
+	m->attention_bias = opt_bool(r, "attention_bias", false) || type_is(m, qkv_bias_types);
+
+	/* Sliding windows: layer_types, Gemma 2's alternation, Qwen2's
+	 * use_sliding_window + max_window_layers, or every layer (Mistral v0.1). */
+	if (opt_int(r, "sliding_window", &m->sliding_window))
+		return -1;
+	json_t *types = field(r, "layer_types");
+	if (m->sliding_window > 0 && json_is_array(types)) {
+		size_t k;
+		json_t *v;
+		json_array_foreach(types, k, v)
+			if (json_is_string(v) && !strcmp(json_string_value(v), "sliding_attention"))
+				m->n_sliding_layers++;
+	} else if (m->sliding_window > 0 && !strcmp(m->model_type, "gemma2")) {
+		m->n_sliding_layers = (m->n_layers + 1) / 2; /* even layers slide */
+	} else if (m->sliding_window > 0 && field(r, "use_sliding_window")) {
+		int64_t max_window_layers = m->n_layers;
+		if (opt_int(r, "max_window_layers", &max_window_layers))
+			return -1;
+		if (opt_bool(r, "use_sliding_window", false))
+			m->n_sliding_layers = m->n_layers > max_window_layers ?
+						      m->n_layers - max_window_layers : 0;
+	} else if (m->sliding_window > 0) {
+		m->n_sliding_layers = m->n_layers;
+	}
+	if (m->n_sliding_layers == 0)
+		m->sliding_window = 0;
+	return 0;
+}
+
+/* The stored precision from quantization_config (top level or text part)
+ * and torch_dtype/dtype. */
+static int read_weights(const struct reader *r, struct model *m)
+{
+	json_t *q = json_object_get(r->top, "quantization_config");
+	if (!q)
+		q = json_object_get(r->cfg, "quantization_config");
+	if (!q)
+		q = json_object_get(r->top, "compression_config");
+	const char *dtype = opt_str(r, "torch_dtype");
+	if (!dtype)
+		dtype = json_string_value(json_object_get(r->top, "torch_dtype"));
+	if (!dtype)
+		dtype = opt_str(r, "dtype");
+	snprintf(m->weights, sizeof m->weights, "%s",
+		 dtype && !strcmp(dtype, "float16") ? "fp16" : "bf16");
+	if (!json_is_object(q))
+		return 0;
+	const char *method = json_string_value(json_object_get(q, "quant_method"));
+	if (!method)
+		return err_set(r->e, "%s: quantization_config.quant_method: missing; expected fp8, awq, gptq, mxfp4, compressed-tensors, …",
+			       r->path);
+	int64_t bits = json_integer_value(json_object_get(q, "bits"));
+	if (!strcasecmp(method, "fp8") || !strcasecmp(method, "fbgemm_fp8")) {
+		snprintf(m->weights, sizeof m->weights, "fp8");
+	} else if (!strcasecmp(method, "mxfp4")) {
+		snprintf(m->weights, sizeof m->weights, "mxfp4");
+	} else if (!strcasecmp(method, "awq") || !strcasecmp(method, "gptq")) {
+		snprintf(m->weights, sizeof m->weights, "%s", bits == 8 ? "int8" : "int4");
+	} else if (!strcasecmp(method, "compressed-tensors")) {
+		/* The first config group's weights say it. */
+		json_t *groups = json_object_get(q, "config_groups");
+		const char *k;
+		json_t *g;
+		json_object_foreach(groups, k, g) {
+			json_t *w = json_object_get(g, "weights");
+			int64_t nb = json_integer_value(json_object_get(w, "num_bits"));
+			const char *type = json_string_value(json_object_get(w, "type"));
+			if (nb == 8)
+				snprintf(m->weights, sizeof m->weights, "%s",
+					 type && !strcmp(type, "float") ? "fp8" : "int8");
+			else if (nb == 4)
+				snprintf(m->weights, sizeof m->weights, "%s",
+					 type && !strcmp(type, "float") ? "nvfp4" : "int4");
+			break;
+		}
+	} else if (!strcasecmp(method, "bitsandbytes")) {
+		snprintf(m->weights, sizeof m->weights, "%s",
+			 json_is_true(json_object_get(q, "load_in_8bit")) ? "int8" : "int4");
+	}
+	return 0;
+}
+
+int model_load(struct model *m, const char *path, struct err *e)
+{
+	memset(m, 0, sizeof *m);
+	catalog_id_of(path, m->id, sizeof m->id);
+	json_error_t je;
+	json_t *top = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (!top) {
+		if (je.line <= 0)
+			return err_set(e, "%s: %s", path, je.text);
+		return err_set(e, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
+	}
+	int rc = -1;
+	if (!json_is_object(top)) {
+		err_set(e, "%s: expected a JSON object (a Hugging Face config.json)", path);
+		goto out;
+	}
+	struct reader r = { .path = path, .top = top, .cfg = top, .e = e };
+	json_t *text = json_object_get(top, "text_config");
+	if (json_is_object(text))
+		r.cfg = text;
+	const char *type = opt_str(&r, "model_type");
+	if (!type)
+		type = json_string_value(json_object_get(top, "model_type"));
+	snprintf(m->model_type, sizeof m->model_type, "%s", type ? type : "");
+
+	if (need_int(&r, "num_hidden_layers", &m->n_layers) ||
+	    need_int(&r, "hidden_size", &m->hidden) ||
+	    need_int(&r, "vocab_size", &m->vocab) ||
+	    need_int(&r, "intermediate_size", &m->dense_ffn_width))
+		goto out;
+	m->max_position_embeddings = 0;
+	if (opt_int(&r, "max_position_embeddings", &m->max_position_embeddings))
+		goto out;
+	if (read_attention(&r, m) || read_moe(&r, m) || read_weights(&r, m))
+		goto out;
+	json_t *tie = json_object_get(top, "tie_word_embeddings");
+	if (!json_is_boolean(tie))
+		tie = field(&r, "tie_word_embeddings");
+	m->tie_embeddings = json_is_boolean(tie) ? json_is_true(tie) : default_tie(m);
+	rc = 0;
+out:
+	json_decref(top);
+	return rc;
+}
+
+int model_load_named(struct model *m, const char *name, struct err *e)
+{
+	char path[4096];
+	if (catalog_resolve(CATALOG_MODELS, name, path, sizeof path, e))
+		return -1;
+	return model_load(m, path, e);
+}
+
+void model_params(const struct model *m, struct model_params *p)
+{
+	double D = (double)m->hidden, H = (double)m->n_heads;
+	double hd = (double)m->head_dim, vd = (double)m->v_head_dim;
+	memset(p, 0, sizeof *p);
+	p->embed = (double)m->vocab * D;
+	p->lm_head = m->tie_embeddings ? 0 : p->embed;
+	if (m->mla) {
+		double rope = (double)m->qk_rope_head_dim, nope = (double)m->qk_nope_head_dim;
+		double lora = (double)m->kv_lora_rank, qlora = (double)m->q_lora_rank;
+		double q = qlora > 0 ? D * qlora + qlora + qlora * H * hd : D * H * hd;
+		p->attn_per_layer = q + D * (lora + rope) + lora + lora * H * (nope + vd) + H * vd * D;
+	} else {
+		double kv = (double)m->n_kv_heads * hd;
+		p->attn_per_layer = D * H * hd + 2 * D * kv + H * hd * D;
+		if (m->attention_bias)
+			p->attn_per_layer += H * hd + 2 * kv;
+	}
+	p->dense_ffn_per_layer = 3 * D * (double)m->dense_ffn_width;
+	if (m->n_moe_layers) {
+		double w = (double)m->expert_ffn_width;
+		p->expert = 3 * D * w + (m->expert_bias ? 2 * w + D : 0);
+		p->shared_per_layer = 3 * D * (double)m->shared_ffn_width;
+		p->router_per_layer = D * (double)m->n_experts + (m->expert_bias ? (double)m->n_experts : 0);
+	}
+	p->norms = (2 * (double)m->n_layers + 1) * D;
+
+	double L = (double)m->n_layers, Lm = (double)m->n_moe_layers;
+	double common = p->embed + p->lm_head + p->norms + L * p->attn_per_layer +
+			(L - Lm) * p->dense_ffn_per_layer +
+			Lm * (p->shared_per_layer + p->router_per_layer);
+	p->total = common + Lm * (double)m->n_experts * p->expert;
+	p->active = common + Lm * (double)m->experts_per_token * p->expert;
+	p->active_compute = p->active - p->embed;
+}
+
+/* Splits the parameters into embedding tables, routed experts and the rest,
+ * so each group can take its own precision. */
+static double weight_bytes(const struct model *m, const struct precision *w, double experts)
+{
+	struct model_params p;
+	model_params(m, &p);
+	double bytes_w = w->bits_per_weight / 8;
+	double emb = p.embed + p.lm_head;
+	double expert_params = (double)m->n_moe_layers * experts * p.expert;
+	double rest = p.active - emb - (double)m->n_moe_layers * (double)m->experts_per_token * p.expert;
+	double emb_bytes = emb * (w->quantizes_embeddings || w->bits_per_weight >= 16 ? bytes_w : 2.0);
+	double rest_bytes = rest * (w->experts_only ? 2.0 : bytes_w);
+	return emb_bytes + rest_bytes + expert_params * bytes_w;
+}
+
+double model_weight_bytes(const struct model *m, const struct precision *w)
+{
+	return weight_bytes(m, w, (double)m->n_experts);
+}
+
+double model_active_weight_bytes(const struct model *m, const struct precision *w)
+{
+	return weight_bytes(m, w, (double)m->experts_per_token);
+}
+
+double model_linear_flops_per_token(const struct model *m)
+{
+	struct model_params p;
+	model_params(m, &p);
+	return 2 * (p.active_compute - p.norms);
+}
+
+double model_attn_flops_per_token(const struct model *m, double ctx)
+{
+	double full = (double)(m->n_layers - m->n_sliding_layers);
+	double slide = (double)m->n_sliding_layers;
+	double c_slide = m->sliding_window > 0 ? fmin(ctx, (double)m->sliding_window) : ctx;
+	double per_ctx = 2 * (double)m->n_heads * (double)(m->head_dim + m->v_head_dim);
+	return per_ctx * (full * ctx + slide * c_slide);
+}
+
+double model_kv_bytes_per_token(const struct model *m, double kv_bytes_per_elem)
+{
+	if (m->mla)
+		return (double)m->n_layers * (double)(m->kv_lora_rank + m->qk_rope_head_dim) *
+		       kv_bytes_per_elem;
+	return 2.0 * (double)m->n_layers * (double)m->n_kv_heads * (double)m->head_dim *
+	       kv_bytes_per_elem;
+}

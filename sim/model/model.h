@@ -1,0 +1,102 @@
+/*
+ * model: a Hugging Face config.json, read as published, and what follows
+ * from it (parameters, weight bytes, FLOPs per token, KV bytes per token).
+ *
+ * The loader reads `text_config` when present (multimodal wrappers), the
+ * `head_dim` override, GQA, MoE (which layers, how many experts, top-k,
+ * shared experts), MLA, sliding-window layers and `quantization_config`.
+ * A field the model needs and the config lacks is an error naming it; a
+ * field with a documented Hugging Face default (num_key_value_heads =
+ * num_attention_heads, tie_word_embeddings per model_type) takes it.
+ *
+ * Parameter counts are derived from the dimensions, tensor by tensor, as
+ * formats.md §6 describes; "active" counts only the top-k routed experts.
+ */
+#ifndef SERVESIM_MODEL_H
+#define SERVESIM_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "precision.h"
+
+struct model {
+	char id[64];                  /* file id, e.g. "llama-3.1-8b" */
+	char model_type[64];          /* config's model_type (text part) */
+	int64_t n_layers;
+	int64_t hidden;               /* hidden_size */
+	int64_t n_heads;              /* num_attention_heads */
+	int64_t n_kv_heads;           /* num_key_value_heads (1 latent "head" for MLA) */
+	int64_t head_dim;             /* query/key head size (MLA: nope + rope) */
+	int64_t v_head_dim;           /* value head size (= head_dim except MLA) */
+	int64_t vocab;
+	int64_t max_position_embeddings;
+	bool tie_embeddings;
+	bool attention_bias;
+
+	/* Feed-forward. Dense layers use dense_ffn_width; MoE layers have
+	 * n_experts routed experts of expert_ffn_width, top-k of them per token,
+	 * plus shared_ffn_width of always-on shared experts. */
+	int64_t dense_ffn_width;
+	int64_t n_moe_layers;         /* 0 for dense models */
+	int64_t n_experts, experts_per_token;
+	int64_t expert_ffn_width, shared_ffn_width;
+	bool expert_bias;             /* gpt-oss experts carry biases */
+
+	/* MLA (DeepSeek-V2/V3): latent KV of kv_lora_rank + qk_rope_head_dim. */
+	bool mla;
+	int64_t kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim;
+
+	/* Sliding-window attention: n_sliding_layers layers see only the last
+	 * sliding_window tokens (0 when none). */
+	int64_t sliding_window, n_sliding_layers;
+
+	/* What the checkpoint is stored in: "bf16", "fp8", "mxfp4", … */
+	char weights[16];
+};
+
+/* Reads a config.json into *m. Returns 0, or -1 with e naming the file and
+ * line:column for a syntax error, or the field for a missing/invalid one. */
+int model_load(struct model *m, const char *path, struct err *e);
+
+/* Resolves name (an id, a Hugging Face id or a path) and loads it. */
+int model_load_named(struct model *m, const char *name, struct err *e);
+
+/* Parameter groups, derived from the dimensions; counts, not bytes. */
+struct model_params {
+	double embed;            /* input embedding table */
+	double lm_head;          /* 0 when tied */
+	double attn_per_layer;   /* q, k, v, o (or the MLA projections) + biases */
+	double dense_ffn_per_layer;
+	double expert;           /* one routed expert */
+	double shared_per_layer; /* shared experts of one MoE layer */
+	double router_per_layer;
+	double norms;            /* every norm weight in the model */
+	double total;
+	double active;           /* top-k experts, both embedding tables */
+	double active_compute;   /* active without the input embedding (a lookup) */
+};
+
+void model_params(const struct model *m, struct model_params *p);
+
+/* Weight bytes held by the device at weight precision w. Embeddings stay
+ * 16-bit unless w quantizes them (GGUF); MXFP4 applies to experts only. */
+double model_weight_bytes(const struct model *m, const struct precision *w);
+
+/* Bytes of weights one decode token reads at batch 1 (only k experts). */
+double model_active_weight_bytes(const struct model *m, const struct precision *w);
+
+/* Matmul FLOPs per token, excluding attention over the context: 2 × the
+ * active parameters that multiply (the LM head included). */
+double model_linear_flops_per_token(const struct model *m);
+
+/* Attention FLOPs (QK^T and AV) for one token attending to ctx tokens,
+ * all layers, sliding windows applied. */
+double model_attn_flops_per_token(const struct model *m, double ctx);
+
+/* KV-cache bytes one token adds, all layers: 2·L·kv_heads·head_dim·bytes,
+ * or L·(kv_lora_rank + qk_rope_head_dim)·bytes for MLA. */
+double model_kv_bytes_per_token(const struct model *m, double kv_bytes_per_elem);
+
+#endif
