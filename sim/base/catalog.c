@@ -115,7 +115,8 @@ size_t catalog_list(enum catalog_kind kind, char ***ids)
 		n++;
 	}
 	closedir(d);
-	qsort(*ids, n, sizeof **ids, cmp_str);
+	if (n > 1)
+		qsort(*ids, n, sizeof **ids, cmp_str);
 	return n;
 }
 

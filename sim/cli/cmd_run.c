@@ -1,8 +1,136 @@
+/*
+ * servesim run: simulate one scenario and report it as vllm bench serve
+ * would (SEED C13), plus what only a simulator can see.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
 #include "cli.h"
+#include "num.h"
+#include "report.h"
+#include "run.h"
+
+static void help(void)
+{
+	printf("usage: servesim run [SCENARIO] [--model M] [--hardware H] [--set SECTION.KEY=VALUE]…\n"
+	       "                    [--seed N] [--format text|json|prom] [--out DIR]\n"
+	       "                    [--metric-percentiles 50,90,99]\n\n"
+	       "Simulates serving a workload. Without SCENARIO: Llama-3.1-8B on H100 SXM, 200\n"
+	       "prompts at 4 req/s (vllm bench serve --num-prompts 200 --request-rate 4).\n"
+	       "SCENARIO is a scenario id (servesim list) or an INI path.\n\n"
+	       "  --model M           run.model (id, Hugging Face id or config.json path)\n"
+	       "  --hardware H        run.hardware (id or INI path)\n"
+	       "  --set S.K=V         override any scenario key, e.g. --set workload.request_rate=8\n"
+	       "  --seed N            run.seed\n"
+	       "  --format F          text (vllm bench serve summary + servesim sections),\n"
+	       "                      json (vllm --save-result keys + stages + servesim),\n"
+	       "                      prom (vLLM's Prometheus metrics)\n"
+	       "  --out DIR           also write DIR/requests.csv and DIR/timeseries.csv\n"
+	       "  --metric-percentiles P,…  percentiles to report (default 99)\n");
+}
+
+static int parse_percentiles(const char *s, double *out, size_t *n, struct err *e)
+{
+	char buf[256], *save = NULL;
+	snprintf(buf, sizeof buf, "%s", s);
+	*n = 0;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		double p;
+		if (*n == 16 || num_parse_double(tok, &p) || p <= 0 || p >= 100)
+			return err_set(e, "--metric-percentiles: expected up to 16 numbers in (0, 100), got '%s'", tok);
+		out[(*n)++] = p;
+	}
+	if (*n == 0)
+		return err_set(e, "--metric-percentiles: expected a list like 50,90,99, got '%s'", s);
+	return 0;
+}
+
+static int add_flag(struct inidoc *ov, const char *key, const char *value, struct err *e)
+{
+	char assign[600];
+	snprintf(assign, sizeof assign, "%s=%s", key, value);
+	return inidoc_add_override(ov, assign, e);
+}
+
 int cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "servesim run: not built yet\n");
-	return EXIT_FAIL;
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "hardware", required_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "metric-percentiles", required_argument, NULL, 'p' },
+		{ "model", required_argument, NULL, 'm' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "set", required_argument, NULL, 'S' },
+		{ 0 },
+	};
+	enum out_format fmt = FMT_TEXT;
+	const char *out_dir = NULL;
+	double pct[16] = { 99 };
+	size_t n_pct = 1;
+	struct inidoc ov = { 0 };
+	struct err e;
+	int c, rc = EXIT_BAD_INPUT;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		int bad = 0;
+		switch (c) {
+		case 'f':
+			bad = cli_parse_format(optarg, 1u << FMT_TEXT | 1u << FMT_JSON | 1u << FMT_PROM, &fmt, &e);
+			break;
+		case 'H': bad = add_flag(&ov, "run.hardware", optarg, &e); break;
+		case 'h': help(); inidoc_free(&ov); return EXIT_OK;
+		case 'm': bad = add_flag(&ov, "run.model", optarg, &e); break;
+		case 'o': out_dir = optarg; break;
+		case 'p': bad = parse_percentiles(optarg, pct, &n_pct, &e); break;
+		case 's': bad = add_flag(&ov, "run.seed", optarg, &e); break;
+		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
+		default: inidoc_free(&ov); return cli_misuse("run", "unknown option");
+		}
+		if (bad) {
+			inidoc_free(&ov);
+			return cli_fail("run", &e);
+		}
+	}
+	if (optind < argc - 1) {
+		inidoc_free(&ov);
+		return cli_misuse("run", "expected at most one scenario, got '%s' too", argv[optind + 1]);
+	}
+	char path[4096];
+	const char *scenario_path = NULL;
+	if (optind == argc - 1) {
+		if (catalog_resolve(CATALOG_SCENARIOS, argv[optind], path, sizeof path, &e)) {
+			inidoc_free(&ov);
+			return cli_fail("run", &e);
+		}
+		scenario_path = path;
+	}
+	struct scenario sc;
+	struct run_result res;
+	memset(&res, 0, sizeof res);
+	if (scenario_load(&sc, scenario_path, &ov, &e) || run_simulate(&sc, &res, &e)) {
+		cli_fail("run", &e);
+		goto out;
+	}
+	struct report_opts ro = { pct, n_pct };
+	if (out_dir && report_csv(out_dir, &res, &e)) {
+		fprintf(stderr, "servesim run: %s\n", e.msg);
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	if (fmt == FMT_JSON)
+		rc = cli_print_json(report_json(&res, &ro));
+	else if (fmt == FMT_PROM)
+		report_prom(stdout, &res), rc = EXIT_OK;
+	else
+		report_text(stdout, &res, &ro), rc = EXIT_OK;
+	if (fflush(stdout))
+		rc = EXIT_FAIL;
+out:
+	run_result_free(&res);
+	inidoc_free(&ov);
+	return rc;
 }

@@ -1,0 +1,87 @@
+#include "evq.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+#include "xalloc.h"
+
+struct evq {
+	struct event *heap;
+	size_t len, cap;
+	uint64_t next_seq;
+	int64_t now_ns;
+};
+
+static bool before(const struct event *a, const struct event *b)
+{
+	return a->time_ns < b->time_ns || (a->time_ns == b->time_ns && a->seq < b->seq);
+}
+
+struct evq *evq_create(void)
+{
+	return xcalloc(1, sizeof(struct evq));
+}
+
+void evq_destroy(struct evq *q)
+{
+	if (!q)
+		return;
+	free(q->heap);
+	free(q);
+}
+
+void evq_push(struct evq *q, int64_t time_ns, int kind, int64_t arg)
+{
+	assert(time_ns >= q->now_ns && "event scheduled in the past");
+	xgrow(&q->heap, &q->cap, q->len + 1, sizeof *q->heap);
+	size_t i = q->len++;
+	struct event ev = { time_ns, q->next_seq++, kind, arg };
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!before(&ev, &q->heap[parent]))
+			break;
+		q->heap[i] = q->heap[parent];
+		i = parent;
+	}
+	q->heap[i] = ev;
+}
+
+bool evq_pop(struct evq *q, struct event *ev)
+{
+	if (q->len == 0)
+		return false;
+	*ev = q->heap[0];
+	struct event last = q->heap[--q->len];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= q->len)
+			break;
+		if (c + 1 < q->len && before(&q->heap[c + 1], &q->heap[c]))
+			c++;
+		if (!before(&q->heap[c], &last))
+			break;
+		q->heap[i] = q->heap[c];
+		i = c;
+	}
+	if (q->len)
+		q->heap[i] = last;
+	assert(ev->time_ns >= q->now_ns && "simulated clock went backwards");
+	q->now_ns = ev->time_ns;
+	return true;
+}
+
+int64_t evq_next_time(const struct evq *q)
+{
+	return q->len ? q->heap[0].time_ns : INT64_MAX;
+}
+
+int64_t evq_now(const struct evq *q)
+{
+	return q->now_ns;
+}
+
+size_t evq_len(const struct evq *q)
+{
+	return q->len;
+}

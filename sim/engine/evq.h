@@ -1,0 +1,41 @@
+/*
+ * evq: the event queue. A binary min-heap ordered by (time_ns, seq), where
+ * seq is a counter taken at push time: events at the same instant pop in
+ * the order they were pushed (first in, first out). evq_pop asserts the
+ * clock never goes back: an event can never be due before the last one
+ * popped. Time is simulated nanoseconds since the run's start.
+ */
+#ifndef SERVESIM_EVQ_H
+#define SERVESIM_EVQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event {
+	int64_t time_ns;
+	uint64_t seq;
+	int kind;          /* the owner's enum */
+	int64_t arg;       /* e.g. a request index */
+};
+
+struct evq;
+
+/* Creates an empty queue at time 0. Cannot fail (aborts on OOM). */
+struct evq *evq_create(void);
+void evq_destroy(struct evq *q);   /* NULL is a no-op */
+
+/* Schedules an event; time_ns must not be before evq_now (asserted). */
+void evq_push(struct evq *q, int64_t time_ns, int kind, int64_t arg);
+
+/* Pops the earliest event into *ev and advances the clock to its time.
+ * Returns false when the queue is empty. */
+bool evq_pop(struct evq *q, struct event *ev);
+
+/* The earliest event's time, or INT64_MAX when empty. */
+int64_t evq_next_time(const struct evq *q);
+
+int64_t evq_now(const struct evq *q);
+size_t evq_len(const struct evq *q);
+
+#endif

@@ -1,0 +1,278 @@
+#include "kvpool.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+#include "xalloc.h"
+
+/* An open-addressing map from nonzero 64-bit hashes to int32 values, with
+ * linear probing and backward-shift deletion (no tombstones). */
+struct hmap {
+	uint64_t *keys;     /* 0 = empty slot */
+	int32_t *vals;
+	size_t mask;
+};
+
+static void hmap_init(struct hmap *m, size_t entries)
+{
+	size_t cap = 16;
+	while (cap < 2 * entries + 1)
+		cap *= 2;
+	m->keys = xcalloc(cap, sizeof *m->keys);
+	m->vals = xcalloc(cap, sizeof *m->vals);
+	m->mask = cap - 1;
+}
+
+static void hmap_free(struct hmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+}
+
+static size_t slot_of(uint64_t key, size_t mask)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	return (size_t)key & mask;
+}
+
+static int32_t hmap_get(const struct hmap *m, uint64_t key)
+{
+	for (size_t i = slot_of(key, m->mask);; i = (i + 1) & m->mask) {
+		if (m->keys[i] == key)
+			return m->vals[i];
+		if (m->keys[i] == 0)
+			return -1;
+	}
+}
+
+static void hmap_put(struct hmap *m, uint64_t key, int32_t val)
+{
+	size_t i = slot_of(key, m->mask);
+	while (m->keys[i] != 0 && m->keys[i] != key)
+		i = (i + 1) & m->mask;
+	m->keys[i] = key;
+	m->vals[i] = val;
+}
+
+static void hmap_del(struct hmap *m, uint64_t key)
+{
+	size_t i = slot_of(key, m->mask);
+	while (m->keys[i] != key) {
+		if (m->keys[i] == 0)
+			return;
+		i = (i + 1) & m->mask;
+	}
+	/* Backward shift: pull later entries of the probe run into the hole. */
+	for (size_t j = (i + 1) & m->mask; m->keys[j] != 0; j = (j + 1) & m->mask) {
+		size_t home = slot_of(m->keys[j], m->mask);
+		bool movable = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+		if (movable) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			i = j;
+		}
+	}
+	m->keys[i] = 0;
+}
+
+/* A doubly-linked list over indices of an array (-1 = none). */
+struct dlist {
+	int32_t *prev, *next;
+	int32_t head, tail;
+	int64_t len;
+};
+
+static void dlist_init(struct dlist *l, int64_t n)
+{
+	l->prev = xmalloc((size_t)n * sizeof *l->prev);
+	l->next = xmalloc((size_t)n * sizeof *l->next);
+	l->head = l->tail = -1;
+	l->len = 0;
+}
+
+static void dlist_free(struct dlist *l)
+{
+	free(l->prev);
+	free(l->next);
+}
+
+static void dlist_unlink(struct dlist *l, int32_t i)
+{
+	if (l->prev[i] >= 0)
+		l->next[l->prev[i]] = l->next[i];
+	else
+		l->head = l->next[i];
+	if (l->next[i] >= 0)
+		l->prev[l->next[i]] = l->prev[i];
+	else
+		l->tail = l->prev[i];
+	l->len--;
+}
+
+static void dlist_push_back(struct dlist *l, int32_t i)
+{
+	l->prev[i] = l->tail;
+	l->next[i] = -1;
+	if (l->tail >= 0)
+		l->next[l->tail] = i;
+	else
+		l->head = i;
+	l->tail = i;
+	l->len++;
+}
+
+static void dlist_push_front(struct dlist *l, int32_t i)
+{
+	l->next[i] = l->head;
+	l->prev[i] = -1;
+	if (l->head >= 0)
+		l->prev[l->head] = i;
+	else
+		l->tail = i;
+	l->head = i;
+	l->len++;
+}
+
+struct kvpool {
+	int64_t num_blocks;
+	int32_t *ref;
+	uint64_t *hash;          /* 0 = not cached */
+	struct dlist free_q;
+	struct hmap cached;      /* hash -> GPU block */
+
+	int64_t cpu_blocks;      /* CPU tier capacity, 0 = off */
+	uint64_t *cpu_hash;      /* slot -> hash */
+	struct dlist cpu_lru;    /* slots, least recently stored first */
+	struct hmap cpu_map;     /* hash -> slot */
+	int64_t cpu_used;
+};
+
+struct kvpool *kvpool_create(int64_t num_blocks, int64_t cpu_blocks)
+{
+	assert(num_blocks >= 2 && num_blocks < INT32_MAX);
+	struct kvpool *p = xcalloc(1, sizeof *p);
+	p->num_blocks = num_blocks;
+	p->ref = xcalloc((size_t)num_blocks, sizeof *p->ref);
+	p->hash = xcalloc((size_t)num_blocks, sizeof *p->hash);
+	dlist_init(&p->free_q, num_blocks);
+	for (int32_t b = 1; b < num_blocks; b++)
+		dlist_push_back(&p->free_q, b);
+	hmap_init(&p->cached, (size_t)num_blocks);
+	p->cpu_blocks = cpu_blocks;
+	if (cpu_blocks > 0) {
+		p->cpu_hash = xcalloc((size_t)cpu_blocks, sizeof *p->cpu_hash);
+		dlist_init(&p->cpu_lru, cpu_blocks);
+		hmap_init(&p->cpu_map, (size_t)cpu_blocks);
+	}
+	return p;
+}
+
+void kvpool_destroy(struct kvpool *p)
+{
+	if (!p)
+		return;
+	free(p->ref);
+	free(p->hash);
+	dlist_free(&p->free_q);
+	hmap_free(&p->cached);
+	if (p->cpu_blocks > 0) {
+		free(p->cpu_hash);
+		dlist_free(&p->cpu_lru);
+		hmap_free(&p->cpu_map);
+	}
+	free(p);
+}
+
+int64_t kvpool_num_usable(const struct kvpool *p)
+{
+	return p->num_blocks - 1;
+}
+
+int64_t kvpool_num_free(const struct kvpool *p)
+{
+	return p->free_q.len;
+}
+
+double kvpool_usage(const struct kvpool *p)
+{
+	return 1.0 - (double)p->free_q.len / (double)(p->num_blocks - 1);
+}
+
+int32_t kvpool_lookup(const struct kvpool *p, uint64_t hash)
+{
+	return hmap_get(&p->cached, hash);
+}
+
+bool kvpool_lookup_cpu(const struct kvpool *p, uint64_t hash)
+{
+	return p->cpu_blocks > 0 && hmap_get(&p->cpu_map, hash) >= 0;
+}
+
+bool kvpool_is_free(const struct kvpool *p, int32_t block)
+{
+	return p->ref[block] == 0;
+}
+
+void kvpool_touch(struct kvpool *p, int32_t block)
+{
+	assert(block > 0 && block < p->num_blocks && p->hash[block] != 0);
+	if (p->ref[block]++ == 0)
+		dlist_unlink(&p->free_q, block);
+}
+
+/* Stores an evicted hash in the CPU tier, dropping its oldest entry when
+ * full. */
+static void cpu_store(struct kvpool *p, uint64_t hash)
+{
+	if (p->cpu_blocks == 0 || hmap_get(&p->cpu_map, hash) >= 0)
+		return;
+	int32_t slot;
+	if (p->cpu_used < p->cpu_blocks) {
+		slot = (int32_t)p->cpu_used++;
+	} else {
+		slot = p->cpu_lru.head;
+		dlist_unlink(&p->cpu_lru, slot);
+		hmap_del(&p->cpu_map, p->cpu_hash[slot]);
+	}
+	p->cpu_hash[slot] = hash;
+	hmap_put(&p->cpu_map, hash, slot);
+	dlist_push_back(&p->cpu_lru, slot);
+}
+
+int32_t kvpool_alloc(struct kvpool *p)
+{
+	int32_t b = p->free_q.head;
+	if (b < 0)
+		return -1;
+	dlist_unlink(&p->free_q, b);
+	assert(p->ref[b] == 0);
+	if (p->hash[b]) {
+		hmap_del(&p->cached, p->hash[b]);
+		cpu_store(p, p->hash[b]);
+		p->hash[b] = 0;
+	}
+	p->ref[b] = 1;
+	return b;
+}
+
+void kvpool_release(struct kvpool *p, int32_t block)
+{
+	assert(block > 0 && block < p->num_blocks && p->ref[block] > 0);
+	if (--p->ref[block] > 0)
+		return;
+	if (p->hash[block])
+		dlist_push_back(&p->free_q, block);
+	else
+		dlist_push_front(&p->free_q, block);
+}
+
+void kvpool_set_hash(struct kvpool *p, int32_t block, uint64_t hash)
+{
+	assert(block > 0 && block < p->num_blocks && hash != 0);
+	if (p->hash[block] || hmap_get(&p->cached, hash) >= 0)
+		return;
+	p->hash[block] = hash;
+	hmap_put(&p->cached, hash, block);
+}

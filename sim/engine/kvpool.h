@@ -1,0 +1,63 @@
+/*
+ * kvpool: vLLM's paged KV cache, block by block (vllm/v1/core/block_pool.py).
+ *
+ * num_blocks blocks of block_size tokens; block 0 is the null block and is
+ * never handed out, so num_blocks - 1 are usable. Each block has a reference
+ * count. A free block (ref 0) sits in one doubly-linked free queue:
+ * allocation pops from the head and, when the block carries a prefix hash,
+ * evicts that hash. Releasing puts blocks with no hash at the front (reused
+ * first) and cached blocks at the back, so the least recently freed cached
+ * block is evicted first (LRU). A hit on a free cached block takes it out
+ * of the queue ("touch"). Usage is 1 - free/(num_blocks - 1), counting
+ * evictable cached blocks as free, as vLLM's BlockPool.get_usage does.
+ *
+ * Optional CPU tier (kv_offload): blocks evicted from the GPU keep their hash
+ * in a host-memory LRU of cpu_blocks entries; a later lookup can find them
+ * there (the caller charges the transfer).
+ *
+ * Invariants: free count == number of blocks in the queue; every hashed
+ * block is in the hash table exactly once; ref counts never go negative
+ * (all asserted).
+ */
+#ifndef SERVESIM_KVPOOL_H
+#define SERVESIM_KVPOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct kvpool;
+
+/* Creates a pool of num_blocks (>= 2) blocks, and a CPU tier of cpu_blocks
+ * hashes (0 = none). Cannot fail (aborts on OOM). */
+struct kvpool *kvpool_create(int64_t num_blocks, int64_t cpu_blocks);
+void kvpool_destroy(struct kvpool *p);   /* NULL is a no-op */
+
+int64_t kvpool_num_usable(const struct kvpool *p);  /* num_blocks - 1 */
+int64_t kvpool_num_free(const struct kvpool *p);    /* includes evictable cached */
+double kvpool_usage(const struct kvpool *p);        /* in [0, 1] */
+
+/* The GPU block holding hash, or -1. */
+int32_t kvpool_lookup(const struct kvpool *p, uint64_t hash);
+
+/* Whether the CPU tier holds hash. */
+bool kvpool_lookup_cpu(const struct kvpool *p, uint64_t hash);
+
+/* Whether block is in the free queue (ref 0). */
+bool kvpool_is_free(const struct kvpool *p, int32_t block);
+
+/* Takes a reference on a cached block found by kvpool_lookup. */
+void kvpool_touch(struct kvpool *p, int32_t block);
+
+/* Pops a free block (evicting its hash to the CPU tier, if any) with ref 1.
+ * Returns -1 when no block is free. */
+int32_t kvpool_alloc(struct kvpool *p);
+
+/* Drops one reference; at 0 the block joins the free queue. Callers
+ * release a request's blocks last block first (vLLM frees in reverse). */
+void kvpool_release(struct kvpool *p, int32_t block);
+
+/* Marks a full block as holding hash, making it findable. If another block
+ * already holds hash, nothing changes (the first stays the cached copy). */
+void kvpool_set_hash(struct kvpool *p, int32_t block, uint64_t hash);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * request: one request's record, from the client's send to its last token.
+ * A plain struct: the workload fills the first group, the engine the rest.
+ * Requests live in one growing table (struct reqtab) and are named by their
+ * index in it, never by pointer (the table moves as closed-loop users add
+ * requests).
+ */
+#ifndef SERVESIM_REQUEST_H
+#define SERVESIM_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum req_state { REQ_PENDING, REQ_WAITING, REQ_RUNNING, REQ_FINISHED, REQ_FAILED };
+
+struct request {
+	/* What the client sends. */
+	int64_t want_send_ns;     /* when the workload wants to send it */
+	int32_t prompt_len, output_len;
+	int32_t stage;            /* load stage it belongs to (sent during) */
+	int32_t conversation;     /* -1 when not part of a conversation */
+	int32_t turn;
+	/* Prompt content, for prefix caching: tokens [0, shared_len) are the
+	 * shared prefix of group shared_key; the rest belong to own_key (the
+	 * conversation, or the request alone), position by position. Mooncake
+	 * traces instead name each 512-token block (block512, borrowed). */
+	uint64_t shared_key, own_key;
+	int32_t shared_len;
+	int32_t n_block512;
+	const uint64_t *block512;
+
+	/* Engine state. */
+	int state;                /* enum req_state */
+	int32_t num_computed;     /* tokens whose KV is in the cache */
+	int32_t generated;        /* output tokens produced */
+	int32_t *blocks;          /* KV block ids, owned while running */
+	int32_t n_blocks, cap_blocks;
+	int32_t n_hashed;         /* leading blocks registered in the prefix cache */
+	int32_t scheduled;        /* tokens scheduled in the current step */
+	int32_t cached_tokens;    /* prefix-cache hit at first scheduling */
+
+	/* Timing (ns). */
+	int64_t send_ns;          /* client send (after max_concurrency wait) */
+	int64_t first_scheduled_ns;
+	int64_t first_token_ns, last_token_ns, finish_ns;
+	int32_t preemptions;
+	const char *fail_reason;  /* static string when FAILED */
+};
+
+struct reqtab {
+	struct request *v;
+	size_t len, cap;
+};
+
+/* Appends a zeroed request and returns its index. Cannot fail. */
+size_t reqtab_add(struct reqtab *t);
+void reqtab_free(struct reqtab *t);   /* frees block arrays too */
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * steptime: how long one engine step takes on one device (SEED C1-C7, C16,
+ * C19; DESIGN "Step-time model").
+ *
+ * A step is a batch of prefill chunks (n tokens after c cached ones) and
+ * decode tokens (1 token after c). Per operator group the time is the
+ * roofline max(FLOPs / (peak × compute efficiency), bytes / (bandwidth ×
+ * bandwidth efficiency)), and the step is their sum plus a fixed overhead:
+ *   - dense matmuls (QKV/O projections, dense or shared FFN, router): the
+ *     weights are read once per step whatever the batch (C19);
+ *   - routed experts: E·(1-(1-k/E)^T) distinct experts touched by T tokens,
+ *     each read once;
+ *   - LM head, only for the sequences that sample a token;
+ *   - prefill attention: causal pairs of the chunk against its context (C5);
+ *   - decode attention: every sequence reads its whole KV cache (C16);
+ *   - tensor parallel all-reduces, two per layer.
+ * Compute efficiency rises with the tokens in a matmul:
+ * compute_max · M / (M + compute_half_tokens). With every efficiency at 1
+ * and no overhead, a batch-1 decode step is weight bytes ÷ bandwidth (C8).
+ *
+ * The accumulation struct is built incrementally by the scheduler, so the
+ * cost of a step is O(sequences in it), with no allocation.
+ */
+#ifndef SERVESIM_STEPTIME_H
+#define SERVESIM_STEPTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hwprofile.h"
+#include "model.h"
+#include "precision.h"
+
+/* Precomputed per (model, device, precision, TP): bytes and FLOPs per
+ * token of each operator group, per GPU. A plain record. */
+struct perf {
+	const struct hw_profile *hw;
+	struct hw_efficiency eff;
+	int tp;
+	double bw;                   /* bytes/s, peak */
+	double peak_matmul;          /* FLOP/s at the weights' matmul dtype */
+	double peak_attn;            /* FLOP/s for attention (bf16) */
+	double dense_bytes;          /* per GPU, read once per step */
+	double dense_flops_per_token;
+	double lm_head_bytes, lm_head_flops_per_token;
+	double n_moe_layers, n_experts, experts_per_token;
+	double expert_bytes, expert_flops_per_token;   /* one expert, per GPU */
+	double kv_bytes_per_token_layer;               /* per GPU, one layer */
+	double full_layers, sliding_layers, window;
+	double attn_flops_per_pair;                    /* per layer, per GPU */
+	double allreduce_bytes_per_token;              /* hidden × 2 */
+	int64_t n_layers;
+};
+
+/* The work of one step, accumulated sequence by sequence. */
+struct perf_step {
+	int64_t tokens;              /* scheduled tokens, all sequences */
+	int64_t seqs;
+	int64_t sampled;             /* sequences producing a token this step */
+	double dec_ctx_full, dec_ctx_win;      /* Σ tokens of KV read by decodes */
+	double pre_pairs_full, pre_pairs_win;  /* Σ causal (query, key) pairs */
+	double pre_ctx_full, pre_ctx_win;      /* Σ KV tokens read by prefill chunks */
+};
+
+/* Fills *p. tp must divide nothing in particular (KV heads replicate when
+ * tp exceeds them, as vLLM does). kv_bytes_per_elem: 2 (auto at 16-bit)
+ * or 1 (fp8). Cannot fail. */
+void perf_init(struct perf *p, const struct model *m, const struct hw_profile *hw,
+	       const struct precision *w, int tp, double kv_bytes_per_elem);
+
+/* Sets every efficiency to 1 and the overheads to 0: the datasheet line. */
+void perf_ideal(struct perf *p);
+
+static inline void perf_step_clear(struct perf_step *s)
+{
+	*s = (struct perf_step){ 0 };
+}
+
+/* Adds one sequence: n new tokens after ctx already in the KV cache; a
+ * decode is n = 1. samples: the sequence produces a token this step. */
+void perf_step_add(struct perf_step *s, const struct perf *p, int64_t n, int64_t ctx,
+		   bool samples);
+
+/* Breakdown of a step, seconds. */
+struct perf_breakdown {
+	double dense, experts, lm_head, attn_prefill, attn_decode, allreduce, overhead;
+	double total;
+};
+
+/* The step's duration in seconds; fills *b when not NULL. */
+double perf_step_time(const struct perf *p, const struct perf_step *s, struct perf_breakdown *b);
+
+#endif

@@ -1,0 +1,453 @@
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* One metric of vllm bench serve: its key, title and how to read it. */
+struct metric {
+	const char *key;      /* ttft, tpot, itl, e2el */
+	const char *title;    /* block header */
+	const char *abbr;     /* TTFT, TPOT, ITL, E2EL */
+};
+
+static const struct metric metrics[] = {
+	{ "ttft", "Time to First Token", "TTFT" },
+	{ "tpot", "Time per Output Token (excl. 1st token)", "TPOT" },
+	{ "itl", "Inter-token Latency", "ITL" },
+	{ "e2el", "End-to-end Latency", "E2EL" },
+};
+
+/* Summary statistics of one metric in ms, exact for per-request samples,
+ * histogram-based for ITL. */
+struct summary {
+	double mean, median, std;
+	double p[16];
+};
+
+static void summarize(struct group_metrics *g, int which, const struct report_opts *o,
+		      struct summary *s)
+{
+	memset(s, 0, sizeof *s);
+	if (which == 2) {
+		s->mean = loghist_mean(&g->itl) * 1e3;
+		s->std = loghist_std(&g->itl) * 1e3;
+		s->median = loghist_percentile(&g->itl, 50) * 1e3;
+		for (size_t i = 0; i < o->n_percentiles; i++)
+			s->p[i] = loghist_percentile(&g->itl, o->percentiles[i]) * 1e3;
+		return;
+	}
+	struct samples *v = which == 0 ? &g->ttft : which == 1 ? &g->tpot : &g->e2el;
+	s->mean = samples_mean(v) * 1e3;
+	s->std = samples_std(v) * 1e3;
+	s->median = samples_percentile(v, 50) * 1e3;
+	for (size_t i = 0; i < o->n_percentiles; i++)
+		s->p[i] = samples_percentile(v, o->percentiles[i]) * 1e3;
+}
+
+/* "99" for 99, "99.9" for 99.9, as serve.py's p_word. */
+static void p_word(double p, char *out, size_t cap)
+{
+	if (p == floor(p))
+		snprintf(out, cap, "%d", (int)p);
+	else
+		snprintf(out, cap, "%g", p);
+}
+
+static double group_duration(const struct group_metrics *g)
+{
+	return (double)(g->last_done_ns - g->start_ns) / 1e9;
+}
+
+static int64_t peak_tokens_per_s(const struct run_result *res)
+{
+	int64_t best = 0;
+	for (size_t i = 0; i < res->n_seconds; i++)
+		if (res->tokens_per_second[i] > best)
+			best = res->tokens_per_second[i];
+	return best;
+}
+
+static void line_int(FILE *f, const char *label, int64_t v)
+{
+	fprintf(f, "%-40s %-10lld\n", label, (long long)v);
+}
+
+static void line_f(FILE *f, const char *label, double v)
+{
+	fprintf(f, "%-40s %-10.2f\n", label, v);
+}
+
+static void centered(FILE *f, const char *s, char fill)
+{
+	int n = 50, len = (int)strlen(s), left = (n - len) / 2, right = n - len - left;
+	for (int i = 0; i < left; i++)
+		fputc(fill, f);
+	fputs(s, f);
+	for (int i = 0; i < right; i++)
+		fputc(fill, f);
+	fputc('\n', f);
+}
+
+static void vllm_block(FILE *f, struct run_result *res, struct group_metrics *g,
+		       const struct report_opts *o, bool whole_run)
+{
+	const struct scenario *sc = &res->sc;
+	double dur = group_duration(g);
+	line_int(f, "Successful requests:", g->completed);
+	line_int(f, "Failed requests:", g->failed);
+	if (sc->max_concurrency > 0)
+		line_int(f, "Maximum request concurrency:", sc->max_concurrency);
+	if (whole_run && !sc->n_stages && !isinf(sc->request_rate) && !sc->trace[0] && !sc->users)
+		line_f(f, "Request rate configured (RPS):", sc->request_rate);
+	line_f(f, "Benchmark duration (s):", dur);
+	line_int(f, "Total input tokens:", g->total_input);
+	line_int(f, "Total generated tokens:", g->total_output);
+	line_f(f, "Request throughput (req/s):", dur > 0 ? (double)g->completed / dur : 0);
+	if (sc->slo_ttft_ms || sc->slo_tpot_ms || sc->slo_e2el_ms)
+		line_f(f, "Request goodput (req/s):", dur > 0 ? (double)g->good / dur : 0);
+	line_f(f, "Output token throughput (tok/s):", dur > 0 ? (double)g->total_output / dur : 0);
+	if (whole_run) {
+		line_f(f, "Peak output token throughput (tok/s):", (double)peak_tokens_per_s(res));
+		line_f(f, "Peak concurrent requests:", (double)res->max_concurrent);
+	}
+	line_f(f, "Total token throughput (tok/s):",
+	       dur > 0 ? (double)(g->total_input + g->total_output) / dur : 0);
+	for (int m = 0; m < 4; m++) {
+		/* vllm bench serve prints ttft, tpot, itl by default; e2el on request.
+		 * servesim always prints all four. */
+		struct summary s;
+		summarize(g, m, o, &s);
+		centered(f, metrics[m].title, '-');
+		char label[64];
+		snprintf(label, sizeof label, "Mean %s (ms):", metrics[m].abbr);
+		line_f(f, label, s.mean);
+		snprintf(label, sizeof label, "Median %s (ms):", metrics[m].abbr);
+		line_f(f, label, s.median);
+		for (size_t i = 0; i < o->n_percentiles; i++) {
+			char w[16];
+			p_word(o->percentiles[i], w, sizeof w);
+			snprintf(label, sizeof label, "P%s %s (ms):", w, metrics[m].abbr);
+			line_f(f, label, s.p[i]);
+		}
+	}
+}
+
+void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
+{
+	centered(f, " Serving Benchmark Result ", '=');
+	vllm_block(f, res, &res->all, o, true);
+	fprintf(f, "==================================================\n");
+
+	const struct engine_stats *es = &res->engine;
+	struct group_metrics *g = &res->all;
+	double n = g->completed ? (double)g->completed : 1;
+	centered(f, " servesim ", '=');
+	fprintf(f, "%s on %s, weights %s, tensor parallel %lld\n", res->model.id, res->hw.id,
+		res->weights->name, (long long)res->sc.tensor_parallel_size);
+	centered(f, "Engine (vLLM V1)", '-');
+	line_int(f, "max_num_batched_tokens:", es->max_num_batched_tokens);
+	line_int(f, "max_num_seqs:", es->max_num_seqs);
+	line_int(f, "max_model_len:", es->max_model_len);
+	line_int(f, "Engine steps:", es->steps);
+	line_f(f, "Engine busy (%):", res->end_ns ? 100 * es->busy_s / ((double)res->end_ns / 1e9) : 0);
+	centered(f, "KV cache pool", '-');
+	line_int(f, "GPU KV blocks:", es->num_gpu_blocks);
+	line_int(f, "Block size (tokens):", es->block_size);
+	line_f(f, "KV pool (GiB per GPU):", (double)es->num_gpu_blocks * es->kv_bytes_per_block / 1073741824.0);
+	if (es->num_cpu_blocks)
+		line_int(f, "CPU offload blocks:", es->num_cpu_blocks);
+	line_f(f, "Peak KV cache usage (%):", 100 * es->peak_kv_usage);
+	line_int(f, "Peak requests waiting:", res->peak_waiting);
+	line_int(f, "Preemptions:", es->preemptions);
+	line_f(f, "Prefix cache hit rate (%):",
+	       es->prefix_queries ? 100.0 * (double)es->prefix_hits / (double)es->prefix_queries : 0);
+	centered(f, "Where TTFT went (mean)", '-');
+	line_f(f, "API and tokenizer path (ms):", 1e3 * g->sum_ttft_overhead_s / n);
+	line_f(f, "Queue, before first scheduled (ms):", 1e3 * g->sum_ttft_queue_s / n);
+	line_f(f, "Prefill until first token (ms):", 1e3 * g->sum_ttft_prefill_s / n);
+	centered(f, "Where step time went (%)", '-');
+	double tot = es->time.total > 0 ? es->time.total : 1;
+	line_f(f, "Dense weights and matmuls:", 100 * es->time.dense / tot);
+	if (es->time.experts > 0)
+		line_f(f, "MoE experts:", 100 * es->time.experts / tot);
+	line_f(f, "LM head:", 100 * es->time.lm_head / tot);
+	line_f(f, "Prefill attention:", 100 * es->time.attn_prefill / tot);
+	line_f(f, "Decode attention (KV reads):", 100 * es->time.attn_decode / tot);
+	if (es->time.allreduce > 0)
+		line_f(f, "Tensor-parallel all-reduce:", 100 * es->time.allreduce / tot);
+	line_f(f, "Per-step overhead:", 100 * es->time.overhead / tot);
+	for (int s = 0; res->n_stages > 1 && s < res->n_stages; s++) {
+		char title[64];
+		snprintf(title, sizeof title, " Stage %d: %g req/s for %g s ", s, res->sc.stages[s].rate,
+			 res->sc.stages[s].duration_s);
+		centered(f, title, '=');
+		vllm_block(f, res, &res->stages[s], o, false);
+	}
+	fprintf(f, "==================================================\n");
+}
+
+static void put_metrics(json_t *o, struct group_metrics *g, const struct report_opts *opts)
+{
+	for (int m = 0; m < 4; m++) {
+		struct summary s;
+		summarize(g, m, opts, &s);
+		char key[64];
+		snprintf(key, sizeof key, "mean_%s_ms", metrics[m].key);
+		json_object_set_new(o, key, json_real(s.mean));
+		snprintf(key, sizeof key, "median_%s_ms", metrics[m].key);
+		json_object_set_new(o, key, json_real(s.median));
+		snprintf(key, sizeof key, "std_%s_ms", metrics[m].key);
+		json_object_set_new(o, key, json_real(s.std));
+		for (size_t i = 0; i < opts->n_percentiles; i++) {
+			char w[16];
+			p_word(opts->percentiles[i], w, sizeof w);
+			snprintf(key, sizeof key, "p%s_%s_ms", w, metrics[m].key);
+			json_object_set_new(o, key, json_real(s.p[i]));
+		}
+	}
+}
+
+static void put_results(json_t *o, const struct run_result *res, struct group_metrics *g,
+			const struct report_opts *opts)
+{
+	const struct scenario *sc = &res->sc;
+	double dur = group_duration(g);
+	json_object_set_new(o, "duration", json_real(dur));
+	json_object_set_new(o, "completed", json_integer(g->completed));
+	json_object_set_new(o, "failed", json_integer(g->failed));
+	json_object_set_new(o, "total_input_tokens", json_integer(g->total_input));
+	json_object_set_new(o, "total_output_tokens", json_integer(g->total_output));
+	json_object_set_new(o, "request_throughput", json_real(dur > 0 ? (double)g->completed / dur : 0));
+	bool slo = sc->slo_ttft_ms || sc->slo_tpot_ms || sc->slo_e2el_ms;
+	json_object_set_new(o, "request_goodput",
+			    slo ? json_real(dur > 0 ? (double)g->good / dur : 0) : json_null());
+	json_object_set_new(o, "output_throughput", json_real(dur > 0 ? (double)g->total_output / dur : 0));
+	json_object_set_new(o, "total_token_throughput",
+			    json_real(dur > 0 ? (double)(g->total_input + g->total_output) / dur : 0));
+	put_metrics(o, g, opts);
+}
+
+json_t *report_json(struct run_result *res, const struct report_opts *opts)
+{
+	const struct scenario *sc = &res->sc;
+	json_t *o = json_object();
+	json_object_set_new(o, "date", json_string("simulated"));
+	json_object_set_new(o, "endpoint_type", json_string("servesim"));
+	json_object_set_new(o, "backend", json_string("vllm"));
+	json_object_set_new(o, "label", json_null());
+	json_object_set_new(o, "model_id", json_string(res->model.id));
+	json_object_set_new(o, "tokenizer_id", json_string(res->model.id));
+	json_object_set_new(o, "num_prompts", json_integer((json_int_t)res->reqs.len));
+	json_object_set_new(o, "request_rate", isinf(sc->request_rate) ? json_string("inf") :
+					       json_real(sc->request_rate));
+	json_object_set_new(o, "burstiness", json_real(sc->burstiness));
+	json_object_set_new(o, "max_concurrency",
+			    sc->max_concurrency > 0 ? json_integer(sc->max_concurrency) : json_null());
+	put_results(o, res, &res->all, opts);
+	json_object_set_new(o, "max_output_tokens_per_s", json_real((double)peak_tokens_per_s(res)));
+	json_object_set_new(o, "max_concurrent_requests", json_integer(res->max_concurrent));
+
+	json_t *stages = json_array();
+	for (int s = 0; s < res->n_stages; s++) {
+		json_t *st = json_object();
+		json_object_set_new(st, "stage", json_integer(s));
+		if (sc->n_stages) {
+			json_object_set_new(st, "request_rate", json_real(sc->stages[s].rate));
+			json_object_set_new(st, "stage_duration_s", json_real(sc->stages[s].duration_s));
+		}
+		put_results(st, res, &res->stages[s], opts);
+		json_array_append_new(stages, st);
+	}
+	json_object_set_new(o, "stages", stages);
+
+	const struct engine_stats *es = &res->engine;
+	struct group_metrics *g = &res->all;
+	double n = g->completed ? (double)g->completed : 1;
+	json_t *ss = json_object();
+	json_object_set_new(ss, "scenario", json_string(sc->path));
+	json_object_set_new(ss, "hardware", json_string(res->hw.id));
+	json_object_set_new(ss, "weights", json_string(res->weights->name));
+	json_object_set_new(ss, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
+	json_object_set_new(ss, "seed", json_integer(sc->seed));
+	json_object_set_new(ss, "max_num_batched_tokens", json_integer(es->max_num_batched_tokens));
+	json_object_set_new(ss, "max_num_seqs", json_integer(es->max_num_seqs));
+	json_object_set_new(ss, "max_model_len", json_integer(es->max_model_len));
+	json_object_set_new(ss, "block_size", json_integer(es->block_size));
+	json_object_set_new(ss, "num_gpu_blocks", json_integer(es->num_gpu_blocks));
+	json_object_set_new(ss, "num_cpu_blocks", json_integer(es->num_cpu_blocks));
+	json_object_set_new(ss, "weight_bytes_per_gpu", json_real(es->weight_bytes_per_gpu));
+	json_object_set_new(ss, "kv_bytes_per_block", json_real(es->kv_bytes_per_block));
+	json_object_set_new(ss, "peak_kv_cache_usage", json_real(es->peak_kv_usage));
+	json_object_set_new(ss, "peak_num_requests_waiting", json_integer(res->peak_waiting));
+	json_object_set_new(ss, "num_preemptions", json_integer(es->preemptions));
+	json_object_set_new(ss, "prefix_cache_queries", json_integer(es->prefix_queries));
+	json_object_set_new(ss, "prefix_cache_hits", json_integer(es->prefix_hits));
+	json_object_set_new(ss, "prefix_cache_cpu_hits", json_integer(es->prefix_cpu_hits));
+	json_object_set_new(ss, "prefix_cache_hit_rate",
+			    json_real(es->prefix_queries ? (double)es->prefix_hits / (double)es->prefix_queries : 0));
+	json_object_set_new(ss, "engine_steps", json_integer(es->steps));
+	json_object_set_new(ss, "engine_busy_s", json_real(es->busy_s));
+	json_object_set_new(ss, "mean_queue_ms", json_real(1e3 * g->sum_ttft_queue_s / n));
+	json_object_set_new(ss, "p99_queue_ms", json_real(1e3 * samples_percentile(&g->queue, 99)));
+	json_t *ttft = json_object();
+	json_object_set_new(ttft, "api_overhead_ms", json_real(1e3 * g->sum_ttft_overhead_s / n));
+	json_object_set_new(ttft, "queue_ms", json_real(1e3 * g->sum_ttft_queue_s / n));
+	json_object_set_new(ttft, "prefill_ms", json_real(1e3 * g->sum_ttft_prefill_s / n));
+	json_object_set_new(ss, "mean_ttft_breakdown", ttft);
+	json_t *st = json_object();
+	json_object_set_new(st, "dense", json_real(es->time.dense));
+	json_object_set_new(st, "experts", json_real(es->time.experts));
+	json_object_set_new(st, "lm_head", json_real(es->time.lm_head));
+	json_object_set_new(st, "attention_prefill", json_real(es->time.attn_prefill));
+	json_object_set_new(st, "attention_decode", json_real(es->time.attn_decode));
+	json_object_set_new(st, "allreduce", json_real(es->time.allreduce));
+	json_object_set_new(st, "overhead", json_real(es->time.overhead));
+	json_object_set_new(ss, "step_time_s", st);
+	json_object_set_new(o, "servesim", ss);
+	return o;
+}
+
+static const double ttft_buckets[] = { 0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
+				       1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0 };
+static const double itl_buckets[] = { 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
+				      0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0 };
+static const double e2e_buckets[] = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
+				      40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
+
+static void prom_hist_samples(FILE *f, const char *name, const char *help, const char *labels,
+			      struct samples *s, const double *edges, size_t n)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+	double sum = 0;
+	for (size_t i = 0; i < s->n; i++)
+		sum += s->v[i];
+	samples_percentile(s, 50);  /* sorts */
+	size_t k = 0;
+	for (size_t b = 0; b < n; b++) {
+		while (k < s->n && s->v[k] <= edges[b])
+			k++;
+		fprintf(f, "%s_bucket{%s,le=\"%g\"} %zu\n", name, labels, edges[b], k);
+	}
+	fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %zu\n%s_sum{%s} %.9g\n%s_count{%s} %zu\n", name, labels,
+		s->n, name, labels, sum, name, labels, s->n);
+}
+
+void report_prom(FILE *f, struct run_result *res)
+{
+	char labels[256];
+	snprintf(labels, sizeof labels, "model_name=\"%s\",engine=\"0\"", res->model.id);
+	const struct engine_stats *es = &res->engine;
+	struct group_metrics *g = &res->all;
+	fprintf(f, "# servesim: the scrape vLLM's /metrics would give at the end of the run\n");
+	fprintf(f, "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+		   "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{%s} 0\n", labels);
+	fprintf(f, "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"
+		   "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{%s} 0\n", labels);
+	fprintf(f, "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n"
+		   "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{%s} 0\n", labels);
+	fprintf(f, "# HELP servesim:peak_num_requests_waiting Peak of vllm:num_requests_waiting during the run.\n"
+		   "# TYPE servesim:peak_num_requests_waiting gauge\nservesim:peak_num_requests_waiting{%s} %lld\n",
+		labels, (long long)res->peak_waiting);
+	fprintf(f, "# HELP servesim:peak_kv_cache_usage_perc Peak of vllm:kv_cache_usage_perc during the run.\n"
+		   "# TYPE servesim:peak_kv_cache_usage_perc gauge\nservesim:peak_kv_cache_usage_perc{%s} %.6g\n",
+		labels, es->peak_kv_usage);
+	struct {
+		const char *name, *help;
+		int64_t v;
+	} counters[] = {
+		{ "vllm:num_preemptions", "Cumulative number of preemption from the engine.", es->preemptions },
+		{ "vllm:prompt_tokens", "Number of prefill tokens processed.", g->total_input },
+		{ "vllm:generation_tokens", "Number of generation tokens processed.", g->total_output },
+		{ "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.",
+		  es->prefix_queries },
+		{ "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
+		  es->prefix_hits },
+	};
+	for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
+		fprintf(f, "# HELP %s_total %s\n# TYPE %s_total counter\n%s_total{%s} %lld\n", counters[i].name,
+			counters[i].help, counters[i].name, counters[i].name, labels, (long long)counters[i].v);
+	fprintf(f, "# HELP vllm:request_success_total Count of successfully processed requests.\n"
+		   "# TYPE vllm:request_success_total counter\n"
+		   "vllm:request_success_total{%s,finished_reason=\"length\"} %lld\n", labels,
+		(long long)g->completed);
+	prom_hist_samples(f, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+			  labels, &g->ttft, ttft_buckets, sizeof ttft_buckets / sizeof *ttft_buckets);
+	fprintf(f, "# HELP vllm:inter_token_latency_seconds Histogram of inter-token latency in seconds.\n"
+		   "# TYPE vllm:inter_token_latency_seconds histogram\n");
+	for (size_t b = 0; b < sizeof itl_buckets / sizeof *itl_buckets; b++)
+		fprintf(f, "vllm:inter_token_latency_seconds_bucket{%s,le=\"%g\"} %lld\n", labels, itl_buckets[b],
+			(long long)loghist_count_le(&g->itl, itl_buckets[b]));
+	fprintf(f, "vllm:inter_token_latency_seconds_bucket{%s,le=\"+Inf\"} %lld\n"
+		   "vllm:inter_token_latency_seconds_sum{%s} %.9g\nvllm:inter_token_latency_seconds_count{%s} %lld\n",
+		labels, (long long)g->itl.n, labels, g->itl.sum, labels, (long long)g->itl.n);
+	prom_hist_samples(f, "vllm:e2e_request_latency_seconds",
+			  "Histogram of e2e request latency in seconds.", labels, &g->e2el, e2e_buckets,
+			  sizeof e2e_buckets / sizeof *e2e_buckets);
+}
+
+/* Opens dir/name.tmp; report_csv renames it into place once complete. */
+static FILE *open_tmp(const char *dir, const char *name, char *tmp, size_t cap, struct err *e)
+{
+	snprintf(tmp, cap, "%s/.%s.tmp", dir, name);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		err_set(e, "%s: cannot write: %s", tmp, strerror(errno));
+	return f;
+}
+
+static int finish(FILE *f, const char *tmp, const char *dir, const char *name, struct err *e)
+{
+	char final[4200];
+	snprintf(final, sizeof final, "%s/%s", dir, name);
+	bool ok = !ferror(f);
+	ok &= fclose(f) == 0;
+	if (!ok || rename(tmp, final)) {
+		unlink(tmp);
+		return err_set(e, "%s: cannot write: %s", final, strerror(errno));
+	}
+	return 0;
+}
+
+int report_csv(const char *dir, const struct run_result *res, struct err *e)
+{
+	struct stat st;
+	if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0)
+		return err_set(e, "--out %s: cannot create the folder: %s", dir, strerror(errno));
+	char tmp[4200];
+	FILE *f = open_tmp(dir, "requests.csv", tmp, sizeof tmp, e);
+	if (!f)
+		return -1;
+	fprintf(f, "id,stage,conversation,turn,send_s,input_tokens,output_tokens,cached_tokens,"
+		   "ttft_s,tpot_s,e2el_s,queue_s,preemptions,status,error\n");
+	for (size_t i = 0; i < res->reqs.len; i++) {
+		const struct request *r = &res->reqs.v[i];
+		if (r->state == REQ_FAILED) {
+			fprintf(f, "%zu,%d,%d,%d,%.9f,%d,%d,0,,,,,0,failed,%s\n", i, r->stage, r->conversation,
+				r->turn, (double)r->send_ns / 1e9, r->prompt_len, r->output_len, r->fail_reason);
+			continue;
+		}
+		double ttft = (double)(r->first_token_ns - r->send_ns) / 1e9;
+		double e2el = (double)(r->finish_ns - r->send_ns) / 1e9;
+		double tpot = r->output_len > 1 ? (e2el - ttft) / (r->output_len - 1) : 0;
+		fprintf(f, "%zu,%d,%d,%d,%.9f,%d,%d,%d,%.9f,%.9f,%.9f,%.9f,%d,ok,\n", i, r->stage,
+			r->conversation, r->turn, (double)r->send_ns / 1e9, r->prompt_len, r->output_len,
+			r->cached_tokens, ttft, tpot, e2el, (double)(r->first_scheduled_ns - r->send_ns) / 1e9,
+			r->preemptions);
+	}
+	if (finish(f, tmp, dir, "requests.csv", e))
+		return -1;
+	f = open_tmp(dir, "timeseries.csv", tmp, sizeof tmp, e);
+	if (!f)
+		return -1;
+	fprintf(f, "time_s,num_requests_running,num_requests_waiting,kv_cache_usage_perc,step_tokens,step_time_s\n");
+	for (size_t i = 0; i < res->n_ts; i++) {
+		const struct ts_row *t = &res->ts[i];
+		fprintf(f, "%.6f,%lld,%lld,%.6f,%lld,%.9f\n", t->t_s, (long long)t->running,
+			(long long)t->waiting, t->kv_usage, (long long)t->step_tokens, t->step_s);
+	}
+	return finish(f, tmp, dir, "timeseries.csv", e);
+}

@@ -1,0 +1,38 @@
+/*
+ * report: a run's results in the forms people already read.
+ *   text  the `vllm bench serve` summary block (same labels, order,
+ *         "{:<40} {:<10.2f}" formatting), then servesim's own sections;
+ *   json  the `vllm bench serve --save-result` keys with the same meanings
+ *         and units, a `stages` array with the same keys per stage, and a
+ *         `servesim` object for what vLLM does not report;
+ *   prom  Prometheus exposition text of vLLM's metrics (C12), with vLLM's
+ *         names, labels and histogram buckets;
+ *   csv   per-request records and the time series, into a folder, each
+ *         file written whole (temporary file, then rename) or not at all.
+ */
+#ifndef SERVESIM_REPORT_H
+#define SERVESIM_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "err.h"
+#include "run.h"
+
+struct report_opts {
+	const double *percentiles;   /* --metric-percentiles, default {99} */
+	size_t n_percentiles;
+};
+
+void report_text(FILE *f, struct run_result *res, const struct report_opts *o);
+
+/* The JSON object (caller owns the reference). */
+json_t *report_json(struct run_result *res, const struct report_opts *o);
+
+void report_prom(FILE *f, struct run_result *res);
+
+/* Writes dir/requests.csv and dir/timeseries.csv. Returns 0, or -1 with e
+ * (and no partial file left behind). */
+int report_csv(const char *dir, const struct run_result *res, struct err *e);
+
+#endif

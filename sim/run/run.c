@@ -1,0 +1,274 @@
+#include "run.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evq.h"
+#include "workload.h"
+#include "xalloc.h"
+
+enum ev_kind {
+	EV_WANT_SEND,    /* the workload wants to send request arg */
+	EV_ENQUEUE,      /* request arg reaches the engine (after the API path) */
+	EV_STEP_END,     /* the engine's current step ends */
+};
+
+struct run {
+	struct run_result *res;
+	struct evq *q;
+	const struct engine_class *cls;
+	struct engine *eng;
+	struct workload *wl;
+	bool engine_busy;
+	int64_t in_flight;             /* sent and not done (client side) */
+	size_t *client_queue;          /* waiting on max_concurrency, FIFO */
+	size_t cq_head, cq_len, cq_cap;
+	int64_t overhead_ns;           /* API + tokenizer path, per request */
+	int64_t next_sample_ns, sample_every_ns;
+};
+
+static struct group_metrics *group_of(struct run *rn, const struct request *r)
+{
+	struct run_result *res = rn->res;
+	return r->stage >= 0 && r->stage < res->n_stages ? &res->stages[r->stage] : NULL;
+}
+
+static void count_token(struct run_result *res, int64_t t_ns)
+{
+	size_t sec = (size_t)(t_ns / 1000000000);
+	if (sec >= res->n_seconds) {
+		size_t n = res->n_seconds ? res->n_seconds : 64;
+		while (n <= sec)
+			n *= 2;
+		res->tokens_per_second = xrealloc(res->tokens_per_second, n * sizeof *res->tokens_per_second);
+		memset(res->tokens_per_second + res->n_seconds, 0,
+		       (n - res->n_seconds) * sizeof *res->tokens_per_second);
+		res->n_seconds = n;
+	}
+	res->tokens_per_second[sec]++;
+}
+
+static void on_token(void *ctx, size_t idx, int64_t t)
+{
+	struct run *rn = ctx;
+	struct request *r = &rn->res->reqs.v[idx];
+	struct group_metrics *g[2] = { &rn->res->all, group_of(rn, r) };
+	if (r->first_token_ns < 0) {
+		r->first_token_ns = t;
+	} else {
+		double itl = (double)(t - r->last_token_ns) / 1e9;
+		for (int i = 0; i < 2; i++)
+			if (g[i])
+				loghist_add(&g[i]->itl, itl);
+	}
+	r->last_token_ns = t;
+	count_token(rn->res, t);
+}
+
+static void send(struct run *rn, size_t idx, int64_t now)
+{
+	struct request *r = &rn->res->reqs.v[idx];
+	r->send_ns = now;
+	rn->in_flight++;
+	if (rn->in_flight > rn->res->max_concurrent)
+		rn->res->max_concurrent = rn->in_flight;
+	evq_push(rn->q, now + rn->overhead_ns, EV_ENQUEUE, (int64_t)idx);
+}
+
+static void record_done(struct run *rn, const struct request *r)
+{
+	const struct scenario *sc = &rn->res->sc;
+	struct group_metrics *g[2] = { &rn->res->all, group_of(rn, r) };
+	for (int i = 0; i < 2; i++) {
+		struct group_metrics *m = g[i];
+		if (!m)
+			continue;
+		if (r->finish_ns > m->last_done_ns)
+			m->last_done_ns = r->finish_ns;
+		if (r->state == REQ_FAILED) {
+			m->failed++;
+			continue;
+		}
+		double ttft = (double)(r->first_token_ns - r->send_ns) / 1e9;
+		double e2el = (double)(r->finish_ns - r->send_ns) / 1e9;
+		double tpot = r->output_len > 1 ? (e2el - ttft) / (r->output_len - 1) : 0;
+		double queue = (double)(r->first_scheduled_ns - r->send_ns - rn->overhead_ns) / 1e9;
+		m->completed++;
+		m->total_input += r->prompt_len;
+		m->total_output += r->output_len;
+		samples_add(&m->ttft, ttft);
+		samples_add(&m->e2el, e2el);
+		if (r->output_len > 1)
+			samples_add(&m->tpot, tpot);
+		samples_add(&m->queue, queue);
+		m->preemptions += r->preemptions;
+		m->cached_tokens += r->cached_tokens;
+		m->sum_ttft_overhead_s += (double)rn->overhead_ns / 1e9;
+		m->sum_ttft_queue_s += queue;
+		m->sum_ttft_prefill_s += ttft - queue - (double)rn->overhead_ns / 1e9;
+		bool good = (!sc->slo_ttft_ms || ttft * 1e3 <= sc->slo_ttft_ms) &&
+			    (!sc->slo_tpot_ms || tpot * 1e3 <= sc->slo_tpot_ms) &&
+			    (!sc->slo_e2el_ms || e2el * 1e3 <= sc->slo_e2el_ms);
+		m->good += good;
+	}
+}
+
+static void want_send(struct run *rn, size_t idx, int64_t now)
+{
+	int64_t mc = rn->res->sc.max_concurrency;
+	if (mc > 0 && rn->in_flight >= mc) {
+		/* A FIFO over one array: appended at cq_len, read at cq_head. */
+		xgrow(&rn->client_queue, &rn->cq_cap, rn->cq_len + 1, sizeof *rn->client_queue);
+		rn->client_queue[rn->cq_len++] = idx;
+		return;
+	}
+	send(rn, idx, now);
+}
+
+static void on_done(void *ctx, size_t idx, int64_t t)
+{
+	struct run *rn = ctx;
+	struct request *r = &rn->res->reqs.v[idx];
+	record_done(rn, r);
+	rn->in_flight--;
+	if (rn->cq_head < rn->cq_len) {
+		size_t next = rn->client_queue[rn->cq_head++];
+		send(rn, next, t);
+	}
+	int64_t more = workload_on_done(rn->wl, &rn->res->reqs, idx, t);
+	if (more >= 0) {
+		int64_t when = rn->res->reqs.v[more].want_send_ns;
+		evq_push(rn->q, when > t ? when : t, EV_WANT_SEND, more);
+	}
+}
+
+static void sample(struct run *rn, int64_t now, int64_t step_ns)
+{
+	struct run_result *res = rn->res;
+	int64_t running, waiting;
+	double kv;
+	rn->cls->gauges(rn->eng, &running, &waiting, &kv);
+	if (waiting > res->peak_waiting)
+		res->peak_waiting = waiting;
+	if (now < rn->next_sample_ns)
+		return;
+	rn->next_sample_ns = now - now % rn->sample_every_ns + rn->sample_every_ns;
+	xgrow(&res->ts, &res->cap_ts, res->n_ts + 1, sizeof *res->ts);
+	res->ts[res->n_ts++] = (struct ts_row){ (double)now / 1e9, running, waiting, kv, 0,
+						 (double)step_ns / 1e9 };
+}
+
+static void start_step(struct run *rn, int64_t now)
+{
+	int64_t d = rn->cls->start_step(rn->eng, now);
+	rn->engine_busy = d >= 0;
+	if (d >= 0) {
+		sample(rn, now, d);
+		evq_push(rn->q, now + d, EV_STEP_END, 0);
+	}
+}
+
+static void init_groups(struct run_result *res, const int64_t *starts, int n)
+{
+	res->n_stages = n;
+	res->stages = xcalloc((size_t)n, sizeof *res->stages);
+	res->stage_starts_ns = xcalloc((size_t)n + 1, sizeof *res->stage_starts_ns);
+	memcpy(res->stage_starts_ns, starts, ((size_t)n + 1) * sizeof *starts);
+	for (int i = 0; i < n; i++)
+		res->stages[i].start_ns = starts[i];
+}
+
+int run_simulate(const struct scenario *sc, struct run_result *res, struct err *e)
+{
+	memset(res, 0, sizeof *res);
+	res->sc = *sc;
+	if (model_load_named(&res->model, sc->model, e) ||
+	    hw_load_named(&res->hw, sc->hardware, e))
+		return err_prefix(e, "%s", sc->path);
+	const char *wname = sc->weights[0] ? sc->weights : res->model.weights;
+	res->weights = precision_find(wname);
+	if (!res->weights)
+		return err_set(e, "%s: [run] weights: expected a precision (bf16, fp16, fp8, int8, int4, awq, gptq, mxfp4, nvfp4, f16, q8_0, q6_k, q5_k_m, q4_k_m, q4_0), got '%s'",
+			       sc->path, wname);
+
+	struct run rn = { .res = res };
+	rn.wl = workload_create(&res->sc, &res->reqs, e);
+	if (!rn.wl)
+		return -1;
+	int n_stages;
+	const int64_t *starts = workload_stage_starts(rn.wl, &n_stages);
+	init_groups(res, starts, n_stages);
+
+	rn.cls = engine_class_for(sc->engine_kind);
+	struct engine_setup setup = {
+		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
+		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done },
+	};
+	rn.eng = rn.cls->create(&setup, e);
+	if (!rn.eng) {
+		workload_destroy(rn.wl);
+		return -1;
+	}
+	rn.q = evq_create();
+	rn.overhead_ns = (int64_t)llround(res->hw.eff.request_overhead_ms * 1e6);
+	rn.sample_every_ns = (int64_t)llround(sc->timeseries_interval_s * 1e9);
+	if (rn.sample_every_ns < 1)
+		rn.sample_every_ns = 1;
+	for (size_t i = 0; i < res->reqs.len; i++)
+		evq_push(rn.q, res->reqs.v[i].want_send_ns, EV_WANT_SEND, (int64_t)i);
+
+	struct event ev;
+	while (evq_pop(rn.q, &ev)) {
+		switch (ev.kind) {
+		case EV_WANT_SEND:
+			want_send(&rn, (size_t)ev.arg, ev.time_ns);
+			break;
+		case EV_ENQUEUE:
+			rn.cls->submit(rn.eng, (size_t)ev.arg, ev.time_ns);
+			if (!rn.engine_busy)
+				start_step(&rn, ev.time_ns);
+			break;
+		case EV_STEP_END:
+			rn.cls->end_step(rn.eng, ev.time_ns);
+			start_step(&rn, ev.time_ns);
+			break;
+		}
+	}
+	res->end_ns = evq_now(rn.q);
+	rn.cls->stats(rn.eng, &res->engine);
+	/* Every request finished or failed: none is left behind. */
+	int64_t running, waiting;
+	double kv;
+	rn.cls->gauges(rn.eng, &running, &waiting, &kv);
+	assert(running == 0 && waiting == 0 && rn.in_flight == 0);
+	rn.cls->destroy(rn.eng);
+	workload_destroy(rn.wl);
+	evq_destroy(rn.q);
+	free(rn.client_queue);
+	return 0;
+}
+
+static void group_free(struct group_metrics *g)
+{
+	samples_free(&g->ttft);
+	samples_free(&g->tpot);
+	samples_free(&g->e2el);
+	samples_free(&g->queue);
+	samples_free(&g->prefill_wait);
+	loghist_free(&g->itl);
+}
+
+void run_result_free(struct run_result *res)
+{
+	group_free(&res->all);
+	for (int i = 0; i < res->n_stages; i++)
+		group_free(&res->stages[i]);
+	free(res->stages);
+	free(res->stage_starts_ns);
+	free(res->tokens_per_second);
+	free(res->ts);
+	reqtab_free(&res->reqs);
+	memset(res, 0, sizeof *res);
+}

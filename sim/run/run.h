@@ -1,0 +1,68 @@
+/*
+ * run: one simulation, from a scenario to its metrics.
+ *
+ * The event loop (`while (next event) dispatch`) owns the clock; the client
+ * (send times, the max_concurrency semaphore, the API overhead), the engine
+ * and the workload are driven from it. Metrics are gathered as vllm bench
+ * serve gathers them, for the whole run and for each load stage (a stage's
+ * requests are those sent during it).
+ */
+#ifndef SERVESIM_RUN_H
+#define SERVESIM_RUN_H
+
+#include <stdint.h>
+
+#include "engine.h"
+#include "hwprofile.h"
+#include "model.h"
+#include "request.h"
+#include "scenario.h"
+#include "stats.h"
+
+/* Metrics of a set of requests (the whole run, or one stage). Seconds. */
+struct group_metrics {
+	int64_t completed, failed, good;
+	int64_t total_input, total_output;
+	int64_t start_ns, last_done_ns;
+	struct samples ttft, tpot, e2el, queue, prefill_wait;
+	struct loghist itl;
+	int64_t preemptions, cached_tokens;
+	double sum_ttft_queue_s, sum_ttft_prefill_s, sum_ttft_overhead_s;
+};
+
+struct ts_row {            /* one time-series sample, at a step's start */
+	double t_s;
+	int64_t running, waiting;
+	double kv_usage;
+	int64_t step_tokens;
+	double step_s;
+};
+
+struct run_result {
+	struct scenario sc;
+	struct model model;
+	struct hw_profile hw;
+	const struct precision *weights;
+	struct reqtab reqs;
+	struct engine_stats engine;
+	struct group_metrics all;
+	struct group_metrics *stages;
+	int n_stages;
+	int64_t *stage_starts_ns;      /* n_stages + 1 */
+	int64_t *tokens_per_second;    /* output tokens in each simulated second */
+	size_t n_seconds;
+	int64_t max_concurrent;
+	int64_t peak_waiting;
+	struct ts_row *ts;
+	size_t n_ts, cap_ts;
+	int64_t end_ns;
+};
+
+/* Loads the model and hardware the scenario names, simulates, and fills
+ * *res (which the caller frees with run_result_free, also on failure).
+ * Returns 0, or -1 with e set for bad input. */
+int run_simulate(const struct scenario *sc, struct run_result *res, struct err *e);
+
+void run_result_free(struct run_result *res);
+
+#endif

@@ -1,0 +1,208 @@
+#include "scenario.h"
+
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "num.h"
+#include "xalloc.h"
+
+const char *const scenario_trace_formats[] = { "auto", "vllm", "azure", "mooncake", "csv", NULL };
+static const char *const arrival_names[] = { "poisson", "gamma", "constant", NULL };
+static const char *const dist_names[] = { "uniform", "normal", "lognormal", "empirical", NULL };
+static const char *const engine_names[] = { "vllm", NULL };
+static const char *const kv_dtype_names[] = { "auto", "fp8", NULL };
+
+#define F(field) offsetof(struct scenario, field)
+#define BIG DBL_MAX
+
+static const struct inidoc_key keys[] = {
+	{ "run", "model", INI_STRING, F(model), 0, 0, 0, "a model id, Hugging Face id or path", NULL },
+	{ "run", "hardware", INI_STRING, F(hardware), 0, 0, 0, "a hardware id or path", NULL },
+	{ "run", "seed", INI_INT, F(seed), 0, 0, 4294967295.0, "an integer in [0, 2^32)", NULL },
+	{ "run", "weights", INI_STRING, F(weights), 0, 0, 0, "a precision name (bf16, fp8, int4, q4_0, …)", NULL },
+	{ "run", "timeseries_interval_s", INI_DOUBLE, F(timeseries_interval_s), INI_MIN_EXCLUSIVE, 0, BIG,
+	  "seconds > 0", NULL },
+
+	{ "workload", "num_prompts", INI_INT, F(num_prompts), 0, 1, 1e9, "an integer >= 1", NULL },
+	{ "workload", "request_rate", INI_DOUBLE, F(request_rate), INI_MIN_EXCLUSIVE | INI_ALLOW_INF, 0, 1e9,
+	  "requests per second > 0, or inf", NULL },
+	{ "workload", "burstiness", INI_DOUBLE, F(burstiness), INI_MIN_EXCLUSIVE, 0, 1e6,
+	  "a gamma shape > 0 (1 = Poisson)", NULL },
+	{ "workload", "arrival", INI_ENUM, F(arrival), 0, 0, 0, "poisson, gamma or constant", arrival_names },
+	{ "workload", "max_concurrency", INI_INT, F(max_concurrency), 0, 1, 1e9, "an integer >= 1", NULL },
+	{ "workload", "stages", INI_STRING, F(stages_text), 0, 0, 0, "RATE:DURATION_S, …", NULL },
+	{ "workload", "random_input_len", INI_INT, F(input.mean), 0, 1, 1e8, "a token count >= 1", NULL },
+	{ "workload", "random_output_len", INI_INT, F(output.mean), 0, 1, 1e8, "a token count >= 1", NULL },
+	{ "workload", "random_range_ratio", INI_DOUBLE, F(random_range_ratio), 0, 0, 0.999999999,
+	  "a ratio in [0, 1)", NULL },
+	{ "workload", "random_prefix_len", INI_INT, F(random_prefix_len), 0, 0, 1e8, "a token count >= 0", NULL },
+	{ "workload", "prefix_groups", INI_INT, F(prefix_groups), 0, 1, 1e9, "an integer >= 1", NULL },
+	{ "workload", "input_distribution", INI_ENUM, F(input.dist), 0, 0, 0,
+	  "uniform, normal, lognormal or empirical", dist_names },
+	{ "workload", "input_stddev", INI_DOUBLE, F(input.stddev), 0, 0, BIG, "a standard deviation >= 0", NULL },
+	{ "workload", "input_file", INI_STRING, F(input.file), 0, 0, 0, "a file of lengths", NULL },
+	{ "workload", "output_distribution", INI_ENUM, F(output.dist), 0, 0, 0,
+	  "uniform, normal, lognormal or empirical", dist_names },
+	{ "workload", "output_stddev", INI_DOUBLE, F(output.stddev), 0, 0, BIG, "a standard deviation >= 0", NULL },
+	{ "workload", "output_file", INI_STRING, F(output.file), 0, 0, 0, "a file of lengths", NULL },
+	{ "workload", "users", INI_INT, F(users), 0, 0, 1e7, "a user count >= 0 (0 = open loop)", NULL },
+	{ "workload", "think_time_s", INI_DOUBLE, F(think_time_s), 0, 0, BIG, "seconds >= 0", NULL },
+	{ "workload", "turns", INI_INT, F(turns), 0, 1, 1e6, "turns per conversation >= 1", NULL },
+	{ "workload", "trace", INI_STRING, F(trace), 0, 0, 0, "a trace file", NULL },
+	{ "workload", "trace_format", INI_ENUM, F(trace_format), 0, 0, 0,
+	  "auto, vllm, azure, mooncake or csv", scenario_trace_formats },
+	{ "workload", "trace_time_scale", INI_DOUBLE, F(trace_time_scale), INI_MIN_EXCLUSIVE, 0, BIG,
+	  "a factor > 0 on trace times", NULL },
+
+	{ "engine", "kind", INI_ENUM, F(engine_kind), 0, 0, 0, "vllm", engine_names },
+	{ "engine", "tensor_parallel_size", INI_INT, F(tensor_parallel_size), 0, 1, 1024, "an integer >= 1", NULL },
+	{ "engine", "max_num_batched_tokens", INI_INT, F(max_num_batched_tokens), 0, 1, 1e8,
+	  "a token count >= 1", NULL },
+	{ "engine", "max_num_seqs", INI_INT, F(max_num_seqs), 0, 1, 1e7, "an integer >= 1", NULL },
+	{ "engine", "max_model_len", INI_INT, F(max_model_len), 0, 2, 1e9, "a token count >= 2", NULL },
+	{ "engine", "gpu_memory_utilization", INI_DOUBLE, F(gpu_memory_utilization), INI_MIN_EXCLUSIVE, 0, 1,
+	  "a fraction in (0, 1]", NULL },
+	{ "engine", "block_size", INI_INT, F(block_size), 0, 1, 4096, "tokens per KV block, >= 1", NULL },
+	{ "engine", "enable_prefix_caching", INI_BOOL, F(enable_prefix_caching), 0, 0, 0, "true or false", NULL },
+	{ "engine", "enable_chunked_prefill", INI_BOOL, F(enable_chunked_prefill), 0, 0, 0, "true or false", NULL },
+	{ "engine", "long_prefill_token_threshold", INI_INT, F(long_prefill_token_threshold), 0, 0, 1e8,
+	  "a token count >= 0 (0 = off)", NULL },
+	{ "engine", "num_gpu_blocks_override", INI_INT, F(num_gpu_blocks_override), 0, 2, 1e9,
+	  "a block count >= 2", NULL },
+	{ "engine", "kv_offload_gib", INI_DOUBLE, F(kv_offload_gib), 0, 0, 1e6, "GiB of host memory >= 0", NULL },
+	{ "engine", "kv_cache_dtype", INI_ENUM, F(kv_cache_dtype), 0, 0, 0, "auto or fp8", kv_dtype_names },
+
+	{ "slo", "ttft_ms", INI_DOUBLE, F(slo_ttft_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
+	{ "slo", "tpot_ms", INI_DOUBLE, F(slo_tpot_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
+	{ "slo", "e2el_ms", INI_DOUBLE, F(slo_e2el_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
+};
+
+enum { N_KEYS = sizeof keys / sizeof *keys };
+
+void scenario_default(struct scenario *sc)
+{
+	memset(sc, 0, sizeof *sc);
+	snprintf(sc->path, sizeof sc->path, "built-in default");
+	snprintf(sc->model, sizeof sc->model, "llama-3.1-8b");
+	snprintf(sc->hardware, sizeof sc->hardware, "h100-sxm");
+	sc->seed = 0;                        /* vllm bench serve --seed 0 */
+	sc->timeseries_interval_s = 1.0;
+	sc->num_prompts = 200;               /* SEED C13: --num-prompts 200 */
+	sc->request_rate = 4;                /* SEED C13: --request-rate 4 */
+	sc->burstiness = 1.0;
+	sc->arrival = ARRIVAL_POISSON;
+	sc->input.mean = 1024;               /* vllm bench serve --random-input-len */
+	sc->output.mean = 128;               /* --random-output-len */
+	sc->prefix_groups = 1;
+	sc->turns = 1;
+	sc->trace_time_scale = 1.0;
+	sc->engine_kind = ENGINE_VLLM;
+	sc->tensor_parallel_size = 1;
+	sc->max_num_batched_tokens = -1;
+	sc->max_num_seqs = -1;
+	sc->max_model_len = -1;
+	sc->gpu_memory_utilization = 0.9;
+	sc->block_size = 16;
+	sc->enable_prefix_caching = true;
+	sc->enable_chunked_prefill = true;
+	sc->num_gpu_blocks_override = -1;
+}
+
+/* "4:600, 20:600" → stages. */
+static int parse_stages(struct scenario *sc, const struct inidoc_entry *en,
+			const char *path, struct err *e)
+{
+	char buf[INI_VALUE_MAX], *save = NULL;
+	snprintf(buf, sizeof buf, "%s", sc->stages_text);
+	sc->n_stages = 0;
+	char at[INI_VALUE_MAX + 32];
+	if (en && en->line > 0)
+		snprintf(at, sizeof at, "%s:%d", path, en->line);
+	else
+		snprintf(at, sizeof at, "--set workload.stages");
+	for (char *tok = strtok_r(buf, ",;", &save); tok; tok = strtok_r(NULL, ",;", &save)) {
+		char *colon = strchr(tok, ':');
+		struct stage st;
+		if (!colon)
+			return err_set(e, "%s: [workload] stages: expected RATE:DURATION_S, got '%s'", at, tok);
+		*colon = '\0';
+		if (num_parse_double(tok, &st.rate) || !(st.rate > 0) || isinf(st.rate))
+			return err_set(e, "%s: [workload] stages: expected a rate > 0 before ':', got '%s'", at, tok);
+		if (num_parse_double(colon + 1, &st.duration_s) || !(st.duration_s > 0) ||
+		    isinf(st.duration_s))
+			return err_set(e, "%s: [workload] stages: expected a duration in seconds > 0 after ':', got '%s'",
+				       at, colon + 1);
+		if (sc->n_stages == SCENARIO_MAX_STAGES)
+			return err_set(e, "%s: [workload] stages: at most %d stages", at, SCENARIO_MAX_STAGES);
+		sc->stages[sc->n_stages++] = st;
+	}
+	if (sc->n_stages == 0)
+		return err_set(e, "%s: [workload] stages: expected RATE:DURATION_S, …, got nothing", at);
+	return 0;
+}
+
+/* Checks across keys, naming the key whose value cannot stand. */
+static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
+{
+	const struct inidoc_entry *en;
+	sc->num_prompts_given = inidoc_find(doc, "workload", "num_prompts") != NULL;
+	if (sc->stages_text[0]) {
+		if (parse_stages(sc, inidoc_find(doc, "workload", "stages"), doc->path, e))
+			return -1;
+		/* A stage sends rate × duration requests: that is num_prompts. */
+		double total = 0;
+		for (int i = 0; i < sc->n_stages; i++)
+			total += round(sc->stages[i].rate * sc->stages[i].duration_s);
+		sc->num_prompts = (int64_t)total;
+		if (sc->num_prompts < 1)
+			return err_set(e, "%s: [workload] stages: the stages send no request", doc->path);
+	}
+	if (sc->burstiness != 1.0 && sc->arrival == ARRIVAL_POISSON &&
+	    !inidoc_find(doc, "workload", "arrival"))
+		sc->arrival = ARRIVAL_GAMMA;   /* vLLM: burstiness != 1 means gamma gaps */
+	if (sc->input.dist == LEN_EMPIRICAL && !sc->input.file[0])
+		return err_set(e, "%s: [workload] input_file: missing; expected a file of lengths for input_distribution = empirical",
+			       doc->path);
+	if (sc->output.dist == LEN_EMPIRICAL && !sc->output.file[0])
+		return err_set(e, "%s: [workload] output_file: missing; expected a file of lengths for output_distribution = empirical",
+			       doc->path);
+	if ((en = inidoc_find(doc, "workload", "users")) && sc->users > 0 && sc->n_stages)
+		return err_set(e, "%s:%d: [workload] users: closed-loop users cannot be combined with stages",
+			       doc->path, en->line);
+	return 0;
+}
+
+int scenario_load(struct scenario *sc, const char *path, struct inidoc *overrides,
+		  struct err *e)
+{
+	scenario_default(sc);
+	struct inidoc doc = { 0 };
+	if (path) {
+		/* A file starts from vLLM's own defaults, not the built-in demo. */
+		snprintf(sc->path, sizeof sc->path, "%s", path);
+		sc->num_prompts = 1000;               /* vllm bench serve --num-prompts */
+		sc->request_rate = INFINITY;          /* --request-rate inf */
+		if (inidoc_load(&doc, path, e)) {
+			inidoc_free(&doc);
+			return -1;
+		}
+	} else {
+		doc.path = xstrdup("built-in default");
+	}
+	if (overrides) {
+		for (size_t i = 0; i < overrides->len; i++) {
+			char assign[INI_NAME_MAX * 2 + INI_VALUE_MAX + 4];
+			const struct inidoc_entry *o = &overrides->entries[i];
+			snprintf(assign, sizeof assign, "%s.%s=%s", o->section, o->key, o->value);
+			inidoc_add_override(&doc, assign, NULL);
+		}
+	}
+	int rc = inidoc_bind(&doc, keys, N_KEYS, sc, false, NULL, e);
+	if (rc == 0)
+		rc = check(sc, &doc, e);
+	inidoc_free(&doc);
+	return rc;
+}

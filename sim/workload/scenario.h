@@ -1,0 +1,102 @@
+/*
+ * scenario: one simulated experiment, read from an INI file (plus --set
+ * overrides), or the built-in default.
+ *
+ * Key names follow `vllm bench serve` and `vllm serve` flags, underscored,
+ * wherever vLLM has the concept; defaults are vLLM's. Keys whose default
+ * depends on the hardware or the model (max_num_batched_tokens,
+ * max_num_seqs, max_model_len) stay "unset" (-1) here and are resolved by
+ * the engine, as vLLM resolves them at start-up. The README lists every key.
+ */
+#ifndef SERVESIM_SCENARIO_H
+#define SERVESIM_SCENARIO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "inidoc.h"
+
+enum arrival_kind { ARRIVAL_POISSON, ARRIVAL_GAMMA, ARRIVAL_CONSTANT };
+enum len_dist { LEN_UNIFORM, LEN_NORMAL, LEN_LOGNORMAL, LEN_EMPIRICAL };
+enum engine_kind { ENGINE_VLLM };
+
+#define SCENARIO_MAX_STAGES 32
+
+struct stage {
+	double rate;          /* requests per second */
+	double duration_s;
+};
+
+struct len_spec {
+	int dist;             /* enum len_dist */
+	int64_t mean;         /* random_input_len / random_output_len */
+	double stddev;        /* normal, lognormal */
+	char file[INI_VALUE_MAX];  /* empirical: one length per line */
+};
+
+struct scenario {
+	char path[INI_VALUE_MAX];   /* the file, or "built-in default" */
+
+	/* [run] */
+	char model[INI_VALUE_MAX];
+	char hardware[INI_VALUE_MAX];
+	int64_t seed;
+	char weights[INI_VALUE_MAX];       /* "" = the model's stored precision */
+	double timeseries_interval_s;
+
+	/* [workload] */
+	int64_t num_prompts;
+	bool num_prompts_given;            /* set explicitly (caps a trace) */
+	double request_rate;               /* INFINITY = all at t=0 */
+	double burstiness;
+	int arrival;                       /* enum arrival_kind */
+	int64_t max_concurrency;           /* 0 = unlimited */
+	char stages_text[INI_VALUE_MAX];
+	struct stage stages[SCENARIO_MAX_STAGES];
+	int n_stages;                      /* 0 = one stage of num_prompts */
+	struct len_spec input, output;
+	double random_range_ratio;
+	int64_t random_prefix_len;
+	int64_t prefix_groups;
+	int64_t users;                     /* closed loop when > 0 */
+	double think_time_s;
+	int64_t turns;                     /* requests per conversation */
+	char trace[INI_VALUE_MAX];
+	int trace_format;                  /* index into scenario_trace_formats */
+	double trace_time_scale;
+
+	/* [engine] */
+	int engine_kind;                   /* enum engine_kind */
+	int64_t tensor_parallel_size;
+	int64_t max_num_batched_tokens;    /* -1 = vLLM's default for the device */
+	int64_t max_num_seqs;              /* -1 = vLLM's default for the device */
+	int64_t max_model_len;             /* -1 = the model's max_position_embeddings */
+	double gpu_memory_utilization;
+	int64_t block_size;
+	bool enable_prefix_caching;
+	bool enable_chunked_prefill;
+	int64_t long_prefill_token_threshold;
+	int64_t num_gpu_blocks_override;   /* -1 = size from memory */
+	double kv_offload_gib;
+	int kv_cache_dtype;                /* 0 auto, 1 fp8 */
+
+	/* [slo]: goodput thresholds in ms (0 = not set), as --goodput */
+	double slo_ttft_ms, slo_tpot_ms, slo_e2el_ms;
+};
+
+extern const char *const scenario_trace_formats[];
+
+/* Fills *sc with the built-in default: Llama-3.1-8B on H100 SXM, 200
+ * prompts at 4 req/s, Poisson, vLLM's random dataset (1024 in, 128 out),
+ * i.e. `vllm bench serve --num-prompts 200 --request-rate 4` (SEED C13). */
+void scenario_default(struct scenario *sc);
+
+/* Loads path (or, when path is NULL, starts from the default) and applies
+ * the overrides in *overrides (entries of a doc built with
+ * inidoc_add_override; may be NULL). Returns 0 or -1 with e naming the file,
+ * line and key (or the --set). */
+int scenario_load(struct scenario *sc, const char *path, struct inidoc *overrides,
+		  struct err *e);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * trace: real request traces, read into one neutral form for replay.
+ *
+ * Formats (../shared/traces/, ../shared/reference/formats.md §1):
+ *   vllm      `vllm bench serve` result JSON: input_lens, output_lens and,
+ *             when present, start_times (seconds); every version's keys.
+ *   azure     Azure LLM trace CSV: TIMESTAMP,ContextTokens,GeneratedTokens,
+ *             wall-clock timestamps with 7 fractional digits; first row = 0.
+ *   mooncake  Mooncake JSONL: timestamp (ms), input_length, output_length,
+ *             hash_ids (ids of 512-token prefix blocks; equal ids = same KV).
+ *   csv       plain CSV with a header naming timestamp_s, input_tokens,
+ *             output_tokens (in any order; other columns ignored).
+ * "auto" picks by content: a JSON object → vllm, JSON lines → mooncake, a
+ * header with TIMESTAMP → azure, else csv.
+ *
+ * Errors name the file, the line (JSON: line and column) and the field:
+ * `trace.csv:12: ContextTokens: expected a positive integer, got 'x'`.
+ */
+#ifndef SERVESIM_TRACE_H
+#define SERVESIM_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define TRACE_BLOCK_TOKENS 512   /* Mooncake hash_ids granularity */
+
+struct trace_row {
+	double time_s;          /* send time relative to the first row; NAN when the file has none */
+	int32_t input_len;
+	int32_t output_len;
+	int32_t n_hash_ids;     /* 0 unless mooncake */
+	uint64_t *hash_ids;     /* owned by the trace; NULL when n_hash_ids is 0 */
+};
+
+struct trace {
+	struct trace_row *rows;
+	size_t len;
+	char format[16];        /* the format actually read */
+};
+
+/* Reads path in format ("auto", "vllm", "azure", "mooncake", "csv") into *t.
+ * Rows are sorted by time (stable) when times are present. Returns 0, or -1
+ * with e set; on failure *t holds nothing to free. An empty trace is an
+ * error. */
+int trace_load(struct trace *t, const char *path, const char *format, struct err *e);
+
+/* Frees the rows and their hash ids; safe on a zeroed trace. */
+void trace_free(struct trace *t);
+
+#endif

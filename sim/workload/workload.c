@@ -1,0 +1,299 @@
+#include "workload.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "num.h"
+#include "trace.h"
+#include "xalloc.h"
+
+enum stream { S_ARRIVAL, S_INPUT, S_OUTPUT, S_GROUP, S_THINK, N_STREAMS };
+static const char *const stream_names[N_STREAMS] = {
+	"arrival", "input_len", "output_len", "prefix_group", "think"
+};
+
+struct lengths {               /* an empirical distribution */
+	int32_t *v;
+	size_t n;
+};
+
+struct conversation {
+	int32_t group;
+	int32_t turns_done;
+	int32_t context;           /* tokens of history (prompt + output so far) */
+	int64_t user;              /* closed-loop user, or -1 */
+};
+
+struct workload {
+	const struct scenario *sc;
+	gsl_rng *rng[N_STREAMS];
+	struct lengths in_emp, out_emp;
+	struct trace trace;
+	struct conversation *convs;
+	size_t n_convs, cap_convs;
+	int64_t made;              /* requests made so far */
+	int64_t stage_starts[SCENARIO_MAX_STAGES + 1];
+	int n_stages;
+};
+
+static uint64_t fnv1a(const char *s, uint64_t h)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static int load_lengths(struct lengths *l, const char *path, const char *key, struct err *e)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return err_set(e, "%s: cannot open (from [workload] %s): %m", path, key);
+	char *line = NULL;
+	size_t cap = 0, vcap = 0;
+	int lineno = 0;
+	while (getline(&line, &cap, f) > 0) {
+		lineno++;
+		line[strcspn(line, "\r\n")] = '\0';
+		if (!line[0] || line[0] == '#')
+			continue;
+		int64_t v;
+		if (num_parse_int64(line, &v) || v < 1 || v > INT32_MAX) {
+			err_set(e, "%s:%d: %s: expected a token count >= 1, got '%s'", path, lineno, key, line);
+			free(line);
+			fclose(f);
+			return -1;
+		}
+		xgrow(&l->v, &vcap, l->n + 1, sizeof *l->v);
+		l->v[l->n++] = (int32_t)v;
+	}
+	free(line);
+	fclose(f);
+	if (l->n == 0)
+		return err_set(e, "%s: %s: no lengths in the file", path, key);
+	return 0;
+}
+
+/* One length from spec, as vLLM's random dataset or the named law. */
+static int32_t draw_len(struct workload *w, const struct len_spec *spec, const struct lengths *emp,
+			gsl_rng *rng, bool output)
+{
+	double L = (double)spec->mean, r = w->sc->random_range_ratio;
+	double v;
+	switch (spec->dist) {
+	case LEN_NORMAL:
+		v = round(L + gsl_ran_gaussian(rng, spec->stddev));
+		break;
+	case LEN_LOGNORMAL: {
+		double s2 = log(1 + spec->stddev * spec->stddev / (L * L));
+		v = round(gsl_ran_lognormal(rng, log(L) - s2 / 2, sqrt(s2)));
+		break;
+	}
+	case LEN_EMPIRICAL:
+		v = emp->v[gsl_rng_uniform_int(rng, emp->n)];
+		break;
+	default: {
+		/* datasets/random.py: integers in [floor(L(1-r)), ceil(L(1+r))]. */
+		double lo = floor(L * (1 - r)), hi = ceil(L * (1 + r));
+		if (output && lo < 1)
+			lo = 1;
+		v = lo + (double)gsl_rng_uniform_int(rng, (unsigned long)(hi - lo + 1));
+	}
+	}
+	return v < 1 ? 1 : v > INT32_MAX / 2 ? INT32_MAX / 2 : (int32_t)v;
+}
+
+/* Send times of n requests in one stage starting at t0, as serve.py's
+ * get_request: i.i.d. gaps, cumulated, rescaled so the last lands at
+ * t0 + n/rate. */
+static void stage_times(struct workload *w, int64_t n, double rate, double t0, double *out)
+{
+	const struct scenario *sc = w->sc;
+	if (isinf(rate)) {
+		for (int64_t i = 0; i < n; i++)
+			out[i] = t0;
+		return;
+	}
+	double acc = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double gap;
+		if (sc->arrival == ARRIVAL_CONSTANT)
+			gap = 1 / rate;
+		else if (sc->arrival == ARRIVAL_GAMMA)
+			gap = gsl_ran_gamma(w->rng[S_ARRIVAL], sc->burstiness, 1 / (rate * sc->burstiness));
+		else
+			gap = gsl_ran_exponential(w->rng[S_ARRIVAL], 1 / rate);
+		acc += gap;
+		out[i] = acc;
+	}
+	double scale = acc > 0 ? ((double)n / rate) / acc : 1;
+	for (int64_t i = 0; i < n; i++)
+		out[i] = t0 + out[i] * scale;
+}
+
+static size_t new_conversation(struct workload *w, int64_t user)
+{
+	xgrow(&w->convs, &w->cap_convs, w->n_convs + 1, sizeof *w->convs);
+	struct conversation *c = &w->convs[w->n_convs];
+	c->group = (int32_t)gsl_rng_uniform_int(w->rng[S_GROUP], (unsigned long)w->sc->prefix_groups);
+	c->turns_done = 0;
+	c->context = 0;
+	c->user = user;
+	return w->n_convs++;
+}
+
+/* The next turn of conversation conv, to be sent at t (seconds). */
+static size_t make_turn(struct workload *w, struct reqtab *reqs, size_t conv, double t)
+{
+	const struct scenario *sc = w->sc;
+	struct conversation *c = &w->convs[conv];
+	size_t idx = reqtab_add(reqs);
+	struct request *r = &reqs->v[idx];
+	int32_t in = draw_len(w, &sc->input, &w->in_emp, w->rng[S_INPUT], false);
+	r->output_len = draw_len(w, &sc->output, &w->out_emp, w->rng[S_OUTPUT], true);
+	int32_t prefix = (int32_t)sc->random_prefix_len;
+	r->prompt_len = (c->turns_done == 0 ? prefix : c->context) + in;
+	r->shared_key = 0x5eed000000000000ULL + (uint64_t)c->group;
+	r->shared_len = prefix;
+	r->own_key = 0xc0 * 0x100000000000000ULL + (uint64_t)conv;
+	r->conversation = sc->turns > 1 || sc->users > 0 ? (int32_t)conv : -1;
+	r->turn = c->turns_done;
+	r->want_send_ns = (int64_t)llround(t * 1e9);
+	r->stage = 0;
+	c->turns_done++;
+	w->made++;
+	return idx;
+}
+
+static int from_trace(struct workload *w, struct reqtab *reqs, struct err *e)
+{
+	const struct scenario *sc = w->sc;
+	if (trace_load(&w->trace, sc->trace, scenario_trace_formats[sc->trace_format], e))
+		return -1;
+	size_t n = w->trace.len;
+	if (sc->num_prompts_given && (size_t)sc->num_prompts < n)
+		n = (size_t)sc->num_prompts;
+	double *times = NULL;
+	if (isnan(w->trace.rows[0].time_s)) {
+		/* A vLLM result without start_times: the scenario's rate. */
+		times = xmalloc(n * sizeof *times);
+		stage_times(w, (int64_t)n, sc->request_rate, 0, times);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct trace_row *row = &w->trace.rows[i];
+		size_t idx = reqtab_add(reqs);
+		struct request *r = &reqs->v[idx];
+		r->prompt_len = row->input_len;
+		r->output_len = row->output_len > 0 ? row->output_len : 1;
+		r->own_key = 0xd0 * 0x100000000000000ULL + (uint64_t)i;
+		r->n_block512 = row->n_hash_ids;
+		r->block512 = row->hash_ids;
+		double t = times ? times[i] : row->time_s * sc->trace_time_scale;
+		r->want_send_ns = (int64_t)llround(t * 1e9);
+	}
+	free(times);
+	w->made = (int64_t)n;
+	return 0;
+}
+
+static void open_loop(struct workload *w, struct reqtab *reqs)
+{
+	const struct scenario *sc = w->sc;
+	struct stage one = { sc->request_rate, 0 };
+	const struct stage *stages = sc->n_stages ? sc->stages : &one;
+	int n_stages = sc->n_stages ? sc->n_stages : 1;
+	int64_t turns = sc->turns;
+	double t0 = 0;
+	for (int s = 0; s < n_stages; s++) {
+		int64_t n = sc->n_stages ? (int64_t)round(stages[s].rate * stages[s].duration_s) :
+					   sc->num_prompts;
+		int64_t convs = (n + turns - 1) / turns;
+		double *times = xmalloc((size_t)(convs ? convs : 1) * sizeof *times);
+		stage_times(w, convs, stages[s].rate, t0, times);
+		for (int64_t i = 0; i < convs; i++) {
+			size_t idx = make_turn(w, reqs, new_conversation(w, -1), times[i]);
+			reqs->v[idx].stage = s;
+		}
+		free(times);
+		w->stage_starts[s] = (int64_t)llround(t0 * 1e9);
+		t0 += sc->n_stages ? stages[s].duration_s : 0;
+	}
+	w->n_stages = n_stages;
+	w->stage_starts[n_stages] = (int64_t)llround(t0 * 1e9);
+}
+
+struct workload *workload_create(const struct scenario *sc, struct reqtab *reqs, struct err *e)
+{
+	struct workload *w = xcalloc(1, sizeof *w);
+	w->sc = sc;
+	for (int i = 0; i < N_STREAMS; i++) {
+		w->rng[i] = gsl_rng_alloc(gsl_rng_mt19937);
+		uint64_t h = fnv1a(stream_names[i], 1469598103934665603ULL ^ (uint64_t)sc->seed);
+		gsl_rng_set(w->rng[i], (unsigned long)(h ^ (h >> 32)));
+	}
+	if ((sc->input.dist == LEN_EMPIRICAL && load_lengths(&w->in_emp, sc->input.file, "input_file", e)) ||
+	    (sc->output.dist == LEN_EMPIRICAL && load_lengths(&w->out_emp, sc->output.file, "output_file", e))) {
+		workload_destroy(w);
+		return NULL;
+	}
+	if (sc->trace[0]) {
+		if (from_trace(w, reqs, e)) {
+			workload_destroy(w);
+			return NULL;
+		}
+		w->n_stages = 1;
+	} else if (sc->users > 0) {
+		for (int64_t u = 0; u < sc->users && w->made < sc->num_prompts; u++)
+			make_turn(w, reqs, new_conversation(w, u), 0);
+		w->n_stages = 1;
+	} else {
+		open_loop(w, reqs);
+	}
+	return w;
+}
+
+int64_t workload_on_done(struct workload *w, struct reqtab *reqs, size_t idx, int64_t now)
+{
+	const struct scenario *sc = w->sc;
+	const struct request *r = &reqs->v[idx];
+	if (r->conversation < 0 || w->made >= sc->num_prompts)
+		return -1;
+	size_t conv = (size_t)r->conversation;
+	struct conversation *c = &w->convs[conv];
+	int32_t stage = r->stage;
+	c->context = r->prompt_len + r->output_len;
+	double think = sc->think_time_s > 0 ? gsl_ran_exponential(w->rng[S_THINK], sc->think_time_s) : 0;
+	double t = (double)now / 1e9 + think;
+	if (c->turns_done >= sc->turns) {
+		if (c->user < 0)
+			return -1;                /* open loop: the conversation is over */
+		conv = new_conversation(w, w->convs[conv].user);
+	}
+	size_t next = make_turn(w, reqs, conv, t);
+	reqs->v[next].stage = stage;
+	return (int64_t)next;
+}
+
+const int64_t *workload_stage_starts(const struct workload *w, int *n_stages)
+{
+	*n_stages = w->n_stages;
+	return w->stage_starts;
+}
+
+void workload_destroy(struct workload *w)
+{
+	if (!w)
+		return;
+	for (int i = 0; i < N_STREAMS; i++)
+		gsl_rng_free(w->rng[i]);
+	free(w->in_emp.v);
+	free(w->out_emp.v);
+	trace_free(&w->trace);
+	free(w->convs);
+	free(w);
+}

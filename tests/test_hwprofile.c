@@ -1,0 +1,217 @@
+/*
+ * hwprofile: every shipped profile loads; the seed's six devices carry the
+ * seed's bandwidths (SEED C8); each kind of bad INI input is an error that
+ * names the file and line (and the key where there is one).
+ */
+#include "testutil.h"
+
+#include "catalog.h"
+#include "hwprofile.h"
+
+static void load(struct hw_profile *hw, const char *name)
+{
+	struct err e = { { 0 } };
+	if (hw_load_named(hw, name, &e)) {
+		print_error("%s: %s\n", name, e.msg);
+		fail();
+	}
+}
+
+static void every_profile_loads(void **state)
+{
+	(void)state;
+	char **ids;
+	size_t n = catalog_list(CATALOG_HARDWARE, &ids);
+	/* The issue lists at least 20 devices. */
+	assert_true(n >= 20);
+	int failed = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct hw_profile hw;
+		struct err e = { { 0 } };
+		if (hw_load_named(&hw, ids[i], &e)) {
+			print_error("%s: %s\n", ids[i], e.msg);
+			failed++;
+		} else {
+			assert_string_equal(hw.id, ids[i]);
+			assert_true(hw.capacity_gb > 0 && hw.bandwidth_gb_s > 0 && hw.bf16_tflops > 0);
+			assert_true(hw_memory_bytes(&hw) > 0);
+			assert_true(hw.source_memory[0] && hw.source_compute[0]);
+		}
+		free(ids[i]);
+	}
+	free(ids);
+	assert_int_equal(failed, 0);
+}
+
+/* SEED C8's table: the bandwidths exactly as the seed prints them (whole
+ * numbers, exact in a double, so tolerance 0). */
+static void seed_bandwidths(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *id;
+		double gb_s;
+	} seed[] = {
+		{ "cpu-ddr5-5600", 90 }, { "a10g", 600 },	   { "l40s", 864 },
+		{ "rtx-4090", 1008 },	 { "a100-80gb-sxm", 2039 }, { "h100-sxm", 3350 },
+	};
+	for (size_t i = 0; i < sizeof seed / sizeof *seed; i++) {
+		struct hw_profile hw;
+		load(&hw, seed[i].id);
+		assert_double_near(hw.bandwidth_gb_s, seed[i].gb_s, 0.0);
+	}
+}
+
+/* Ampere has no fp8 or fp4 tensor cores: their matmuls run at the bf16
+ * rate. Hopper has fp8. Exact: the same figure read from the file. */
+static void peak_flops_fallback(void **state)
+{
+	(void)state;
+	struct hw_profile a100, h100;
+	load(&a100, "a100-80gb-sxm");
+	assert_double_near(a100.fp8_tflops, 0.0, 0.0);
+	double bf16 = hw_peak_flops(&a100, MATMUL_BF16);
+	assert_double_near(bf16, a100.bf16_tflops * 1e12, 0.0);
+	assert_double_near(hw_peak_flops(&a100, MATMUL_FP8), bf16, 0.0);
+	assert_double_near(hw_peak_flops(&a100, MATMUL_FP4), bf16, 0.0);
+	/* A100 has int8 tensor cores at twice the bf16 rate. */
+	assert_double_near(hw_peak_flops(&a100, MATMUL_INT8), 2 * bf16, 0.0);
+
+	load(&h100, "h100-sxm");
+	assert_true(h100.fp8_tflops > h100.bf16_tflops);
+	assert_double_near(hw_peak_flops(&h100, MATMUL_FP8), h100.fp8_tflops * 1e12, 0.0);
+	/* No fp4 on Hopper: falls back to fp8, the nearest it has. */
+	assert_double_near(hw_peak_flops(&h100, MATMUL_FP4), h100.fp8_tflops * 1e12, 0.0);
+}
+
+/* The fixture every bad one is derived from loads, so each bad fixture
+ * fails for its one flaw only. */
+static void valid_fixture_loads(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	load(&hw, TEST_DATA_DIR "/hw_valid.ini");
+	assert_string_equal(hw.id, "hw_valid");
+	assert_double_near(hw.bandwidth_gb_s, 2000, 0.0);
+	/* No fp16 key: it takes the bf16 rate. */
+	assert_double_near(hw.fp16_tflops, 400, 0.0);
+	/* No [efficiency]: the class defaults, uncalibrated. */
+	assert_false(hw.calibrated);
+	assert_false(hw.has_price);
+}
+
+/* Loads a bad fixture; returns its message in e (the test fails if it
+ * loads). */
+static void load_bad(const char *file, struct err *e)
+{
+	char path[512];
+	struct hw_profile hw;
+	snprintf(path, sizeof path, "%s/%s", TEST_DATA_DIR, file);
+	memset(e, 0, sizeof *e);
+	assert_int_equal(hw_load(&hw, path, e), -1);
+	assert_true(e->msg[0] != '\0');
+}
+
+static void bad_unknown_key(void **state)
+{
+	(void)state;
+	struct err e;
+	load_bad("hw_unknown_key.ini", &e);
+	assert_contains(e.msg, "hw_unknown_key.ini:10:");
+	assert_contains(e.msg, "clock_mhz");
+	assert_contains(e.msg, "unknown key");
+	/* It lists what [memory] does accept. */
+	assert_contains(e.msg, "bandwidth_gb_s");
+}
+
+static void bad_missing_key(void **state)
+{
+	(void)state;
+	struct err e;
+	load_bad("hw_missing_key.ini", &e);
+	/* A missing key has no line; the file and the key name it. */
+	assert_contains(e.msg, "hw_missing_key.ini");
+	assert_contains(e.msg, "[memory] bandwidth_gb_s");
+	assert_contains(e.msg, "missing");
+}
+
+static void bad_not_a_number(void **state)
+{
+	(void)state;
+	struct err e;
+	load_bad("hw_not_a_number.ini", &e);
+	assert_contains(e.msg, "hw_not_a_number.ini:9:");
+	assert_contains(e.msg, "bandwidth_gb_s: expected");
+	assert_contains(e.msg, "got '2000 GB/s'");
+}
+
+static void bad_zero_bandwidth(void **state)
+{
+	(void)state;
+	struct err e;
+	load_bad("hw_zero_bandwidth.ini", &e);
+	assert_contains(e.msg, "hw_zero_bandwidth.ini:9:");
+	assert_contains(e.msg, "bandwidth_gb_s: expected");
+	assert_contains(e.msg, "> 0");
+	assert_contains(e.msg, "got '0'");
+}
+
+static void bad_negative_bandwidth(void **state)
+{
+	(void)state;
+	struct err e;
+	load_bad("hw_negative_bandwidth.ini", &e);
+	assert_contains(e.msg, "hw_negative_bandwidth.ini:9:");
+	assert_contains(e.msg, "bandwidth_gb_s: expected");
+	assert_contains(e.msg, "got '-2000'");
+}
+
+static void bad_long_line(void **state)
+{
+	(void)state;
+	struct err e;
+	load_bad("hw_long_line.ini", &e);
+	/* inih 55 reads 200 characters a line; a longer one would be split
+	 * silently, so the adapter refuses it. No key: the line is the fault. */
+	assert_contains(e.msg, "hw_long_line.ini:10:");
+	assert_contains(e.msg, "characters");
+}
+
+static void bad_syntax(void **state)
+{
+	(void)state;
+	struct err e;
+	load_bad("hw_syntax_error.ini", &e);
+	assert_contains(e.msg, "hw_syntax_error.ini:9:");
+	assert_contains(e.msg, "key = value");
+}
+
+static void unknown_id_lists_known(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	struct err e = { { 0 } };
+	assert_int_equal(hw_load_named(&hw, "nonexistent", &e), -1);
+	assert_contains(e.msg, "nonexistent");
+	assert_contains(e.msg, "h100-sxm");
+	assert_contains(e.msg, "a100-80gb-sxm");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_profile_loads),
+		cmocka_unit_test(seed_bandwidths),
+		cmocka_unit_test(peak_flops_fallback),
+		cmocka_unit_test(valid_fixture_loads),
+		cmocka_unit_test(bad_unknown_key),
+		cmocka_unit_test(bad_missing_key),
+		cmocka_unit_test(bad_not_a_number),
+		cmocka_unit_test(bad_zero_bandwidth),
+		cmocka_unit_test(bad_negative_bandwidth),
+		cmocka_unit_test(bad_long_line),
+		cmocka_unit_test(bad_syntax),
+		cmocka_unit_test(unknown_id_lists_known),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,124 @@
+/*
+ * testutil: what the cmocka tests share. Header-only (static functions):
+ * each test is its own executable with its own main.
+ *
+ * assert_double_near(a, b, tol): |a - b| <= tol for doubles. cmocka 1.1.5's
+ * assert_float_equal converts to float, which loses the digits the
+ * simulator's arithmetic is checked to, so this prints both values and the
+ * tolerance with 17 significant digits on failure.
+ *
+ * assert_contains(haystack, needle): needle is a substring; both are shown
+ * on failure (for error messages).
+ *
+ * run_cmd(&r, fmt, …): runs a shell command, capturing stdout, stderr and
+ * the exit status; free with run_result_free. For the CLI tests.
+ */
+#ifndef SERVESIM_TESTUTIL_H
+#define SERVESIM_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static inline void test_double_near(double a, double b, double tol, const char *sa,
+				    const char *sb, const char *file, int line)
+{
+	/* !(<=) so that a NaN on either side fails too. */
+	if (!(fabs(a - b) <= tol)) {
+		print_error("%s = %.17g\n%s = %.17g\n|difference| = %.17g > tolerance %.17g\n",
+			    sa, a, sb, b, fabs(a - b), tol);
+		_fail(file, line);
+	}
+}
+
+#define assert_double_near(a, b, tol) \
+	test_double_near((a), (b), (tol), #a, #b, __FILE__, __LINE__)
+
+/* Relative form: |a - b| <= rel * |b|, b being the reference figure. */
+#define assert_double_rel(a, b, rel) \
+	test_double_near((a), (b), (rel) * fabs((double)(b)), #a, #b, __FILE__, __LINE__)
+
+static inline void test_contains(const char *hay, const char *needle, const char *sh,
+				 const char *file, int line)
+{
+	if (!hay || !strstr(hay, needle)) {
+		print_error("%s does not contain \"%s\"; it is:\n\"%s\"\n", sh, needle,
+			    hay ? hay : "(null)");
+		_fail(file, line);
+	}
+}
+
+#define assert_contains(hay, needle) test_contains((hay), (needle), #hay, __FILE__, __LINE__)
+
+struct run_result {
+	int status;   /* exit status; -1 when the command did not exit normally */
+	char *out;    /* stdout, NUL-terminated; owned */
+	char *err;    /* stderr, NUL-terminated; owned */
+};
+
+/* Reads all of f into a malloc'd, NUL-terminated string. */
+static inline char *test_slurp(FILE *f)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	assert_non_null(buf);
+	size_t n;
+	while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (cap - len < 2) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Runs the command (printf-formatted) through /bin/sh. stdout comes through
+ * popen, stderr through a temporary file. Fails the test when the command
+ * cannot be started at all. */
+static inline void run_cmd(struct run_result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static inline void run_cmd(struct run_result *r, const char *fmt, ...)
+{
+	char cmd[4096], errpath[] = "/tmp/servesim-test-XXXXXX";
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	assert_true(n > 0 && (size_t)n < sizeof cmd - sizeof errpath - 8);
+	int fd = mkstemp(errpath);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd + n, sizeof cmd - (size_t)n, " 2>%s", errpath);
+
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	r->out = test_slurp(p);
+	int ws = pclose(p);
+	r->status = ws != -1 && WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+	FILE *ef = fopen(errpath, "r");
+	assert_non_null(ef);
+	r->err = test_slurp(ef);
+	fclose(ef);
+	unlink(errpath);
+}
+
+static inline void run_result_free(struct run_result *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+#endif
