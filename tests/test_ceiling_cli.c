@@ -11,7 +11,7 @@
 
 /* Runs servesim ARGS (a shell fragment), expecting exit status want_rc;
  * returns the parsed stdout when want_json. */
-static json_t *servesim(struct run_result *r, int want_rc, bool want_json, const char *args)
+static json_t *servesim(struct cmd_result *r, int want_rc, bool want_json, const char *args)
 {
 	run_cmd(r, "'%s' %s", SERVESIM_BIN, args);
 	if (r->status != want_rc) {
@@ -58,7 +58,7 @@ enum { N_SEED = sizeof seed_table / sizeof *seed_table };
 static void seed_table_json(void **state)
 {
 	(void)state;
-	struct run_result r;
+	struct cmd_result r;
 	json_t *rows = servesim(&r, 0, true, "ceiling --format json");
 	assert_true(json_is_array(rows));
 	assert_int_equal(json_array_size(rows), N_SEED);
@@ -75,18 +75,18 @@ static void seed_table_json(void **state)
 				   JSON_3DP);
 	}
 	json_decref(rows);
-	run_result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* The text table shows the same rounded ceilings. */
 static void seed_table_text(void **state)
 {
 	(void)state;
-	struct run_result r;
+	struct cmd_result r;
 	servesim(&r, 0, false, "ceiling");
 	assert_contains(r.out, "NVIDIA H100");
 	assert_contains(r.out, "decode tok/s");
-	run_result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* SEED C9: 8-bit weights halve the bytes read and double the ceiling. For
@@ -94,7 +94,7 @@ static void seed_table_text(void **state)
 static void fp8_doubles_ceiling(void **state)
 {
 	(void)state;
-	struct run_result r16, r8;
+	struct cmd_result r16, r8;
 	json_t *a = servesim(&r16, 0, true, "ceiling --format json --weights bf16");
 	json_t *b = servesim(&r8, 0, true, "ceiling --format json --weights fp8");
 	assert_int_equal(json_array_size(a), N_SEED);
@@ -116,15 +116,15 @@ static void fp8_doubles_ceiling(void **state)
 	}
 	json_decref(a);
 	json_decref(b);
-	run_result_free(&r16);
-	run_result_free(&r8);
+	cmd_result_free(&r16);
+	cmd_result_free(&r8);
 }
 
 /* GGUF Q4_0 at 4.5 bits: 8e9 × 4.5 / 8 = 4.5 GB of weights. */
 static void q4_0_weights(void **state)
 {
 	(void)state;
-	struct run_result r;
+	struct cmd_result r;
 	json_t *rows = servesim(&r, 0, true, "ceiling --format json --weights q4_0 --hardware h100-sxm");
 	assert_int_equal(json_array_size(rows), 1);
 	json_t *o = json_array_get(rows, 0);
@@ -134,45 +134,45 @@ static void q4_0_weights(void **state)
 	assert_double_near(num_field(o, "decode_ceiling_tok_s"), 3350 / 4.5, JSON_3DP);
 	assert_contains(json_string_value(json_object_get(o, "model")), "4.5 bits");
 	json_decref(rows);
-	run_result_free(&r);
+	cmd_result_free(&r);
 
 	/* The text output states the bits per weight too. */
 	servesim(&r, 0, false, "ceiling --weights q4_0");
 	assert_contains(r.out, "q4_0 (4.5 bits/weight)");
-	run_result_free(&r);
+	cmd_result_free(&r);
 }
 
 static void unknown_hardware(void **state)
 {
 	(void)state;
-	struct run_result r;
+	struct cmd_result r;
 	servesim(&r, 2, false, "ceiling --hardware nonexistent");
 	assert_contains(r.err, "nonexistent");
 	assert_contains(r.err, "h100-sxm");
 	assert_contains(r.err, "a100-80gb-sxm");
 	assert_string_equal(r.out, "");
-	run_result_free(&r);
+	cmd_result_free(&r);
 }
 
 static void unknown_weights(void **state)
 {
 	(void)state;
-	struct run_result r;
+	struct cmd_result r;
 	servesim(&r, 2, false, "ceiling --weights fp7");
 	assert_contains(r.err, "got 'fp7'");
 	assert_contains(r.err, "q4_0");
-	run_result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* A bad profile given as a path: exit 2, file and line on stderr. */
 static void bad_profile_path(void **state)
 {
 	(void)state;
-	struct run_result r;
+	struct cmd_result r;
 	servesim(&r, 2, false, "ceiling --hardware '" TEST_DATA_DIR "/hw_zero_bandwidth.ini'");
 	assert_contains(r.err, "hw_zero_bandwidth.ini:9:");
 	assert_contains(r.err, "got '0'");
-	run_result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* SEED C16 through the command: 131072 KV bytes per token, and 8000 tokens
@@ -180,46 +180,46 @@ static void bad_profile_path(void **state)
 static void model_kv_json(void **state)
 {
 	(void)state;
-	struct run_result r;
+	struct cmd_result r;
 	json_t *o = servesim(&r, 0, true, "model llama-3.1-8b --format json");
 	assert_string_equal(json_string_value(json_object_get(o, "id")), "llama-3.1-8b");
 	/* Exact: integer arithmetic, printed as an integer. */
 	assert_double_near(num_field(o, "kv_bytes_per_token"), 131072, 0.0);
 	assert_double_near(num_field(o, "kv_bytes_at_context"), 131072.0 * 8000, 0.0);
 	json_decref(o);
-	run_result_free(&r);
+	cmd_result_free(&r);
 
 	/* --kv-cache-dtype fp8 halves it exactly. */
 	o = servesim(&r, 0, true, "model llama-3.1-8b --format json --kv-cache-dtype fp8");
 	assert_double_near(num_field(o, "kv_bytes_per_token"), 65536, 0.0);
 	json_decref(o);
-	run_result_free(&r);
+	cmd_result_free(&r);
 }
 
 static void model_bad_json_path(void **state)
 {
 	(void)state;
-	struct run_result r;
+	struct cmd_result r;
 	servesim(&r, 2, false, "model '" TEST_DATA_DIR "/bad_syntax.json'");
 	assert_contains(r.err, "bad_syntax.json:3:");
-	run_result_free(&r);
+	cmd_result_free(&r);
 }
 
 static void help_and_misuse(void **state)
 {
 	(void)state;
-	struct run_result r;
+	struct cmd_result r;
 	/* --help: stdout, exit 0 (jq's convention). */
 	servesim(&r, 0, false, "ceiling --help");
 	assert_contains(r.out, "usage: servesim ceiling");
-	run_result_free(&r);
+	cmd_result_free(&r);
 	/* Misuse: stderr, exit 2. */
 	servesim(&r, 2, false, "ceiling --format yaml");
 	assert_contains(r.err, "yaml");
-	run_result_free(&r);
+	cmd_result_free(&r);
 	servesim(&r, 2, false, "no-such-verb");
 	assert_contains(r.err, "no-such-verb");
-	run_result_free(&r);
+	cmd_result_free(&r);
 }
 
 int main(void)

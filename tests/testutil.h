@@ -11,7 +11,7 @@
  * on failure (for error messages).
  *
  * run_cmd(&r, fmt, …): runs a shell command, capturing stdout, stderr and
- * the exit status; free with run_result_free. For the CLI tests.
+ * the exit status; free with cmd_result_free. For the CLI tests.
  */
 #ifndef SERVESIM_TESTUTIL_H
 #define SERVESIM_TESTUTIL_H
@@ -59,7 +59,7 @@ static inline void test_contains(const char *hay, const char *needle, const char
 
 #define assert_contains(hay, needle) test_contains((hay), (needle), #hay, __FILE__, __LINE__)
 
-struct run_result {
+struct cmd_result {
 	int status;   /* exit status; -1 when the command did not exit normally */
 	char *out;    /* stdout, NUL-terminated; owned */
 	char *err;    /* stderr, NUL-terminated; owned */
@@ -87,9 +87,9 @@ static inline char *test_slurp(FILE *f)
 /* Runs the command (printf-formatted) through /bin/sh. stdout comes through
  * popen, stderr through a temporary file. Fails the test when the command
  * cannot be started at all. */
-static inline void run_cmd(struct run_result *r, const char *fmt, ...)
+static inline void run_cmd(struct cmd_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-static inline void run_cmd(struct run_result *r, const char *fmt, ...)
+static inline void run_cmd(struct cmd_result *r, const char *fmt, ...)
 {
 	char cmd[4096], errpath[] = "/tmp/servesim-test-XXXXXX";
 	va_list ap;
@@ -114,7 +114,7 @@ static inline void run_cmd(struct run_result *r, const char *fmt, ...)
 	unlink(errpath);
 }
 
-static inline void run_result_free(struct run_result *r)
+static inline void cmd_result_free(struct cmd_result *r)
 {
 	free(r->out);
 	free(r->err);

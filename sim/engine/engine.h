@@ -50,6 +50,13 @@ struct engine_stats {
 	struct perf_breakdown time;
 };
 
+/* The engine's state right now (the gauges of SEED C12). */
+struct engine_gauges {
+	int64_t running, waiting;
+	double kv_usage;               /* fraction in [0, 1] */
+	int64_t step_tokens;           /* tokens in the step that started last */
+};
+
 struct engine;
 
 struct engine_class {
@@ -63,8 +70,7 @@ struct engine_class {
 	int64_t (*start_step)(struct engine *eng, int64_t now);
 	/* Applies the step that started last; now is its end. */
 	void (*end_step)(struct engine *eng, int64_t now);
-	void (*gauges)(const struct engine *eng, int64_t *running, int64_t *waiting,
-		       double *kv_usage);
+	void (*gauges)(const struct engine *eng, struct engine_gauges *out);
 	void (*stats)(const struct engine *eng, struct engine_stats *st);
 };
 

@@ -41,8 +41,10 @@ struct request {
 
 	/* Timing (ns). */
 	int64_t send_ns;          /* client send (after max_concurrency wait) */
+	int64_t enqueue_ns;       /* reaches the engine (after the API path) */
 	int64_t first_scheduled_ns;
 	int64_t first_token_ns, last_token_ns, finish_ns;
+	int64_t max_itl_ns;       /* the longest gap between two of its tokens */
 	int32_t preemptions;
 	const char *fail_reason;  /* static string when FAILED */
 };

@@ -78,6 +78,7 @@ struct engine {
 	size_t *scheduled;               /* this step's requests */
 	size_t n_scheduled, cap_scheduled;
 	double step_extra_s;             /* CPU-tier loads in this step */
+	int64_t step_tokens;             /* tokens in the current step */
 	struct engine_stats st;
 };
 
@@ -330,6 +331,7 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 		schedule_waiting(g, &step, &budget, now);
 	if (g->n_scheduled == 0)
 		return -1;
+	g->step_tokens = step.tokens;
 	struct perf_breakdown b;
 	double s = perf_step_time(&g->perf, &step, &b) + g->step_extra_s;
 	g->st.steps++;
@@ -398,6 +400,7 @@ static void vllm_submit(struct engine *g, size_t idx, int64_t now)
 {
 	struct request *r = req(g, idx);
 	int64_t total = (int64_t)r->prompt_len + r->output_len;
+	r->enqueue_ns = now;
 	if (total > g->max_model_len) {
 		/* vLLM answers 400: "This model's maximum context length is …". */
 		fail(g, idx, now, "prompt + max_tokens exceeds max_model_len");
@@ -411,11 +414,12 @@ static void vllm_submit(struct engine *g, size_t idx, int64_t now)
 	dq_push_back(&g->waiting, idx);
 }
 
-static void vllm_gauges(const struct engine *g, int64_t *running, int64_t *waiting, double *kv)
+static void vllm_gauges(const struct engine *g, struct engine_gauges *out)
 {
-	*running = (int64_t)g->n_running;
-	*waiting = (int64_t)g->waiting.len;
-	*kv = kvpool_usage(g->pool);
+	out->running = (int64_t)g->n_running;
+	out->waiting = (int64_t)g->waiting.len;
+	out->kv_usage = kvpool_usage(g->pool);
+	out->step_tokens = g->step_tokens;
 }
 
 static void vllm_stats(const struct engine *g, struct engine_stats *st)

@@ -422,21 +422,21 @@ int report_csv(const char *dir, const struct run_result *res, struct err *e)
 	if (!f)
 		return -1;
 	fprintf(f, "id,stage,conversation,turn,send_s,input_tokens,output_tokens,cached_tokens,"
-		   "ttft_s,tpot_s,e2el_s,queue_s,preemptions,status,error\n");
+		   "ttft_s,tpot_s,e2el_s,queue_s,max_itl_s,preemptions,status,error\n");
 	for (size_t i = 0; i < res->reqs.len; i++) {
 		const struct request *r = &res->reqs.v[i];
 		if (r->state == REQ_FAILED) {
-			fprintf(f, "%zu,%d,%d,%d,%.9f,%d,%d,0,,,,,0,failed,%s\n", i, r->stage, r->conversation,
+			fprintf(f, "%zu,%d,%d,%d,%.9f,%d,%d,0,,,,,,0,failed,%s\n", i, r->stage, r->conversation,
 				r->turn, (double)r->send_ns / 1e9, r->prompt_len, r->output_len, r->fail_reason);
 			continue;
 		}
 		double ttft = (double)(r->first_token_ns - r->send_ns) / 1e9;
 		double e2el = (double)(r->finish_ns - r->send_ns) / 1e9;
 		double tpot = r->output_len > 1 ? (e2el - ttft) / (r->output_len - 1) : 0;
-		fprintf(f, "%zu,%d,%d,%d,%.9f,%d,%d,%d,%.9f,%.9f,%.9f,%.9f,%d,ok,\n", i, r->stage,
+		fprintf(f, "%zu,%d,%d,%d,%.9f,%d,%d,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%d,ok,\n", i, r->stage,
 			r->conversation, r->turn, (double)r->send_ns / 1e9, r->prompt_len, r->output_len,
-			r->cached_tokens, ttft, tpot, e2el, (double)(r->first_scheduled_ns - r->send_ns) / 1e9,
-			r->preemptions);
+			r->cached_tokens, ttft, tpot, e2el, (double)(r->first_scheduled_ns - r->enqueue_ns) / 1e9,
+			(double)r->max_itl_ns / 1e9, r->preemptions);
 	}
 	if (finish(f, tmp, dir, "requests.csv", e))
 		return -1;

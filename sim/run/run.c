@@ -59,6 +59,8 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 		r->first_token_ns = t;
 	} else {
 		double itl = (double)(t - r->last_token_ns) / 1e9;
+		if (t - r->last_token_ns > r->max_itl_ns)
+			r->max_itl_ns = t - r->last_token_ns;
 		for (int i = 0; i < 2; i++)
 			if (g[i])
 				loghist_add(&g[i]->itl, itl);
@@ -94,7 +96,7 @@ static void record_done(struct run *rn, const struct request *r)
 		double ttft = (double)(r->first_token_ns - r->send_ns) / 1e9;
 		double e2el = (double)(r->finish_ns - r->send_ns) / 1e9;
 		double tpot = r->output_len > 1 ? (e2el - ttft) / (r->output_len - 1) : 0;
-		double queue = (double)(r->first_scheduled_ns - r->send_ns - rn->overhead_ns) / 1e9;
+		double queue = (double)(r->first_scheduled_ns - r->enqueue_ns) / 1e9;
 		m->completed++;
 		m->total_input += r->prompt_len;
 		m->total_output += r->output_len;
@@ -147,17 +149,16 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 static void sample(struct run *rn, int64_t now, int64_t step_ns)
 {
 	struct run_result *res = rn->res;
-	int64_t running, waiting;
-	double kv;
-	rn->cls->gauges(rn->eng, &running, &waiting, &kv);
-	if (waiting > res->peak_waiting)
-		res->peak_waiting = waiting;
+	struct engine_gauges gg;
+	rn->cls->gauges(rn->eng, &gg);
+	if (gg.waiting > res->peak_waiting)
+		res->peak_waiting = gg.waiting;
 	if (now < rn->next_sample_ns)
 		return;
 	rn->next_sample_ns = now - now % rn->sample_every_ns + rn->sample_every_ns;
 	xgrow(&res->ts, &res->cap_ts, res->n_ts + 1, sizeof *res->ts);
-	res->ts[res->n_ts++] = (struct ts_row){ (double)now / 1e9, running, waiting, kv, 0,
-						 (double)step_ns / 1e9 };
+	res->ts[res->n_ts++] = (struct ts_row){ (double)now / 1e9, gg.running, gg.waiting, gg.kv_usage,
+						 gg.step_tokens, (double)step_ns / 1e9 };
 }
 
 static void start_step(struct run *rn, int64_t now)
@@ -211,6 +212,23 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 		workload_destroy(rn.wl);
 		return -1;
 	}
+	/* vLLM's random dataset has a known largest request: when even that
+	 * cannot fit max_model_len the scenario is wrong, not the requests. */
+	struct engine_stats st0;
+	rn.cls->stats(rn.eng, &st0);
+	if (!sc->trace[0] && sc->input.dist == LEN_UNIFORM && sc->output.dist == LEN_UNIFORM) {
+		double r = sc->random_range_ratio;
+		int64_t in = sc->random_prefix_len + (int64_t)ceil((double)sc->input.mean * (1 + r));
+		int64_t out = (int64_t)ceil((double)sc->output.mean * (1 + r));
+		int64_t turns_in = in + (sc->turns - 1) * (in - sc->random_prefix_len + out);
+		if (turns_in + out > st0.max_model_len) {
+			rn.cls->destroy(rn.eng);
+			workload_destroy(rn.wl);
+			return err_set(e, "%s: [workload] random_input_len: prompts of up to %lld tokens plus %lld output tokens exceed max_model_len %lld",
+				       sc->input_len_at, (long long)turns_in, (long long)out,
+				       (long long)st0.max_model_len);
+		}
+	}
 	rn.q = evq_create();
 	rn.overhead_ns = (int64_t)llround(res->hw.eff.request_overhead_ms * 1e6);
 	rn.sample_every_ns = (int64_t)llround(sc->timeseries_interval_s * 1e9);
@@ -239,10 +257,10 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 	res->end_ns = evq_now(rn.q);
 	rn.cls->stats(rn.eng, &res->engine);
 	/* Every request finished or failed: none is left behind. */
-	int64_t running, waiting;
-	double kv;
-	rn.cls->gauges(rn.eng, &running, &waiting, &kv);
-	assert(running == 0 && waiting == 0 && rn.in_flight == 0);
+	struct engine_gauges gg;
+	rn.cls->gauges(rn.eng, &gg);
+	assert(gg.running == 0 && gg.waiting == 0 && rn.in_flight == 0);
+	(void)gg;
 	rn.cls->destroy(rn.eng);
 	workload_destroy(rn.wl);
 	evq_destroy(rn.q);

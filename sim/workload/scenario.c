@@ -144,11 +144,38 @@ static int parse_stages(struct scenario *sc, const struct inidoc_entry *en,
 	return 0;
 }
 
+/* A relative file named in the scenario is relative to the scenario. */
+static void relative_to(char *file, const char *scenario_path)
+{
+	const char *slash = strrchr(scenario_path, '/');
+	if (!file[0] || file[0] == '/' || !slash)
+		return;
+	char joined[2 * INI_VALUE_MAX];
+	snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - scenario_path), scenario_path, file);
+	snprintf(file, INI_VALUE_MAX, "%s", joined);
+}
+
 /* Checks across keys, naming the key whose value cannot stand. */
 static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 {
 	const struct inidoc_entry *en;
 	sc->num_prompts_given = inidoc_find(doc, "workload", "num_prompts") != NULL;
+	static const struct {
+		const char *key;
+		size_t off;
+	} files[] = { { "trace", offsetof(struct scenario, trace) },
+		      { "input_file", offsetof(struct scenario, input.file) },
+		      { "output_file", offsetof(struct scenario, output.file) } };
+	for (size_t i = 0; i < 3; i++)
+		if ((en = inidoc_find(doc, "workload", files[i].key)) && en->line > 0)
+			relative_to((char *)sc + files[i].off, doc->path);
+	en = inidoc_find(doc, "workload", "random_input_len");
+	if (en && en->line > 0)
+		snprintf(sc->input_len_at, sizeof sc->input_len_at, "%s:%d", doc->path, en->line);
+	else if (en)
+		snprintf(sc->input_len_at, sizeof sc->input_len_at, "--set workload.random_input_len");
+	else
+		snprintf(sc->input_len_at, sizeof sc->input_len_at, "%s", doc->path);
 	if (sc->stages_text[0]) {
 		if (parse_stages(sc, inidoc_find(doc, "workload", "stages"), doc->path, e))
 			return -1;

@@ -81,6 +81,10 @@ struct scenario {
 	double kv_offload_gib;
 	int kv_cache_dtype;                /* 0 auto, 1 fp8 */
 
+	/* Where random_input_len was set ("path:line" or "--set …"), for
+	 * errors found once the model is known. */
+	char input_len_at[INI_VALUE_MAX + 32];
+
 	/* [slo]: goodput thresholds in ms (0 = not set), as --goodput */
 	double slo_ttft_ms, slo_tpot_ms, slo_e2el_ms;
 };

@@ -1,0 +1,153 @@
+/*
+ * evq: events pop in (time, seq) order, first in first out among equal
+ * times; the clock follows the popped events and never goes back; length
+ * and next_time track the heap. A property test drives 10,000 random pushes
+ * interleaved with pops against those rules.
+ */
+#include "testutil.h"
+
+#include "evq.h"
+
+/* A 64-bit LCG (Knuth's MMIX constants), high bits out: deterministic and
+ * independent of the library's RNGs. */
+static uint64_t lcg_next(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 33;
+}
+
+static void empty_queue(void **state)
+{
+	(void)state;
+	struct evq *q = evq_create();
+	struct event ev;
+	assert_int_equal(evq_len(q), 0);
+	assert_int_equal(evq_now(q), 0);
+	assert_true(evq_next_time(q) == INT64_MAX);
+	assert_false(evq_pop(q, &ev));
+	assert_int_equal(evq_now(q), 0);
+	evq_destroy(q);
+	evq_destroy(NULL);   /* a no-op */
+}
+
+static void pops_by_time(void **state)
+{
+	(void)state;
+	struct evq *q = evq_create();
+	static const int64_t times[] = { 50, 10, 40, 30, 20, 60, 0 };
+	enum { N = sizeof times / sizeof *times };
+	for (int i = 0; i < N; i++) {
+		evq_push(q, times[i], 7, i);
+		assert_int_equal(evq_len(q), (size_t)i + 1);
+	}
+	assert_int_equal(evq_next_time(q), 0);
+	struct event ev;
+	for (int64_t want = 0; want <= 60; want += 10) {
+		assert_int_equal(evq_next_time(q), want);
+		assert_true(evq_pop(q, &ev));
+		assert_int_equal(ev.time_ns, want);
+		assert_int_equal(ev.kind, 7);
+		/* arg is the push index: times[arg] is the popped time. */
+		assert_int_equal(times[ev.arg], want);
+		assert_int_equal(evq_now(q), want);
+	}
+	assert_int_equal(evq_len(q), 0);
+	assert_true(evq_next_time(q) == INT64_MAX);
+	assert_false(evq_pop(q, &ev));
+	assert_int_equal(evq_now(q), 60);   /* an empty pop leaves the clock */
+	evq_destroy(q);
+}
+
+/* Equal times pop in push order, including events pushed at the current
+ * instant after the clock reached it. */
+static void fifo_among_equal_times(void **state)
+{
+	(void)state;
+	struct evq *q = evq_create();
+	for (int i = 0; i < 20; i++)
+		evq_push(q, i % 2 ? 100 : 200, i % 2, i);
+	struct event ev, prev = { 0 };
+	int64_t last_arg[2] = { -1, -1 };
+	for (int i = 0; i < 20; i++) {
+		assert_true(evq_pop(q, &ev));
+		assert_int_equal(ev.time_ns, i < 10 ? 100 : 200);
+		assert_true(ev.arg > last_arg[ev.kind]);
+		last_arg[ev.kind] = ev.arg;
+		if (i > 0 && ev.time_ns == prev.time_ns)
+			assert_true(ev.seq > prev.seq);
+		prev = ev;
+	}
+	/* Now at t=200: three more at 200 and one at 200 pushed first. */
+	evq_push(q, 300, 0, 99);
+	evq_push(q, 200, 0, 1);
+	evq_push(q, 200, 0, 2);
+	evq_push(q, 200, 0, 3);
+	for (int64_t want = 1; want <= 3; want++) {
+		assert_true(evq_pop(q, &ev));
+		assert_int_equal(ev.time_ns, 200);
+		assert_int_equal(ev.arg, want);
+	}
+	assert_true(evq_pop(q, &ev));
+	assert_int_equal(ev.arg, 99);
+	evq_destroy(q);
+}
+
+/* 10,000 pushes at now + a random delay (often 0, to exercise ties),
+ * interleaved with random pops, then a drain. Every pop is the queue's
+ * next_time, is not before the previous pop in (time, seq) order, and sets
+ * the clock to its time; every pushed event pops exactly once. */
+static void property_random_interleaving(void **state)
+{
+	(void)state;
+	enum { PUSHES = 10000 };
+	struct evq *q = evq_create();
+	static bool popped[PUSHES];
+	memset(popped, 0, sizeof popped);
+	uint64_t rng = 12345;
+	int pushed = 0, n_popped = 0;
+	struct event ev, prev = { .time_ns = -1 };
+	bool have_prev = false;
+	size_t len = 0;
+	while (pushed < PUSHES || len > 0) {
+		bool push = pushed < PUSHES && (len == 0 || lcg_next(&rng) % 3 != 0);
+		if (push) {
+			uint64_t r = lcg_next(&rng);
+			/* One push in four is due now; the rest within 1 ms. */
+			int64_t delay = r % 4 == 0 ? 0 : (int64_t)(r >> 2) % 1000000;
+			evq_push(q, evq_now(q) + delay, (int)(r % 5), pushed++);
+			len++;
+		} else {
+			int64_t next = evq_next_time(q);
+			int64_t before_now = evq_now(q);
+			assert_true(evq_pop(q, &ev));
+			len--;
+			assert_int_equal(ev.time_ns, next);
+			assert_true(ev.time_ns >= before_now);
+			assert_int_equal(evq_now(q), ev.time_ns);
+			if (have_prev)
+				assert_true(ev.time_ns > prev.time_ns ||
+					    (ev.time_ns == prev.time_ns && ev.seq > prev.seq));
+			assert_true(ev.arg >= 0 && ev.arg < PUSHES);
+			assert_false(popped[ev.arg]);
+			popped[ev.arg] = true;
+			n_popped++;
+			prev = ev;
+			have_prev = true;
+		}
+		assert_int_equal(evq_len(q), len);
+	}
+	assert_int_equal(n_popped, PUSHES);
+	assert_false(evq_pop(q, &ev));
+	evq_destroy(q);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(empty_queue),
+		cmocka_unit_test(pops_by_time),
+		cmocka_unit_test(fifo_among_equal_times),
+		cmocka_unit_test(property_random_interleaving),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,307 @@
+/*
+ * kvpool: vLLM's block pool. Usage counts evictable cached blocks as free;
+ * allocation never hands out the null block and fails with -1 when empty;
+ * released blocks without a hash are reused first, cached ones last and
+ * least recently freed first; a cached free block is found by lookup and
+ * taken out of the free queue by touch; allocating over it evicts its hash,
+ * into the CPU tier when there is one (an LRU of its own). A property test
+ * runs 100k random operations against a reference model of the pool.
+ */
+#include "testutil.h"
+
+#include "kvpool.h"
+
+/* A 64-bit LCG (Knuth's MMIX constants), high bits out. */
+static uint64_t lcg_next(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 33;
+}
+
+/* Usage is a ratio of small integers: computed exactly as 1 - f/u, so the
+ * tolerance is one rounding of that expression. */
+#define USAGE_TOL 1e-15
+
+static void usage_and_exhaustion(void **state)
+{
+	(void)state;
+	struct kvpool *p = kvpool_create(5, 0);
+	assert_int_equal(kvpool_num_usable(p), 4);
+	assert_int_equal(kvpool_num_free(p), 4);
+	assert_double_near(kvpool_usage(p), 0.0, 0.0);
+	bool seen[5] = { false };
+	for (int i = 1; i <= 4; i++) {
+		int32_t b = kvpool_alloc(p);
+		/* Never the null block 0, never twice. */
+		assert_true(b >= 1 && b <= 4);
+		assert_false(seen[b]);
+		seen[b] = true;
+		assert_false(kvpool_is_free(p, b));
+		assert_int_equal(kvpool_num_free(p), 4 - i);
+		assert_double_near(kvpool_usage(p), 1.0 - (4.0 - i) / 4.0, USAGE_TOL);
+	}
+	assert_double_near(kvpool_usage(p), 1.0, 0.0);
+	assert_int_equal(kvpool_alloc(p), -1);
+	assert_int_equal(kvpool_alloc(p), -1);
+	assert_int_equal(kvpool_num_free(p), 0);
+	kvpool_release(p, 3);
+	assert_true(kvpool_is_free(p, 3));
+	assert_int_equal(kvpool_num_free(p), 1);
+	assert_double_near(kvpool_usage(p), 0.75, 0.0);   /* 1 - 1/4, exact */
+	kvpool_destroy(p);
+	kvpool_destroy(NULL);
+}
+
+/* Uncached blocks go to the front of the free queue, cached ones to the
+ * back in the order they are freed. */
+static void release_order(void **state)
+{
+	(void)state;
+	struct kvpool *p = kvpool_create(6, 0);
+	int32_t b[5];
+	for (int i = 0; i < 5; i++)
+		b[i] = kvpool_alloc(p);
+	assert_int_equal(kvpool_alloc(p), -1);
+	kvpool_set_hash(p, b[1], 0x111);
+	kvpool_set_hash(p, b[3], 0x333);
+	/* Free a cached one first, then uncached, then the other cached. */
+	kvpool_release(p, b[3]);   /* back:  3 */
+	kvpool_release(p, b[0]);   /* front: 0 3 */
+	kvpool_release(p, b[1]);   /* back:  0 3 1 */
+	kvpool_release(p, b[2]);   /* front: 2 0 3 1 */
+	kvpool_release(p, b[4]);   /* front: 4 2 0 3 1 */
+	assert_int_equal(kvpool_num_free(p), 5);
+	/* Evictable cached blocks count as free: usage 0. */
+	assert_double_near(kvpool_usage(p), 0.0, 0.0);
+	const int want[] = { 4, 2, 0, 3, 1 };
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(kvpool_alloc(p), b[want[i]]);
+	kvpool_destroy(p);
+}
+
+/* A hit on a free cached block: lookup finds it, touch takes a reference
+ * and removes it from the free queue, so allocation cannot hand it out. */
+static void lookup_and_touch(void **state)
+{
+	(void)state;
+	struct kvpool *p = kvpool_create(4, 0);
+	int32_t a = kvpool_alloc(p), b = kvpool_alloc(p), c = kvpool_alloc(p);
+	assert_int_equal(kvpool_lookup(p, 0xabc), -1);
+	kvpool_set_hash(p, b, 0xabc);
+	assert_int_equal(kvpool_lookup(p, 0xabc), b);   /* findable while held */
+	kvpool_release(p, c);
+	kvpool_release(p, b);
+	kvpool_release(p, a);
+	assert_int_equal(kvpool_num_free(p), 3);
+	assert_int_equal(kvpool_lookup(p, 0xabc), b);   /* and while free */
+	assert_true(kvpool_is_free(p, b));
+	kvpool_touch(p, b);
+	assert_false(kvpool_is_free(p, b));
+	assert_int_equal(kvpool_num_free(p), 2);
+	assert_int_equal(kvpool_lookup(p, 0xabc), b);
+	/* Touching a held block adds a reference: two releases free it. */
+	kvpool_touch(p, b);
+	assert_int_equal(kvpool_num_free(p), 2);
+	int32_t x = kvpool_alloc(p), y = kvpool_alloc(p);
+	assert_true(x != b && y != b);
+	assert_int_equal(kvpool_alloc(p), -1);
+	kvpool_release(p, b);
+	assert_false(kvpool_is_free(p, b));
+	kvpool_release(p, b);
+	assert_true(kvpool_is_free(p, b));
+	assert_int_equal(kvpool_lookup(p, 0xabc), b);
+	kvpool_destroy(p);
+}
+
+/* Allocation over a free cached block evicts its hash: without a CPU tier
+ * it is gone; with one, kvpool_lookup_cpu finds it. */
+static void eviction_to_cpu_tier(void **state)
+{
+	(void)state;
+	for (int64_t cpu = 0; cpu <= 4; cpu += 4) {
+		struct kvpool *p = kvpool_create(2, cpu);   /* one usable block */
+		int32_t b = kvpool_alloc(p);
+		kvpool_set_hash(p, b, 0x77);
+		kvpool_release(p, b);
+		assert_false(kvpool_lookup_cpu(p, 0x77));   /* not evicted yet */
+		assert_int_equal(kvpool_alloc(p), b);
+		assert_int_equal(kvpool_lookup(p, 0x77), -1);
+		assert_true(kvpool_lookup_cpu(p, 0x77) == (cpu > 0));
+		/* The block comes back uncached: its release puts it in front
+		 * and it holds no hash. */
+		kvpool_release(p, b);
+		assert_int_equal(kvpool_lookup(p, 0x77), -1);
+		kvpool_destroy(p);
+	}
+}
+
+/* The CPU tier holds cpu_blocks hashes and drops the oldest stored. */
+static void cpu_tier_lru(void **state)
+{
+	(void)state;
+	struct kvpool *p = kvpool_create(2, 2);
+	for (uint64_t h = 1; h <= 3; h++) {
+		int32_t b = kvpool_alloc(p);
+		kvpool_set_hash(p, b, h);
+		kvpool_release(p, b);
+		kvpool_release(p, kvpool_alloc(p));   /* evicts h to the CPU tier */
+	}
+	assert_false(kvpool_lookup_cpu(p, 1));   /* oldest, dropped */
+	assert_true(kvpool_lookup_cpu(p, 2));
+	assert_true(kvpool_lookup_cpu(p, 3));
+	kvpool_destroy(p);
+}
+
+/* set_hash on a hash another block already holds changes nothing: the first
+ * stays the cached copy and the second stays uncached (so its release puts
+ * it at the front). */
+static void set_hash_keeps_first(void **state)
+{
+	(void)state;
+	struct kvpool *p = kvpool_create(4, 0);
+	int32_t a = kvpool_alloc(p), b = kvpool_alloc(p), c = kvpool_alloc(p);
+	kvpool_set_hash(p, a, 0x42);
+	kvpool_set_hash(p, b, 0x42);
+	assert_int_equal(kvpool_lookup(p, 0x42), a);
+	kvpool_release(p, a);   /* cached: back */
+	kvpool_release(p, b);   /* uncached: front */
+	kvpool_release(p, c);   /* uncached: front */
+	assert_int_equal(kvpool_alloc(p), c);
+	assert_int_equal(kvpool_alloc(p), b);
+	assert_int_equal(kvpool_lookup(p, 0x42), a);   /* b's alloc evicted nothing */
+	assert_int_equal(kvpool_alloc(p), a);
+	assert_int_equal(kvpool_lookup(p, 0x42), -1);
+	kvpool_destroy(p);
+}
+
+/* The reference model for the property test. */
+enum { NB = 48, CPU = 6, HASHES = 64, OPS = 100000 };
+
+struct model {
+	int ref[NB];
+	uint64_t hash[NB];     /* 0 = none */
+	uint64_t cpu[CPU];     /* oldest first */
+	int n_cpu;
+	int held;              /* blocks with ref > 0 */
+};
+
+static int32_t model_lookup(const struct model *m, uint64_t h)
+{
+	for (int32_t b = 1; b < NB; b++)
+		if (m->hash[b] == h)
+			return b;
+	return -1;
+}
+
+static bool model_cpu_has(const struct model *m, uint64_t h)
+{
+	for (int i = 0; i < m->n_cpu; i++)
+		if (m->cpu[i] == h)
+			return true;
+	return false;
+}
+
+static void model_cpu_store(struct model *m, uint64_t h)
+{
+	if (model_cpu_has(m, h))
+		return;
+	if (m->n_cpu == CPU) {
+		memmove(m->cpu, m->cpu + 1, (CPU - 1) * sizeof *m->cpu);
+		m->n_cpu--;
+	}
+	m->cpu[m->n_cpu++] = h;
+}
+
+/* 100k random allocs, releases, set_hash and lookup+touch on a 47-block
+ * pool with a 6-entry CPU tier and 64 possible hashes (so hits, duplicate
+ * hashes and evictions all happen often). After every operation: free
+ * count == usable - blocks we hold, 0 <= usage <= 1 and equal to
+ * 1 - free/usable, and a random hash looks up where the model says. */
+static void property_random_ops(void **state)
+{
+	(void)state;
+	struct kvpool *p = kvpool_create(NB, CPU);
+	static struct model m;
+	memset(&m, 0, sizeof m);
+	uint64_t rng = 2024;
+	int64_t allocs = 0, fails = 0, hits = 0, evictions = 0;
+	for (int op = 0; op < OPS; op++) {
+		uint64_t r = lcg_next(&rng);
+		int kind = (int)(r % 8);
+		if (kind < 3) {                      /* alloc */
+			int32_t b = kvpool_alloc(p);
+			if (b < 0) {
+				fails++;
+				assert_int_equal(m.held, NB - 1);
+			} else {
+				allocs++;
+				assert_true(b >= 1 && b < NB);
+				assert_int_equal(m.ref[b], 0);
+				if (m.hash[b]) {
+					evictions++;
+					model_cpu_store(&m, m.hash[b]);
+					m.hash[b] = 0;
+				}
+				m.ref[b] = 1;
+				m.held++;
+			}
+		} else if (kind < 6) {               /* release a reference */
+			if (m.held == 0)
+				continue;
+			int32_t b;
+			do
+				b = 1 + (int32_t)(lcg_next(&rng) % (NB - 1));
+			while (m.ref[b] == 0);
+			kvpool_release(p, b);
+			if (--m.ref[b] == 0)
+				m.held--;
+		} else if (kind == 6) {              /* set_hash on a held block */
+			if (m.held == 0)
+				continue;
+			int32_t b;
+			do
+				b = 1 + (int32_t)(lcg_next(&rng) % (NB - 1));
+			while (m.ref[b] == 0);
+			uint64_t h = 1 + lcg_next(&rng) % HASHES;
+			kvpool_set_hash(p, b, h);
+			if (!m.hash[b] && model_lookup(&m, h) < 0)
+				m.hash[b] = h;
+		} else {                             /* a prefix-cache hit */
+			uint64_t h = 1 + lcg_next(&rng) % HASHES;
+			int32_t b = kvpool_lookup(p, h);
+			assert_int_equal(b, model_lookup(&m, h));
+			if (b >= 0) {
+				hits++;
+				kvpool_touch(p, b);
+				if (m.ref[b]++ == 0)
+					m.held++;
+			}
+		}
+		assert_int_equal(kvpool_num_free(p), NB - 1 - m.held);
+		double u = kvpool_usage(p);
+		assert_true(u >= 0 && u <= 1);
+		assert_double_near(u, 1.0 - (double)(NB - 1 - m.held) / (NB - 1), USAGE_TOL);
+		uint64_t h = 1 + lcg_next(&rng) % HASHES;
+		assert_int_equal(kvpool_lookup(p, h), model_lookup(&m, h));
+		assert_true(kvpool_lookup_cpu(p, h) == model_cpu_has(&m, h));
+		int32_t b = 1 + (int32_t)(lcg_next(&rng) % (NB - 1));
+		assert_true(kvpool_is_free(p, b) == (m.ref[b] == 0));
+	}
+	/* The mix really exercised every path. */
+	assert_true(allocs > 1000 && fails > 100 && hits > 1000 && evictions > 1000);
+	kvpool_destroy(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(usage_and_exhaustion),
+		cmocka_unit_test(release_order),
+		cmocka_unit_test(lookup_and_touch),
+		cmocka_unit_test(eviction_to_cpu_tier),
+		cmocka_unit_test(cpu_tier_lru),
+		cmocka_unit_test(set_hash_keeps_first),
+		cmocka_unit_test(property_random_ops),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

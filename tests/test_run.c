@@ -1,0 +1,232 @@
+/*
+ * Properties of a whole run (the issue's "Properties, tested"): every
+ * request finishes or fails with a reason; tokens are conserved; each
+ * request's clock runs forward; KV usage stays in [0, 1]; at light load
+ * TTFT and ITL are exactly the overhead plus the step times the step-time
+ * model gives; the same seed gives the same bytes; more load never lowers
+ * TTFT. And the bad inputs of `servesim run`.
+ */
+#include "simutil.h"
+
+#include "steptime.h"
+
+static void conservation_and_failures(void **state)
+{
+	(void)state;
+	struct run_result r;
+	/* Prompts ~ N(1024, 300) + 128 output against max_model_len 1400:
+	 * about a fifth of the requests cannot be served and must fail with
+	 * the reason, as vLLM answers them with HTTP 400. */
+	simulate(&r, NULL, "workload.num_prompts=300", "workload.input_distribution=normal",
+		 "workload.input_stddev=300", "engine.max_model_len=1400",
+		 "workload.request_rate=20", NULL);
+	assert_true(r.all.failed > 0);
+	int64_t out = 0, done = 0;
+	for (size_t i = 0; i < r.reqs.len; i++) {
+		const struct request *q = &r.reqs.v[i];
+		assert_true(q->state == REQ_FINISHED || q->state == REQ_FAILED);
+		if (q->state == REQ_FINISHED) {
+			out += q->output_len;
+			done++;
+			assert_int_equal(q->generated, q->output_len);
+		} else {
+			assert_non_null(q->fail_reason);
+		}
+	}
+	assert_int_equal(r.all.completed + r.all.failed, 300);
+	assert_int_equal(r.all.completed, done);
+	assert_int_equal(r.all.total_output, out);
+	run_result_free(&r);
+}
+
+static void requests_that_cannot_fit_fail(void **state)
+{
+	(void)state;
+	struct run_result r;
+	/* 10 blocks of 16 tokens cannot hold a 1,024-token prompt: every
+	 * request fails at once with the reason, and the run ends. */
+	simulate(&r, NULL, "workload.num_prompts=5", "engine.num_gpu_blocks_override=10", NULL);
+	assert_int_equal(r.all.failed, 5);
+	assert_int_equal(r.all.completed, 0);
+	assert_contains(r.reqs.v[0].fail_reason, "KV blocks");
+	run_result_free(&r);
+}
+
+static void clocks_run_forward(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, "c17-kv-pressure", NULL);   /* preemptions included */
+	for (size_t i = 0; i < r.reqs.len; i++) {
+		const struct request *q = &r.reqs.v[i];
+		assert_true(q->want_send_ns <= q->send_ns);
+		assert_true(q->send_ns <= q->enqueue_ns);
+		assert_true(q->enqueue_ns <= q->first_scheduled_ns);
+		assert_true(q->first_scheduled_ns < q->first_token_ns);
+		assert_true(q->first_token_ns <= q->last_token_ns);
+		assert_int_equal(q->last_token_ns, q->finish_ns);
+	}
+	for (size_t i = 1; i < r.n_ts; i++)
+		assert_true(r.ts[i].t_s >= r.ts[i - 1].t_s);
+	for (size_t i = 0; i < r.n_ts; i++)
+		assert_true(r.ts[i].kv_usage >= 0 && r.ts[i].kv_usage <= 1);
+	assert_true(r.engine.peak_kv_usage <= 1);
+	run_result_free(&r);
+}
+
+/* One request alone: TTFT = API overhead + one prefill step; the k-th gap
+ * = one decode step at context prompt + k - 1. Exact to the nanosecond
+ * rounding of each step. */
+static void light_load_is_the_step_model(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.num_prompts=1", "workload.request_rate=inf",
+		 "workload.random_input_len=1000", "workload.random_output_len=5", NULL);
+	struct perf p;
+	perf_init(&p, &r.model, &r.hw, r.weights, 1, 2);
+	struct perf_step s;
+	perf_step_clear(&s);
+	perf_step_add(&s, &p, 1000, 0, true);
+	int64_t prefill = llround(perf_step_time(&p, &s, NULL) * 1e9);
+	int64_t overhead = llround(r.hw.eff.request_overhead_ms * 1e6);
+	const struct request *q = &r.reqs.v[0];
+	assert_int_equal(q->first_token_ns - q->send_ns, overhead + prefill);
+	int64_t t = q->first_token_ns;
+	for (int k = 1; k < 5; k++) {
+		perf_step_clear(&s);
+		perf_step_add(&s, &p, 1, 1000 + k - 1, true);
+		t += llround(perf_step_time(&p, &s, NULL) * 1e9);
+	}
+	assert_int_equal(q->finish_ns, t);
+	run_result_free(&r);
+}
+
+static char *json_of(struct run_result *r)
+{
+	double p[] = { 50, 90, 99 };
+	struct report_opts o = { p, 3 };
+	json_t *j = report_json(r, &o);
+	char *s = json_dumps(j, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	json_decref(j);
+	return s;
+}
+
+static void same_seed_same_bytes(void **state)
+{
+	(void)state;
+	struct run_result a, b, c;
+	simulate(&a, "c14-system-prompt", "workload.request_rate=3", "workload.max_concurrency=8", NULL);
+	simulate(&b, "c14-system-prompt", "workload.request_rate=3", "workload.max_concurrency=8", NULL);
+	simulate(&c, "c14-system-prompt", "workload.request_rate=3", "workload.max_concurrency=8",
+		 "run.seed=1", NULL);
+	char *ja = json_of(&a), *jb = json_of(&b), *jc = json_of(&c);
+	assert_string_equal(ja, jb);
+	assert_string_not_equal(ja, jc);
+	free(ja);
+	free(jb);
+	free(jc);
+	run_result_free(&a);
+	run_result_free(&b);
+	run_result_free(&c);
+}
+
+/* More load never lowers mean TTFT (same seed: the same arrival pattern,
+ * compressed). */
+static void ttft_monotone_in_rate(void **state)
+{
+	(void)state;
+	const char *rates[] = { "workload.request_rate=2", "workload.request_rate=8",
+				"workload.request_rate=32", "workload.request_rate=inf" };
+	double prev = 0;
+	for (int i = 0; i < 4; i++) {
+		struct run_result r;
+		simulate(&r, NULL, rates[i], NULL);
+		assert_true(mean_ttft(&r) >= prev);
+		prev = mean_ttft(&r);
+		run_result_free(&r);
+	}
+}
+
+static void max_concurrency_is_respected(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.request_rate=inf", "workload.max_concurrency=7", NULL);
+	assert_int_equal(r.max_concurrent, 7);
+	run_result_free(&r);
+}
+
+/* Multi-turn conversations carry their context: later turns hit the prefix
+ * cache for the whole previous conversation (full blocks). */
+static void conversations_hit_their_history(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.num_prompts=60", "workload.users=5", "workload.turns=4",
+		 "workload.think_time_s=1", "workload.random_input_len=300",
+		 "workload.random_output_len=100", NULL);
+	assert_int_equal(r.all.completed, 60);
+	for (size_t i = 0; i < r.reqs.len; i++) {
+		const struct request *q = &r.reqs.v[i];
+		if (q->turn > 0)   /* history = the previous prompt + output */
+			assert_true(q->cached_tokens >= q->prompt_len - 300 - 16 - 100);
+	}
+	run_result_free(&r);
+}
+
+/* Mooncake's hash_ids drive prefix-cache hits; Azure replays every row. */
+static void trace_replay(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.trace=" TRACE_SHARED_DIR "/mooncake_synthetic.jsonl",
+		 "workload.num_prompts=400", "run.model=llama-3.1-8b", "engine.max_model_len=131072", NULL);
+	assert_int_equal(r.all.completed + r.all.failed, 400);
+	assert_true(r.engine.prefix_hits > 0);
+	run_result_free(&r);
+	simulate(&r, NULL, "workload.trace=" TRACE_SHARED_DIR "/azure_llm_2023_code.csv",
+		 "workload.num_prompts=500", NULL);
+	assert_int_equal(r.all.completed + r.all.failed, 500);
+	run_result_free(&r);
+}
+
+/* Bad input through the command: exit 2, file:line and the key. */
+static void bad_input(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *file, *want1, *want2;
+	} cases[] = {
+		{ "negative_rate.ini", "negative_rate.ini:2", "request_rate" },
+		{ "range_ratio.ini", "range_ratio.ini:3", "random_range_ratio" },
+		{ "too_long.ini", "too_long.ini:5", "max_model_len" },
+		{ "uses_bad_trace.ini", "bad_trace.csv:3", "input_tokens" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct cmd_result c;
+		run_cmd(&c, "%s run %s/run/%s", SERVESIM_BIN, TEST_DATA_DIR, cases[i].file);
+		assert_int_equal(c.status, 2);
+		assert_contains(c.err, cases[i].want1);
+		assert_contains(c.err, cases[i].want2);
+		assert_string_equal(c.out, "");
+		cmd_result_free(&c);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(conservation_and_failures),
+		cmocka_unit_test(requests_that_cannot_fit_fail),
+		cmocka_unit_test(clocks_run_forward),
+		cmocka_unit_test(light_load_is_the_step_model),
+		cmocka_unit_test(same_seed_same_bytes),
+		cmocka_unit_test(ttft_monotone_in_rate),
+		cmocka_unit_test(max_concurrency_is_respected),
+		cmocka_unit_test(conversations_hit_their_history),
+		cmocka_unit_test(trace_replay),
+		cmocka_unit_test(bad_input),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
