@@ -144,15 +144,20 @@ static int parse_stages(struct scenario *sc, const struct inidoc_entry *en,
 	return 0;
 }
 
-/* A relative file named in the scenario is relative to the scenario. */
-static void relative_to(char *file, const char *scenario_path)
+/* A relative file named in the scenario is relative to the scenario.
+ * Returns -1 when the joined path does not fit. */
+static int relative_to(char *file, const char *scenario_path)
 {
 	const char *slash = strrchr(scenario_path, '/');
 	if (!file[0] || file[0] == '/' || !slash)
-		return;
-	char joined[2 * INI_VALUE_MAX];
-	snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - scenario_path), scenario_path, file);
-	snprintf(file, INI_VALUE_MAX, "%s", joined);
+		return 0;
+	char joined[INI_VALUE_MAX];
+	int n = snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - scenario_path),
+			 scenario_path, file);
+	if (n < 0 || n >= (int)sizeof joined)
+		return -1;
+	memcpy(file, joined, (size_t)n + 1);
+	return 0;
 }
 
 /* Checks across keys, naming the key whose value cannot stand. */
@@ -167,8 +172,10 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 		      { "input_file", offsetof(struct scenario, input.file) },
 		      { "output_file", offsetof(struct scenario, output.file) } };
 	for (size_t i = 0; i < 3; i++)
-		if ((en = inidoc_find(doc, "workload", files[i].key)) && en->line > 0)
-			relative_to((char *)sc + files[i].off, doc->path);
+		if ((en = inidoc_find(doc, "workload", files[i].key)) && en->line > 0 &&
+		    relative_to((char *)sc + files[i].off, doc->path))
+			return err_set(e, "%s:%d: [workload] %s: the path relative to the scenario's folder is longer than %d characters",
+				       doc->path, en->line, files[i].key, INI_VALUE_MAX - 1);
 	en = inidoc_find(doc, "workload", "random_input_len");
 	if (en && en->line > 0)
 		snprintf(sc->input_len_at, sizeof sc->input_len_at, "%s:%d", doc->path, en->line);
