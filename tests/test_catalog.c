@@ -5,6 +5,9 @@
  */
 #include "testutil.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <sys/stat.h>
 
 #include "catalog.h"
@@ -66,7 +69,27 @@ static void list_sorted(void **state)
 }
 
 /* SERVESIM_DATA_DIR overrides the other places; a root with an empty
- * models/ lists nothing and a missing folder has no catalog_dir. */
+ * models/ lists nothing and a missing folder has no catalog_dir. The data
+ * folders are found once per process, so the check runs in a child whose
+ * environment is set before its first lookup. The child reports the first
+ * failed check as its exit status. */
+static int override_child(const char *root, const char *sub)
+{
+	setenv("SERVESIM_DATA_DIR", root, 1);
+	const char *dir = catalog_dir(CATALOG_MODELS);
+	if (!dir || strcmp(dir, sub))
+		return 1;
+	if (catalog_dir(CATALOG_HARDWARE))
+		return 2;
+	/* An empty folder lists nothing (and never calls qsort on NULL). */
+	char **ids = (char **)1;
+	if (catalog_list(CATALOG_MODELS, &ids) != 0 || ids)
+		return 3;
+	if (catalog_list(CATALOG_HARDWARE, &ids) != 0 || ids)
+		return 4;
+	return 0;
+}
+
 static void data_dir_override(void **state)
 {
 	(void)state;
@@ -74,34 +97,15 @@ static void data_dir_override(void **state)
 	assert_non_null(mkdtemp(root));
 	snprintf(sub, sizeof sub, "%s/models", root);
 	assert_int_equal(mkdir(sub, 0700), 0);
-	char *saved = getenv("SERVESIM_DATA_DIR") ? strdup(getenv("SERVESIM_DATA_DIR")) : NULL;
-	setenv("SERVESIM_DATA_DIR", root, 1);
-
-	const char *dir = catalog_dir(CATALOG_MODELS);
-	assert_non_null(dir);
-	assert_string_equal(dir, sub);
-	assert_null(catalog_dir(CATALOG_HARDWARE));
-
-	/* BUG (sim/base/catalog.c:118, found by this test under
-	 * -DSERVESIM_UBSAN=ON): catalog_list on a folder with no matching
-	 * files calls qsort(NULL, 0, …), undefined behaviour (qsort's first
-	 * argument is declared nonnull); UBSan aborts there. Seen in the field
-	 * as `servesim list` exiting 1 with no output while scenarios/ and
-	 * plots/ are empty. Fix: sort only when n > 1. Until then this test
-	 * fails in the sanitizer build only. */
-	char **ids = (char **)1;
-	assert_int_equal(catalog_list(CATALOG_MODELS, &ids), 0);
-	assert_null(ids);
-	/* A missing folder lists nothing either (this path returns early). */
-	assert_int_equal(catalog_list(CATALOG_HARDWARE, &ids), 0);
-	assert_null(ids);
-
-	if (saved) {
-		setenv("SERVESIM_DATA_DIR", saved, 1);
-		free(saved);
-	} else {
-		unsetenv("SERVESIM_DATA_DIR");
-	}
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(override_child(root, sub));
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
 	rmdir(sub);
 	rmdir(root);
 }
@@ -109,10 +113,11 @@ static void data_dir_override(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		/* First: its child must make the process's first lookup. */
+		cmocka_unit_test(data_dir_override),
 		cmocka_unit_test(id_of),
 		cmocka_unit_test(resolve),
 		cmocka_unit_test(list_sorted),
-		cmocka_unit_test(data_dir_override),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,17 +69,27 @@ static int data_root(char *out, size_t cap)
 	return is_dir(probe) ? 0 : -1;
 }
 
-const char *catalog_dir(enum catalog_kind kind)
+/* The folders are found once per process (pthread_once), so threads of a
+ * sweep can resolve names at the same time. */
+static char dirs[4][PATH_MAX + 32];
+static bool dir_found[4];
+static pthread_once_t dirs_once = PTHREAD_ONCE_INIT;
+
+static void find_dirs(void)
 {
-	/* One static buffer per kind: the returned pointer stays valid across
-	 * calls for other kinds. Written the same way every time, so reentrancy
-	 * within one process is harmless. */
-	static char dirs[4][PATH_MAX + 32];
 	char root[PATH_MAX];
 	if (data_root(root, sizeof root))
-		return NULL;
-	snprintf(dirs[kind], sizeof dirs[kind], "%s/%s", root, kinds[kind].folder);
-	return is_dir(dirs[kind]) ? dirs[kind] : NULL;
+		return;
+	for (int k = 0; k < 4; k++) {
+		snprintf(dirs[k], sizeof dirs[k], "%s/%s", root, kinds[k].folder);
+		dir_found[k] = is_dir(dirs[k]);
+	}
+}
+
+const char *catalog_dir(enum catalog_kind kind)
+{
+	pthread_once(&dirs_once, find_dirs);
+	return dir_found[kind] ? dirs[kind] : NULL;
 }
 
 void catalog_id_of(const char *path, char *out, size_t cap)

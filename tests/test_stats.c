@@ -1,0 +1,235 @@
+/*
+ * stats: samples give numpy's numbers (np.percentile with linear
+ * interpolation, population np.std); the log histogram's percentiles stay
+ * within its stated relative error of 1/4096 of the exact ones, and its
+ * count, mean, min and max are exact; count_le is exact away from the edge's
+ * bucket.
+ */
+#include "testutil.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "stats.h"
+
+/* Hand-checkable percentiles: numpy's rule is rank = p/100·(n-1), value =
+ * v[floor] + frac·(v[floor+1] - v[floor]). The inputs are small integers,
+ * so every result is one or two roundings away: 1e-12. */
+#define PCT_TOL 1e-12
+
+static double pct_of(const double *v, size_t n, double p)
+{
+	struct samples s = { 0 };
+	for (size_t i = 0; i < n; i++)
+		samples_add(&s, v[i]);
+	double r = samples_percentile(&s, p);
+	samples_free(&s);
+	return r;
+}
+
+static void percentile_numpy_linear(void **state)
+{
+	(void)state;
+	const double a[] = { 1, 2, 3, 4 };
+	/* np.percentile([1,2,3,4], [50, 99, 0, 100, 25, 75]) */
+	assert_double_near(pct_of(a, 4, 50), 2.5, PCT_TOL);
+	assert_double_near(pct_of(a, 4, 99), 3.97, PCT_TOL);
+	assert_double_near(pct_of(a, 4, 0), 1.0, 0.0);
+	assert_double_near(pct_of(a, 4, 100), 4.0, 0.0);
+	assert_double_near(pct_of(a, 4, 25), 1.75, PCT_TOL);
+	assert_double_near(pct_of(a, 4, 75), 3.25, PCT_TOL);
+
+	/* numpy's own docstring example, unsorted: a = [[10, 7, 4], [3, 2, 1]],
+	 * np.percentile(a, 50) = 3.5; and p90 = 7 + 0.5·3 = 8.5. */
+	const double b[] = { 10, 7, 4, 3, 2, 1 };
+	assert_double_near(pct_of(b, 6, 50), 3.5, PCT_TOL);
+	assert_double_near(pct_of(b, 6, 90), 8.5, PCT_TOL);
+	assert_double_near(pct_of(b, 6, 0), 1.0, 0.0);
+	assert_double_near(pct_of(b, 6, 100), 10.0, 0.0);
+
+	/* np.percentile([15, 20, 35, 40, 50], 40) = 29 (rank 1.6), unsorted. */
+	const double c[] = { 50, 15, 40, 20, 35 };
+	assert_double_near(pct_of(c, 5, 40), 29.0, PCT_TOL);
+
+	/* One value: every percentile is it. */
+	const double d[] = { 7.25 };
+	assert_double_near(pct_of(d, 1, 0), 7.25, 0.0);
+	assert_double_near(pct_of(d, 1, 99), 7.25, 0.0);
+	assert_double_near(pct_of(d, 1, 100), 7.25, 0.0);
+}
+
+/* Adding after a percentile re-sorts (the cached order is invalidated). */
+static void percentile_after_more_samples(void **state)
+{
+	(void)state;
+	struct samples s = { 0 };
+	samples_add(&s, 3);
+	samples_add(&s, 1);
+	assert_double_near(samples_percentile(&s, 50), 2.0, PCT_TOL);
+	samples_add(&s, 0);
+	samples_add(&s, 100);
+	samples_add(&s, -5);
+	/* sorted: -5 0 1 3 100 → median 1 */
+	assert_double_near(samples_percentile(&s, 50), 1.0, 0.0);
+	assert_double_near(samples_percentile(&s, 100), 100.0, 0.0);
+	samples_free(&s);
+}
+
+static void mean_and_population_std(void **state)
+{
+	(void)state;
+	struct samples s = { 0 };
+	/* vLLM's `or 0`: empty is 0, not NaN. */
+	assert_double_near(samples_mean(&s), 0.0, 0.0);
+	assert_double_near(samples_std(&s), 0.0, 0.0);
+	assert_double_near(samples_percentile(&s, 50), 0.0, 0.0);
+	/* The textbook set: mean 5, population std 2 (sample std would be
+	 * 2.138). Small integers: exact up to one sqrt rounding. */
+	const double v[] = { 2, 4, 4, 4, 5, 5, 7, 9 };
+	for (size_t i = 0; i < 8; i++)
+		samples_add(&s, v[i]);
+	assert_double_near(samples_mean(&s), 5.0, 0.0);
+	assert_double_near(samples_std(&s), 2.0, 1e-15);
+	samples_free(&s);
+	samples_add(&s, 3.5);
+	assert_double_near(samples_std(&s), 0.0, 0.0);
+	samples_free(&s);
+}
+
+/* 100k lognormal values around 20 ms (ITL-like, σ = 0.8 so they span
+ * several powers of two), from GSL's MT19937 seeded 1. */
+enum { N_LOGN = 100000 };
+
+static void fill_lognormal(struct samples *s, struct loghist *h, double *sum)
+{
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 1);
+	*sum = 0;
+	for (int i = 0; i < N_LOGN; i++) {
+		double v = gsl_ran_lognormal(r, log(0.02), 0.8);
+		samples_add(s, v);
+		loghist_add(h, v);
+		*sum += v;
+	}
+	gsl_rng_free(r);
+}
+
+static void loghist_matches_samples(void **state)
+{
+	(void)state;
+	struct samples s = { 0 };
+	struct loghist h = { 0 };
+	double sum;
+	fill_lognormal(&s, &h, &sum);
+	assert_int_equal(h.n, N_LOGN);
+
+	/* Exact: the same additions in the same order. */
+	assert_double_near(loghist_mean(&h), sum / N_LOGN, 0.0);
+	assert_double_near(loghist_mean(&h), samples_mean(&s), 0.0);
+	/* std: one-pass sumsq/n - mean² against the two-pass samples_std; the
+	 * cancellation loses about log2(1 + 1/CV²) ≈ 1 bit at CV ≈ 0.95, so
+	 * 1e-9 relative is ample. */
+	assert_double_rel(loghist_std(&h), samples_std(&s), 1e-9);
+	double mn = INFINITY, mx = 0;
+	for (size_t i = 0; i < s.n; i++) {
+		mn = fmin(mn, s.v[i]);
+		mx = fmax(mx, s.v[i]);
+	}
+	assert_double_near(h.min, mn, 0.0);
+	assert_double_near(h.max, mx, 0.0);
+	/* p0 and p100 are the exact min and max. */
+	assert_double_near(loghist_percentile(&h, 0), mn, 0.0);
+	assert_double_near(loghist_percentile(&h, 100), mx, 0.0);
+
+	/* stats.h: each order statistic is its bucket's midpoint, within
+	 * 1/4096 relative (2048 buckets per power of two, half a bucket of
+	 * 1/2048); interpolating two such values keeps the bound. The 1e-12
+	 * covers the rounding of the interpolation itself. */
+	const double rel = 1.0 / 4096 + 1e-12;
+	static const double ps[] = { 0.1, 1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9, 99.99 };
+	for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
+		double exact = samples_percentile(&s, ps[i]);
+		double approx = loghist_percentile(&h, ps[i]);
+		assert_double_rel(approx, exact, rel);
+	}
+	samples_free(&s);
+	loghist_free(&h);
+}
+
+static void loghist_count_le_edges(void **state)
+{
+	(void)state;
+	struct loghist h = { 0 };
+	assert_int_equal(loghist_count_le(&h, 1.0), 0);
+	assert_double_near(loghist_percentile(&h, 50), 0.0, 0.0);
+	assert_double_near(loghist_mean(&h), 0.0, 0.0);
+
+	const double v[] = { 0.001, 0.002, 0.002, 0.005, 0.5 };
+	for (size_t i = 0; i < 5; i++)
+		loghist_add(&h, v[i]);
+	/* Edges far (> 1/2048 relative, a bucket) from every value: exact. */
+	assert_int_equal(loghist_count_le(&h, 0.0001), 0);
+	assert_int_equal(loghist_count_le(&h, 0.0015), 1);
+	assert_int_equal(loghist_count_le(&h, 0.003), 3);
+	assert_int_equal(loghist_count_le(&h, 0.01), 4);
+	assert_int_equal(loghist_count_le(&h, 1.0), 5);
+	assert_int_equal(loghist_count_le(&h, INFINITY), 5);
+	loghist_free(&h);
+
+	/* vLLM's ITL histogram buckets (vllm/v1/metrics/loggers.py) over the
+	 * lognormal set: the count differs from the exact one at most by the
+	 * values that share the edge's bucket, all within one bucket width
+	 * (at most 1/2048 relative) of the edge. */
+	static const double edges[] = { 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3,
+					0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0 };
+	struct samples s = { 0 };
+	double sum;
+	fill_lognormal(&s, &h, &sum);
+	for (size_t i = 0; i < sizeof edges / sizeof *edges; i++) {
+		int64_t exact = 0, near = 0;
+		for (size_t j = 0; j < s.n; j++) {
+			exact += s.v[j] <= edges[i];
+			near += fabs(s.v[j] - edges[i]) <= edges[i] / 2048;
+		}
+		int64_t got = loghist_count_le(&h, edges[i]);
+		if (llabs(got - exact) > near) {
+			print_error("edge %g: count_le %lld, exact %lld, values near %lld\n", edges[i],
+				    (long long)got, (long long)exact, (long long)near);
+			fail();
+		}
+	}
+	samples_free(&s);
+	loghist_free(&h);
+}
+
+/* Zero (an ITL of two tokens in one step) lands in the lowest bucket and
+ * the exact min keeps percentiles at 0. */
+static void loghist_zero_values(void **state)
+{
+	(void)state;
+	struct loghist h = { 0 };
+	loghist_add(&h, 0);
+	loghist_add(&h, 0);
+	loghist_add(&h, 0.004);
+	assert_double_near(h.min, 0.0, 0.0);
+	assert_double_near(loghist_percentile(&h, 0), 0.0, 0.0);
+	assert_double_near(loghist_percentile(&h, 50), 0.0, 0.0);
+	assert_double_near(loghist_percentile(&h, 100), 0.004, 0.0);
+	/* rank 1.5: halfway between 0 and the max (clamped exact). */
+	assert_double_near(loghist_percentile(&h, 75), 0.002, 1e-18);
+	assert_int_equal(loghist_count_le(&h, 0.001), 2);
+	loghist_free(&h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(percentile_numpy_linear),
+		cmocka_unit_test(percentile_after_more_samples),
+		cmocka_unit_test(mean_and_population_std),
+		cmocka_unit_test(loghist_matches_samples),
+		cmocka_unit_test(loghist_count_le_edges),
+		cmocka_unit_test(loghist_zero_values),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
