@@ -39,6 +39,14 @@ static bool is_file(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* out = a + b; false when it does not fit (the caller treats the place as
+ * absent rather than use a truncated path). */
+static bool join(char *out, size_t cap, const char *a, const char *b)
+{
+	int n = snprintf(out, cap, "%s%s", a, b);
+	return n >= 0 && (size_t)n < cap;
+}
+
 /* The data root: a folder holding models/ and hardware_profiles/. Looked up
  * afresh each call; cheap next to what follows it. */
 static int data_root(char *out, size_t cap)
@@ -55,17 +63,15 @@ static int data_root(char *out, size_t cap)
 		char *slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			char probe[PATH_MAX + 64];
-			snprintf(probe, sizeof probe, "%s/../share/servesim/models", exe);
-			if (is_dir(probe)) {
-				snprintf(out, cap, "%s/../share/servesim", exe);
+			char probe[PATH_MAX];
+			if (join(probe, sizeof probe, exe, "/../share/servesim/models") && is_dir(probe) &&
+			    join(out, cap, exe, "/../share/servesim"))
 				return 0;
-			}
 		}
 	}
-	snprintf(out, cap, "%s", SERVESIM_SOURCE_DIR);
-	char probe[PATH_MAX + 64];
-	snprintf(probe, sizeof probe, "%s/models", out);
+	char probe[PATH_MAX];
+	if (!join(out, cap, SERVESIM_SOURCE_DIR, "") || !join(probe, sizeof probe, out, "/models"))
+		return -1;
 	return is_dir(probe) ? 0 : -1;
 }
 
@@ -145,8 +151,9 @@ static int model_alias(const char *name, char *out, size_t cap)
 	const char *dir = catalog_dir(CATALOG_MODELS);
 	if (!dir)
 		return -1;
-	char path[PATH_MAX + 32];
-	snprintf(path, sizeof path, "%s/aliases.ini", dir);
+	char path[PATH_MAX];
+	if (!join(path, sizeof path, dir, "/aliases.ini"))
+		return -1;
 	struct inidoc doc;
 	int rc = -1;
 	if (inidoc_load(&doc, path, NULL) == 0) {

@@ -139,10 +139,11 @@ static void push_block(struct request *r, int32_t b)
 	r->blocks[r->n_blocks++] = b;
 }
 
-/* Registers the hashes of r's blocks that became full. */
+/* Registers the hashes of r's blocks that became full. Called once per
+ * request per step: the common case (no block filled) costs a compare. */
 static void cache_full_blocks(struct engine *g, struct request *r)
 {
-	if (!g->caching)
+	if (!g->caching || r->num_computed < (int64_t)(r->n_hashed + 1) * g->block_size)
 		return;
 	int64_t full = r->num_computed / g->block_size;
 	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++)
@@ -175,6 +176,8 @@ static void preempt_last(struct engine *g)
 /* Allocates blocks so r holds cdiv(tokens, B); false when the pool is short. */
 static bool grow_to(struct engine *g, struct request *r, int64_t tokens)
 {
+	if (tokens <= (int64_t)r->n_blocks * g->block_size)
+		return true;                  /* the common decode step */
 	int64_t need = cdiv(tokens, g->block_size) - r->n_blocks;
 	if (need > kvpool_num_free(g->pool))
 		return false;

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "xalloc.h"
 
@@ -59,40 +60,54 @@ double samples_percentile(struct samples *s, double p)
 	return s->v[lo] + (s->v[hi] - s->v[lo]) * frac;
 }
 
-/* Buckets: values are in seconds; we index v·2^40 (about picoseconds) by
- * exponent and 11 mantissa bits. Exponents 0..63 of the scaled value. */
+/* Buckets come straight from the bits of a positive double: the exponent
+ * and the top SUB_BITS of the mantissa, which order like the values. The
+ * range covers 2^-40 s (about a picosecond) to 2^24 s; values outside it
+ * share the end buckets. */
 #define SUB_BITS 11
 #define SUBS (1 << SUB_BITS)
-#define EXPS 64
-#define SCALE 1099511627776.0   /* 2^40 */
+#define EXP_MIN (-40)
+#define EXP_MAX 24
+#define N_BUCKETS ((size_t)(EXP_MAX - EXP_MIN) * SUBS)
+
+static uint64_t bits_of(double v)
+{
+	uint64_t b;
+	memcpy(&b, &v, sizeof b);
+	return b;
+}
+
+static double double_of(uint64_t b)
+{
+	double v;
+	memcpy(&v, &b, sizeof v);
+	return v;
+}
+
+static const int MANT_SHIFT = 52 - SUB_BITS;
 
 static size_t bucket_of(double v)
 {
-	double x = v * SCALE;
-	if (x < 1)
+	static const uint64_t lo_bits = (uint64_t)(1023 + EXP_MIN) << 52;
+	uint64_t b = bits_of(v);
+	if (!(v > 0) || b < lo_bits)
 		return 0;
-	int e;
-	double f = frexp(x, &e);            /* x = f·2^e, f in [0.5, 1) */
-	if (e >= EXPS)
-		return (size_t)EXPS * SUBS - 1;
-	size_t sub = (size_t)((f - 0.5) * 2 * SUBS);
-	return (size_t)e * SUBS + sub;
+	uint64_t i = (b - lo_bits) >> MANT_SHIFT;
+	return i < N_BUCKETS ? (size_t)i : N_BUCKETS - 1;
 }
 
-static double bucket_mid(size_t b)
+static double bucket_mid(size_t i)
 {
-	size_t e = b / SUBS, sub = b % SUBS;
-	if (e == 0)
-		return 0;
-	double lo = ldexp(0.5 + (double)sub / (2.0 * SUBS), (int)e);
-	double hi = ldexp(0.5 + (double)(sub + 1) / (2.0 * SUBS), (int)e);
-	return (lo + hi) / 2 / SCALE;
+	static const uint64_t lo_bits = (uint64_t)(1023 + EXP_MIN) << 52;
+	uint64_t b = lo_bits + ((uint64_t)i << MANT_SHIFT);
+	double lo = double_of(b), hi = double_of(b + ((uint64_t)1 << MANT_SHIFT));
+	return (lo + hi) / 2;
 }
 
 void loghist_add(struct loghist *h, double v)
 {
 	if (!h->counts)
-		h->counts = xcalloc((size_t)EXPS * SUBS, sizeof *h->counts);
+		h->counts = xcalloc(N_BUCKETS, sizeof *h->counts);
 	h->counts[bucket_of(v)]++;
 	if (h->n == 0 || v < h->min)
 		h->min = v;
@@ -132,7 +147,7 @@ static double order_stat(const struct loghist *h, int64_t k)
 	if (k >= h->n - 1)
 		return h->max;
 	int64_t seen = 0;
-	for (size_t b = 0; b < (size_t)EXPS * SUBS; b++) {
+	for (size_t b = 0; b < N_BUCKETS; b++) {
 		seen += h->counts[b];
 		if (seen > k) {
 			double v = bucket_mid(b);
@@ -157,7 +172,7 @@ int64_t loghist_count_le(const struct loghist *h, double edge)
 	if (!h->n)
 		return 0;
 	int64_t c = 0;
-	for (size_t b = 0; b < (size_t)EXPS * SUBS; b++)
+	for (size_t b = 0; b < N_BUCKETS; b++)
 		if (h->counts[b] && bucket_mid(b) <= edge)
 			c += h->counts[b];
 	return c;

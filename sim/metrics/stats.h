@@ -7,11 +7,12 @@
  *   - samples: every value kept (one per request: TTFT, TPOT, E2EL). Exact.
  *     Memory is 8 bytes a request.
  *   - loghist: a log-linear histogram for values too many to keep (ITL: one
- *     per output token). 2048 buckets per power of two, so each value is
+ *     per output token). 2048 buckets per power of two from 2^-40 s to
+ *     2^24 s, so each value is
  *     represented by its bucket's midpoint within a relative error of
  *     1/4096 (0.025%); percentiles interpolate linearly between the two
  *     order statistics as numpy does, each with that error. Count, sum, mean,
- *     std, min and max are exact. Memory is fixed (about 0.5 MiB each).
+ *     std, min and max are exact. Memory is fixed (512 KiB each).
  */
 #ifndef SERVESIM_STATS_H
 #define SERVESIM_STATS_H

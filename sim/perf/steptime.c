@@ -55,7 +55,7 @@ void perf_ideal(struct perf *p)
 }
 
 /* Σ_{i=0}^{n-1} min(c + i + 1, w): the keys the chunk's queries see. */
-static double causal_pairs(double n, double c, double w)
+double perf_causal_pairs(double n, double c, double w)
 {
 	double all = n * c + n * (n + 1) / 2;
 	if (w <= 0 || c + n <= w)
@@ -67,23 +67,12 @@ static double causal_pairs(double n, double c, double w)
 	return uncapped * c + uncapped * (uncapped + 1) / 2 + (n - uncapped) * w;
 }
 
-void perf_step_add(struct perf_step *s, const struct perf *p, int64_t n, int64_t ctx,
-		   bool samples)
+void perf_step_add_prefill(struct perf_step *s, const struct perf *p, double n, double c)
 {
-	double dn = (double)n, dc = (double)ctx;
-	s->tokens += n;
-	s->seqs++;
-	s->sampled += samples;
-	if (n == 1 && ctx > 0) {
-		double kv = dc + 1;
-		s->dec_ctx_full += kv;
-		s->dec_ctx_win += p->window > 0 ? fmin(kv, p->window) : kv;
-		return;
-	}
-	s->pre_pairs_full += causal_pairs(dn, dc, 0);
-	s->pre_pairs_win += causal_pairs(dn, dc, p->window);
-	s->pre_ctx_full += dc + dn;
-	s->pre_ctx_win += p->window > 0 ? fmin(dc + dn, p->window) : dc + dn;
+	s->pre_pairs_full += perf_causal_pairs(n, c, 0);
+	s->pre_pairs_win += perf_causal_pairs(n, c, p->window);
+	s->pre_ctx_full += c + n;
+	s->pre_ctx_win += p->window > 0 ? fmin(c + n, p->window) : c + n;
 }
 
 static double roofline(double flops, double peak, double ceff, double bytes, double bw, double beff)

@@ -76,10 +76,27 @@ static inline void perf_step_clear(struct perf_step *s)
 	*s = (struct perf_step){ 0 };
 }
 
+/* The prefill part of perf_step_add (out of line: it is rare). */
+void perf_step_add_prefill(struct perf_step *s, const struct perf *p, double n, double c);
+double perf_causal_pairs(double n, double c, double w);
+
 /* Adds one sequence: n new tokens after ctx already in the KV cache; a
- * decode is n = 1. samples: the sequence produces a token this step. */
-void perf_step_add(struct perf_step *s, const struct perf *p, int64_t n, int64_t ctx,
-		   bool samples);
+ * decode is n = 1. samples: the sequence produces a token this step.
+ * Inline: it runs once per sequence per step, the simulator's hot path. */
+static inline void perf_step_add(struct perf_step *s, const struct perf *p, int64_t n,
+				 int64_t ctx, bool samples)
+{
+	s->tokens += n;
+	s->seqs++;
+	s->sampled += samples;
+	if (n == 1 && ctx > 0) {
+		double kv = (double)ctx + 1;
+		s->dec_ctx_full += kv;
+		s->dec_ctx_win += p->window > 0 && kv > p->window ? p->window : kv;
+		return;
+	}
+	perf_step_add_prefill(s, p, (double)n, (double)ctx);
+}
 
 /* Breakdown of a step, seconds. */
 struct perf_breakdown {

@@ -185,7 +185,7 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 		snprintf(title, sizeof title, " Stage %d: %g req/s for %g s ", s, res->sc.stages[s].rate,
 			 res->sc.stages[s].duration_s);
 		centered(f, title, '=');
-		vllm_block(f, res, &res->stages[s], o, false);
+		vllm_block(f, res, run_stage_metrics(res, s), o, false);
 	}
 	fprintf(f, "==================================================\n");
 }
@@ -259,7 +259,7 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 			json_object_set_new(st, "request_rate", json_real(sc->stages[s].rate));
 			json_object_set_new(st, "stage_duration_s", json_real(sc->stages[s].duration_s));
 		}
-		put_results(st, res, &res->stages[s], opts);
+		put_results(st, res, run_stage_metrics(res, s), opts);
 		json_array_append_new(stages, st);
 	}
 	json_object_set_new(o, "stages", stages);

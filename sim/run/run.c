@@ -29,15 +29,31 @@ struct run {
 	int64_t next_sample_ns, sample_every_ns;
 };
 
+/* The stage group a request also counts in; none when the run has one
+ * stage (its metrics are the whole run's: run_stage_metrics). */
 static struct group_metrics *group_of(struct run *rn, const struct request *r)
 {
 	struct run_result *res = rn->res;
+	if (res->n_stages <= 1)
+		return NULL;
 	return r->stage >= 0 && r->stage < res->n_stages ? &res->stages[r->stage] : NULL;
+}
+
+struct group_metrics *run_stage_metrics(struct run_result *res, int stage)
+{
+	return res->n_stages <= 1 ? &res->all : &res->stages[stage];
 }
 
 static void count_token(struct run_result *res, int64_t t_ns)
 {
+	/* Tokens of one step share a time: skip the division for them. */
+	if (t_ns == res->last_token_ns) {
+		res->tokens_per_second[res->last_second]++;
+		return;
+	}
 	size_t sec = (size_t)(t_ns / 1000000000);
+	res->last_token_ns = t_ns;
+	res->last_second = sec;
 	if (sec >= res->n_seconds) {
 		size_t n = res->n_seconds ? res->n_seconds : 64;
 		while (n <= sec)
@@ -185,6 +201,7 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 {
 	memset(res, 0, sizeof *res);
 	res->sc = *sc;
+	res->last_token_ns = -1;
 	if (model_load_named(&res->model, sc->model, e) ||
 	    hw_load_named(&res->hw, sc->hardware, e))
 		return err_prefix(e, "%s", sc->path);

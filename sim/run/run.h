@@ -51,6 +51,8 @@ struct run_result {
 	int64_t *stage_starts_ns;      /* n_stages + 1 */
 	int64_t *tokens_per_second;    /* output tokens in each simulated second */
 	size_t n_seconds;
+	int64_t last_token_ns;         /* count_token's cache: last time seen */
+	size_t last_second;
 	int64_t max_concurrent;
 	int64_t peak_waiting;
 	struct ts_row *ts;
@@ -64,5 +66,8 @@ struct run_result {
 int run_simulate(const struct scenario *sc, struct run_result *res, struct err *e);
 
 void run_result_free(struct run_result *res);
+
+/* The metrics of one load stage (for a one-stage run, the whole run's). */
+struct group_metrics *run_stage_metrics(struct run_result *res, int stage);
 
 #endif
