@@ -208,7 +208,7 @@ static void unknown_section_and_key(void **state)
 	/* The line is that of the section's first entry (inidoc keeps entries,
 	 * not headers), one below "[engine]". */
 	assert_contains(e.msg, "inidoc_unknown_section.ini:6:");
-	assert_contains(e.msg, "unknown section [engine]");
+	assert_contains(e.msg, "[engine] max_num_seqs: unknown section");
 
 	static const char *const sets[] = { "workload.request_rte=3", NULL };
 	assert_int_equal(bind_file("inidoc_ok.ini", sets, &c, &e), -1);

@@ -380,7 +380,13 @@ double model_weight_bytes(const struct model *m, const struct precision *w)
 
 double model_active_weight_bytes(const struct model *m, const struct precision *w)
 {
-	return weight_bytes(m, w, (double)m->experts_per_token);
+	struct model_params p;
+	model_params(m, &p);
+	/* An untied input embedding is a lookup of one row per token, not a
+	 * stream: drop it (a tied table is read whole, as the LM head). */
+	double lookup = m->tie_embeddings ? 0 : p.embed;
+	double emb_bytes = w->quantizes_embeddings || w->bits_per_weight >= 16 ? w->bits_per_weight / 8 : 2.0;
+	return weight_bytes(m, w, (double)m->experts_per_token) - lookup * emb_bytes;
 }
 
 double model_linear_flops_per_token(const struct model *m)
