@@ -20,9 +20,15 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_BAD_INPUT = 2 };
 enum out_format { FMT_TEXT, FMT_JSON, FMT_CSV, FMT_PROM };
 
 int cmd_ceiling(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 /* Prints "servesim VERB: message" to stderr and returns EXIT_BAD_INPUT. */
 int cli_fail(const char *verb, const struct err *e);

@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "cli.h"
 #include "num.h"
+#include "plot.h"
 #include "report.h"
 #include "run.h"
 
@@ -28,6 +29,8 @@ static void help(void)
 	       "                      json (vllm --save-result keys + stages + servesim),\n"
 	       "                      prom (vLLM's Prometheus metrics)\n"
 	       "  --out DIR           also write DIR/requests.csv and DIR/timeseries.csv\n"
+	       "  --plot DIR          also write those CSVs to DIR with gnuplot pictures of them\n"
+	       "                      (TTFT and TPOT CDFs, KV usage and the queue over time)\n"
 	       "  --metric-percentiles P,…  percentiles to report (default 99)\n");
 }
 
@@ -63,12 +66,14 @@ int cmd_run(int argc, char **argv)
 		{ "metric-percentiles", required_argument, NULL, 'p' },
 		{ "model", required_argument, NULL, 'm' },
 		{ "out", required_argument, NULL, 'o' },
+		{ "plot", required_argument, NULL, 'P' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "set", required_argument, NULL, 'S' },
 		{ 0 },
 	};
 	enum out_format fmt = FMT_TEXT;
 	const char *out_dir = NULL;
+	const char *plot_dir = NULL;
 	double pct[16] = { 99 };
 	size_t n_pct = 1;
 	struct inidoc ov = { 0 };
@@ -85,6 +90,7 @@ int cmd_run(int argc, char **argv)
 		case 'h': help(); inidoc_free(&ov); return EXIT_OK;
 		case 'm': bad = add_flag(&ov, "run.model", optarg, &e); break;
 		case 'o': out_dir = optarg; break;
+		case 'P': plot_dir = optarg; break;
 		case 'p': bad = parse_percentiles(optarg, pct, &n_pct, &e); break;
 		case 's': bad = add_flag(&ov, "run.seed", optarg, &e); break;
 		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
@@ -129,6 +135,15 @@ int cmd_run(int argc, char **argv)
 		report_text(stdout, &res, &ro), rc = EXIT_OK;
 	if (fflush(stdout))
 		rc = EXIT_FAIL;
+	if (plot_dir && rc == EXIT_OK) {
+		struct plot_opts po = { 0 };
+		if (plot_run(&res, plot_dir, &po, &e)) {
+			fprintf(stderr, "servesim run: %s\n", e.msg);
+			rc = EXIT_FAIL;
+		} else {
+			plot_note("run", plot_dir, &po);
+		}
+	}
 out:
 	run_result_free(&res);
 	inidoc_free(&ov);

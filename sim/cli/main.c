@@ -13,9 +13,15 @@ static const struct verb {
 	const char *summary;
 } verbs[] = {
 	{ "ceiling", cmd_ceiling, "single-stream decode and prefill ceilings per device (SEED C8)" },
+	{ "explain", cmd_explain, "why a step takes what it takes; where a run's TTFT and ITL went" },
 	{ "list", cmd_list, "the models, hardware profiles and scenarios servesim knows" },
 	{ "model", cmd_model, "what a model config implies: parameters, weight bytes, FLOPs, KV bytes" },
 	{ "run", cmd_run, "simulate serving a workload and report as vllm bench serve does" },
+	{ "sweep", cmd_sweep, "run a scenario over a grid of keys, with replications and 95% CIs" },
+	{ "plan", cmd_plan, "highest rate within an SLO per configuration; replicas, GPUs and cost" },
+	{ "compare", cmd_compare, "one workload on several GPUs side by side, with cost" },
+	{ "plot", cmd_plot, "gnuplot pictures of a sweep/plan/compare result or a run's --out folder" },
+	{ "merge", cmd_merge, "join the --shard K/N outputs of sweep, plan or compare" },
 };
 
 static void usage(FILE *f)

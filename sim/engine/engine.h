@@ -48,6 +48,23 @@ struct engine_stats {
 	double busy_s;
 	/* Where step time went, summed over steps (seconds). */
 	struct perf_breakdown time;
+	/* Where decode tokens' steps went, summed over decode tokens (seconds):
+	 * reading weights (dense, experts, LM head, all-reduce), reading KV, the
+	 * step overhead, and the extra time of prefill chunks sharing the step
+	 * (the step minus what its decodes alone would take). */
+	double itl_weights_s, itl_kv_s, itl_overhead_s, itl_prefill_s;
+	int64_t itl_tokens;
+	/* Ollama and llama-server (engine/ollama.c); zero for vLLM. */
+	int64_t num_parallel, num_ctx, n_batch, n_ubatch;   /* as resolved */
+	bool kv_unified;                   /* one KV buffer shared by the slots */
+	int64_t gpu_layers, layers;        /* num_gpu, of n_layers + 1 (the output layer) */
+	int64_t kv_tokens;                 /* KV cells allocated up front */
+	double kv_bytes;                   /* their bytes (f16) */
+	double load_s;                     /* one cold load: weight bytes / load bandwidth */
+	int64_t model_loads, rejected;     /* loads; 503s of a full pending queue */
+	int64_t truncated_prompts, context_shifts, truncated_outputs;
+	int64_t n_decode_total, n_busy_slots_total, n_tokens_max;   /* llama-server's /metrics */
+	char cpu_hardware[64];             /* the CPU of a partial offload or CPU-only run */
 };
 
 /* The engine's state right now (the gauges of SEED C12). */
@@ -75,6 +92,8 @@ struct engine_class {
 };
 
 extern const struct engine_class vllm_engine_class;
+extern const struct engine_class ollama_engine_class;     /* ollama.c */
+extern const struct engine_class llamacpp_engine_class;   /* ollama.c: llama-server */
 
 /* The class for a scenario's [engine] kind. */
 const struct engine_class *engine_class_for(int kind);

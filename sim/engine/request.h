@@ -44,6 +44,12 @@ struct request {
 	int64_t enqueue_ns;       /* reaches the engine (after the API path) */
 	int64_t first_scheduled_ns;
 	int64_t first_token_ns, last_token_ns, finish_ns;
+	/* Steps before the first token: this request's share of them (by
+	 * tokens) and the rest, spent on other requests in the same steps. */
+	int64_t prefill_own_ns, prefill_shared_ns;
+	/* Ollama and llama-server (engine/ollama.c). */
+	int64_t load_ns;          /* waiting for the model to load: Ollama's load_duration */
+	int32_t prompt_eval_count;/* prompt tokens after truncation, cached ones included */
 	int64_t max_itl_ns;       /* the longest gap between two of its tokens */
 	int32_t preemptions;
 	const char *fail_reason;  /* static string when FAILED */

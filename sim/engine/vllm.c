@@ -78,6 +78,7 @@ struct engine {
 	size_t *scheduled;               /* this step's requests */
 	size_t n_scheduled, cap_scheduled;
 	double step_extra_s;             /* CPU-tier loads in this step */
+	struct perf_step dec_step;       /* the current step's decodes alone */
 	int64_t step_tokens;             /* tokens in the current step */
 	struct engine_stats st;
 };
@@ -192,6 +193,8 @@ static void add_to_step(struct engine *g, struct perf_step *step, size_t i, int6
 	r->scheduled = (int32_t)n;
 	bool samples = r->num_computed + n >= num_tokens(r);
 	perf_step_add(step, &g->perf, n, r->num_computed, samples);
+	if (r->first_token_ns >= 0 && n == 1)
+		perf_step_add(&g->dec_step, &g->perf, n, r->num_computed, samples);
 	if (g->n_scheduled == g->cap_scheduled) {
 		g->cap_scheduled = g->cap_scheduled ? 2 * g->cap_scheduled : 64;
 		g->scheduled = xrealloc(g->scheduled, g->cap_scheduled * sizeof *g->scheduled);
@@ -323,12 +326,38 @@ static void schedule_waiting(struct engine *g, struct perf_step *step, int64_t *
 	free(hits);
 }
 
+/* Attributes a step of s seconds: to the decode tokens it produces (what
+ * their steps are made of) and to the prefills in it (their own share by
+ * tokens, and the rest). */
+static void account_step(struct engine *g, const struct perf_step *step, double s)
+{
+	if (g->dec_step.seqs > 0) {
+		struct perf_breakdown d;
+		double alone = perf_step_time(&g->perf, &g->dec_step, &d);
+		double n = (double)g->dec_step.seqs;
+		g->st.itl_weights_s += n * (d.dense + d.experts + d.lm_head + d.allreduce);
+		g->st.itl_kv_s += n * d.attn_decode;
+		g->st.itl_overhead_s += n * d.overhead;
+		g->st.itl_prefill_s += n * (s - alone);
+		g->st.itl_tokens += g->dec_step.seqs;
+	}
+	for (size_t k = 0; k < g->n_scheduled; k++) {
+		struct request *r = req(g, g->scheduled[k]);
+		if (r->first_token_ns >= 0)
+			continue;
+		int64_t own = llround(s * 1e9 * (double)r->scheduled / (double)step->tokens);
+		r->prefill_own_ns += own;
+		r->prefill_shared_ns += llround(s * 1e9) - own;
+	}
+}
+
 static int64_t vllm_start_step(struct engine *g, int64_t now)
 {
 	struct perf_step step;
 	perf_step_clear(&step);
 	g->n_scheduled = 0;
 	g->step_extra_s = 0;
+	perf_step_clear(&g->dec_step);
 	int64_t budget = g->mnbt;
 	if (schedule_running(g, &step, &budget))
 		schedule_waiting(g, &step, &budget, now);
@@ -347,6 +376,7 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	g->st.time.allreduce += b.allreduce;
 	g->st.time.overhead += b.overhead + g->step_extra_s;
 	g->st.time.total += s;
+	account_step(g, &step, s);
 	double usage = kvpool_usage(g->pool);
 	if (usage > g->st.peak_kv_usage)
 		g->st.peak_kv_usage = usage;
@@ -462,15 +492,19 @@ static int size_pool(struct engine *g, struct err *e)
 					       (double)m->head_dim * kv_elem;
 	double block_bytes = kv_token_gpu * (double)g->block_size;
 	double weights = model_weight_bytes(m, g->setup.weights) / tp;
-	/* Activation peak of the profiling step, per GPU: the widest
-	 * intermediate tensors of one layer for mnbt tokens (gate/up output
-	 * and its activation, in 16-bit), plus the sampler's fp32 logits for
-	 * max_num_seqs sequences. See README "KV pool sizing". */
+	/* What vLLM's start-up profiling leaves out of the pool besides the
+	 * weights, per GPU: the activations of a max_num_batched_tokens dummy
+	 * step (FFN intermediates and hidden states, 16-bit), the sampler's
+	 * working set on fp32 logits of max_num_seqs × vocab, and non-torch
+	 * memory (CUDA context, cuBLAS workspace, NCCL). The three
+	 * coefficients are a least-squares fit to the 11 dense runs of
+	 * ../shared/calibration/ (residual <= 0.3 GiB; README "KV pool"). */
 	double ffn = (double)(m->n_moe_layers ? m->expert_ffn_width * m->experts_per_token :
 						 m->dense_ffn_width);
-	double act = (double)g->mnbt * (3 * ffn / tp + 4 * (double)m->hidden) * 2 +
-		     (double)g->max_seqs * (double)m->vocab * 4 / tp;
-	double non_torch = 0.5 * 1073741824.0;   /* CUDA context, NCCL, cuBLAS workspace */
+	double act = 0.417 * (double)g->mnbt * (3 * ffn / tp + 4 * (double)m->hidden) * 2;
+	double sampler = 12.2 * (double)g->max_seqs * (double)m->vocab * 4;
+	double non_torch = 0.411 * 1073741824.0;
+	act += sampler;
 	double available = ceil(hw_memory_bytes(hw) * sc->gpu_memory_utilization) - weights - act - non_torch;
 	g->st.weight_bytes_per_gpu = weights;
 	g->st.activation_bytes = act;
@@ -533,9 +567,3 @@ const struct engine_class vllm_engine_class = {
 	.gauges = vllm_gauges,
 	.stats = vllm_stats,
 };
-
-const struct engine_class *engine_class_for(int kind)
-{
-	static const struct engine_class *const by_kind[] = { [ENGINE_VLLM] = &vllm_engine_class };
-	return by_kind[kind];
-}

@@ -27,7 +27,8 @@ enum hw_class {
 
 /* Achievable fractions of peak and fixed costs (issue: step-time model). */
 struct hw_efficiency {
-	double bandwidth;            /* fraction of peak bandwidth when streaming */
+	double bandwidth;            /* fraction of peak bandwidth streaming weights */
+	double attention_bandwidth;  /* fraction of peak bandwidth reading KV in decode */
 	double compute_max;          /* fraction of peak matmul FLOP/s at large M */
 	double compute_half_tokens;  /* M (tokens) at which half of compute_max is reached */
 	double attention_compute;    /* fraction of peak for prefill attention */

@@ -246,6 +246,12 @@ static int read_weights(const struct reader *r, struct model *m)
 	} else if (!strcasecmp(method, "awq") || !strcasecmp(method, "gptq")) {
 		snprintf(m->weights, sizeof m->weights, "%s", bits == 8 ? "int8" : "int4");
 	} else if (!strcasecmp(method, "compressed-tensors")) {
+		json_t *ignore = json_object_get(q, "ignore");
+		size_t i;
+		json_t *v;
+		json_array_foreach(ignore, i, v)
+			if (json_is_string(v) && strstr(json_string_value(v), "self_attn"))
+				m->quant_skips_attention = true;
 		/* The first config group's weights say it. */
 		json_t *groups = json_object_get(q, "config_groups");
 		const char *k;
@@ -369,7 +375,8 @@ static double weight_bytes(const struct model *m, const struct precision *w, dou
 	double expert_params = (double)m->n_moe_layers * experts * p.expert;
 	double rest = p.active - emb - (double)m->n_moe_layers * (double)m->experts_per_token * p.expert;
 	double emb_bytes = emb * (w->quantizes_embeddings || w->bits_per_weight >= 16 ? bytes_w : 2.0);
-	double rest_bytes = rest * (w->experts_only ? 2.0 : bytes_w);
+	double attn = m->quant_skips_attention && bytes_w < 2 ? (double)m->n_layers * p.attn_per_layer : 0;
+	double rest_bytes = (rest - attn) * (w->experts_only ? 2.0 : bytes_w) + attn * 2.0;
 	return emb_bytes + rest_bytes + expert_params * bytes_w;
 }
 

@@ -54,6 +54,9 @@ struct model {
 
 	/* What the checkpoint is stored in: "bf16", "fp8", "mxfp4", … */
 	char weights[16];
+	/* The quantization config leaves attention in 16-bit (an `ignore`
+	 * entry matching self_attn, as llm-compressor recipes write). */
+	bool quant_skips_attention;
 };
 
 /* Reads a config.json into *m. Returns 0, or -1 with e naming the file and

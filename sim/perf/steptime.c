@@ -25,7 +25,8 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 
 	double dense_params = L * mp.attn_per_layer + (L - Lm) * mp.dense_ffn_per_layer +
 			      Lm * (mp.shared_per_layer + mp.router_per_layer);
-	p->dense_bytes = dense_params * rest_b / t;
+	double attn_params = m->quant_skips_attention && rest_b < 2 ? L * mp.attn_per_layer : 0;
+	p->dense_bytes = ((dense_params - attn_params) * rest_b + attn_params * 2) / t;
 	p->dense_flops_per_token = 2 * dense_params / t;
 	double head = mp.lm_head > 0 ? mp.lm_head : mp.embed;   /* tied: the embedding */
 	p->lm_head_bytes = head * emb_b / t;
@@ -51,7 +52,8 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 
 void perf_ideal(struct perf *p)
 {
-	p->eff = (struct hw_efficiency){ 1, 1, 0, 1, 0, 0, 0 };
+	p->eff = (struct hw_efficiency){ .bandwidth = 1, .attention_bandwidth = 1, .compute_max = 1,
+					 .compute_half_tokens = 0, .attention_compute = 1 };
 }
 
 /* Σ_{i=0}^{n-1} min(c + i + 1, w): the keys the chunk's queries see. */
@@ -75,56 +77,87 @@ void perf_step_add_prefill(struct perf_step *s, const struct perf *p, double n, 
 	s->pre_ctx_win += p->window > 0 ? fmin(c + n, p->window) : c + n;
 }
 
-static double roofline(double flops, double peak, double ceff, double bytes, double bw, double beff)
-{
-	double tc = flops > 0 ? flops / (peak * ceff) : 0;
-	double tm = bytes > 0 ? bytes / (bw * beff) : 0;
-	return tc > tm ? tc : tm;
-}
-
 /* Achieved fraction of peak for a matmul of m rows (tokens). */
 static double matmul_eff(const struct perf *p, double m)
 {
 	return p->eff.compute_max * m / (m + p->eff.compute_half_tokens);
 }
 
-double perf_step_time(const struct perf *p, const struct perf_step *s, struct perf_breakdown *b)
+/* The roofline of one operator: max(FLOPs / achievable FLOP/s, bytes /
+ * achievable bandwidth). */
+static void roofline(struct perf_op *op, const char *name, double flops, double peak,
+		     double ceff, double bytes, double bw, double beff)
 {
-	struct perf_breakdown r = { 0 };
+	double tc = flops > 0 ? flops / (peak * ceff) : 0;
+	double tm = bytes > 0 ? bytes / (bw * beff) : 0;
+	*op = (struct perf_op){ name, flops, bytes, tc > tm ? tc : tm, peak, bw, tc > tm };
+}
+
+double perf_step_ops(const struct perf *p, const struct perf_step *s, struct perf_op *ops)
+{
+	static const char *const names[PERF_N_OPS] = {
+		"dense matmuls", "MoE experts", "LM head", "prefill attention",
+		"decode attention", "all-reduce", "step overhead"
+	};
+	for (int i = 0; i < PERF_N_OPS; i++)
+		ops[i] = (struct perf_op){ .name = names[i] };
+	if (s->tokens <= 0)
+		return 0;
 	double T = (double)s->tokens;
 	double beff = p->eff.bandwidth;
-	if (s->tokens > 0) {
-		r.dense = roofline(p->dense_flops_per_token * T, p->peak_matmul, matmul_eff(p, T),
-				   p->dense_bytes, p->bw, beff);
-		if (s->sampled > 0)
-			r.lm_head = roofline(p->lm_head_flops_per_token * (double)s->sampled, p->peak_matmul,
-					     matmul_eff(p, (double)s->sampled), p->lm_head_bytes, p->bw, beff);
-		if (p->n_moe_layers > 0) {
-			double E = p->n_experts, k = p->experts_per_token;
-			double touched = E * (1 - pow(1 - k / E, T));
-			double per_expert_tokens = T * k / touched;
-			r.experts = roofline(p->n_moe_layers * p->expert_flops_per_token * T * k,
-					     p->peak_matmul, matmul_eff(p, per_expert_tokens),
-					     p->n_moe_layers * touched * p->expert_bytes, p->bw, beff);
-		}
-		double pairs = p->full_layers * s->pre_pairs_full + p->sliding_layers * s->pre_pairs_win;
-		double pre_kv = p->full_layers * s->pre_ctx_full + p->sliding_layers * s->pre_ctx_win;
-		r.attn_prefill = roofline(pairs * p->attn_flops_per_pair, p->peak_attn, p->eff.attention_compute,
-					  pre_kv * p->kv_bytes_per_token_layer, p->bw, beff);
-		double dec_kv = p->full_layers * s->dec_ctx_full + p->sliding_layers * s->dec_ctx_win;
-		r.attn_decode = roofline(dec_kv * p->attn_flops_per_pair, p->peak_attn, p->eff.attention_compute,
-					 dec_kv * p->kv_bytes_per_token_layer, p->bw, beff);
-		if (p->tp > 1) {
-			double t = p->tp;
-			double bytes = T * p->allreduce_bytes_per_token;
-			double one = 2 * (t - 1) / t * bytes / (p->hw->ic_bandwidth_gb_s * 1e9) +
-				     p->hw->ic_latency_us * 1e-6;
-			r.allreduce = 2 * (double)p->n_layers * one;
-		}
-		r.overhead = (p->eff.step_overhead_us + p->eff.step_overhead_per_seq_us * (double)s->seqs) * 1e-6;
+	roofline(&ops[PERF_DENSE], names[PERF_DENSE], p->dense_flops_per_token * T, p->peak_matmul,
+		 matmul_eff(p, T), p->dense_bytes, p->bw, beff);
+	if (s->sampled > 0)
+		roofline(&ops[PERF_LM_HEAD], names[PERF_LM_HEAD],
+			 p->lm_head_flops_per_token * (double)s->sampled, p->peak_matmul,
+			 matmul_eff(p, (double)s->sampled), p->lm_head_bytes, p->bw, beff);
+	if (p->n_moe_layers > 0) {
+		double E = p->n_experts, k = p->experts_per_token;
+		double touched = E * (1 - pow(1 - k / E, T));
+		roofline(&ops[PERF_EXPERTS], names[PERF_EXPERTS],
+			 p->n_moe_layers * p->expert_flops_per_token * T * k, p->peak_matmul,
+			 matmul_eff(p, T * k / touched), p->n_moe_layers * touched * p->expert_bytes,
+			 p->bw, beff);
 	}
-	r.total = r.dense + r.experts + r.lm_head + r.attn_prefill + r.attn_decode + r.allreduce + r.overhead;
+	double pairs = p->full_layers * s->pre_pairs_full + p->sliding_layers * s->pre_pairs_win;
+	double pre_kv = p->full_layers * s->pre_ctx_full + p->sliding_layers * s->pre_ctx_win;
+	roofline(&ops[PERF_ATTN_PREFILL], names[PERF_ATTN_PREFILL], pairs * p->attn_flops_per_pair,
+		 p->peak_attn, p->eff.attention_compute, pre_kv * p->kv_bytes_per_token_layer, p->bw, beff);
+	double dec_kv = p->full_layers * s->dec_ctx_full + p->sliding_layers * s->dec_ctx_win;
+	roofline(&ops[PERF_ATTN_DECODE], names[PERF_ATTN_DECODE], dec_kv * p->attn_flops_per_pair,
+		 p->peak_attn, p->eff.attention_compute, dec_kv * p->kv_bytes_per_token_layer, p->bw,
+		 p->eff.attention_bandwidth);
+	if (p->tp > 1) {
+		double t = p->tp;
+		double bytes = T * p->allreduce_bytes_per_token;
+		double one = 2 * (t - 1) / t * bytes / (p->hw->ic_bandwidth_gb_s * 1e9) +
+			     p->hw->ic_latency_us * 1e-6;
+		ops[PERF_ALLREDUCE].bytes = 2 * (double)p->n_layers * bytes;
+		ops[PERF_ALLREDUCE].time_s = 2 * (double)p->n_layers * one;
+		ops[PERF_ALLREDUCE].peak_bytes_s = p->hw->ic_bandwidth_gb_s * 1e9;
+	}
+	ops[PERF_OVERHEAD].time_s =
+		(p->eff.step_overhead_us + p->eff.step_overhead_per_seq_us * (double)s->seqs) * 1e-6;
+	double total = 0;
+	for (int i = 0; i < PERF_N_OPS; i++)
+		total += ops[i].time_s;
+	return total;
+}
+
+double perf_step_time(const struct perf *p, const struct perf_step *s, struct perf_breakdown *b)
+{
+	struct perf_op ops[PERF_N_OPS];
+	double total = perf_step_ops(p, s, ops);
 	if (b)
-		*b = r;
-	return r.total;
+		*b = (struct perf_breakdown){
+			.dense = ops[PERF_DENSE].time_s,
+			.experts = ops[PERF_EXPERTS].time_s,
+			.lm_head = ops[PERF_LM_HEAD].time_s,
+			.attn_prefill = ops[PERF_ATTN_PREFILL].time_s,
+			.attn_decode = ops[PERF_ATTN_DECODE].time_s,
+			.allreduce = ops[PERF_ALLREDUCE].time_s,
+			.overhead = ops[PERF_OVERHEAD].time_s,
+			.total = total,
+		};
+	return total;
 }

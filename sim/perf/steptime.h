@@ -98,6 +98,24 @@ static inline void perf_step_add(struct perf_step *s, const struct perf *p, int6
 	perf_step_add_prefill(s, p, (double)n, (double)ctx);
 }
 
+/* One operator group of a step: its work and what bounds it. */
+enum perf_op_kind {
+	PERF_DENSE, PERF_EXPERTS, PERF_LM_HEAD, PERF_ATTN_PREFILL, PERF_ATTN_DECODE,
+	PERF_ALLREDUCE, PERF_OVERHEAD, PERF_N_OPS
+};
+
+struct perf_op {
+	const char *name;
+	double flops, bytes;       /* per GPU */
+	double time_s;
+	double peak_flops, peak_bytes_s;   /* the device's, for the achieved fraction */
+	bool compute_bound;
+};
+
+/* Fills ops[PERF_N_OPS] for the step and returns its duration in seconds
+ * (perf_step_time is this, summed). */
+double perf_step_ops(const struct perf *p, const struct perf_step *s, struct perf_op *ops);
+
 /* Breakdown of a step, seconds. */
 struct perf_breakdown {
 	double dense, experts, lm_head, attn_prefill, attn_decode, allreduce, overhead;

@@ -136,6 +136,128 @@ static void vllm_block(FILE *f, struct run_result *res, struct group_metrics *g,
 	}
 }
 
+/* Ollama's per-request fields (api/types.go Metrics), in ns, from a
+ * request record; the same definitions for every engine (load 0 for vLLM).
+ * prompt_eval_count counts cached tokens too (Ollama on llama-server:
+ * cache_n + prompt_n), prompt_eval_duration only the slot's prompt steps;
+ * eval_* run from the first token to the last (llama-server's
+ * predicted_n, predicted_ms). */
+struct ollama_fields {
+	int64_t total_ns, load_ns, prompt_eval_count, prompt_eval_ns, eval_count, eval_ns;
+};
+
+static void ollama_fields(const struct request *r, struct ollama_fields *o)
+{
+	o->total_ns = r->finish_ns - r->send_ns;
+	o->load_ns = r->load_ns;
+	o->prompt_eval_count = r->prompt_eval_count > 0 ? r->prompt_eval_count : r->prompt_len;
+	o->prompt_eval_ns = r->first_token_ns - r->first_scheduled_ns;
+	o->eval_count = r->output_len;
+	o->eval_ns = r->last_token_ns - r->first_token_ns;
+}
+
+/* SEED C10: count / duration × 1e9; 0 when the duration is 0. */
+static double c10_rate(int64_t count, int64_t ns)
+{
+	return ns > 0 ? (double)count / (double)ns * 1e9 : 0;
+}
+
+/* Means of the Ollama fields and C10 rates over completed requests. */
+struct ollama_means {
+	double total_ms, load_ms, prompt_eval_count, prompt_eval_ms, eval_count, eval_ms;
+	double prefill_tok_s, decode_tok_s;
+	int64_t n, n_prefill, n_decode;
+	/* llama-server's /metrics counters */
+	int64_t prompt_tokens, predicted_tokens;
+	double prompt_s, predicted_s;
+};
+
+static void ollama_means(const struct run_result *res, struct ollama_means *m)
+{
+	memset(m, 0, sizeof *m);
+	for (size_t i = 0; i < res->reqs.len; i++) {
+		const struct request *r = &res->reqs.v[i];
+		if (r->state != REQ_FINISHED)
+			continue;
+		struct ollama_fields o;
+		ollama_fields(r, &o);
+		m->n++;
+		m->total_ms += (double)o.total_ns / 1e6;
+		m->load_ms += (double)o.load_ns / 1e6;
+		m->prompt_eval_count += (double)o.prompt_eval_count;
+		m->prompt_eval_ms += (double)o.prompt_eval_ns / 1e6;
+		m->eval_count += (double)o.eval_count;
+		m->eval_ms += (double)o.eval_ns / 1e6;
+		if (o.prompt_eval_ns > 0) {
+			m->prefill_tok_s += c10_rate(o.prompt_eval_count, o.prompt_eval_ns);
+			m->n_prefill++;
+		}
+		if (o.eval_ns > 0) {
+			m->decode_tok_s += c10_rate(o.eval_count, o.eval_ns);
+			m->n_decode++;
+		}
+		m->prompt_tokens += o.prompt_eval_count - r->cached_tokens;
+		m->prompt_s += (double)o.prompt_eval_ns / 1e9;
+		m->predicted_tokens += o.eval_count;
+		m->predicted_s += (double)o.eval_ns / 1e9;
+	}
+	double n = m->n ? (double)m->n : 1;
+	m->total_ms /= n;
+	m->load_ms /= n;
+	m->prompt_eval_count /= n;
+	m->prompt_eval_ms /= n;
+	m->eval_count /= n;
+	m->eval_ms /= n;
+	m->prefill_tok_s /= m->n_prefill ? (double)m->n_prefill : 1;
+	m->decode_tok_s /= m->n_decode ? (double)m->n_decode : 1;
+}
+
+/* The Ollama / llama-server sections of the text report. */
+static void slots_text(FILE *f, const struct run_result *res)
+{
+	const struct engine_stats *es = &res->engine;
+	bool ollama = res->sc.engine_kind == ENGINE_OLLAMA;
+	centered(f, ollama ? "Engine (Ollama)" : "Engine (llama.cpp server)", '-');
+	line_int(f, "Parallel slots (num_parallel):", es->num_parallel);
+	line_int(f, "Context per slot (num_ctx):", es->num_ctx);
+	line_int(f, "Batch (n_batch):", es->n_batch);
+	line_int(f, "Micro-batch (n_ubatch):", es->n_ubatch);
+	line_f(f, "KV cache allocated (GiB):", es->kv_bytes / 1073741824.0);
+	if (es->cpu_hardware[0] && es->gpu_layers == 0 && res->hw.hw_class == HW_CPU) {
+		fprintf(f, "%-40s %s\n", "Layers on:", es->cpu_hardware);
+	} else {
+		line_int(f, "Layers on the device (num_gpu):", es->gpu_layers);
+		line_int(f, "Layers in the model (with output):", es->layers);
+		if (es->gpu_layers < es->layers)
+			fprintf(f, "%-40s %s\n", "Other layers on:", es->cpu_hardware);
+	}
+	line_int(f, "Engine steps (llama_decode calls):", es->steps);
+	line_f(f, "Engine busy (%):", res->end_ns ? 100 * es->busy_s / ((double)res->end_ns / 1e9) : 0);
+	line_int(f, "Peak requests waiting:", res->peak_waiting);
+	line_f(f, "Prompt cache hit rate (%):",
+	       es->prefix_queries ? 100.0 * (double)es->prefix_hits / (double)es->prefix_queries : 0);
+	if (ollama) {
+		line_int(f, "Model loads:", es->model_loads);
+		line_f(f, "Load duration each (ms):", 1e3 * es->load_s);
+		line_int(f, "Rejected, pending queue full (503):", es->rejected);
+		line_int(f, "Truncated prompts:", es->truncated_prompts);
+		line_int(f, "Context shifts:", es->context_shifts);
+	} else {
+		line_int(f, "Answers cut at the context's end:", es->truncated_outputs);
+	}
+	struct ollama_means m;
+	ollama_means(res, &m);
+	centered(f, "Ollama timings (mean per request)", '-');
+	line_f(f, "load_duration (ms):", m.load_ms);
+	line_f(f, "prompt_eval_count:", m.prompt_eval_count);
+	line_f(f, "prompt_eval_duration (ms):", m.prompt_eval_ms);
+	line_f(f, "eval_count:", m.eval_count);
+	line_f(f, "eval_duration (ms):", m.eval_ms);
+	line_f(f, "total_duration (ms):", m.total_ms);
+	line_f(f, "Prefill rate (tok/s, C10):", m.prefill_tok_s);
+	line_f(f, "Decode rate (tok/s, C10):", m.decode_tok_s);
+}
+
 void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 {
 	centered(f, " Serving Benchmark Result ", '=');
@@ -148,6 +270,10 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	centered(f, " servesim ", '=');
 	fprintf(f, "%s on %s, weights %s, tensor parallel %lld\n", res->model.id, res->hw.id,
 		res->weights->name, (long long)res->sc.tensor_parallel_size);
+	if (res->sc.engine_kind != ENGINE_VLLM) {
+		slots_text(f, res);
+		goto breakdowns;
+	}
 	centered(f, "Engine (vLLM V1)", '-');
 	line_int(f, "max_num_batched_tokens:", es->max_num_batched_tokens);
 	line_int(f, "max_num_seqs:", es->max_num_seqs);
@@ -165,10 +291,19 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	line_int(f, "Preemptions:", es->preemptions);
 	line_f(f, "Prefix cache hit rate (%):",
 	       es->prefix_queries ? 100.0 * (double)es->prefix_hits / (double)es->prefix_queries : 0);
+breakdowns:
 	centered(f, "Where TTFT went (mean)", '-');
 	line_f(f, "API and tokenizer path (ms):", 1e3 * g->sum_ttft_overhead_s / n);
 	line_f(f, "Queue, before first scheduled (ms):", 1e3 * g->sum_ttft_queue_s / n);
-	line_f(f, "Prefill until first token (ms):", 1e3 * g->sum_ttft_prefill_s / n);
+	line_f(f, "Own prefill compute (ms):", 1e3 * g->sum_ttft_own_s / n);
+	line_f(f, "Steps shared with other requests (ms):", 1e3 * g->sum_ttft_shared_s / n);
+	line_f(f, "Waiting between chunks (ms):", 1e3 * g->sum_ttft_between_s / n);
+	double nd = es->itl_tokens ? (double)es->itl_tokens : 1;
+	centered(f, "Where ITL went (mean per decode token)", '-');
+	line_f(f, "Reading weights (ms):", 1e3 * es->itl_weights_s / nd);
+	line_f(f, "Reading KV cache (ms):", 1e3 * es->itl_kv_s / nd);
+	line_f(f, "Prefill chunks sharing the step (ms):", 1e3 * es->itl_prefill_s / nd);
+	line_f(f, "Step overhead (ms):", 1e3 * es->itl_overhead_s / nd);
 	centered(f, "Where step time went (%)", '-');
 	double tot = es->time.total > 0 ? es->time.total : 1;
 	line_f(f, "Dense weights and matmuls:", 100 * es->time.dense / tot);
@@ -231,13 +366,38 @@ static void put_results(json_t *o, const struct run_result *res, struct group_me
 	put_metrics(o, g, opts);
 }
 
+json_t *report_ttft_breakdown(const struct group_metrics *g)
+{
+	double n = g->completed ? (double)g->completed : 1;
+	json_t *o = json_object();
+	json_object_set_new(o, "api_overhead_ms", json_real(1e3 * g->sum_ttft_overhead_s / n));
+	json_object_set_new(o, "queue_ms", json_real(1e3 * g->sum_ttft_queue_s / n));
+	json_object_set_new(o, "own_prefill_ms", json_real(1e3 * g->sum_ttft_own_s / n));
+	json_object_set_new(o, "shared_steps_ms", json_real(1e3 * g->sum_ttft_shared_s / n));
+	json_object_set_new(o, "between_chunks_ms", json_real(1e3 * g->sum_ttft_between_s / n));
+	return o;
+}
+
+json_t *report_itl_breakdown(const struct engine_stats *es)
+{
+	double n = es->itl_tokens ? (double)es->itl_tokens : 1;
+	json_t *o = json_object();
+	json_object_set_new(o, "weights_ms", json_real(1e3 * es->itl_weights_s / n));
+	json_object_set_new(o, "kv_cache_ms", json_real(1e3 * es->itl_kv_s / n));
+	json_object_set_new(o, "prefill_sharing_ms", json_real(1e3 * es->itl_prefill_s / n));
+	json_object_set_new(o, "overhead_ms", json_real(1e3 * es->itl_overhead_s / n));
+	return o;
+}
+
 json_t *report_json(struct run_result *res, const struct report_opts *opts)
 {
 	const struct scenario *sc = &res->sc;
 	json_t *o = json_object();
 	json_object_set_new(o, "date", json_string("simulated"));
 	json_object_set_new(o, "endpoint_type", json_string("servesim"));
-	json_object_set_new(o, "backend", json_string("vllm"));
+	static const char *const backends[] = { [ENGINE_VLLM] = "vllm", [ENGINE_OLLAMA] = "ollama",
+						[ENGINE_LLAMACPP] = "llama.cpp" };
+	json_object_set_new(o, "backend", json_string(backends[sc->engine_kind]));
 	json_object_set_new(o, "label", json_null());
 	json_object_set_new(o, "model_id", json_string(res->model.id));
 	json_object_set_new(o, "tokenizer_id", json_string(res->model.id));
@@ -293,11 +453,8 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(ss, "engine_busy_s", json_real(es->busy_s));
 	json_object_set_new(ss, "mean_queue_ms", json_real(1e3 * g->sum_ttft_queue_s / n));
 	json_object_set_new(ss, "p99_queue_ms", json_real(1e3 * samples_percentile(&g->queue, 99)));
-	json_t *ttft = json_object();
-	json_object_set_new(ttft, "api_overhead_ms", json_real(1e3 * g->sum_ttft_overhead_s / n));
-	json_object_set_new(ttft, "queue_ms", json_real(1e3 * g->sum_ttft_queue_s / n));
-	json_object_set_new(ttft, "prefill_ms", json_real(1e3 * g->sum_ttft_prefill_s / n));
-	json_object_set_new(ss, "mean_ttft_breakdown", ttft);
+	json_object_set_new(ss, "mean_ttft_breakdown", report_ttft_breakdown(g));
+	json_object_set_new(ss, "mean_itl_breakdown", report_itl_breakdown(es));
 	json_t *st = json_object();
 	json_object_set_new(st, "dense", json_real(es->time.dense));
 	json_object_set_new(st, "experts", json_real(es->time.experts));
@@ -307,6 +464,39 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(st, "allreduce", json_real(es->time.allreduce));
 	json_object_set_new(st, "overhead", json_real(es->time.overhead));
 	json_object_set_new(ss, "step_time_s", st);
+	if (sc->engine_kind != ENGINE_VLLM) {
+		/* Ollama / llama-server: what they resolved, and the means of
+		 * Ollama's per-request fields (each request's are in --out's
+		 * requests.csv). */
+		struct ollama_means m;
+		ollama_means(res, &m);
+		json_object_set_new(ss, "max_model_len", json_integer(es->num_ctx));
+		json_t *ol = json_object();
+		json_object_set_new(ol, "num_parallel", json_integer(es->num_parallel));
+		json_object_set_new(ol, "num_ctx", json_integer(es->num_ctx));
+		json_object_set_new(ol, "n_batch", json_integer(es->n_batch));
+		json_object_set_new(ol, "n_ubatch", json_integer(es->n_ubatch));
+		json_object_set_new(ol, "kv_unified", json_boolean(es->kv_unified));
+		json_object_set_new(ol, "kv_cache_bytes", json_real(es->kv_bytes));
+		json_object_set_new(ol, "num_gpu", json_integer(es->gpu_layers));
+		json_object_set_new(ol, "layers", json_integer(es->layers));
+		json_object_set_new(ol, "cpu_hardware", es->cpu_hardware[0] ? json_string(es->cpu_hardware) : json_null());
+		json_object_set_new(ol, "model_loads", json_integer(es->model_loads));
+		json_object_set_new(ol, "load_s", json_real(es->load_s));
+		json_object_set_new(ol, "rejected_queue_full", json_integer(es->rejected));
+		json_object_set_new(ol, "truncated_prompts", json_integer(es->truncated_prompts));
+		json_object_set_new(ol, "context_shifts", json_integer(es->context_shifts));
+		json_object_set_new(ol, "truncated_outputs", json_integer(es->truncated_outputs));
+		json_object_set_new(ol, "mean_total_duration_ns", json_real(m.total_ms * 1e6));
+		json_object_set_new(ol, "mean_load_duration_ns", json_real(m.load_ms * 1e6));
+		json_object_set_new(ol, "mean_prompt_eval_count", json_real(m.prompt_eval_count));
+		json_object_set_new(ol, "mean_prompt_eval_duration_ns", json_real(m.prompt_eval_ms * 1e6));
+		json_object_set_new(ol, "mean_eval_count", json_real(m.eval_count));
+		json_object_set_new(ol, "mean_eval_duration_ns", json_real(m.eval_ms * 1e6));
+		json_object_set_new(ol, "mean_prefill_tok_s", json_real(m.prefill_tok_s));
+		json_object_set_new(ol, "mean_decode_tok_s", json_real(m.decode_tok_s));
+		json_object_set_new(ss, "ollama", ol);
+	}
 	json_object_set_new(o, "servesim", ss);
 	return o;
 }
@@ -336,8 +526,46 @@ static void prom_hist_samples(FILE *f, const char *name, const char *help, const
 		s->n, name, labels, sum, name, labels, s->n);
 }
 
+/* llama-server's /metrics (tools/server: handle_metrics; formats.md §4),
+ * as scraped at the end of the run. Ollama exports no metrics of its own:
+ * these are its llama-server's. */
+static void report_prom_llamacpp(FILE *f, const struct run_result *res)
+{
+	const struct engine_stats *es = &res->engine;
+	struct ollama_means m;
+	ollama_means(res, &m);
+	struct {
+		const char *name, *type, *help;
+		double v;
+	} rows[] = {
+		{ "prompt_tokens_total", "counter", "Number of prompt tokens processed.", (double)m.prompt_tokens },
+		{ "prompt_seconds_total", "counter", "Prompt process time", m.prompt_s },
+		{ "tokens_predicted_total", "counter", "Number of generation tokens processed.",
+		  (double)m.predicted_tokens },
+		{ "tokens_predicted_seconds_total", "counter", "Predict process time", m.predicted_s },
+		{ "n_decode_total", "counter", "Total number of llama_decode() calls", (double)es->n_decode_total },
+		{ "n_tokens_max", "counter", "Largest observed n_tokens.", (double)es->n_tokens_max },
+		{ "n_busy_slots_per_decode", "counter", "Average number of busy slots per llama_decode() call",
+		  es->n_decode_total ? (double)es->n_busy_slots_total / (double)es->n_decode_total : 0 },
+		{ "prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.",
+		  m.prompt_s > 0 ? (double)m.prompt_tokens / m.prompt_s : 0 },
+		{ "predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.",
+		  m.predicted_s > 0 ? (double)m.predicted_tokens / m.predicted_s : 0 },
+		{ "requests_processing", "gauge", "Number of requests processing.", 0 },
+		{ "requests_deferred", "gauge", "Number of requests deferred.", 0 },
+	};
+	fprintf(f, "# servesim: the scrape llama-server's /metrics would give at the end of the run\n");
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+		fprintf(f, "# HELP llamacpp:%s %s\n# TYPE llamacpp:%s %s\nllamacpp:%s %.9g\n", rows[i].name,
+			rows[i].help, rows[i].name, rows[i].type, rows[i].name, rows[i].v);
+}
+
 void report_prom(FILE *f, struct run_result *res)
 {
+	if (res->sc.engine_kind != ENGINE_VLLM) {
+		report_prom_llamacpp(f, res);
+		return;
+	}
 	char labels[256];
 	snprintf(labels, sizeof labels, "model_name=\"%s\",engine=\"0\"", res->model.id);
 	const struct engine_stats *es = &res->engine;
@@ -422,21 +650,29 @@ int report_csv(const char *dir, const struct run_result *res, struct err *e)
 	if (!f)
 		return -1;
 	fprintf(f, "id,stage,conversation,turn,send_s,input_tokens,output_tokens,cached_tokens,"
-		   "ttft_s,tpot_s,e2el_s,queue_s,max_itl_s,preemptions,status,error\n");
+		   "ttft_s,tpot_s,e2el_s,queue_s,max_itl_s,preemptions,status,error,"
+		   "total_duration,load_duration,prompt_eval_count,prompt_eval_duration,eval_count,"
+		   "eval_duration,prompt_eval_rate_tok_s,eval_rate_tok_s\n");
 	for (size_t i = 0; i < res->reqs.len; i++) {
 		const struct request *r = &res->reqs.v[i];
 		if (r->state == REQ_FAILED) {
-			fprintf(f, "%zu,%d,%d,%d,%.9f,%d,%d,0,,,,,,0,failed,%s\n", i, r->stage, r->conversation,
+			fprintf(f, "%zu,%d,%d,%d,%.9f,%d,%d,0,,,,,,0,failed,\"%s\",,,,,,,,\n", i, r->stage, r->conversation,
 				r->turn, (double)r->send_ns / 1e9, r->prompt_len, r->output_len, r->fail_reason);
 			continue;
 		}
 		double ttft = (double)(r->first_token_ns - r->send_ns) / 1e9;
 		double e2el = (double)(r->finish_ns - r->send_ns) / 1e9;
 		double tpot = r->output_len > 1 ? (e2el - ttft) / (r->output_len - 1) : 0;
-		fprintf(f, "%zu,%d,%d,%d,%.9f,%d,%d,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%d,ok,\n", i, r->stage,
+		fprintf(f, "%zu,%d,%d,%d,%.9f,%d,%d,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%d,ok,", i, r->stage,
 			r->conversation, r->turn, (double)r->send_ns / 1e9, r->prompt_len, r->output_len,
 			r->cached_tokens, ttft, tpot, e2el, (double)(r->first_scheduled_ns - r->enqueue_ns) / 1e9,
 			(double)r->max_itl_ns / 1e9, r->preemptions);
+		struct ollama_fields o;
+		ollama_fields(r, &o);
+		fprintf(f, ",%lld,%lld,%lld,%lld,%lld,%lld,%.3f,%.3f\n", (long long)o.total_ns,
+			(long long)o.load_ns, (long long)o.prompt_eval_count, (long long)o.prompt_eval_ns,
+			(long long)o.eval_count, (long long)o.eval_ns,
+			c10_rate(o.prompt_eval_count, o.prompt_eval_ns), c10_rate(o.eval_count, o.eval_ns));
 	}
 	if (finish(f, tmp, dir, "requests.csv", e))
 		return -1;

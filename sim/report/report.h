@@ -31,6 +31,10 @@ json_t *report_json(struct run_result *res, const struct report_opts *o);
 
 void report_prom(FILE *f, struct run_result *res);
 
+/* Where the mean TTFT and the mean ITL went, as JSON objects (ms). */
+json_t *report_ttft_breakdown(const struct group_metrics *g);
+json_t *report_itl_breakdown(const struct engine_stats *es);
+
 /* Writes dir/requests.csv and dir/timeseries.csv. Returns 0, or -1 with e
  * (and no partial file left behind). */
 int report_csv(const char *dir, const struct run_result *res, struct err *e);

@@ -123,9 +123,14 @@ static void record_done(struct run *rn, const struct request *r)
 		samples_add(&m->queue, queue);
 		m->preemptions += r->preemptions;
 		m->cached_tokens += r->cached_tokens;
-		m->sum_ttft_overhead_s += (double)rn->overhead_ns / 1e9;
+		double api = (double)(r->enqueue_ns - r->send_ns) / 1e9;
+		double own = (double)r->prefill_own_ns / 1e9, shared = (double)r->prefill_shared_ns / 1e9;
+		m->sum_ttft_overhead_s += api;
 		m->sum_ttft_queue_s += queue;
-		m->sum_ttft_prefill_s += ttft - queue - (double)rn->overhead_ns / 1e9;
+		m->sum_ttft_own_s += own;
+		m->sum_ttft_shared_s += shared;
+		double between = ttft - api - queue - own - shared;
+		m->sum_ttft_between_s += between > 0 ? between : 0;   /* ns rounding */
 		bool good = (!sc->slo_ttft_ms || ttft * 1e3 <= sc->slo_ttft_ms) &&
 			    (!sc->slo_tpot_ms || tpot * 1e3 <= sc->slo_tpot_ms) &&
 			    (!sc->slo_e2el_ms || e2el * 1e3 <= sc->slo_e2el_ms);

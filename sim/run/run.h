@@ -27,7 +27,12 @@ struct group_metrics {
 	struct samples ttft, tpot, e2el, queue, prefill_wait;
 	struct loghist itl;
 	int64_t preemptions, cached_tokens;
-	double sum_ttft_queue_s, sum_ttft_prefill_s, sum_ttft_overhead_s;
+	/* Where TTFT went, summed over completed requests (seconds): the API
+	 * path, the engine queue, the request's own share of its prefill steps,
+	 * the rest of those steps (other requests' work), and the time between
+	 * its chunks (scheduled, not yet finished, not in a step). */
+	double sum_ttft_overhead_s, sum_ttft_queue_s, sum_ttft_own_s, sum_ttft_shared_s,
+		sum_ttft_between_s;
 };
 
 struct ts_row {            /* one time-series sample, at a step's start */

@@ -7,12 +7,13 @@
 #include <string.h>
 
 #include "num.h"
+#include "precision.h"
 #include "xalloc.h"
 
 const char *const scenario_trace_formats[] = { "auto", "vllm", "azure", "mooncake", "csv", NULL };
 static const char *const arrival_names[] = { "poisson", "gamma", "constant", NULL };
 static const char *const dist_names[] = { "uniform", "normal", "lognormal", "empirical", NULL };
-static const char *const engine_names[] = { "vllm", NULL };
+static const char *const engine_names[] = { "vllm", "ollama", "llamacpp", NULL };
 static const char *const kv_dtype_names[] = { "auto", "fp8", NULL };
 
 #define F(field) offsetof(struct scenario, field)
@@ -57,7 +58,7 @@ static const struct inidoc_key keys[] = {
 	{ "workload", "trace_time_scale", INI_DOUBLE, F(trace_time_scale), INI_MIN_EXCLUSIVE, 0, BIG,
 	  "a factor > 0 on trace times", NULL },
 
-	{ "engine", "kind", INI_ENUM, F(engine_kind), 0, 0, 0, "vllm", engine_names },
+	{ "engine", "kind", INI_ENUM, F(engine_kind), 0, 0, 0, "vllm, ollama or llamacpp", engine_names },
 	{ "engine", "tensor_parallel_size", INI_INT, F(tensor_parallel_size), 0, 1, 1024, "an integer >= 1", NULL },
 	{ "engine", "max_num_batched_tokens", INI_INT, F(max_num_batched_tokens), 0, 1, 1e8,
 	  "a token count >= 1", NULL },
@@ -74,6 +75,19 @@ static const struct inidoc_key keys[] = {
 	  "a block count >= 2", NULL },
 	{ "engine", "kv_offload_gib", INI_DOUBLE, F(kv_offload_gib), 0, 0, 1e6, "GiB of host memory >= 0", NULL },
 	{ "engine", "kv_cache_dtype", INI_ENUM, F(kv_cache_dtype), 0, 0, 0, "auto or fp8", kv_dtype_names },
+	{ "engine", "num_parallel", INI_INT, F(num_parallel), 0, 1, 1e6, "a slot count >= 1", NULL },
+	{ "engine", "num_ctx", INI_INT, F(num_ctx), 0, 2, 1e9, "tokens per slot, >= 2", NULL },
+	{ "engine", "max_queue", INI_INT, F(max_queue), 0, 1, 1e9, "a request count >= 1", NULL },
+	{ "engine", "n_batch", INI_INT, F(n_batch), 0, 1, 1e8, "a token count >= 1", NULL },
+	{ "engine", "n_ubatch", INI_INT, F(n_ubatch), 0, 1, 1e8, "a token count >= 1", NULL },
+	{ "engine", "keep_alive_s", INI_DOUBLE, F(keep_alive_s), INI_ALLOW_INF, 0, BIG,
+	  "seconds >= 0, or inf (never unload)", NULL },
+	{ "engine", "load_bandwidth_gb_s", INI_DOUBLE, F(load_bandwidth_gb_s), INI_MIN_EXCLUSIVE | INI_ALLOW_INF,
+	  0, 1e6, "GB/s > 0, or inf (loaded before the run)", NULL },
+	{ "engine", "num_gpu", INI_INT, F(num_gpu), 0, 0, 1e6, "a layer count >= 0", NULL },
+	{ "engine", "cpu_hardware", INI_STRING, F(cpu_hardware), 0, 0, 0, "a CPU hardware id or path", NULL },
+	{ "engine", "cache_prompt", INI_BOOL, F(cache_prompt), 0, 0, 0, "true or false", NULL },
+	{ "engine", "truncate", INI_BOOL, F(truncate), 0, 0, 0, "true or false", NULL },
 
 	{ "slo", "ttft_ms", INI_DOUBLE, F(slo_ttft_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
 	{ "slo", "tpot_ms", INI_DOUBLE, F(slo_tpot_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
@@ -109,6 +123,17 @@ void scenario_default(struct scenario *sc)
 	sc->enable_prefix_caching = true;
 	sc->enable_chunked_prefill = true;
 	sc->num_gpu_blocks_override = -1;
+	sc->num_parallel = -1;
+	sc->num_ctx = -1;
+	sc->max_queue = 512;                 /* OLLAMA_MAX_QUEUE (envconfig) */
+	sc->n_batch = -1;
+	sc->n_ubatch = -1;
+	sc->keep_alive_s = 300;              /* OLLAMA_KEEP_ALIVE 5m */
+	sc->load_bandwidth_gb_s = 2.0;       /* estimate: NVMe read and copy to the device */
+	sc->num_gpu = -1;
+	snprintf(sc->cpu_hardware, sizeof sc->cpu_hardware, "cpu-ddr5-5600");
+	sc->cache_prompt = true;             /* llama-server and Ollama send cache_prompt */
+	sc->truncate = true;                 /* Ollama: req.Truncate == nil means true */
 }
 
 /* "4:600, 20:600" → stages. */
@@ -160,6 +185,20 @@ static int relative_to(char *file, const char *scenario_path)
 	return 0;
 }
 
+/* Where section.key was set, into out: "path:line", "--set section.key",
+ * or the path alone when the default stands. */
+static void key_at(const struct inidoc *doc, const char *section, const char *key, char *out,
+		   size_t cap)
+{
+	const struct inidoc_entry *en = inidoc_find(doc, section, key);
+	if (en && en->line > 0)
+		snprintf(out, cap, "%s:%d", doc->path, en->line);
+	else if (en)
+		snprintf(out, cap, "--set %s.%s", section, key);
+	else
+		snprintf(out, cap, "%s", doc->path);
+}
+
 /* Checks across keys, naming the key whose value cannot stand. */
 static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 {
@@ -183,6 +222,19 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 		snprintf(sc->input_len_at, sizeof sc->input_len_at, "--set workload.random_input_len");
 	else
 		snprintf(sc->input_len_at, sizeof sc->input_len_at, "%s", doc->path);
+	key_at(doc, "run", "weights", sc->weights_at, sizeof sc->weights_at);
+	key_at(doc, "engine", "num_ctx", sc->num_ctx_at, sizeof sc->num_ctx_at);
+	key_at(doc, "engine", "num_gpu", sc->num_gpu_at, sizeof sc->num_gpu_at);
+	key_at(doc, "engine", "cpu_hardware", sc->cpu_hardware_at, sizeof sc->cpu_hardware_at);
+	if (sc->weights[0] && !precision_find(sc->weights)) {
+		char names[512];
+		precision_names(names, sizeof names);
+		return err_set(e, "%s: [run] weights: expected one of %s, got '%s'", sc->weights_at, names,
+			       sc->weights);
+	}
+	/* Ollama's library tags default to Q4_K_M; llama.cpp runs GGUF files. */
+	if (!sc->weights[0] && sc->engine_kind != ENGINE_VLLM)
+		snprintf(sc->weights, sizeof sc->weights, "q4_k_m");
 	if (sc->stages_text[0]) {
 		if (parse_stages(sc, inidoc_find(doc, "workload", "stages"), doc->path, e))
 			return -1;

@@ -19,7 +19,7 @@
 
 enum arrival_kind { ARRIVAL_POISSON, ARRIVAL_GAMMA, ARRIVAL_CONSTANT };
 enum len_dist { LEN_UNIFORM, LEN_NORMAL, LEN_LOGNORMAL, LEN_EMPIRICAL };
-enum engine_kind { ENGINE_VLLM };
+enum engine_kind { ENGINE_VLLM, ENGINE_OLLAMA, ENGINE_LLAMACPP };
 
 #define SCENARIO_MAX_STAGES 32
 
@@ -80,10 +80,25 @@ struct scenario {
 	int64_t num_gpu_blocks_override;   /* -1 = size from memory */
 	double kv_offload_gib;
 	int kv_cache_dtype;                /* 0 auto, 1 fp8 */
+	/* [engine], kind = ollama or llamacpp (engine/ollama.c; -1 = the
+	 * engine's default, resolved with the model and the device). */
+	int64_t num_parallel;              /* slots: Ollama 1, llama-server 4 */
+	int64_t num_ctx;                   /* tokens per slot */
+	int64_t max_queue;                 /* OLLAMA_MAX_QUEUE: requests waiting on a load */
+	int64_t n_batch, n_ubatch;         /* logical and physical batch, tokens */
+	double keep_alive_s;               /* Ollama: idle seconds before unloading; inf = never */
+	double load_bandwidth_gb_s;        /* reading the weights at a cold load */
+	int64_t num_gpu;                   /* layers on the device; -1 = as many as fit */
+	char cpu_hardware[INI_VALUE_MAX];  /* where the other layers run */
+	bool cache_prompt;                 /* llama-server's per-slot prompt cache */
+	bool truncate;                     /* Ollama: truncate a prompt longer than num_ctx */
 
 	/* Where random_input_len was set ("path:line" or "--set …"), for
 	 * errors found once the model is known. */
 	char input_len_at[INI_VALUE_MAX + 32];
+	/* The same for keys checked against the model and the device. */
+	char weights_at[INI_VALUE_MAX + 32], num_ctx_at[INI_VALUE_MAX + 32];
+	char num_gpu_at[INI_VALUE_MAX + 32], cpu_hardware_at[INI_VALUE_MAX + 32];
 
 	/* [slo]: goodput thresholds in ms (0 = not set), as --goodput */
 	double slo_ttft_ms, slo_tpot_ms, slo_e2el_ms;

@@ -14,10 +14,11 @@ the same way from the simulated means and output length
 Also checks the simulated GPU KV pool (servesim.num_gpu_blocks) against the
 block count vLLM reported at start-up (within 3%).
 
-usage: vllm_h100.py [SERVESIM] [--json] [--summary-only] [--calibration DIR]
+usage: vllm_h100.py [SERVESIM] [--json] [--summary-only] [--calibration DIR] [--set S.K=V]…
   SERVESIM        the binary (default build/sim/servesim in the repo root)
   --json          also print the summary as JSON (last thing on stdout)
   --summary-only  leave out the per-stage table
+  --set S.K=V     passed to every `servesim run` (e.g. run.hardware=PROFILE.ini)
   --calibration   the folder holding the two CSVs (default ../shared/calibration
                   next to the repo, else shared/calibration inside it)
 Exits 0 unless a simulation run fails (then 1); 2 on bad usage or missing data.
@@ -45,7 +46,7 @@ def usage(msg):
 
 
 def parse_args(argv):
-    opts = {"binary": None, "json": False, "summary_only": False, "calibration": None}
+    opts = {"binary": None, "json": False, "summary_only": False, "calibration": None, "sets": []}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -53,6 +54,11 @@ def parse_args(argv):
             opts["json"] = True
         elif a == "--summary-only":
             opts["summary_only"] = True
+        elif a == "--set":
+            if i + 1 >= len(argv):
+                usage("--set needs SECTION.KEY=VALUE")
+            i += 1
+            opts["sets"].append(argv[i])
         elif a == "--calibration":
             if i + 1 >= len(argv):
                 usage("--calibration needs a folder")
@@ -91,9 +97,11 @@ def load_csvs(cal):
     return experiments, measured
 
 
-def simulate(binary, exp_id):
+def simulate(binary, exp_id, sets=()):
     scen = os.path.join("scenarios", "calibration", exp_id + ".ini")
     cmd = [binary, "run", scen, "--format", "json", "--metric-percentiles", "90,99"]
+    for kv in sets:
+        cmd += ["--set", kv]
     try:
         p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            universal_newlines=True, timeout=120)
@@ -139,7 +147,7 @@ def main(argv):
     experiments, measured = load_csvs(opts["calibration"])
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda e: simulate(opts["binary"], e["experiment"]), experiments))
+        results = list(pool.map(lambda e: simulate(opts["binary"], e["experiment"], opts["sets"]), experiments))
 
     rows = []            # one per (experiment, stage, metric)
     kv = []              # one per experiment

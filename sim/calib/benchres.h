@@ -1,0 +1,64 @@
+/*
+ * benchres: the measured side of a `vllm bench serve` result JSON
+ * (--save-result), in every version of ../shared/reference/formats.md §1:
+ * the newest serve.py, the about-v0.11 one (no latencies, start_times,
+ * queue_times, rtfx) and the old benchmark_serving.py (the key
+ * "request_goodput:" with its typo, no "failed", arrays always saved).
+ *
+ * Read: the setup (model_id, request_rate as a number or "inf",
+ * burstiness, max_concurrency, num_prompts), the results (duration,
+ * completed, failed, token totals, throughputs), the summary statistics
+ * mean_/median_/p99_ of ttft, tpot, itl and e2el in ms, and which
+ * per-request arrays are present. E2EL statistics missing from the keys
+ * (vLLM prints e2el only when asked) are computed from `latencies` when it
+ * is there, as numpy computes them. The per-request arrays themselves are
+ * trace.h's business (trace_load reads them for replay).
+ *
+ * Absent numbers are NAN; absent counts are -1.
+ */
+#ifndef SERVESIM_BENCHRES_H
+#define SERVESIM_BENCHRES_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum benchres_metric { BENCH_TTFT, BENCH_TPOT, BENCH_ITL, BENCH_E2EL, BENCH_N_METRICS };
+enum benchres_stat { BENCH_MEAN, BENCH_MEDIAN, BENCH_P99, BENCH_N_STATS };
+
+extern const char *const benchres_metric_keys[];   /* "ttft", "tpot", "itl", "e2el" */
+extern const char *const benchres_stat_keys[];     /* "mean", "median", "p99" */
+
+struct benchres {
+	char path[4096];
+	char version[48];            /* which writer the keys point to */
+	char model_id[256];          /* "" when absent */
+	double request_rate;         /* requests/s; INFINITY for "inf"; NAN absent */
+	double burstiness;           /* NAN absent */
+	int64_t max_concurrency;     /* 0 when null or absent */
+	int64_t num_prompts, completed, failed;
+	double duration_s;
+	int64_t total_input, total_output;
+	double request_throughput, output_throughput, total_token_throughput;
+	double ms[BENCH_N_METRICS][BENCH_N_STATS];
+	bool has_input_lens, has_output_lens, has_start_times, has_latencies;
+};
+
+/* Does this JSON object look like a vllm bench serve result? (It has at
+ * least two of its characteristic keys.) */
+bool benchres_sniff(const json_t *top);
+
+/* Fills *b from an already parsed result object (path for messages).
+ * Returns 0, or -1 with e when a present key has the wrong type. */
+int benchres_from_json(struct benchres *b, const json_t *top, const char *path, struct err *e);
+
+/* Reads path. Returns 0, or -1 with e naming the file (and line:column for
+ * a syntax error). */
+int benchres_load(struct benchres *b, const char *path, struct err *e);
+
+/* How many of the mean TTFT, ITL and E2EL the file measured. */
+int benchres_n_means(const struct benchres *b);
+
+#endif

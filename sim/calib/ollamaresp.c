@@ -1,0 +1,97 @@
+#include "ollamaresp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+static const char *const metric_keys[] = {
+	"prompt_eval_count", "prompt_eval_duration", "eval_count", "eval_duration",
+	"total_duration", "load_duration",
+};
+enum { N_KEYS = sizeof metric_keys / sizeof *metric_keys };
+
+bool ollamaresp_sniff(const json_t *o)
+{
+	if (!json_is_object(o))
+		return false;
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (json_object_get(o, metric_keys[i]))
+			return true;
+	/* A response whose counts were all zero still has these. */
+	return json_object_get(o, "done") && json_object_get(o, "model") &&
+	       (json_object_get(o, "response") || json_object_get(o, "done_reason"));
+}
+
+/* A non-negative integer key; missing = 0 (omitempty). */
+static int get_ns(const json_t *o, const char *key, int64_t *out, const char *path, int line,
+		  struct err *e)
+{
+	const json_t *v = json_object_get(o, key);
+	*out = 0;
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return err_set(e, "%s:%d: %s: expected an integer >= 0 (nanoseconds or a count), got %s",
+			       path, line, key, json_is_real(v) ? "a fraction" : "another JSON type");
+	*out = (int64_t)json_integer_value(v);
+	return 0;
+}
+
+int ollamaresp_parse(struct ollamaresp_list *out, const char *text, const char *path, struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	int line = 0;
+	size_t skipped = 0;
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		line++;
+		const char *q = p;
+		while (q < p + len && (*q == ' ' || *q == '\t' || *q == '\r'))
+			q++;
+		if (q < p + len) {
+			json_error_t je;
+			json_t *o = json_loadb(p, len, JSON_REJECT_DUPLICATES, &je);
+			if (!o)
+				return err_set(e, "%s:%d:%d: invalid JSON: %s (expected one /api/generate response a line)",
+					       path, line, je.column, je.text);
+			if (!json_is_object(o) || !ollamaresp_sniff(o)) {
+				json_decref(o);
+				return err_set(e, "%s:%d: expected an Ollama /api/generate response (prompt_eval_count, eval_count, eval_duration …)",
+					       path, line);
+			}
+			const json_t *done = json_object_get(o, "done");
+			if (json_is_false(done)) {
+				skipped++;
+			} else {
+				struct ollamaresp r = { .line = line };
+				const char *model = json_string_value(json_object_get(o, "model"));
+				snprintf(r.model, sizeof r.model, "%s", model ? model : "");
+				if (get_ns(o, "prompt_eval_count", &r.prompt_eval_count, path, line, e) ||
+				    get_ns(o, "eval_count", &r.eval_count, path, line, e) ||
+				    get_ns(o, "prompt_eval_duration", &r.prompt_eval_duration_ns, path, line, e) ||
+				    get_ns(o, "eval_duration", &r.eval_duration_ns, path, line, e) ||
+				    get_ns(o, "total_duration", &r.total_duration_ns, path, line, e) ||
+				    get_ns(o, "load_duration", &r.load_duration_ns, path, line, e)) {
+					json_decref(o);
+					return -1;
+				}
+				xgrow(&out->v, &out->cap, out->len + 1, sizeof *out->v);
+				out->v[out->len++] = r;
+			}
+			json_decref(o);
+		}
+		p += len + (nl ? 1 : 0);
+	}
+	if (out->len == 0)
+		return err_set(e, "%s: no finished /api/generate response (%zu streaming chunks with \"done\": false, none with the metrics)",
+			       path, skipped);
+	return 0;
+}
+
+void ollamaresp_free(struct ollamaresp_list *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof *l);
+}

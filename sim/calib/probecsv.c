@@ -1,0 +1,264 @@
+#include "probecsv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "num.h"
+#include "xalloc.h"
+
+const char *const probe_kind_names[] = {
+	"stream_read", "d2d_copy", "gemm", "attn_prefill", "attn_decode", "layer", NULL
+};
+const char *const probe_dtype_names[] = { "none", "bf16", "fp8", NULL };
+
+#define HEADER "kind,shape,tokens,context,dtype,time_us,bytes,flops"
+#define N_FIELDS 8
+
+static void chomp(char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+		s[--n] = '\0';
+}
+
+/* "# dims: hidden=4096 intermediate=14336 …" */
+static int parse_dims(struct probe_data *d, const char *text, int line, struct err *e)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} keys[] = {
+		{ "hidden", offsetof(struct probe_dims, hidden) },
+		{ "intermediate", offsetof(struct probe_dims, intermediate) },
+		{ "heads", offsetof(struct probe_dims, heads) },
+		{ "kv_heads", offsetof(struct probe_dims, kv_heads) },
+		{ "head_dim", offsetof(struct probe_dims, head_dim) },
+		{ "vocab", offsetof(struct probe_dims, vocab) },
+		{ "tp", offsetof(struct probe_dims, tp) },
+	};
+	enum { N = sizeof keys / sizeof *keys };
+	bool seen[N] = { false };
+	char buf[512], *save = NULL;
+	snprintf(buf, sizeof buf, "%s", text);
+	for (char *tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		char *eq = strchr(tok, '=');
+		size_t k = 0;
+		if (eq) {
+			*eq = '\0';
+			while (k < N && strcmp(keys[k].name, tok))
+				k++;
+		}
+		int64_t v;
+		if (!eq || k == N || num_parse_int64(eq + 1, &v) || v < 1)
+			return err_set(e, "%s:%d: dims: expected NAME=N with NAME among hidden, intermediate, heads, kv_heads, head_dim, vocab, tp and N >= 1, got '%s%s%s'",
+				       d->path, line, tok, eq ? "=" : "", eq ? eq + 1 : "");
+		*(int64_t *)((char *)&d->dims + keys[k].off) = v;
+		seen[k] = true;
+	}
+	for (size_t k = 0; k < N; k++)
+		if (!seen[k])
+			return err_set(e, "%s:%d: dims: %s: missing", d->path, line, keys[k].name);
+	d->has_dims = true;
+	return 0;
+}
+
+static int parse_comment(struct probe_data *d, const char *s, int line, struct err *e)
+{
+	s++;                               /* '#' */
+	while (*s == ' ')
+		s++;
+	const char *colon = strchr(s, ':');
+	if (!colon)
+		return 0;                  /* free text */
+	size_t klen = (size_t)(colon - s);
+	const char *val = colon + 1;
+	while (*val == ' ')
+		val++;
+	if (klen == 6 && !strncmp(s, "device", 6))
+		snprintf(d->device, sizeof d->device, "%s", val);
+	else if (klen == 4 && !strncmp(s, "dims", 4))
+		return parse_dims(d, val, line, e);
+	return 0;
+}
+
+static int index_of(const char *const *names, const char *s)
+{
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(names[i], s))
+			return i;
+	return -1;
+}
+
+/* NAME_nN_kK → N, K. */
+static bool gemm_dims(const char *shape, int64_t *n, int64_t *k)
+{
+	const char *pn = strstr(shape, "_n");
+	while (pn) {
+		char *end;
+		errno = 0;
+		long long vn = strtoll(pn + 2, &end, 10);
+		if (end != pn + 2 && !strncmp(end, "_k", 2)) {
+			char *end2;
+			long long vk = strtoll(end + 2, &end2, 10);
+			if (end2 != end + 2 && *end2 == '\0' && vn > 0 && vk > 0 && errno == 0) {
+				*n = vn;
+				*k = vk;
+				return true;
+			}
+		}
+		pn = strstr(pn + 1, "_n");
+	}
+	return false;
+}
+
+static int bad(const struct probe_data *d, int line, const char *field, const char *expect,
+	       const char *got, struct err *e)
+{
+	return err_set(e, "%s:%d: %s: expected %s, got '%s'", d->path, line, field, expect, got);
+}
+
+static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
+{
+	char *f[N_FIELDS];
+	int n = 0;
+	for (char *p = s;;) {
+		if (n < N_FIELDS)
+			f[n] = p;
+		n++;
+		char *comma = strchr(p, ',');
+		if (!comma)
+			break;
+		*comma = '\0';
+		p = comma + 1;
+	}
+	if (n != N_FIELDS)
+		return err_set(e, "%s:%d: expected %d comma-separated fields (%s), got %d", d->path, line,
+			       N_FIELDS, HEADER, n);
+	struct probe_row r = { .line = line };
+	r.kind = index_of(probe_kind_names, f[0]);
+	if (r.kind < 0)
+		return bad(d, line, "kind",
+			   "stream_read, d2d_copy, gemm, attn_prefill, attn_decode or layer", f[0], e);
+	if (!*f[1] || strlen(f[1]) >= sizeof r.shape)
+		return bad(d, line, "shape", "a name of 1 to 47 characters", f[1], e);
+	snprintf(r.shape, sizeof r.shape, "%s", f[1]);
+	if (num_parse_int64(f[2], &r.tokens) || r.tokens < 0)
+		return bad(d, line, "tokens", "an integer >= 0", f[2], e);
+	if (num_parse_int64(f[3], &r.context) || r.context < 0)
+		return bad(d, line, "context", "an integer >= 0", f[3], e);
+	r.dtype = !strcmp(f[4], "fp16") ? PROBE_DT_BF16 : index_of(probe_dtype_names, f[4]);
+	if (r.dtype < 0)
+		return bad(d, line, "dtype", "none, bf16, fp16 or fp8", f[4], e);
+	if (num_parse_double(f[5], &r.time_us) || !(r.time_us > 0) || r.time_us > 1e12)
+		return bad(d, line, "time_us", "a time in microseconds > 0", f[5], e);
+	if (num_parse_double(f[6], &r.bytes) || !(r.bytes >= 0) || r.bytes > 1e18)
+		return bad(d, line, "bytes", "a byte count >= 0", f[6], e);
+	if (num_parse_double(f[7], &r.flops) || !(r.flops >= 0) || r.flops > 1e21)
+		return bad(d, line, "flops", "a FLOP count >= 0", f[7], e);
+	switch (r.kind) {
+	case PROBE_STREAM_READ:
+	case PROBE_D2D_COPY:
+		if (!(r.bytes > 0))
+			return bad(d, line, "bytes", "bytes moved > 0 for a bandwidth row", f[6], e);
+		break;
+	case PROBE_GEMM:
+		if (!gemm_dims(r.shape, &r.gemm_n, &r.gemm_k))
+			return bad(d, line, "shape", "a weight named NAME_nN_kK for a gemm row", f[1], e);
+		if (r.tokens < 1)
+			return bad(d, line, "tokens", "an integer >= 1 for a gemm row", f[2], e);
+		if (r.dtype == PROBE_DT_NONE)
+			return bad(d, line, "dtype", "bf16, fp16 or fp8 for a gemm row", f[4], e);
+		break;
+	case PROBE_ATTN_PREFILL:
+	case PROBE_ATTN_DECODE:
+	case PROBE_LAYER:
+		if (r.tokens < 1)
+			return bad(d, line, "tokens", "an integer >= 1 (chunk tokens or sequences)", f[2], e);
+		if (r.kind == PROBE_ATTN_DECODE && r.context < 1)
+			return bad(d, line, "context", "an integer >= 1 (KV tokens read) for attn_decode", f[3], e);
+		if (r.kind == PROBE_LAYER) {
+			if (strcmp(r.shape, "decode") && strcmp(r.shape, "prefill"))
+				return bad(d, line, "shape", "decode or prefill for a layer row", f[1], e);
+			r.decode = !strcmp(r.shape, "decode");
+			if (r.decode && r.context < 1)
+				return bad(d, line, "context", "an integer >= 1 for a decode layer", f[3], e);
+		}
+		break;
+	}
+	xgrow(&d->rows, &d->cap, d->len + 1, sizeof *d->rows);
+	d->rows[d->len++] = r;
+	return 0;
+}
+
+int probecsv_load(struct probe_data *d, const char *path, struct err *e)
+{
+	memset(d, 0, sizeof *d);
+	snprintf(d->path, sizeof d->path, "%s", path);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+	char *buf = NULL;
+	size_t cap = 0;
+	int line = 0, rc = 0;
+	bool header = false;
+	while (getline(&buf, &cap, f) != -1) {
+		line++;
+		chomp(buf);
+		if (!buf[0])
+			continue;
+		if (buf[0] == '#') {
+			if ((rc = parse_comment(d, buf, line, e)))
+				break;
+			continue;
+		}
+		if (!header) {
+			if (strcmp(buf, HEADER)) {
+				rc = err_set(e, "%s:%d: expected the header '%s' (a servesim-probe CSV), got '%.80s'",
+					     path, line, HEADER, buf);
+				break;
+			}
+			header = true;
+			continue;
+		}
+		if ((rc = parse_row(d, buf, line, e)))
+			break;
+	}
+	if (!rc && ferror(f))
+		rc = err_set(e, "%s: read error: %s", path, strerror(errno));
+	free(buf);
+	fclose(f);
+	if (!rc && d->len == 0)
+		rc = err_set(e, "%s: no measurements (expected the header '%s' and rows)", path, HEADER);
+	return rc;
+}
+
+void probecsv_free(struct probe_data *d)
+{
+	free(d->rows);
+	d->rows = NULL;
+	d->len = d->cap = 0;
+}
+
+const char *probecsv_hardware_id(const char *device)
+{
+	/* cudaGetDeviceProperties names; the more specific first (L40S before
+	 * L4, GB200 before B200, the A100 variants by memory and form). */
+	static const struct {
+		const char *name, *id;
+	} map[] = {
+		{ "H100 NVL", "h100-nvl" },         { "H100 PCIe", "h100-pcie" },
+		{ "H100", "h100-sxm" },             { "H200", "h200-sxm" },
+		{ "GB200", "gb200" },               { "B200", "b200" },
+		{ "A100-SXM4-80GB", "a100-80gb-sxm" }, { "A100-SXM4-40GB", "a100-40gb-sxm" },
+		{ "A100 80GB PCIe", "a100-80gb-pcie" }, { "A100-PCIE-40GB", "a100-40gb-pcie" },
+		{ "A10G", "a10g" },                 { "L40S", "l40s" },
+		{ "L4", "l4" },                     { "RTX 4090", "rtx-4090" },
+		{ "RTX 5090", "rtx-5090" },
+	};
+	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+		if (strstr(device, map[i].name))
+			return map[i].id;
+	return NULL;
+}

@@ -1,0 +1,90 @@
+#include "probepred.h"
+
+#include <string.h>
+
+#include "steptime.h"
+
+void probepred_init(struct probepred *pp, const struct hw_profile *hw, const struct probe_dims *d)
+{
+	memset(pp, 0, sizeof *pp);
+	pp->hw = hw;
+	pp->tp = (int)d->tp;
+	struct model *m = &pp->layer;
+	snprintf(m->id, sizeof m->id, "probe-layer");
+	snprintf(m->model_type, sizeof m->model_type, "llama");
+	snprintf(m->weights, sizeof m->weights, "bf16");
+	m->n_layers = 1;
+	m->hidden = d->hidden;
+	m->n_heads = d->heads;
+	m->n_kv_heads = d->kv_heads;
+	m->head_dim = m->v_head_dim = d->head_dim;
+	m->vocab = d->vocab;
+	m->max_position_embeddings = 1 << 20;
+	m->tie_embeddings = true;
+	m->dense_ffn_width = d->intermediate;
+}
+
+/* The efficiencies with the step's fixed costs removed. */
+static struct hw_efficiency kernel_only(const struct hw_efficiency *eff)
+{
+	struct hw_efficiency k = *eff;
+	k.step_overhead_us = 0;
+	k.step_overhead_per_seq_us = 0;
+	return k;
+}
+
+/* A dense group of `bytes` and flops_per_token at M tokens: one weight
+ * (gemm), or pure traffic (flops 0). */
+static double dense_time_s(const struct probepred *pp, const struct hw_efficiency *eff,
+			   enum matmul_dtype dt, double bytes, double flops_per_token, int64_t tokens)
+{
+	struct perf p;
+	memset(&p, 0, sizeof p);
+	p.hw = pp->hw;
+	p.eff = kernel_only(eff);
+	p.tp = 1;
+	p.n_layers = 1;
+	p.bw = pp->hw->bandwidth_gb_s * 1e9;
+	p.peak_matmul = hw_peak_flops(pp->hw, dt);
+	p.peak_attn = hw_peak_flops(pp->hw, MATMUL_BF16);
+	p.dense_bytes = bytes;
+	p.dense_flops_per_token = flops_per_token;
+	struct perf_step s;
+	perf_step_clear(&s);
+	perf_step_add(&s, &p, tokens, 0, false);
+	struct perf_breakdown b;
+	perf_step_time(&p, &s, &b);
+	return b.dense;
+}
+
+double probepred_time_us(const struct probepred *pp, const struct hw_efficiency *eff,
+			 const struct probe_row *r)
+{
+	if (r->kind == PROBE_STREAM_READ || r->kind == PROBE_D2D_COPY)
+		return dense_time_s(pp, eff, MATMUL_BF16, r->bytes, 0, 1) * 1e6;
+	if (r->kind == PROBE_GEMM) {
+		bool fp8 = r->dtype == PROBE_DT_FP8;
+		double nk = (double)r->gemm_n * (double)r->gemm_k;
+		return dense_time_s(pp, eff, fp8 ? MATMUL_FP8 : MATMUL_BF16, nk * (fp8 ? 1 : 2), 2 * nk,
+				    r->tokens) * 1e6;
+	}
+	struct perf p;
+	perf_init(&p, &pp->layer, pp->hw, precision_find("bf16"), pp->tp, 2.0);
+	p.eff = kernel_only(eff);
+	struct perf_step s;
+	perf_step_clear(&s);
+	bool decode = r->kind == PROBE_ATTN_DECODE || (r->kind == PROBE_LAYER && r->decode);
+	if (decode) {
+		/* perf_step_add counts the new token's own KV: a decode at
+		 * ctx reads ctx + 1 entries, the probe's reads `context`. */
+		for (int64_t i = 0; i < r->tokens; i++)
+			perf_step_add(&s, &p, 1, r->context - 1 > 0 ? r->context - 1 : 1, false);
+	} else {
+		perf_step_add(&s, &p, r->tokens, r->context, false);
+	}
+	struct perf_breakdown b;
+	perf_step_time(&p, &s, &b);
+	double t = r->kind == PROBE_LAYER ? b.dense + b.attn_prefill + b.attn_decode
+		   : decode ? b.attn_decode : b.attn_prefill;
+	return t * 1e6;
+}

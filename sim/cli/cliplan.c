@@ -1,0 +1,101 @@
+#include "cliplan.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "num.h"
+#include "par.h"
+#include "plot.h"
+
+void cliplan_init(struct cliplan *c, const char *verb, int replications)
+{
+	memset(c, 0, sizeof *c);
+	c->verb = verb;
+	c->fmt = FMT_TEXT;
+	c->jobs = par_default_jobs();
+	c->replications = replications;
+	c->shard = (struct shard){ 1, 1 };
+}
+
+void cliplan_free(struct cliplan *c)
+{
+	inidoc_free(&c->ov);
+}
+
+int cliplan_int(const char *flag, const char *s, int64_t min, int64_t max, const char *what,
+		int64_t *out, struct err *e)
+{
+	if (num_parse_int64(s, out) || *out < min || *out > max)
+		return err_set(e, "%s: expected %s, got '%s'", flag, what, s);
+	return 0;
+}
+
+int cliplan_double(const char *flag, const char *s, double min, double max, const char *what,
+		   double *out, struct err *e)
+{
+	if (num_parse_double(s, out) || !(*out >= min && *out <= max))
+		return err_set(e, "%s: expected %s, got '%s'", flag, what, s);
+	return 0;
+}
+
+int cliplan_option(struct cliplan *c, int opt, const char *arg, struct err *e)
+{
+	int64_t v;
+	switch (opt) {
+	case 1000:
+		return cli_parse_format(arg, 1u << FMT_TEXT | 1u << FMT_CSV | 1u << FMT_JSON, &c->fmt, e) ? -1 : 1;
+	case 1001:
+		if (cliplan_int("--jobs", arg, 1, 4096, "a thread count >= 1", &v, e))
+			return -1;
+		c->jobs = (int)v;
+		return 1;
+	case 1002:
+		c->plot_dir = arg;
+		return 1;
+	case 1003:
+		if (cliplan_int("--replications", arg, 1, 10000, "a count of seeds >= 1", &v, e))
+			return -1;
+		c->replications = (int)v;
+		return 1;
+	case 1004:
+		return inidoc_add_override(&c->ov, arg, e) ? -1 : 1;
+	case 1005:
+		return resultdoc_shard_parse(&c->shard, arg, e) ? -1 : 1;
+	case 1006:
+		c->svg = true;
+		return 1;
+	}
+	return 0;
+}
+
+int cliplan_scenario(struct cliplan *c, int argc, char **argv, int optind_, struct scenario *sc,
+		     struct err *e)
+{
+	if (optind_ < argc - 1)
+		return err_set(e, "expected at most one scenario, got '%s' too", argv[optind_ + 1]);
+	c->scenario = NULL;
+	if (optind_ == argc - 1) {
+		if (catalog_resolve(CATALOG_SCENARIOS, argv[optind_], c->path, sizeof c->path, e))
+			return -1;
+		c->scenario = c->path;
+	}
+	return scenario_load(sc, c->scenario, &c->ov, e);
+}
+
+int cliplan_emit(struct cliplan *c, json_t *doc)
+{
+	int rc = resultdoc_print(stdout, doc, c->fmt) ? EXIT_FAIL : EXIT_OK;
+	if (c->plot_dir) {
+		struct plot_opts po = { .svg = c->svg };
+		struct err e;
+		if (plot_doc(doc, c->plot_dir, &po, &e)) {
+			fprintf(stderr, "servesim %s: %s\n", c->verb, e.msg);
+			rc = EXIT_FAIL;
+		} else {
+			plot_note(c->verb, c->plot_dir, &po);
+		}
+	}
+	json_decref(doc);
+	return rc;
+}

@@ -1,0 +1,81 @@
+/*
+ * cliplan: what the planning verbs (sweep, plan, compare) share on the
+ * command line: the scenario argument and --set, --replications, --jobs,
+ * --shard, --format, --plot and --svg, and printing the result document
+ * (then plotting it). Each verb keeps its own option table and adds
+ * CLIPLAN_OPTIONS to it; cliplan_option handles those.
+ */
+#ifndef SERVESIM_CLIPLAN_H
+#define SERVESIM_CLIPLAN_H
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "inidoc.h"
+#include "resultdoc.h"
+#include "scenario.h"
+
+/* getopt_long entries for the shared options (their codes are 1000…). */
+#define CLIPLAN_OPTIONS                                              \
+	{ "format", required_argument, NULL, 1000 },                 \
+	{ "jobs", required_argument, NULL, 1001 },                   \
+	{ "plot", required_argument, NULL, 1002 },                   \
+	{ "replications", required_argument, NULL, 1003 },           \
+	{ "set", required_argument, NULL, 1004 },                    \
+	{ "shard", required_argument, NULL, 1005 },                  \
+	{ "svg", no_argument, NULL, 1006 }
+
+/* The --help lines of the shared options. */
+#define CLIPLAN_HELP                                                                             \
+	"  --set S.K=V         override a scenario key before anything is varied (repeatable)\n" \
+	"  --replications N    seeds per point: seed, seed+1, … (mean and 95%% CI when N >= 2)\n" \
+	"  --jobs N            simulations on N threads (default: all processors); the output\n" \
+	"                      is the same for every N\n"                                          \
+	"  --shard K/N         run only slice K of N (items i with i mod N = K-1); join the\n"    \
+	"                      slices' --format json outputs with servesim merge\n"               \
+	"  --format F          text (default), csv or json\n"                                     \
+	"  --plot DIR          also write DIR/result.json, the data files and the pictures\n"     \
+	"  --svg               pictures as SVG instead of PNG\n"
+
+struct cliplan {
+	const char *verb;
+	enum out_format fmt;
+	int jobs;
+	int replications;
+	struct shard shard;
+	const char *plot_dir;
+	bool svg;
+	struct inidoc ov;            /* --set, in order */
+	const char *scenario;        /* resolved path, or NULL for the built-in default */
+	char path[4096];
+};
+
+/* Defaults: text, all processors, `replications`, shard 1/1. */
+void cliplan_init(struct cliplan *c, const char *verb, int replications);
+void cliplan_free(struct cliplan *c);
+
+/* Handles option code opt (from CLIPLAN_OPTIONS) with its argument.
+ * Returns 1 when it was a shared option and was fine, 0 when it is not a
+ * shared option, -1 with e naming the flag when its value is bad. */
+int cliplan_option(struct cliplan *c, int opt, const char *arg, struct err *e);
+
+/* Takes the optional SCENARIO argument (argv[optind…]) and loads the base
+ * scenario with --set into *sc. Returns 0 or -1 with e. */
+int cliplan_scenario(struct cliplan *c, int argc, char **argv, int optind_, struct scenario *sc,
+		     struct err *e);
+
+/* Parses an integer or a number flag strictly, in [min, max]. Returns 0 or
+ * -1 with e as "FLAG: expected WHAT, got 'S'". */
+int cliplan_int(const char *flag, const char *s, int64_t min, int64_t max, const char *what,
+		int64_t *out, struct err *e);
+int cliplan_double(const char *flag, const char *s, double min, double max, const char *what,
+		   double *out, struct err *e);
+
+/* Prints doc in --format, then plots it under --plot. Drops the reference.
+ * Returns the exit status. */
+int cliplan_emit(struct cliplan *c, json_t *doc);
+
+#endif

@@ -1,0 +1,142 @@
+/*
+ * servesim compare: one workload on several devices side by side (SEED
+ * C22, C23, C31): decode ceiling, throughput and latency at the scenario's
+ * load, the highest rate within the SLO, and cost.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "cliplan.h"
+#include "compare.h"
+#include "xalloc.h"
+
+static void help(void)
+{
+	printf("usage: servesim compare [SCENARIO] --hardware H1,H2,…|all [--slo METRIC=VALUE,…]\n"
+	       "                        [--no-cost] [--set S.K=V]… [--replications N] [--jobs N]\n"
+	       "                        [--shard K/N] [--format text|csv|json] [--plot DIR] [--svg]\n\n"
+	       "Runs the scenario on each device: the single-stream decode ceiling (bandwidth ÷\n"
+	       "weight bytes, SEED C8), throughput and TTFT/ITL/E2EL percentiles at the scenario's\n"
+	       "load, the highest request rate within the SLO (as servesim plan searches it),\n"
+	       "$/hour, $ per 1M output tokens and output tok/s per $/hour.\n\n"
+	       "  --hardware H,…      device ids (servesim list), or 'all'\n"
+	       "  --slo M=V,…         as servesim plan (default: the scenario's [slo] as p99 limits;\n"
+	       "                      without either, no SLO search)\n"
+	       "  --no-cost           no prices (devices without one can then be compared)\n"
+	       CLIPLAN_HELP
+	       "\nDefault replications: 3. Example:\n"
+	       "  servesim compare c13-bench-serve --hardware a10g,l40s,a100-80gb-sxm,h100-sxm \\\n"
+	       "      --slo ttft_p99_ms=2000,itl_p99_ms=50 --plot out/compare\n");
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CLIPLAN_OPTIONS,
+		{ "hardware", required_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "no-cost", no_argument, NULL, 'n' },
+		{ "slo", required_argument, NULL, 's' },
+		{ 0 },
+	};
+	struct cliplan cp;
+	struct plan_opts po;
+	struct plan_slo slo = { 0 };
+	const char *hw_list = NULL;
+	char **ids = NULL;
+	size_t n_ids = 0, n_sel = 0;
+	struct compare_row *rows = NULL;
+	bool cost = true, slo_given = false;
+	struct err e;
+	int c, rc = EXIT_BAD_INPUT;
+	cliplan_init(&cp, "compare", 3);
+	plan_opts_default(&po);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		int r = cliplan_option(&cp, c, optarg, &e);
+		if (r < 0)
+			goto fail;
+		if (r > 0)
+			continue;
+		if (c == 'h') {
+			help();
+			rc = EXIT_OK;
+			goto out;
+		} else if (c == 'H') {
+			hw_list = optarg;
+		} else if (c == 'n') {
+			cost = false;
+		} else if (c == 's') {
+			if (plan_slo_parse(&slo, optarg, &e))
+				goto fail;
+			slo_given = true;
+		} else {
+			rc = cli_misuse("compare", "unknown option");
+			goto out;
+		}
+	}
+	if (!hw_list) {
+		rc = cli_misuse("compare", "--hardware: expected device ids to compare, e.g. --hardware l40s,a100-80gb-sxm,h100-sxm");
+		goto out;
+	}
+	po.replications = cp.replications;
+	po.jobs = cp.jobs;
+	struct scenario base;
+	if (cliplan_scenario(&cp, argc, argv, optind, &base, &e))
+		goto fail;
+	if (!slo_given)
+		plan_slo_from_scenario(&slo, &base);
+	if (slo.n && plan_check_searchable(&base, &e))
+		goto fail;
+	if (!strcmp(hw_list, "all")) {
+		n_ids = catalog_list(CATALOG_HARDWARE, &ids);
+	} else {
+		for (const char *p = hw_list;;) {
+			const char *comma = strchr(p, ',');
+			size_t len = comma ? (size_t)(comma - p) : strlen(p);
+			if (len == 0 || len >= INI_VALUE_MAX) {
+				err_set(&e, "--hardware: expected comma-separated device ids, got '%s'", hw_list);
+				goto fail;
+			}
+			ids = xrealloc(ids, (n_ids + 1) * sizeof *ids);
+			ids[n_ids] = xmalloc(len + 1);
+			memcpy(ids[n_ids], p, len);
+			ids[n_ids++][len] = '\0';
+			if (!comma)
+				break;
+			p = comma + 1;
+		}
+	}
+	rows = xcalloc(n_ids + 1, sizeof *rows);
+	for (size_t i = 0; i < n_ids; i++) {
+		char origin[INI_VALUE_MAX + 16], path[4096];
+		struct scenario sc = base;
+		struct compare_row row;
+		snprintf(origin, sizeof origin, "--hardware %s", ids[i]);
+		if (catalog_resolve(CATALOG_HARDWARE, ids[i], path, sizeof path, &e)) {
+			err_prefix(&e, "%s", origin);
+			goto fail;
+		}
+		snprintf(sc.hardware, sizeof sc.hardware, "%s", ids[i]);
+		if (compare_row_init(&row, i, &sc, cost, origin, &e))
+			goto fail;
+		if (resultdoc_in_shard(&cp.shard, i))
+			rows[n_sel++] = row;
+	}
+	compare_run(rows, n_sel, &slo, &po);
+	rc = cliplan_emit(&cp, compare_doc(cp.scenario, &cp.ov, &slo, &po, cost, n_ids, &cp.shard, rows,
+					   n_sel));
+	goto out;
+fail:
+	rc = cli_fail("compare", &e);
+out:
+	for (size_t i = 0; i < n_sel; i++)
+		compare_row_free(&rows[i]);
+	free(rows);
+	for (size_t i = 0; i < n_ids; i++)
+		free(ids[i]);
+	free(ids);
+	cliplan_free(&cp);
+	return rc;
+}

@@ -1,0 +1,278 @@
+/*
+ * servesim explain: why a step takes what it takes (per operator: FLOPs,
+ * bytes, time, the bound and the fraction of peak achieved), and, for a
+ * whole run, where TTFT and ITL went.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "cli.h"
+#include "num.h"
+#include "report.h"
+#include "run.h"
+#include "steptime.h"
+
+static void help(void)
+{
+	printf("usage: servesim explain --batch SPEC [--model M] [--hardware H] [--weights P]\n"
+	       "                        [--tp N] [--kv-cache-dtype auto|fp8] [--ideal] [--format text|json]\n"
+	       "       servesim explain SCENARIO [--set S.K=V]… [--format text|json]\n\n"
+	       "One step: SPEC is a comma list of prefill:TOKENS[@CACHED] (a chunk of TOKENS\n"
+	       "after CACHED tokens already in the KV cache) and decode:[COUNTx]CONTEXT\n"
+	       "(COUNT sequences each reading CONTEXT tokens of KV), e.g.\n"
+	       "  --batch prefill:2000,decode:64x1000\n"
+	       "Prints each operator's FLOPs, bytes, time, whether compute or memory bounds\n"
+	       "it and the fraction of the device's peak it achieves. --ideal sets every\n"
+	       "efficiency to 1 and the overheads to 0 (the datasheet line).\n\n"
+	       "A scenario: simulates it and prints where the mean TTFT went (API path,\n"
+	       "queue, own prefill, steps shared with other requests, waiting between\n"
+	       "chunks) and the mean ITL (weights, KV reads, prefill chunks sharing the\n"
+	       "step, overhead).\n");
+}
+
+/* Adds the items of spec to step; -1 with e on a malformed item. */
+static int parse_batch(const char *spec, const struct perf *p, struct perf_step *step,
+		       int64_t *n_prefill, int64_t *n_decode, struct err *e)
+{
+	char buf[1024], *save = NULL;
+	snprintf(buf, sizeof buf, "%s", spec);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		int64_t a = 1, b = 0;
+		if (colon && !strncmp(tok, "prefill:", 8)) {
+			char *at = strchr(colon + 1, '@');
+			if (at)
+				*at = '\0';
+			if (num_parse_int64(colon + 1, &a) || a < 1 ||
+			    (at && (num_parse_int64(at + 1, &b) || b < 0)))
+				goto bad;
+			perf_step_add(step, p, a, b, true);
+			(*n_prefill)++;
+		} else if (colon && !strncmp(tok, "decode:", 7)) {
+			char *x = strchr(colon + 1, 'x');
+			if (x) {
+				*x = '\0';
+				if (num_parse_int64(colon + 1, &a) || a < 1 || num_parse_int64(x + 1, &b))
+					goto bad;
+			} else if (num_parse_int64(colon + 1, &b)) {
+				goto bad;
+			}
+			if (b < 1)
+				goto bad;
+			for (int64_t i = 0; i < a; i++)
+				perf_step_add(step, p, 1, b, true);
+			*n_decode += a;
+		} else {
+			goto bad;
+		}
+	}
+	if (step->seqs == 0)
+		return err_set(e, "--batch: expected at least one item");
+	return 0;
+bad:
+	return err_set(e, "--batch: expected prefill:TOKENS[@CACHED] or decode:[COUNTx]CONTEXT (CONTEXT >= 1), got '%s'",
+		       spec);
+}
+
+static int explain_step(const struct scenario *sc, const char *batch, bool ideal,
+			enum out_format fmt)
+{
+	struct err e;
+	struct model m;
+	struct hw_profile hw;
+	if (model_load_named(&m, sc->model, &e) || hw_load_named(&hw, sc->hardware, &e))
+		return cli_fail("explain", &e);
+	const struct precision *w = precision_find(sc->weights[0] ? sc->weights : m.weights);
+	if (!w) {
+		err_set(&e, "--weights: expected a precision (see servesim ceiling --help), got '%s'", sc->weights);
+		return cli_fail("explain", &e);
+	}
+	struct perf p;
+	perf_init(&p, &m, &hw, w, (int)sc->tensor_parallel_size, sc->kv_cache_dtype == 1 ? 1 : 2);
+	if (ideal)
+		perf_ideal(&p);
+	struct perf_step step;
+	perf_step_clear(&step);
+	int64_t n_pre = 0, n_dec = 0;
+	if (parse_batch(batch, &p, &step, &n_pre, &n_dec, &e))
+		return cli_fail("explain", &e);
+	struct perf_op ops[PERF_N_OPS];
+	double total = perf_step_ops(&p, &step, ops);
+	if (fmt == FMT_JSON) {
+		json_t *o = json_object(), *arr = json_array();
+		json_object_set_new(o, "model", json_string(m.id));
+		json_object_set_new(o, "hardware", json_string(hw.id));
+		json_object_set_new(o, "weights", json_string(w->name));
+		json_object_set_new(o, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
+		json_object_set_new(o, "tokens", json_integer(step.tokens));
+		json_object_set_new(o, "prefill_chunks", json_integer(n_pre));
+		json_object_set_new(o, "decodes", json_integer(n_dec));
+		for (int i = 0; i < PERF_N_OPS; i++) {
+			const struct perf_op *op = &ops[i];
+			json_t *r = json_object();
+			json_object_set_new(r, "operator", json_string(op->name));
+			json_object_set_new(r, "flops", json_real(op->flops));
+			json_object_set_new(r, "bytes", json_real(op->bytes));
+			json_object_set_new(r, "time_ms", json_real(op->time_s * 1e3));
+			json_object_set_new(r, "bound", json_string(op->time_s <= 0 ? "none" :
+								    op->peak_flops == 0 && op->peak_bytes_s == 0 ? "fixed" :
+								    op->compute_bound ? "compute" : "memory"));
+			double frac = op->time_s <= 0 ? 0 : op->compute_bound ?
+				      op->flops / op->time_s / op->peak_flops :
+				      op->peak_bytes_s > 0 ? op->bytes / op->time_s / op->peak_bytes_s : 0;
+			json_object_set_new(r, "fraction_of_peak", json_real(frac));
+			json_array_append_new(arr, r);
+		}
+		json_object_set_new(o, "operators", arr);
+		json_object_set_new(o, "step_ms", json_real(total * 1e3));
+		return cli_print_json(o);
+	}
+	printf("One step of %s on %s (%s weights, tensor parallel %lld): %lld tokens, %lld prefill chunk%s, %lld decode%s\n",
+	       m.id, hw.name, w->name, (long long)sc->tensor_parallel_size, (long long)step.tokens,
+	       (long long)n_pre, n_pre == 1 ? "" : "s", (long long)n_dec, n_dec == 1 ? "" : "s");
+	printf("%s\n\n", ideal ? "datasheet peaks, efficiencies 1, no overhead" :
+				 "achievable efficiencies of the profile");
+	printf("%-18s %12s %10s %10s %8s %9s\n", "operator (per GPU)", "GFLOP", "GB", "time ms", "bound",
+	       "of peak");
+	for (int i = 0; i < PERF_N_OPS; i++) {
+		const struct perf_op *op = &ops[i];
+		if (op->time_s <= 0)
+			continue;
+		bool fixed = op->peak_flops == 0 && op->peak_bytes_s == 0;
+		double frac = op->compute_bound ? op->flops / op->time_s / op->peak_flops :
+			      op->peak_bytes_s > 0 ? op->bytes / op->time_s / op->peak_bytes_s : 0;
+		if (fixed)
+			printf("%-18s %12s %10s %10.3f %8s %9s\n", op->name, "-", "-", op->time_s * 1e3, "fixed", "-");
+		else
+			printf("%-18s %12.1f %10.3f %10.3f %8s %8.0f%%\n", op->name, op->flops / 1e9,
+			       op->bytes / 1e9, op->time_s * 1e3, op->compute_bound ? "compute" : "memory",
+			       100 * frac);
+	}
+	printf("%-18s %12s %10s %10.3f\n", "step", "", "", total * 1e3);
+	return EXIT_OK;
+}
+
+static int explain_run(const struct scenario *sc, enum out_format fmt)
+{
+	struct err e;
+	struct run_result res;
+	if (run_simulate(sc, &res, &e)) {
+		run_result_free(&res);
+		return cli_fail("explain", &e);
+	}
+	struct group_metrics *g = &res.all;
+	const struct engine_stats *es = &res.engine;
+	int rc = EXIT_OK;
+	if (fmt == FMT_JSON) {
+		json_t *o = json_object();
+		json_object_set_new(o, "scenario", json_string(sc->path));
+		json_object_set_new(o, "mean_ttft_ms", json_real(1e3 * samples_mean(&g->ttft)));
+		json_object_set_new(o, "mean_ttft_breakdown", report_ttft_breakdown(g));
+		json_object_set_new(o, "mean_itl_ms", json_real(1e3 * loghist_mean(&g->itl)));
+		json_object_set_new(o, "mean_itl_breakdown", report_itl_breakdown(es));
+		rc = cli_print_json(o);
+	} else {
+		double n = g->completed ? (double)g->completed : 1;
+		double nd = es->itl_tokens ? (double)es->itl_tokens : 1;
+		double ttft = 1e3 * samples_mean(&g->ttft);
+		printf("%s: %s on %s, %lld requests\n\n", sc->path, res.model.id, res.hw.id,
+		       (long long)g->completed);
+		printf("Mean TTFT %.2f ms:\n", ttft);
+		const struct {
+			const char *what;
+			double ms;
+		} t[] = {
+			{ "API and tokenizer path", 1e3 * g->sum_ttft_overhead_s / n },
+			{ "queue (before first scheduled)", 1e3 * g->sum_ttft_queue_s / n },
+			{ "own prefill compute", 1e3 * g->sum_ttft_own_s / n },
+			{ "steps shared with other requests", 1e3 * g->sum_ttft_shared_s / n },
+			{ "waiting between chunks", 1e3 * g->sum_ttft_between_s / n },
+		};
+		for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+			printf("  %-36s %9.2f ms  %5.1f%%\n", t[i].what, t[i].ms, ttft > 0 ? 100 * t[i].ms / ttft : 0);
+		double itl = 1e3 * (es->itl_weights_s + es->itl_kv_s + es->itl_prefill_s + es->itl_overhead_s) / nd;
+		printf("\nMean step seen by a decode token %.2f ms (mean ITL %.2f ms):\n", itl,
+		       1e3 * loghist_mean(&g->itl));
+		const struct {
+			const char *what;
+			double ms;
+		} d[] = {
+			{ "reading weights", 1e3 * es->itl_weights_s / nd },
+			{ "reading the KV cache", 1e3 * es->itl_kv_s / nd },
+			{ "prefill chunks sharing the step", 1e3 * es->itl_prefill_s / nd },
+			{ "step overhead", 1e3 * es->itl_overhead_s / nd },
+		};
+		for (size_t i = 0; i < sizeof d / sizeof *d; i++)
+			printf("  %-36s %9.2f ms  %5.1f%%\n", d[i].what, d[i].ms, itl > 0 ? 100 * d[i].ms / itl : 0);
+	}
+	run_result_free(&res);
+	return rc;
+}
+
+int cmd_explain(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "batch", required_argument, NULL, 'b' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "hardware", required_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "ideal", no_argument, NULL, 'i' },
+		{ "kv-cache-dtype", required_argument, NULL, 'k' },
+		{ "model", required_argument, NULL, 'm' },
+		{ "set", required_argument, NULL, 'S' },
+		{ "tp", required_argument, NULL, 't' },
+		{ "weights", required_argument, NULL, 'w' },
+		{ 0 },
+	};
+	const char *batch = NULL;
+	bool ideal = false;
+	enum out_format fmt = FMT_TEXT;
+	struct inidoc ov = { 0 };
+	struct err e;
+	int c, bad = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1 && !bad) {
+		char assign[600];
+		const char *key = NULL;
+		switch (c) {
+		case 'b': batch = optarg; break;
+		case 'f':
+			bad = cli_parse_format(optarg, 1u << FMT_TEXT | 1u << FMT_JSON, &fmt, &e);
+			break;
+		case 'H': key = "run.hardware"; break;
+		case 'h': help(); inidoc_free(&ov); return EXIT_OK;
+		case 'i': ideal = true; break;
+		case 'k': key = "engine.kv_cache_dtype"; break;
+		case 'm': key = "run.model"; break;
+		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
+		case 't': key = "engine.tensor_parallel_size"; break;
+		case 'w': key = "run.weights"; break;
+		default: inidoc_free(&ov); return cli_misuse("explain", "unknown option");
+		}
+		if (key) {
+			snprintf(assign, sizeof assign, "%s=%s", key, optarg);
+			bad = inidoc_add_override(&ov, assign, &e);
+		}
+	}
+	if (bad) {
+		inidoc_free(&ov);
+		return cli_fail("explain", &e);
+	}
+	if (optind < argc - 1 || (batch && optind < argc) || (!batch && optind != argc - 1)) {
+		inidoc_free(&ov);
+		return cli_misuse("explain", "expected --batch SPEC or one scenario");
+	}
+	char path[4096];
+	if (!batch && catalog_resolve(CATALOG_SCENARIOS, argv[optind], path, sizeof path, &e)) {
+		inidoc_free(&ov);
+		return cli_fail("explain", &e);
+	}
+	struct scenario sc;
+	int rc = scenario_load(&sc, batch ? NULL : path, &ov, &e);
+	inidoc_free(&ov);
+	if (rc)
+		return cli_fail("explain", &e);
+	return batch ? explain_step(&sc, batch, ideal, fmt) : explain_run(&sc, fmt);
+}

@@ -1,0 +1,253 @@
+/*
+ * servesim plan: per candidate configuration (hardware × tensor parallel
+ * size × weight precision), the highest load within an SLO, the replicas
+ * and GPUs a target rate needs, their cost, ranked, and what binds each.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "cliplan.h"
+#include "plan.h"
+#include "precision.h"
+#include "xalloc.h"
+
+static void help(void)
+{
+	printf("usage: servesim plan [SCENARIO] --slo METRIC=VALUE[,…] [--target-rate R]\n"
+	       "                     [--hardware H,…] [--tp N,…] [--weights P,…] [--by rate|concurrency]\n"
+	       "                     [--confidence C] [--tolerance F] [--max-load X] [--duration S]\n"
+	       "                     [--no-cost]\n"
+	       "                     [--set S.K=V]… [--replications N] [--jobs N] [--shard K/N]\n"
+	       "                     [--format text|csv|json] [--plot DIR] [--svg]\n\n"
+	       "For each candidate (every combination of --hardware, --tp and --weights; each\n"
+	       "defaults to the scenario's own), finds the highest request rate (or, with --by\n"
+	       "concurrency, max_concurrency) whose SLO statistics stay within their limits,\n"
+	       "then the replicas and GPUs for --target-rate and what they cost, ranked.\n\n"
+	       "  --slo M=V,…         limits: ttft, tpot, itl or e2el, then mean, p50, p90, p95 or\n"
+	       "                      p99, then ms or s: e.g. ttft_p99_ms=2000,itl_p99_ms=50\n"
+	       "                      (default: the scenario's [slo], read as p99 limits)\n"
+	       "  --target-rate R     requests per second to serve (replicas = ceil(R / max rate))\n"
+	       "  --hardware H,…      device ids (servesim list)\n"
+	       "  --tp N,…            tensor parallel sizes\n"
+	       "  --weights P,…       weight precisions (bf16, fp8, int4, …)\n"
+	       "  --by rate|concurrency  what to search (default rate)\n"
+	       "  --confidence C      a load passes when the one-sided C upper confidence bound of\n"
+	       "                      the mean over replications is within each limit (default 0.95;\n"
+	       "                      0.5: the mean itself)\n"
+	       "  --tolerance F       stop when the bracket is within F of its top (default 0.02)\n"
+	       "  --max-load X        the search's upper end (default 1000 req/s, or 1024 requests)\n"
+	       "  --duration S        rate search: every load sends at least rate × S requests, so\n"
+	       "                      runs at high rates last long enough for a queue to build\n"
+	       "                      (default 60; 0: the scenario's num_prompts at every load)\n"
+	       "  --no-cost           no prices: rank by GPUs (or rate per GPU)\n"
+	       CLIPLAN_HELP
+	       "\nDefault replications: 5. Example:\n"
+	       "  servesim plan c13-bench-serve --slo ttft_p99_ms=2000,itl_p99_ms=50 --target-rate 40 \\\n"
+	       "      --hardware h100-sxm,a100-80gb-sxm,l40s --tp 1,2\n");
+}
+
+#define MAX_LIST 64
+
+/* A comma-separated list into out[] (strings into buf). */
+static int split(const char *flag, const char *s, char out[][INI_VALUE_MAX], int *n, struct err *e)
+{
+	*n = 0;
+	for (const char *p = s;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == 0 || len >= INI_VALUE_MAX || *n == MAX_LIST)
+			return err_set(e, "%s: expected a comma-separated list of up to %d names, got '%s'", flag,
+				       MAX_LIST, s);
+		memcpy(out[*n], p, len);
+		out[(*n)++][len] = '\0';
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+struct lists {
+	char hw[MAX_LIST][INI_VALUE_MAX], tp[MAX_LIST][INI_VALUE_MAX], w[MAX_LIST][INI_VALUE_MAX];
+	int n_hw, n_tp, n_w;
+	bool hw_given, tp_given, w_given;
+};
+
+static int check_lists(const struct lists *l, struct err *e)
+{
+	char path[4096];
+	for (int i = 0; i < l->n_hw; i++)
+		if (catalog_resolve(CATALOG_HARDWARE, l->hw[i], path, sizeof path, e))
+			return err_prefix(e, "--hardware %s", l->hw[i]);
+	for (int i = 0; i < l->n_tp; i++) {
+		int64_t v;
+		if (cliplan_int("--tp", l->tp[i], 1, 1024, "tensor parallel sizes >= 1 (e.g. 1,2,4,8)", &v, e))
+			return -1;
+	}
+	for (int i = 0; l->w_given && i < l->n_w; i++)
+		if (!precision_find(l->w[i])) {
+			char names[512];
+			precision_names(names, sizeof names);
+			return err_set(e, "--weights: expected precisions (%s), got '%s'", names, l->w[i]);
+		}
+	return 0;
+}
+
+/* Candidate i's scenario: the base file, --set, then its hardware, tp and
+ * weights. */
+static int cand_scenario(const struct cliplan *cp, const struct lists *l, int i, struct scenario *sc,
+			 char *origin, size_t cap, struct err *e)
+{
+	int ih = i / (l->n_tp * l->n_w), it = i / l->n_w % l->n_tp, iw = i % l->n_w;
+	struct inidoc ov = { 0 };
+	char a[2 * INI_NAME_MAX + INI_VALUE_MAX + 8];
+	int rc = 0;
+	for (size_t k = 0; k < cp->ov.len && !rc; k++) {
+		snprintf(a, sizeof a, "%s.%s=%s", cp->ov.entries[k].section, cp->ov.entries[k].key,
+			 cp->ov.entries[k].value);
+		rc = inidoc_add_override(&ov, a, e);
+	}
+	snprintf(a, sizeof a, "run.hardware=%s", l->hw[ih]);
+	rc = rc || inidoc_add_override(&ov, a, e);
+	snprintf(a, sizeof a, "engine.tensor_parallel_size=%s", l->tp[it]);
+	rc = rc || inidoc_add_override(&ov, a, e);
+	if (l->w_given) {
+		snprintf(a, sizeof a, "run.weights=%s", l->w[iw]);
+		rc = rc || inidoc_add_override(&ov, a, e);
+	}
+	rc = rc || scenario_load(sc, cp->scenario, &ov, e);
+	inidoc_free(&ov);
+	if (l->hw_given)
+		snprintf(origin, cap, "--hardware %s", l->hw[ih]);
+	else
+		snprintf(origin, cap, "%s: [run] hardware = %s", cp->scenario ? cp->scenario : "built-in default",
+			 l->hw[ih]);
+	return rc;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CLIPLAN_OPTIONS,
+		{ "by", required_argument, NULL, 'b' },
+		{ "confidence", required_argument, NULL, 'c' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "hardware", required_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "max-load", required_argument, NULL, 'M' },
+		{ "no-cost", no_argument, NULL, 'n' },
+		{ "slo", required_argument, NULL, 's' },
+		{ "target-rate", required_argument, NULL, 'r' },
+		{ "tolerance", required_argument, NULL, 'T' },
+		{ "tp", required_argument, NULL, 't' },
+		{ "weights", required_argument, NULL, 'w' },
+		{ 0 },
+	};
+	struct cliplan cp;
+	struct plan_opts po;
+	struct plan_slo slo = { 0 };
+	struct lists *l = xcalloc(1, sizeof *l);
+	struct plan_cand *cands = NULL;
+	size_t n_sel = 0;
+	double target = NAN;
+	bool cost = true, slo_given = false, max_given = false;
+	struct err e;
+	int c, rc = EXIT_BAD_INPUT, bad;
+	cliplan_init(&cp, "plan", 5);
+	plan_opts_default(&po);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		int r = cliplan_option(&cp, c, optarg, &e);
+		if (r < 0)
+			goto fail;
+		if (r > 0)
+			continue;
+		bad = 0;
+		switch (c) {
+		case 'b':
+			if (!strcmp(optarg, "rate") || !strcmp(optarg, "concurrency"))
+				po.by = optarg[0] == 'r' ? PLAN_BY_RATE : PLAN_BY_CONCURRENCY;
+			else
+				bad = err_set(&e, "--by: expected rate or concurrency, got '%s'", optarg);
+			break;
+		case 'c':
+			bad = cliplan_double("--confidence", optarg, 0.5, 0.9999, "a probability in [0.5, 0.9999]",
+					     &po.confidence, &e);
+			break;
+		case 'd':
+			bad = cliplan_double("--duration", optarg, 0, 1e7, "seconds >= 0", &po.duration_s, &e);
+			break;
+		case 'H': bad = split("--hardware", optarg, l->hw, &l->n_hw, &e); l->hw_given = true; break;
+		case 'h': help(); rc = EXIT_OK; goto out;
+		case 'M':
+			bad = cliplan_double("--max-load", optarg, 1e-3, 1e7, "a load > 0 (req/s, or requests)",
+					     &po.max_rate, &e);
+			max_given = true;
+			break;
+		case 'n': cost = false; break;
+		case 's': bad = plan_slo_parse(&slo, optarg, &e); slo_given = true; break;
+		case 'r':
+			bad = cliplan_double("--target-rate", optarg, 1e-9, 1e9, "requests per second > 0",
+					     &target, &e);
+			break;
+		case 'T':
+			bad = cliplan_double("--tolerance", optarg, 1e-4, 0.5, "a fraction in [0.0001, 0.5]",
+					     &po.tolerance, &e);
+			break;
+		case 't': bad = split("--tp", optarg, l->tp, &l->n_tp, &e); l->tp_given = true; break;
+		case 'w': bad = split("--weights", optarg, l->w, &l->n_w, &e); l->w_given = true; break;
+		default: rc = cli_misuse("plan", "unknown option"); goto out;
+		}
+		if (bad)
+			goto fail;
+	}
+	po.replications = cp.replications;
+	po.jobs = cp.jobs;
+	if (po.by == PLAN_BY_CONCURRENCY) {
+		if (!max_given)
+			po.max_rate = 1024;
+		po.max_rate = floor(po.max_rate) >= 1 ? floor(po.max_rate) : 1;
+	}
+	struct scenario sc;
+	if (cliplan_scenario(&cp, argc, argv, optind, &sc, &e) || plan_check_searchable(&sc, &e))
+		goto fail;
+	if (!slo_given && !plan_slo_from_scenario(&slo, &sc)) {
+		rc = cli_misuse("plan", "--slo: missing; expected limits such as --slo ttft_p99_ms=2000,itl_p99_ms=50 (or an [slo] section in the scenario)");
+		goto out;
+	}
+	if (!l->hw_given)
+		snprintf(l->hw[l->n_hw++], INI_VALUE_MAX, "%s", sc.hardware);
+	if (!l->tp_given)
+		snprintf(l->tp[l->n_tp++], INI_VALUE_MAX, "%lld", (long long)sc.tensor_parallel_size);
+	if (!l->w_given)
+		l->n_w = 1;
+	if (check_lists(l, &e))
+		goto fail;
+	int total = l->n_hw * l->n_tp * l->n_w;
+	cands = xcalloc((size_t)total, sizeof *cands);
+	for (int i = 0; i < total; i++) {
+		char origin[INI_VALUE_MAX + 64];
+		struct plan_cand cd;
+		/* Every candidate is checked (price included), not only the
+		 * shard's, so that every shard fails alike on bad input. */
+		if (cand_scenario(&cp, l, i, &sc, origin, sizeof origin, &e) ||
+		    plan_cand_init(&cd, (size_t)i, &sc, cost, origin, &e))
+			goto fail;
+		if (resultdoc_in_shard(&cp.shard, (size_t)i))
+			cands[n_sel++] = cd;
+	}
+	plan_search(cands, n_sel, &slo, &po);
+	rc = cliplan_emit(&cp, plan_doc(cp.scenario, &cp.ov, &slo, &po, target, cost, (size_t)total,
+					 &cp.shard, cands, n_sel));
+	goto out;
+fail:
+	rc = cli_fail("plan", &e);
+out:
+	for (size_t i = 0; i < n_sel; i++)
+		plan_cand_free(&cands[i]);
+	free(cands);
+	free(l);
+	cliplan_free(&cp);
+	return rc;
+}

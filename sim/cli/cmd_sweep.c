@@ -1,0 +1,97 @@
+/*
+ * servesim sweep: a grid over scenario keys, one row per point with
+ * throughput, goodput, latency percentiles, peak KV usage and preemptions,
+ * each as a mean with its 95% confidence interval over replications.
+ */
+#include <stdlib.h>
+
+#include "cliplan.h"
+#include "sweep.h"
+#include "xalloc.h"
+
+static void help(void)
+{
+	printf("usage: servesim sweep [SCENARIO] --vary KEY=VALUES [--vary …] [--set S.K=V]…\n"
+	       "                      [--replications N] [--jobs N] [--shard K/N]\n"
+	       "                      [--format text|csv|json] [--plot DIR] [--svg]\n\n"
+	       "Runs the scenario at every point of a grid. Without SCENARIO: the built-in\n"
+	       "default (Llama-3.1-8B on H100 SXM, 200 prompts at 4 req/s).\n\n"
+	       "  --vary KEY=VALUES   an axis of the grid (repeatable; the first varies slowest).\n"
+	       "                      KEY: SECTION.KEY of a scenario, or one of %s.\n"
+	       "                      VALUES: comma-separated values or ranges START:STOP:STEP,\n"
+	       "                      e.g. request_rate=1:20:1  hardware=h100-sxm,a100-80gb-sxm\n"
+	       CLIPLAN_HELP
+	       "\nPer point: request and output throughput, goodput under the scenario's [slo],\n"
+	       "TTFT, TPOT, ITL and E2EL mean/p50/p90/p99 (ms), peak KV usage, preemptions.\n"
+	       "Examples:\n"
+	       "  servesim sweep c13-bench-serve --vary request_rate=2:30:2 --replications 5\n"
+	       "  servesim sweep --vary hardware=h100-sxm,l40s --vary max_concurrency=1,4,16,64 --format csv\n",
+	       sweep_short_names());
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CLIPLAN_OPTIONS,
+		{ "help", no_argument, NULL, 'h' },
+		{ "vary", required_argument, NULL, 'v' },
+		{ 0 },
+	};
+	struct cliplan cp;
+	struct sweep_axis *axes = NULL;
+	size_t n_axes = 0, cap = 0;
+	struct sweep_point *pts = NULL;
+	size_t n_pts = 0;
+	struct err e;
+	int c, rc = EXIT_BAD_INPUT;
+	cliplan_init(&cp, "sweep", 1);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		int r = cliplan_option(&cp, c, optarg, &e);
+		if (r < 0)
+			goto fail;
+		if (r > 0)
+			continue;
+		if (c == 'h') {
+			help();
+			rc = EXIT_OK;
+			goto out;
+		}
+		if (c != 'v') {
+			rc = cli_misuse("sweep", "unknown option");
+			goto out;
+		}
+		xgrow(&axes, &cap, n_axes + 1, sizeof *axes);
+		if (sweep_axis_parse(&axes[n_axes++], optarg, &e))
+			goto fail;
+	}
+	if (n_axes == 0) {
+		rc = cli_misuse("sweep", "--vary: expected at least one KEY=VALUES (e.g. --vary request_rate=1:10:1)");
+		goto out;
+	}
+	struct scenario sc;
+	struct sweep sw;
+	if (cliplan_scenario(&cp, argc, argv, optind, &sc, &e) ||
+	    sweep_init(&sw, cp.scenario, &cp.ov, axes, n_axes, &e) ||
+	    sweep_run(&sw, &cp.shard, cp.replications, cp.jobs, &pts, &n_pts, &e))
+		goto fail;
+	size_t failed = 0;
+	for (size_t i = 0; i < n_pts; i++)
+		failed += pts[i].error != NULL;
+	rc = cliplan_emit(&cp, sweep_doc(&sw, &cp.shard, cp.replications, pts, n_pts));
+	if (failed)
+		fprintf(stderr, "servesim sweep: %zu of %zu points could not run; their rows hold the reason\n",
+			failed, n_pts);
+	goto out;
+fail:
+	rc = cli_fail("sweep", &e);
+out:
+	for (size_t i = 0; i < n_pts; i++)
+		free(pts[i].error);
+	free(pts);
+	for (size_t i = 0; i < n_axes; i++)
+		sweep_axis_free(&axes[i]);
+	free(axes);
+	cliplan_free(&cp);
+	return rc;
+}

@@ -1,0 +1,387 @@
+#include "plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "cli.h"
+#include "report.h"
+#include "resultdoc.h"
+#include "run.h"
+#include "xalloc.h"
+
+extern char **environ;
+
+int plot_mkdir(const char *dir, struct err *e)
+{
+	char buf[4096];
+	if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+		return err_set(e, "--plot %s: the path is too long", dir);
+	/* Each ancestor in turn, as mkdir -p. */
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		struct stat st;
+		if (stat(buf, &st) != 0 && mkdir(buf, 0777) != 0 && errno != EEXIST)
+			return err_set(e, "%s: cannot create the folder: %s", buf, strerror(errno));
+		*p = c;
+		if (!c)
+			break;
+	}
+	return 0;
+}
+
+static void tmp_name(char *out, size_t cap, const char *dir, const char *name)
+{
+	snprintf(out, cap, "%s/.%s.tmp", dir, name);
+}
+
+FILE *plot_data_open(const char *dir, const char *name, struct err *e)
+{
+	char tmp[4200];
+	tmp_name(tmp, sizeof tmp, dir, name);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		err_set(e, "%s: cannot write: %s", tmp, strerror(errno));
+	return f;
+}
+
+int plot_data_close(FILE *f, const char *dir, const char *name, struct plot_opts *o,
+		    struct err *e)
+{
+	char tmp[4200], final[4200];
+	tmp_name(tmp, sizeof tmp, dir, name);
+	snprintf(final, sizeof final, "%s/%s", dir, name);
+	bool ok = !ferror(f);
+	ok &= fclose(f) == 0;
+	if (!ok || rename(tmp, final)) {
+		unlink(tmp);
+		return err_set(e, "%s: cannot write: %s", final, strerror(errno));
+	}
+	o->n_data++;
+	return 0;
+}
+
+int plot_var(char *buf, size_t cap, const char *name, const char *value)
+{
+	size_t len = strlen(buf);
+	int n = snprintf(buf + len, cap - len, "%s='", name);
+	if (n < 0 || (size_t)n >= cap - len)
+		return -1;
+	len += (size_t)n;
+	for (const char *s = value; *s; s++) {
+		if (len + 3 >= cap)
+			return -1;
+		if (*s == '\'')
+			buf[len++] = '\'';   /* gnuplot: '' inside '…' is one quote */
+		buf[len++] = *s;
+	}
+	n = snprintf(buf + len, cap - len, "'; ");
+	return n < 0 || (size_t)n >= cap - len ? -1 : 0;
+}
+
+int plot_text(char *buf, size_t cap, const char *name, const char *value)
+{
+	char esc[2048];
+	size_t n = 0;
+	for (const char *s = value; *s && n + 3 < sizeof esc; s++) {
+		if (strchr("_^{}@&~", *s))
+			esc[n++] = '\\';
+		esc[n++] = *s;
+	}
+	esc[n] = '\0';
+	return plot_var(buf, cap, name, esc);
+}
+
+/* The gnuplot on PATH, in out; -1 when there is none. */
+static int find_gnuplot(char *out, size_t cap)
+{
+	const char *path = getenv("PATH");
+	if (!path)
+		return -1;
+	while (*path) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+		if (n > 0 && (size_t)snprintf(out, cap, "%.*s/gnuplot", (int)n, path) < cap &&
+		    access(out, X_OK) == 0)
+			return 0;
+		path += n + (colon ? 1 : 0);
+	}
+	return -1;
+}
+
+/* The last line of file, into out (gnuplot's error, for the message). */
+static void last_line(const char *file, char *out, size_t cap)
+{
+	out[0] = '\0';
+	FILE *f = fopen(file, "r");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof line, f))
+		if (line[0] != '\n')
+			snprintf(out, cap, "%s", line);
+	fclose(f);
+	size_t n = strlen(out);
+	if (n && out[n - 1] == '\n')
+		out[n - 1] = '\0';
+}
+
+int plot_gnuplot(const char *script, const char *dir, const char *base, const char *vars,
+		 struct plot_opts *o, struct err *e)
+{
+	const char *plots = catalog_dir(CATALOG_PLOTS);
+	char gp[4200], exe[4200], out[4200], all[16384], errfile[] = "/tmp/servesim-gnuplot-XXXXXX";
+	snprintf(gp, sizeof gp, "%s/%s.gp", plots ? plots : "plots", script);
+	if (!plots || access(gp, R_OK) != 0)
+		return err_set(e, "%s: the gnuplot script is missing (set SERVESIM_DATA_DIR to the folder holding plots/)",
+			       gp);
+	if (find_gnuplot(exe, sizeof exe)) {
+		o->gnuplot_missing = true;
+		return 0;
+	}
+	snprintf(out, sizeof out, "%s/%s.%s", dir, base, o->svg ? "svg" : "png");
+	snprintf(all, sizeof all, "%s", vars);
+	if (plot_var(all, sizeof all, "out", out) || plot_var(all, sizeof all, "term", o->svg ? "svg" : "png"))
+		return err_set(e, "%s: the plot's variables are too long", out);
+	int fd = mkstemp(errfile);
+	if (fd < 0)
+		return err_set(e, "%s: cannot create a temporary file: %s", errfile, strerror(errno));
+	close(fd);
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, errfile, O_WRONLY | O_TRUNC, 0);
+	char *argv[] = { exe, "-e", all, gp, NULL };
+	pid_t pid;
+	int rc = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	int status = 0;
+	if (rc == 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+		}
+	char why[512];
+	last_line(errfile, why, sizeof why);
+	unlink(errfile);
+	if (rc != 0)
+		return err_set(e, "%s: cannot run gnuplot: %s", exe, strerror(rc));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return err_set(e, "%s: gnuplot failed on %s: %s", out, gp, why[0] ? why : "(no message)");
+	o->n_images++;
+	return 0;
+}
+
+int plot_doc(json_t *doc, const char *dir, struct plot_opts *o, struct err *e)
+{
+	const struct resultdoc_kind *k = resultdoc_kind_of(doc, e);
+	if (!k || plot_mkdir(dir, e))
+		return -1;
+	FILE *f = plot_data_open(dir, "result.json", e);
+	if (!f)
+		return -1;
+	resultdoc_print(f, doc, FMT_JSON);
+	if (plot_data_close(f, dir, "result.json", o, e))
+		return -1;
+	return k->plot(doc, dir, o, e);
+}
+
+/* ---- a run's folder: requests.csv and timeseries.csv ---- */
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Column index of name in a CSV header line, or -1. */
+static int column(const char *header, const char *name)
+{
+	int i = 0;
+	size_t n = strlen(name);
+	for (const char *s = header; s; i++) {
+		if (!strncmp(s, name, n) && (s[n] == ',' || s[n] == '\n' || s[n] == '\r' || !s[n]))
+			return i;
+		s = strchr(s, ',');
+		if (s)
+			s++;
+	}
+	return -1;
+}
+
+/* Field i of a CSV line (no quoting in servesim's own files), or NULL. */
+static const char *field(const char *line, int i)
+{
+	for (; i > 0 && line; i--) {
+		line = strchr(line, ',');
+		if (line)
+			line++;
+	}
+	return line;
+}
+
+struct vec {
+	double *v;
+	size_t n, cap;
+};
+
+static void vec_add(struct vec *x, double v)
+{
+	xgrow(&x->v, &x->cap, x->n + 1, sizeof *x->v);
+	x->v[x->n++] = v;
+}
+
+/* The empirical CDF of x (seconds) in ms, at most 2001 points (every
+ * 1/2000 of the fraction, plus the largest value): enough for a smooth
+ * line, small for a million requests. */
+static int write_cdf(const char *dir, const char *name, struct vec *x, struct plot_opts *o,
+		     double *p50, double *p99, struct err *e)
+{
+	qsort(x->v, x->n, sizeof *x->v, by_value);
+	FILE *f = plot_data_open(dir, name, e);
+	if (!f)
+		return -1;
+	fprintf(f, "# value_ms\tfraction_of_requests_at_or_below\n");
+	size_t step = x->n > 2000 ? x->n / 2000 : 1;
+	for (size_t i = 0; i < x->n; i += step)
+		fprintf(f, "%.6f\t%.6f\n", x->v[i] * 1e3, (double)(i + 1) / (double)x->n);
+	if (x->n && (x->n - 1) % step)
+		fprintf(f, "%.6f\t%.6f\n", x->v[x->n - 1] * 1e3, 1.0);
+	*p50 = x->n ? x->v[(size_t)floor(0.50 * (double)(x->n - 1))] * 1e3 : 0;
+	*p99 = x->n ? x->v[(size_t)floor(0.99 * (double)(x->n - 1))] * 1e3 : 0;
+	return plot_data_close(f, dir, name, o, e);
+}
+
+static int read_requests(const char *path, struct vec *ttft, struct vec *tpot, struct err *e)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	if (getline(&line, &cap, f) < 0) {
+		rc = err_set(e, "%s:1: expected the header of servesim run --out's requests.csv", path);
+		goto out;
+	}
+	int ct = column(line, "ttft_s"), cp = column(line, "tpot_s"), cs = column(line, "status");
+	int co = column(line, "output_tokens");
+	if (ct < 0 || cp < 0 || cs < 0 || co < 0) {
+		rc = err_set(e, "%s:1: expected columns ttft_s, tpot_s, output_tokens and status (servesim run --out)",
+			     path);
+		goto out;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		const char *st = field(line, cs);
+		if (!st || strncmp(st, "ok", 2))
+			continue;
+		vec_add(ttft, strtod(field(line, ct), NULL));
+		if (strtol(field(line, co), NULL, 10) > 1)
+			vec_add(tpot, strtod(field(line, cp), NULL));
+	}
+out:
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+static int plot_run_dir(const char *in, const char *out, struct plot_opts *o, struct err *e)
+{
+	char path[4200], ts[4200];
+	snprintf(path, sizeof path, "%s/requests.csv", in);
+	snprintf(ts, sizeof ts, "%s/timeseries.csv", in);
+	struct vec ttft = { 0 }, tpot = { 0 };
+	double t50 = 0, t99 = 0, p50 = 0, p99 = 0;
+	int rc = read_requests(path, &ttft, &tpot, e);
+	if (!rc)
+		rc = plot_mkdir(out, e);
+	if (!rc)
+		rc = write_cdf(out, "ttft_cdf.dat", &ttft, o, &t50, &t99, e);
+	if (!rc)
+		rc = write_cdf(out, "tpot_cdf.dat", &tpot, o, &p50, &p99, e);
+	free(ttft.v);
+	free(tpot.v);
+	if (rc)
+		return -1;
+	char vars[16384] = "", num[64], d1[4200], d2[4200];
+	snprintf(d1, sizeof d1, "%s/ttft_cdf.dat", out);
+	snprintf(d2, sizeof d2, "%s/tpot_cdf.dat", out);
+	int bad = plot_var(vars, sizeof vars, "ttft", d1) || plot_var(vars, sizeof vars, "tpot", d2) ||
+		  plot_text(vars, sizeof vars, "subtitle", in);
+	snprintf(num, sizeof num, "%.1f/%.1f/%.2f/%.2f", t50, t99, p50, p99);
+	bad = bad || plot_var(vars, sizeof vars, "marks", num);
+	if (bad)
+		return err_set(e, "%s: the plot's variables are too long", out);
+	if (plot_gnuplot("cdf", out, "latency_cdf", vars, o, e))
+		return -1;
+	if (access(ts, R_OK) != 0)
+		return err_set(e, "%s: cannot read: %s", ts, strerror(errno));
+	vars[0] = '\0';
+	if (plot_var(vars, sizeof vars, "data", ts) || plot_text(vars, sizeof vars, "subtitle", in))
+		return err_set(e, "%s: the plot's variables are too long", out);
+	return plot_gnuplot("timeseries", out, "timeseries", vars, o, e);
+}
+
+int plot_run(const struct run_result *res, const char *dir, struct plot_opts *o, struct err *e)
+{
+	if (plot_mkdir(dir, e) || report_csv(dir, res, e))
+		return -1;
+	o->n_data += 2;
+	return plot_run_dir(dir, dir, o, e);
+}
+
+int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct err *e)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+	char buf[4200];
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(buf, sizeof buf, "%s/requests.csv", path);
+		if (access(buf, R_OK) == 0)
+			return plot_run_dir(path, out_dir ? out_dir : path, o, e);
+		snprintf(buf, sizeof buf, "%s/result.json", path);
+		if (access(buf, R_OK) != 0)
+			return err_set(e, "%s: expected a folder with requests.csv (servesim run --out) or result.json (--plot of sweep, plan or compare)",
+				       path);
+		path = buf;
+	}
+	json_t *doc = resultdoc_load(path, e);
+	if (!doc)
+		return -1;
+	char dir[4200];
+	if (out_dir) {
+		snprintf(dir, sizeof dir, "%s", out_dir);
+	} else {
+		const char *slash = strrchr(path, '/');
+		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+		if (!dir[0])
+			snprintf(dir, sizeof dir, "/");
+	}
+	const struct resultdoc_kind *k = resultdoc_kind_of(doc, e);
+	int rc = plot_mkdir(dir, e) || k->plot(doc, dir, o, e) ? -1 : 0;
+	json_decref(doc);
+	return rc;
+}
+
+void plot_note(const char *verb, const char *dir, const struct plot_opts *o)
+{
+	if (o->gnuplot_missing)
+		fprintf(stderr, "servesim %s: gnuplot not found on PATH: wrote %d data file%s to %s but no pictures.\n"
+				"  Install it (Debian/Ubuntu: sudo apt-get install gnuplot-nox; Fedora: sudo dnf install gnuplot;\n"
+				"  macOS: brew install gnuplot), then run: servesim plot %s\n",
+			verb, o->n_data, o->n_data == 1 ? "" : "s", dir, dir);
+	else
+		fprintf(stderr, "servesim %s: wrote %d picture%s (%s) and %d data file%s to %s\n", verb,
+			o->n_images, o->n_images == 1 ? "" : "s", o->svg ? "SVG" : "PNG", o->n_data,
+			o->n_data == 1 ? "" : "s", dir);
+}
