@@ -30,11 +30,10 @@ static bool ends_with(const char *s, const char *suffix)
 
 bool calibcsv_sibling(const char *path, char *out, size_t cap)
 {
-	const char *from = ends_with(path, SUFFIX_EXP) ? SUFFIX_EXP :
-			   ends_with(path, SUFFIX_MEAS) ? SUFFIX_MEAS : NULL;
-	if (!from)
+	bool exp = ends_with(path, SUFFIX_EXP);
+	if (!exp && !ends_with(path, SUFFIX_MEAS))
 		return false;
-	const char *to = from == SUFFIX_EXP ? SUFFIX_MEAS : SUFFIX_EXP;
+	const char *from = exp ? SUFFIX_EXP : SUFFIX_MEAS, *to = exp ? SUFFIX_MEAS : SUFFIX_EXP;
 	int n = snprintf(out, cap, "%.*s%s", (int)(strlen(path) - strlen(from)), path, to);
 	return n > 0 && (size_t)n < cap;
 }

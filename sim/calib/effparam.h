@@ -2,7 +2,7 @@
  * effparam: the [efficiency] parameters a calibration can fit, as one table.
  *
  * Each entry names a field of struct hw_efficiency by its INI key (the key
- * hardware_profiles/*.ini uses), says whether it is a fraction of a peak
+ * hardware_profiles/<id>.ini uses), says whether it is a fraction of a peak
  * (in (0, 1]) or a positive amount with a unit, and maps it to and from an
  * unconstrained number for the optimisers: logit for fractions, log for
  * amounts. So a fitter never proposes a value the profile loader would

@@ -1,5 +1,6 @@
 #include "probepred.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "steptime.h"

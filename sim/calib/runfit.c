@@ -158,8 +158,7 @@ static double term(double sim, double meas)
 {
 	if (!(sim > 0) || !isfinite(sim))
 		return RUNFIT_BAD_TERM;
-	double r = log(sim / meas);
-	return fmin(r * r, RUNFIT_BAD_TERM);
+	return fmin(fabs(log(sim / meas)), RUNFIT_BAD_TERM);
 }
 
 /* Mean term over the values of one side (holdout or training), reading

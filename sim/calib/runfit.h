@@ -9,12 +9,15 @@
  * the thread count).
  *
  * Cost: the mean, over the training set's measured values (observation x
- * stage x metric), of ln(simulated / measured)^2; a value the simulation
- * cannot produce (no request finished, or an ITL of one-token outputs)
- * costs RUNFIT_BAD_TERM. Simulated values are computed from the request
- * records as the measurement defines them: client clock from the send,
- * engine clock from arrival at the engine; ITL as the mean token gap, or
- * derived from the stage means (calibration CSVs).
+ * stage x metric), of |ln(simulated / measured)|: about the mean absolute
+ * percentage error for small errors, and, unlike a squared error, not
+ * dominated by one run the model cannot explain (the point of a fit is the
+ * typical run). A value the simulation cannot produce (no request
+ * finished, or an ITL of one-token outputs) costs RUNFIT_BAD_TERM.
+ * Simulated values are computed from the request records as the
+ * measurement defines them: client clock from the send, engine clock from
+ * arrival at the engine; ITL as the mean token gap, or derived from the
+ * stage means (calibration CSVs).
  *
  * request_overhead_ms is fitted only when some training observation is on
  * the client clock (the engine clock cannot see it). Held-out observations
@@ -39,7 +42,7 @@
 #include "runobs.h"
 
 #define RUNFIT_MIN_VALUES_PER_PARAM 2
-#define RUNFIT_BAD_TERM 25.0    /* a squared ln-ratio: a factor e^5 off */
+#define RUNFIT_BAD_TERM 5.0     /* |ln-ratio| of a value not produced: a factor e^5 off */
 
 struct runfit_opts {
 	const char *base_path;       /* the base profile's INI (required) */

@@ -20,6 +20,8 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_BAD_INPUT = 2 };
 enum out_format { FMT_TEXT, FMT_JSON, FMT_CSV, FMT_PROM };
 
 int cmd_ceiling(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_run(int argc, char **argv);

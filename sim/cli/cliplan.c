@@ -16,6 +16,7 @@ void cliplan_init(struct cliplan *c, const char *verb, int replications)
 	c->jobs = par_default_jobs();
 	c->replications = replications;
 	c->shard = (struct shard){ 1, 1 };
+	plan_opts_default(&c->search);
 }
 
 void cliplan_free(struct cliplan *c)
@@ -65,8 +66,38 @@ int cliplan_option(struct cliplan *c, int opt, const char *arg, struct err *e)
 	case 1006:
 		c->svg = true;
 		return 1;
+	case 1010:
+		if (strcmp(arg, "rate") && strcmp(arg, "concurrency"))
+			return err_set(e, "--by: expected rate or concurrency, got '%s'", arg);
+		c->search.by = arg[0] == 'r' ? PLAN_BY_RATE : PLAN_BY_CONCURRENCY;
+		return 1;
+	case 1011:
+		return cliplan_double("--confidence", arg, 0.5, 0.9999, "a probability in [0.5, 0.9999]",
+				      &c->search.confidence, e) ? -1 : 1;
+	case 1012:
+		return cliplan_double("--duration", arg, 0, 1e7, "seconds >= 0", &c->search.duration_s, e) ?
+			       -1 : 1;
+	case 1013:
+		c->max_load_given = true;
+		return cliplan_double("--max-load", arg, 1e-3, 1e7, "a load > 0 (req/s, or requests)",
+				      &c->search.max_rate, e) ? -1 : 1;
+	case 1014:
+		return cliplan_double("--tolerance", arg, 1e-4, 0.5, "a fraction in [0.0001, 0.5]",
+				      &c->search.tolerance, e) ? -1 : 1;
 	}
 	return 0;
+}
+
+void cliplan_search(const struct cliplan *c, struct plan_opts *out)
+{
+	*out = c->search;
+	out->replications = c->replications;
+	out->jobs = c->jobs;
+	if (out->by == PLAN_BY_CONCURRENCY) {
+		if (!c->max_load_given)
+			out->max_rate = 1024;
+		out->max_rate = floor(out->max_rate) >= 1 ? floor(out->max_rate) : 1;
+	}
 }
 
 int cliplan_scenario(struct cliplan *c, int argc, char **argv, int optind_, struct scenario *sc,

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "inidoc.h"
+#include "plan.h"
 #include "resultdoc.h"
 #include "scenario.h"
 
@@ -27,6 +28,26 @@
 	{ "set", required_argument, NULL, 1004 },                    \
 	{ "shard", required_argument, NULL, 1005 },                  \
 	{ "svg", no_argument, NULL, 1006 }
+
+/* The SLO search's options (plan, compare), handled by cliplan_option
+ * into c->search. */
+#define CLIPLAN_SEARCH_OPTIONS                                       \
+	{ "by", required_argument, NULL, 1010 },                     \
+	{ "confidence", required_argument, NULL, 1011 },             \
+	{ "duration", required_argument, NULL, 1012 },               \
+	{ "max-load", required_argument, NULL, 1013 },               \
+	{ "tolerance", required_argument, NULL, 1014 }
+
+#define CLIPLAN_SEARCH_HELP                                                                          \
+	"  --by rate|concurrency  what the SLO search varies (default rate)\n"                         \
+	"  --confidence C      a load passes when the one-sided C upper confidence bound of the\n"    \
+	"                      mean over replications is within each limit (default 0.95;\n"          \
+	"                      0.5: the mean itself)\n"                                               \
+	"  --tolerance F       stop when the bracket is within F of its top (default 0.02)\n"        \
+	"  --max-load X        the search's upper end (default 1000 req/s, or 1024 requests)\n"      \
+	"  --duration S        rate search: every load sends at least rate × S requests, so runs\n" \
+	"                      at high rates last long enough for a queue to build (default 60;\n"  \
+	"                      0: the scenario's num_prompts at every load)\n"
 
 /* The --help lines of the shared options. */
 #define CLIPLAN_HELP                                                                             \
@@ -51,6 +72,8 @@ struct cliplan {
 	struct inidoc ov;            /* --set, in order */
 	const char *scenario;        /* resolved path, or NULL for the built-in default */
 	char path[4096];
+	struct plan_opts search;     /* CLIPLAN_SEARCH_OPTIONS; see cliplan_search */
+	bool max_load_given;
 };
 
 /* Defaults: text, all processors, `replications`, shard 1/1. */
@@ -61,6 +84,10 @@ void cliplan_free(struct cliplan *c);
  * Returns 1 when it was a shared option and was fine, 0 when it is not a
  * shared option, -1 with e naming the flag when its value is bad. */
 int cliplan_option(struct cliplan *c, int opt, const char *arg, struct err *e);
+
+/* The SLO search's options with --replications, --jobs and the default
+ * upper end of a concurrency search filled in. */
+void cliplan_search(const struct cliplan *c, struct plan_opts *out);
 
 /* Takes the optional SCENARIO argument (argv[optind…]) and loads the base
  * scenario with --set into *sc. Returns 0 or -1 with e. */

@@ -24,6 +24,7 @@ static void help(void)
 	       "  --slo M=V,…         as servesim plan (default: the scenario's [slo] as p99 limits;\n"
 	       "                      without either, no SLO search)\n"
 	       "  --no-cost           no prices (devices without one can then be compared)\n"
+	       CLIPLAN_SEARCH_HELP
 	       CLIPLAN_HELP
 	       "\nDefault replications: 3. Example:\n"
 	       "  servesim compare c13-bench-serve --hardware a10g,l40s,a100-80gb-sxm,h100-sxm \\\n"
@@ -34,6 +35,7 @@ int cmd_compare(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CLIPLAN_OPTIONS,
+		CLIPLAN_SEARCH_OPTIONS,
 		{ "hardware", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "no-cost", no_argument, NULL, 'n' },
@@ -51,7 +53,6 @@ int cmd_compare(int argc, char **argv)
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT;
 	cliplan_init(&cp, "compare", 3);
-	plan_opts_default(&po);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		int r = cliplan_option(&cp, c, optarg, &e);
@@ -80,8 +81,7 @@ int cmd_compare(int argc, char **argv)
 		rc = cli_misuse("compare", "--hardware: expected device ids to compare, e.g. --hardware l40s,a100-80gb-sxm,h100-sxm");
 		goto out;
 	}
-	po.replications = cp.replications;
-	po.jobs = cp.jobs;
+	cliplan_search(&cp, &po);
 	struct scenario base;
 	if (cliplan_scenario(&cp, argc, argv, optind, &base, &e))
 		goto fail;

@@ -32,16 +32,8 @@ static void help(void)
 	       "  --hardware H,…      device ids (servesim list)\n"
 	       "  --tp N,…            tensor parallel sizes\n"
 	       "  --weights P,…       weight precisions (bf16, fp8, int4, …)\n"
-	       "  --by rate|concurrency  what to search (default rate)\n"
-	       "  --confidence C      a load passes when the one-sided C upper confidence bound of\n"
-	       "                      the mean over replications is within each limit (default 0.95;\n"
-	       "                      0.5: the mean itself)\n"
-	       "  --tolerance F       stop when the bracket is within F of its top (default 0.02)\n"
-	       "  --max-load X        the search's upper end (default 1000 req/s, or 1024 requests)\n"
-	       "  --duration S        rate search: every load sends at least rate × S requests, so\n"
-	       "                      runs at high rates last long enough for a queue to build\n"
-	       "                      (default 60; 0: the scenario's num_prompts at every load)\n"
 	       "  --no-cost           no prices: rank by GPUs (or rate per GPU)\n"
+	       CLIPLAN_SEARCH_HELP
 	       CLIPLAN_HELP
 	       "\nDefault replications: 5. Example:\n"
 	       "  servesim plan c13-bench-serve --slo ttft_p99_ms=2000,itl_p99_ms=50 --target-rate 40 \\\n"
@@ -130,16 +122,12 @@ int cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CLIPLAN_OPTIONS,
-		{ "by", required_argument, NULL, 'b' },
-		{ "confidence", required_argument, NULL, 'c' },
-		{ "duration", required_argument, NULL, 'd' },
+		CLIPLAN_SEARCH_OPTIONS,
 		{ "hardware", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "max-load", required_argument, NULL, 'M' },
 		{ "no-cost", no_argument, NULL, 'n' },
 		{ "slo", required_argument, NULL, 's' },
 		{ "target-rate", required_argument, NULL, 'r' },
-		{ "tolerance", required_argument, NULL, 'T' },
 		{ "tp", required_argument, NULL, 't' },
 		{ "weights", required_argument, NULL, 'w' },
 		{ 0 },
@@ -151,11 +139,10 @@ int cmd_plan(int argc, char **argv)
 	struct plan_cand *cands = NULL;
 	size_t n_sel = 0;
 	double target = NAN;
-	bool cost = true, slo_given = false, max_given = false;
+	bool cost = true, slo_given = false;
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT, bad;
 	cliplan_init(&cp, "plan", 5);
-	plan_opts_default(&po);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		int r = cliplan_option(&cp, c, optarg, &e);
@@ -165,35 +152,13 @@ int cmd_plan(int argc, char **argv)
 			continue;
 		bad = 0;
 		switch (c) {
-		case 'b':
-			if (!strcmp(optarg, "rate") || !strcmp(optarg, "concurrency"))
-				po.by = optarg[0] == 'r' ? PLAN_BY_RATE : PLAN_BY_CONCURRENCY;
-			else
-				bad = err_set(&e, "--by: expected rate or concurrency, got '%s'", optarg);
-			break;
-		case 'c':
-			bad = cliplan_double("--confidence", optarg, 0.5, 0.9999, "a probability in [0.5, 0.9999]",
-					     &po.confidence, &e);
-			break;
-		case 'd':
-			bad = cliplan_double("--duration", optarg, 0, 1e7, "seconds >= 0", &po.duration_s, &e);
-			break;
 		case 'H': bad = split("--hardware", optarg, l->hw, &l->n_hw, &e); l->hw_given = true; break;
 		case 'h': help(); rc = EXIT_OK; goto out;
-		case 'M':
-			bad = cliplan_double("--max-load", optarg, 1e-3, 1e7, "a load > 0 (req/s, or requests)",
-					     &po.max_rate, &e);
-			max_given = true;
-			break;
 		case 'n': cost = false; break;
 		case 's': bad = plan_slo_parse(&slo, optarg, &e); slo_given = true; break;
 		case 'r':
 			bad = cliplan_double("--target-rate", optarg, 1e-9, 1e9, "requests per second > 0",
 					     &target, &e);
-			break;
-		case 'T':
-			bad = cliplan_double("--tolerance", optarg, 1e-4, 0.5, "a fraction in [0.0001, 0.5]",
-					     &po.tolerance, &e);
 			break;
 		case 't': bad = split("--tp", optarg, l->tp, &l->n_tp, &e); l->tp_given = true; break;
 		case 'w': bad = split("--weights", optarg, l->w, &l->n_w, &e); l->w_given = true; break;
@@ -202,13 +167,7 @@ int cmd_plan(int argc, char **argv)
 		if (bad)
 			goto fail;
 	}
-	po.replications = cp.replications;
-	po.jobs = cp.jobs;
-	if (po.by == PLAN_BY_CONCURRENCY) {
-		if (!max_given)
-			po.max_rate = 1024;
-		po.max_rate = floor(po.max_rate) >= 1 ? floor(po.max_rate) : 1;
-	}
+	cliplan_search(&cp, &po);
 	struct scenario sc;
 	if (cliplan_scenario(&cp, argc, argv, optind, &sc, &e) || plan_check_searchable(&sc, &e))
 		goto fail;

@@ -12,6 +12,7 @@ static const struct verb {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } verbs[] = {
+	{ "calibrate", cmd_calibrate, "fit a hardware profile to GPU measurements (CUDA probe) or real runs" },
 	{ "ceiling", cmd_ceiling, "single-stream decode and prefill ceilings per device (SEED C8)" },
 	{ "explain", cmd_explain, "why a step takes what it takes; where a run's TTFT and ITL went" },
 	{ "list", cmd_list, "the models, hardware profiles and scenarios servesim knows" },
@@ -22,6 +23,7 @@ static const struct verb {
 	{ "compare", cmd_compare, "one workload on several GPUs side by side, with cost" },
 	{ "plot", cmd_plot, "gnuplot pictures of a sweep/plan/compare result or a run's --out folder" },
 	{ "merge", cmd_merge, "join the --shard K/N outputs of sweep, plan or compare" },
+	{ "validate", cmd_validate, "replay a real vllm bench serve result; measured vs predicted" },
 };
 
 static void usage(FILE *f)

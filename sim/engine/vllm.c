@@ -78,7 +78,6 @@ struct engine {
 	size_t *scheduled;               /* this step's requests */
 	size_t n_scheduled, cap_scheduled;
 	double step_extra_s;             /* CPU-tier loads in this step */
-	struct perf_step dec_step;       /* the current step's decodes alone */
 	int64_t step_tokens;             /* tokens in the current step */
 	struct engine_stats st;
 };
@@ -174,11 +173,17 @@ static void preempt_last(struct engine *g)
 	dq_push_front(&g->waiting, victim);
 }
 
-/* Allocates blocks so r holds cdiv(tokens, B); false when the pool is short. */
-static bool grow_to(struct engine *g, struct request *r, int64_t tokens)
+/* Allocates blocks so r holds cdiv(tokens, B); false when the pool is
+ * short. The common decode step needs none: that test is inline. */
+static bool grow_slow(struct engine *g, struct request *r, int64_t tokens);
+
+static inline bool grow_to(struct engine *g, struct request *r, int64_t tokens)
 {
-	if (tokens <= (int64_t)r->n_blocks * g->block_size)
-		return true;                  /* the common decode step */
+	return tokens <= (int64_t)r->n_blocks * g->block_size || grow_slow(g, r, tokens);
+}
+
+static bool grow_slow(struct engine *g, struct request *r, int64_t tokens)
+{
 	int64_t need = cdiv(tokens, g->block_size) - r->n_blocks;
 	if (need > kvpool_num_free(g->pool))
 		return false;
@@ -193,8 +198,6 @@ static void add_to_step(struct engine *g, struct perf_step *step, size_t i, int6
 	r->scheduled = (int32_t)n;
 	bool samples = r->num_computed + n >= num_tokens(r);
 	perf_step_add(step, &g->perf, n, r->num_computed, samples);
-	if (r->first_token_ns >= 0 && n == 1)
-		perf_step_add(&g->dec_step, &g->perf, n, r->num_computed, samples);
 	if (g->n_scheduled == g->cap_scheduled) {
 		g->cap_scheduled = g->cap_scheduled ? 2 * g->cap_scheduled : 64;
 		g->scheduled = xrealloc(g->scheduled, g->cap_scheduled * sizeof *g->scheduled);
@@ -331,15 +334,17 @@ static void schedule_waiting(struct engine *g, struct perf_step *step, int64_t *
  * tokens, and the rest). */
 static void account_step(struct engine *g, const struct perf_step *step, double s)
 {
-	if (g->dec_step.seqs > 0) {
+	if (step->dec_seqs > 0) {
+		struct perf_step dec;
 		struct perf_breakdown d;
-		double alone = perf_step_time(&g->perf, &g->dec_step, &d);
-		double n = (double)g->dec_step.seqs;
+		perf_step_decodes_only(step, &dec);
+		double alone = perf_step_time(&g->perf, &dec, &d);
+		double n = (double)step->dec_seqs;
 		g->st.itl_weights_s += n * (d.dense + d.experts + d.lm_head + d.allreduce);
 		g->st.itl_kv_s += n * d.attn_decode;
 		g->st.itl_overhead_s += n * d.overhead;
 		g->st.itl_prefill_s += n * (s - alone);
-		g->st.itl_tokens += g->dec_step.seqs;
+		g->st.itl_tokens += step->dec_seqs;
 	}
 	for (size_t k = 0; k < g->n_scheduled; k++) {
 		struct request *r = req(g, g->scheduled[k]);
@@ -357,7 +362,6 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	perf_step_clear(&step);
 	g->n_scheduled = 0;
 	g->step_extra_s = 0;
-	perf_step_clear(&g->dec_step);
 	int64_t budget = g->mnbt;
 	if (schedule_running(g, &step, &budget))
 		schedule_waiting(g, &step, &budget, now);

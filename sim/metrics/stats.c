@@ -60,23 +60,6 @@ double samples_percentile(struct samples *s, double p)
 	return s->v[lo] + (s->v[hi] - s->v[lo]) * frac;
 }
 
-/* Buckets come straight from the bits of a positive double: the exponent
- * and the top SUB_BITS of the mantissa, which order like the values. The
- * range covers 2^-40 s (about a picosecond) to 2^24 s; values outside it
- * share the end buckets. */
-#define SUB_BITS 11
-#define SUBS (1 << SUB_BITS)
-#define EXP_MIN (-40)
-#define EXP_MAX 24
-#define N_BUCKETS ((size_t)(EXP_MAX - EXP_MIN) * SUBS)
-
-static uint64_t bits_of(double v)
-{
-	uint64_t b;
-	memcpy(&b, &v, sizeof b);
-	return b;
-}
-
 static double double_of(uint64_t b)
 {
 	double v;
@@ -84,38 +67,17 @@ static double double_of(uint64_t b)
 	return v;
 }
 
-static const int MANT_SHIFT = 52 - SUB_BITS;
-
-static size_t bucket_of(double v)
-{
-	static const uint64_t lo_bits = (uint64_t)(1023 + EXP_MIN) << 52;
-	uint64_t b = bits_of(v);
-	if (!(v > 0) || b < lo_bits)
-		return 0;
-	uint64_t i = (b - lo_bits) >> MANT_SHIFT;
-	return i < N_BUCKETS ? (size_t)i : N_BUCKETS - 1;
-}
-
 static double bucket_mid(size_t i)
 {
-	static const uint64_t lo_bits = (uint64_t)(1023 + EXP_MIN) << 52;
-	uint64_t b = lo_bits + ((uint64_t)i << MANT_SHIFT);
-	double lo = double_of(b), hi = double_of(b + ((uint64_t)1 << MANT_SHIFT));
+	static const uint64_t lo_bits = (uint64_t)(1023 + LOGHIST_EXP_MIN) << 52;
+	uint64_t b = lo_bits + ((uint64_t)i << LOGHIST_MANT_SHIFT);
+	double lo = double_of(b), hi = double_of(b + ((uint64_t)1 << LOGHIST_MANT_SHIFT));
 	return (lo + hi) / 2;
 }
 
-void loghist_add(struct loghist *h, double v)
+void loghist_alloc(struct loghist *h)
 {
-	if (!h->counts)
-		h->counts = xcalloc(N_BUCKETS, sizeof *h->counts);
-	h->counts[bucket_of(v)]++;
-	if (h->n == 0 || v < h->min)
-		h->min = v;
-	if (h->n == 0 || v > h->max)
-		h->max = v;
-	h->n++;
-	h->sum += v;
-	h->sumsq += v * v;
+	h->counts = xcalloc(LOGHIST_BUCKETS, sizeof *h->counts);
 }
 
 void loghist_free(struct loghist *h)
@@ -147,7 +109,7 @@ static double order_stat(const struct loghist *h, int64_t k)
 	if (k >= h->n - 1)
 		return h->max;
 	int64_t seen = 0;
-	for (size_t b = 0; b < N_BUCKETS; b++) {
+	for (size_t b = 0; b < LOGHIST_BUCKETS; b++) {
 		seen += h->counts[b];
 		if (seen > k) {
 			double v = bucket_mid(b);
@@ -172,7 +134,7 @@ int64_t loghist_count_le(const struct loghist *h, double edge)
 	if (!h->n)
 		return 0;
 	int64_t c = 0;
-	for (size_t b = 0; b < N_BUCKETS; b++)
+	for (size_t b = 0; b < LOGHIST_BUCKETS; b++)
 		if (h->counts[b] && bucket_mid(b) <= edge)
 			c += h->counts[b];
 	return c;

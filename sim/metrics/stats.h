@@ -8,7 +8,7 @@
  *     Memory is 8 bytes a request.
  *   - loghist: a log-linear histogram for values too many to keep (ITL: one
  *     per output token). 2048 buckets per power of two from 2^-40 s to
- *     2^24 s, so each value is
+ *     2^24 s (loghist_bucket), so each value is
  *     represented by its bucket's midpoint within a relative error of
  *     1/4096 (0.025%); percentiles interpolate linearly between the two
  *     order statistics as numpy does, each with that error. Count, sum, mean,
@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct samples {
 	double *v;
@@ -39,8 +40,44 @@ struct loghist {
 	double sum, sumsq, min, max;
 };
 
-/* Adds v (must be >= 0; values below 1e-9 share the lowest bucket). */
-void loghist_add(struct loghist *h, double v);
+/* Buckets come straight from the bits of a positive double: the exponent
+ * and the top 11 bits of the mantissa, which order like the values. The
+ * range covers 2^-40 s (about a picosecond) to 2^24 s; values outside it
+ * share the end buckets. */
+#define LOGHIST_SUB_BITS 11
+#define LOGHIST_EXP_MIN (-40)
+#define LOGHIST_EXP_MAX 24
+#define LOGHIST_BUCKETS ((size_t)(LOGHIST_EXP_MAX - LOGHIST_EXP_MIN) << LOGHIST_SUB_BITS)
+#define LOGHIST_MANT_SHIFT (52 - LOGHIST_SUB_BITS)
+
+static inline size_t loghist_bucket(double v)
+{
+	const uint64_t lo_bits = (uint64_t)(1023 + LOGHIST_EXP_MIN) << 52;
+	uint64_t b;
+	memcpy(&b, &v, sizeof b);
+	if (!(v > 0) || b < lo_bits)
+		return 0;
+	uint64_t i = (b - lo_bits) >> LOGHIST_MANT_SHIFT;
+	return i < LOGHIST_BUCKETS ? (size_t)i : LOGHIST_BUCKETS - 1;
+}
+
+void loghist_alloc(struct loghist *h);
+
+/* Adds v (must be >= 0; values below 2^-40 share the lowest bucket).
+ * Inline: it runs once per output token. */
+static inline void loghist_add(struct loghist *h, double v)
+{
+	if (!h->counts)
+		loghist_alloc(h);
+	h->counts[loghist_bucket(v)]++;
+	if (h->n == 0 || v < h->min)
+		h->min = v;
+	if (h->n == 0 || v > h->max)
+		h->max = v;
+	h->n++;
+	h->sum += v;
+	h->sumsq += v * v;
+}
 void loghist_free(struct loghist *h);
 double loghist_mean(const struct loghist *h);
 double loghist_std(const struct loghist *h);

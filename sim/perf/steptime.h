@@ -57,6 +57,7 @@ struct perf_step {
 	int64_t tokens;              /* scheduled tokens, all sequences */
 	int64_t seqs;
 	int64_t sampled;             /* sequences producing a token this step */
+	int64_t dec_seqs;            /* of which decodes (1 token after a context) */
 	double dec_ctx_full, dec_ctx_win;      /* Σ tokens of KV read by decodes */
 	double pre_pairs_full, pre_pairs_win;  /* Σ causal (query, key) pairs */
 	double pre_ctx_full, pre_ctx_win;      /* Σ KV tokens read by prefill chunks */
@@ -76,6 +77,14 @@ static inline void perf_step_clear(struct perf_step *s)
 	*s = (struct perf_step){ 0 };
 }
 
+/* The step its decodes alone would make (for attributing ITL). */
+static inline void perf_step_decodes_only(const struct perf_step *s, struct perf_step *out)
+{
+	*out = (struct perf_step){ .tokens = s->dec_seqs, .seqs = s->dec_seqs,
+				   .sampled = s->dec_seqs, .dec_seqs = s->dec_seqs,
+				   .dec_ctx_full = s->dec_ctx_full, .dec_ctx_win = s->dec_ctx_win };
+}
+
 /* The prefill part of perf_step_add (out of line: it is rare). */
 void perf_step_add_prefill(struct perf_step *s, const struct perf *p, double n, double c);
 double perf_causal_pairs(double n, double c, double w);
@@ -91,6 +100,7 @@ static inline void perf_step_add(struct perf_step *s, const struct perf *p, int6
 	s->sampled += samples;
 	if (n == 1 && ctx > 0) {
 		double kv = (double)ctx + 1;
+		s->dec_seqs++;
 		s->dec_ctx_full += kv;
 		s->dec_ctx_win += p->window > 0 && kv > p->window ? p->window : kv;
 		return;

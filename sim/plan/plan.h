@@ -30,9 +30,10 @@
  * Binding limit, read at the bracket's upper end (the lowest load seen to
  * fail, where the SLO breaks), first match wins:
  *   1. kv-pool: peak KV usage >= 0.95 or any preemption;
- *   2. prefill-interference: the SLO limit closest to (or past) its bound is
- *      on ITL or TPOT, and ITL p99 / p50 > 2 (decode steps stretched by
- *      prefill chunks sharing them, SEED C20-C21);
+ *   2. prefill-interference: the SLO limit furthest past its bound is on
+ *      ITL or TPOT, and ITL p99 (its upper bound, as the pass rule reads it)
+ *      / ITL p50 > 2 (decode steps stretched by the prefill chunks sharing
+ *      them, SEED C20-C21);
  *   3. otherwise the largest share of step time by resource (measure.h):
  *      compute (prefill attention and matmuls above the weight-read floor),
  *      bandwidth (weight reads and KV reads), step-overhead or interconnect.

@@ -258,22 +258,10 @@ static void slots_text(FILE *f, const struct run_result *res)
 	line_f(f, "Decode rate (tok/s, C10):", m.decode_tok_s);
 }
 
-void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
+/* The vLLM engine's own section: resolved settings and the KV pool. */
+static void vllm_engine_text(FILE *f, const struct run_result *res)
 {
-	centered(f, " Serving Benchmark Result ", '=');
-	vllm_block(f, res, &res->all, o, true);
-	fprintf(f, "==================================================\n");
-
 	const struct engine_stats *es = &res->engine;
-	struct group_metrics *g = &res->all;
-	double n = g->completed ? (double)g->completed : 1;
-	centered(f, " servesim ", '=');
-	fprintf(f, "%s on %s, weights %s, tensor parallel %lld\n", res->model.id, res->hw.id,
-		res->weights->name, (long long)res->sc.tensor_parallel_size);
-	if (res->sc.engine_kind != ENGINE_VLLM) {
-		slots_text(f, res);
-		goto breakdowns;
-	}
 	centered(f, "Engine (vLLM V1)", '-');
 	line_int(f, "max_num_batched_tokens:", es->max_num_batched_tokens);
 	line_int(f, "max_num_seqs:", es->max_num_seqs);
@@ -291,7 +279,24 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	line_int(f, "Preemptions:", es->preemptions);
 	line_f(f, "Prefix cache hit rate (%):",
 	       es->prefix_queries ? 100.0 * (double)es->prefix_hits / (double)es->prefix_queries : 0);
-breakdowns:
+}
+
+void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
+{
+	centered(f, " Serving Benchmark Result ", '=');
+	vllm_block(f, res, &res->all, o, true);
+	fprintf(f, "==================================================\n");
+
+	const struct engine_stats *es = &res->engine;
+	struct group_metrics *g = &res->all;
+	double n = g->completed ? (double)g->completed : 1;
+	centered(f, " servesim ", '=');
+	fprintf(f, "%s on %s, weights %s, tensor parallel %lld\n", res->model.id, res->hw.id,
+		res->weights->name, (long long)res->sc.tensor_parallel_size);
+	if (res->sc.engine_kind == ENGINE_VLLM)
+		vllm_engine_text(f, res);
+	else
+		slots_text(f, res);
 	centered(f, "Where TTFT went (mean)", '-');
 	line_f(f, "API and tokenizer path (ms):", 1e3 * g->sum_ttft_overhead_s / n);
 	line_f(f, "Queue, before first scheduled (ms):", 1e3 * g->sum_ttft_queue_s / n);

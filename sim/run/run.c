@@ -74,9 +74,10 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 	if (r->first_token_ns < 0) {
 		r->first_token_ns = t;
 	} else {
-		double itl = (double)(t - r->last_token_ns) / 1e9;
-		if (t - r->last_token_ns > r->max_itl_ns)
-			r->max_itl_ns = t - r->last_token_ns;
+		int64_t gap = t - r->last_token_ns;
+		double itl = (double)gap * 1e-9;
+		if (gap > r->max_itl_ns)
+			r->max_itl_ns = gap;
 		for (int i = 0; i < 2; i++)
 			if (g[i])
 				loghist_add(&g[i]->itl, itl);
