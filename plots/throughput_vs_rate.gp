@@ -19,6 +19,7 @@ if (errorbars eq '1') { set bars small } else { set bars 0 }
 set multiplot layout 1,2 title sprintf("{/:Bold Throughput against load}\n{/*0.85 %s}", subtitle)
 set grid
 set xtics noenhanced
+if (categorical eq '1') { set xtics rotate by -30 left; set bmargin 7 }
 set xlabel xlabel
 set key top left Left reverse box opaque font ',9'
 set yrange [0:*]

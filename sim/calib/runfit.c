@@ -18,6 +18,8 @@
 #define DEFAULT_TOL 0.02
 #define STEP_FRACTION 0.3     /* initial simplex, logit units */
 #define STEP_AMOUNT 0.5       /* initial simplex, log units */
+#define STALL_REL 1e-6        /* a best-cost change below this (relative) is no change */
+#define STALL_ITERS_PER_PARAM 10
 
 static const int fit_ids[] = { EFF_BANDWIDTH, EFF_COMPUTE_MAX, EFF_STEP_OVERHEAD_US,
 			       EFF_REQUEST_OVERHEAD_MS };
@@ -296,7 +298,8 @@ int runfit_fit(struct runfit_result *res, const struct runobs_set *set, const st
 		int max_evals = o->max_evals > 0 ? o->max_evals : DEFAULT_MAX_EVALS;
 		double tol = o->tol > 0 ? o->tol : DEFAULT_TOL, size = INFINITY;
 		s = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, n_ids);
-		int status = gsl_multimin_fminimizer_set(s, &f, x0, step);
+		int status = gsl_multimin_fminimizer_set(s, &f, x0, step), stalled = 0;
+		double best = status == GSL_SUCCESS ? gsl_multimin_fminimizer_minimum(s) : INFINITY;
 		while (status == GSL_SUCCESS && !c.failed && c.evals < max_evals) {
 			status = gsl_multimin_fminimizer_iterate(s);
 			if (status != GSL_SUCCESS)
@@ -306,13 +309,29 @@ int runfit_fit(struct runfit_result *res, const struct runobs_set *set, const st
 				res->converged = true;
 				break;
 			}
+			/* A parameter the runs cannot see (a fraction saturated at
+			 * 1, an overhead hidden by the rest) leaves the simplex
+			 * wide along it forever: stop when the best cost stalls. */
+			double fmin_now = gsl_multimin_fminimizer_minimum(s);
+			if (fmin_now < best - STALL_REL * fmax(1, fabs(best))) {
+				best = fmin_now;
+				stalled = 0;
+			} else if (++stalled >= STALL_ITERS_PER_PARAM * (int)n_ids) {
+				res->converged = true;
+				res->stalled = true;
+				break;
+			}
 		}
 		if (c.failed) {
 			*e = c.err;
 			rc = -1;
 		} else {
 			res->evals = c.evals;
-			if (res->converged)
+			if (res->stalled)
+				snprintf(res->status, sizeof res->status,
+					 "converged: the best cost moved less than %g in %d iterations (simplex size %.3g: a parameter the runs do not constrain) after %d evaluations",
+					 STALL_REL, STALL_ITERS_PER_PARAM * (int)n_ids, size, c.evals);
+			else if (res->converged)
 				snprintf(res->status, sizeof res->status,
 					 "converged: simplex size %.3g <= %.3g after %d evaluations", size, tol, c.evals);
 			else

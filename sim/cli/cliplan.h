@@ -76,7 +76,8 @@ struct cliplan {
 	bool max_load_given;
 };
 
-/* Defaults: text, all processors, `replications`, shard 1/1. */
+/* Defaults: text, all processors, `replications`, shard 1/1, plan's
+ * search defaults. Cannot fail; cliplan_free is safe after it. */
 void cliplan_init(struct cliplan *c, const char *verb, int replications);
 void cliplan_free(struct cliplan *c);
 

@@ -8,7 +8,7 @@
 
 #include "catalog.h"
 #include "cliplan.h"
-#include "compare.h"
+#include "comparedoc.h"
 #include "xalloc.h"
 
 static void help(void)
@@ -125,7 +125,7 @@ int cmd_compare(int argc, char **argv)
 			rows[n_sel++] = row;
 	}
 	compare_run(rows, n_sel, &slo, &po);
-	rc = cliplan_emit(&cp, compare_doc(cp.scenario, &cp.ov, &slo, &po, cost, n_ids, &cp.shard, rows,
+	rc = cliplan_emit(&cp, comparedoc_build(cp.scenario, &cp.ov, &slo, &po, cost, n_ids, &cp.shard, rows,
 					   n_sel));
 	goto out;
 fail:

@@ -9,7 +9,7 @@
 
 #include "catalog.h"
 #include "cliplan.h"
-#include "plan.h"
+#include "plandoc.h"
 #include "precision.h"
 #include "xalloc.h"
 
@@ -197,7 +197,7 @@ int cmd_plan(int argc, char **argv)
 			cands[n_sel++] = cd;
 	}
 	plan_search(cands, n_sel, &slo, &po);
-	rc = cliplan_emit(&cp, plan_doc(cp.scenario, &cp.ov, &slo, &po, target, cost, (size_t)total,
+	rc = cliplan_emit(&cp, plandoc_build(cp.scenario, &cp.ov, &slo, &po, target, cost, (size_t)total,
 					 &cp.shard, cands, n_sel));
 	goto out;
 fail:

@@ -52,6 +52,6 @@ int cmd_plot(int argc, char **argv)
 		return cli_misuse("plot", "expected one RESULT.json or folder");
 	if (plot_path(argv[optind], out, &po, &e))
 		return cli_fail("plot", &e);
-	plot_note("plot", out ? out : argv[optind], &po);
+	plot_note("plot", po.dir, &po);
 	return EXIT_OK;
 }

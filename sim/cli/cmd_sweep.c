@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "cliplan.h"
-#include "sweep.h"
+#include "sweepdoc.h"
 #include "xalloc.h"
 
 static void help(void)
@@ -78,7 +78,7 @@ int cmd_sweep(int argc, char **argv)
 	size_t failed = 0;
 	for (size_t i = 0; i < n_pts; i++)
 		failed += pts[i].error != NULL;
-	rc = cliplan_emit(&cp, sweep_doc(&sw, &cp.shard, cp.replications, pts, n_pts));
+	rc = cliplan_emit(&cp, sweepdoc_build(&sw, &cp.shard, cp.replications, pts, n_pts));
 	if (failed)
 		fprintf(stderr, "servesim sweep: %zu of %zu points could not run; their rows hold the reason\n",
 			failed, n_pts);

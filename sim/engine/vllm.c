@@ -499,14 +499,18 @@ static int size_pool(struct engine *g, struct err *e)
 	/* What vLLM's start-up profiling leaves out of the pool besides the
 	 * weights, per GPU: the activations of a max_num_batched_tokens dummy
 	 * step (FFN intermediates and hidden states, 16-bit), the sampler's
-	 * working set on fp32 logits of max_num_seqs × vocab, and non-torch
+	 * working set on fp32 logits, and non-torch
 	 * memory (CUDA context, cuBLAS workspace, NCCL). The three
 	 * coefficients are a least-squares fit to the 11 dense runs of
 	 * ../shared/calibration/ (residual <= 0.3 GiB; README "KV pool"). */
 	double ffn = (double)(m->n_moe_layers ? m->expert_ffn_width * m->experts_per_token :
 						 m->dense_ffn_width);
 	double act = 0.417 * (double)g->mnbt * (3 * ffn / tp + 4 * (double)m->hidden) * 2;
-	double sampler = 12.2 * (double)g->max_seqs * (double)m->vocab * 4;
+	/* The sampler term was fitted on runs that all had max_num_seqs 128;
+	 * how it grows with max_num_seqs is unknown, so it is held at its
+	 * fitted size (12.2 fp32 copies of 128 rows of logits) rather than
+	 * extrapolated. */
+	double sampler = 12.2 * 128 * (double)m->vocab * 4;
 	double non_torch = 0.411 * 1073741824.0;
 	act += sampler;
 	double available = ceil(hw_memory_bytes(hw) * sc->gpu_memory_utilization) - weights - act - non_torch;

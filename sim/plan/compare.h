@@ -13,12 +13,10 @@
 #ifndef SERVESIM_COMPARE_H
 #define SERVESIM_COMPARE_H
 
-#include <jansson.h>
 #include <stdbool.h>
 
 #include "measure.h"
 #include "plan.h"
-#include "resultdoc.h"
 
 struct compare_row {
 	struct plan_cand cand;       /* the configuration and its SLO search */
@@ -41,12 +39,5 @@ void compare_row_free(struct compare_row *r);
  * its error. */
 void compare_run(struct compare_row *rows, size_t n, const struct plan_slo *slo,
 		 const struct plan_opts *o);
-
-/* The compare document (resultdoc.h), the caller's. */
-json_t *compare_doc(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
-		    const struct plan_opts *o, bool cost, size_t total, const struct shard *sh,
-		    const struct compare_row *rows, size_t n);
-
-extern const struct resultdoc_kind compare_doc_kind;
 
 #endif

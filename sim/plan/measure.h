@@ -70,7 +70,8 @@ struct measure_summary {
 /* The id whose name is `name`, or -1. */
 int measure_find(const char *name);
 
-/* Replication r of base: a copy with seed (seed + r) mod 2^32. */
+/* Replication r of base: a copy with seed (seed + r) mod 2^32. Cannot
+ * fail. */
 void measure_replica(struct scenario *out, const struct scenario *base, int r);
 
 /* Simulates sc and fills *m. Returns 0, or -1 with e set (the run's own

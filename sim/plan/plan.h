@@ -41,14 +41,11 @@
 #ifndef SERVESIM_PLAN_H
 #define SERVESIM_PLAN_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 
 #include "err.h"
 #include "measure.h"
-#include "resultdoc.h"
 #include "scenario.h"
 
 #define PLAN_MAX_SLO 8
@@ -67,7 +64,7 @@ int plan_slo_parse(struct plan_slo *slo, const char *spec, struct err *e);
 /* The scenario's [slo] as p99 limits. Returns how many it has (0: none). */
 int plan_slo_from_scenario(struct plan_slo *slo, const struct scenario *sc);
 
-/* "ttft_p99_ms <= 2000, itl_p99_ms <= 50" in out. */
+/* "ttft_p99_ms <= 2000, itl_p99_ms <= 50" in out. Cannot fail. */
 void plan_slo_text(const struct plan_slo *slo, char *out, size_t cap);
 
 enum plan_by { PLAN_BY_RATE, PLAN_BY_CONCURRENCY };
@@ -140,8 +137,8 @@ int plan_check_searchable(const struct scenario *sc, struct err *e);
 void plan_search(struct plan_cand *c, size_t n, const struct plan_slo *slo,
 		 const struct plan_opts *o);
 
-/* The binding limit of a searched candidate ("kv-pool", "compute", …) and
- * one line of evidence in detail. */
+/* The binding limit of a searched candidate ("kv-pool", "compute", …;
+ * static) and one line of evidence in detail. Cannot fail. */
 const char *plan_limit(const struct plan_cand *c, const struct plan_slo *slo, const struct plan_opts *o,
 		       char *detail, size_t cap);
 
@@ -155,28 +152,8 @@ double plan_sustained_rate(const struct plan_cand *c, const struct plan_opts *o)
  * load passes. */
 double plan_tokens_per_s(const struct plan_cand *c, const struct plan_opts *o);
 
-/* JSON of the search options and SLO, and of one searched candidate, for
- * plan and compare documents. */
-json_t *plan_search_json(const struct plan_slo *slo, const struct plan_opts *o);
-json_t *plan_cand_json(const struct plan_cand *c, const struct plan_slo *slo, const struct plan_opts *o);
-
-/* The whole plan document: header, one item per candidate with capacity
- * and cost for target_rate (NaN: none), ranking when whole. */
-json_t *plan_doc(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
-		 const struct plan_opts *o, double target_rate, bool cost, size_t total,
-		 const struct shard *sh, const struct plan_cand *c, size_t n);
-
-/* Prints the search method in words, from a document's "search" object
- * (plan and compare text). */
-void plan_search_text(FILE *f, json_t *search);
-
-/* Writes dir/cost.dat and the goodput-against-cost plot from the items
- * under items_key (hardware, tensor_parallel_size, price_usd_per_gpu_hour,
- * max_rate). Returns 0 or -1 with e. */
-struct plot_opts;
-int plan_plot_cost(json_t *doc, const char *items_key, const char *dir, struct plot_opts *o,
-		   struct err *e);
-
-extern const struct resultdoc_kind plan_doc_kind;
+/* How many requests a run at `load` sends (the scenario's num_prompts, or
+ * more with duration_s). */
+int64_t plan_requests_at(const struct plan_cand *c, const struct plan_opts *o, double load);
 
 #endif

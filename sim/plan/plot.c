@@ -347,8 +347,10 @@ int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct
 	char buf[4200];
 	if (S_ISDIR(st.st_mode)) {
 		snprintf(buf, sizeof buf, "%s/requests.csv", path);
-		if (access(buf, R_OK) == 0)
-			return plot_run_dir(path, out_dir ? out_dir : path, o, e);
+		if (access(buf, R_OK) == 0) {
+			snprintf(o->dir, sizeof o->dir, "%s", out_dir ? out_dir : path);
+			return plot_run_dir(path, o->dir, o, e);
+		}
 		snprintf(buf, sizeof buf, "%s/result.json", path);
 		if (access(buf, R_OK) != 0)
 			return err_set(e, "%s: expected a folder with requests.csv (servesim run --out) or result.json (--plot of sweep, plan or compare)",
@@ -358,14 +360,15 @@ int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct
 	json_t *doc = resultdoc_load(path, e);
 	if (!doc)
 		return -1;
-	char dir[4200];
+	char *dir = o->dir;
+	size_t cap = sizeof o->dir;
 	if (out_dir) {
-		snprintf(dir, sizeof dir, "%s", out_dir);
+		snprintf(dir, cap, "%s", out_dir);
 	} else {
 		const char *slash = strrchr(path, '/');
-		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+		snprintf(dir, cap, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
 		if (!dir[0])
-			snprintf(dir, sizeof dir, "/");
+			snprintf(dir, cap, "/");
 	}
 	const struct resultdoc_kind *k = resultdoc_kind_of(doc, e);
 	int rc = plot_mkdir(dir, e) || k->plot(doc, dir, o, e) ? -1 : 0;

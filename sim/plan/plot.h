@@ -33,13 +33,15 @@ struct plot_opts {
 	bool gnuplot_missing;        /* gnuplot was not found: data only */
 	int n_images;                /* pictures written */
 	int n_data;                  /* data files written */
+	char dir[4096];              /* where they went (plot_path) */
 };
 
 /* Creates dir when absent. Returns 0 or -1 with e. */
 int plot_mkdir(const char *dir, struct err *e);
 
 /* Opens dir/name for writing through a temporary file; plot_data_close
- * renames it into place. Returns the stream or NULL with e. */
+ * renames it into place (returns 0, or -1 with e and no file left when
+ * the write failed). plot_data_open returns the stream or NULL with e. */
 FILE *plot_data_open(const char *dir, const char *name, struct err *e);
 int plot_data_close(FILE *f, const char *dir, const char *name, struct plot_opts *o,
 		    struct err *e);
@@ -60,19 +62,24 @@ int plot_var(char *buf, size_t cap, const char *name, const char *value);
  * "ttft_p99_ms" does not print with subscripts. */
 int plot_text(char *buf, size_t cap, const char *name, const char *value);
 
-/* Writes dir/result.json and the document's data files and plots. */
+/* Writes dir/result.json and the document's data files and plots.
+ * Returns 0 or -1 with e (a folder or file that cannot be written, a
+ * gnuplot that fails). */
 int plot_doc(json_t *doc, const char *dir, struct plot_opts *o, struct err *e);
 
-/* Writes dir/requests.csv and dir/timeseries.csv of a run, then plots them. */
+/* Writes dir/requests.csv and dir/timeseries.csv of a run, then plots
+ * them. Returns 0 or -1 with e. */
 int plot_run(const struct run_result *res, const char *dir, struct plot_opts *o, struct err *e);
 
 /* servesim plot PATH: a result JSON of sweep, plan or compare, or a folder
  * holding one (result.json) or a run's requests.csv and timeseries.csv.
- * Output goes to out_dir (NULL: next to the input). */
+ * Output goes to out_dir (NULL: next to the input; o->dir says where).
+ * Returns 0, or -1 with e naming the path that is missing, unreadable or
+ * not a result. */
 int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct err *e);
 
 /* One line to stderr: how many pictures were written where, or that
- * gnuplot is missing and how to install it. */
+ * gnuplot is missing and how to install it. Cannot fail. */
 void plot_note(const char *verb, const char *dir, const struct plot_opts *o);
 
 #endif

@@ -5,16 +5,16 @@
 #include <string.h>
 
 #include "cli.h"
-#include "compare.h"
+#include "comparedoc.h"
 #include "num.h"
-#include "plan.h"
-#include "sweep.h"
+#include "plandoc.h"
+#include "sweepdoc.h"
 #include "xalloc.h"
 
 static const struct resultdoc_kind *const kinds[] = {
-	&sweep_doc_kind,
-	&plan_doc_kind,
-	&compare_doc_kind,
+	&sweepdoc_kind,
+	&plandoc_kind,
+	&comparedoc_kind,
 };
 
 int resultdoc_shard_parse(struct shard *sh, const char *s, struct err *e)
@@ -228,6 +228,22 @@ done:
 json_t *resultdoc_real(double v, int decimals)
 {
 	return cli_real(v, decimals);
+}
+
+void resultdoc_put(json_t *o, const char *key, double v, int decimals)
+{
+	json_object_set_new(o, key, resultdoc_real(v, decimals));
+}
+
+void resultdoc_header(json_t *doc, const char *scenario, const struct inidoc *overrides)
+{
+	json_object_set_new(doc, "scenario", json_string(scenario ? scenario : "built-in default"));
+	json_t *set = json_array();
+	for (size_t k = 0; overrides && k < overrides->len; k++) {
+		const struct inidoc_entry *o = &overrides->entries[k];
+		json_array_append_new(set, json_sprintf("%s.%s=%s", o->section, o->key, o->value));
+	}
+	json_object_set_new(doc, "set", set);
 }
 
 double resultdoc_num(const json_t *o, const char *key)

@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "inidoc.h"
 
 struct shard {
 	int k, n;                    /* this is slice k of n, 1 <= k <= n; 1/1 = whole */
@@ -53,11 +54,11 @@ int resultdoc_shard_parse(struct shard *sh, const char *s, struct err *e);
 /* Whether item i belongs to the shard. */
 bool resultdoc_in_shard(const struct shard *sh, size_t i);
 
-/* A new document {"kind": name}; the caller adds the header. */
+/* A new document {"kind": name}; the caller adds the header. Cannot fail. */
 json_t *resultdoc_new(const struct resultdoc_kind *k);
 
 /* Ends a document: adds the total, the shard (when not 1/1), the items
- * (stolen) and, when whole, the kind's derived fields. */
+ * (stolen) and, when whole, the kind's derived fields. Cannot fail. */
 void resultdoc_close(json_t *doc, const struct resultdoc_kind *k, size_t total,
 		     const struct shard *sh, json_t *items);
 
@@ -80,6 +81,14 @@ json_t *resultdoc_merge(json_t *const *docs, const char *const *names, size_t n,
 /* A JSON number for v rounded to `decimals` (an integer when it is one),
  * null when v is not finite. */
 json_t *resultdoc_real(double v, int decimals);
+
+/* Sets o[key] to resultdoc_real(v, decimals). */
+void resultdoc_put(json_t *o, const char *key, double v, int decimals);
+
+/* Sets the header every kind opens with: "scenario" (the path, or
+ * "built-in default" for NULL) and "set" (the --set overrides as
+ * SECTION.KEY=VALUE, in order). */
+void resultdoc_header(json_t *doc, const char *scenario, const struct inidoc *overrides);
 
 /* Reading back: the number at key (NaN when null or absent), the string
  * (NULL when absent). */

@@ -20,7 +20,6 @@
 #ifndef SERVESIM_SWEEP_H
 #define SERVESIM_SWEEP_H
 
-#include <jansson.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -66,7 +65,7 @@ struct sweep {
 int sweep_init(struct sweep *sw, const char *scenario_path, const struct inidoc *overrides,
 	       const struct sweep_axis *axes, size_t n_axes, struct err *e);
 
-/* The index into axis a's values of point i. */
+/* The index into axis a's values of point i (i < n_points). Cannot fail. */
 size_t sweep_coord(const struct sweep *sw, size_t i, size_t a);
 
 /* Loads point i's scenario: the file, the overrides, then the point's
@@ -89,11 +88,5 @@ struct sweep_point {
  * failure of the sweep: its error is kept in the point. */
 int sweep_run(const struct sweep *sw, const struct shard *sh, int replications, int jobs,
 	      struct sweep_point **out, size_t *n_out, struct err *e);
-
-/* The result document of the run (see resultdoc.h), the caller's. */
-json_t *sweep_doc(const struct sweep *sw, const struct shard *sh, int replications,
-		  const struct sweep_point *pts, size_t n);
-
-extern const struct resultdoc_kind sweep_doc_kind;
 
 #endif

@@ -1,0 +1,262 @@
+#include "comparedoc.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "plandoc.h"
+#include "plot.h"
+
+/* The metrics at load, with their 95% half-widths when replicated. */
+static const int load_metrics[] = {
+	MEAS_REQUEST_THROUGHPUT, MEAS_OUTPUT_THROUGHPUT, MEAS_TTFT_P50, MEAS_TTFT_P99, MEAS_ITL_P50,
+	MEAS_ITL_P99, MEAS_E2EL_P50, MEAS_E2EL_P99, MEAS_PEAK_KV_USAGE, MEAS_PREEMPTIONS,
+};
+enum { N_LOAD = sizeof load_metrics / sizeof *load_metrics };
+
+json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
+			 const struct plan_opts *o, bool cost, size_t total, const struct shard *sh,
+			 const struct compare_row *rows, size_t n)
+{
+	json_t *doc = resultdoc_new(&comparedoc_kind);
+	resultdoc_header(doc, scenario, overrides);
+	if (n)
+		json_object_set_new(doc, "model", json_string(rows[0].cand.sc.model));
+	json_object_set_new(doc, "search", slo->n ? plandoc_search_json(slo, o) :
+						      json_pack("{si}", "replications", o->replications));
+	json_object_set_new(doc, "cost", json_boolean(cost));
+	json_t *items = json_array();
+	for (size_t i = 0; i < n; i++) {
+		const struct compare_row *r = &rows[i];
+		const struct scenario *sc = &r->cand.sc;
+		json_t *it = json_object();
+		json_object_set_new(it, "row", json_integer((json_int_t)r->cand.index));
+		json_object_set_new(it, "hardware", json_string(sc->hardware));
+		json_object_set_new(it, "device", json_string(r->name));
+		json_object_set_new(it, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
+		resultdoc_put(it, "mem_bandwidth_gb_s", r->bandwidth_gb_s, 3);
+		resultdoc_put(it, "decode_ceiling_tok_s", r->decode_ceiling_tok_s, 3);
+		if (r->error) {
+			json_object_set_new(it, "error", json_string(r->error));
+			json_array_append_new(items, it);
+			continue;
+		}
+		json_t *at = json_object();
+		for (int k = 0; k < N_LOAD; k++) {
+			const struct measure_desc *d = &measure_descs[load_metrics[k]];
+			resultdoc_put(at, d->name, r->at_load.mean[load_metrics[k]], d->decimals);
+			if (o->replications < 2)
+				continue;
+			char key[80];
+			snprintf(key, sizeof key, "%s_ci95", d->name);
+			resultdoc_put(at, key, measure_half_width(&r->at_load, load_metrics[k], 0.95), d->decimals);
+		}
+		json_object_set_new(it, "at_load", at);
+		double tok_s = r->at_load.mean[MEAS_OUTPUT_THROUGHPUT];
+		double usd_h = r->cand.price_usd_per_gpu_hour * (double)sc->tensor_parallel_size;
+		if (slo->n) {
+			json_t *sj = plandoc_cand_json(&r->cand, slo, o);
+			json_object_update(it, sj);
+			json_decref(sj);
+		}
+		resultdoc_put(it, "price_usd_per_gpu_hour", r->cand.price_usd_per_gpu_hour, 4);
+		resultdoc_put(it, "usd_per_hour", usd_h, 4);
+		resultdoc_put(it, "usd_per_1m_output_tokens", tok_s > 0 ? usd_h / (tok_s * 3600) * 1e6 : NAN, 4);
+		double lim_tok_s = slo->n ? plan_tokens_per_s(&r->cand, o) : NAN;
+		resultdoc_put(it, "usd_per_1m_output_tokens_at_slo", lim_tok_s > 0 ? usd_h / (lim_tok_s * 3600) * 1e6 : NAN, 4);
+		resultdoc_put(it, "output_tok_s_per_usd_hour", usd_h > 0 ? tok_s / usd_h : NAN, 4);
+		json_array_append_new(items, it);
+	}
+	resultdoc_close(doc, &comparedoc_kind, total, sh, items);
+	return doc;
+}
+
+static void text(FILE *f, json_t *doc)
+{
+	json_t *search = json_object_get(doc, "search");
+	json_t *rows = json_object_get(doc, "rows"), *it;
+	bool slo = json_object_get(search, "slo") != NULL;
+	bool cost = json_is_true(json_object_get(doc, "cost"));
+	int reps = (int)resultdoc_num(search, "replications");
+	size_t i;
+	fprintf(f, "servesim compare: %s (%s)", resultdoc_str(doc, "scenario"),
+		resultdoc_str(doc, "model") ? resultdoc_str(doc, "model") : "?");
+	if (resultdoc_str(doc, "shard"))
+		fprintf(f, "; shard %s", resultdoc_str(doc, "shard"));
+	fprintf(f, "\nat the scenario's load: mean over %d replication%s%s; latencies in ms\n", reps,
+		reps == 1 ? "" : "s", reps > 1 ? " (± lines: 95% confidence half-widths, Student t)" : "");
+	if (slo)
+		plandoc_search_text(f, search);
+	fprintf(f, "decode ceiling: tp × bandwidth ÷ weight bytes per token, batch 1, datasheet (SEED C8)\n\n");
+	fprintf(f, "%-16s %7s %9s %8s %9s %8s %8s %8s %8s %8s", "hardware", "GB/s", "ceil tok/s", "req/s",
+		"tok/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "E2EL p99");
+	if (slo)
+		fprintf(f, " %9s %-20s", "SLO req/s", "limit");
+	if (cost)
+		fprintf(f, " %7s %9s%s %10s", "$/hour", "$/1M@load", slo ? "  $/1M@SLO" : "", "tok/s/$/h");
+	fputc('\n', f);
+	static const struct {
+		const char *key;
+		int dec, w;
+	} cols[] = { { "request_throughput", 2, 8 }, { "output_throughput", 1, 9 }, { "ttft_p50_ms", 1, 8 },
+		     { "ttft_p99_ms", 1, 8 }, { "itl_p50_ms", 2, 8 }, { "itl_p99_ms", 2, 8 },
+		     { "e2el_p99_ms", 1, 8 } };
+	json_array_foreach(rows, i, it) {
+		fprintf(f, "%-16s", resultdoc_str(it, "hardware"));
+		resultdoc_cell(f, resultdoc_num(it, "mem_bandwidth_gb_s"), 0, 7);
+		resultdoc_cell(f, resultdoc_num(it, "decode_ceiling_tok_s"), 1, 9);
+		const char *err = resultdoc_str(it, "error");
+		if (err) {
+			fprintf(f, "  error: %s\n", err);
+			continue;
+		}
+		json_t *at = json_object_get(it, "at_load");
+		for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
+			resultdoc_cell(f, resultdoc_num(at, cols[c].key), cols[c].dec, cols[c].w);
+		if (slo) {
+			resultdoc_cell(f, resultdoc_num(it, "max_rate"), 3, 9);
+			fprintf(f, " %-20s", resultdoc_str(it, "limit"));
+		}
+		if (cost) {
+			resultdoc_cell(f, resultdoc_num(it, "usd_per_hour"), 2, 7);
+			resultdoc_cell(f, resultdoc_num(it, "usd_per_1m_output_tokens"), 3, 9);
+			if (slo)
+				resultdoc_cell(f, resultdoc_num(it, "usd_per_1m_output_tokens_at_slo"), 3, 9);
+			resultdoc_cell(f, resultdoc_num(it, "output_tok_s_per_usd_hour"), 1, 10);
+		}
+		fputc('\n', f);
+		if (reps < 2)
+			continue;
+		fprintf(f, "%-16s %7s %9s", "", "", "");
+		for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
+			char key[80], cell[48];
+			snprintf(key, sizeof key, "%s_ci95", cols[c].key);
+			double h = resultdoc_num(at, key);
+			if (isnan(h))
+				snprintf(cell, sizeof cell, "-");
+			else
+				snprintf(cell, sizeof cell, "±%.*f", cols[c].dec, h);
+			fprintf(f, " %*s", cols[c].w + 1, cell);
+		}
+		fputc('\n', f);
+	}
+	if (!slo)
+		return;
+	fprintf(f, "\nlimits:\n");
+	json_array_foreach(rows, i, it)
+		if (resultdoc_str(it, "limit"))
+			fprintf(f, "  %s: %s: %s\n", resultdoc_str(it, "hardware"), resultdoc_str(it, "limit"),
+				resultdoc_str(it, "limit_detail"));
+}
+
+static void csv(FILE *f, json_t *doc)
+{
+	static const char *const top[] = { "mem_bandwidth_gb_s", "decode_ceiling_tok_s" };
+	static const char *const tail[] = { "max_rate", "first_failing_load", "price_usd_per_gpu_hour",
+					    "usd_per_hour", "usd_per_1m_output_tokens",
+					    "usd_per_1m_output_tokens_at_slo", "output_tok_s_per_usd_hour" };
+	bool ci = resultdoc_num(json_object_get(doc, "search"), "replications") >= 2;
+	fprintf(f, "row,hardware,device,tensor_parallel_size");
+	for (size_t c = 0; c < 2; c++)
+		fprintf(f, ",%s", top[c]);
+	for (int k = 0; k < N_LOAD; k++) {
+		fprintf(f, ",%s", measure_descs[load_metrics[k]].name);
+		if (ci)
+			fprintf(f, ",%s_ci95", measure_descs[load_metrics[k]].name);
+	}
+	for (size_t c = 0; c < sizeof tail / sizeof *tail; c++)
+		fprintf(f, ",%s", tail[c]);
+	fprintf(f, ",limit,error\n");
+	json_t *it;
+	size_t i;
+	json_array_foreach(json_object_get(doc, "rows"), i, it) {
+		json_t *at = json_object_get(it, "at_load");
+		fprintf(f, "%lld,", (long long)resultdoc_num(it, "row"));
+		resultdoc_csv_str(f, resultdoc_str(it, "hardware"));
+		fputc(',', f);
+		resultdoc_csv_str(f, resultdoc_str(it, "device"));
+		fprintf(f, ",%lld", (long long)resultdoc_num(it, "tensor_parallel_size"));
+		for (size_t c = 0; c < 2; c++) {
+			fputc(',', f);
+			resultdoc_csv_num(f, resultdoc_num(it, top[c]), 3);
+		}
+		for (int k = 0; k < N_LOAD; k++) {
+			const struct measure_desc *d = &measure_descs[load_metrics[k]];
+			fputc(',', f);
+			resultdoc_csv_num(f, resultdoc_num(at, d->name), d->decimals);
+			if (!ci)
+				continue;
+			char key[80];
+			snprintf(key, sizeof key, "%s_ci95", d->name);
+			fputc(',', f);
+			resultdoc_csv_num(f, resultdoc_num(at, key), d->decimals);
+		}
+		for (size_t c = 0; c < sizeof tail / sizeof *tail; c++) {
+			fputc(',', f);
+			resultdoc_csv_num(f, resultdoc_num(it, tail[c]), 4);
+		}
+		fputc(',', f);
+		resultdoc_csv_str(f, resultdoc_str(it, "limit"));
+		fputc(',', f);
+		resultdoc_csv_str(f, resultdoc_str(it, "error"));
+		fputc('\n', f);
+	}
+}
+
+static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e)
+{
+	json_t *search = json_object_get(doc, "search");
+	bool slo = json_object_get(search, "slo") != NULL;
+	FILE *f = plot_data_open(dir, "compare.dat", e);
+	if (!f)
+		return -1;
+	fprintf(f, "# hardware\tdecode_ceiling_tok_s\toutput_throughput\toutput_throughput_ci95\tmax_rate_slo\t%s\n",
+		slo ? "usd_per_1m_output_tokens_at_slo" : "usd_per_1m_output_tokens");
+	json_t *it;
+	size_t i;
+	json_array_foreach(json_object_get(doc, "rows"), i, it) {
+		if (resultdoc_str(it, "error"))
+			continue;
+		json_t *at = json_object_get(it, "at_load");
+		double v[5] = { resultdoc_num(it, "decode_ceiling_tok_s"), resultdoc_num(at, "output_throughput"),
+				resultdoc_num(at, "output_throughput_ci95"), resultdoc_num(it, "max_rate"),
+				resultdoc_num(it, slo ? "usd_per_1m_output_tokens_at_slo" : "usd_per_1m_output_tokens") };
+		fprintf(f, "%s", resultdoc_str(it, "hardware"));
+		for (int k = 0; k < 5; k++)
+			fprintf(f, "\t%.10g", isnan(v[k]) ? 0 : v[k]);
+		fputc('\n', f);
+	}
+	if (plot_data_close(f, dir, "compare.dat", o, e))
+		return -1;
+	char vars[8192] = "", path[4200], sub[600];
+	snprintf(path, sizeof path, "%s/compare.dat", dir);
+	char limits[400] = "";
+	const char *key;
+	json_t *v;
+	json_object_foreach(json_object_get(search, "slo"), key, v) {
+		size_t len = strlen(limits);
+		snprintf(limits + len, sizeof limits - len, "%s%s <= %g", len ? ", " : "; SLO ", key,
+			 json_number_value(v));
+	}
+	snprintf(sub, sizeof sub, "%s, %s%s", resultdoc_str(doc, "model") ? resultdoc_str(doc, "model") : "",
+		 resultdoc_str(doc, "scenario"), limits);
+	if (plot_var(vars, sizeof vars, "data", path) || plot_text(vars, sizeof vars, "subtitle", sub) ||
+	    plot_var(vars, sizeof vars, "slo", slo ? "1" : "0") ||
+	    plot_var(vars, sizeof vars, "cost", json_is_true(json_object_get(doc, "cost")) ? "1" : "0"))
+		return err_set(e, "--plot %s: the plot's variables are too long", dir);
+	if (plot_gnuplot("compare", dir, "compare", vars, o, e))
+		return -1;
+	if (json_is_true(json_object_get(doc, "cost")) && slo)
+		return plandoc_plot_cost(doc, "rows", dir, o, e);
+	return 0;
+}
+
+const struct resultdoc_kind comparedoc_kind = {
+	.name = "compare",
+	.items = "rows",
+	.index = "row",
+	.total = "rows_total",
+	.finish = NULL,
+	.text = text,
+	.csv = csv,
+	.plot = plot,
+};

@@ -1,0 +1,441 @@
+#include "plandoc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot.h"
+#include "xalloc.h"
+
+json_t *plandoc_search_json(const struct plan_slo *slo, const struct plan_opts *o)
+{
+	json_t *j = json_object(), *limits = json_object();
+	for (int i = 0; i < slo->n; i++)
+		resultdoc_put(limits, measure_descs[slo->metric[i]].name, slo->limit[i], 6);
+	json_object_set_new(j, "slo", limits);
+	json_object_set_new(j, "by", json_string(o->by == PLAN_BY_CONCURRENCY ? "concurrency" : "rate"));
+	json_object_set_new(j, "replications", json_integer(o->replications));
+	resultdoc_put(j, "confidence", o->confidence, 6);
+	resultdoc_put(j, "tolerance", o->tolerance, 6);
+	resultdoc_put(j, "max_load", o->max_rate, 6);
+	resultdoc_put(j, "duration_s", o->duration_s, 3);
+	json_object_set_new(j, "max_evaluations", json_integer(o->max_evals));
+	return j;
+}
+
+/* The metrics kept for a candidate at its limit. */
+static const int limit_metrics[] = {
+	MEAS_REQUEST_THROUGHPUT, MEAS_OUTPUT_THROUGHPUT, MEAS_TTFT_P50, MEAS_TTFT_P99, MEAS_TPOT_P99,
+	MEAS_ITL_P50, MEAS_ITL_P99, MEAS_E2EL_P99, MEAS_PEAK_KV_USAGE, MEAS_PREEMPTIONS,
+};
+
+json_t *plandoc_cand_json(const struct plan_cand *c, const struct plan_slo *slo, const struct plan_opts *o)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "status", json_string(plan_status_names[c->status]));
+	resultdoc_put(j, "max_rate", plan_sustained_rate(c, o), 4);
+	if (o->by == PLAN_BY_CONCURRENCY)
+		resultdoc_put(j, "max_concurrency", isnan(c->lo) ? 0 : c->lo, 0);
+	resultdoc_put(j, "first_failing_load", c->hi, 4);
+	if (o->by == PLAN_BY_RATE && c->lo > 0) {
+		/* How long the run at the limit sends requests: a run much
+		 * shorter than its latencies never reaches a steady state. */
+		resultdoc_put(j, "arrival_window_s", (double)plan_requests_at(c, o, c->lo) / c->lo, 3);
+	}
+	json_object_set_new(j, "evaluations", json_integer((json_int_t)c->n_evals));
+	json_t *at = json_object();
+	if (!isnan(c->lo)) {
+		for (size_t k = 0; k < sizeof limit_metrics / sizeof *limit_metrics; k++) {
+			const struct measure_desc *d = &measure_descs[limit_metrics[k]];
+			resultdoc_put(at, d->name, c->at_lo.mean[limit_metrics[k]], d->decimals);
+		}
+		for (int i = 0; i < slo->n; i++) {
+			const struct measure_desc *d = &measure_descs[slo->metric[i]];
+			resultdoc_put(at, d->name, c->at_lo.mean[slo->metric[i]], d->decimals);
+		}
+	}
+	json_object_set_new(j, "at_limit", at);
+	char detail[ERR_MSG_MAX + 256];
+	const char *lim = plan_limit(c, slo, o, detail, sizeof detail);
+	json_object_set_new(j, "limit", json_string(lim));
+	json_object_set_new(j, "limit_detail", json_string(detail));
+	json_t *trace = json_array();
+	for (size_t i = 0; i < c->n_evals; i++)
+		json_array_append_new(trace, json_pack("[ooo]", resultdoc_real(c->evals[i].load, 4),
+						       resultdoc_real(c->evals[i].worst, 4),
+						       json_boolean(c->evals[i].pass)));
+	json_object_set_new(j, "tried", trace);
+	return j;
+}
+
+json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
+		      const struct plan_opts *o, double target_rate, bool cost, size_t total,
+		      const struct shard *sh, const struct plan_cand *c, size_t n)
+{
+	json_t *doc = resultdoc_new(&plandoc_kind);
+	resultdoc_header(doc, scenario, overrides);
+	json_object_set_new(doc, "search", plandoc_search_json(slo, o));
+	resultdoc_put(doc, "target_rate", target_rate, 6);
+	json_object_set_new(doc, "cost", json_boolean(cost));
+	json_t *items = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *it = json_object();
+		const struct scenario *sc = &c[i].sc;
+		json_object_set_new(it, "candidate", json_integer((json_int_t)c[i].index));
+		json_object_set_new(it, "hardware", json_string(sc->hardware));
+		json_object_set_new(it, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
+		json_object_set_new(it, "weights", json_string(c[i].weights));
+		json_t *sj = plandoc_cand_json(&c[i], slo, o);
+		json_object_update(it, sj);
+		json_decref(sj);
+		/* Capacity and cost: replicas for the target (one without it). */
+		double rate = plan_sustained_rate(&c[i], o);
+		double tp = (double)sc->tensor_parallel_size;
+		double replicas = !(rate > 0) ? NAN : isnan(target_rate) ? 1 : ceil(target_rate / rate - 1e-9);
+		double gpus = replicas * tp;
+		double tok_s = plan_tokens_per_s(&c[i], o) * (isnan(target_rate) ? 1 : target_rate / rate);
+		double usd_h = gpus * c[i].price_usd_per_gpu_hour;
+		resultdoc_put(it, "replicas", replicas, 0);
+		resultdoc_put(it, "gpus", gpus, 0);
+		resultdoc_put(it, "price_usd_per_gpu_hour", c[i].price_usd_per_gpu_hour, 4);
+		resultdoc_put(it, "usd_per_hour", rate > 0 ? usd_h : NAN, 4);
+		resultdoc_put(it, "usd_per_1m_output_tokens", tok_s > 0 ? usd_h / (tok_s * 3600) * 1e6 : NAN, 4);
+		if (c[i].error)
+			json_object_set_new(it, "error", json_string(c[i].error));
+		json_array_append_new(items, it);
+	}
+	resultdoc_close(doc, &plandoc_kind, total, sh, items);
+	return doc;
+}
+
+/* Ranking: candidates that sustain some load first; then, with cost, the
+ * cheapest per hour for the target (without a target: per 1M output
+ * tokens at the limit); without cost, the fewest GPUs for the target
+ * (without a target: the highest rate per GPU). Ties: the lower index. */
+struct rank_key {
+	size_t pos;
+	int usable;
+	double k1, k2;
+};
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct rank_key *x = a, *y = b;
+	if (x->usable != y->usable)
+		return y->usable - x->usable;
+	if (x->usable) {
+		if (x->k1 != y->k1)
+			return x->k1 < y->k1 ? -1 : 1;
+		if (x->k2 != y->k2)
+			return x->k2 < y->k2 ? -1 : 1;
+	}
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static void finish(json_t *doc)
+{
+	json_t *items = json_object_get(doc, "candidates");
+	bool cost = json_is_true(json_object_get(doc, "cost"));
+	bool target = !isnan(resultdoc_num(doc, "target_rate"));
+	size_t n = json_array_size(items);
+	struct rank_key *k = xcalloc(n ? n : 1, sizeof *k);
+	for (size_t i = 0; i < n; i++) {
+		json_t *it = json_array_get(items, i);
+		double rate = resultdoc_num(it, "max_rate"), gpus = resultdoc_num(it, "gpus");
+		double tp = resultdoc_num(it, "tensor_parallel_size");
+		k[i].pos = i;
+		k[i].usable = rate > 0;
+		if (cost) {
+			k[i].k1 = target ? resultdoc_num(it, "usd_per_hour") :
+					   resultdoc_num(it, "usd_per_1m_output_tokens");
+			k[i].k2 = target ? resultdoc_num(it, "usd_per_1m_output_tokens") : -rate;
+		} else {
+			k[i].k1 = target ? gpus : -rate / tp;
+			k[i].k2 = -rate;
+		}
+		if (isnan(k[i].k1) || isnan(k[i].k2))
+			k[i].usable = 0;
+	}
+	qsort(k, n, sizeof *k, by_rank);
+	json_t *ranking = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(ranking, json_integer(resultdoc_num(json_array_get(items, k[i].pos),
+									  "candidate")));
+	json_object_set_new(doc, "ranking", ranking);
+	json_object_set_new(doc, "winner", n && k[0].usable ?
+						   json_integer(resultdoc_num(json_array_get(items, k[0].pos),
+									      "candidate")) :
+						   json_null());
+	free(k);
+}
+
+/* The items in rank order when ranked, else in index order. */
+static json_t *in_order(json_t *doc, size_t i)
+{
+	json_t *items = json_object_get(doc, "candidates");
+	json_t *ranking = json_object_get(doc, "ranking");
+	if (!ranking)
+		return json_array_get(items, i);
+	json_int_t want = json_integer_value(json_array_get(ranking, i));
+	size_t j;
+	json_t *it;
+	json_array_foreach(items, j, it)
+		if ((json_int_t)resultdoc_num(it, "candidate") == want)
+			return it;
+	return NULL;
+}
+
+/* "ttft_p99_ms <= 2000, …" from a document's search object. */
+static void slo_line(json_t *search, char *out, size_t cap)
+{
+	const char *key;
+	json_t *v;
+	out[0] = '\0';
+	json_object_foreach(json_object_get(search, "slo"), key, v) {
+		size_t len = strlen(out);
+		snprintf(out + len, cap - len, "%s%s <= %g", len ? ", " : "", key, json_number_value(v));
+	}
+}
+
+void plandoc_search_text(FILE *f, json_t *search)
+{
+	int reps = (int)resultdoc_num(search, "replications");
+	double conf = resultdoc_num(search, "confidence");
+	bool conc = !strcmp(resultdoc_str(search, "by"), "concurrency");
+	fprintf(f, "search: %s by doubling/halving then bisection", conc ? "max_concurrency" : "request rate");
+	if (conc)
+		fprintf(f, " to one request");
+	else
+		fprintf(f, " to %g%%", 100 * resultdoc_num(search, "tolerance"));
+	fprintf(f, ", up to %g; %d replication%s per load (the same seeds at every load)\n",
+		resultdoc_num(search, "max_load"), reps, reps == 1 ? "" : "s");
+	if (reps > 1)
+		fprintf(f, "a load passes when the one-sided %g%% upper confidence bound (Student t, %d dof) of the mean of every SLO statistic is within its limit\n",
+			100 * conf, reps - 1);
+	else
+		fprintf(f, "a load passes when every SLO statistic of its one run is within its limit (no confidence: 1 replication)\n");
+}
+
+static void text(FILE *f, json_t *doc)
+{
+	json_t *search = json_object_get(doc, "search");
+	bool cost = json_is_true(json_object_get(doc, "cost"));
+	double target = resultdoc_num(doc, "target_rate");
+	bool conc = !strcmp(resultdoc_str(search, "by"), "concurrency");
+	size_t n = json_array_size(json_object_get(doc, "candidates"));
+	char slo[512];
+	slo_line(search, slo, sizeof slo);
+	fprintf(f, "servesim plan: %s; SLO %s", resultdoc_str(doc, "scenario"), slo);
+	if (!isnan(target))
+		fprintf(f, "; target %g req/s", target);
+	if (resultdoc_str(doc, "shard"))
+		fprintf(f, "; shard %s (%zu of %lld candidates)", resultdoc_str(doc, "shard"), n,
+			(long long)resultdoc_num(doc, "candidates_total"));
+	fputc('\n', f);
+	plandoc_search_text(f, search);
+	fprintf(f, "latencies in ms at the highest load that passes\n\n");
+	fprintf(f, "%4s %-16s %3s %-7s %9s %s %8s %8s %8s %8s %-20s %8s %5s", "rank", "hardware", "tp",
+		"weights", "max req/s", conc ? "max conc" : "", "tok/s", "TTFT p99", "ITL p99", "E2EL p99",
+		"limit", "replicas", "GPUs");
+	if (cost)
+		fprintf(f, " %9s %9s", "$/hour", "$/1M tok");
+	fputc('\n', f);
+	json_t *ranking = json_object_get(doc, "ranking");
+	for (size_t i = 0; i < n; i++) {
+		json_t *it = in_order(doc, i), *at = json_object_get(it, "at_limit");
+		char rank[24];
+		snprintf(rank, sizeof rank, "%zu", i + 1);
+		fprintf(f, "%4s %-16s %3lld %-7s", ranking ? rank : "-", resultdoc_str(it, "hardware"),
+			(long long)resultdoc_num(it, "tensor_parallel_size"), resultdoc_str(it, "weights"));
+		resultdoc_cell(f, resultdoc_num(it, "max_rate"), 3, 9);
+		if (conc)
+			resultdoc_cell(f, resultdoc_num(it, "max_concurrency"), 0, 8);
+		resultdoc_cell(f, resultdoc_num(at, "output_throughput"), 1, 8);
+		resultdoc_cell(f, resultdoc_num(at, "ttft_p99_ms"), 1, 8);
+		resultdoc_cell(f, resultdoc_num(at, "itl_p99_ms"), 2, 8);
+		resultdoc_cell(f, resultdoc_num(at, "e2el_p99_ms"), 1, 8);
+		fprintf(f, " %-20s", resultdoc_str(it, "limit"));
+		resultdoc_cell(f, resultdoc_num(it, "replicas"), 0, 8);
+		resultdoc_cell(f, resultdoc_num(it, "gpus"), 0, 5);
+		if (cost) {
+			resultdoc_cell(f, resultdoc_num(it, "usd_per_hour"), 2, 9);
+			resultdoc_cell(f, resultdoc_num(it, "usd_per_1m_output_tokens"), 3, 9);
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "\nlimits:\n");
+	for (size_t i = 0; i < n; i++) {
+		json_t *it = in_order(doc, i);
+		fprintf(f, "  %s tp %lld %s: %s: %s\n", resultdoc_str(it, "hardware"),
+			(long long)resultdoc_num(it, "tensor_parallel_size"), resultdoc_str(it, "weights"),
+			resultdoc_str(it, "limit"), resultdoc_str(it, "limit_detail"));
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *it = in_order(doc, i);
+		double win = resultdoc_num(it, "arrival_window_s");
+		double e2el = resultdoc_num(json_object_get(it, "at_limit"), "e2el_p99_ms") / 1e3;
+		if (win < 10 * e2el)
+			fprintf(f, "note: %s tp %lld %s: at its limit the requests arrive over only %.3g s, less than 10× its p99 E2EL (%.3g s): the run may end before a queue builds; a longer run (--duration, workload.num_prompts) may lower the limit\n",
+				resultdoc_str(it, "hardware"), (long long)resultdoc_num(it, "tensor_parallel_size"),
+				resultdoc_str(it, "weights"), win, e2el);
+	}
+	json_t *winner = json_object_get(doc, "winner");
+	if (!ranking)
+		return;
+	if (!json_is_integer(winner)) {
+		fprintf(f, "\nno candidate meets the SLO\n");
+		return;
+	}
+	json_t *w = in_order(doc, 0);
+	fprintf(f, "\nwinner: %s, tp %lld, weights %s: %g req/s per replica within the SLO",
+		resultdoc_str(w, "hardware"), (long long)resultdoc_num(w, "tensor_parallel_size"),
+		resultdoc_str(w, "weights"), resultdoc_num(w, "max_rate"));
+	if (!isnan(target))
+		fprintf(f, "; %lld replica%s = %lld GPU%s for %g req/s", (long long)resultdoc_num(w, "replicas"),
+			resultdoc_num(w, "replicas") == 1 ? "" : "s", (long long)resultdoc_num(w, "gpus"),
+			resultdoc_num(w, "gpus") == 1 ? "" : "s", target);
+	if (cost)
+		fprintf(f, "; %.2f $/hour, %.3f $ per 1M output tokens", resultdoc_num(w, "usd_per_hour"),
+			resultdoc_num(w, "usd_per_1m_output_tokens"));
+	fprintf(f, "; bound by %s\n", resultdoc_str(w, "limit"));
+}
+
+static void csv(FILE *f, json_t *doc)
+{
+	static const char *const cols[] = { "max_rate", "max_concurrency", "first_failing_load",
+					     "evaluations", "replicas", "gpus", "price_usd_per_gpu_hour",
+					     "usd_per_hour", "usd_per_1m_output_tokens" };
+	static const int cols_dec[] = { 4, 0, 4, 0, 0, 0, 4, 4, 4 };
+	fprintf(f, "rank,candidate,hardware,tensor_parallel_size,weights,status");
+	for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
+		fprintf(f, ",%s", cols[c]);
+	for (size_t k = 0; k < sizeof limit_metrics / sizeof *limit_metrics; k++)
+		fprintf(f, ",%s", measure_descs[limit_metrics[k]].name);
+	fprintf(f, ",limit,limit_detail\n");
+	bool ranked = json_object_get(doc, "ranking") != NULL;
+	size_t n = json_array_size(json_object_get(doc, "candidates"));
+	for (size_t i = 0; i < n; i++) {
+		json_t *it = in_order(doc, i), *at = json_object_get(it, "at_limit");
+		if (ranked)
+			fprintf(f, "%zu", i + 1);
+		fprintf(f, ",%lld,", (long long)resultdoc_num(it, "candidate"));
+		resultdoc_csv_str(f, resultdoc_str(it, "hardware"));
+		fprintf(f, ",%lld,", (long long)resultdoc_num(it, "tensor_parallel_size"));
+		resultdoc_csv_str(f, resultdoc_str(it, "weights"));
+		fprintf(f, ",%s", resultdoc_str(it, "status"));
+		for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
+			fputc(',', f);
+			resultdoc_csv_num(f, resultdoc_num(it, cols[c]), cols_dec[c]);
+		}
+		for (size_t k = 0; k < sizeof limit_metrics / sizeof *limit_metrics; k++) {
+			const struct measure_desc *d = &measure_descs[limit_metrics[k]];
+			fputc(',', f);
+			resultdoc_csv_num(f, resultdoc_num(at, d->name), d->decimals);
+		}
+		fprintf(f, ",%s,", resultdoc_str(it, "limit"));
+		resultdoc_csv_str(f, resultdoc_str(it, "limit_detail"));
+		fputc('\n', f);
+	}
+}
+
+/* A candidate's name for legends: hardware/tpN/weights. */
+static void cand_label(json_t *it, char *out, size_t cap)
+{
+	const char *w = resultdoc_str(it, "weights");
+	snprintf(out, cap, "%s/tp%lld%s%s", resultdoc_str(it, "hardware"),
+		 (long long)resultdoc_num(it, "tensor_parallel_size"), w ? "/" : "", w ? w : "");
+	for (char *s = out; *s; s++)
+		if (*s == ' ' || *s == '\'' || *s == '"')
+			*s = '_';
+}
+
+int plandoc_plot_cost(json_t *doc, const char *items_key, const char *dir, struct plot_opts *o,
+		   struct err *e)
+{
+	json_t *items = json_object_get(doc, items_key), *it;
+	size_t i;
+	FILE *f = plot_data_open(dir, "cost.dat", e);
+	if (!f)
+		return -1;
+	fprintf(f, "# usd_per_hour_per_replica\tmax_rate_req_s\tusd_per_1m_output_tokens\tlabel\n");
+	json_array_foreach(items, i, it) {
+		double tp = resultdoc_num(it, "tensor_parallel_size");
+		double price = resultdoc_num(it, "price_usd_per_gpu_hour"), rate = resultdoc_num(it, "max_rate");
+		if (isnan(tp))
+			tp = 1;
+		if (isnan(price) || !(rate > 0))
+			continue;
+		char lab[256];
+		cand_label(it, lab, sizeof lab);
+		double per1m = resultdoc_num(it, "usd_per_1m_output_tokens_at_slo");
+		if (isnan(per1m))
+			per1m = resultdoc_num(it, "usd_per_1m_output_tokens");
+		fprintf(f, "%.10g\t%.10g\t%.10g\t%s\n", price * tp, rate, isnan(per1m) ? 0 : per1m, lab);
+	}
+	if (plot_data_close(f, dir, "cost.dat", o, e))
+		return -1;
+	char vars[8192] = "", path[4200], slo[512];
+	snprintf(path, sizeof path, "%s/cost.dat", dir);
+	json_t *search = json_object_get(doc, "search");
+	slo_line(search, slo, sizeof slo);
+	if (plot_var(vars, sizeof vars, "data", path) || plot_text(vars, sizeof vars, "subtitle", slo))
+		return err_set(e, "--plot %s: the plot's variables are too long", dir);
+	return plot_gnuplot("cost", dir, "goodput_vs_cost", vars, o, e);
+}
+
+static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e)
+{
+	json_t *items = json_object_get(doc, "candidates"), *it;
+	size_t i;
+	bool cost = json_is_true(json_object_get(doc, "cost"));
+	if (cost && plandoc_plot_cost(doc, "candidates", dir, o, e))
+		return -1;
+	/* The search trace: every load tried, its worst SLO ratio. */
+	FILE *f = plot_data_open(dir, "search.dat", e);
+	if (!f)
+		return -1;
+	char series[4096] = "";
+	fprintf(f, "# load\tworst_slo_ratio\tpass  (one block per candidate, in the order tried)\n");
+	size_t nb = 0;
+	json_array_foreach(items, i, it) {
+		json_t *trace = json_object_get(it, "tried"), *ev;
+		if (!json_array_size(trace))
+			continue;
+		char lab[256];
+		cand_label(it, lab, sizeof lab);
+		size_t len = strlen(series);
+		snprintf(series + len, sizeof series - len, "%s%s", nb ? " " : "", lab);
+		fprintf(f, "%s# %s\n", nb++ ? "\n\n" : "", lab);
+		size_t k;
+		json_array_foreach(trace, k, ev) {
+			double w = json_number_value(json_array_get(ev, 1));
+			fprintf(f, "%.10g\t%.10g\t%d\n", json_number_value(json_array_get(ev, 0)),
+				isnan(w) || w > 1e6 ? 1e6 : w, json_is_true(json_array_get(ev, 2)));
+		}
+	}
+	if (plot_data_close(f, dir, "search.dat", o, e))
+		return -1;
+	if (!nb)
+		return 0;
+	char vars[8192] = "", path[4200], slo[512];
+	snprintf(path, sizeof path, "%s/search.dat", dir);
+	json_t *search = json_object_get(doc, "search");
+	slo_line(search, slo, sizeof slo);
+	bool conc = !strcmp(resultdoc_str(search, "by"), "concurrency");
+	if (plot_var(vars, sizeof vars, "data", path) || plot_text(vars, sizeof vars, "series", series) ||
+	    plot_text(vars, sizeof vars, "subtitle", slo) ||
+	    plot_text(vars, sizeof vars, "xlabel", conc ? "Max concurrency (requests)" : "Request rate (req/s)"))
+		return err_set(e, "--plot %s: the plot's variables are too long", dir);
+	return plot_gnuplot("plan_search", dir, "plan_search", vars, o, e);
+}
+
+const struct resultdoc_kind plandoc_kind = {
+	.name = "plan",
+	.items = "candidates",
+	.index = "candidate",
+	.total = "candidates_total",
+	.finish = finish,
+	.text = text,
+	.csv = csv,
+	.plot = plot,
+};

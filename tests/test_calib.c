@@ -1,0 +1,731 @@
+/*
+ * Calibration (issue 7): servesim-probe's CSV read back, the GSL fit of the
+ * [efficiency] section recovering known parameters from synthetic
+ * measurements, the profile it writes, `calibrate gpu` without a GPU, the
+ * real-run formats of `calibrate runs` and its Nelder-Mead fit.
+ *
+ * The synthetic probe file is what servesim-probe would write on an H100
+ * for Llama-3.1-8B if the step-time model were exactly right with known
+ * efficiencies, each time multiplied by exp(N(0, 0.02)): 2% noise, seeded.
+ * The fit starts from the h100-sxm defaults, which differ from the truth by
+ * 10-150%.
+ */
+#include "testutil.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <sys/stat.h>
+
+#include "catalog.h"
+#include "effparam.h"
+#include "fit.h"
+#include "hwprofile.h"
+#include "llamabench.h"
+#include "probecsv.h"
+#include "probepred.h"
+#include "proberun.h"
+#include "profwrite.h"
+#include "runfit.h"
+#include "runobs.h"
+
+#define CAL TEST_DATA_DIR "/calib/"
+
+/* The parameters the synthetic GPU has. */
+static const struct hw_efficiency truth = {
+	.bandwidth = 0.86, .attention_bandwidth = 0.69, .compute_max = 0.62,
+	.compute_half_tokens = 90, .attention_compute = 0.33,
+	.step_overhead_us = 1400, .step_overhead_per_seq_us = 4, .request_overhead_ms = 10,
+};
+
+/* Llama-3.1-8B (models/llama-3.1-8b.json). */
+static const struct probe_dims llama8b = { 4096, 14336, 32, 8, 128, 128256, 1 };
+
+struct tmp {
+	char dir[64];
+};
+
+static void tmp_make(struct tmp *t)
+{
+	snprintf(t->dir, sizeof t->dir, "/tmp/servesim-calib-XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+}
+
+static void tmp_path(const struct tmp *t, const char *name, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/%s", t->dir, name);
+}
+
+static void tmp_clean(struct tmp *t)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", t->dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static bool file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+static void load_h100(struct hw_profile *hw)
+{
+	struct err e;
+	if (hw_load_named(hw, "h100-sxm", &e))
+		fail_msg("%s", e.msg);
+}
+
+/* One row: the prediction under truth, with noise. */
+static void put_row(FILE *f, const struct probepred *pp, gsl_rng *rng, struct probe_row *r)
+{
+	double t = probepred_time_us(pp, &truth, r) * exp(gsl_ran_gaussian(rng, 0.02));
+	fprintf(f, "%s,%s,%lld,%lld,%s,%.3f,%.0f,%.0f\n", probe_kind_names[r->kind], r->shape,
+		(long long)r->tokens, (long long)r->context, probe_dtype_names[r->dtype], t, r->bytes, r->flops);
+}
+
+/* Writes the synthetic probe CSV: the probe's own grid of shapes. */
+static void write_synthetic(const char *path, const struct hw_profile *hw)
+{
+	struct probepred pp;
+	probepred_init(&pp, hw, &llama8b);
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(rng, 20261130);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "# servesim-probe: 1\n# device: NVIDIA H100 80GB HBM3\n# sm: 90\n");
+	fprintf(f, "# dims: hidden=4096 intermediate=14336 heads=32 kv_heads=8 head_dim=128 vocab=128256 tp=1\n");
+	fprintf(f, "kind,shape,tokens,context,dtype,time_us,bytes,flops\n");
+	static const double mib[] = { 256, 1024, 4096 };
+	for (int i = 0; i < 3; i++)
+		for (int k = PROBE_STREAM_READ; k <= PROBE_D2D_COPY; k++) {
+			struct probe_row r = { .kind = k, .dtype = PROBE_DT_NONE };
+			snprintf(r.shape, sizeof r.shape, "buf_%.0fMiB", mib[i]);
+			r.bytes = mib[i] * 1048576.0 * (k == PROBE_D2D_COPY ? 2 : 1);
+			put_row(f, &pp, rng, &r);
+		}
+	static const struct {
+		const char *name;
+		int64_t n, k;
+	} w[] = { { "qkv", 6144, 4096 }, { "o", 4096, 4096 }, { "gate_up", 28672, 4096 },
+		  { "down", 4096, 14336 }, { "lm_head", 128256, 4096 } };
+	for (int dt = PROBE_DT_BF16; dt <= PROBE_DT_FP8; dt++)
+		for (size_t i = 0; i < 5; i++)
+			for (int64_t m = 1; m <= 16384; m *= 2) {
+				struct probe_row r = { .kind = PROBE_GEMM, .dtype = dt, .tokens = m,
+						       .gemm_n = w[i].n, .gemm_k = w[i].k };
+				snprintf(r.shape, sizeof r.shape, "%s_n%lld_k%lld", w[i].name, (long long)w[i].n,
+					 (long long)w[i].k);
+				r.bytes = (double)w[i].n * (double)w[i].k * (dt == PROBE_DT_FP8 ? 1 : 2);
+				r.flops = 2.0 * (double)m * (double)w[i].n * (double)w[i].k;
+				put_row(f, &pp, rng, &r);
+			}
+	for (int64_t c = 128; c <= 32768; c *= 2) {
+		struct probe_row r = { .kind = PROBE_ATTN_PREFILL, .dtype = PROBE_DT_BF16, .tokens = c };
+		snprintf(r.shape, sizeof r.shape, "prompt");
+		put_row(f, &pp, rng, &r);
+	}
+	for (int64_t c = 4096; c <= 32768; c *= 2) {
+		struct probe_row r = { .kind = PROBE_ATTN_PREFILL, .dtype = PROBE_DT_BF16, .tokens = 2048,
+				       .context = c - 2048 };
+		snprintf(r.shape, sizeof r.shape, "chunk");
+		put_row(f, &pp, rng, &r);
+	}
+	static const int64_t batches[] = { 1, 8, 32, 128 };
+	for (int b = 0; b < 4; b++)
+		for (int64_t c = 128; c <= 32768; c *= 2) {
+			struct probe_row r = { .kind = PROBE_ATTN_DECODE, .dtype = PROBE_DT_BF16,
+					       .tokens = batches[b], .context = c };
+			snprintf(r.shape, sizeof r.shape, "paged_b%lld", (long long)batches[b]);
+			put_row(f, &pp, rng, &r);
+		}
+	static const int64_t dec[] = { 1, 16, 64, 256 }, pre[] = { 512, 2048, 8192 };
+	for (int i = 0; i < 4; i++) {
+		struct probe_row r = { .kind = PROBE_LAYER, .dtype = PROBE_DT_BF16, .tokens = dec[i],
+				       .context = 1024, .decode = true };
+		snprintf(r.shape, sizeof r.shape, "decode");
+		put_row(f, &pp, rng, &r);
+	}
+	for (int i = 0; i < 3; i++) {
+		struct probe_row r = { .kind = PROBE_LAYER, .dtype = PROBE_DT_BF16, .tokens = pre[i] };
+		snprintf(r.shape, sizeof r.shape, "prefill");
+		put_row(f, &pp, rng, &r);
+	}
+	assert_int_equal(fclose(f), 0);
+	gsl_rng_free(rng);
+}
+
+/* ---- probe CSV ----------------------------------------------------------- */
+
+static void probecsv_reads_the_probe_format(void **state)
+{
+	(void)state;
+	struct tmp t;
+	tmp_make(&t);
+	char path[128];
+	tmp_path(&t, "probe.csv", path, sizeof path);
+	struct hw_profile hw;
+	load_h100(&hw);
+	write_synthetic(path, &hw);
+	struct probe_data d;
+	struct err e;
+	if (probecsv_load(&d, path, &e))
+		fail_msg("%s", e.msg);
+	assert_string_equal(d.device, "NVIDIA H100 80GB HBM3");
+	assert_true(d.has_dims);
+	assert_int_equal(d.dims.hidden, 4096);
+	assert_int_equal(d.dims.vocab, 128256);
+	/* 6 bandwidth + 150 gemm + 13 prefill + 36 decode + 7 layer rows */
+	assert_int_equal(d.len, 212);
+	assert_int_equal(d.rows[6].kind, PROBE_GEMM);
+	assert_int_equal(d.rows[6].gemm_n, 6144);
+	assert_int_equal(d.rows[6].gemm_k, 4096);
+	assert_string_equal(probecsv_hardware_id(d.device), "h100-sxm");
+	probecsv_free(&d);
+	tmp_clean(&t);
+}
+
+static void probecsv_errors_name_file_and_line(void **state)
+{
+	(void)state;
+	struct probe_data d;
+	struct err e;
+	assert_int_equal(probecsv_load(&d, CAL "probe_bad_number.csv", &e), -1);
+	assert_contains(e.msg, "probe_bad_number.csv:7: time_us: expected a time in microseconds > 0, got 'fast'");
+	probecsv_free(&d);
+	assert_int_equal(probecsv_load(&d, CAL "probe_no_header.csv", &e), -1);
+	assert_contains(e.msg, "probe_no_header.csv:2: expected the header");
+	probecsv_free(&d);
+	assert_null(probecsv_hardware_id("Some Future GPU"));
+	assert_string_equal(probecsv_hardware_id("NVIDIA L40S"), "l40s");
+	assert_string_equal(probecsv_hardware_id("NVIDIA L4"), "l4");
+}
+
+/* ---- the probe fit ------------------------------------------------------- */
+
+static void fit_recovers_known_parameters(void **state)
+{
+	(void)state;
+	struct tmp t;
+	tmp_make(&t);
+	char path[128];
+	tmp_path(&t, "probe.csv", path, sizeof path);
+	struct hw_profile hw;
+	load_h100(&hw);
+	write_synthetic(path, &hw);
+	struct probe_data d;
+	struct err e;
+	if (probecsv_load(&d, path, &e))
+		fail_msg("%s", e.msg);
+	struct fit_result r;
+	if (fit_probe(&r, &d, &hw, NULL, &e))
+		fail_msg("%s", e.msg);
+	assert_true(r.converged);
+	/* Fractions to 3% of their value and the half-efficiency point to 20%:
+	 * 2% noise on ~150 rows pins the fractions to well under 1%; the
+	 * half point is seen only by the few GEMMs near the compute/memory
+	 * crossover, hence the wider band. */
+	assert_double_rel(r.after.bandwidth, truth.bandwidth, 0.03);
+	assert_double_rel(r.after.attention_bandwidth, truth.attention_bandwidth, 0.03);
+	assert_double_rel(r.after.compute_max, truth.compute_max, 0.03);
+	assert_double_rel(r.after.attention_compute, truth.attention_compute, 0.03);
+	assert_double_rel(r.after.compute_half_tokens, truth.compute_half_tokens, 0.20);
+	/* Not seen by kernels: untouched. */
+	assert_double_near(r.after.step_overhead_us, hw.eff.step_overhead_us, 0);
+	assert_double_near(r.after.request_overhead_ms, hw.eff.request_overhead_ms, 0);
+	/* The residual is the noise: RMS of ln-ratios near 0.02. */
+	assert_true(r.rms_after < 0.03);
+	assert_true(r.rms_before > 0.2);
+	/* fp8 GEMMs are reported, not fitted. */
+	size_t other = 0;
+	for (size_t i = 0; i < d.len; i++)
+		other += r.use[i] == FIT_ROW_OTHER_DTYPE;
+	assert_int_equal(other, 75);
+	fit_result_free(&r);
+	probecsv_free(&d);
+	tmp_clean(&t);
+}
+
+static void fit_refuses_too_few_points(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	load_h100(&hw);
+	struct probe_data d;
+	struct err e;
+	if (probecsv_load(&d, CAL "probe_too_few.csv", &e))
+		fail_msg("%s", e.msg);
+	struct fit_result r;
+	assert_int_equal(fit_probe(&r, &d, &hw, NULL, &e), -1);
+	assert_contains(e.msg, "too few measurements to fit: 2 usable rows");
+	probecsv_free(&d);
+}
+
+static void fit_cli_writes_a_profile_run_can_use(void **state)
+{
+	(void)state;
+	struct tmp t;
+	tmp_make(&t);
+	char csv[128], out[128];
+	tmp_path(&t, "probe.csv", csv, sizeof csv);
+	tmp_path(&t, "h100-mine.ini", out, sizeof out);
+	struct hw_profile hw;
+	load_h100(&hw);
+	write_synthetic(csv, &hw);
+	struct cmd_result c;
+	run_cmd(&c, "SOURCE_DATE_EPOCH=1800000000 '%s' calibrate fit '%s' --model llama-3.1-8b --out '%s'",
+		SERVESIM_BIN, csv, out);
+	if (c.status != 0)
+		fail_msg("exit %d: %s", c.status, c.err);
+	/* Every row with its error before and after. */
+	assert_contains(c.out, "measured_us");
+	assert_contains(c.out, "before_us");
+	assert_contains(c.out, "after_us");
+	assert_contains(c.out, "gemm          lm_head_n128256_k4096");
+	assert_contains(c.out, "not fitted: other dtype");
+	assert_contains(c.err, "base profile h100-sxm");
+	cmd_result_free(&c);
+
+	struct hw_profile mine;
+	struct err e;
+	if (hw_load(&mine, out, &e))
+		fail_msg("%s", e.msg);
+	assert_true(mine.calibrated);
+	assert_double_near(mine.bandwidth_gb_s, 3350, 0);          /* the base's keys */
+	assert_double_near(mine.bf16_tflops, 989.4, 1e-9);
+	assert_double_rel(mine.eff.compute_max, truth.compute_max, 0.03);
+	assert_contains(mine.source_efficiency, "fitted by servesim calibrate from probe.csv on 2027-01-15");
+	cmd_result_free(&c);
+
+	/* The written profile runs. */
+	run_cmd(&c, "'%s' run --hardware '%s' --set workload.num_prompts=20 --format json", SERVESIM_BIN, out);
+	assert_int_equal(c.status, 0);
+	cmd_result_free(&c);
+	tmp_clean(&t);
+}
+
+static void fit_cli_writes_nothing_when_it_cannot_fit(void **state)
+{
+	(void)state;
+	struct tmp t;
+	tmp_make(&t);
+	char csv[128], out[128];
+	tmp_path(&t, "probe.csv", csv, sizeof csv);
+	tmp_path(&t, "out.ini", out, sizeof out);
+	struct hw_profile hw;
+	load_h100(&hw);
+	write_synthetic(csv, &hw);
+	struct cmd_result c;
+	/* One iteration cannot converge. */
+	run_cmd(&c, "'%s' calibrate fit '%s' --max-iter 1 --out '%s'", SERVESIM_BIN, csv, out);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "did not converge");
+	assert_contains(c.err, "nothing written");
+	assert_false(file_exists(out));
+	cmd_result_free(&c);
+	run_cmd(&c, "'%s' calibrate fit '%s' --out '%s'", SERVESIM_BIN, CAL "probe_too_few.csv", out);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "too few measurements");
+	assert_false(file_exists(out));
+	cmd_result_free(&c);
+	/* Dims that are not the model's. */
+	run_cmd(&c, "'%s' calibrate fit '%s' --model llama-3.1-70b --out '%s'", SERVESIM_BIN, csv, out);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "the probe measured hidden=4096");
+	assert_false(file_exists(out));
+	cmd_result_free(&c);
+	tmp_clean(&t);
+}
+
+static void profwrite_round_trip(void **state)
+{
+	(void)state;
+	struct tmp t;
+	tmp_make(&t);
+	char out[128], base[4096];
+	tmp_path(&t, "p.ini", out, sizeof out);
+	struct hw_profile hw;
+	load_h100(&hw);
+	struct err e;
+	if (catalog_resolve(CATALOG_HARDWARE, "h100-sxm", base, sizeof base, &e))
+		fail_msg("%s", e.msg);
+	struct hw_efficiency eff = truth;
+	const char *comments[] = { "a comment longer than any INI line may be, repeated: "
+				   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+				   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" };
+	if (profwrite_save(out, base, &eff, "test source", comments, 1, &e))
+		fail_msg("%s", e.msg);
+	struct hw_profile back;
+	if (hw_load(&back, out, &e))
+		fail_msg("%s", e.msg);
+	for (int id = 0; id < EFF_N_PARAMS; id++)
+		assert_double_rel(effparam_value(&back.eff, id), effparam_value(&truth, id), 1e-6);
+	assert_string_equal(back.source_efficiency, "test source");
+	assert_string_equal(back.name, hw.name);
+	/* Writing over a profile that has an [efficiency] replaces it. */
+	eff.bandwidth = 0.5;
+	if (profwrite_save(out, out, &eff, "again", NULL, 0, &e))
+		fail_msg("%s", e.msg);
+	if (hw_load(&back, out, &e))
+		fail_msg("%s", e.msg);
+	assert_double_near(back.eff.bandwidth, 0.5, 0);
+	/* A base that does not exist: an error, nothing written. */
+	char out2[128];
+	tmp_path(&t, "q.ini", out2, sizeof out2);
+	assert_int_equal(profwrite_save(out2, "/nonexistent/base.ini", &eff, "x", NULL, 0, &e), -1);
+	assert_contains(e.msg, "/nonexistent/base.ini: cannot open");
+	assert_false(file_exists(out2));
+	tmp_clean(&t);
+}
+
+/* ---- calibrate gpu ------------------------------------------------------- */
+
+static void gpu_without_cuda_or_without_a_device(void **state)
+{
+	(void)state;
+	struct tmp t;
+	tmp_make(&t);
+	char out[128];
+	tmp_path(&t, "gpu.ini", out, sizeof out);
+	struct cmd_result c;
+	if (!proberun_available()) {
+		run_cmd(&c, "'%s' calibrate gpu --model llama-3.1-8b --out '%s'", SERVESIM_BIN, out);
+		assert_int_equal(c.status, 1);
+		assert_contains(c.err, "built without CUDA support");
+		assert_false(file_exists(out));
+		cmd_result_free(&c);
+		tmp_clean(&t);
+		return;
+	}
+	/* A CUDA build: the probe's self-check needs a GPU. */
+	char probe[4096];
+	struct err e;
+	snprintf(probe, sizeof probe, "%s", SERVESIM_BIN);
+	*strrchr(probe, '/') = '\0';
+	strcat(probe, "/servesim-probe");
+	if (!file_exists(probe)) {
+		tmp_clean(&t);
+		fail_msg("a CUDA build without %s", probe);
+	}
+	run_cmd(&c, "'%s' --check", probe);
+	if (c.status == 1 && strstr(c.err, "no CUDA device")) {
+		/* No GPU here: calibrate gpu says so, writes nothing, exits 1. */
+		cmd_result_free(&c);
+		run_cmd(&c, "'%s' calibrate gpu --model llama-3.1-8b --out '%s'", SERVESIM_BIN, out);
+		assert_int_equal(c.status, 1);
+		assert_contains(c.err, "no CUDA device");
+		assert_false(file_exists(out));
+		cmd_result_free(&c);
+		tmp_clean(&t);
+		(void)e;
+		skip();
+	}
+	if (c.status != 0)
+		fail_msg("servesim-probe --check: exit %d\n%s%s", c.status, c.out, c.err);
+	assert_contains(c.out, "check: all ok");
+	cmd_result_free(&c);
+	tmp_clean(&t);
+}
+
+/* ---- calibrate runs: formats --------------------------------------------- */
+
+static struct runobs_opts ollama_opts(void)
+{
+	return (struct runobs_opts){ .hardware = "rtx-4090", .model = "llama-3.1-8b", .weights = "q4_k_m" };
+}
+
+static void runs_read_ollama_responses(void **state)
+{
+	(void)state;
+	struct runobs_set set = { 0 };
+	struct runobs_opts o = ollama_opts();
+	struct err e;
+	if (runobs_load(&set, CAL "ollama_generate.jsonl", &o, &e))
+		fail_msg("%s", e.msg);
+	/* Line 1 is a streaming chunk (done: false): skipped. */
+	assert_int_equal(set.len, 4);
+	assert_string_equal(set.v[0].id, "ollama_generate.jsonl:2");
+	assert_int_equal(set.v[0].clock, OBS_CLOCK_ENGINE);
+	assert_double_near(set.v[0].pts[0].ms[OBS_TTFT], 27.904, 1e-9);
+	assert_double_near(set.v[0].pts[0].ms[OBS_ITL], 935.68 / 128, 1e-9);
+	assert_double_near(set.v[0].pts[0].ms[OBS_E2E], 27.904 + 935.68, 1e-9);
+	assert_int_equal(set.v[2].sc.input.mean, 2043);
+	assert_int_equal(set.v[2].sc.output.mean, 128);
+	assert_int_equal(set.v[2].sc.max_concurrency, 1);
+	assert_string_equal(set.v[2].sc.weights, "q4_k_m");
+	runobs_set_free(&set);
+	/* Ollama names no servesim model. */
+	o.model = NULL;
+	assert_int_equal(runobs_load(&set, CAL "ollama_generate.jsonl", &o, &e), -1);
+	assert_contains(e.msg, "'llama3.1:8b'");
+	assert_contains(e.msg, "pass --model");
+	runobs_set_free(&set);
+}
+
+static void runs_read_llama_bench_in_three_forms(void **state)
+{
+	(void)state;
+	static const char *const files[] = { CAL "llama_bench.csv", CAL "llama_bench.json", CAL "llama_bench.jsonl" };
+	for (int i = 0; i < 3; i++) {
+		struct runobs_set set = { 0 };
+		struct runobs_opts o = ollama_opts();
+		o.weights = NULL;   /* from model_type */
+		struct err e;
+		if (runobs_load(&set, files[i], &o, &e))
+			fail_msg("%s", e.msg);
+		assert_int_equal(set.len, 3);   /* pp512, tg128, pp512+tg128; the depth test skipped */
+		assert_contains(set.v[0].id, "(pp512)");
+		assert_double_near(set.v[0].pts[0].ms[OBS_TTFT], 47.91312, 1e-9);
+		assert_true(isnan(set.v[0].pts[0].ms[OBS_ITL]));
+		assert_contains(set.v[1].id, "(tg128)");
+		assert_double_near(set.v[1].pts[0].ms[OBS_ITL], 901.73326 / 128, 1e-9);
+		assert_contains(set.v[2].id, "(pp512+tg128)");
+		assert_double_near(set.v[2].pts[0].ms[OBS_E2E], 950.281004, 1e-9);
+		assert_string_equal(set.v[0].sc.weights, "q4_k_m");
+		assert_int_equal(set.v[1].sc.output.mean, 129);
+		assert_int_equal(set.n_notes, 1);
+		assert_contains(set.notes[0], "n_depth > 0 skipped");
+		runobs_set_free(&set);
+	}
+	assert_string_equal(llamabench_weights("llama 8B Q8_0"), "q8_0");
+	assert_null(llamabench_weights("llama 8B IQ2_XS - 2.3125 bpw"));
+}
+
+static void runs_read_a_vllm_metrics_scrape(void **state)
+{
+	(void)state;
+	struct runobs_set set = { 0 };
+	struct runobs_opts o = { .hardware = "h100-sxm" };   /* the model from model_name */
+	struct err e;
+	if (runobs_load(&set, CAL "vllm_metrics.prom", &o, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(set.len, 1);
+	const struct runobs *ob = &set.v[0];
+	assert_double_near(ob->pts[0].ms[OBS_TTFT], 6.4213 / 200 * 1e3, 1e-9);
+	assert_double_near(ob->pts[0].ms[OBS_ITL], 172.72 / 25400 * 1e3, 1e-9);
+	assert_double_near(ob->pts[0].ms[OBS_E2E], 179.1413 / 200 * 1e3, 1e-9);
+	assert_int_equal(ob->sc.num_prompts, 200);     /* 198 length + 2 stop */
+	assert_int_equal(ob->sc.input.mean, 512);
+	assert_int_equal(ob->sc.output.mean, 128);
+	assert_int_equal(ob->sc.num_gpu_blocks_override, 29358);
+	assert_int_equal(ob->sc.max_concurrency, 1);
+	assert_string_equal(ob->sc.model, "meta-llama/Llama-3.1-8B-Instruct");
+	assert_contains(set.notes[0], "no arrival times");
+	runobs_set_free(&set);
+	/* With a load given, the requests are not serialised. */
+	struct inidoc ov = { 0 };
+	assert_int_equal(inidoc_add_override(&ov, "workload.request_rate=5", &e), 0);
+	o.overrides = &ov;
+	o.max_requests = 50;
+	if (runobs_load(&set, CAL "vllm_metrics.prom", &o, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(set.v[0].sc.max_concurrency, 0);
+	assert_double_near(set.v[0].sc.request_rate, 5, 0);
+	assert_int_equal(set.v[0].sc.num_prompts, 50);
+	runobs_set_free(&set);
+	inidoc_free(&ov);
+}
+
+static void runs_read_every_vllm_result_version(void **state)
+{
+	(void)state;
+	struct runobs_opts o = { .hardware = "h100-sxm" };
+	struct runobs_set set = { 0 };
+	struct err e;
+	/* Newest, with --save-detailed: a trace replay. */
+	if (runobs_load(&set, CAL "vllm_llama8b_h100.json", &o, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(set.len, 1);
+	assert_contains(set.v[0].sc.trace, "vllm_llama8b_h100.json");
+	assert_double_near(set.v[0].pts[0].ms[OBS_TTFT], 36.9055, 1e-9);
+	assert_double_near(set.v[0].pts[0].ms[OBS_ITL], 7.3382, 1e-9);
+	assert_double_near(set.v[0].pts[0].ms[OBS_E2E], 492.2397, 1e-9);
+	assert_int_equal(set.n_notes, 0);
+	/* Old benchmark_serving.py: "request_goodput:", no failed, no start_times. */
+	if (runobs_load(&set, CAL "vllm_old_typo.json", &o, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(set.len, 2);
+	assert_double_near(set.v[1].sc.request_rate, 2, 0);
+	assert_true(isnan(set.v[1].pts[0].ms[OBS_E2E]));
+	assert_contains(set.notes[0], "start_times: missing (benchmark_serving.py (old))");
+	/* About v0.11: rate inf, max_concurrency 4. */
+	if (runobs_load(&set, CAL "vllm_v011.json", &o, &e))
+		fail_msg("%s", e.msg);
+	assert_true(isinf(set.v[2].sc.request_rate));
+	assert_int_equal(set.v[2].sc.max_concurrency, 4);
+	/* Without the per-request arrays: what is missing and what it does. */
+	if (runobs_load(&set, CAL "vllm_summary_only.json", &o, &e))
+		fail_msg("%s", e.msg);
+	assert_contains(set.notes[2], "input_lens, output_lens, start_times: missing (saved without --save-detailed)");
+	assert_contains(set.notes[2], "replayed as 40 requests of the mean lengths");
+	assert_int_equal(set.v[3].sc.num_prompts, 40);
+	assert_int_equal(set.v[3].sc.input.mean, 504);
+	/* E2EL keys absent, latencies present: computed from them. */
+	assert_double_near(set.v[3].pts[0].ms[OBS_E2E], 492.2397, 1e-3);
+	runobs_set_free(&set);
+}
+
+static void runs_read_the_calibration_tables(void **state)
+{
+	(void)state;
+	struct runobs_opts o = { .hardware = "h100-sxm", .max_requests = 300 };
+	struct runobs_set set = { 0 };
+	struct err e;
+	/* Either table finds the other; both given, each experiment once. */
+	if (runobs_load(&set, CAL "mini_measured.csv", &o, &e) ||
+	    runobs_load(&set, CAL "mini_experiments.csv", &o, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(set.len, 3);
+	const struct runobs *ob = &set.v[0];
+	assert_string_equal(ob->id, "63-mistral-nemo-12b-tp1-codegen-1-1");
+	assert_int_equal(ob->itl, OBS_ITL_DERIVED);
+	assert_int_equal(ob->n_pts, 2);
+	assert_int_equal(ob->pts[1].stage, 1);
+	assert_double_near(ob->pts[0].ms[OBS_TTFT], 31.899991, 0);
+	/* Subsampled: stage durations scaled so the run has about 300 requests. */
+	assert_true(ob->sc.num_prompts <= 300 && ob->sc.num_prompts >= 290);
+	assert_double_near(ob->sc.stages[1].rate, 10, 0);
+	runobs_set_free(&set);
+}
+
+static void runs_name_the_formats_they_tried(void **state)
+{
+	(void)state;
+	struct runobs_opts o = { .hardware = "h100-sxm", .model = "llama-3.1-8b" };
+	struct runobs_set set = { 0 };
+	struct err e;
+	assert_int_equal(runobs_load(&set, CAL "unknown_format.txt", &o, &e), -1);
+	assert_contains(e.msg, "unknown_format.txt: not a known format; tried: vllm bench serve result JSON, "
+			       "Ollama /api/generate JSON lines, llama-bench CSV/JSON/JSONL, Prometheus text");
+	assert_int_equal(runobs_load(&set, CAL "probe_too_few.csv", &o, &e), -1);
+	assert_contains(e.msg, "not a known format");
+	runobs_set_free(&set);
+}
+
+/* ---- calibrate runs: the fit --------------------------------------------- */
+
+static void runs_fit_improves_the_training_runs(void **state)
+{
+	(void)state;
+	struct runobs_opts o = { .hardware = "h100-sxm", .max_requests = 300 };
+	struct runobs_set set = { 0 };
+	struct err e;
+	if (runobs_load(&set, CAL "mini_experiments.csv", &o, &e))
+		fail_msg("%s", e.msg);
+	struct hw_profile hw;
+	load_h100(&hw);
+	char base[4096];
+	if (catalog_resolve(CATALOG_HARDWARE, "h100-sxm", base, sizeof base, &e))
+		fail_msg("%s", e.msg);
+	/* Start far from the defaults so there is something to fit. */
+	hw.eff.bandwidth = 0.5;
+	hw.eff.step_overhead_us = 4000;
+	bool holdout[3] = { false, true, false };   /* 64-qwen2.5-7b, one stage */
+	struct runfit_opts fo = { .base_path = base, .holdout = holdout, .max_evals = 150, .tol = 0.05, .jobs = 2 };
+	struct runfit_result r;
+	if (runfit_fit(&r, &set, &hw, &fo, &e))
+		fail_msg("%s", e.msg);
+	assert_true(r.converged);
+	assert_int_equal(r.n_holdout, 3);        /* one stage x TTFT, ITL, E2E */
+	assert_int_equal(r.n_train, 12);
+	/* From a bandwidth 40% too low and overheads 3x too high, the fit more
+	 * than halves the error, on the held-out run too. */
+	assert_true(r.cost_after < 0.5 * r.cost_before);
+	assert_true(r.holdout_after < 0.5 * r.holdout_before);
+	assert_true(r.after.bandwidth > 0.6);
+	assert_true(r.fitted[EFF_REQUEST_OVERHEAD_MS]);
+	for (size_t k = 0; k < r.n_vals; k++)
+		assert_true(isfinite(r.vals[k].before_ms) && isfinite(r.vals[k].after_ms));
+	runfit_result_free(&r);
+	runobs_set_free(&set);
+}
+
+static void runs_fit_needs_enough_values(void **state)
+{
+	(void)state;
+	struct runobs_opts o = ollama_opts();
+	struct runobs_set set = { 0 };
+	struct err e;
+	if (runobs_load(&set, CAL "llama_bench.csv", &o, &e))
+		fail_msg("%s", e.msg);
+	struct hw_profile hw;
+	if (hw_load_named(&hw, "rtx-4090", &e))
+		fail_msg("%s", e.msg);
+	char base[4096];
+	if (catalog_resolve(CATALOG_HARDWARE, "rtx-4090", base, sizeof base, &e))
+		fail_msg("%s", e.msg);
+	struct runfit_opts fo = { .base_path = base };
+	struct runfit_result r;
+	assert_int_equal(runfit_fit(&r, &set, &hw, &fo, &e), -1);
+	/* Engine-clock data only: request_overhead_ms is not among them. */
+	assert_contains(e.msg, "too few measurements to fit: 3 measured values outside the held-out runs for 3 parameters");
+	runobs_set_free(&set);
+}
+
+static void runs_cli_fits_mixed_formats(void **state)
+{
+	(void)state;
+	struct tmp t;
+	tmp_make(&t);
+	char out[128];
+	tmp_path(&t, "rtx.ini", out, sizeof out);
+	struct cmd_result c;
+	run_cmd(&c, "'%s' calibrate runs '%s' '%s' --hardware rtx-4090 --model llama-3.1-8b --weights q4_k_m "
+		    "--max-evals 150 --tol 0.05 --out '%s'",
+		SERVESIM_BIN, CAL "ollama_generate.jsonl", CAL "llama_bench.jsonl", out);
+	if (c.status != 0)
+		fail_msg("exit %d\n%s\n%s", c.status, c.out, c.err);
+	assert_contains(c.out, "ollama_generate.jsonl:4");
+	assert_contains(c.out, "llama_bench.jsonl:2 (tg128)");
+	assert_contains(c.out, "mean |error| before → after");
+	assert_contains(c.err, "note: ");
+	cmd_result_free(&c);
+	struct hw_profile hw;
+	struct err e;
+	if (hw_load(&hw, out, &e))
+		fail_msg("%s", e.msg);
+	assert_true(hw.calibrated);
+	assert_contains(hw.source_efficiency, "fitted by servesim calibrate from ollama_generate.jsonl and 1 more files");
+
+	/* Bad input: exit 2, nothing written. */
+	char out2[128];
+	tmp_path(&t, "none.ini", out2, sizeof out2);
+	run_cmd(&c, "'%s' calibrate runs '%s' --hardware h100-sxm --out '%s'", SERVESIM_BIN,
+		CAL "unknown_format.txt", out2);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "not a known format; tried:");
+	assert_false(file_exists(out2));
+	cmd_result_free(&c);
+	run_cmd(&c, "'%s' calibrate runs '%s' --hardware h100-sxm --holdout nosuch --out '%s'", SERVESIM_BIN,
+		CAL "mini_experiments.csv", out2);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "--holdout: 'nosuch' is not one of the runs: 63-mistral-nemo-12b-tp1-codegen-1-1");
+	cmd_result_free(&c);
+	run_cmd(&c, "'%s' calibrate sideways", SERVESIM_BIN);
+	assert_int_equal(c.status, 2);
+	cmd_result_free(&c);
+	tmp_clean(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(probecsv_reads_the_probe_format),
+		cmocka_unit_test(probecsv_errors_name_file_and_line),
+		cmocka_unit_test(fit_recovers_known_parameters),
+		cmocka_unit_test(fit_refuses_too_few_points),
+		cmocka_unit_test(fit_cli_writes_a_profile_run_can_use),
+		cmocka_unit_test(fit_cli_writes_nothing_when_it_cannot_fit),
+		cmocka_unit_test(profwrite_round_trip),
+		cmocka_unit_test(gpu_without_cuda_or_without_a_device),
+		cmocka_unit_test(runs_read_ollama_responses),
+		cmocka_unit_test(runs_read_llama_bench_in_three_forms),
+		cmocka_unit_test(runs_read_a_vllm_metrics_scrape),
+		cmocka_unit_test(runs_read_every_vllm_result_version),
+		cmocka_unit_test(runs_read_the_calibration_tables),
+		cmocka_unit_test(runs_name_the_formats_they_tried),
+		cmocka_unit_test(runs_fit_improves_the_training_runs),
+		cmocka_unit_test(runs_fit_needs_enough_values),
+		cmocka_unit_test(runs_cli_fits_mixed_formats),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
