@@ -17,7 +17,7 @@
 #define WITH_CUDA 0
 #endif
 
-#define NO_CUDA "built without CUDA support (nvcc was not found when servesim was configured): " \
+#define NO_CUDA "built without CUDA support (no nvcc when servesim was configured, or -DSERVESIM_CUDA=OFF): " \
 		"build on a machine with the CUDA toolkit, or run servesim-probe there and " \
 		"`servesim calibrate fit` its CSV here"
 

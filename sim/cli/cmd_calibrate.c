@@ -27,7 +27,7 @@
 #include "runfit.h"
 #include "runobs.h"
 
-#define DEFAULT_MAX_REQUESTS 2000
+#define DEFAULT_MAX_REQUESTS 5000
 #define DEFAULT_BUDGET_S 240
 
 static void help(FILE *f)
