@@ -5,6 +5,8 @@
  */
 #include "testutil.h"
 
+#include <unistd.h>
+
 #include <stdbool.h>
 
 #include "inidoc.h"
@@ -231,6 +233,37 @@ static void missing_required(void **state)
 	inidoc_free(&doc);
 }
 
+/* The longest line inih keeps whole is 198 characters (its 200-byte
+ * buffer holds the newline and a NUL too): 198 loads, 199 is an error
+ * naming the line, never a silently split value. */
+static void line_length_limit(void **state)
+{
+	(void)state;
+	for (int len = 198; len <= 199; len++) {
+		char path[] = "/tmp/servesim-inidoc-XXXXXX";
+		int fd = mkstemp(path);
+		assert_true(fd >= 0);
+		FILE *f = fdopen(fd, "w");
+		fprintf(f, "[s]\nk = ");
+		for (int i = 4; i < len; i++)
+			fputc('x', f);
+		fputc('\n', f);
+		fclose(f);
+		struct inidoc doc;
+		struct err e;
+		int rc = inidoc_load(&doc, path, &e);
+		if (len == 198) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(strlen(doc.entries[0].value), 198 - 4);
+		} else {
+			assert_int_equal(rc, -1);
+			assert_contains(e.msg, ":2: line is longer than 198 characters");
+		}
+		inidoc_free(&doc);
+		unlink(path);
+	}
+}
+
 static void num_double(void **state)
 {
 	(void)state;
@@ -312,6 +345,7 @@ int main(void)
 		cmocka_unit_test(rejects_bad_values),
 		cmocka_unit_test(unknown_section_and_key),
 		cmocka_unit_test(missing_required),
+		cmocka_unit_test(line_length_limit),
 		cmocka_unit_test(num_double),
 		cmocka_unit_test(num_int64),
 		cmocka_unit_test(num_bool),

@@ -202,6 +202,20 @@ static void vllm_without_times(void **state)
 	trace_free(&t);
 }
 
+/* A request that failed in the measured run (output 0, error set) is left
+ * out of the replay and counted; the others keep their times. */
+static void vllm_failed_rows_skipped(void **state)
+{
+	(void)state;
+	struct trace t;
+	load_ok(&t, TEST_DATA_DIR "/traces/vllm_failed.json", "auto");
+	assert_int_equal(t.len, 3);
+	assert_int_equal(t.skipped_failed, 1);
+	assert_int_equal(t.rows[0].input_len, 100);   /* sent at 81234.75 - 81234.75 */
+	assert_int_equal(t.rows[2].input_len, 300);   /* sent last */
+	trace_free(&t);
+}
+
 static void free_zeroed_is_safe(void **state)
 {
 	(void)state;
@@ -235,7 +249,6 @@ static const struct bad_case bad_cases[] = {
 	{ "csv_header_only.csv", "auto", "csv_header_only.csv: ", "no requests" },
 	{ "vllm_no_output_lens.json", "auto", "vllm_no_output_lens.json: ", ": output_lens: missing; expected the per-request arrays that results saved with --save-detailed carry" },
 	{ "vllm_summary_only.json", "vllm", "vllm_summary_only.json: ", "input_lens, output_lens: missing" },
-	{ "vllm_failed.json", "auto", "vllm_failed.json: ", "output_lens[1]: expected a positive integer, got 0: the request failed ('Bad Request" },
 	{ "vllm_mismatch.json", "auto", "vllm_mismatch.json: ", "output_lens: 3 entries, but input_lens has 4" },
 	{ "vllm_bad_syntax.json", "auto", "vllm_bad_syntax.json:3:", "invalid JSON" },
 	{ "vllm_appended.json", "vllm", "vllm_appended.json:2:", "--append-result" },
@@ -275,6 +288,7 @@ int main(void)
 		cmocka_unit_test(csv_fixture),
 		cmocka_unit_test(vllm_with_times),
 		cmocka_unit_test(vllm_without_times),
+		cmocka_unit_test(vllm_failed_rows_skipped),
 		cmocka_unit_test(free_zeroed_is_safe),
 		cmocka_unit_test(bad_inputs),
 	};

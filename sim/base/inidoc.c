@@ -11,8 +11,10 @@
 #include "num.h"
 #include "xalloc.h"
 
-/* The longest line inih 55 (Debian) reads in one piece is INI_MAX_LINE=200. */
-#define LINE_MAX_CHARS 200
+/* inih 55 (Debian) reads a line into INI_MAX_LINE = 200 bytes, newline and
+ * terminating NUL included: 198 characters is the longest line it keeps
+ * whole. */
+#define LINE_MAX_CHARS 198
 
 struct reader {
 	FILE *f;
@@ -81,8 +83,8 @@ int inidoc_load(struct inidoc *doc, const char *path, struct err *e)
 	int rc = ini_parse_stream(read_line, &rd, on_entry, &ld);
 	fclose(rd.f);
 	if (rd.too_long)
-		return err_set(e, "%s:%d: line is %d characters or longer; keep INI lines shorter",
-			       path, rd.too_long_line, LINE_MAX_CHARS - 1);
+		return err_set(e, "%s:%d: line is longer than %d characters, the most an INI line may have",
+			       path, rd.too_long_line, LINE_MAX_CHARS);
 	if (ld.failed)
 		return -1;
 	if (rc > 0)

@@ -13,7 +13,7 @@
 #include "num.h"
 #include "xalloc.h"
 
-#define LINE_MAX_CHARS 190   /* the INI reader rejects lines of 199 or more */
+#define LINE_MAX_CHARS 190   /* the INI reader keeps lines of up to 198 */
 
 void profwrite_date(char *out, size_t cap)
 {

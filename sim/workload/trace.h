@@ -4,6 +4,8 @@
  * Formats (../shared/traces/, ../shared/reference/formats.md §1):
  *   vllm      `vllm bench serve` result JSON: input_lens, output_lens and,
  *             when present, start_times (seconds); every version's keys.
+ *             Requests that failed there (output_lens 0, errors[i] set)
+ *             are left out and counted in skipped_failed.
  *   azure     Azure LLM trace CSV: TIMESTAMP,ContextTokens,GeneratedTokens,
  *             wall-clock timestamps with 7 fractional digits; first row = 0.
  *   mooncake  Mooncake JSONL: timestamp (ms), input_length, output_length,
@@ -38,6 +40,8 @@ struct trace {
 	struct trace_row *rows;
 	size_t len;
 	char format[16];        /* the format actually read */
+	size_t skipped_failed;  /* vllm: requests that failed in the measured run
+				 * (output_lens 0 with an error), left out */
 };
 
 /* Reads path in format ("auto", "vllm", "azure", "mooncake", "csv") into *t.
