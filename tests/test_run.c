@@ -191,6 +191,37 @@ static void trace_replay(void **state)
 	run_result_free(&r);
 }
 
+/* fp8 KV halves the bytes of a block, so the pool holds twice the blocks
+ * (the memory left for KV is the same; floor rounding: ±1 block). */
+static void fp8_kv_doubles_the_pool(void **state)
+{
+	(void)state;
+	struct run_result a, b;
+	simulate(&a, NULL, "workload.num_prompts=1", NULL);
+	simulate(&b, NULL, "workload.num_prompts=1", "engine.kv_cache_dtype=fp8", NULL);
+	assert_true(llabs(b.engine.num_gpu_blocks - 2 * a.engine.num_gpu_blocks) <= 1);
+	run_result_free(&a);
+	run_result_free(&b);
+}
+
+/* vLLM --cpu-offload-gb: 4 GiB of weights leave the GPU (the pool grows by
+ * that, in blocks of 2 MiB for Llama-3.1-8B: 2,048 ± 1) and cross the host
+ * link every step (PCIe 5 x16, 64 GB/s: 67.1 ms more per decode token; the
+ * steps are otherwise identical, so the difference is exact to 1 µs). */
+static void cpu_offload_moves_weights_to_the_host_link(void **state)
+{
+	(void)state;
+	struct run_result a, b;
+	simulate(&a, NULL, "workload.num_prompts=1", "workload.random_output_len=20", NULL);
+	simulate(&b, NULL, "workload.num_prompts=1", "workload.random_output_len=20",
+		 "engine.cpu_offload_gb=4", NULL);
+	assert_true(llabs(b.engine.num_gpu_blocks - a.engine.num_gpu_blocks - 2048) <= 1);
+	double extra = mean_tpot(&b) - mean_tpot(&a);
+	assert_double_near(extra, 4 * 1073741824.0 / 64e9, 1e-6);
+	run_result_free(&a);
+	run_result_free(&b);
+}
+
 /* Bad input through the command: exit 2, file:line and the key. */
 static void bad_input(void **state)
 {
@@ -226,6 +257,8 @@ int main(void)
 		cmocka_unit_test(max_concurrency_is_respected),
 		cmocka_unit_test(conversations_hit_their_history),
 		cmocka_unit_test(trace_replay),
+		cmocka_unit_test(fp8_kv_doubles_the_pool),
+		cmocka_unit_test(cpu_offload_moves_weights_to_the_host_link),
 		cmocka_unit_test(bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -340,7 +340,7 @@ static void account_step(struct engine *g, const struct perf_step *step, double 
 		perf_step_decodes_only(step, &dec);
 		double alone = perf_step_time(&g->perf, &dec, &d);
 		double n = (double)step->dec_seqs;
-		g->st.itl_weights_s += n * (d.dense + d.experts + d.lm_head + d.allreduce);
+		g->st.itl_weights_s += n * (d.dense + d.experts + d.lm_head + d.allreduce + d.offload);
 		g->st.itl_kv_s += n * d.attn_decode;
 		g->st.itl_overhead_s += n * d.overhead;
 		g->st.itl_prefill_s += n * (s - alone);
@@ -378,6 +378,7 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	g->st.time.attn_prefill += b.attn_prefill;
 	g->st.time.attn_decode += b.attn_decode;
 	g->st.time.allreduce += b.allreduce;
+	g->st.time.offload += b.offload;
 	g->st.time.overhead += b.overhead + g->step_extra_s;
 	g->st.time.total += s;
 	account_step(g, &step, s);
@@ -496,6 +497,9 @@ static int size_pool(struct engine *g, struct err *e)
 					       (double)m->head_dim * kv_elem;
 	double block_bytes = kv_token_gpu * (double)g->block_size;
 	double weights = model_weight_bytes(m, g->setup.weights) / tp;
+	/* --cpu-offload-gb: that much of each GPU's weights lives in host
+	 * memory and streams over the host link every step. */
+	weights -= perf_offload(&g->perf, sc->cpu_offload_gb, weights);
 	/* What vLLM's start-up profiling leaves out of the pool besides the
 	 * weights, per GPU: the activations of a max_num_batched_tokens dummy
 	 * step (FFN intermediates and hidden states, 16-bit), the sampler's

@@ -50,6 +50,13 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->allreduce_bytes_per_token = (double)m->hidden * 2;
 }
 
+double perf_offload(struct perf *p, double gib, double weight_bytes_per_gpu)
+{
+	double b = gib * 1073741824.0;
+	p->offload_bytes = b < weight_bytes_per_gpu ? b : weight_bytes_per_gpu;
+	return p->offload_bytes;
+}
+
 void perf_ideal(struct perf *p)
 {
 	p->eff = (struct hw_efficiency){ .bandwidth = 1, .attention_bandwidth = 1, .compute_max = 1,
@@ -97,7 +104,7 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 {
 	static const char *const names[PERF_N_OPS] = {
 		"dense matmuls", "MoE experts", "LM head", "prefill attention",
-		"decode attention", "all-reduce", "step overhead"
+		"decode attention", "all-reduce", "weight offload", "step overhead"
 	};
 	for (int i = 0; i < PERF_N_OPS; i++)
 		ops[i] = (struct perf_op){ .name = names[i] };
@@ -136,6 +143,15 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 		ops[PERF_ALLREDUCE].time_s = 2 * (double)p->n_layers * one;
 		ops[PERF_ALLREDUCE].peak_bytes_s = p->hw->ic_bandwidth_gb_s * 1e9;
 	}
+	if (p->offload_bytes > 0) {
+		/* The offloaded weights cross the host link each forward pass; the
+		 * rest of the roofline above already counts them as device reads,
+		 * which is the smaller cost. */
+		double link = p->hw->host_bandwidth_gb_s * 1e9;
+		ops[PERF_OFFLOAD].bytes = p->offload_bytes;
+		ops[PERF_OFFLOAD].time_s = p->offload_bytes / link;
+		ops[PERF_OFFLOAD].peak_bytes_s = link;
+	}
 	ops[PERF_OVERHEAD].time_s =
 		(p->eff.step_overhead_us + p->eff.step_overhead_per_seq_us * (double)s->seqs) * 1e-6;
 	double total = 0;
@@ -156,6 +172,7 @@ double perf_step_time(const struct perf *p, const struct perf_step *s, struct pe
 			.attn_prefill = ops[PERF_ATTN_PREFILL].time_s,
 			.attn_decode = ops[PERF_ATTN_DECODE].time_s,
 			.allreduce = ops[PERF_ALLREDUCE].time_s,
+			.offload = ops[PERF_OFFLOAD].time_s,
 			.overhead = ops[PERF_OVERHEAD].time_s,
 			.total = total,
 		};

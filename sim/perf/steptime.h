@@ -49,6 +49,9 @@ struct perf {
 	double full_layers, sliding_layers, window;
 	double attn_flops_per_pair;                    /* per layer, per GPU */
 	double allreduce_bytes_per_token;              /* hidden × 2 */
+	double offload_bytes;        /* weights in host memory, streamed over the
+				      * host link every step (vLLM --cpu-offload-gb);
+				      * set by the engine, 0 by default */
 	int64_t n_layers;
 };
 
@@ -68,6 +71,11 @@ struct perf_step {
  * or 1 (fp8). Cannot fail. */
 void perf_init(struct perf *p, const struct model *m, const struct hw_profile *hw,
 	       const struct precision *w, int tp, double kv_bytes_per_elem);
+
+/* Keeps up to gib GiB of each GPU's weight_bytes in host memory (vLLM
+ * --cpu-offload-gb): they cross the host link every step. Returns the
+ * bytes offloaded. */
+double perf_offload(struct perf *p, double gib, double weight_bytes_per_gpu);
 
 /* Sets every efficiency to 1 and the overheads to 0: the datasheet line. */
 void perf_ideal(struct perf *p);
@@ -111,7 +119,7 @@ static inline void perf_step_add(struct perf_step *s, const struct perf *p, int6
 /* One operator group of a step: its work and what bounds it. */
 enum perf_op_kind {
 	PERF_DENSE, PERF_EXPERTS, PERF_LM_HEAD, PERF_ATTN_PREFILL, PERF_ATTN_DECODE,
-	PERF_ALLREDUCE, PERF_OVERHEAD, PERF_N_OPS
+	PERF_ALLREDUCE, PERF_OFFLOAD, PERF_OVERHEAD, PERF_N_OPS
 };
 
 struct perf_op {
@@ -128,7 +136,7 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 
 /* Breakdown of a step, seconds. */
 struct perf_breakdown {
-	double dense, experts, lm_head, attn_prefill, attn_decode, allreduce, overhead;
+	double dense, experts, lm_head, attn_prefill, attn_decode, allreduce, offload, overhead;
 	double total;
 };
 

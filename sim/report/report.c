@@ -319,6 +319,8 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	line_f(f, "Decode attention (KV reads):", 100 * es->time.attn_decode / tot);
 	if (es->time.allreduce > 0)
 		line_f(f, "Tensor-parallel all-reduce:", 100 * es->time.allreduce / tot);
+	if (es->time.offload > 0)
+		line_f(f, "Offloaded weights over the host link:", 100 * es->time.offload / tot);
 	line_f(f, "Per-step overhead:", 100 * es->time.overhead / tot);
 	for (int s = 0; res->n_stages > 1 && s < res->n_stages; s++) {
 		char title[64];
@@ -467,6 +469,7 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(st, "attention_prefill", json_real(es->time.attn_prefill));
 	json_object_set_new(st, "attention_decode", json_real(es->time.attn_decode));
 	json_object_set_new(st, "allreduce", json_real(es->time.allreduce));
+	json_object_set_new(st, "weight_offload", json_real(es->time.offload));
 	json_object_set_new(st, "overhead", json_real(es->time.overhead));
 	json_object_set_new(ss, "step_time_s", st);
 	if (sc->engine_kind != ENGINE_VLLM) {

@@ -74,6 +74,8 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "num_gpu_blocks_override", INI_INT, F(num_gpu_blocks_override), 0, 2, 1e9,
 	  "a block count >= 2", NULL },
 	{ "engine", "kv_offload_gib", INI_DOUBLE, F(kv_offload_gib), 0, 0, 1e6, "GiB of host memory >= 0", NULL },
+	{ "engine", "cpu_offload_gb", INI_DOUBLE, F(cpu_offload_gb), 0, 0, 1e6,
+	  "GiB of weights per GPU kept in host memory, >= 0 (vLLM --cpu-offload-gb)", NULL },
 	{ "engine", "kv_cache_dtype", INI_ENUM, F(kv_cache_dtype), 0, 0, 0, "auto or fp8", kv_dtype_names },
 	{ "engine", "num_parallel", INI_INT, F(num_parallel), 0, 1, 1e6, "a slot count >= 1", NULL },
 	{ "engine", "num_ctx", INI_INT, F(num_ctx), 0, 2, 1e9, "tokens per slot, >= 2", NULL },

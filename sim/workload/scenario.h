@@ -79,6 +79,7 @@ struct scenario {
 	int64_t long_prefill_token_threshold;
 	int64_t num_gpu_blocks_override;   /* -1 = size from memory */
 	double kv_offload_gib;
+	double cpu_offload_gb;             /* weights per GPU in host memory, GiB */
 	int kv_cache_dtype;                /* 0 auto, 1 fp8 */
 	/* [engine], kind = ollama or llamacpp (engine/ollama.c; -1 = the
 	 * engine's default, resolved with the model and the device). */
