@@ -91,7 +91,10 @@ json_t *resultdoc_load(const char *path, struct err *e)
 	json_error_t je;
 	json_t *doc = json_load_file(path, 0, &je);
 	if (!doc) {
-		err_set(e, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+		if (je.line > 0)
+			err_set(e, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
+		else
+			err_set(e, "%s: %s", path, je.text);   /* cannot open or read */
 		return NULL;
 	}
 	if (!resultdoc_kind_of(doc, e)) {
