@@ -74,6 +74,31 @@ static void constant_equal_gaps(void **state)
 	reqtab_free(&r);
 }
 
+/* vLLM's --ramp-up-strategy: request i goes out at the rate of i/(n-1)
+ * along the ramp, and the times are not rescaled. Constant gaps make it
+ * exact: send_i = Σ_{j<=i} 1/rate_j (2 ns per step for the rounding). */
+static void ramp_up_linear_and_exponential(void **state)
+{
+	(void)state;
+	for (int kind = RAMP_LINEAR; kind <= RAMP_EXPONENTIAL; kind++) {
+		struct scenario sc;
+		struct reqtab r;
+		base(&sc, 50, 99);                 /* the rate is ignored with a ramp */
+		sc.arrival = ARRIVAL_CONSTANT;
+		sc.ramp_up_strategy = kind;
+		sc.ramp_up_start_rps = 1;
+		sc.ramp_up_end_rps = 16;
+		requests(&sc, &r);
+		double t = 0;
+		for (size_t i = 0; i < r.len; i++) {
+			double p = (double)i / 49;
+			t += 1 / (kind == RAMP_LINEAR ? 1 + 15 * p : pow(16, p));
+			assert_double_near((double)r.v[i].want_send_ns / 1e9, t, 2e-9 * (double)(i + 1));
+		}
+		reqtab_free(&r);
+	}
+}
+
 static void rate_inf_all_at_zero(void **state)
 {
 	(void)state;
@@ -415,6 +440,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(poisson_rescaled_to_n_over_rate),
 		cmocka_unit_test(constant_equal_gaps),
+		cmocka_unit_test(ramp_up_linear_and_exponential),
 		cmocka_unit_test(rate_inf_all_at_zero),
 		cmocka_unit_test(staged_rates),
 		cmocka_unit_test(random_lengths_cover_range),

@@ -101,7 +101,8 @@ static void vllm_block(FILE *f, struct run_result *res, struct group_metrics *g,
 	line_int(f, "Failed requests:", g->failed);
 	if (sc->max_concurrency > 0)
 		line_int(f, "Maximum request concurrency:", sc->max_concurrency);
-	if (whole_run && !sc->n_stages && !isinf(sc->request_rate) && !sc->trace[0] && !sc->users)
+	if (whole_run && !sc->n_stages && !isinf(sc->request_rate) && !sc->trace[0] && !sc->users &&
+	    sc->ramp_up_strategy == RAMP_NONE)
 		line_f(f, "Request rate configured (RPS):", sc->request_rate);
 	line_f(f, "Benchmark duration (s):", dur);
 	line_int(f, "Total input tokens:", g->total_input);
@@ -414,6 +415,12 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(o, "burstiness", json_real(sc->burstiness));
 	json_object_set_new(o, "max_concurrency",
 			    sc->max_concurrency > 0 ? json_integer(sc->max_concurrency) : json_null());
+	if (sc->ramp_up_strategy != RAMP_NONE) {
+		json_object_set_new(o, "ramp_up_strategy",
+				    json_string(sc->ramp_up_strategy == RAMP_LINEAR ? "linear" : "exponential"));
+		json_object_set_new(o, "ramp_up_start_rps", json_real(sc->ramp_up_start_rps));
+		json_object_set_new(o, "ramp_up_end_rps", json_real(sc->ramp_up_end_rps));
+	}
 	put_results(o, res, &res->all, opts);
 	json_object_set_new(o, "max_output_tokens_per_s", json_real((double)peak_tokens_per_s(res)));
 	json_object_set_new(o, "max_concurrent_requests", json_integer(res->max_concurrent));

@@ -12,6 +12,7 @@
 
 const char *const scenario_trace_formats[] = { "auto", "vllm", "azure", "mooncake", "csv", NULL };
 static const char *const arrival_names[] = { "poisson", "gamma", "constant", NULL };
+static const char *const ramp_names[] = { "none", "linear", "exponential", NULL };
 static const char *const dist_names[] = { "uniform", "normal", "lognormal", "empirical", NULL };
 static const char *const engine_names[] = { "vllm", "ollama", "llamacpp", NULL };
 static const char *const kv_dtype_names[] = { "auto", "fp8", NULL };
@@ -34,6 +35,12 @@ static const struct inidoc_key keys[] = {
 	  "a gamma shape > 0 (1 = Poisson)", NULL },
 	{ "workload", "arrival", INI_ENUM, F(arrival), 0, 0, 0, "poisson, gamma or constant", arrival_names },
 	{ "workload", "max_concurrency", INI_INT, F(max_concurrency), 0, 1, 1e9, "an integer >= 1", NULL },
+	{ "workload", "ramp_up_strategy", INI_ENUM, F(ramp_up_strategy), 0, 0, 0,
+	  "none, linear or exponential", ramp_names },
+	{ "workload", "ramp_up_start_rps", INI_DOUBLE, F(ramp_up_start_rps), INI_MIN_EXCLUSIVE, 0, 1e9,
+	  "requests per second > 0", NULL },
+	{ "workload", "ramp_up_end_rps", INI_DOUBLE, F(ramp_up_end_rps), INI_MIN_EXCLUSIVE, 0, 1e9,
+	  "requests per second > 0", NULL },
 	{ "workload", "stages", INI_STRING, F(stages_text), 0, 0, 0, "RATE:DURATION_S, …", NULL },
 	{ "workload", "random_input_len", INI_INT, F(input.mean), 0, 1, 1e8, "a token count >= 1", NULL },
 	{ "workload", "random_output_len", INI_INT, F(output.mean), 0, 1, 1e8, "a token count >= 1", NULL },
@@ -251,6 +258,21 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	if (sc->burstiness != 1.0 && sc->arrival == ARRIVAL_POISSON &&
 	    !inidoc_find(doc, "workload", "arrival"))
 		sc->arrival = ARRIVAL_GAMMA;   /* vLLM: burstiness != 1 means gamma gaps */
+	if (sc->ramp_up_strategy != RAMP_NONE) {
+		/* vllm bench serve needs both ends, and ramps one load, not stages. */
+		const struct inidoc_entry *r = inidoc_find(doc, "workload", "ramp_up_strategy");
+		char at[INI_VALUE_MAX + 32];
+		if (r->line > 0)
+			snprintf(at, sizeof at, "%s:%d", doc->path, r->line);
+		else
+			snprintf(at, sizeof at, "--set workload.ramp_up_strategy");
+		if (!sc->ramp_up_start_rps || !sc->ramp_up_end_rps)
+			return err_set(e, "%s: [workload] ramp_up_strategy: expected ramp_up_start_rps and ramp_up_end_rps with it",
+				       at);
+		if (sc->n_stages || sc->users > 0 || sc->trace[0])
+			return err_set(e, "%s: [workload] ramp_up_strategy: a ramp cannot be combined with stages, users or a trace",
+				       at);
+	}
 	if (sc->input.dist == LEN_EMPIRICAL && !sc->input.file[0])
 		return err_set(e, "%s: [workload] input_file: missing; expected a file of lengths for input_distribution = empirical",
 			       doc->path);

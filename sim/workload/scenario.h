@@ -18,6 +18,7 @@
 #include "inidoc.h"
 
 enum arrival_kind { ARRIVAL_POISSON, ARRIVAL_GAMMA, ARRIVAL_CONSTANT };
+enum ramp_kind { RAMP_NONE, RAMP_LINEAR, RAMP_EXPONENTIAL };
 enum len_dist { LEN_UNIFORM, LEN_NORMAL, LEN_LOGNORMAL, LEN_EMPIRICAL };
 enum engine_kind { ENGINE_VLLM, ENGINE_OLLAMA, ENGINE_LLAMACPP };
 
@@ -52,6 +53,8 @@ struct scenario {
 	double burstiness;
 	int arrival;                       /* enum arrival_kind */
 	int64_t max_concurrency;           /* 0 = unlimited */
+	int ramp_up_strategy;              /* enum ramp_kind (--ramp-up-strategy) */
+	double ramp_up_start_rps, ramp_up_end_rps;
 	char stages_text[INI_VALUE_MAX];
 	struct stage stages[SCENARIO_MAX_STAGES];
 	int n_stages;                      /* 0 = one stage of num_prompts */

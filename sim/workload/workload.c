@@ -108,30 +108,41 @@ static int32_t draw_len(struct workload *w, const struct len_spec *spec, const s
 	return v < 1 ? 1 : v > INT32_MAX / 2 ? INT32_MAX / 2 : (int32_t)v;
 }
 
+/* The rate for request i of n: the scenario's, or vLLM's ramp-up
+ * (_get_current_request_rate: linear or exponential in i/(n-1)). */
+static double rate_of(const struct scenario *sc, double rate, int64_t i, int64_t n)
+{
+	if (sc->ramp_up_strategy == RAMP_NONE)
+		return rate;
+	double progress = (double)i / (double)(n > 1 ? n - 1 : 1);
+	double a = sc->ramp_up_start_rps, b = sc->ramp_up_end_rps;
+	if (sc->ramp_up_strategy == RAMP_LINEAR)
+		return a + (b - a) * progress;
+	return a * pow(b / a, progress);
+}
+
 /* Send times of n requests in one stage starting at t0, as serve.py's
- * get_request: i.i.d. gaps, cumulated, rescaled so the last lands at
- * t0 + n/rate. */
+ * get_request: i.i.d. gaps at each request's rate, cumulated, then (without
+ * ramp-up) rescaled so the last lands at t0 + n/rate. */
 static void stage_times(struct workload *w, int64_t n, double rate, double t0, double *out)
 {
 	const struct scenario *sc = w->sc;
-	if (isinf(rate)) {
-		for (int64_t i = 0; i < n; i++)
-			out[i] = t0;
-		return;
-	}
 	double acc = 0;
 	for (int64_t i = 0; i < n; i++) {
-		double gap;
-		if (sc->arrival == ARRIVAL_CONSTANT)
-			gap = 1 / rate;
+		double r = rate_of(sc, rate, i, n), gap;
+		if (isinf(r))
+			gap = 0;
+		else if (sc->arrival == ARRIVAL_CONSTANT)
+			gap = 1 / r;
 		else if (sc->arrival == ARRIVAL_GAMMA)
-			gap = gsl_ran_gamma(w->rng[S_ARRIVAL], sc->burstiness, 1 / (rate * sc->burstiness));
+			gap = gsl_ran_gamma(w->rng[S_ARRIVAL], sc->burstiness, 1 / (r * sc->burstiness));
 		else
-			gap = gsl_ran_exponential(w->rng[S_ARRIVAL], 1 / rate);
+			gap = gsl_ran_exponential(w->rng[S_ARRIVAL], 1 / r);
 		acc += gap;
 		out[i] = acc;
 	}
-	double scale = acc > 0 ? ((double)n / rate) / acc : 1;
+	double scale = sc->ramp_up_strategy == RAMP_NONE && acc > 0 && !isinf(rate) ?
+			       ((double)n / rate) / acc : 1;
 	for (int64_t i = 0; i < n; i++)
 		out[i] = t0 + out[i] * scale;
 }
