@@ -113,7 +113,7 @@ static void vllm_block(FILE *f, struct run_result *res, struct group_metrics *g,
 	line_f(f, "Output token throughput (tok/s):", dur > 0 ? (double)g->total_output / dur : 0);
 	if (whole_run) {
 		line_f(f, "Peak output token throughput (tok/s):", (double)peak_tokens_per_s(res));
-		line_f(f, "Peak concurrent requests:", (double)res->max_concurrent);
+		line_f(f, "Peak concurrent requests:", (double)res->max_concurrent_per_second);
 	}
 	line_f(f, "Total token throughput (tok/s):",
 	       dur > 0 ? (double)(g->total_input + g->total_output) / dur : 0);
@@ -423,7 +423,7 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	}
 	put_results(o, res, &res->all, opts);
 	json_object_set_new(o, "max_output_tokens_per_s", json_real((double)peak_tokens_per_s(res)));
-	json_object_set_new(o, "max_concurrent_requests", json_integer(res->max_concurrent));
+	json_object_set_new(o, "max_concurrent_requests", json_integer(res->max_concurrent_per_second));
 
 	json_t *stages = json_array();
 	for (int s = 0; s < res->n_stages; s++) {
@@ -457,6 +457,7 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(ss, "kv_bytes_per_block", json_real(es->kv_bytes_per_block));
 	json_object_set_new(ss, "peak_kv_cache_usage", json_real(es->peak_kv_usage));
 	json_object_set_new(ss, "peak_num_requests_waiting", json_integer(res->peak_waiting));
+	json_object_set_new(ss, "peak_in_flight_requests", json_integer(res->max_concurrent));
 	json_object_set_new(ss, "num_preemptions", json_integer(es->preemptions));
 	json_object_set_new(ss, "prefix_cache_queries", json_integer(es->prefix_queries));
 	json_object_set_new(ss, "prefix_cache_hits", json_integer(es->prefix_hits));

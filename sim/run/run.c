@@ -51,7 +51,7 @@ static void count_token(struct run_result *res, int64_t t_ns)
 		res->tokens_per_second[res->last_second]++;
 		return;
 	}
-	size_t sec = (size_t)(t_ns / 1000000000);
+	size_t sec = (size_t)((t_ns - res->token_origin_ns) / 1000000000);
 	res->last_token_ns = t_ns;
 	res->last_second = sec;
 	if (sec >= res->n_seconds) {
@@ -193,6 +193,28 @@ static void start_step(struct run *rn, int64_t now)
 	}
 }
 
+/* vLLM's max_concurrent_requests: every successful request counts in each
+ * whole second (from the first send) it was active in; the peak. */
+static int64_t concurrent_per_second(const struct run_result *res)
+{
+	size_t n = (size_t)((res->end_ns - res->token_origin_ns) / 1000000000) + 2;
+	int64_t *diff = xcalloc(n + 1, sizeof *diff), best = 0, cur = 0;
+	for (size_t i = 0; i < res->reqs.len; i++) {
+		const struct request *r = &res->reqs.v[i];
+		if (r->state != REQ_FINISHED)
+			continue;
+		diff[(r->send_ns - res->token_origin_ns) / 1000000000]++;
+		diff[(r->finish_ns - res->token_origin_ns) / 1000000000 + 1]--;
+	}
+	for (size_t s = 0; s < n; s++) {
+		cur += diff[s];
+		if (cur > best)
+			best = cur;
+	}
+	free(diff);
+	return best;
+}
+
 static void init_groups(struct run_result *res, const int64_t *starts, int n)
 {
 	res->n_stages = n;
@@ -257,8 +279,12 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 	rn.sample_every_ns = (int64_t)llround(sc->timeseries_interval_s * 1e9);
 	if (rn.sample_every_ns < 1)
 		rn.sample_every_ns = 1;
-	for (size_t i = 0; i < res->reqs.len; i++)
+	res->token_origin_ns = res->reqs.len ? INT64_MAX : 0;
+	for (size_t i = 0; i < res->reqs.len; i++) {
 		evq_push(rn.q, res->reqs.v[i].want_send_ns, EV_WANT_SEND, (int64_t)i);
+		if (res->reqs.v[i].want_send_ns < res->token_origin_ns)
+			res->token_origin_ns = res->reqs.v[i].want_send_ns;
+	}
 
 	struct event ev;
 	while (evq_pop(rn.q, &ev)) {
@@ -278,6 +304,7 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 		}
 	}
 	res->end_ns = evq_now(rn.q);
+	res->max_concurrent_per_second = concurrent_per_second(res);
 	rn.cls->stats(rn.eng, &res->engine);
 	/* Every request finished or failed: none is left behind. */
 	struct engine_gauges gg;
