@@ -154,6 +154,11 @@ static void max_concurrency_is_respected(void **state)
 	struct run_result r;
 	simulate(&r, NULL, "workload.request_rate=inf", "workload.max_concurrency=7", NULL);
 	assert_int_equal(r.max_concurrent, 7);
+	/* vLLM's per-second count: a request finishing and the next starting
+	 * within one second both count, so it is at least the instantaneous
+	 * peak and at most everything sent. */
+	assert_true(r.max_concurrent_per_second >= 7);
+	assert_true(r.max_concurrent_per_second <= (int64_t)r.reqs.len);
 	run_result_free(&r);
 }
 
