@@ -10,6 +10,8 @@
 
 #include "steptime.h"
 
+#include <unistd.h>
+
 static void conservation_and_failures(void **state)
 {
 	(void)state;
@@ -105,7 +107,7 @@ static void light_load_is_the_step_model(void **state)
 static char *json_of(struct run_result *r)
 {
 	double p[] = { 50, 90, 99 };
-	struct report_opts o = { p, 3 };
+	struct report_opts o = { p, 3, false };
 	json_t *j = report_json(r, &o);
 	char *s = json_dumps(j, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
 	json_decref(j);
@@ -227,6 +229,43 @@ static void cpu_offload_moves_weights_to_the_host_link(void **state)
 	run_result_free(&b);
 }
 
+/* A servesim result saved with --save-detailed is a vllm bench serve
+ * result: `servesim validate` replays it (same start times and lengths,
+ * same model and device) and must predict every metric it reports back
+ * within 0.01% (the JSON's rounding of times to the ns and the replay's
+ * relative times). */
+static void save_detailed_round_trips_through_validate(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/servesim-detailed-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	struct cmd_result c;
+	run_cmd(&c, "%s run c19-batching --set workload.num_prompts=80 --format json --save-detailed > %s",
+		SERVESIM_BIN, path);
+	assert_int_equal(c.status, 0);
+	cmd_result_free(&c);
+	run_cmd(&c, "%s validate %s --format json", SERVESIM_BIN, path);
+	assert_int_equal(c.status, 0);
+	json_error_t je;
+	json_t *j = json_loads(c.out, 0, &je);
+	assert_non_null(j);
+	json_t *metrics = json_object_get(json_array_get(j, 0), "metrics");
+	assert_true(json_array_size(metrics) >= 12);
+	size_t i;
+	json_t *m;
+	json_array_foreach(metrics, i, m) {
+		double err = json_real_value(json_object_get(m, "error_pct")) +
+			     (double)json_integer_value(json_object_get(m, "error_pct"));
+		if (fabs(err) > 0.01)
+			fail_msg("%s: error %g%%", json_string_value(json_object_get(m, "metric")), err);
+	}
+	json_decref(j);
+	cmd_result_free(&c);
+	unlink(path);
+}
+
 /* Bad input through the command: exit 2, file:line and the key. */
 static void bad_input(void **state)
 {
@@ -264,6 +303,7 @@ int main(void)
 		cmocka_unit_test(trace_replay),
 		cmocka_unit_test(fp8_kv_doubles_the_pool),
 		cmocka_unit_test(cpu_offload_moves_weights_to_the_host_link),
+		cmocka_unit_test(save_detailed_round_trips_through_validate),
 		cmocka_unit_test(bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,7 +31,10 @@ static void help(void)
 	       "  --out DIR           also write DIR/requests.csv and DIR/timeseries.csv\n"
 	       "  --plot DIR          also write those CSVs to DIR with gnuplot pictures of them\n"
 	       "                      (TTFT and TPOT CDFs, KV usage and the queue over time)\n"
-	       "  --metric-percentiles P,…  percentiles to report (default 99)\n");
+	       "  --metric-percentiles P,…  percentiles to report (default 99)\n"
+	       "  --save-detailed     json: add the per-request arrays of vllm bench serve\n"
+	       "                      (input_lens, output_lens, ttfts, latencies, start_times,\n"
+	       "                      errors; no itls) and Ollama's fields per request\n");
 }
 
 static int parse_percentiles(const char *s, double *out, size_t *n, struct err *e)
@@ -66,6 +69,7 @@ int cmd_run(int argc, char **argv)
 		{ "metric-percentiles", required_argument, NULL, 'p' },
 		{ "model", required_argument, NULL, 'm' },
 		{ "out", required_argument, NULL, 'o' },
+		{ "save-detailed", no_argument, NULL, 'd' },
 		{ "plot", required_argument, NULL, 'P' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "set", required_argument, NULL, 'S' },
@@ -76,6 +80,7 @@ int cmd_run(int argc, char **argv)
 	const char *plot_dir = NULL;
 	double pct[16] = { 99 };
 	size_t n_pct = 1;
+	bool detailed = false;
 	struct inidoc ov = { 0 };
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT;
@@ -92,6 +97,7 @@ int cmd_run(int argc, char **argv)
 		case 'o': out_dir = optarg; break;
 		case 'P': plot_dir = optarg; break;
 		case 'p': bad = parse_percentiles(optarg, pct, &n_pct, &e); break;
+		case 'd': detailed = true; break;
 		case 's': bad = add_flag(&ov, "run.seed", optarg, &e); break;
 		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
 		default: inidoc_free(&ov); return cli_misuse("run", "unknown option");
@@ -121,7 +127,7 @@ int cmd_run(int argc, char **argv)
 		cli_fail("run", &e);
 		goto out;
 	}
-	struct report_opts ro = { pct, n_pct };
+	struct report_opts ro = { pct, n_pct, detailed };
 	if (out_dir && report_csv(out_dir, &res, &e)) {
 		fprintf(stderr, "servesim run: %s\n", e.msg);
 		rc = EXIT_FAIL;

@@ -374,6 +374,46 @@ static void put_results(json_t *o, const struct run_result *res, struct group_me
 	put_metrics(o, g, opts);
 }
 
+/* vllm bench serve --save-detailed: one entry per request, in send order
+ * of the request table; seconds; a failed request has output 0, no times
+ * and its error, as vLLM writes it. `itls` is left out: servesim keeps no
+ * per-token times (the ITL histogram is in the summary keys). Ollama's
+ * per-request fields come along for every engine. */
+static void put_detailed(json_t *o, const struct run_result *res)
+{
+	json_t *in = json_array(), *out = json_array(), *ttft = json_array(), *lat = json_array();
+	json_t *start = json_array(), *errs = json_array(), *ol = json_array();
+	for (size_t i = 0; i < res->reqs.len; i++) {
+		const struct request *r = &res->reqs.v[i];
+		bool ok = r->state == REQ_FINISHED;
+		json_array_append_new(in, json_integer(r->prompt_len));
+		json_array_append_new(out, json_integer(ok ? r->output_len : 0));
+		json_array_append_new(ttft, ok ? json_real((double)(r->first_token_ns - r->send_ns) / 1e9) : json_real(0));
+		json_array_append_new(lat, ok ? json_real((double)(r->finish_ns - r->send_ns) / 1e9) : json_real(0));
+		json_array_append_new(start, json_real((double)r->send_ns / 1e9));
+		json_array_append_new(errs, json_string(ok || !r->fail_reason ? "" : r->fail_reason));
+		json_t *f = json_object();
+		if (ok) {
+			struct ollama_fields of;
+			ollama_fields(r, &of);
+			json_object_set_new(f, "total_duration", json_integer(of.total_ns));
+			json_object_set_new(f, "load_duration", json_integer(of.load_ns));
+			json_object_set_new(f, "prompt_eval_count", json_integer(of.prompt_eval_count));
+			json_object_set_new(f, "prompt_eval_duration", json_integer(of.prompt_eval_ns));
+			json_object_set_new(f, "eval_count", json_integer(of.eval_count));
+			json_object_set_new(f, "eval_duration", json_integer(of.eval_ns));
+		}
+		json_array_append_new(ol, f);
+	}
+	json_object_set_new(o, "input_lens", in);
+	json_object_set_new(o, "output_lens", out);
+	json_object_set_new(o, "ttfts", ttft);
+	json_object_set_new(o, "latencies", lat);
+	json_object_set_new(o, "start_times", start);
+	json_object_set_new(o, "errors", errs);
+	json_object_set_new(o, "ollama_metrics", ol);
+}
+
 json_t *report_ttft_breakdown(const struct group_metrics *g)
 {
 	double n = g->completed ? (double)g->completed : 1;
@@ -424,6 +464,8 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	put_results(o, res, &res->all, opts);
 	json_object_set_new(o, "max_output_tokens_per_s", json_real((double)peak_tokens_per_s(res)));
 	json_object_set_new(o, "max_concurrent_requests", json_integer(res->max_concurrent_per_second));
+	if (opts->detailed)
+		put_detailed(o, res);
 
 	json_t *stages = json_array();
 	for (int s = 0; s < res->n_stages; s++) {

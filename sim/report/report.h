@@ -22,6 +22,7 @@
 struct report_opts {
 	const double *percentiles;   /* --metric-percentiles, default {99} */
 	size_t n_percentiles;
+	bool detailed;               /* --save-detailed: per-request arrays in JSON */
 };
 
 void report_text(FILE *f, struct run_result *res, const struct report_opts *o);
