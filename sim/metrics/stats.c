@@ -129,6 +129,16 @@ double loghist_percentile(const struct loghist *h, double p)
 	return a + (b - a) * (rank - (double)lo);
 }
 
+void loghist_each(const struct loghist *h, void (*fn)(void *ctx, double mid, int64_t count),
+		  void *ctx)
+{
+	if (!h->counts)
+		return;
+	for (size_t b = 0; b < LOGHIST_BUCKETS; b++)
+		if (h->counts[b])
+			fn(ctx, bucket_mid(b), h->counts[b]);
+}
+
 int64_t loghist_count_le(const struct loghist *h, double edge)
 {
 	if (!h->n)

@@ -82,6 +82,11 @@ void loghist_free(struct loghist *h);
 double loghist_mean(const struct loghist *h);
 double loghist_std(const struct loghist *h);
 double loghist_percentile(const struct loghist *h, double p);
+/* Calls fn for each non-empty bucket, in increasing order, with its
+ * midpoint (the value every member is reported as) and its count. */
+void loghist_each(const struct loghist *h, void (*fn)(void *ctx, double mid, int64_t count),
+		  void *ctx);
+
 /* Number of values <= edge (for Prometheus buckets): exact up to the
  * bucket holding edge, which counts when its midpoint is <= edge. */
 int64_t loghist_count_le(const struct loghist *h, double edge);

@@ -294,6 +294,56 @@ out:
 	return rc;
 }
 
+/* itl_histogram.csv (value, tokens) → itl_cdf.dat (ms, fraction of
+ * tokens at or below), with the p50 and p99 of the tokens. */
+static int write_itl_cdf(const char *in_path, const char *dir, struct plot_opts *o, double *p50,
+			 double *p99, struct err *e)
+{
+	FILE *in = fopen(in_path, "r");
+	if (!in)
+		return err_set(e, "%s: cannot open: %s", in_path, strerror(errno));
+	struct vec val = { 0 }, cnt = { 0 };
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0, rc = 0;
+	double total = 0;
+	while (getline(&line, &cap, in) > 0) {
+		if (++lineno == 1)
+			continue;   /* header */
+		char *comma = strchr(line, ',');
+		double v, c;
+		if (!comma || sscanf(line, "%lf", &v) != 1 || sscanf(comma + 1, "%lf", &c) != 1) {
+			rc = err_set(e, "%s:%d: expected itl_s,tokens", in_path, lineno);
+			break;
+		}
+		vec_add(&val, v);
+		vec_add(&cnt, c);
+		total += c;
+	}
+	free(line);
+	fclose(in);
+	FILE *f = rc ? NULL : plot_data_open(dir, "itl_cdf.dat", e);
+	if (!rc && !f)
+		rc = -1;
+	if (!rc) {
+		fprintf(f, "# value_ms\tfraction_of_tokens_at_or_below\n");
+		double acc = 0;
+		*p50 = *p99 = 0;
+		for (size_t i = 0; i < val.n; i++) {
+			acc += cnt.v[i];
+			if (!*p50 && acc >= 0.50 * total)
+				*p50 = val.v[i] * 1e3;
+			if (!*p99 && acc >= 0.99 * total)
+				*p99 = val.v[i] * 1e3;
+			fprintf(f, "%.6f\t%.6f\n", val.v[i] * 1e3, total > 0 ? acc / total : 0);
+		}
+		rc = plot_data_close(f, dir, "itl_cdf.dat", o, e);
+	}
+	free(val.v);
+	free(cnt.v);
+	return rc;
+}
+
 static int plot_run_dir(const char *in, const char *out, struct plot_opts *o, struct err *e)
 {
 	char path[4200], ts[4200];
@@ -308,16 +358,22 @@ static int plot_run_dir(const char *in, const char *out, struct plot_opts *o, st
 		rc = write_cdf(out, "ttft_cdf.dat", &ttft, o, &t50, &t99, e);
 	if (!rc)
 		rc = write_cdf(out, "tpot_cdf.dat", &tpot, o, &p50, &p99, e);
+	char hist[4200];
+	double i50 = 0, i99 = 0;
+	snprintf(hist, sizeof hist, "%s/itl_histogram.csv", in);
+	if (!rc)
+		rc = write_itl_cdf(hist, out, o, &i50, &i99, e);
 	free(ttft.v);
 	free(tpot.v);
 	if (rc)
 		return -1;
-	char vars[16384] = "", num[64], d1[4200], d2[4200];
+	char vars[16384] = "", num[128], d1[4200], d2[4200], d3[4200];
 	snprintf(d1, sizeof d1, "%s/ttft_cdf.dat", out);
 	snprintf(d2, sizeof d2, "%s/tpot_cdf.dat", out);
+	snprintf(d3, sizeof d3, "%s/itl_cdf.dat", out);
 	int bad = plot_var(vars, sizeof vars, "ttft", d1) || plot_var(vars, sizeof vars, "tpot", d2) ||
-		  plot_text(vars, sizeof vars, "subtitle", in);
-	snprintf(num, sizeof num, "%.1f/%.1f/%.2f/%.2f", t50, t99, p50, p99);
+		  plot_var(vars, sizeof vars, "itl", d3) || plot_text(vars, sizeof vars, "subtitle", in);
+	snprintf(num, sizeof num, "%.1f %.1f %.2f %.2f %.2f %.2f", t50, t99, p50, p99, i50, i99);
 	bad = bad || plot_var(vars, sizeof vars, "marks", num);
 	if (bad)
 		return err_set(e, "%s: the plot's variables are too long", out);
@@ -335,7 +391,7 @@ int plot_run(const struct run_result *res, const char *dir, struct plot_opts *o,
 {
 	if (plot_mkdir(dir, e) || report_csv(dir, res, e))
 		return -1;
-	o->n_data += 2;
+	o->n_data += 3;
 	return plot_run_dir(dir, dir, o, e);
 }
 

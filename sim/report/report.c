@@ -698,6 +698,11 @@ static int finish(FILE *f, const char *tmp, const char *dir, const char *name, s
 	return 0;
 }
 
+static void itl_row(void *ctx, double mid, int64_t count)
+{
+	fprintf(ctx, "%.9f,%lld\n", mid, (long long)count);
+}
+
 int report_csv(const char *dir, const struct run_result *res, struct err *e)
 {
 	struct stat st;
@@ -743,5 +748,14 @@ int report_csv(const char *dir, const struct run_result *res, struct err *e)
 		fprintf(f, "%.6f,%lld,%lld,%.6f,%lld,%.9f\n", t->t_s, (long long)t->running,
 			(long long)t->waiting, t->kv_usage, (long long)t->step_tokens, t->step_s);
 	}
-	return finish(f, tmp, dir, "timeseries.csv", e);
+	if (finish(f, tmp, dir, "timeseries.csv", e))
+		return -1;
+	/* Every token gap of the run, as the ITL histogram holds it (values
+	 * within 1/4096 of the true ones, stats.h). */
+	f = open_tmp(dir, "itl_histogram.csv", tmp, sizeof tmp, e);
+	if (!f)
+		return -1;
+	fprintf(f, "itl_s,tokens\n");
+	loghist_each(&res->all.itl, itl_row, f);
+	return finish(f, tmp, dir, "itl_histogram.csv", e);
 }

@@ -7,7 +7,8 @@
  *         `servesim` object for what vLLM does not report;
  *   prom  Prometheus exposition text of vLLM's metrics (C12), with vLLM's
  *         names, labels and histogram buckets;
- *   csv   per-request records and the time series, into a folder, each
+ *   csv   per-request records, the time series and the ITL histogram
+ *         (requests.csv, timeseries.csv, itl_histogram.csv), into a folder, each
  *         file written whole (temporary file, then rename) or not at all.
  */
 #ifndef SERVESIM_REPORT_H
@@ -36,7 +37,8 @@ void report_prom(FILE *f, struct run_result *res);
 json_t *report_ttft_breakdown(const struct group_metrics *g);
 json_t *report_itl_breakdown(const struct engine_stats *es);
 
-/* Writes dir/requests.csv and dir/timeseries.csv. Returns 0, or -1 with e
+/* Writes dir/requests.csv, dir/timeseries.csv and dir/itl_histogram.csv.
+ * Returns 0, or -1 with e
  * (and no partial file left behind). */
 int report_csv(const char *dir, const struct run_result *res, struct err *e);
 
