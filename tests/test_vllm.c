@@ -1,0 +1,141 @@
+/*
+ * The vLLM V1 engine's scheduling rules (formats.md §3), each seen in a
+ * small run where the answer is known exactly: chunking by the token
+ * budget and by long_prefill_token_threshold, prefill without chunking,
+ * max_num_seqs, the preemption order (the last admitted goes first) and the
+ * prefix-cache hit limit.
+ */
+#include "simutil.h"
+
+#include "steptime.h"
+
+/* The TTFT of one request alone whose prompt is prefilled in the given
+ * chunks: the API path plus one step per chunk (the last samples). */
+static int64_t expected_ttft(struct run_result *r, const int64_t *chunks, int n)
+{
+	struct perf p;
+	perf_init(&p, &r->model, &r->hw, r->weights, 1, 2);
+	int64_t t = llround(r->hw.eff.request_overhead_ms * 1e6), done = 0;
+	for (int i = 0; i < n; i++) {
+		struct perf_step s;
+		perf_step_clear(&s);
+		perf_step_add(&s, &p, chunks[i], done, i == n - 1);
+		t += llround(perf_step_time(&p, &s, NULL) * 1e9);
+		done += chunks[i];
+	}
+	return t;
+}
+
+static int64_t ttft_ns(const struct run_result *r, size_t i)
+{
+	return r->reqs.v[i].first_token_ns - r->reqs.v[i].send_ns;
+}
+
+/* A 5,000-token prompt with max_num_batched_tokens 2048: chunks of 2048,
+ * 2048 and 904, each a step, exactly. */
+static void chunked_by_the_token_budget(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.num_prompts=1", "workload.request_rate=inf",
+		 "workload.random_input_len=5000", "workload.random_output_len=2",
+		 "engine.max_num_batched_tokens=2048", NULL);
+	const int64_t chunks[] = { 2048, 2048, 904 };
+	assert_int_equal(ttft_ns(&r, 0), expected_ttft(&r, chunks, 3));
+	run_result_free(&r);
+}
+
+/* long_prefill_token_threshold 512 caps each chunk below the budget. */
+static void chunked_by_the_long_prefill_threshold(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.num_prompts=1", "workload.request_rate=inf",
+		 "workload.random_input_len=2000", "workload.random_output_len=2",
+		 "engine.long_prefill_token_threshold=512", NULL);
+	const int64_t chunks[] = { 512, 512, 512, 464 };
+	assert_int_equal(ttft_ns(&r, 0), expected_ttft(&r, chunks, 4));
+	run_result_free(&r);
+}
+
+/* Without chunked prefill, vLLM sets max_num_batched_tokens to
+ * max_model_len: the whole prompt is one step. */
+static void unchunked_prefill_is_one_step(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.num_prompts=1", "workload.request_rate=inf",
+		 "workload.random_input_len=12000", "workload.random_output_len=2",
+		 "engine.enable_chunked_prefill=false", "engine.max_model_len=16384", NULL);
+	assert_int_equal(r.engine.max_num_batched_tokens, 16384);
+	const int64_t chunks[] = { 12000 };
+	assert_int_equal(ttft_ns(&r, 0), expected_ttft(&r, chunks, 1));
+	run_result_free(&r);
+}
+
+/* max_num_seqs bounds the running requests at every step. */
+static void max_num_seqs_bounds_running(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.num_prompts=12", "workload.request_rate=inf",
+		 "engine.max_num_seqs=3", "run.timeseries_interval_s=0.000001", NULL);
+	int64_t peak = 0;
+	for (size_t i = 0; i < r.n_ts; i++)
+		if (r.ts[i].running > peak)
+			peak = r.ts[i].running;
+	assert_int_equal(peak, 3);
+	assert_int_equal(r.all.completed, 12);
+	run_result_free(&r);
+}
+
+/* When a running request cannot get a block, the last admitted running
+ * request is preempted (FCFS), never an earlier one first: with all
+ * requests sent at once and admitted in order, the first request is never
+ * preempted and the preempted ones are the latest admitted. */
+static void preemption_takes_the_last_admitted(void **state)
+{
+	(void)state;
+	struct run_result r;
+	/* 4 × (512 + 1024) tokens need 384 blocks; the pool has 200. */
+	simulate(&r, NULL, "workload.num_prompts=4", "workload.request_rate=inf",
+		 "workload.random_input_len=512", "workload.random_output_len=1024",
+		 "engine.num_gpu_blocks_override=200", "engine.enable_prefix_caching=false", NULL);
+	assert_int_equal(r.all.completed, 4);
+	assert_true(r.engine.preemptions > 0);
+	assert_int_equal(r.reqs.v[0].preemptions, 0);
+	assert_true(r.reqs.v[3].preemptions >= r.reqs.v[1].preemptions);
+	/* The first request, never preempted, finishes first. */
+	for (size_t i = 1; i < 4; i++)
+		assert_true(r.reqs.v[0].finish_ns <= r.reqs.v[i].finish_ns);
+	run_result_free(&r);
+}
+
+/* A prefix hit covers whole blocks and at most (tokens - 1) / block_size of
+ * them: the last token is always recomputed for its logits. A Mooncake
+ * trace sends the same 64-token prompt twice (one 512-token hash block):
+ * the second hits 48 tokens (blocks 0-2), not 64; a 65-token prompt with
+ * the same first 64 then hits all 64. */
+static void prefix_hit_leaves_the_last_token(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.trace=" TEST_DATA_DIR "/run/same_prompt.jsonl", NULL);
+	assert_int_equal(r.reqs.v[0].cached_tokens, 0);
+	assert_int_equal(r.reqs.v[1].cached_tokens, 48);
+	assert_int_equal(r.reqs.v[2].cached_tokens, 64);
+	run_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(chunked_by_the_token_budget),
+		cmocka_unit_test(chunked_by_the_long_prefill_threshold),
+		cmocka_unit_test(unchunked_prefill_is_one_step),
+		cmocka_unit_test(max_num_seqs_bounds_running),
+		cmocka_unit_test(preemption_takes_the_last_admitted),
+		cmocka_unit_test(prefix_hit_leaves_the_last_token),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
