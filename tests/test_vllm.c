@@ -127,6 +127,54 @@ static void prefix_hit_leaves_the_last_token(void **state)
 	run_result_free(&r);
 }
 
+/* vLLM's OpenAI-server defaults (arg_utils.py): 8192 batched tokens and
+ * 1024 sequences on a GPU of >= 70 GiB that is not an A100, else 2048 and
+ * 256; block 16. */
+static void defaults_follow_the_device(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *hw;
+		int64_t mnbt, seqs;
+	} cases[] = {
+		{ "run.hardware=h100-sxm", 8192, 1024 },
+		{ "run.hardware=h200-sxm", 8192, 1024 },
+		{ "run.hardware=a100-80gb-sxm", 2048, 256 },
+		{ "run.hardware=l40s", 2048, 256 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct run_result r;
+		simulate(&r, NULL, "workload.num_prompts=1", cases[i].hw, NULL);
+		assert_int_equal(r.engine.max_num_batched_tokens, cases[i].mnbt);
+		assert_int_equal(r.engine.max_num_seqs, cases[i].seqs);
+		assert_int_equal(r.engine.block_size, 16);
+		run_result_free(&r);
+	}
+}
+
+/* The CPU tier (kv_offload_gib): a prefix evicted from the GPU pool and
+ * found again in host memory counts as a hit (cpu hits) instead of being
+ * recomputed. A pool of 120 blocks holds one 1,600-token conversation at a
+ * time; 20 prefix groups of 1,024 tokens cycle through it. */
+static void evicted_prefixes_hit_the_cpu_tier(void **state)
+{
+	(void)state;
+	struct run_result off, on;
+	const char *common[] = { "workload.num_prompts=60", "workload.request_rate=inf",
+				 "workload.max_concurrency=1", "workload.random_prefix_len=1024",
+				 "workload.prefix_groups=20", "workload.random_input_len=64",
+				 "workload.random_output_len=16", "engine.num_gpu_blocks_override=120" };
+	simulate(&off, NULL, common[0], common[1], common[2], common[3], common[4], common[5],
+		 common[6], common[7], NULL);
+	simulate(&on, NULL, common[0], common[1], common[2], common[3], common[4], common[5],
+		 common[6], common[7], "engine.kv_offload_gib=4", NULL);
+	assert_int_equal(off.engine.prefix_cpu_hits, 0);
+	assert_true(on.engine.prefix_cpu_hits > 0);
+	assert_true(on.engine.prefix_hits > off.engine.prefix_hits);
+	run_result_free(&off);
+	run_result_free(&on);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -136,6 +184,8 @@ int main(void)
 		cmocka_unit_test(max_num_seqs_bounds_running),
 		cmocka_unit_test(preemption_takes_the_last_admitted),
 		cmocka_unit_test(prefix_hit_leaves_the_last_token),
+		cmocka_unit_test(defaults_follow_the_device),
+		cmocka_unit_test(evicted_prefixes_hit_the_cpu_tier),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
