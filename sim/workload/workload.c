@@ -108,6 +108,32 @@ static int32_t draw_len(struct workload *w, const struct len_spec *spec, const s
 	return v < 1 ? 1 : v > INT32_MAX / 2 ? INT32_MAX / 2 : (int32_t)v;
 }
 
+/* The arrival processes: the gap before the next request at rate r, by
+ * enum arrival_kind (vLLM: burstiness 1 is Poisson, inf is constant, any
+ * other value gamma with shape burstiness and mean 1/r). */
+static double gap_poisson(struct workload *w, double r)
+{
+	return gsl_ran_exponential(w->rng[S_ARRIVAL], 1 / r);
+}
+
+static double gap_gamma(struct workload *w, double r)
+{
+	double k = w->sc->burstiness;
+	return gsl_ran_gamma(w->rng[S_ARRIVAL], k, 1 / (r * k));
+}
+
+static double gap_constant(struct workload *w, double r)
+{
+	(void)w;
+	return 1 / r;
+}
+
+static double (*const arrival_gaps[])(struct workload *, double) = {
+	[ARRIVAL_POISSON] = gap_poisson,
+	[ARRIVAL_GAMMA] = gap_gamma,
+	[ARRIVAL_CONSTANT] = gap_constant,
+};
+
 /* The rate for request i of n: the scenario's, or vLLM's ramp-up
  * (_get_current_request_rate: linear or exponential in i/(n-1)). */
 static double rate_of(const struct scenario *sc, double rate, int64_t i, int64_t n)
@@ -127,18 +153,11 @@ static double rate_of(const struct scenario *sc, double rate, int64_t i, int64_t
 static void stage_times(struct workload *w, int64_t n, double rate, double t0, double *out)
 {
 	const struct scenario *sc = w->sc;
+	double (*const gap)(struct workload *, double) = arrival_gaps[sc->arrival];
 	double acc = 0;
 	for (int64_t i = 0; i < n; i++) {
-		double r = rate_of(sc, rate, i, n), gap;
-		if (isinf(r))
-			gap = 0;
-		else if (sc->arrival == ARRIVAL_CONSTANT)
-			gap = 1 / r;
-		else if (sc->arrival == ARRIVAL_GAMMA)
-			gap = gsl_ran_gamma(w->rng[S_ARRIVAL], sc->burstiness, 1 / (r * sc->burstiness));
-		else
-			gap = gsl_ran_exponential(w->rng[S_ARRIVAL], 1 / r);
-		acc += gap;
+		double r = rate_of(sc, rate, i, n);
+		acc += isinf(r) ? 0 : gap(w, r);
 		out[i] = acc;
 	}
 	double scale = sc->ramp_up_strategy == RAMP_NONE && acc > 0 && !isinf(rate) ?
