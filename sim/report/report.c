@@ -570,6 +570,18 @@ static const double itl_buckets[] = { 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 
 static const double e2e_buckets[] = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
 				      40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
 
+/* A bucket edge as prometheus_client writes it: "0.025", "1.0", "10.0". */
+struct le_buf {
+	char s[32];
+};
+
+static struct le_buf le_text(double v)
+{
+	struct le_buf b;
+	snprintf(b.s, sizeof b.s, v == floor(v) ? "%.1f" : "%g", v);
+	return b;
+}
+
 static void prom_hist_samples(FILE *f, const char *name, const char *help, const char *labels,
 			      struct samples *s, const double *edges, size_t n)
 {
@@ -582,7 +594,7 @@ static void prom_hist_samples(FILE *f, const char *name, const char *help, const
 	for (size_t b = 0; b < n; b++) {
 		while (k < s->n && s->v[k] <= edges[b])
 			k++;
-		fprintf(f, "%s_bucket{%s,le=\"%g\"} %zu\n", name, labels, edges[b], k);
+		fprintf(f, "%s_bucket{%s,le=\"%s\"} %zu\n", name, labels, le_text(edges[b]).s, k);
 	}
 	fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %zu\n%s_sum{%s} %.9g\n%s_count{%s} %zu\n", name, labels,
 		s->n, name, labels, sum, name, labels, s->n);
@@ -669,7 +681,7 @@ void report_prom(FILE *f, struct run_result *res)
 	fprintf(f, "# HELP vllm:inter_token_latency_seconds Histogram of inter-token latency in seconds.\n"
 		   "# TYPE vllm:inter_token_latency_seconds histogram\n");
 	for (size_t b = 0; b < sizeof itl_buckets / sizeof *itl_buckets; b++)
-		fprintf(f, "vllm:inter_token_latency_seconds_bucket{%s,le=\"%g\"} %lld\n", labels, itl_buckets[b],
+		fprintf(f, "vllm:inter_token_latency_seconds_bucket{%s,le=\"%s\"} %lld\n", labels, le_text(itl_buckets[b]).s,
 			(long long)loghist_count_le(&g->itl, itl_buckets[b]));
 	fprintf(f, "vllm:inter_token_latency_seconds_bucket{%s,le=\"+Inf\"} %lld\n"
 		   "vllm:inter_token_latency_seconds_sum{%s} %.9g\nvllm:inter_token_latency_seconds_count{%s} %lld\n",
