@@ -266,6 +266,35 @@ static void save_detailed_round_trips_through_validate(void **state)
 	unlink(path);
 }
 
+/* --format prom: the five metrics of SEED C12 under vLLM's names and
+ * labels, histograms cumulative with +Inf equal to the count. */
+static void prometheus_exposition(void **state)
+{
+	(void)state;
+	struct cmd_result c;
+	run_cmd(&c, "%s run --set workload.num_prompts=40 --format prom", SERVESIM_BIN);
+	assert_int_equal(c.status, 0);
+	static const char *const names[] = {
+		"vllm:time_to_first_token_seconds_bucket{", "vllm:inter_token_latency_seconds_bucket{",
+		"vllm:num_requests_running{", "vllm:num_requests_waiting{", "vllm:kv_cache_usage_perc{",
+		"model_name=\"llama-3.1-8b\",engine=\"0\"",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		assert_contains(c.out, names[i]);
+	/* TTFT: 40 requests, every bucket count <= the next, +Inf = 40. */
+	long prev = 0, v;
+	const char *p = c.out;
+	while ((p = strstr(p, "vllm:time_to_first_token_seconds_bucket{"))) {
+		p = strchr(p, '}');
+		v = strtol(p + 1, NULL, 10);
+		assert_true(v >= prev);
+		prev = v;
+	}
+	assert_int_equal(prev, 40);
+	assert_contains(c.out, "vllm:time_to_first_token_seconds_count{model_name=\"llama-3.1-8b\",engine=\"0\"} 40");
+	cmd_result_free(&c);
+}
+
 /* Bad input through the command: exit 2, file:line and the key. */
 static void bad_input(void **state)
 {
@@ -304,6 +333,7 @@ int main(void)
 		cmocka_unit_test(fp8_kv_doubles_the_pool),
 		cmocka_unit_test(cpu_offload_moves_weights_to_the_host_link),
 		cmocka_unit_test(save_detailed_round_trips_through_validate),
+		cmocka_unit_test(prometheus_exposition),
 		cmocka_unit_test(bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
