@@ -4,12 +4,12 @@
 #include <gsl/gsl_multimin.h>
 #include <gsl/gsl_vector.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "par.h"
 #include "profwrite.h"
 #include "run.h"
 #include "xalloc.h"
@@ -66,12 +66,14 @@ struct sim_job {
 	double (*ms)[RUNOBS_MAX_POINTS][OBS_N_METRICS];   /* per observation */
 	struct err *errs;            /* per observation */
 	int *failed;                 /* per observation */
-	size_t next;
-	pthread_mutex_t lock;
 };
 
-static void simulate_one(struct sim_job *j, size_t i)
+/* par_for's job: simulates observation i unless it is skipped. */
+static void simulate_one(void *ctx, size_t i)
 {
+	struct sim_job *j = ctx;
+	if (j->skip && j->skip[i])
+		return;
 	const struct runobs *ob = &j->set->v[i];
 	struct scenario sc = ob->sc;
 	snprintf(sc.hardware, sizeof sc.hardware, "%s", j->profile);
@@ -86,20 +88,6 @@ static void simulate_one(struct sim_job *j, size_t i)
 	run_result_free(&res);
 }
 
-static void *worker(void *arg)
-{
-	struct sim_job *j = arg;
-	for (;;) {
-		pthread_mutex_lock(&j->lock);
-		size_t i = j->next++;
-		pthread_mutex_unlock(&j->lock);
-		if (i >= j->set->len)
-			return NULL;
-		if (!j->skip || !j->skip[i])
-			simulate_one(j, i);
-	}
-}
-
 /* Simulates every observation not skipped on profile, on up to jobs
  * threads (the caller's among them). Returns 0 or -1 with e set to the
  * first failure in observation order. */
@@ -107,19 +95,8 @@ static int simulate_all(const struct runobs_set *set, const bool *skip, const ch
 			double (*ms)[RUNOBS_MAX_POINTS][OBS_N_METRICS], struct err *e)
 {
 	struct sim_job j = { set, skip, profile, ms, xcalloc(set->len, sizeof *j.errs),
-			     xcalloc(set->len, sizeof *j.failed), 0, PTHREAD_MUTEX_INITIALIZER };
-	size_t extra = jobs > 1 ? (size_t)jobs - 1 : 0;
-	if (extra > set->len)
-		extra = set->len;
-	pthread_t *tids = extra ? xcalloc(extra, sizeof *tids) : NULL;
-	size_t started = 0;
-	while (started < extra && pthread_create(&tids[started], NULL, worker, &j) == 0)
-		started++;
-	worker(&j);
-	for (size_t t = 0; t < started; t++)
-		pthread_join(tids[t], NULL);
-	free(tids);
-	pthread_mutex_destroy(&j.lock);
+			     xcalloc(set->len, sizeof *j.failed) };
+	par_for(set->len, jobs, simulate_one, &j);
 	int rc = 0;
 	for (size_t i = 0; i < set->len && !rc; i++)
 		if (j.failed[i]) {

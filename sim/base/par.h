@@ -1,7 +1,8 @@
 /*
  * par: run n independent jobs on up to `jobs` threads.
  *
- * Sweeps, plans and comparisons are made of simulations that share nothing
+ * Sweeps, plans, comparisons and calibration fits are made of simulations
+ * that share nothing
  * (run_simulate keeps no global state), so each job writes only its own
  * slot of the caller's output array and the caller reads the slots in index
  * order afterwards: the results do not depend on the number of threads or
