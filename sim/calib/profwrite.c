@@ -11,6 +11,7 @@
 
 #include "effparam.h"
 #include "num.h"
+#include "wholefile.h"
 #include "xalloc.h"
 
 #define LINE_MAX_CHARS 190   /* the INI reader keeps lines of up to 198 */
@@ -128,30 +129,19 @@ int profwrite_save(const char *out_path, const char *base_path, const struct hw_
 	FILE *base = fopen(base_path, "r");
 	if (!base)
 		return err_set(e, "%s: cannot open: %s", base_path, strerror(errno));
-	size_t n = strlen(out_path) + 32;
-	char *tmp = xmalloc(n);
-	snprintf(tmp, n, "%s.tmp%ld", out_path, (long)getpid());
-	FILE *out = fopen(tmp, "w");
+	FILE *out = wholefile_open(out_path, e);
 	if (!out) {
-		err_set(e, "%s: cannot write: %s", tmp, strerror(errno));
 		fclose(base);
-		free(tmp);
 		return -1;
 	}
 	int rc = write_body(out, base, eff, source, comments, n_comments);
 	fclose(base);
-	if (rc)
-		err_set(e, "%s: read error", base_path);
-	if (fclose(out) != 0 && !rc)
-		rc = err_set(e, "%s: cannot write: %s", tmp, strerror(errno));
-	if (!rc && rename(tmp, out_path) != 0)
-		rc = err_set(e, "%s: cannot write: %s", out_path, strerror(errno));
 	if (rc) {
-		unlink(tmp);
-		free(tmp);
-		return -1;
+		wholefile_abort(out, out_path);
+		return err_set(e, "%s: read error", base_path);
 	}
-	free(tmp);
+	if (wholefile_commit(out, out_path, e))
+		return -1;
 	struct hw_profile check;
 	if (hw_load(&check, out_path, e)) {
 		unlink(out_path);

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "report.h"
 #include "resultdoc.h"
 #include "run.h"
+#include "wholefile.h"
 #include "xalloc.h"
 
 extern char **environ;
@@ -40,33 +42,30 @@ int plot_mkdir(const char *dir, struct err *e)
 	return 0;
 }
 
-static void tmp_name(char *out, size_t cap, const char *dir, const char *name)
+/* dir/name in out (cap PATH_MAX); false when it does not fit. */
+static bool data_path(char *out, size_t cap, const char *dir, const char *name)
 {
-	snprintf(out, cap, "%s/.%s.tmp", dir, name);
+	int n = snprintf(out, cap, "%s/%s", dir, name);
+	return n >= 0 && (size_t)n < cap;
 }
 
 FILE *plot_data_open(const char *dir, const char *name, struct err *e)
 {
-	char tmp[4200];
-	tmp_name(tmp, sizeof tmp, dir, name);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		err_set(e, "%s: cannot write: %s", tmp, strerror(errno));
-	return f;
+	char path[PATH_MAX];
+	if (!data_path(path, sizeof path, dir, name)) {
+		err_set(e, "%s: the path is too long", dir);
+		return NULL;
+	}
+	return wholefile_open(path, e);
 }
 
 int plot_data_close(FILE *f, const char *dir, const char *name, struct plot_opts *o,
 		    struct err *e)
 {
-	char tmp[4200], final[4200];
-	tmp_name(tmp, sizeof tmp, dir, name);
-	snprintf(final, sizeof final, "%s/%s", dir, name);
-	bool ok = !ferror(f);
-	ok &= fclose(f) == 0;
-	if (!ok || rename(tmp, final)) {
-		unlink(tmp);
-		return err_set(e, "%s: cannot write: %s", final, strerror(errno));
-	}
+	char path[PATH_MAX];
+	data_path(path, sizeof path, dir, name);   /* fitted when opened */
+	if (wholefile_commit(f, path, e))
+		return -1;
 	o->n_data++;
 	return 0;
 }

@@ -1,11 +1,14 @@
 #include "report.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "wholefile.h"
 
 /* One metric of vllm bench serve: its key, title and how to read it. */
 struct metric {
@@ -691,43 +694,8 @@ void report_prom(FILE *f, struct run_result *res)
 			  sizeof e2e_buckets / sizeof *e2e_buckets);
 }
 
-/* Opens dir/name.tmp; report_csv renames it into place once complete. */
-static FILE *open_tmp(const char *dir, const char *name, char *tmp, size_t cap, struct err *e)
+static void requests_csv(FILE *f, const struct run_result *res)
 {
-	snprintf(tmp, cap, "%s/.%s.tmp", dir, name);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		err_set(e, "%s: cannot write: %s", tmp, strerror(errno));
-	return f;
-}
-
-static int finish(FILE *f, const char *tmp, const char *dir, const char *name, struct err *e)
-{
-	char final[4200];
-	snprintf(final, sizeof final, "%s/%s", dir, name);
-	bool ok = !ferror(f);
-	ok &= fclose(f) == 0;
-	if (!ok || rename(tmp, final)) {
-		unlink(tmp);
-		return err_set(e, "%s: cannot write: %s", final, strerror(errno));
-	}
-	return 0;
-}
-
-static void itl_row(void *ctx, double mid, int64_t count)
-{
-	fprintf(ctx, "%.9f,%lld\n", mid, (long long)count);
-}
-
-int report_csv(const char *dir, const struct run_result *res, struct err *e)
-{
-	struct stat st;
-	if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0)
-		return err_set(e, "--out %s: cannot create the folder: %s", dir, strerror(errno));
-	char tmp[4200];
-	FILE *f = open_tmp(dir, "requests.csv", tmp, sizeof tmp, e);
-	if (!f)
-		return -1;
 	fprintf(f, "id,stage,conversation,turn,send_s,input_tokens,output_tokens,cached_tokens,"
 		   "ttft_s,tpot_s,e2el_s,queue_s,max_itl_s,preemptions,status,error,"
 		   "total_duration,load_duration,prompt_eval_count,prompt_eval_duration,eval_count,"
@@ -753,25 +721,54 @@ int report_csv(const char *dir, const struct run_result *res, struct err *e)
 			(long long)o.eval_count, (long long)o.eval_ns,
 			c10_rate(o.prompt_eval_count, o.prompt_eval_ns), c10_rate(o.eval_count, o.eval_ns));
 	}
-	if (finish(f, tmp, dir, "requests.csv", e))
-		return -1;
-	f = open_tmp(dir, "timeseries.csv", tmp, sizeof tmp, e);
-	if (!f)
-		return -1;
+}
+
+static void timeseries_csv(FILE *f, const struct run_result *res)
+{
 	fprintf(f, "time_s,num_requests_running,num_requests_waiting,kv_cache_usage_perc,step_tokens,step_time_s\n");
 	for (size_t i = 0; i < res->n_ts; i++) {
 		const struct ts_row *t = &res->ts[i];
 		fprintf(f, "%.6f,%lld,%lld,%.6f,%lld,%.9f\n", t->t_s, (long long)t->running,
 			(long long)t->waiting, t->kv_usage, (long long)t->step_tokens, t->step_s);
 	}
-	if (finish(f, tmp, dir, "timeseries.csv", e))
-		return -1;
-	/* Every token gap of the run, as the ITL histogram holds it (values
-	 * within 1/4096 of the true ones, stats.h). */
-	f = open_tmp(dir, "itl_histogram.csv", tmp, sizeof tmp, e);
-	if (!f)
-		return -1;
+}
+
+static void itl_row(void *ctx, double mid, int64_t count)
+{
+	fprintf(ctx, "%.9f,%lld\n", mid, (long long)count);
+}
+
+/* Every token gap of the run, as the ITL histogram holds it (values within
+ * 1/4096 of the true ones, stats.h). */
+static void itl_histogram_csv(FILE *f, const struct run_result *res)
+{
 	fprintf(f, "itl_s,tokens\n");
 	loghist_each(&res->all.itl, itl_row, f);
-	return finish(f, tmp, dir, "itl_histogram.csv", e);
+}
+
+int report_csv(const char *dir, const struct run_result *res, struct err *e)
+{
+	static const struct {
+		const char *name;
+		void (*write)(FILE *f, const struct run_result *res);
+	} files[] = {
+		{ "requests.csv", requests_csv },
+		{ "timeseries.csv", timeseries_csv },
+		{ "itl_histogram.csv", itl_histogram_csv },
+	};
+	struct stat st;
+	if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0)
+		return err_set(e, "--out %s: cannot create the folder: %s", dir, strerror(errno));
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		char path[PATH_MAX];
+		if (snprintf(path, sizeof path, "%s/%s", dir, files[i].name) >= (int)sizeof path)
+			return err_set(e, "--out %s: the path is too long", dir);
+		FILE *f = wholefile_open(path, e);
+		if (!f)
+			return -1;
+		files[i].write(f, res);
+		if (wholefile_commit(f, path, e))
+			return -1;
+	}
+	return 0;
 }
