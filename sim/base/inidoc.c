@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <ini.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,26 @@ int inidoc_add_override(struct inidoc *doc, const char *assignment, struct err *
 	key[nk] = '\0';
 	push(doc, section, key, eq + 1, 0);
 	return 0;
+}
+
+int inidoc_add_overridef(struct inidoc *doc, struct err *e, const char *fmt, ...)
+{
+	char buf[2 * INI_NAME_MAX + INI_VALUE_MAX + 8];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof buf)
+		return err_set(e, "--set: '%.60s…' is too long", buf);
+	return inidoc_add_override(doc, buf, e);
+}
+
+void inidoc_add_overrides(struct inidoc *doc, const struct inidoc *src)
+{
+	if (!doc->path)
+		doc->path = xstrdup("--set");
+	for (size_t i = 0; i < src->len; i++)
+		push(doc, src->entries[i].section, src->entries[i].key, src->entries[i].value, 0);
 }
 
 void inidoc_free(struct inidoc *doc)

@@ -45,6 +45,16 @@ int inidoc_load(struct inidoc *doc, const char *path, struct err *e);
  * form. */
 int inidoc_add_override(struct inidoc *doc, const char *assignment, struct err *e);
 
+/* inidoc_add_override of a formatted assignment ("run.hardware=%s", …).
+ * Returns -1 with e when it is malformed or longer than a key and value
+ * can be. */
+int inidoc_add_overridef(struct inidoc *doc, struct err *e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Appends every entry of src to doc as an override (line 0), in order.
+ * Cannot fail. */
+void inidoc_add_overrides(struct inidoc *doc, const struct inidoc *src);
+
 /* Frees what inidoc_load or inidoc_add_override allocated; the struct itself is
  * the caller's. Safe on a zeroed doc. */
 void inidoc_free(struct inidoc *doc);

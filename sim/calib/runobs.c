@@ -75,32 +75,10 @@ static char *slurp(const char *path, struct err *e)
 
 /* ---- building a scenario ----------------------------------------------- */
 
-static int ov_add(struct inidoc *ov, struct err *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int ov_add(struct inidoc *ov, struct err *e, const char *fmt, ...)
-{
-	char buf[INI_NAME_MAX * 2 + INI_VALUE_MAX + 8];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof buf)
-		return err_set(e, "a setting longer than %d characters: '%.60s…'", INI_VALUE_MAX, buf);
-	return inidoc_add_override(ov, buf, e);
-}
 
 static bool user_sets(const struct runobs_opts *o, const char *section, const char *key)
 {
 	return o->overrides && inidoc_find(o->overrides, section, key);
-}
-
-static int add_user_overrides(struct inidoc *ov, const struct runobs_opts *o, struct err *e)
-{
-	for (size_t i = 0; o->overrides && i < o->overrides->len; i++) {
-		const struct inidoc_entry *en = &o->overrides->entries[i];
-		if (ov_add(ov, e, "%s.%s=%s", en->section, en->key, en->value))
-			return -1;
-	}
-	return 0;
 }
 
 /* Loads ob->sc from ini_path (NULL: the built-in default) with ov, the
@@ -108,9 +86,9 @@ static int add_user_overrides(struct inidoc *ov, const struct runobs_opts *o, st
 static int finish(struct runobs *ob, const char *ini_path, struct inidoc *ov, const struct runobs_opts *o,
 		  struct err *e)
 {
-	int rc = add_user_overrides(ov, o, e);
-	if (!rc)
-		rc = scenario_load(&ob->sc, ini_path, ov, e);
+	if (o->overrides)
+		inidoc_add_overrides(ov, o->overrides);
+	int rc = scenario_load(&ob->sc, ini_path, ov, e);
 	if (!rc && o->max_requests > 0 && ob->sc.n_stages > 0 && ob->sc.num_prompts > o->max_requests) {
 		double scale = (double)o->max_requests / (double)ob->sc.num_prompts;
 		char stages[INI_VALUE_MAX] = "";
@@ -119,7 +97,7 @@ static int finish(struct runobs *ob, const char *ini_path, struct inidoc *ov, co
 			len += (size_t)snprintf(stages + len, sizeof stages - len, "%s%.6g:%.6g", s ? ", " : "",
 						ob->sc.stages[s].rate, ob->sc.stages[s].duration_s * scale);
 		rc = len >= sizeof stages ? err_set(e, "too many stages to subsample") :
-		     ov_add(ov, e, "workload.stages=%s", stages);
+		     inidoc_add_overridef(ov, e, "workload.stages=%s", stages);
 		if (!rc)
 			rc = scenario_load(&ob->sc, ini_path, ov, e);
 	}
@@ -156,9 +134,9 @@ static void push(struct runobs_set *set, const struct runobs *ob)
 static int add_run(struct inidoc *ov, const char *model, const char *weights, const struct runobs_opts *o,
 		   struct err *e)
 {
-	if (ov_add(ov, e, "run.model=%s", model) || ov_add(ov, e, "run.hardware=%s", o->hardware))
+	if (inidoc_add_overridef(ov, e, "run.model=%s", model) || inidoc_add_overridef(ov, e, "run.hardware=%s", o->hardware))
 		return -1;
-	if (weights && ov_add(ov, e, "run.weights=%s", weights))
+	if (weights && inidoc_add_overridef(ov, e, "run.weights=%s", weights))
 		return -1;
 	return 0;
 }
@@ -166,11 +144,11 @@ static int add_run(struct inidoc *ov, const char *model, const char *weights, co
 /* One request alone: in prompt tokens, out generated, no shared prefix. */
 static int add_single_request(struct inidoc *ov, long long in, long long out, struct err *e)
 {
-	return ov_add(ov, e, "workload.num_prompts=1") || ov_add(ov, e, "workload.request_rate=inf") ||
-	       ov_add(ov, e, "workload.max_concurrency=1") ||
-	       ov_add(ov, e, "workload.random_input_len=%lld", in) ||
-	       ov_add(ov, e, "workload.random_output_len=%lld", out) ||
-	       ov_add(ov, e, "workload.random_range_ratio=0") || ov_add(ov, e, "workload.random_prefix_len=0");
+	return inidoc_add_overridef(ov, e, "workload.num_prompts=1") || inidoc_add_overridef(ov, e, "workload.request_rate=inf") ||
+	       inidoc_add_overridef(ov, e, "workload.max_concurrency=1") ||
+	       inidoc_add_overridef(ov, e, "workload.random_input_len=%lld", in) ||
+	       inidoc_add_overridef(ov, e, "workload.random_output_len=%lld", out) ||
+	       inidoc_add_overridef(ov, e, "workload.random_range_ratio=0") || inidoc_add_overridef(ov, e, "workload.random_prefix_len=0");
 }
 
 /* ---- vllm bench serve ---------------------------------------------------- */
@@ -197,9 +175,9 @@ static int from_vllm(struct runobs_set *set, const json_t *top, const char *path
 		if (strlen(path) >= INI_VALUE_MAX)
 			rc = err_set(e, "%s: path longer than %d characters", path, INI_VALUE_MAX - 1);
 		else
-			rc = ov_add(&ov, e, "workload.trace=%s", path) || ov_add(&ov, e, "workload.trace_format=vllm");
+			rc = inidoc_add_overridef(&ov, e, "workload.trace=%s", path) || inidoc_add_overridef(&ov, e, "workload.trace_format=vllm");
 		if (!rc && o->max_requests > 0)
-			rc = ov_add(&ov, e, "workload.num_prompts=%lld", (long long)o->max_requests);
+			rc = inidoc_add_overridef(&ov, e, "workload.num_prompts=%lld", (long long)o->max_requests);
 		if (!b.has_start_times)
 			note(set, "%s: start_times: missing (%s): send times redrawn from request_rate and burstiness",
 			     path, b.version);
@@ -222,19 +200,19 @@ static int from_vllm(struct runobs_set *set, const json_t *top, const char *path
 			strcat(strcat(missing, ", "), "start_times");
 		note(set, "%s: %s: missing (saved without --save-detailed): replayed as %lld requests of the mean lengths (total_input_tokens/completed = %lld in, total_output_tokens/completed = %lld out) at its request_rate and max_concurrency",
 		     path, missing, n, in, out);
-		rc = ov_add(&ov, e, "workload.num_prompts=%lld", n) ||
-		     ov_add(&ov, e, "workload.random_input_len=%lld", in < 1 ? 1 : in) ||
-		     ov_add(&ov, e, "workload.random_output_len=%lld", out < 1 ? 1 : out) ||
-		     ov_add(&ov, e, "workload.random_range_ratio=0") || ov_add(&ov, e, "workload.random_prefix_len=0");
+		rc = inidoc_add_overridef(&ov, e, "workload.num_prompts=%lld", n) ||
+		     inidoc_add_overridef(&ov, e, "workload.random_input_len=%lld", in < 1 ? 1 : in) ||
+		     inidoc_add_overridef(&ov, e, "workload.random_output_len=%lld", out < 1 ? 1 : out) ||
+		     inidoc_add_overridef(&ov, e, "workload.random_range_ratio=0") || inidoc_add_overridef(&ov, e, "workload.random_prefix_len=0");
 	}
 	if (!rc)
 		rc = isinf(b.request_rate) || isnan(b.request_rate)
-			     ? ov_add(&ov, e, "workload.request_rate=inf")
-			     : ov_add(&ov, e, "workload.request_rate=%.17g", b.request_rate);
+			     ? inidoc_add_overridef(&ov, e, "workload.request_rate=inf")
+			     : inidoc_add_overridef(&ov, e, "workload.request_rate=%.17g", b.request_rate);
 	if (!rc && !isnan(b.burstiness))
-		rc = ov_add(&ov, e, "workload.burstiness=%.17g", b.burstiness);
+		rc = inidoc_add_overridef(&ov, e, "workload.burstiness=%.17g", b.burstiness);
 	if (!rc && b.max_concurrency > 0)
-		rc = ov_add(&ov, e, "workload.max_concurrency=%lld", (long long)b.max_concurrency);
+		rc = inidoc_add_overridef(&ov, e, "workload.max_concurrency=%lld", (long long)b.max_concurrency);
 	if (rc) {
 		inidoc_free(&ov);
 		return err_prefix(e, "%s", path);
@@ -333,7 +311,7 @@ static int from_llamabench(struct runobs_set *set, struct llamabench_list *l, co
 		long long in = t->n_prompt > 0 ? t->n_prompt : 1, out = t->n_gen + 1;
 		struct inidoc ov = { 0 };
 		if (add_run(&ov, o->model, weights, o, e) || add_single_request(&ov, in, out, e) ||
-		    ov_add(&ov, e, "engine.max_num_batched_tokens=%lld", (long long)t->n_ubatch) ||
+		    inidoc_add_overridef(&ov, e, "engine.max_num_batched_tokens=%lld", (long long)t->n_ubatch) ||
 		    finish(&ob, NULL, &ov, o, e)) {
 			inidoc_free(&ov);
 			return err_prefix(e, "%s:%d", path, t->line);
@@ -433,22 +411,22 @@ static int from_prometheus(struct runobs_set *set, const char *text, const char 
 		if (o->max_requests > 0 && n > o->max_requests)
 			n = o->max_requests;
 		rc = add_run(&ov, o->model ? o->model : model, o->weights, o, e) ||
-		     ov_add(&ov, e, "workload.num_prompts=%lld", n) ||
-		     ov_add(&ov, e, "workload.random_input_len=%lld", llround(in)) ||
-		     ov_add(&ov, e, "workload.random_output_len=%lld", llround(out)) ||
-		     ov_add(&ov, e, "workload.random_range_ratio=0") ||
-		     ov_add(&ov, e, "workload.random_prefix_len=0");
+		     inidoc_add_overridef(&ov, e, "workload.num_prompts=%lld", n) ||
+		     inidoc_add_overridef(&ov, e, "workload.random_input_len=%lld", llround(in)) ||
+		     inidoc_add_overridef(&ov, e, "workload.random_output_len=%lld", llround(out)) ||
+		     inidoc_add_overridef(&ov, e, "workload.random_range_ratio=0") ||
+		     inidoc_add_overridef(&ov, e, "workload.random_prefix_len=0");
 		if (!rc && promscrape_label(&s, "vllm:cache_config_info", "num_gpu_blocks", value, sizeof value) &&
 		    strcmp(value, "None"))
-			rc = ov_add(&ov, e, "engine.num_gpu_blocks_override=%s", value);
+			rc = inidoc_add_overridef(&ov, e, "engine.num_gpu_blocks_override=%s", value);
 		if (!rc && promscrape_label(&s, "vllm:cache_config_info", "block_size", value, sizeof value))
-			rc = ov_add(&ov, e, "engine.block_size=%s", value);
+			rc = inidoc_add_overridef(&ov, e, "engine.block_size=%s", value);
 		bool load_given = user_sets(o, "workload", "request_rate") ||
 				  user_sets(o, "workload", "max_concurrency") ||
 				  user_sets(o, "workload", "stages") || user_sets(o, "workload", "users");
 		if (!rc && !load_given) {
-			rc = ov_add(&ov, e, "workload.request_rate=inf") ||
-			     ov_add(&ov, e, "workload.max_concurrency=1");
+			rc = inidoc_add_overridef(&ov, e, "workload.request_rate=inf") ||
+			     inidoc_add_overridef(&ov, e, "workload.max_concurrency=1");
 			note(set, "%s: a scrape has no arrival times: its %lld requests are replayed one at a time (pass --set workload.request_rate=R or workload.max_concurrency=N for the load it served)",
 			     path, llround(n_req));
 		}
@@ -529,7 +507,7 @@ static int from_calibration(struct runobs_set *set, enum calibcsv_kind kind, con
 			continue;
 		}
 		struct inidoc ov = { 0 };
-		rc = ov_add(&ov, e, "run.hardware=%s", o->hardware);
+		rc = inidoc_add_overridef(&ov, e, "run.hardware=%s", o->hardware);
 		if (rc)
 			inidoc_free(&ov);
 		else

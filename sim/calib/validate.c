@@ -20,35 +20,23 @@ static void add_note(struct validate_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int ov(struct inidoc *doc, struct err *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int ov(struct inidoc *doc, struct err *e, const char *fmt, ...)
-{
-	char buf[INI_NAME_MAX * 2 + INI_VALUE_MAX + 8];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof buf)
-		return err_set(e, "a setting longer than %d characters", INI_VALUE_MAX);
-	return inidoc_add_override(doc, buf, e);
-}
 
 /* The overrides that rebuild the run; also describes the replay. */
 static int build(struct validate_result *r, const char *path, const struct validate_opts *o,
 		 struct inidoc *doc, struct err *e)
 {
 	const struct benchres *b = &r->meas;
-	if (ov(doc, e, "run.model=%s", r->model) || ov(doc, e, "run.hardware=%s", r->hardware) ||
-	    (o->weights && ov(doc, e, "run.weights=%s", o->weights)))
+	if (inidoc_add_overridef(doc, e, "run.model=%s", r->model) || inidoc_add_overridef(doc, e, "run.hardware=%s", r->hardware) ||
+	    (o->weights && inidoc_add_overridef(doc, e, "run.weights=%s", o->weights)))
 		return -1;
 	char rate[64];
 	if (isnan(b->request_rate) || isinf(b->request_rate))
 		snprintf(rate, sizeof rate, "inf");
 	else
 		snprintf(rate, sizeof rate, "%.17g", b->request_rate);
-	if (ov(doc, e, "workload.request_rate=%s", rate) ||
-	    (!isnan(b->burstiness) && ov(doc, e, "workload.burstiness=%.17g", b->burstiness)) ||
-	    (b->max_concurrency > 0 && ov(doc, e, "workload.max_concurrency=%lld", (long long)b->max_concurrency)))
+	if (inidoc_add_overridef(doc, e, "workload.request_rate=%s", rate) ||
+	    (!isnan(b->burstiness) && inidoc_add_overridef(doc, e, "workload.burstiness=%.17g", b->burstiness)) ||
+	    (b->max_concurrency > 0 && inidoc_add_overridef(doc, e, "workload.max_concurrency=%lld", (long long)b->max_concurrency)))
 		return -1;
 	char conc[48] = "no max_concurrency";
 	if (b->max_concurrency > 0)
@@ -56,7 +44,7 @@ static int build(struct validate_result *r, const char *path, const struct valid
 	if (b->has_input_lens && b->has_output_lens) {
 		if (strlen(path) >= INI_VALUE_MAX)
 			return err_set(e, "%s: path longer than %d characters", path, INI_VALUE_MAX - 1);
-		if (ov(doc, e, "workload.trace=%s", path) || ov(doc, e, "workload.trace_format=vllm"))
+		if (inidoc_add_overridef(doc, e, "workload.trace=%s", path) || inidoc_add_overridef(doc, e, "workload.trace_format=vllm"))
 			return -1;
 		if (b->has_start_times)
 			snprintf(r->replay, sizeof r->replay,
@@ -75,10 +63,10 @@ static int build(struct validate_result *r, const char *path, const struct valid
 			       path);
 	long long in = llround((double)b->total_input / (double)b->completed);
 	long long out = llround((double)b->total_output / (double)b->completed);
-	if (ov(doc, e, "workload.num_prompts=%lld", (long long)b->completed) ||
-	    ov(doc, e, "workload.random_input_len=%lld", in < 1 ? 1 : in) ||
-	    ov(doc, e, "workload.random_output_len=%lld", out < 1 ? 1 : out) ||
-	    ov(doc, e, "workload.random_range_ratio=0") || ov(doc, e, "workload.random_prefix_len=0"))
+	if (inidoc_add_overridef(doc, e, "workload.num_prompts=%lld", (long long)b->completed) ||
+	    inidoc_add_overridef(doc, e, "workload.random_input_len=%lld", in < 1 ? 1 : in) ||
+	    inidoc_add_overridef(doc, e, "workload.random_output_len=%lld", out < 1 ? 1 : out) ||
+	    inidoc_add_overridef(doc, e, "workload.random_range_ratio=0") || inidoc_add_overridef(doc, e, "workload.random_prefix_len=0"))
 		return -1;
 	snprintf(r->replay, sizeof r->replay,
 		 "%lld requests of the mean lengths (%lld in, %lld out) at request_rate %s, %s",
@@ -150,7 +138,7 @@ int validate_run(struct validate_result *r, const char *path, const struct valid
 	int rc = build(r, path, o, &doc, e);
 	for (size_t i = 0; !rc && o->overrides && i < o->overrides->len; i++) {
 		const struct inidoc_entry *en = &o->overrides->entries[i];
-		rc = ov(&doc, e, "%s.%s=%s", en->section, en->key, en->value);
+		rc = inidoc_add_overridef(&doc, e, "%s.%s=%s", en->section, en->key, en->value);
 	}
 	struct scenario sc;
 	if (!rc)

@@ -236,7 +236,6 @@ int cmd_explain(int argc, char **argv)
 	int c, bad = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1 && !bad) {
-		char assign[600];
 		const char *key = NULL;
 		switch (c) {
 		case 'b': batch = optarg; break;
@@ -253,10 +252,8 @@ int cmd_explain(int argc, char **argv)
 		case 'w': key = "run.weights"; break;
 		default: inidoc_free(&ov); return cli_misuse("explain", "unknown option");
 		}
-		if (key) {
-			snprintf(assign, sizeof assign, "%s=%s", key, optarg);
-			bad = inidoc_add_override(&ov, assign, &e);
-		}
+		if (key)
+			bad = inidoc_add_overridef(&ov, &e, "%s=%s", key, optarg);
 	}
 	if (bad) {
 		inidoc_free(&ov);

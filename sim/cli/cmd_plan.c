@@ -93,21 +93,10 @@ static int cand_scenario(const struct cliplan *cp, const struct lists *l, int i,
 {
 	int ih = i / (l->n_tp * l->n_w), it = i / l->n_w % l->n_tp, iw = i % l->n_w;
 	struct inidoc ov = { 0 };
-	char a[2 * INI_NAME_MAX + INI_VALUE_MAX + 8];
-	int rc = 0;
-	for (size_t k = 0; k < cp->ov.len && !rc; k++) {
-		snprintf(a, sizeof a, "%s.%s=%s", cp->ov.entries[k].section, cp->ov.entries[k].key,
-			 cp->ov.entries[k].value);
-		rc = inidoc_add_override(&ov, a, e);
-	}
-	snprintf(a, sizeof a, "run.hardware=%s", l->hw[ih]);
-	rc = rc || inidoc_add_override(&ov, a, e);
-	snprintf(a, sizeof a, "engine.tensor_parallel_size=%s", l->tp[it]);
-	rc = rc || inidoc_add_override(&ov, a, e);
-	if (l->w_given) {
-		snprintf(a, sizeof a, "run.weights=%s", l->w[iw]);
-		rc = rc || inidoc_add_override(&ov, a, e);
-	}
+	inidoc_add_overrides(&ov, &cp->ov);
+	int rc = inidoc_add_overridef(&ov, e, "run.hardware=%s", l->hw[ih]) ||
+		 inidoc_add_overridef(&ov, e, "engine.tensor_parallel_size=%s", l->tp[it]) ||
+		 (l->w_given && inidoc_add_overridef(&ov, e, "run.weights=%s", l->w[iw]));
 	rc = rc || scenario_load(sc, cp->scenario, &ov, e);
 	inidoc_free(&ov);
 	if (l->hw_given)

@@ -53,13 +53,6 @@ static int parse_percentiles(const char *s, double *out, size_t *n, struct err *
 	return 0;
 }
 
-static int add_flag(struct inidoc *ov, const char *key, const char *value, struct err *e)
-{
-	char assign[600];
-	snprintf(assign, sizeof assign, "%s=%s", key, value);
-	return inidoc_add_override(ov, assign, e);
-}
-
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -91,14 +84,14 @@ int cmd_run(int argc, char **argv)
 		case 'f':
 			bad = cli_parse_format(optarg, 1u << FMT_TEXT | 1u << FMT_JSON | 1u << FMT_PROM, &fmt, &e);
 			break;
-		case 'H': bad = add_flag(&ov, "run.hardware", optarg, &e); break;
+		case 'H': bad = inidoc_add_overridef(&ov, &e, "run.hardware=%s", optarg); break;
 		case 'h': help(); inidoc_free(&ov); return EXIT_OK;
-		case 'm': bad = add_flag(&ov, "run.model", optarg, &e); break;
+		case 'm': bad = inidoc_add_overridef(&ov, &e, "run.model=%s", optarg); break;
 		case 'o': out_dir = optarg; break;
 		case 'P': plot_dir = optarg; break;
 		case 'p': bad = parse_percentiles(optarg, pct, &n_pct, &e); break;
 		case 'd': detailed = true; break;
-		case 's': bad = add_flag(&ov, "run.seed", optarg, &e); break;
+		case 's': bad = inidoc_add_overridef(&ov, &e, "run.seed=%s", optarg); break;
 		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
 		default: inidoc_free(&ov); return cli_misuse("run", "unknown option");
 		}

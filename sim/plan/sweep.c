@@ -239,17 +239,12 @@ static void blame(const struct sweep *sw, size_t i, struct err *e)
 int sweep_point_scenario(const struct sweep *sw, size_t i, struct scenario *sc, struct err *e)
 {
 	struct inidoc ov = { 0 };
-	char assign[INI_NAME_MAX * 2 + INI_VALUE_MAX + 4];
 	int rc = 0;
-	for (size_t k = 0; sw->overrides && k < sw->overrides->len && !rc; k++) {
-		const struct inidoc_entry *o = &sw->overrides->entries[k];
-		snprintf(assign, sizeof assign, "%s.%s=%s", o->section, o->key, o->value);
-		rc = inidoc_add_override(&ov, assign, e);
-	}
+	if (sw->overrides)
+		inidoc_add_overrides(&ov, sw->overrides);
 	for (size_t a = 0; a < sw->n_axes && !rc; a++) {
-		snprintf(assign, sizeof assign, "%s=%s", sw->axes[a].key,
-			 sw->axes[a].values[sweep_coord(sw, i, a)]);
-		if (inidoc_add_override(&ov, assign, e)) {
+		if (inidoc_add_overridef(&ov, e, "%s=%s", sw->axes[a].key,
+					 sw->axes[a].values[sweep_coord(sw, i, a)])) {
 			err_prefix(e, "--vary %s", sw->axes[a].spec);
 			rc = -1;
 		}

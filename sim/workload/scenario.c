@@ -302,14 +302,8 @@ int scenario_load(struct scenario *sc, const char *path, struct inidoc *override
 	} else {
 		doc.path = xstrdup("built-in default");
 	}
-	if (overrides) {
-		for (size_t i = 0; i < overrides->len; i++) {
-			char assign[INI_NAME_MAX * 2 + INI_VALUE_MAX + 4];
-			const struct inidoc_entry *o = &overrides->entries[i];
-			snprintf(assign, sizeof assign, "%s.%s=%s", o->section, o->key, o->value);
-			inidoc_add_override(&doc, assign, NULL);
-		}
-	}
+	if (overrides)
+		inidoc_add_overrides(&doc, overrides);
 	int rc = inidoc_bind(&doc, keys, N_KEYS, sc, false, NULL, e);
 	if (rc == 0)
 		rc = check(sc, &doc, e);
