@@ -47,8 +47,22 @@ static bool join(char *out, size_t cap, const char *a, const char *b)
 	return n >= 0 && (size_t)n < cap;
 }
 
-/* The data root: a folder holding models/ and hardware_profiles/. Looked up
- * afresh each call; cheap next to what follows it. */
+int catalog_exe_dir(char *out, size_t cap)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return join(out, cap, exe, "") ? 0 : -1;
+}
+
+/* The data root: a folder holding models/ and hardware_profiles/. Found
+ * once per process (find_dirs). */
 static int data_root(char *out, size_t cap)
 {
 	const char *env = getenv("SERVESIM_DATA_DIR");
@@ -56,20 +70,11 @@ static int data_root(char *out, size_t cap)
 		snprintf(out, cap, "%s", env);
 		return 0;
 	}
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			char probe[PATH_MAX];
-			if (join(probe, sizeof probe, exe, "/../share/servesim/models") && is_dir(probe) &&
-			    join(out, cap, exe, "/../share/servesim"))
-				return 0;
-		}
-	}
-	char probe[PATH_MAX];
+	char exe[PATH_MAX], probe[PATH_MAX];
+	if (catalog_exe_dir(exe, sizeof exe) == 0 &&
+	    join(probe, sizeof probe, exe, "/../share/servesim/models") && is_dir(probe) &&
+	    join(out, cap, exe, "/../share/servesim"))
+		return 0;
 	if (!join(out, cap, SERVESIM_SOURCE_DIR, "") || !join(probe, sizeof probe, out, "/models"))
 		return -1;
 	return is_dir(probe) ? 0 : -1;

@@ -35,6 +35,10 @@ int catalog_resolve(enum catalog_kind kind, const char *name, char *out,
  * Returns the count (0 when the folder is missing). */
 size_t catalog_list(enum catalog_kind kind, char ***ids);
 
+/* The folder of the running executable, in out. Returns 0, or -1 when it
+ * cannot be read or does not fit. */
+int catalog_exe_dir(char *out, size_t cap);
+
 /* The id of a path: its base name without extension, in out. */
 void catalog_id_of(const char *path, char *out, size_t cap);
 

@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "catalog.h"
+
 #define PROBE_NAME "servesim-probe"
 
 #ifdef SERVESIM_WITH_CUDA
@@ -56,16 +58,9 @@ int proberun_find(char *out, size_t cap, const char *explicit_path, struct err *
 		return 0;
 	}
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			if (snprintf(out, cap, "%s/%s", exe, PROBE_NAME) < (int)cap && executable(out))
-				return 0;
-		}
-	}
+	if (catalog_exe_dir(exe, sizeof exe) == 0 &&
+	    snprintf(out, cap, "%s/%s", exe, PROBE_NAME) < (int)cap && executable(out))
+		return 0;
 	const char *path = getenv("PATH");
 	for (const char *p = path ? path : ""; *p;) {
 		size_t len = strcspn(p, ":");
