@@ -491,10 +491,7 @@ static int size_pool(struct engine *g, struct err *e)
 	const struct hw_profile *hw = g->setup.hw;
 	double tp = (double)sc->tensor_parallel_size;
 	double kv_elem = sc->kv_cache_dtype == 1 ? 1 : 2;
-	double kv_heads_per_rank = m->mla ? 1 : fmax(1, floor((double)m->n_kv_heads / tp));
-	double kv_token_gpu = m->mla ? model_kv_bytes_per_token(m, kv_elem) :
-				       2.0 * (double)m->n_layers * kv_heads_per_rank *
-					       (double)m->head_dim * kv_elem;
+	double kv_token_gpu = model_kv_bytes_per_token_per_rank(m, kv_elem, (int)tp);
 	double block_bytes = kv_token_gpu * (double)g->block_size;
 	double weights = model_weight_bytes(m, g->setup.weights) / tp;
 	/* --cpu-offload-gb: that much of each GPU's weights lives in host

@@ -364,20 +364,29 @@ void model_params(const struct model *m, struct model_params *p)
 	p->active_compute = p->active - p->embed;
 }
 
-/* Splits the parameters into embedding tables, routed experts and the rest,
- * so each group can take its own precision. */
+void model_group_bytes(const struct model *m, const struct precision *w, struct model_group_bytes *b)
+{
+	double bits = w->bits_per_weight / 8;
+	b->embed = w->quantizes_embeddings || w->bits_per_weight >= 16 ? bits : 2.0;
+	b->expert = bits;
+	b->dense = w->experts_only ? 2.0 : bits;
+	b->attn = m->quant_skips_attention && b->dense < 2 ? 2.0 : b->dense;
+}
+
+/* Splits the parameters into embedding tables, attention, routed experts
+ * (`experts` of them per MoE layer) and the rest, each at its own bytes. */
 static double weight_bytes(const struct model *m, const struct precision *w, double experts)
 {
 	struct model_params p;
+	struct model_group_bytes b;
 	model_params(m, &p);
-	double bytes_w = w->bits_per_weight / 8;
+	model_group_bytes(m, w, &b);
 	double emb = p.embed + p.lm_head;
-	double expert_params = (double)m->n_moe_layers * experts * p.expert;
-	double rest = p.active - emb - (double)m->n_moe_layers * (double)m->experts_per_token * p.expert;
-	double emb_bytes = emb * (w->quantizes_embeddings || w->bits_per_weight >= 16 ? bytes_w : 2.0);
-	double attn = m->quant_skips_attention && bytes_w < 2 ? (double)m->n_layers * p.attn_per_layer : 0;
-	double rest_bytes = (rest - attn) * (w->experts_only ? 2.0 : bytes_w) + attn * 2.0;
-	return emb_bytes + rest_bytes + expert_params * bytes_w;
+	double attn = (double)m->n_layers * p.attn_per_layer;
+	double active_experts = (double)m->n_moe_layers * (double)m->experts_per_token * p.expert;
+	double rest = p.active - emb - attn - active_experts;
+	return emb * b.embed + attn * b.attn + rest * b.dense +
+	       (double)m->n_moe_layers * experts * p.expert * b.expert;
 }
 
 double model_weight_bytes(const struct model *m, const struct precision *w)
@@ -388,12 +397,13 @@ double model_weight_bytes(const struct model *m, const struct precision *w)
 double model_active_weight_bytes(const struct model *m, const struct precision *w)
 {
 	struct model_params p;
+	struct model_group_bytes b;
 	model_params(m, &p);
+	model_group_bytes(m, w, &b);
 	/* An untied input embedding is a lookup of one row per token, not a
 	 * stream: drop it (a tied table is read whole, as the LM head). */
 	double lookup = m->tie_embeddings ? 0 : p.embed;
-	double emb_bytes = w->quantizes_embeddings || w->bits_per_weight >= 16 ? w->bits_per_weight / 8 : 2.0;
-	return weight_bytes(m, w, (double)m->experts_per_token) - lookup * emb_bytes;
+	return weight_bytes(m, w, (double)m->experts_per_token) - lookup * b.embed;
 }
 
 double model_linear_flops_per_token(const struct model *m)
@@ -419,4 +429,13 @@ double model_kv_bytes_per_token(const struct model *m, double kv_bytes_per_elem)
 		       kv_bytes_per_elem;
 	return 2.0 * (double)m->n_layers * (double)m->n_kv_heads * (double)m->head_dim *
 	       kv_bytes_per_elem;
+}
+
+double model_kv_bytes_per_token_per_rank(const struct model *m, double kv_bytes_per_elem, int tp)
+{
+	if (m->mla || tp <= 1)
+		return model_kv_bytes_per_token(m, kv_bytes_per_elem);
+	double heads = floor((double)m->n_kv_heads / tp);
+	return model_kv_bytes_per_token(m, kv_bytes_per_elem) * (heads < 1 ? 1 : heads) /
+	       (double)m->n_kv_heads;
 }

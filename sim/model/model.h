@@ -83,6 +83,17 @@ struct model_params {
 
 void model_params(const struct model *m, struct model_params *p);
 
+/* Bytes per parameter of each weight group at weight precision w: the one
+ * place that says which tensors a format quantizes. Embeddings and LM head
+ * stay 16-bit unless w quantizes them (GGUF); MXFP4 covers the routed
+ * experts only; attention stays 16-bit when the checkpoint's quantization
+ * config ignores it. */
+struct model_group_bytes {
+	double embed, attn, dense, expert;
+};
+
+void model_group_bytes(const struct model *m, const struct precision *w, struct model_group_bytes *b);
+
 /* Weight bytes held by the device at weight precision w. Embeddings stay
  * 16-bit unless w quantizes them (GGUF); MXFP4 applies to experts only. */
 double model_weight_bytes(const struct model *m, const struct precision *w);
@@ -103,5 +114,10 @@ double model_attn_flops_per_token(const struct model *m, double ctx);
 /* KV-cache bytes one token adds, all layers: 2·L·kv_heads·head_dim·bytes,
  * or L·(kv_lora_rank + qk_rope_head_dim)·bytes for MLA. */
 double model_kv_bytes_per_token(const struct model *m, double kv_bytes_per_elem);
+
+/* KV-cache bytes one token adds on each of tp tensor-parallel ranks: KV
+ * heads split as vLLM splits them, max(1, kv_heads / tp) per rank
+ * (replicated when tp exceeds them); MLA's latent vector is on every rank. */
+double model_kv_bytes_per_token_per_rank(const struct model *m, double kv_bytes_per_elem, int tp);
 
 #endif

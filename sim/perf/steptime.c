@@ -10,9 +10,8 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	struct model_params mp;
 	model_params(m, &mp);
 	double t = tp;
-	double bits = w->bits_per_weight / 8;
-	double rest_b = w->experts_only ? 2.0 : bits;
-	double emb_b = w->quantizes_embeddings || w->bits_per_weight >= 16 ? bits : 2.0;
+	struct model_group_bytes gb;
+	model_group_bytes(m, w, &gb);
 	double L = (double)m->n_layers, Lm = (double)m->n_moe_layers;
 
 	p->hw = hw;
@@ -25,24 +24,20 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 
 	double dense_params = L * mp.attn_per_layer + (L - Lm) * mp.dense_ffn_per_layer +
 			      Lm * (mp.shared_per_layer + mp.router_per_layer);
-	double attn_params = m->quant_skips_attention && rest_b < 2 ? L * mp.attn_per_layer : 0;
-	p->dense_bytes = ((dense_params - attn_params) * rest_b + attn_params * 2) / t;
+	double attn_params = L * mp.attn_per_layer;
+	p->dense_bytes = ((dense_params - attn_params) * gb.dense + attn_params * gb.attn) / t;
 	p->dense_flops_per_token = 2 * dense_params / t;
 	double head = mp.lm_head > 0 ? mp.lm_head : mp.embed;   /* tied: the embedding */
-	p->lm_head_bytes = head * emb_b / t;
+	p->lm_head_bytes = head * gb.embed / t;
 	p->lm_head_flops_per_token = 2 * head / t;
 
 	p->n_moe_layers = Lm;
 	p->n_experts = (double)m->n_experts;
 	p->experts_per_token = (double)m->experts_per_token;
-	p->expert_bytes = mp.expert * bits / t;
+	p->expert_bytes = mp.expert * gb.expert / t;
 	p->expert_flops_per_token = 2 * mp.expert / t;
 
-	/* KV heads split across ranks, replicated when tp exceeds them. */
-	double kv_per_layer = model_kv_bytes_per_token(m, kv_bytes_per_elem) / L;
-	double kv_heads = m->mla ? 1 : (double)m->n_kv_heads;
-	double ranks_sharing = m->mla ? 1 : fmin(t, kv_heads);
-	p->kv_bytes_per_token_layer = kv_per_layer / ranks_sharing;
+	p->kv_bytes_per_token_layer = model_kv_bytes_per_token_per_rank(m, kv_bytes_per_elem, tp) / L;
 	p->sliding_layers = (double)m->n_sliding_layers;
 	p->full_layers = L - p->sliding_layers;
 	p->window = (double)m->sliding_window;
