@@ -79,6 +79,8 @@ struct engine {
 	size_t n_scheduled, cap_scheduled;
 	double step_extra_s;             /* CPU-tier loads in this step */
 	int64_t step_tokens;             /* tokens in the current step */
+	int32_t *hits;                   /* prefix-lookup scratch, kept across steps */
+	size_t cap_hits;
 	struct engine_stats st;
 };
 
@@ -268,17 +270,13 @@ static int64_t lookup_prefix(struct engine *g, const struct request *r, int32_t 
 
 static void schedule_waiting(struct engine *g, struct perf_step *step, int64_t *budget, int64_t now)
 {
-	int32_t *hits = NULL;
-	size_t cap_hits = 0;
 	while (g->waiting.len && *budget > 0 && (int64_t)g->n_running < g->max_seqs) {
 		size_t idx = dq_front(&g->waiting);
 		struct request *r = req(g, idx);
 		int64_t total = num_tokens(r);
 		int64_t max_hit = (total - 1) / g->block_size;
-		if ((size_t)max_hit > cap_hits) {
-			cap_hits = (size_t)max_hit;
-			hits = xrealloc(hits, cap_hits * sizeof *hits);
-		}
+		xgrow(&g->hits, &g->cap_hits, (size_t)max_hit, sizeof *g->hits);
+		int32_t *hits = g->hits;
 		int64_t n_gpu;
 		int64_t n_cpu = lookup_prefix(g, r, hits, &n_gpu, max_hit);
 		int64_t cached = (n_gpu + n_cpu) * g->block_size;
@@ -326,7 +324,6 @@ static void schedule_waiting(struct engine *g, struct perf_step *step, int64_t *
 		add_to_step(g, step, idx, n);
 		*budget -= n;
 	}
-	free(hits);
 }
 
 /* Attributes a step of s seconds: to the decode tokens it produces (what
@@ -563,6 +560,7 @@ static void vllm_destroy(struct engine *g)
 	free(g->running);
 	free(g->waiting.v);
 	free(g->scheduled);
+	free(g->hits);
 	free(g);
 }
 
