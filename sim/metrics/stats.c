@@ -45,14 +45,18 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void samples_sort(struct samples *s)
+{
+	if (!s->sorted && s->n > 1)
+		qsort(s->v, s->n, sizeof *s->v, cmp_double);
+	s->sorted = 1;
+}
+
 double samples_percentile(struct samples *s, double p)
 {
 	if (!s->n)
 		return 0;
-	if (!s->sorted) {
-		qsort(s->v, s->n, sizeof *s->v, cmp_double);
-		s->sorted = 1;
-	}
+	samples_sort(s);
 	double rank = p / 100 * (double)(s->n - 1);
 	size_t lo = (size_t)floor(rank);
 	size_t hi = lo + 1 < s->n ? lo + 1 : lo;

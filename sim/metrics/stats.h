@@ -31,6 +31,8 @@ void samples_add(struct samples *s, double v);
 void samples_free(struct samples *s);
 double samples_mean(const struct samples *s);      /* 0 when empty, as vLLM's `or 0` */
 double samples_std(const struct samples *s);       /* population */
+/* Sorts the values in place (once; adding a value unsorts them). */
+void samples_sort(struct samples *s);
 /* numpy-style linear-interpolated percentile, p in [0, 100]; sorts once. */
 double samples_percentile(struct samples *s, double p);
 

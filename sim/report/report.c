@@ -592,7 +592,7 @@ static void prom_hist_samples(FILE *f, const char *name, const char *help, const
 	double sum = 0;
 	for (size_t i = 0; i < s->n; i++)
 		sum += s->v[i];
-	samples_percentile(s, 50);  /* sorts */
+	samples_sort(s);
 	size_t k = 0;
 	for (size_t b = 0; b < n; b++) {
 		while (k < s->n && s->v[k] <= edges[b])
