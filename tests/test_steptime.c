@@ -161,10 +161,11 @@ static void tensor_parallel(void **state)
 	assert_double_rel(b2.dense, b1.dense / 2, 0.01);
 	assert_double_near(b1.allreduce, 0.0, 0.0);
 	assert_true(b2.allreduce > 0);
-	/* 2·L all-reduces of hidden·2 bytes, ring 2(t-1)/t, plus the link
-	 * latency each (5 µs on NVLink4): the latency dominates at T=1. */
+	/* 2·L all-reduces of hidden·2 bytes, ring: 2(t-1) hops moving 1/t
+	 * of the data each, paying the link latency per hop (3 µs on
+	 * NVLink4): the latency dominates at T=1. */
 	double one = 2.0 * (2 - 1) / 2 * 4096 * 2 / (h100.ic_bandwidth_gb_s * 1e9) +
-		     h100.ic_latency_us * 1e-6;
+		     2.0 * (2 - 1) * h100.ic_latency_us * 1e-6;
 	assert_double_rel(b2.allreduce, 2 * 32 * one, 1e-12);
 	/* KV heads split too: decode attention halves. */
 	assert_double_rel(b2.attn_decode, b1.attn_decode / 2, 1e-12);
@@ -231,6 +232,59 @@ static void decode_attention_linear_in_context(void **state)
 	assert_double_rel((t[4] - t[3]) / (32000 - 7999), (t[2] - t[1]) / (4000 - 1000), 1e-9);
 }
 
+/* Decode attention with the H100 defaults: the KV bandwidth reached rises
+ * with the sequences in the step as S / (S + half), and never falls under
+ * half of attention_bandwidth (flash-decoding splits a small batch's
+ * contexts). Same KV bytes spread over more sequences read faster, and
+ * more sequences never make a step cheaper (a property, for any half). */
+static void decode_attention_rises_with_sequences(void **state)
+{
+	(void)state;
+	struct perf p;
+	init(&p, &llama, "bf16", 1, false);
+	const struct hw_efficiency *e = &p.eff;
+	assert_true(e->attention_half_seqs > 0);
+	double bytes_per_token = 131072;
+	/* 64,000 tokens of KV as S sequences of 64000/S - 1 cached tokens. */
+	static const int seqs[] = { 1, 2, 8, 16, 32, 64, 128, 256 };
+	double prev_rate = 0, prev_t = 0;
+	for (int i = 0; i < 8; i++) {
+		struct perf_breakdown b;
+		step(&p, seqs[i], 1, 64000 / seqs[i] - 1, &b);
+		double S = seqs[i] > e->attention_half_seqs ? seqs[i] : e->attention_half_seqs;
+		double want = 64000 * bytes_per_token /
+			      (3350e9 * e->attention_bandwidth * S / (S + e->attention_half_seqs));
+		assert_double_rel(b.attn_decode, want, 1e-9);
+		double rate = 64000 * bytes_per_token / b.attn_decode;
+		assert_true(rate >= prev_rate);
+		prev_rate = rate;
+		/* Floor: a lone stream at half of attention_bandwidth. */
+		assert_true(rate >= 0.5 * 3350e9 * e->attention_bandwidth * (1 - 1e-12));
+	}
+	for (int n = 1; n <= 300; n++) {
+		struct perf_breakdown b;
+		step(&p, n, 1, 1000, &b);
+		assert_true(b.attn_decode >= prev_t || n == 1);
+		prev_t = b.attn_decode;
+	}
+}
+
+/* moe_efficiency scales both roofline bounds of the routed experts and
+ * nothing else. */
+static void moe_efficiency_scales_experts_only(void **state)
+{
+	(void)state;
+	struct perf p;
+	struct perf_breakdown full, slow;
+	init(&p, &mixtral, "bf16", 1, true);
+	step(&p, 4, 1, 100, &full);
+	p.eff.moe_efficiency = 0.5;
+	step(&p, 4, 1, 100, &slow);
+	assert_double_rel(slow.experts, 2 * full.experts, 1e-12);
+	assert_double_rel(slow.dense, full.dense, 1e-12);
+	assert_double_rel(slow.attn_decode, full.attn_decode, 1e-12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +295,8 @@ int main(void)
 		cmocka_unit_test(moe_reads_top_k_experts),
 		cmocka_unit_test(fp8_halves_dense),
 		cmocka_unit_test(decode_attention_linear_in_context),
+		cmocka_unit_test(decode_attention_rises_with_sequences),
+		cmocka_unit_test(moe_efficiency_scales_experts_only),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

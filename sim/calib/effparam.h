@@ -23,9 +23,11 @@
 enum effparam_id {
 	EFF_BANDWIDTH,
 	EFF_ATTENTION_BANDWIDTH,
+	EFF_ATTENTION_HALF_SEQS,
 	EFF_COMPUTE_MAX,
 	EFF_COMPUTE_HALF_TOKENS,
 	EFF_ATTENTION_COMPUTE,
+	EFF_MOE_EFFICIENCY,
 	EFF_STEP_OVERHEAD_US,
 	EFF_STEP_OVERHEAD_PER_SEQ_US,
 	EFF_REQUEST_OVERHEAD_MS,
@@ -37,7 +39,7 @@ struct effparam {
 	size_t offset;          /* offsetof(struct hw_efficiency, field) */
 	bool fraction;          /* a fraction of a peak, in (0, 1] */
 	double floor;           /* amounts: the smallest value a fit proposes */
-	const char *unit;       /* for messages: "", "tokens", "us", "ms" */
+	const char *unit;       /* for messages: "", "tokens", "seqs", "us", "ms" */
 };
 
 /* The entry for id (0 <= id < EFF_N_PARAMS). Borrowed, static. */

@@ -51,11 +51,21 @@ static int residuals(const gsl_vector *x, void *data, gsl_vector *f)
 	return GSL_SUCCESS;
 }
 
+/* Adds v to the set xs[*n] (at most 64 entries; more are not counted). */
+static void add_distinct(int64_t *xs, size_t *n, int64_t v)
+{
+	for (size_t k = 0; k < *n; k++)
+		if (xs[k] == v)
+			return;
+	if (*n < 64)
+		xs[(*n)++] = v;
+}
+
 /* Which parameters the used rows can pin down. */
 static void choose_params(const struct probe_data *d, const int *use, bool fitted[EFF_N_PARAMS])
 {
-	size_t n_bw = 0, n_gemm = 0, n_pre = 0, n_dec = 0, n_tok = 0;
-	int64_t toks[64];
+	size_t n_bw = 0, n_gemm = 0, n_pre = 0, n_dec = 0, n_tok = 0, n_batch = 0;
+	int64_t toks[64], batches[64];
 	for (size_t i = 0; i < d->len; i++) {
 		if (use[i] != FIT_ROW_USED)
 			continue;
@@ -65,20 +75,16 @@ static void choose_params(const struct probe_data *d, const int *use, bool fitte
 		case PROBE_D2D_COPY:
 			n_bw++;
 			break;
-		case PROBE_GEMM: {
+		case PROBE_GEMM:
 			n_gemm++;
-			size_t k = 0;
-			while (k < n_tok && toks[k] != r->tokens)
-				k++;
-			if (k == n_tok && n_tok < 64)
-				toks[n_tok++] = r->tokens;
+			add_distinct(toks, &n_tok, r->tokens);
 			break;
-		}
 		case PROBE_ATTN_PREFILL:
 			n_pre++;
 			break;
 		case PROBE_ATTN_DECODE:
 			n_dec++;
+			add_distinct(batches, &n_batch, r->tokens);
 			break;
 		case PROBE_LAYER:
 			if (r->decode)
@@ -92,6 +98,9 @@ static void choose_params(const struct probe_data *d, const int *use, bool fitte
 	memset(fitted, 0, EFF_N_PARAMS * sizeof *fitted);
 	fitted[EFF_BANDWIDTH] = n_bw > 0 || n_gemm >= 3;
 	fitted[EFF_ATTENTION_BANDWIDTH] = n_dec >= 2;
+	/* How decode attention's efficiency rises with the sequences in a
+	 * batch needs kernels timed at three batch sizes or more. */
+	fitted[EFF_ATTENTION_HALF_SEQS] = n_batch >= 3;
 	fitted[EFF_COMPUTE_MAX] = fitted[EFF_COMPUTE_HALF_TOKENS] = n_tok >= 3;
 	fitted[EFF_ATTENTION_COMPUTE] = n_pre >= 2;
 }

@@ -10,6 +10,7 @@
  * transforms, so they stay inside the ranges a profile accepts:
  *   bandwidth                 stream_read, d2d_copy, small-M gemm, layers
  *   attention_bandwidth       attn_decode (and decode layers)
+ *   attention_half_seqs       attn_decode rows at >= 3 batch sizes
  *   compute_max, compute_half_tokens   gemm rows at >= 3 token counts
  *   attention_compute         attn_prefill (and prefill layers)
  * A parameter without its rows keeps the base profile's value. gemm rows of
@@ -17,7 +18,8 @@
  * profile has one compute_max, for the weights' dtype). Rows whose base
  * prediction is under FIT_MIN_KERNEL_US measure launch latency, which the
  * model carries in step_overhead_us, not in an efficiency: they are
- * reported, not fitted. The step and request overheads are not properties
+ * reported, not fitted. moe_efficiency needs MoE kernels, which the probe
+ * does not time: it keeps the base value. The step and request overheads are not properties
  * of the GPU's kernels and stay as they are (`calibrate runs` fits them).
  *
  * Failure contract: fit_probe returns -1 with e set (and res holding

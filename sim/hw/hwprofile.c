@@ -48,7 +48,7 @@ static const struct inidoc_key keys[] = {
 	{ "interconnect", "bandwidth_gb_s", INI_DOUBLE, F(ic_bandwidth_gb_s), POS, 0, 1e6,
 	  "GPU-to-GPU bandwidth per direction in GB/s, > 0", NULL },
 	{ "interconnect", "latency_us", INI_DOUBLE, F(ic_latency_us), REQ, 0, 1e6,
-	  "latency in microseconds, >= 0", NULL },
+	  "latency per hop of a ring all-reduce in microseconds, >= 0", NULL },
 	{ "interconnect", "host_link", INI_ENUM, F(host_link), REQ, 0, 0,
 	  "one of none, pcie3, pcie4, pcie5, nvlink3, nvlink4, nvlink5, infinity-fabric, nvlink-c2c, unified",
 	  hw_link_names },
@@ -62,11 +62,15 @@ static const struct inidoc_key keys[] = {
 	  "a fraction in (0, 1]", NULL },
 	{ "efficiency", "attention_bandwidth", INI_DOUBLE, E(attention_bandwidth), INI_MIN_EXCLUSIVE, 0, 1,
 	  "a fraction in (0, 1]", NULL },
+	{ "efficiency", "attention_half_seqs", INI_DOUBLE, E(attention_half_seqs), 0, 0, 1e6,
+	  "a sequence count >= 0", NULL },
 	{ "efficiency", "compute_max", INI_DOUBLE, E(compute_max), INI_MIN_EXCLUSIVE, 0, 1,
 	  "a fraction in (0, 1]", NULL },
 	{ "efficiency", "compute_half_tokens", INI_DOUBLE, E(compute_half_tokens), 0, 0, 1e7,
 	  "a token count >= 0", NULL },
 	{ "efficiency", "attention_compute", INI_DOUBLE, E(attention_compute), INI_MIN_EXCLUSIVE, 0, 1,
+	  "a fraction in (0, 1]", NULL },
+	{ "efficiency", "moe_efficiency", INI_DOUBLE, E(moe_efficiency), INI_MIN_EXCLUSIVE, 0, 1,
 	  "a fraction in (0, 1]", NULL },
 	{ "efficiency", "step_overhead_us", INI_DOUBLE, E(step_overhead_us), 0, 0, 1e7,
 	  "microseconds >= 0", NULL },
@@ -83,23 +87,30 @@ void hw_default_efficiency(int hw_class, struct hw_efficiency *eff)
 {
 	/* Defaults per class. The datacenter-GPU row is fitted to the 15 real
 	 * vLLM runs on H100 of ../shared/calibration by
-	 * tests/accuracy/tune_h100.py (one set for all runs); the other GPU
-	 * rows reuse it with a lower compute ceiling, unverified; CPU and Apple
-	 * rows follow llama.cpp's measurements (README "Step-time model"). */
+	 * tests/accuracy/tune_h100.py (one set for all runs; README "Accuracy
+	 * against real runs"); the other GPU rows reuse it with a lower compute
+	 * ceiling, unverified; CPU and Apple rows follow llama.cpp's
+	 * measurements (README "Step-time model"). */
 	static const struct hw_efficiency by_class[] = {
-		[HW_DATACENTER_GPU] = { .bandwidth = 0.74, .attention_bandwidth = 0.78,
-					.compute_max = 0.85, .compute_half_tokens = 36,
-					.attention_compute = 0.47, .step_overhead_us = 1400,
-					.step_overhead_per_seq_us = 4, .request_overhead_ms = 10 },
-		[HW_WORKSTATION_GPU] = { .bandwidth = 0.74, .attention_bandwidth = 0.78,
-					 .compute_max = 0.75, .compute_half_tokens = 36,
-					 .attention_compute = 0.42, .step_overhead_us = 1400,
-					 .step_overhead_per_seq_us = 4, .request_overhead_ms = 10 },
-		[HW_CONSUMER_GPU] = { .bandwidth = 0.74, .attention_bandwidth = 0.78,
-				      .compute_max = 0.75, .compute_half_tokens = 36,
-				      .attention_compute = 0.42, .step_overhead_us = 1400,
-				      .step_overhead_per_seq_us = 4, .request_overhead_ms = 10 },
-		[HW_CPU] = { 0.70, 0.70, 0.50, 8, 0.40, 200, 0, 5 },
+		[HW_DATACENTER_GPU] = { .bandwidth = 0.87, .attention_bandwidth = 0.92,
+					.attention_half_seqs = 16, .compute_max = 0.79,
+					.compute_half_tokens = 24, .attention_compute = 0.49,
+					.moe_efficiency = 0.84, .step_overhead_us = 1200,
+					.step_overhead_per_seq_us = 8, .request_overhead_ms = 10 },
+		[HW_WORKSTATION_GPU] = { .bandwidth = 0.87, .attention_bandwidth = 0.92,
+					 .attention_half_seqs = 16, .compute_max = 0.70,
+					 .compute_half_tokens = 24, .attention_compute = 0.43,
+					 .moe_efficiency = 0.84, .step_overhead_us = 1200,
+					 .step_overhead_per_seq_us = 8, .request_overhead_ms = 10 },
+		[HW_CONSUMER_GPU] = { .bandwidth = 0.87, .attention_bandwidth = 0.92,
+				      .attention_half_seqs = 16, .compute_max = 0.70,
+				      .compute_half_tokens = 24, .attention_compute = 0.43,
+				      .moe_efficiency = 0.84, .step_overhead_us = 1200,
+				      .step_overhead_per_seq_us = 8, .request_overhead_ms = 10 },
+		[HW_CPU] = { .bandwidth = 0.70, .attention_bandwidth = 0.70, .compute_max = 0.50,
+			     .compute_half_tokens = 8, .attention_compute = 0.40,
+			     .moe_efficiency = 1, .step_overhead_us = 200,
+			     .step_overhead_per_seq_us = 0, .request_overhead_ms = 5 },
 		/* Fitted to llama-bench pp512/tg128 of Llama-2-7B F16/Q8_0/Q4_0 on
 		 * eight chips (measured_public.md A; tests/accuracy/llamacpp_apple.py:
 		 * MAPE 5.3% pp512, 4.4% tg128): Metal streams weights near the
@@ -108,7 +119,7 @@ void hw_default_efficiency(int hw_class, struct hw_efficiency *eff)
 		 * quantized decode slower than bytes / bandwidth. */
 		[HW_APPLE] = { .bandwidth = 0.94, .attention_bandwidth = 0.94, .compute_max = 0.72,
 			       .compute_half_tokens = 2, .attention_compute = 0.40,
-			       .step_overhead_us = 5800, .step_overhead_per_seq_us = 0,
+			       .moe_efficiency = 1, .step_overhead_us = 5800, .step_overhead_per_seq_us = 0,
 			       .request_overhead_ms = 5 },
 	};
 	*eff = by_class[hw_class];

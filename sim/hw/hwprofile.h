@@ -28,10 +28,16 @@ enum hw_class {
 /* Achievable fractions of peak and fixed costs (issue: step-time model). */
 struct hw_efficiency {
 	double bandwidth;            /* fraction of peak bandwidth streaming weights */
-	double attention_bandwidth;  /* fraction of peak bandwidth reading KV in decode */
+	double attention_bandwidth;  /* fraction of peak bandwidth reading KV in decode, at many sequences */
+	double attention_half_seqs;  /* decode sequences in a step at which decode attention
+				      * reaches half of attention_bandwidth (few sequences
+				      * leave the GPU's SMs idle); 0: no dependence */
 	double compute_max;          /* fraction of peak matmul FLOP/s at large M */
 	double compute_half_tokens;  /* M (tokens) at which half of compute_max is reached */
 	double attention_compute;    /* fraction of peak for prefill attention */
+	double moe_efficiency;       /* what the fused-MoE kernels reach, as a fraction of
+				      * the dense matmuls' compute and bandwidth efficiency
+				      * at the same shape */
 	double step_overhead_us;     /* per engine step: scheduling, launches */
 	double step_overhead_per_seq_us; /* per sequence in the step (input prep, sampling) */
 	double request_overhead_ms;  /* per request: API, tokenizer, detokenizer; lands in TTFT */

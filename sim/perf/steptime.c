@@ -1,5 +1,6 @@
 #include "steptime.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -55,7 +56,8 @@ double perf_offload(struct perf *p, double gib, double weight_bytes_per_gpu)
 void perf_ideal(struct perf *p)
 {
 	p->eff = (struct hw_efficiency){ .bandwidth = 1, .attention_bandwidth = 1, .compute_max = 1,
-					 .compute_half_tokens = 0, .attention_compute = 1 };
+					 .compute_half_tokens = 0, .attention_compute = 1,
+					 .attention_half_seqs = 0, .moe_efficiency = 1 };
 }
 
 /* Σ_{i=0}^{n-1} min(c + i + 1, w): the keys the chunk's queries see. */
@@ -116,24 +118,39 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 	if (p->n_moe_layers > 0) {
 		double E = p->n_experts, k = p->experts_per_token;
 		double touched = E * (1 - pow(1 - k / E, T));
+		double f = p->eff.moe_efficiency;
+		assert(f > 0);
 		roofline(&ops[PERF_EXPERTS], names[PERF_EXPERTS],
 			 p->n_moe_layers * p->expert_flops_per_token * T * k, p->peak_matmul,
-			 matmul_eff(p, T * k / touched), p->n_moe_layers * touched * p->expert_bytes,
-			 p->bw, beff);
+			 f * matmul_eff(p, T * k / touched), p->n_moe_layers * touched * p->expert_bytes,
+			 p->bw, f * beff);
 	}
 	double pairs = p->full_layers * s->pre_pairs_full + p->sliding_layers * s->pre_pairs_win;
 	double pre_kv = p->full_layers * s->pre_ctx_full + p->sliding_layers * s->pre_ctx_win;
 	roofline(&ops[PERF_ATTN_PREFILL], names[PERF_ATTN_PREFILL], pairs * p->attn_flops_per_pair,
 		 p->peak_attn, p->eff.attention_compute, pre_kv * p->kv_bytes_per_token_layer, p->bw, beff);
 	double dec_kv = p->full_layers * s->dec_ctx_full + p->sliding_layers * s->dec_ctx_win;
-	roofline(&ops[PERF_ATTN_DECODE], names[PERF_ATTN_DECODE], dec_kv * p->attn_flops_per_pair,
-		 p->peak_attn, p->eff.attention_compute, dec_kv * p->kv_bytes_per_token_layer, p->bw,
-		 p->eff.attention_bandwidth);
+	if (s->dec_seqs > 0) {
+		/* Paged decode attention runs one thread block per (sequence,
+		 * KV head): few sequences leave SMs idle, and the bandwidth
+		 * reached rises as S / (S + half). Below `half` sequences
+		 * flash-decoding splits each context across blocks instead, so
+		 * a small batch reads its KV at half of attention_bandwidth,
+		 * not less: a lone long-context stream is not starved (C6). */
+		double h = p->eff.attention_half_seqs;
+		double S = fmax((double)s->dec_seqs, h);
+		roofline(&ops[PERF_ATTN_DECODE], names[PERF_ATTN_DECODE],
+			 dec_kv * p->attn_flops_per_pair, p->peak_attn, p->eff.attention_compute,
+			 dec_kv * p->kv_bytes_per_token_layer, p->bw,
+			 p->eff.attention_bandwidth * (S > 0 ? S / (S + h) : 1));
+	}
 	if (p->tp > 1) {
 		double t = p->tp;
 		double bytes = T * p->allreduce_bytes_per_token;
+		/* Ring all-reduce: 2(t-1) hops, each moving 1/t of the data
+		 * and paying the link's latency. */
 		double one = 2 * (t - 1) / t * bytes / (p->hw->ic_bandwidth_gb_s * 1e9) +
-			     p->hw->ic_latency_us * 1e-6;
+			     2 * (t - 1) * p->hw->ic_latency_us * 1e-6;
 		ops[PERF_ALLREDUCE].bytes = 2 * (double)p->n_layers * bytes;
 		ops[PERF_ALLREDUCE].time_s = 2 * (double)p->n_layers * one;
 		ops[PERF_ALLREDUCE].peak_bytes_s = p->hw->ic_bandwidth_gb_s * 1e9;

@@ -1044,7 +1044,9 @@ static void probe_attention(struct probe *p)
 		prefill_row(p, "prompt", ctx, 0);
 	for (int ctx = 4096; ctx <= p->max_context; ctx *= 2)
 		prefill_row(p, "chunk", 2048, ctx - 2048);
-	static const int batches[] = { 1, 8, 32, 128 };
+	/* Enough batch sizes to fit how decode attention's bandwidth rises
+	 * with the sequences in a step (attention_half_seqs). */
+	static const int batches[] = { 1, 4, 8, 16, 32, 64, 128 };
 	for (size_t b = 0; b < sizeof batches / sizeof *batches; b++)
 		for (int ctx = 128; ctx <= p->max_context; ctx *= 2)
 			decode_row(p, batches[b], ctx);
