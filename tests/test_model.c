@@ -245,6 +245,36 @@ static void missing_field(void **state)
 	assert_contains(e.msg, "hidden_size");
 }
 
+/* What a server holds besides the text weights and the KV cache.
+ * Llama-4-Scout's vision tower (34 layers of width 1408: attention
+ * 4·1408², GELU MLP 2·1408·5632) is 808.9 M parameters, and its projector
+ * into the 5120-wide text model 21.0 M (4096 × 5120): 829.9 M, 1.66 GB at
+ * 16 bits, half of it on each of two GPUs. vLLM's rotary cache spans
+ * max_position_embeddings: 10,485,760 positions × 128 dims × 2 bytes =
+ * 2.5 GiB for Scout, 32 MiB for Llama-3.1-8B's 131,072. Exact counts. */
+static void vision_tower_and_rope_cache(void **state)
+{
+	(void)state;
+	struct model scout, llama;
+	load(&scout, "llama-4-scout-17b-16e");
+	load(&llama, "llama-3.1-8b");
+	double vit = 34.0 * (4.0 * 1408 * 1408 + 2.0 * 1408 * 5632) + 4096.0 * 5120;
+	assert_double_near(scout.vision_params, vit, 0.5);
+	assert_double_near(model_vision_bytes(&scout, 2), vit, 0.5);
+	assert_double_near(model_rope_cache_bytes(&scout), 2.5 * 1073741824.0, 0.5);
+	assert_double_near(llama.vision_params, 0, 0);
+	assert_double_near(model_rope_cache_bytes(&llama), 32.0 * 1048576, 0.5);
+}
+
+static void vision_config_without_layers(void **state)
+{
+	(void)state;
+	struct model m;
+	struct err e = { { 0 } };
+	assert_int_equal(model_load(&m, TEST_DATA_DIR "/bad_vision.json", &e), -1);
+	assert_contains(e.msg, "bad_vision.json: vision_config: expected num_hidden_layers (or depth)");
+}
+
 static void missing_file(void **state)
 {
 	(void)state;
@@ -269,6 +299,8 @@ int main(void)
 		cmocka_unit_test(unknown_model_lists_known),
 		cmocka_unit_test(weight_bytes),
 		cmocka_unit_test(gguf_bits),
+		cmocka_unit_test(vision_tower_and_rope_cache),
+		cmocka_unit_test(vision_config_without_layers),
 		cmocka_unit_test(bad_json_syntax),
 		cmocka_unit_test(missing_field),
 		cmocka_unit_test(missing_file),

@@ -8,7 +8,7 @@
 static const struct effparam table[EFF_N_PARAMS] = {
 	[EFF_BANDWIDTH] = { "bandwidth", F(bandwidth), true, 0, "" },
 	[EFF_ATTENTION_BANDWIDTH] = { "attention_bandwidth", F(attention_bandwidth), true, 0, "" },
-	[EFF_ATTENTION_HALF_SEQS] = { "attention_half_seqs", F(attention_half_seqs), false, 0.01, "seqs" },
+	[EFF_ATTENTION_HALF_SEQS] = { "attention_half_seqs", F(attention_half_seqs), false, 1, "seqs" },
 	[EFF_COMPUTE_MAX] = { "compute_max", F(compute_max), true, 0, "" },
 	[EFF_COMPUTE_HALF_TOKENS] = { "compute_half_tokens", F(compute_half_tokens), false, 0.1, "tokens" },
 	[EFF_ATTENTION_COMPUTE] = { "attention_compute", F(attention_compute), true, 0, "" },

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model.h"
 #include "par.h"
 #include "profwrite.h"
 #include "run.h"
@@ -18,12 +19,18 @@
 #define DEFAULT_TOL 0.02
 #define STEP_FRACTION 0.3     /* initial simplex, logit units */
 #define STEP_AMOUNT 0.5       /* initial simplex, log units */
+#define FRACTION_START_MAX 0.95
 #define STALL_REL 1e-6        /* a best-cost change below this (relative) is no change */
 #define STALL_ITERS_PER_PARAM 10
 
+/* In order of priority: the first four are always fitted (the request
+ * overhead only on the client clock); the rest join while the runs have
+ * RUNFIT_MIN_VALUES_PER_PARAM measured values for each, and
+ * moe_efficiency only when a training run serves an MoE model. */
 static const int fit_ids[] = { EFF_BANDWIDTH, EFF_COMPUTE_MAX, EFF_STEP_OVERHEAD_US,
-			       EFF_REQUEST_OVERHEAD_MS };
-enum { N_FIT_IDS = sizeof fit_ids / sizeof *fit_ids };
+			       EFF_REQUEST_OVERHEAD_MS, EFF_ATTENTION_BANDWIDTH,
+			       EFF_ATTENTION_HALF_SEQS, EFF_MOE_EFFICIENCY };
+enum { N_FIT_IDS = sizeof fit_ids / sizeof *fit_ids, N_CORE_IDS = 4 };
 
 /* ---- simulating the observations ----------------------------------------- */
 
@@ -207,6 +214,15 @@ static void collect_values(struct runfit_result *res, const struct runobs_set *s
 	}
 }
 
+/* Whether the run's model routes tokens to experts (a model that does not
+ * load counts as dense: the run itself reports that error when simulated). */
+static bool serves_moe(const struct runobs *ob)
+{
+	struct model m;
+	struct err e;
+	return model_load_named(&m, ob->sc.model, &e) == 0 && m.n_experts > 0;
+}
+
 static int make_temp_profile(char *out, size_t cap, struct err *e)
 {
 	const char *dir = getenv("TMPDIR");
@@ -228,17 +244,24 @@ int runfit_fit(struct runfit_result *res, const struct runobs_set *set, const st
 	res->before = res->after = base->eff;
 	collect_values(res, set, o->holdout);
 
-	bool client = false;
-	for (size_t i = 0; i < set->len; i++)
-		if (!(o->holdout && o->holdout[i]) && set->v[i].clock == OBS_CLOCK_CLIENT)
-			client = true;
+	bool client = false, moe = false;
+	for (size_t i = 0; i < set->len; i++) {
+		if (o->holdout && o->holdout[i])
+			continue;
+		client |= set->v[i].clock == OBS_CLOCK_CLIENT;
+		moe |= serves_moe(&set->v[i]);
+	}
 	int ids[N_FIT_IDS];
 	size_t n_ids = 0;
-	for (size_t i = 0; i < N_FIT_IDS; i++)
-		if (fit_ids[i] != EFF_REQUEST_OVERHEAD_MS || client) {
-			ids[n_ids++] = fit_ids[i];
-			res->fitted[fit_ids[i]] = true;
-		}
+	for (size_t i = 0; i < N_FIT_IDS; i++) {
+		if ((fit_ids[i] == EFF_REQUEST_OVERHEAD_MS && !client) ||
+		    (fit_ids[i] == EFF_MOE_EFFICIENCY && !moe))
+			continue;
+		if (i >= N_CORE_IDS && res->n_train < RUNFIT_MIN_VALUES_PER_PARAM * (n_ids + 1))
+			break;
+		ids[n_ids++] = fit_ids[i];
+		res->fitted[fit_ids[i]] = true;
+	}
 	if (res->n_train < RUNFIT_MIN_VALUES_PER_PARAM * n_ids) {
 		err_set(e, "too few measurements to fit: %zu measured values outside the held-out runs for %zu parameters; need at least %zu (%d per parameter)",
 			res->n_train, n_ids, RUNFIT_MIN_VALUES_PER_PARAM * n_ids, RUNFIT_MIN_VALUES_PER_PARAM);
@@ -268,15 +291,26 @@ int runfit_fit(struct runfit_result *res, const struct runobs_set *set, const st
 	gsl_vector *x0 = gsl_vector_alloc(n_ids), *step = gsl_vector_alloc(n_ids);
 	if (!rc) {
 		for (size_t i = 0; i < n_ids; i++) {
-			gsl_vector_set(x0, i, effparam_to_x(ids[i], effparam_value(&res->before, ids[i])));
-			gsl_vector_set(step, i, effparam_get(ids[i])->fraction ? STEP_FRACTION : STEP_AMOUNT);
+			bool fraction = effparam_get(ids[i])->fraction;
+			double v = effparam_value(&res->before, ids[i]);
+			/* A fraction at 1 (moe_efficiency's neutral value) sits
+			 * where the logit is flat: the simplex starts just
+			 * inside, or it could never move it. */
+			if (fraction && v > FRACTION_START_MAX)
+				v = FRACTION_START_MAX;
+			gsl_vector_set(x0, i, effparam_to_x(ids[i], v));
+			gsl_vector_set(step, i, fraction ? STEP_FRACTION : STEP_AMOUNT);
 		}
 		gsl_multimin_function f = { objective, n_ids, &c };
 		int max_evals = o->max_evals > 0 ? o->max_evals : DEFAULT_MAX_EVALS;
 		double tol = o->tol > 0 ? o->tol : DEFAULT_TOL, size = INFINITY;
 		s = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, n_ids);
 		int status = gsl_multimin_fminimizer_set(s, &f, x0, step), stalled = 0;
-		double best = status == GSL_SUCCESS ? gsl_multimin_fminimizer_minimum(s) : INFINITY;
+		/* Not gsl_multimin_fminimizer_minimum(s): nmsimplex2's set
+		 * leaves it unset until the first iteration (valgrind), and
+		 * the stall test read garbage, so two identical fits could stop
+		 * at different evaluations. */
+		double best = INFINITY;
 		while (status == GSL_SUCCESS && !c.failed && c.evals < max_evals) {
 			status = gsl_multimin_fminimizer_iterate(s);
 			if (status != GSL_SUCCESS)

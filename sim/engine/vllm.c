@@ -479,8 +479,9 @@ static void resolve_defaults(struct engine *g, const struct scenario *sc,
 }
 
 /* Sizes the pool as gpu_worker.py does: utilization × memory minus the
- * weights, the activation peak of a max_num_batched_tokens dummy step and
- * non-torch memory, divided by the bytes of a block (per GPU). */
+ * weights (a vision tower's included), the rotary cache, the activation
+ * peak of a max_num_batched_tokens dummy step and non-torch memory,
+ * divided by the bytes of a block (per GPU). */
 static int size_pool(struct engine *g, struct err *e)
 {
 	const struct scenario *sc = g->setup.sc;
@@ -490,7 +491,7 @@ static int size_pool(struct engine *g, struct err *e)
 	double kv_elem = sc->kv_cache_dtype == 1 ? 1 : 2;
 	double kv_token_gpu = model_kv_bytes_per_token_per_rank(m, kv_elem, (int)tp);
 	double block_bytes = kv_token_gpu * (double)g->block_size;
-	double weights = model_weight_bytes(m, g->setup.weights) / tp;
+	double weights = model_weight_bytes(m, g->setup.weights) / tp + model_vision_bytes(m, (int)tp);
 	/* --cpu-offload-gb: that much of each GPU's weights lives in host
 	 * memory and streams over the host link every step. */
 	weights -= perf_offload(&g->perf, sc->cpu_offload_gb, weights);
@@ -511,7 +512,9 @@ static int size_pool(struct engine *g, struct err *e)
 	double sampler = 12.2 * 128 * (double)m->vocab * 4;
 	double non_torch = 0.411 * 1073741824.0;
 	act += sampler;
-	double available = ceil(hw_memory_bytes(hw) * sc->gpu_memory_utilization) - weights - act - non_torch;
+	double rope = model_rope_cache_bytes(m);
+	double available = ceil(hw_memory_bytes(hw) * sc->gpu_memory_utilization) - weights - act -
+			   non_torch - rope;
 	g->st.weight_bytes_per_gpu = weights;
 	g->st.activation_bytes = act;
 	g->st.non_torch_bytes = non_torch;

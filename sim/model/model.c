@@ -218,6 +218,49 @@ static int read_attention(const struct reader *r, struct model *m)
 
 /* The stored precision from quantization_config (top level or text part)
  * and torch_dtype/dtype. */
+static int read_rotary(const struct reader *r, struct model *m)
+{
+	if (m->mla) {
+		m->rotary_dim = m->qk_rope_head_dim;
+		return 0;
+	}
+	json_t *f = field(r, "partial_rotary_factor");
+	if (f && (!json_is_number(f) || json_number_value(f) <= 0 || json_number_value(f) > 1))
+		return err_set(r->e, "%s: partial_rotary_factor: expected a number in (0, 1]", r->path);
+	double factor = f ? json_number_value(f) : 1;
+	m->rotary_dim = (int64_t)((double)m->head_dim * factor);
+	return 0;
+}
+
+/* The vision tower of a multimodal config (vision_config, as Llama 4,
+ * Qwen2.5-VL, Gemma 3 and Mistral 3 publish it): a ViT of `depth` layers
+ * (attention 4·h², MLP 2·h·i, 3·h·i when gated) and a projector into the
+ * text model's hidden size. */
+static int read_vision(const struct reader *r, struct model *m)
+{
+	json_t *v = json_object_get(r->top, "vision_config");
+	if (!json_is_object(v))
+		return 0;
+	struct reader vr = { .path = r->path, .top = r->top, .cfg = v, .e = r->e };
+	static const char *const depth_keys[] = { "num_hidden_layers", "depth", NULL };
+	static const char *const width_keys[] = { "hidden_size", "embed_dim", NULL };
+	static const char *const out_keys[] = { "projector_output_dim", "vision_output_dim",
+						"out_hidden_size", NULL };
+	int64_t depth = 0, h = 0, inter = 0, out = 0;
+	if (first_int(&vr, depth_keys, &depth) || first_int(&vr, width_keys, &h) ||
+	    opt_int(&vr, "intermediate_size", &inter) || first_int(&vr, out_keys, &out))
+		return -1;
+	if (depth == 0 || h == 0)
+		return err_set(r->e, "%s: vision_config: expected num_hidden_layers (or depth) and hidden_size (or embed_dim)",
+			       r->path);
+	const char *act = opt_str(&vr, "hidden_act");
+	bool gated = act && (!strcmp(act, "silu") || !strcmp(act, "swiglu"));
+	double H = (double)h, I = inter > 0 ? (double)inter : 4 * H;
+	m->vision_params = (double)depth * (4 * H * H + (gated ? 3 : 2) * H * I) +
+			   (double)(out > 0 ? out : h) * (double)m->hidden;
+	return 0;
+}
+
 static int read_weights(const struct reader *r, struct model *m)
 {
 	json_t *q = json_object_get(r->top, "quantization_config");
@@ -308,7 +351,8 @@ int model_load(struct model *m, const char *path, struct err *e)
 	m->max_position_embeddings = 0;
 	if (opt_int(&r, "max_position_embeddings", &m->max_position_embeddings))
 		goto out;
-	if (read_attention(&r, m) || read_moe(&r, m) || read_weights(&r, m))
+	if (read_attention(&r, m) || read_moe(&r, m) || read_weights(&r, m) ||
+	    read_rotary(&r, m) || read_vision(&r, m))
 		goto out;
 	json_t *tie = json_object_get(top, "tie_word_embeddings");
 	if (!json_is_boolean(tie))
@@ -387,6 +431,16 @@ static double weight_bytes(const struct model *m, const struct precision *w, dou
 	double rest = p.active - emb - attn - active_experts;
 	return emb * b.embed + attn * b.attn + rest * b.dense +
 	       (double)m->n_moe_layers * experts * p.expert * b.expert;
+}
+
+double model_vision_bytes(const struct model *m, int tp)
+{
+	return m->vision_params * 2 / tp;
+}
+
+double model_rope_cache_bytes(const struct model *m)
+{
+	return (double)m->max_position_embeddings * (double)m->rotary_dim * 2;
 }
 
 double model_weight_bytes(const struct model *m, const struct precision *w)

@@ -52,6 +52,14 @@ struct model {
 	 * sliding_window tokens (0 when none). */
 	int64_t sliding_window, n_sliding_layers;
 
+	/* Rotary position embedding: the dimensions rotated per head
+	 * (head_dim × partial_rotary_factor; MLA: qk_rope_head_dim). */
+	int64_t rotary_dim;
+
+	/* A multimodal checkpoint's vision encoder and projector (parameters,
+	 * kept 16-bit); 0 for a text-only config. */
+	double vision_params;
+
 	/* What the checkpoint is stored in: "bf16", "fp8", "mxfp4", … */
 	char weights[16];
 	/* The quantization config leaves attention in 16-bit (an `ignore`
@@ -110,6 +118,14 @@ double model_linear_flops_per_token(const struct model *m);
 /* Attention FLOPs (QK^T and AV) for one token attending to ctx tokens,
  * all layers, sliding windows applied. */
 double model_attn_flops_per_token(const struct model *m, double ctx);
+
+/* Device memory a serving engine holds besides the text weights and the KV
+ * cache, per GPU at tensor parallelism tp: the vision encoder's weights
+ * (16-bit, split by tp) and vLLM's rotary cos/sin cache, precomputed for
+ * every position max_position_embeddings allows at 16 bits, once per GPU
+ * (2.5 GiB for Llama 4's 10M positions, 32 MiB for Llama 3.1's 128k). */
+double model_vision_bytes(const struct model *m, int tp);
+double model_rope_cache_bytes(const struct model *m);
 
 /* KV-cache bytes one token adds, all layers: 2·L·kv_heads·head_dim·bytes,
  * or L·(kv_lora_rank + qk_rope_head_dim)·bytes for MLA. */
