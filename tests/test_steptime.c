@@ -285,6 +285,60 @@ static void moe_efficiency_scales_experts_only(void **state)
 	assert_double_rel(slow.attn_decode, full.attn_decode, 1e-12);
 }
 
+/* Pipeline parallelism (perf_pipeline). One stream gains nothing: its
+ * token still passes every layer, stage after stage, plus a hop between
+ * stages (hidden × 2 bytes over the link and its latency). So a batch-1
+ * decode on 2 stages is the 1-stage step plus exactly one hop. */
+static void pipeline_one_stream_pays_the_hops(void **state)
+{
+	(void)state;
+	struct perf p1, p2;
+	struct perf_breakdown b1, b2;
+	init(&p1, &llama, "bf16", 1, false);
+	init(&p2, &llama, "bf16", 1, false);
+	perf_pipeline(&p2, 2);
+	assert_double_near(p2.stage_layers, 16, 0);
+	double t1 = step(&p1, 1, 1, 1000, &b1), t2 = step(&p2, 1, 1, 1000, &b2);
+	double hop = 4096 * 2 / (h100.ic_bandwidth_gb_s * 1e9) + h100.ic_latency_us * 1e-6;
+	assert_double_rel(t2, t1 + hop, 1e-12);
+	assert_double_rel(b2.pipeline, hop, 1e-9);
+	assert_double_rel(b2.dense, b1.dense, 1e-12);
+}
+
+/* With many sequences the batch runs as pp microbatches, and each stage
+ * reads its weights once per microbatch. 64 decodes on 2 stages: two
+ * microbatches of 32, so the step is at least one 32-sequence trip
+ * through every layer (the 1-stage step of 32 sequences), and its rows
+ * are that trip: the dense row equals the 32-sequence step's. For any
+ * batch, 1 to 300 sequences, the rows plus the bubble are the step
+ * (conservation) and the bubble is positive. */
+static void pipeline_microbatches(void **state)
+{
+	(void)state;
+	struct perf p1, p2;
+	init(&p1, &llama, "bf16", 1, false);
+	init(&p2, &llama, "bf16", 1, false);
+	perf_pipeline(&p2, 2);
+	struct perf_breakdown b2, half;
+	double t2 = step(&p2, 64, 1, 500, &b2);
+	step(&p1, 32, 1, 500, &half);
+	assert_true(t2 >= half.total * (1 - 1e-12));
+	assert_double_rel(b2.dense, half.dense, 1e-12);
+	assert_double_rel(b2.attn_decode, half.attn_decode, 1e-12);
+	for (int n = 1; n <= 300; n += 7) {
+		struct perf_op ops[PERF_N_OPS];
+		struct perf_step s;
+		perf_step_clear(&s);
+		for (int i = 0; i < n; i++)
+			perf_step_add(&s, &p2, 1, 800, true);
+		double t = perf_step_ops(&p2, &s, ops), rows = 0;
+		for (int i = 0; i < PERF_N_OPS; i++)
+			rows += ops[i].time_s;
+		assert_double_rel(rows, t, 1e-12);
+		assert_true(ops[PERF_PIPELINE].time_s > 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +351,8 @@ int main(void)
 		cmocka_unit_test(decode_attention_linear_in_context),
 		cmocka_unit_test(decode_attention_rises_with_sequences),
 		cmocka_unit_test(moe_efficiency_scales_experts_only),
+		cmocka_unit_test(pipeline_one_stream_pays_the_hops),
+		cmocka_unit_test(pipeline_microbatches),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

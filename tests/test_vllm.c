@@ -152,6 +152,40 @@ static void defaults_follow_the_device(void **state)
 	}
 }
 
+/* Pipeline stages split the layers: with 2 stages each GPU holds 16 of
+ * Llama-3.1-8B's 32 layers (their weights and their KV) plus one vocab ×
+ * hidden table (the last stage's LM head; the first's embedding is the
+ * same size), so a block of 16 tokens is half the bytes and the pool holds
+ * more than twice the blocks. 3 stages: ceil(32/3) = 11 layers on the
+ * fullest. A stage count above the layers is an error naming the key. */
+static void pipeline_stages_split_the_pool(void **state)
+{
+	(void)state;
+	struct run_result one, two, three;
+	simulate(&one, NULL, "workload.num_prompts=1", NULL);
+	simulate(&two, NULL, "workload.num_prompts=1", "engine.pipeline_parallel_size=2", NULL);
+	simulate(&three, NULL, "workload.num_prompts=1", "engine.pipeline_parallel_size=3", NULL);
+	assert_double_rel(two.engine.kv_bytes_per_block, one.engine.kv_bytes_per_block / 2, 1e-12);
+	assert_double_rel(three.engine.kv_bytes_per_block, one.engine.kv_bytes_per_block * 11 / 32, 1e-12);
+	double table = 128256.0 * 4096 * 2, all = one.engine.weight_bytes_per_gpu;
+	assert_double_rel(two.engine.weight_bytes_per_gpu, (all - 2 * table) / 2 + table, 1e-12);
+	assert_true(two.engine.num_gpu_blocks > 2 * one.engine.num_gpu_blocks);
+	run_result_free(&one);
+	run_result_free(&two);
+	run_result_free(&three);
+
+	struct cmd_result c;
+	run_cmd(&c, "'%s' run --set engine.pipeline_parallel_size=33", SERVESIM_BIN);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "[engine] pipeline_parallel_size: expected at most the model's 32 layers, got 33");
+	cmd_result_free(&c);
+	run_cmd(&c, "'%s' run --set engine.kind=ollama --set run.weights=q4_k_m --set engine.pipeline_parallel_size=2",
+		SERVESIM_BIN);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "[engine] pipeline_parallel_size: expected 1 for kind = ollama");
+	cmd_result_free(&c);
+}
+
 /* The CPU tier (kv_offload_gib): a prefix evicted from the GPU pool and
  * found again in host memory counts as a hit (cpu hits) instead of being
  * recomputed. A pool of 120 blocks holds one 1,600-token conversation at a
@@ -186,6 +220,7 @@ int main(void)
 		cmocka_unit_test(prefix_hit_leaves_the_last_token),
 		cmocka_unit_test(defaults_follow_the_device),
 		cmocka_unit_test(evicted_prefixes_hit_the_cpu_tier),
+		cmocka_unit_test(pipeline_stages_split_the_pool),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
  * whole run, where TTFT and ITL went.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,8 +92,10 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 	}
 	struct perf p;
 	perf_init(&p, &m, &hw, w, (int)sc->tensor_parallel_size, sc->kv_cache_dtype == 1 ? 1 : 2);
+	perf_pipeline(&p, (int)sc->pipeline_parallel_size);
 	perf_offload(&p, sc->cpu_offload_gb,
-		     model_weight_bytes(&m, w) / (double)sc->tensor_parallel_size);
+		     model_weight_bytes(&m, w) /
+			     (double)(sc->tensor_parallel_size * sc->pipeline_parallel_size));
 	if (ideal)
 		perf_ideal(&p);
 	struct perf_step step;
@@ -108,6 +111,7 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 		json_object_set_new(o, "hardware", json_string(hw.id));
 		json_object_set_new(o, "weights", json_string(w->name));
 		json_object_set_new(o, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
+		json_object_set_new(o, "pipeline_parallel_size", json_integer(sc->pipeline_parallel_size));
 		json_object_set_new(o, "tokens", json_integer(step.tokens));
 		json_object_set_new(o, "prefill_chunks", json_integer(n_pre));
 		json_object_set_new(o, "decodes", json_integer(n_dec));
@@ -131,11 +135,19 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 		json_object_set_new(o, "step_ms", json_real(total * 1e3));
 		return cli_print_json(o);
 	}
-	printf("One step of %s on %s (%s weights, tensor parallel %lld): %lld tokens, %lld prefill chunk%s, %lld decode%s\n",
-	       m.id, hw.name, w->name, (long long)sc->tensor_parallel_size, (long long)step.tokens,
+	printf("One step of %s on %s (%s weights, tensor parallel %lld, pipeline parallel %lld): %lld tokens, %lld prefill chunk%s, %lld decode%s\n",
+	       m.id, hw.name, w->name, (long long)sc->tensor_parallel_size,
+	       (long long)sc->pipeline_parallel_size, (long long)step.tokens,
 	       (long long)n_pre, n_pre == 1 ? "" : "s", (long long)n_dec, n_dec == 1 ? "" : "s");
-	printf("%s\n\n", ideal ? "datasheet peaks, efficiencies 1, no overhead" :
-				 "achievable efficiencies of the profile");
+	printf("%s\n", ideal ? "datasheet peaks, efficiencies 1, no overhead" :
+			       "achievable efficiencies of the profile");
+	if (sc->pipeline_parallel_size > 1) {
+		double mb = fmin((double)sc->pipeline_parallel_size, (double)step.seqs);
+		printf("pipeline: rows are one microbatch (1/%.0f of the batch) through all %lld stages, each stage's GPU doing 1/%lld of them;\n"
+		       "the bubble is the rest of the step (stage hops, microbatches waiting)\n",
+		       mb, (long long)sc->pipeline_parallel_size, (long long)sc->pipeline_parallel_size);
+	}
+	putchar('\n');
 	printf("%-18s %12s %10s %10s %8s %9s\n", "operator (per GPU)", "GFLOP", "GB", "time ms", "bound",
 	       "of peak");
 	for (int i = 0; i < PERF_N_OPS; i++) {
@@ -194,7 +206,8 @@ static int explain_run(const struct scenario *sc, enum out_format fmt)
 		};
 		for (size_t i = 0; i < sizeof t / sizeof *t; i++)
 			printf("  %-36s %9.2f ms  %5.1f%%\n", t[i].what, t[i].ms, ttft > 0 ? 100 * t[i].ms / ttft : 0);
-		double itl = 1e3 * (es->itl_weights_s + es->itl_kv_s + es->itl_prefill_s + es->itl_overhead_s) / nd;
+		double itl = 1e3 * (es->itl_weights_s + es->itl_kv_s + es->itl_prefill_s + es->itl_overhead_s +
+				    es->itl_pipeline_s) / nd;
 		printf("\nMean step seen by a decode token %.2f ms (mean ITL %.2f ms):\n", itl,
 		       1e3 * loghist_mean(&g->itl));
 		const struct {
@@ -205,9 +218,11 @@ static int explain_run(const struct scenario *sc, enum out_format fmt)
 			{ "reading the KV cache", 1e3 * es->itl_kv_s / nd },
 			{ "prefill chunks sharing the step", 1e3 * es->itl_prefill_s / nd },
 			{ "step overhead", 1e3 * es->itl_overhead_s / nd },
+			{ "pipeline bubble (hops, waits)", 1e3 * es->itl_pipeline_s / nd },
 		};
 		for (size_t i = 0; i < sizeof d / sizeof *d; i++)
-			printf("  %-36s %9.2f ms  %5.1f%%\n", d[i].what, d[i].ms, itl > 0 ? 100 * d[i].ms / itl : 0);
+			if (i + 1 < sizeof d / sizeof *d || es->itl_pipeline_s > 0)
+				printf("  %-36s %9.2f ms  %5.1f%%\n", d[i].what, d[i].ms, itl > 0 ? 100 * d[i].ms / itl : 0);
 	}
 	run_result_free(&res);
 	return rc;

@@ -50,9 +50,10 @@ struct engine_stats {
 	struct perf_breakdown time;
 	/* Where decode tokens' steps went, summed over decode tokens (seconds):
 	 * reading weights (dense, experts, LM head, all-reduce), reading KV, the
-	 * step overhead, and the extra time of prefill chunks sharing the step
-	 * (the step minus what its decodes alone would take). */
-	double itl_weights_s, itl_kv_s, itl_overhead_s, itl_prefill_s;
+	 * step overhead, a pipeline's hops and waits, and the extra time of
+	 * prefill chunks sharing the step (the step minus what its decodes
+	 * alone would take). */
+	double itl_weights_s, itl_kv_s, itl_overhead_s, itl_pipeline_s, itl_prefill_s;
 	int64_t itl_tokens;
 	/* Ollama and llama-server (engine/ollama.c); zero for vLLM. */
 	int64_t num_parallel, num_ctx, n_batch, n_ubatch;   /* as resolved */

@@ -340,6 +340,7 @@ static void account_step(struct engine *g, const struct perf_step *step, double 
 		g->st.itl_weights_s += n * (d.dense + d.experts + d.lm_head + d.allreduce + d.offload);
 		g->st.itl_kv_s += n * d.attn_decode;
 		g->st.itl_overhead_s += n * d.overhead;
+		g->st.itl_pipeline_s += n * d.pipeline;
 		g->st.itl_prefill_s += n * (s - alone);
 		g->st.itl_tokens += step->dec_seqs;
 	}
@@ -377,6 +378,7 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	g->st.time.allreduce += b.allreduce;
 	g->st.time.offload += b.offload;
 	g->st.time.overhead += b.overhead + g->step_extra_s;
+	g->st.time.pipeline += b.pipeline;
 	g->st.time.total += s;
 	account_step(g, &step, s);
 	double usage = kvpool_usage(g->pool);
@@ -481,7 +483,8 @@ static void resolve_defaults(struct engine *g, const struct scenario *sc,
 /* Sizes the pool as gpu_worker.py does: utilization × memory minus the
  * weights (a vision tower's included), the rotary cache, the activation
  * peak of a max_num_batched_tokens dummy step and non-torch memory,
- * divided by the bytes of a block (per GPU). */
+ * divided by the bytes of a block (per GPU; with pipeline stages, the
+ * GPU with the least room, as vLLM takes the minimum over workers). */
 static int size_pool(struct engine *g, struct err *e)
 {
 	const struct scenario *sc = g->setup.sc;
@@ -489,9 +492,19 @@ static int size_pool(struct engine *g, struct err *e)
 	const struct hw_profile *hw = g->setup.hw;
 	double tp = (double)sc->tensor_parallel_size;
 	double kv_elem = sc->kv_cache_dtype == 1 ? 1 : 2;
-	double kv_token_gpu = model_kv_bytes_per_token_per_rank(m, kv_elem, (int)tp);
+	/* With pipeline stages the binding GPU is the last stage's: the
+	 * fullest stage's layers (their weights and KV), the LM head and the
+	 * sampler. The vision tower is counted on every stage. */
+	double stage = g->perf.stage_layers / (double)m->n_layers;
+	double kv_token_gpu = model_kv_bytes_per_token_per_rank(m, kv_elem, (int)tp) * stage;
 	double block_bytes = kv_token_gpu * (double)g->block_size;
-	double weights = model_weight_bytes(m, g->setup.weights) / tp + model_vision_bytes(m, (int)tp);
+	double weights = model_weight_bytes(m, g->setup.weights);
+	if (g->perf.pp > 1) {
+		double table = g->perf.lm_head_bytes * tp;   /* one vocab × hidden table */
+		double tables = m->tie_embeddings ? table : 2 * table;
+		weights = (weights - tables) * stage + table;
+	}
+	weights = weights / tp + model_vision_bytes(m, (int)tp);
 	/* --cpu-offload-gb: that much of each GPU's weights lives in host
 	 * memory and streams over the host link every step. */
 	weights -= perf_offload(&g->perf, sc->cpu_offload_gb, weights);
@@ -544,6 +557,13 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 	resolve_defaults(g, sc, setup->hw, setup->model);
 	perf_init(&g->perf, setup->model, setup->hw, setup->weights, (int)sc->tensor_parallel_size,
 		  sc->kv_cache_dtype == 1 ? 1 : 2);
+	if (sc->pipeline_parallel_size > setup->model->n_layers) {
+		err_set(e, "%s: [engine] pipeline_parallel_size: expected at most the model's %lld layers, got %lld",
+			sc->path, (long long)setup->model->n_layers, (long long)sc->pipeline_parallel_size);
+		free(g);
+		return NULL;
+	}
+	perf_pipeline(&g->perf, (int)sc->pipeline_parallel_size);
 	if (size_pool(g, e)) {
 		free(g);
 		return NULL;

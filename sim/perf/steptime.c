@@ -44,6 +44,15 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->window = (double)m->sliding_window;
 	p->attn_flops_per_pair = 2 * (double)m->n_heads * (double)(m->head_dim + m->v_head_dim) / t;
 	p->allreduce_bytes_per_token = (double)m->hidden * 2;
+	p->hidden_bytes_per_token = (double)m->hidden * 2;
+	perf_pipeline(p, 1);
+}
+
+void perf_pipeline(struct perf *p, int pp)
+{
+	assert(pp >= 1);
+	p->pp = pp;
+	p->stage_layers = ceil((double)p->n_layers / pp);
 }
 
 double perf_offload(struct perf *p, double gib, double weight_bytes_per_gpu)
@@ -97,24 +106,26 @@ static void roofline(struct perf_op *op, const char *name, double flops, double 
 	*op = (struct perf_op){ name, flops, bytes, tc > tm ? tc : tm, peak, bw, tc > tm };
 }
 
-double perf_step_ops(const struct perf *p, const struct perf_step *s, struct perf_op *ops)
+/* The operator rows of one microbatch, 1/m of the step's batch (m = 1:
+ * the whole step), through every layer. */
+static double ops_one(const struct perf *p, const struct perf_step *s, double m, struct perf_op *ops)
 {
 	static const char *const names[PERF_N_OPS] = {
 		"dense matmuls", "MoE experts", "LM head", "prefill attention",
-		"decode attention", "all-reduce", "weight offload", "step overhead"
+		"decode attention", "all-reduce", "weight offload", "step overhead",
+		"pipeline bubble"
 	};
 	for (int i = 0; i < PERF_N_OPS; i++)
 		ops[i] = (struct perf_op){ .name = names[i] };
 	if (s->tokens <= 0)
 		return 0;
-	double T = (double)s->tokens;
+	double T = (double)s->tokens / m, sampled = (double)s->sampled / m;
 	double beff = p->eff.bandwidth;
 	roofline(&ops[PERF_DENSE], names[PERF_DENSE], p->dense_flops_per_token * T, p->peak_matmul,
 		 matmul_eff(p, T), p->dense_bytes, p->bw, beff);
-	if (s->sampled > 0)
-		roofline(&ops[PERF_LM_HEAD], names[PERF_LM_HEAD],
-			 p->lm_head_flops_per_token * (double)s->sampled, p->peak_matmul,
-			 matmul_eff(p, (double)s->sampled), p->lm_head_bytes, p->bw, beff);
+	if (sampled > 0)
+		roofline(&ops[PERF_LM_HEAD], names[PERF_LM_HEAD], p->lm_head_flops_per_token * sampled,
+			 p->peak_matmul, matmul_eff(p, sampled), p->lm_head_bytes, p->bw, beff);
 	if (p->n_moe_layers > 0) {
 		double E = p->n_experts, k = p->experts_per_token;
 		double touched = E * (1 - pow(1 - k / E, T));
@@ -125,11 +136,11 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 			 f * matmul_eff(p, T * k / touched), p->n_moe_layers * touched * p->expert_bytes,
 			 p->bw, f * beff);
 	}
-	double pairs = p->full_layers * s->pre_pairs_full + p->sliding_layers * s->pre_pairs_win;
-	double pre_kv = p->full_layers * s->pre_ctx_full + p->sliding_layers * s->pre_ctx_win;
+	double pairs = (p->full_layers * s->pre_pairs_full + p->sliding_layers * s->pre_pairs_win) / m;
+	double pre_kv = (p->full_layers * s->pre_ctx_full + p->sliding_layers * s->pre_ctx_win) / m;
 	roofline(&ops[PERF_ATTN_PREFILL], names[PERF_ATTN_PREFILL], pairs * p->attn_flops_per_pair,
 		 p->peak_attn, p->eff.attention_compute, pre_kv * p->kv_bytes_per_token_layer, p->bw, beff);
-	double dec_kv = p->full_layers * s->dec_ctx_full + p->sliding_layers * s->dec_ctx_win;
+	double dec_kv = (p->full_layers * s->dec_ctx_full + p->sliding_layers * s->dec_ctx_win) / m;
 	if (s->dec_seqs > 0) {
 		/* Paged decode attention runs one thread block per (sequence,
 		 * KV head): few sequences leave SMs idle, and the bandwidth
@@ -138,7 +149,7 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 		 * a small batch reads its KV at half of attention_bandwidth,
 		 * not less: a lone long-context stream is not starved (C6). */
 		double h = p->eff.attention_half_seqs;
-		double S = fmax((double)s->dec_seqs, h);
+		double S = fmax((double)s->dec_seqs / m, h);
 		roofline(&ops[PERF_ATTN_DECODE], names[PERF_ATTN_DECODE],
 			 dec_kv * p->attn_flops_per_pair, p->peak_attn, p->eff.attention_compute,
 			 dec_kv * p->kv_bytes_per_token_layer, p->bw,
@@ -165,11 +176,54 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 		ops[PERF_OFFLOAD].peak_bytes_s = link;
 	}
 	ops[PERF_OVERHEAD].time_s =
-		(p->eff.step_overhead_us + p->eff.step_overhead_per_seq_us * (double)s->seqs) * 1e-6;
+		(p->eff.step_overhead_us + p->eff.step_overhead_per_seq_us * (double)s->seqs / m) * 1e-6;
 	double total = 0;
 	for (int i = 0; i < PERF_N_OPS; i++)
 		total += ops[i].time_s;
 	return total;
+}
+
+/* The operator groups that scale with the layers a stage holds. */
+static bool per_layer(int op)
+{
+	return op == PERF_DENSE || op == PERF_EXPERTS || op == PERF_ATTN_PREFILL ||
+	       op == PERF_ATTN_DECODE || op == PERF_ALLREDUCE;
+}
+
+double perf_step_ops(const struct perf *p, const struct perf_step *s, struct perf_op *ops)
+{
+	if (p->pp <= 1 || s->tokens <= 0)
+		return ops_one(p, s, 1, ops);
+	/* vLLM keeps up to pp microbatches in flight: the running sequences,
+	 * split m ways. Each of the pp stages holds stage_layers layers and
+	 * its own share of offloaded weights; the first pp-1 stages send the
+	 * microbatch's hidden states on, the last runs the LM head and the
+	 * step's CPU work (scheduling, sampling). */
+	double P = p->pp, m = fmin(P, (double)s->seqs);
+	ops_one(p, s, m, ops);
+	double frac = p->stage_layers / (double)p->n_layers;
+	double work = ops[PERF_OFFLOAD].time_s;
+	for (int i = 0; i < PERF_N_OPS; i++)
+		if (per_layer(i))
+			work += frac * ops[i].time_s;
+	double hop = (double)s->tokens / m * p->hidden_bytes_per_token / (p->hw->ic_bandwidth_gb_s * 1e9) +
+		     p->hw->ic_latency_us * 1e-6;
+	double last = work + ops[PERF_LM_HEAD].time_s + ops[PERF_OVERHEAD].time_s;
+	double trip = (P - 1) * (work + hop) + last;          /* one microbatch, first to last stage */
+	double queued = m * fmax(work + hop, last);           /* m microbatches through the slowest */
+	double step = fmax(trip, queued);
+	/* Rows: one microbatch's trip, stage by stage; the rest is the pipeline's. */
+	double rows = 0;
+	for (int i = 0; i < PERF_N_OPS; i++) {
+		if (per_layer(i))
+			ops[i].time_s *= frac * P;
+		else if (i == PERF_OFFLOAD)
+			ops[i].time_s *= P;
+		rows += ops[i].time_s;
+	}
+	ops[PERF_PIPELINE].time_s = step - rows;
+	ops[PERF_PIPELINE].bytes = (P - 1) * (double)s->tokens / m * p->hidden_bytes_per_token;
+	return step;
 }
 
 double perf_step_time(const struct perf *p, const struct perf_step *s, struct perf_breakdown *b)
@@ -186,6 +240,7 @@ double perf_step_time(const struct perf *p, const struct perf_step *s, struct pe
 			.allreduce = ops[PERF_ALLREDUCE].time_s,
 			.offload = ops[PERF_OFFLOAD].time_s,
 			.overhead = ops[PERF_OVERHEAD].time_s,
+			.pipeline = ops[PERF_PIPELINE].time_s,
 			.total = total,
 		};
 	return total;

@@ -13,7 +13,12 @@
  *   - LM head, only for the sequences that sample a token;
  *   - prefill attention: causal pairs of the chunk against its context (C5);
  *   - decode attention: every sequence reads its whole KV cache (C16);
- *   - tensor parallel all-reduces, two per layer.
+ *   - tensor parallel all-reduces, two per layer;
+ *   - pipeline parallelism (perf_pipeline): the batch runs as up to pp
+ *     microbatches through pp stages of ceil(L/pp) layers; a step lasts
+ *     until every sequence has its token: the longer of one microbatch's
+ *     trip through all stages and the microbatches queued at the slowest
+ *     stage (the last: it also runs the LM head and the sampler).
  * Compute efficiency rises with the tokens in a matmul:
  * compute_max · M / (M + compute_half_tokens). With every efficiency at 1
  * and no overhead, a batch-1 decode step is weight bytes ÷ bandwidth (C8).
@@ -53,6 +58,9 @@ struct perf {
 				      * host link every step (vLLM --cpu-offload-gb);
 				      * set by the engine, 0 by default */
 	int64_t n_layers;
+	int pp;                      /* pipeline stages (perf_pipeline), 1 by default */
+	double stage_layers;         /* layers on the fullest stage, ceil(L/pp) */
+	double hidden_bytes_per_token;  /* activations one stage sends the next */
 };
 
 /* The work of one step, accumulated sequence by sequence. */
@@ -76,6 +84,11 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
  * --cpu-offload-gb): they cross the host link every step. Returns the
  * bytes offloaded. */
 double perf_offload(struct perf *p, double gib, double weight_bytes_per_gpu);
+
+/* Splits the layers into pp pipeline stages (vLLM
+ * --pipeline-parallel-size), one GPU group each, joined by the profile's
+ * interconnect. pp >= 1; 1 is no pipeline. */
+void perf_pipeline(struct perf *p, int pp);
 
 /* Sets every efficiency to 1 and the overheads to 0: the datasheet line. */
 void perf_ideal(struct perf *p);
@@ -119,7 +132,7 @@ static inline void perf_step_add(struct perf_step *s, const struct perf *p, int6
 /* One operator group of a step: its work and what bounds it. */
 enum perf_op_kind {
 	PERF_DENSE, PERF_EXPERTS, PERF_LM_HEAD, PERF_ATTN_PREFILL, PERF_ATTN_DECODE,
-	PERF_ALLREDUCE, PERF_OFFLOAD, PERF_OVERHEAD, PERF_N_OPS
+	PERF_ALLREDUCE, PERF_OFFLOAD, PERF_OVERHEAD, PERF_PIPELINE, PERF_N_OPS
 };
 
 struct perf_op {
@@ -131,12 +144,16 @@ struct perf_op {
 };
 
 /* Fills ops[PERF_N_OPS] for the step and returns its duration in seconds
- * (perf_step_time is this, summed). */
+ * (perf_step_time is this, summed). With a pipeline, the operator rows
+ * are one microbatch's trip through every stage and PERF_PIPELINE (the
+ * bubble) is the rest of the step: stage hops, and microbatches waiting
+ * their turn; its bytes are the hops'. */
 double perf_step_ops(const struct perf *p, const struct perf_step *s, struct perf_op *ops);
 
 /* Breakdown of a step, seconds. */
 struct perf_breakdown {
 	double dense, experts, lm_head, attn_prefill, attn_decode, allreduce, offload, overhead;
+	double pipeline;
 	double total;
 };
 

@@ -33,6 +33,7 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 		json_object_set_new(it, "hardware", json_string(sc->hardware));
 		json_object_set_new(it, "device", json_string(r->name));
 		json_object_set_new(it, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
+		json_object_set_new(it, "pipeline_parallel_size", json_integer(sc->pipeline_parallel_size));
 		resultdoc_put(it, "mem_bandwidth_gb_s", r->bandwidth_gb_s, 3);
 		resultdoc_put(it, "decode_ceiling_tok_s", r->decode_ceiling_tok_s, 3);
 		if (r->error) {
@@ -52,7 +53,7 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 		}
 		json_object_set_new(it, "at_load", at);
 		double tok_s = r->at_load.mean[MEAS_OUTPUT_THROUGHPUT];
-		double usd_h = r->cand.price_usd_per_gpu_hour * (double)sc->tensor_parallel_size;
+		double usd_h = r->cand.price_usd_per_gpu_hour * (double)scenario_gpus(sc);
 		if (slo->n) {
 			json_t *sj = plandoc_cand_json(&r->cand, slo, o);
 			json_object_update(it, sj);

@@ -64,6 +64,7 @@ static void attribute(struct measure *m, const struct run_result *res)
 	struct perf p;
 	perf_init(&p, &res->model, &res->hw, res->weights, (int)sc->tensor_parallel_size,
 		  sc->kv_cache_dtype == 1 ? 1 : 2);
+	perf_pipeline(&p, (int)sc->pipeline_parallel_size);
 	struct perf_step one;
 	struct perf_breakdown b;
 	perf_step_clear(&one);
@@ -74,7 +75,7 @@ static void attribute(struct measure *m, const struct run_result *res)
 	double matmul_s = t->dense + t->lm_head + t->experts;
 	m->v[MEAS_COMPUTE_S] = t->attn_prefill + fmax(0, matmul_s - floor_s);
 	m->v[MEAS_BANDWIDTH_S] = t->attn_decode + fmin(matmul_s, floor_s);
-	m->v[MEAS_OVERHEAD_S] = t->overhead;
+	m->v[MEAS_OVERHEAD_S] = t->overhead + t->pipeline;   /* a pipeline bubble is idle time too */
 	m->v[MEAS_ALLREDUCE_S] = t->allreduce;
 }
 

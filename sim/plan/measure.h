@@ -43,7 +43,7 @@ enum measure_id {
 	 * set it (s, summed over steps; see measure.c for the rule). */
 	MEAS_COMPUTE_S,              /* prefill attention + matmul time above the weight-read floor */
 	MEAS_BANDWIDTH_S,            /* decode attention (KV reads) + the weight-read floor */
-	MEAS_OVERHEAD_S,             /* per-step scheduling and launch overhead */
+	MEAS_OVERHEAD_S,             /* per-step scheduling and launch overhead, and a pipeline's bubble */
 	MEAS_ALLREDUCE_S,            /* tensor-parallel all-reduces */
 	MEAS_N
 };

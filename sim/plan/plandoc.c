@@ -84,15 +84,16 @@ json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, cons
 		json_object_set_new(it, "candidate", json_integer((json_int_t)c[i].index));
 		json_object_set_new(it, "hardware", json_string(sc->hardware));
 		json_object_set_new(it, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
+		json_object_set_new(it, "pipeline_parallel_size", json_integer(sc->pipeline_parallel_size));
+		json_object_set_new(it, "gpus_per_replica", json_integer(scenario_gpus(sc)));
 		json_object_set_new(it, "weights", json_string(c[i].weights));
 		json_t *sj = plandoc_cand_json(&c[i], slo, o);
 		json_object_update(it, sj);
 		json_decref(sj);
 		/* Capacity and cost: replicas for the target (one without it). */
 		double rate = plan_sustained_rate(&c[i], o);
-		double tp = (double)sc->tensor_parallel_size;
 		double replicas = !(rate > 0) ? NAN : isnan(target_rate) ? 1 : ceil(target_rate / rate - 1e-9);
-		double gpus = replicas * tp;
+		double gpus = replicas * (double)scenario_gpus(sc);
 		double tok_s = plan_tokens_per_s(&c[i], o) * (isnan(target_rate) ? 1 : target_rate / rate);
 		double usd_h = gpus * c[i].price_usd_per_gpu_hour;
 		resultdoc_put(it, "replicas", replicas, 0);
@@ -118,6 +119,16 @@ struct rank_key {
 	double k1, k2;
 };
 
+/* GPUs of one replica of a result item: gpus_per_replica, or the tensor
+ * parallel size of documents written before pipelines (1 when neither). */
+static double replica_gpus(json_t *it)
+{
+	double g = resultdoc_num(it, "gpus_per_replica");
+	if (isnan(g))
+		g = resultdoc_num(it, "tensor_parallel_size");
+	return isnan(g) ? 1 : g;
+}
+
 static int by_rank(const void *a, const void *b)
 {
 	const struct rank_key *x = a, *y = b;
@@ -142,7 +153,7 @@ static void finish(json_t *doc)
 	for (size_t i = 0; i < n; i++) {
 		json_t *it = json_array_get(items, i);
 		double rate = resultdoc_num(it, "max_rate"), gpus = resultdoc_num(it, "gpus");
-		double tp = resultdoc_num(it, "tensor_parallel_size");
+		double per_replica = replica_gpus(it);
 		k[i].pos = i;
 		k[i].usable = rate > 0;
 		if (cost) {
@@ -150,7 +161,7 @@ static void finish(json_t *doc)
 					   resultdoc_num(it, "usd_per_1m_output_tokens");
 			k[i].k2 = target ? resultdoc_num(it, "usd_per_1m_output_tokens") : -rate;
 		} else {
-			k[i].k1 = target ? gpus : -rate / tp;
+			k[i].k1 = target ? gpus : -rate / per_replica;
 			k[i].k2 = -rate;
 		}
 		if (isnan(k[i].k1) || isnan(k[i].k2))
@@ -359,10 +370,8 @@ int plandoc_plot_cost(json_t *doc, const char *items_key, const char *dir, struc
 		return -1;
 	fprintf(f, "# usd_per_hour_per_replica\tmax_rate_req_s\tusd_per_1m_output_tokens\tlabel\n");
 	json_array_foreach(items, i, it) {
-		double tp = resultdoc_num(it, "tensor_parallel_size");
+		double per_replica = replica_gpus(it);
 		double price = resultdoc_num(it, "price_usd_per_gpu_hour"), rate = resultdoc_num(it, "max_rate");
-		if (isnan(tp))
-			tp = 1;
 		if (isnan(price) || !(rate > 0))
 			continue;
 		char lab[256];
@@ -370,7 +379,7 @@ int plandoc_plot_cost(json_t *doc, const char *items_key, const char *dir, struc
 		double per1m = resultdoc_num(it, "usd_per_1m_output_tokens_at_slo");
 		if (isnan(per1m))
 			per1m = resultdoc_num(it, "usd_per_1m_output_tokens");
-		fprintf(f, "%.10g\t%.10g\t%.10g\t%s\n", price * tp, rate, isnan(per1m) ? 0 : per1m, lab);
+		fprintf(f, "%.10g\t%.10g\t%.10g\t%s\n", price * per_replica, rate, isnan(per1m) ? 0 : per1m, lab);
 	}
 	if (plot_data_close(f, dir, "cost.dat", o, e))
 		return -1;

@@ -26,6 +26,8 @@ static const struct {
 	{ "seed", "run.seed" },
 	{ "tensor_parallel_size", "engine.tensor_parallel_size" },
 	{ "tp", "engine.tensor_parallel_size" },
+	{ "pipeline_parallel_size", "engine.pipeline_parallel_size" },
+	{ "pp", "engine.pipeline_parallel_size" },
 	{ "max_num_batched_tokens", "engine.max_num_batched_tokens" },
 	{ "max_num_seqs", "engine.max_num_seqs" },
 };
@@ -33,7 +35,7 @@ static const struct {
 const char *sweep_short_names(void)
 {
 	return "request_rate, max_concurrency, num_prompts, random_input_len, random_output_len, "
-	       "hardware, model, weights, seed, tensor_parallel_size (tp), max_num_batched_tokens, "
+	       "hardware, model, weights, seed, tensor_parallel_size (tp), pipeline_parallel_size (pp), max_num_batched_tokens, "
 	       "max_num_seqs";
 }
 

@@ -295,8 +295,11 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	struct group_metrics *g = &res->all;
 	double n = g->completed ? (double)g->completed : 1;
 	centered(f, " servesim ", '=');
-	fprintf(f, "%s on %s, weights %s, tensor parallel %lld\n", res->model.id, res->hw.id,
+	fprintf(f, "%s on %s, weights %s, tensor parallel %lld", res->model.id, res->hw.id,
 		res->weights->name, (long long)res->sc.tensor_parallel_size);
+	if (res->sc.pipeline_parallel_size > 1)
+		fprintf(f, ", pipeline parallel %lld", (long long)res->sc.pipeline_parallel_size);
+	fputc('\n', f);
 	if (res->sc.engine_kind == ENGINE_VLLM)
 		vllm_engine_text(f, res);
 	else
@@ -313,6 +316,8 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	line_f(f, "Reading KV cache (ms):", 1e3 * es->itl_kv_s / nd);
 	line_f(f, "Prefill chunks sharing the step (ms):", 1e3 * es->itl_prefill_s / nd);
 	line_f(f, "Step overhead (ms):", 1e3 * es->itl_overhead_s / nd);
+	if (es->itl_pipeline_s > 0)
+		line_f(f, "Pipeline bubble (ms):", 1e3 * es->itl_pipeline_s / nd);
 	centered(f, "Where step time went (%)", '-');
 	double tot = es->time.total > 0 ? es->time.total : 1;
 	line_f(f, "Dense weights and matmuls:", 100 * es->time.dense / tot);
@@ -326,6 +331,8 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	if (es->time.offload > 0)
 		line_f(f, "Offloaded weights over the host link:", 100 * es->time.offload / tot);
 	line_f(f, "Per-step overhead:", 100 * es->time.overhead / tot);
+	if (es->time.pipeline > 0)
+		line_f(f, "Pipeline bubble (hops, waits):", 100 * es->time.pipeline / tot);
 	for (int s = 0; res->n_stages > 1 && s < res->n_stages; s++) {
 		char title[64];
 		snprintf(title, sizeof title, " Stage %d: %g req/s for %g s ", s, res->sc.stages[s].rate,
@@ -437,6 +444,7 @@ json_t *report_itl_breakdown(const struct engine_stats *es)
 	json_object_set_new(o, "kv_cache_ms", json_real(1e3 * es->itl_kv_s / n));
 	json_object_set_new(o, "prefill_sharing_ms", json_real(1e3 * es->itl_prefill_s / n));
 	json_object_set_new(o, "overhead_ms", json_real(1e3 * es->itl_overhead_s / n));
+	json_object_set_new(o, "pipeline_ms", json_real(1e3 * es->itl_pipeline_s / n));
 	return o;
 }
 
@@ -495,6 +503,7 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(ss, "hardware", json_string(res->hw.id));
 	json_object_set_new(ss, "weights", json_string(res->weights->name));
 	json_object_set_new(ss, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
+	json_object_set_new(ss, "pipeline_parallel_size", json_integer(sc->pipeline_parallel_size));
 	json_object_set_new(ss, "seed", json_integer(sc->seed));
 	json_object_set_new(ss, "max_num_batched_tokens", json_integer(es->max_num_batched_tokens));
 	json_object_set_new(ss, "max_num_seqs", json_integer(es->max_num_seqs));
@@ -528,6 +537,7 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(st, "allreduce", json_real(es->time.allreduce));
 	json_object_set_new(st, "weight_offload", json_real(es->time.offload));
 	json_object_set_new(st, "overhead", json_real(es->time.overhead));
+	json_object_set_new(st, "pipeline", json_real(es->time.pipeline));
 	json_object_set_new(ss, "step_time_s", st);
 	if (sc->engine_kind != ENGINE_VLLM) {
 		/* Ollama / llama-server: what they resolved, and the means of

@@ -72,6 +72,7 @@ struct scenario {
 	/* [engine] */
 	int engine_kind;                   /* enum engine_kind */
 	int64_t tensor_parallel_size;
+	int64_t pipeline_parallel_size;    /* vLLM --pipeline-parallel-size; 1 = none */
 	int64_t max_num_batched_tokens;    /* -1 = vLLM's default for the device */
 	int64_t max_num_seqs;              /* -1 = vLLM's default for the device */
 	int64_t max_model_len;             /* -1 = the model's max_position_embeddings */
@@ -121,5 +122,11 @@ void scenario_default(struct scenario *sc);
  * line and key (or the --set). */
 int scenario_load(struct scenario *sc, const char *path, struct inidoc *overrides,
 		  struct err *e);
+
+/* GPUs one server replica of the scenario uses: tensor × pipeline parallel. */
+static inline int64_t scenario_gpus(const struct scenario *sc)
+{
+	return sc->tensor_parallel_size * sc->pipeline_parallel_size;
+}
 
 #endif
