@@ -285,6 +285,30 @@ static void moe_efficiency_scales_experts_only(void **state)
 	assert_double_rel(slow.attn_decode, full.attn_decode, 1e-12);
 }
 
+/* A weight group left 16-bit multiplies at the bf16 peak even in an fp8
+ * checkpoint: Llama-4-Scout FP8's attention projections and LM head stay
+ * bf16 (its quantization ignore list), its experts and shared FFN are fp8.
+ * The dense group's peak blends attention and FFN FLOPs harmonically, so
+ * its compute time is the sum of the two parts' (exact arithmetic). */
+static void sixteen_bit_groups_use_the_bf16_peak(void **state)
+{
+	(void)state;
+	struct model scout;
+	struct err e;
+	if (model_load_named(&scout, "llama-4-scout-17b-16e", &e))
+		fail_msg("%s", e.msg);
+	struct perf p;
+	init(&p, &scout, "fp8", 2, true);
+	double bf16 = h100.bf16_tflops * 1e12, fp8 = h100.fp8_tflops * 1e12;
+	assert_double_rel(p.peak_lm_head, bf16, 1e-12);
+	assert_double_rel(p.peak_expert, fp8, 1e-12);
+	struct model_params mp;
+	model_params(&scout, &mp);
+	double attn = 48 * mp.attn_per_layer, rest = 48 * (mp.shared_per_layer + mp.router_per_layer);
+	assert_double_rel(p.peak_dense, (attn + rest) / (attn / bf16 + rest / fp8), 1e-12);
+	assert_true(p.peak_dense > bf16 && p.peak_dense < fp8);
+}
+
 /* Pipeline parallelism (perf_pipeline). One stream gains nothing: its
  * token still passes every layer, stage after stage, plus a hop between
  * stages (hidden × 2 bytes over the link and its latency). So a batch-1
@@ -351,6 +375,7 @@ int main(void)
 		cmocka_unit_test(decode_attention_linear_in_context),
 		cmocka_unit_test(decode_attention_rises_with_sequences),
 		cmocka_unit_test(moe_efficiency_scales_experts_only),
+		cmocka_unit_test(sixteen_bit_groups_use_the_bf16_peak),
 		cmocka_unit_test(pipeline_one_stream_pays_the_hops),
 		cmocka_unit_test(pipeline_microbatches),
 	};

@@ -46,8 +46,9 @@ static double dense_time_s(const struct probepred *pp, const struct hw_efficienc
 	p.tp = 1;
 	p.n_layers = 1;
 	p.bw = pp->hw->bandwidth_gb_s * 1e9;
-	p.peak_matmul = hw_peak_flops(pp->hw, dt);
+	p.peak_matmul = p.peak_dense = hw_peak_flops(pp->hw, dt);
 	p.peak_attn = hw_peak_flops(pp->hw, MATMUL_BF16);
+	perf_pipeline(&p, 1);
 	p.dense_bytes = bytes;
 	p.dense_flops_per_token = flops_per_token;
 	struct perf_step s;

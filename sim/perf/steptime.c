@@ -4,6 +4,12 @@
 #include <math.h>
 #include <string.h>
 
+/* The matmul peak of a weight group stored at bytes per parameter. */
+static double group_peak(const struct hw_profile *hw, const struct precision *w, double bytes)
+{
+	return bytes >= 2 ? hw_peak_flops(hw, MATMUL_BF16) : hw_peak_flops(hw, w->matmul);
+}
+
 void perf_init(struct perf *p, const struct model *m, const struct hw_profile *hw,
 	       const struct precision *w, int tp, double kv_bytes_per_elem)
 {
@@ -28,9 +34,13 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	double attn_params = L * mp.attn_per_layer;
 	p->dense_bytes = ((dense_params - attn_params) * gb.dense + attn_params * gb.attn) / t;
 	p->dense_flops_per_token = 2 * dense_params / t;
+	p->peak_dense = dense_params / (attn_params / group_peak(hw, w, gb.attn) +
+					(dense_params - attn_params) / group_peak(hw, w, gb.dense));
 	double head = mp.lm_head > 0 ? mp.lm_head : mp.embed;   /* tied: the embedding */
 	p->lm_head_bytes = head * gb.embed / t;
 	p->lm_head_flops_per_token = 2 * head / t;
+	p->peak_lm_head = group_peak(hw, w, gb.embed);
+	p->peak_expert = group_peak(hw, w, gb.expert);
 
 	p->n_moe_layers = Lm;
 	p->n_experts = (double)m->n_experts;
@@ -121,18 +131,18 @@ static double ops_one(const struct perf *p, const struct perf_step *s, double m,
 		return 0;
 	double T = (double)s->tokens / m, sampled = (double)s->sampled / m;
 	double beff = p->eff.bandwidth;
-	roofline(&ops[PERF_DENSE], names[PERF_DENSE], p->dense_flops_per_token * T, p->peak_matmul,
+	roofline(&ops[PERF_DENSE], names[PERF_DENSE], p->dense_flops_per_token * T, p->peak_dense,
 		 matmul_eff(p, T), p->dense_bytes, p->bw, beff);
 	if (sampled > 0)
 		roofline(&ops[PERF_LM_HEAD], names[PERF_LM_HEAD], p->lm_head_flops_per_token * sampled,
-			 p->peak_matmul, matmul_eff(p, sampled), p->lm_head_bytes, p->bw, beff);
+			 p->peak_lm_head, matmul_eff(p, sampled), p->lm_head_bytes, p->bw, beff);
 	if (p->n_moe_layers > 0) {
 		double E = p->n_experts, k = p->experts_per_token;
 		double touched = E * (1 - pow(1 - k / E, T));
 		double f = p->eff.moe_efficiency;
 		assert(f > 0);
 		roofline(&ops[PERF_EXPERTS], names[PERF_EXPERTS],
-			 p->n_moe_layers * p->expert_flops_per_token * T * k, p->peak_matmul,
+			 p->n_moe_layers * p->expert_flops_per_token * T * k, p->peak_expert,
 			 f * matmul_eff(p, T * k / touched), p->n_moe_layers * touched * p->expert_bytes,
 			 p->bw, f * beff);
 	}

@@ -44,6 +44,11 @@ struct perf {
 	int tp;
 	double bw;                   /* bytes/s, peak */
 	double peak_matmul;          /* FLOP/s at the weights' matmul dtype */
+	/* FLOP/s of each weight group's matmuls: the precision's matmul dtype
+	 * for quantized groups, bf16 for groups the precision leaves 16-bit
+	 * (an fp8 checkpoint's attention or LM head, MXFP4's dense part);
+	 * dense blends its attention and FFN parts by their FLOPs. */
+	double peak_dense, peak_lm_head, peak_expert;
 	double peak_attn;            /* FLOP/s for attention (bf16) */
 	double dense_bytes;          /* per GPU, read once per step */
 	double dense_flops_per_token;
