@@ -53,7 +53,6 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->full_layers = L - p->sliding_layers;
 	p->window = (double)m->sliding_window;
 	p->attn_flops_per_pair = 2 * (double)m->n_heads * (double)(m->head_dim + m->v_head_dim) / t;
-	p->allreduce_bytes_per_token = (double)m->hidden * 2;
 	p->hidden_bytes_per_token = (double)m->hidden * 2;
 	perf_pipeline(p, 1);
 }
@@ -167,7 +166,7 @@ static double ops_one(const struct perf *p, const struct perf_step *s, double m,
 	}
 	if (p->tp > 1) {
 		double t = p->tp;
-		double bytes = T * p->allreduce_bytes_per_token;
+		double bytes = T * p->hidden_bytes_per_token;
 		/* Ring all-reduce: 2(t-1) hops, each moving 1/t of the data
 		 * and paying the link's latency. */
 		double one = 2 * (t - 1) / t * bytes / (p->hw->ic_bandwidth_gb_s * 1e9) +

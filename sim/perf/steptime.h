@@ -58,14 +58,14 @@ struct perf {
 	double kv_bytes_per_token_layer;               /* per GPU, one layer */
 	double full_layers, sliding_layers, window;
 	double attn_flops_per_pair;                    /* per layer, per GPU */
-	double allreduce_bytes_per_token;              /* hidden × 2 */
+	double hidden_bytes_per_token;   /* one token's activations, hidden × 2: what an
+					  * all-reduce sums and a pipeline stage sends on */
 	double offload_bytes;        /* weights in host memory, streamed over the
 				      * host link every step (vLLM --cpu-offload-gb);
 				      * set by the engine, 0 by default */
 	int64_t n_layers;
 	int pp;                      /* pipeline stages (perf_pipeline), 1 by default */
 	double stage_layers;         /* layers on the fullest stage, ceil(L/pp) */
-	double hidden_bytes_per_token;  /* activations one stage sends the next */
 };
 
 /* The work of one step, accumulated sequence by sequence. */
