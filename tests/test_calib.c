@@ -34,7 +34,7 @@
 static const struct hw_efficiency truth = {
 	.bandwidth = 0.86, .attention_bandwidth = 0.69, .attention_half_seqs = 6,
 	.compute_max = 0.62, .compute_half_tokens = 90, .attention_compute = 0.33,
-	.moe_efficiency = 1,
+	.low_precision_compute = 1, .moe_efficiency = 1,
 	.step_overhead_us = 1400, .step_overhead_per_seq_us = 4, .request_overhead_ms = 10,
 };
 

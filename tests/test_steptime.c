@@ -307,6 +307,35 @@ static void sixteen_bit_groups_use_the_bf16_peak(void **state)
 	double attn = 48 * mp.attn_per_layer, rest = 48 * (mp.shared_per_layer + mp.router_per_layer);
 	assert_double_rel(p.peak_dense, (attn + rest) / (attn / bf16 + rest / fp8), 1e-12);
 	assert_true(p.peak_dense > bf16 && p.peak_dense < fp8);
+	/* The low-precision shares: LM head none, experts all, dense the
+	 * FFN's part of the time at peak. */
+	assert_double_near(p.lm_head_low, 0, 0);
+	assert_double_near(p.expert_low, 1, 0);
+	assert_double_rel(p.dense_low, (rest / fp8) / (attn / bf16 + rest / fp8), 1e-12);
+}
+
+/* low_precision_compute: 8-bit matmuls reach that fraction of the 16-bit
+ * efficiency. An 8,192-token fp8 prefill of Llama-3.1-8B is compute-bound
+ * in its dense matmuls, so halving the fraction doubles their time; the
+ * LM head (16-bit) and a bf16 model do not move. */
+static void low_precision_compute_scales_8bit_matmuls(void **state)
+{
+	(void)state;
+	struct perf p;
+	struct perf_breakdown full, half;
+	init(&p, &llama, "fp8", 1, true);
+	step(&p, 1, 8192, 0, &full);
+	p.eff.low_precision_compute = 0.5;
+	step(&p, 1, 8192, 0, &half);
+	assert_double_rel(half.dense, 2 * full.dense, 1e-12);
+	assert_double_rel(half.lm_head, full.lm_head, 1e-12);
+	struct perf b;
+	struct perf_breakdown b1, b2;
+	init(&b, &llama, "bf16", 1, true);
+	step(&b, 1, 8192, 0, &b1);
+	b.eff.low_precision_compute = 0.5;
+	step(&b, 1, 8192, 0, &b2);
+	assert_double_rel(b2.dense, b1.dense, 1e-12);
 }
 
 /* Pipeline parallelism (perf_pipeline). One stream gains nothing: its
@@ -376,6 +405,7 @@ int main(void)
 		cmocka_unit_test(decode_attention_rises_with_sequences),
 		cmocka_unit_test(moe_efficiency_scales_experts_only),
 		cmocka_unit_test(sixteen_bit_groups_use_the_bf16_peak),
+		cmocka_unit_test(low_precision_compute_scales_8bit_matmuls),
 		cmocka_unit_test(pipeline_one_stream_pays_the_hops),
 		cmocka_unit_test(pipeline_microbatches),
 	};

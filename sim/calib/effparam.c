@@ -12,6 +12,7 @@ static const struct effparam table[EFF_N_PARAMS] = {
 	[EFF_COMPUTE_MAX] = { "compute_max", F(compute_max), true, 0, "" },
 	[EFF_COMPUTE_HALF_TOKENS] = { "compute_half_tokens", F(compute_half_tokens), false, 0.1, "tokens" },
 	[EFF_ATTENTION_COMPUTE] = { "attention_compute", F(attention_compute), true, 0, "" },
+	[EFF_LOW_PRECISION_COMPUTE] = { "low_precision_compute", F(low_precision_compute), true, 0, "" },
 	[EFF_MOE_EFFICIENCY] = { "moe_efficiency", F(moe_efficiency), true, 0, "" },
 	[EFF_STEP_OVERHEAD_US] = { "step_overhead_us", F(step_overhead_us), false, 1, "us" },
 	[EFF_STEP_OVERHEAD_PER_SEQ_US] = { "step_overhead_per_seq_us", F(step_overhead_per_seq_us), false,

@@ -70,6 +70,8 @@ static const struct inidoc_key keys[] = {
 	  "a token count >= 0", NULL },
 	{ "efficiency", "attention_compute", INI_DOUBLE, E(attention_compute), INI_MIN_EXCLUSIVE, 0, 1,
 	  "a fraction in (0, 1]", NULL },
+	{ "efficiency", "low_precision_compute", INI_DOUBLE, E(low_precision_compute), INI_MIN_EXCLUSIVE, 0, 1,
+	  "a fraction in (0, 1]", NULL },
 	{ "efficiency", "moe_efficiency", INI_DOUBLE, E(moe_efficiency), INI_MIN_EXCLUSIVE, 0, 1,
 	  "a fraction in (0, 1]", NULL },
 	{ "efficiency", "step_overhead_us", INI_DOUBLE, E(step_overhead_us), 0, 0, 1e7,
@@ -94,19 +96,19 @@ void hw_default_efficiency(int hw_class, struct hw_efficiency *eff)
 #define OTHER_GPU                                                                           \
 	{ .bandwidth = 0.87, .attention_bandwidth = 0.92, .attention_half_seqs = 16,              \
 	  .compute_max = 0.70, .compute_half_tokens = 24, .attention_compute = 0.43,              \
-	  .moe_efficiency = 0.84, .step_overhead_us = 1200, .step_overhead_per_seq_us = 8,        \
+	  .low_precision_compute = 0.7, .moe_efficiency = 0.84, .step_overhead_us = 1200, .step_overhead_per_seq_us = 8,        \
 	  .request_overhead_ms = 10 }
 	static const struct hw_efficiency by_class[] = {
 		[HW_DATACENTER_GPU] = { .bandwidth = 0.87, .attention_bandwidth = 0.92,
 					.attention_half_seqs = 16, .compute_max = 0.79,
 					.compute_half_tokens = 24, .attention_compute = 0.49,
-					.moe_efficiency = 0.84, .step_overhead_us = 1200,
+					.low_precision_compute = 0.7, .moe_efficiency = 0.84, .step_overhead_us = 1200,
 					.step_overhead_per_seq_us = 8, .request_overhead_ms = 10 },
 		[HW_WORKSTATION_GPU] = OTHER_GPU,
 		[HW_CONSUMER_GPU] = OTHER_GPU,
 		[HW_CPU] = { .bandwidth = 0.70, .attention_bandwidth = 0.70, .compute_max = 0.50,
 			     .compute_half_tokens = 8, .attention_compute = 0.40,
-			     .moe_efficiency = 1, .step_overhead_us = 200,
+			     .low_precision_compute = 1, .moe_efficiency = 1, .step_overhead_us = 200,
 			     .step_overhead_per_seq_us = 0, .request_overhead_ms = 5 },
 		/* Fitted to llama-bench pp512/tg128 of Llama-2-7B F16/Q8_0/Q4_0 on
 		 * eight chips (measured_public.md A; tests/accuracy/llamacpp_apple.py:
@@ -116,8 +118,8 @@ void hw_default_efficiency(int hw_class, struct hw_efficiency *eff)
 		 * quantized decode slower than bytes / bandwidth. */
 		[HW_APPLE] = { .bandwidth = 0.94, .attention_bandwidth = 0.94, .compute_max = 0.72,
 			       .compute_half_tokens = 2, .attention_compute = 0.40,
-			       .moe_efficiency = 1, .step_overhead_us = 5800, .step_overhead_per_seq_us = 0,
-			       .request_overhead_ms = 5 },
+			       .low_precision_compute = 1, .moe_efficiency = 1, .step_overhead_us = 5800,
+			       .step_overhead_per_seq_us = 0, .request_overhead_ms = 5 },
 	};
 #undef OTHER_GPU
 	*eff = by_class[hw_class];

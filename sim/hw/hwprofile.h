@@ -35,6 +35,9 @@ struct hw_efficiency {
 	double compute_max;          /* fraction of peak matmul FLOP/s at large M */
 	double compute_half_tokens;  /* M (tokens) at which half of compute_max is reached */
 	double attention_compute;    /* fraction of peak for prefill attention */
+	double low_precision_compute; /* what 8- and 4-bit matmuls (fp8, int8, fp4) reach,
+				       * against their own peak, as a fraction of the
+				       * 16-bit efficiency */
 	double moe_efficiency;       /* what the fused-MoE kernels reach, as a fraction of
 				      * the dense matmuls' compute and bandwidth efficiency
 				      * at the same shape */

@@ -4,7 +4,13 @@
 #include <math.h>
 #include <string.h>
 
-/* The matmul peak of a weight group stored at bytes per parameter. */
+/* Whether a weight group stored at bytes per parameter multiplies in the
+ * precision's low-precision dtype (fp8, int8, fp4) rather than bf16. */
+static bool group_low(const struct precision *w, double bytes)
+{
+	return bytes < 2 && w->matmul != MATMUL_BF16 && w->matmul != MATMUL_FP32;
+}
+
 static double group_peak(const struct hw_profile *hw, const struct precision *w, double bytes)
 {
 	return bytes >= 2 ? hw_peak_flops(hw, MATMUL_BF16) : hw_peak_flops(hw, w->matmul);
@@ -34,13 +40,18 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	double attn_params = L * mp.attn_per_layer;
 	p->dense_bytes = ((dense_params - attn_params) * gb.dense + attn_params * gb.attn) / t;
 	p->dense_flops_per_token = 2 * dense_params / t;
-	p->peak_dense = dense_params / (attn_params / group_peak(hw, w, gb.attn) +
-					(dense_params - attn_params) / group_peak(hw, w, gb.dense));
+	double t_attn = attn_params / group_peak(hw, w, gb.attn);
+	double t_rest = (dense_params - attn_params) / group_peak(hw, w, gb.dense);
+	p->peak_dense = dense_params / (t_attn + t_rest);
+	p->dense_low = ((group_low(w, gb.attn) ? t_attn : 0) + (group_low(w, gb.dense) ? t_rest : 0)) /
+		       (t_attn + t_rest);
 	double head = mp.lm_head > 0 ? mp.lm_head : mp.embed;   /* tied: the embedding */
 	p->lm_head_bytes = head * gb.embed / t;
 	p->lm_head_flops_per_token = 2 * head / t;
 	p->peak_lm_head = group_peak(hw, w, gb.embed);
+	p->lm_head_low = group_low(w, gb.embed);
 	p->peak_expert = group_peak(hw, w, gb.expert);
+	p->expert_low = group_low(w, gb.expert);
 
 	p->n_moe_layers = Lm;
 	p->n_experts = (double)m->n_experts;
@@ -75,7 +86,8 @@ void perf_ideal(struct perf *p)
 {
 	p->eff = (struct hw_efficiency){ .bandwidth = 1, .attention_bandwidth = 1, .compute_max = 1,
 					 .compute_half_tokens = 0, .attention_compute = 1,
-					 .attention_half_seqs = 0, .moe_efficiency = 1 };
+					 .attention_half_seqs = 0, .moe_efficiency = 1,
+					 .low_precision_compute = 1 };
 }
 
 /* Σ_{i=0}^{n-1} min(c + i + 1, w): the keys the chunk's queries see. */
@@ -97,6 +109,14 @@ void perf_step_add_prefill(struct perf_step *s, const struct perf *p, double n, 
 	s->pre_pairs_win += perf_causal_pairs(n, c, p->window);
 	s->pre_ctx_full += c + n;
 	s->pre_ctx_win += p->window > 0 ? fmin(c + n, p->window) : c + n;
+}
+
+/* What low-precision matmuls (a share of a group's time at peak) cost the
+ * group's throughput when they reach lp of the 16-bit efficiency. */
+static double low_factor(double share, double lp)
+{
+	assert(lp > 0);
+	return 1 / (1 - share + share / lp);
 }
 
 /* Achieved fraction of peak for a matmul of m rows (tokens). */
@@ -129,19 +149,22 @@ static double ops_one(const struct perf *p, const struct perf_step *s, double m,
 	if (s->tokens <= 0)
 		return 0;
 	double T = (double)s->tokens / m, sampled = (double)s->sampled / m;
-	double beff = p->eff.bandwidth;
-	roofline(&ops[PERF_DENSE], names[PERF_DENSE], p->dense_flops_per_token * T, p->peak_dense,
+	double beff = p->eff.bandwidth, lp = p->eff.low_precision_compute;
+	roofline(&ops[PERF_DENSE], names[PERF_DENSE], p->dense_flops_per_token * T,
+		 p->peak_dense * low_factor(p->dense_low, lp),
 		 matmul_eff(p, T), p->dense_bytes, p->bw, beff);
 	if (sampled > 0)
 		roofline(&ops[PERF_LM_HEAD], names[PERF_LM_HEAD], p->lm_head_flops_per_token * sampled,
-			 p->peak_lm_head, matmul_eff(p, sampled), p->lm_head_bytes, p->bw, beff);
+			 p->peak_lm_head * low_factor(p->lm_head_low, lp), matmul_eff(p, sampled),
+			 p->lm_head_bytes, p->bw, beff);
 	if (p->n_moe_layers > 0) {
 		double E = p->n_experts, k = p->experts_per_token;
 		double touched = E * (1 - pow(1 - k / E, T));
 		double f = p->eff.moe_efficiency;
 		assert(f > 0);
 		roofline(&ops[PERF_EXPERTS], names[PERF_EXPERTS],
-			 p->n_moe_layers * p->expert_flops_per_token * T * k, p->peak_expert,
+			 p->n_moe_layers * p->expert_flops_per_token * T * k,
+			 p->peak_expert * low_factor(p->expert_low, lp),
 			 f * matmul_eff(p, T * k / touched), p->n_moe_layers * touched * p->expert_bytes,
 			 p->bw, f * beff);
 	}

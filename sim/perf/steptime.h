@@ -47,8 +47,12 @@ struct perf {
 	/* FLOP/s of each weight group's matmuls: the precision's matmul dtype
 	 * for quantized groups, bf16 for groups the precision leaves 16-bit
 	 * (an fp8 checkpoint's attention or LM head, MXFP4's dense part);
-	 * dense blends its attention and FFN parts by their FLOPs. */
+	 * dense blends its attention and FFN parts by their FLOPs. The *_low
+	 * shares are the part of each group's time at peak spent in 8- or
+	 * 4-bit matmuls, which reach low_precision_compute of the 16-bit
+	 * efficiency. */
 	double peak_dense, peak_lm_head, peak_expert;
+	double dense_low, lm_head_low, expert_low;
 	double peak_attn;            /* FLOP/s for attention (bf16) */
 	double dense_bytes;          /* per GPU, read once per step */
 	double dense_flops_per_token;
