@@ -9,18 +9,21 @@
  *   - dense matmuls (QKV/O projections, dense or shared FFN, router): the
  *     weights are read once per step whatever the batch (C19);
  *   - routed experts: E·(1-(1-k/E)^T) distinct experts touched by T tokens,
- *     each read once;
+ *     each read once, at moe_efficiency of a dense matmul's efficiencies;
  *   - LM head, only for the sequences that sample a token;
  *   - prefill attention: causal pairs of the chunk against its context (C5);
- *   - decode attention: every sequence reads its whole KV cache (C16);
- *   - tensor parallel all-reduces, two per layer;
+ *   - decode attention: every sequence reads its whole KV cache (C16), at
+ *     attention_bandwidth × S'/(S' + attention_half_seqs), S' the decode
+ *     sequences but at least the half point;
+ *   - tensor parallel all-reduces, two per layer, ring (2(tp-1) hops);
  *   - pipeline parallelism (perf_pipeline): the batch runs as up to pp
  *     microbatches through pp stages of ceil(L/pp) layers; a step lasts
  *     until every sequence has its token: the longer of one microbatch's
  *     trip through all stages and the microbatches queued at the slowest
  *     stage (the last: it also runs the LM head and the sampler).
  * Compute efficiency rises with the tokens in a matmul:
- * compute_max · M / (M + compute_half_tokens). With every efficiency at 1
+ * compute_max · M / (M + compute_half_tokens), times low_precision_compute
+ * for 8- and 4-bit matmuls (against their own peak). With every efficiency at 1
  * and no overhead, a batch-1 decode step is weight bytes ÷ bandwidth (C8).
  *
  * The accumulation struct is built incrementally by the scheduler, so the
