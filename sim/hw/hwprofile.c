@@ -93,17 +93,18 @@ void hw_default_efficiency(int hw_class, struct hw_efficiency *eff)
 	 * against real runs"); the other GPU rows reuse it with a lower compute
 	 * ceiling, unverified; CPU and Apple rows follow llama.cpp's
 	 * measurements (README "Step-time model"). */
-#define OTHER_GPU                                                                           \
-	{ .bandwidth = 0.87, .attention_bandwidth = 0.92, .attention_half_seqs = 16,              \
-	  .compute_max = 0.70, .compute_half_tokens = 24, .attention_compute = 0.43,              \
-	  .low_precision_compute = 0.7, .moe_efficiency = 0.84, .step_overhead_us = 1200, .step_overhead_per_seq_us = 8,        \
-	  .request_overhead_ms = 10 }
+#define OTHER_GPU                                                                    \
+	{ .bandwidth = 0.87, .attention_bandwidth = 0.92, .attention_half_seqs = 16,       \
+	  .compute_max = 0.70, .compute_half_tokens = 24, .attention_compute = 0.43,       \
+	  .low_precision_compute = 0.7, .moe_efficiency = 0.84, .step_overhead_us = 1200, \
+	  .step_overhead_per_seq_us = 8, .request_overhead_ms = 10 }
 	static const struct hw_efficiency by_class[] = {
 		[HW_DATACENTER_GPU] = { .bandwidth = 0.87, .attention_bandwidth = 0.92,
 					.attention_half_seqs = 16, .compute_max = 0.79,
 					.compute_half_tokens = 24, .attention_compute = 0.49,
-					.low_precision_compute = 0.7, .moe_efficiency = 0.84, .step_overhead_us = 1200,
-					.step_overhead_per_seq_us = 8, .request_overhead_ms = 10 },
+					.low_precision_compute = 0.7, .moe_efficiency = 0.84,
+					.step_overhead_us = 1200, .step_overhead_per_seq_us = 8,
+					.request_overhead_ms = 10 },
 		[HW_WORKSTATION_GPU] = OTHER_GPU,
 		[HW_CONSUMER_GPU] = OTHER_GPU,
 		[HW_CPU] = { .bandwidth = 0.70, .attention_bandwidth = 0.70, .compute_max = 0.50,

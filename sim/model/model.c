@@ -216,8 +216,8 @@ static int read_attention(const struct reader *r, struct model *m)
 	return 0;
 }
 
-/* The stored precision from quantization_config (top level or text part)
- * and torch_dtype/dtype. */
+/* The dimensions rotary embedding turns per head: head_dim ×
+ * partial_rotary_factor, or MLA's qk_rope_head_dim. */
 static int read_rotary(const struct reader *r, struct model *m)
 {
 	if (m->mla) {
@@ -261,6 +261,8 @@ static int read_vision(const struct reader *r, struct model *m)
 	return 0;
 }
 
+/* The stored precision from quantization_config (top level or text part)
+ * and torch_dtype/dtype. */
 static int read_weights(const struct reader *r, struct model *m)
 {
 	json_t *q = json_object_get(r->top, "quantization_config");
