@@ -94,8 +94,8 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 	perf_init(&p, &m, &hw, w, (int)sc->tensor_parallel_size, sc->kv_cache_dtype == 1 ? 1 : 2);
 	perf_pipeline(&p, (int)sc->pipeline_parallel_size);
 	perf_offload(&p, sc->cpu_offload_gb,
-		     model_weight_bytes(&m, w) /
-			     (double)(sc->tensor_parallel_size * sc->pipeline_parallel_size));
+		     model_weight_bytes_per_gpu(&m, w, (int)sc->tensor_parallel_size,
+						(int)sc->pipeline_parallel_size));
 	if (ideal)
 		perf_ideal(&p);
 	struct perf_step step;

@@ -494,17 +494,11 @@ static int size_pool(struct engine *g, struct err *e)
 	double kv_elem = sc->kv_cache_dtype == 1 ? 1 : 2;
 	/* With pipeline stages the binding GPU is the last stage's: the
 	 * fullest stage's layers (their weights and KV), the LM head and the
-	 * sampler. The vision tower is counted on every stage. */
+	 * sampler (model_weight_bytes_per_gpu). */
 	double stage = g->perf.stage_layers / (double)m->n_layers;
 	double kv_token_gpu = model_kv_bytes_per_token_per_rank(m, kv_elem, (int)tp) * stage;
 	double block_bytes = kv_token_gpu * (double)g->block_size;
-	double weights = model_weight_bytes(m, g->setup.weights);
-	if (g->perf.pp > 1) {
-		double table = g->perf.lm_head_bytes * tp;   /* one vocab × hidden table */
-		double tables = m->tie_embeddings ? table : 2 * table;
-		weights = (weights - tables) * stage + table;
-	}
-	weights = weights / tp + model_vision_bytes(m, (int)tp);
+	double weights = model_weight_bytes_per_gpu(m, g->setup.weights, (int)tp, g->perf.pp);
 	/* --cpu-offload-gb: that much of each GPU's weights lives in host
 	 * memory and streams over the host link every step. */
 	weights -= perf_offload(&g->perf, sc->cpu_offload_gb, weights);

@@ -450,6 +450,22 @@ double model_weight_bytes(const struct model *m, const struct precision *w)
 	return weight_bytes(m, w, (double)m->n_experts);
 }
 
+double model_weight_bytes_per_gpu(const struct model *m, const struct precision *w, int tp, int pp)
+{
+	double all = model_weight_bytes(m, w);
+	if (pp > 1) {
+		struct model_params p;
+		struct model_group_bytes b;
+		model_params(m, &p);
+		model_group_bytes(m, w, &b);
+		double table = p.embed * b.embed;   /* the LM head is the same size */
+		double tables = m->tie_embeddings ? table : 2 * table;
+		double stage = (double)pipeline_stage_layers(m->n_layers, pp) / (double)m->n_layers;
+		all = (all - tables) * stage + table;
+	}
+	return all / tp + model_vision_bytes(m, tp);
+}
+
 double model_active_weight_bytes(const struct model *m, const struct precision *w)
 {
 	struct model_params p;

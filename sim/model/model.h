@@ -127,6 +127,19 @@ double model_attn_flops_per_token(const struct model *m, double ctx);
 double model_vision_bytes(const struct model *m, int tp);
 double model_rope_cache_bytes(const struct model *m);
 
+/* Layers on the fullest of pp pipeline stages: ceil(n_layers / pp). */
+static inline int64_t pipeline_stage_layers(int64_t n_layers, int pp)
+{
+	return (n_layers + pp - 1) / pp;
+}
+
+/* Weight bytes the fullest GPU holds at tensor parallelism tp and pp
+ * pipeline stages, split by tp: with one stage, every weight; with more,
+ * the last stage's (the fullest stage's layers and one vocab × hidden
+ * table, its LM head; it also runs the sampler, so it is the GPU that
+ * sizes vLLM's pool). The vision tower counts on every stage. */
+double model_weight_bytes_per_gpu(const struct model *m, const struct precision *w, int tp, int pp);
+
 /* KV-cache bytes one token adds, all layers: 2·L·kv_heads·head_dim·bytes,
  * or L·(kv_lora_rank + qk_rope_head_dim)·bytes for MLA. */
 double model_kv_bytes_per_token(const struct model *m, double kv_bytes_per_elem);

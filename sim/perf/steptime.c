@@ -72,7 +72,7 @@ void perf_pipeline(struct perf *p, int pp)
 {
 	assert(pp >= 1);
 	p->pp = pp;
-	p->stage_layers = ceil((double)p->n_layers / pp);
+	p->stage_layers = (double)pipeline_stage_layers(p->n_layers, pp);
 }
 
 double perf_offload(struct perf *p, double gib, double weight_bytes_per_gpu)
