@@ -47,7 +47,7 @@ static double dense_time_s(const struct probepred *pp, const struct hw_efficienc
 	p.n_layers = 1;
 	p.bw = pp->hw->bandwidth_gb_s * 1e9;
 	p.peak_matmul = p.peak_dense = hw_peak_flops(pp->hw, dt);
-	p.dense_low = dt != MATMUL_BF16 && dt != MATMUL_FP32;
+	p.dense_low = matmul_is_low_precision(dt);
 	p.peak_attn = hw_peak_flops(pp->hw, MATMUL_BF16);
 	perf_pipeline(&p, 1);
 	p.dense_bytes = bytes;

@@ -20,6 +20,12 @@ enum matmul_dtype {
 	MATMUL_FP4,
 };
 
+/* 8- and 4-bit tensor-core matmuls (the step model's low_precision_compute). */
+static inline bool matmul_is_low_precision(enum matmul_dtype d)
+{
+	return d == MATMUL_FP8 || d == MATMUL_INT8 || d == MATMUL_FP4;
+}
+
 struct precision {
 	const char *name;            /* "bf16", "fp8", "q4_k_m" … */
 	double bits_per_weight;

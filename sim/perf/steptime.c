@@ -8,7 +8,7 @@
  * precision's low-precision dtype (fp8, int8, fp4) rather than bf16. */
 static bool group_low(const struct precision *w, double bytes)
 {
-	return bytes < 2 && w->matmul != MATMUL_BF16 && w->matmul != MATMUL_FP32;
+	return bytes < 2 && matmul_is_low_precision(w->matmul);
 }
 
 static double group_peak(const struct hw_profile *hw, const struct precision *w, double bytes)
