@@ -119,6 +119,12 @@ static double low_factor(double share, double lp)
 	return 1 / (1 - share + share / lp);
 }
 
+/* One transfer of bytes between GPUs over the profile's interconnect. */
+static double link_s(const struct perf *p, double bytes)
+{
+	return bytes / (p->hw->ic_bandwidth_gb_s * 1e9) + p->hw->ic_latency_us * 1e-6;
+}
+
 /* Achieved fraction of peak for a matmul of m rows (tokens). */
 static double matmul_eff(const struct perf *p, double m)
 {
@@ -190,10 +196,8 @@ static double ops_one(const struct perf *p, const struct perf_step *s, double m,
 	if (p->tp > 1) {
 		double t = p->tp;
 		double bytes = T * p->hidden_bytes_per_token;
-		/* Ring all-reduce: 2(t-1) hops, each moving 1/t of the data
-		 * and paying the link's latency. */
-		double one = 2 * (t - 1) / t * bytes / (p->hw->ic_bandwidth_gb_s * 1e9) +
-			     2 * (t - 1) * p->hw->ic_latency_us * 1e-6;
+		/* Ring all-reduce: 2(t-1) hops, each moving 1/t of the data. */
+		double one = 2 * (t - 1) * link_s(p, bytes / t);
 		ops[PERF_ALLREDUCE].bytes = 2 * (double)p->n_layers * bytes;
 		ops[PERF_ALLREDUCE].time_s = 2 * (double)p->n_layers * one;
 		ops[PERF_ALLREDUCE].peak_bytes_s = p->hw->ic_bandwidth_gb_s * 1e9;
@@ -238,8 +242,8 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 	for (int i = 0; i < PERF_N_OPS; i++)
 		if (per_layer(i))
 			work += frac * ops[i].time_s;
-	double hop = (double)s->tokens / m * p->hidden_bytes_per_token / (p->hw->ic_bandwidth_gb_s * 1e9) +
-		     p->hw->ic_latency_us * 1e-6;
+	double hop_bytes = (double)s->tokens / m * p->hidden_bytes_per_token;
+	double hop = link_s(p, hop_bytes);
 	double last = work + ops[PERF_LM_HEAD].time_s + ops[PERF_OVERHEAD].time_s;
 	double trip = (P - 1) * (work + hop) + last;          /* one microbatch, first to last stage */
 	double queued = m * fmax(work + hop, last);           /* m microbatches through the slowest */
@@ -254,7 +258,7 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 		rows += ops[i].time_s;
 	}
 	ops[PERF_PIPELINE].time_s = step - rows;
-	ops[PERF_PIPELINE].bytes = (P - 1) * (double)s->tokens / m * p->hidden_bytes_per_token;
+	ops[PERF_PIPELINE].bytes = (P - 1) * hop_bytes;
 	return step;
 }
 
