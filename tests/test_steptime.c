@@ -363,8 +363,9 @@ static void pipeline_one_stream_pays_the_hops(void **state)
  * microbatches of 32, so the step is at least one 32-sequence trip
  * through every layer (the 1-stage step of 32 sequences), and its rows
  * are that trip: the dense row equals the 32-sequence step's. For any
- * batch, 1 to 300 sequences, the rows plus the bubble are the step
- * (conservation) and the bubble is positive. */
+ * batch, 1 to 300 sequences, the bubble (the step minus the rows) holds at
+ * least the trip's one hop between the two stages: hidden × 2 bytes for
+ * each of the microbatch's tokens, over the link, plus its latency. */
 static void pipeline_microbatches(void **state)
 {
 	(void)state;
@@ -384,11 +385,10 @@ static void pipeline_microbatches(void **state)
 		perf_step_clear(&s);
 		for (int i = 0; i < n; i++)
 			perf_step_add(&s, &p2, 1, 800, true);
-		double t = perf_step_ops(&p2, &s, ops), rows = 0;
-		for (int i = 0; i < PERF_N_OPS; i++)
-			rows += ops[i].time_s;
-		assert_double_rel(rows, t, 1e-12);
-		assert_true(ops[PERF_PIPELINE].time_s > 0);
+		perf_step_ops(&p2, &s, ops);
+		double m = n < 2 ? n : 2;
+		double hop = n / m * 4096 * 2 / (h100.ic_bandwidth_gb_s * 1e9) + h100.ic_latency_us * 1e-6;
+		assert_true(ops[PERF_PIPELINE].time_s >= hop * (1 - 1e-12));
 	}
 }
 
