@@ -16,7 +16,6 @@
  */
 #include "simutil.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,39 +24,6 @@
 
 #define EXPERIMENTS CALIB_SHARED_DIR "/vllm_h100_experiments.csv"
 #define MEASURED CALIB_SHARED_DIR "/vllm_h100_measured.csv"
-
-/* vLLM's reported GPU blocks of experiment id, from the experiments CSV's
- * gpu_kv_blocks column (a test's own reading: calibcsv needs only the
- * columns the calibration commands use). -1 when not there. */
-static long long reported_blocks(const char *id)
-{
-	FILE *f = fopen(EXPERIMENTS, "r");
-	assert_non_null(f);
-	char line[4096];
-	int id_col = -1, blocks_col = -1;
-	long long found = -1;
-	for (int row = 0; found < 0 && fgets(line, sizeof line, f); row++) {
-		line[strcspn(line, "\r\n")] = '\0';
-		char *rest = line, *field;
-		char *id_field = NULL, *blocks_field = NULL;
-		for (int c = 0; (field = strsep(&rest, ",")); c++) {   /* empty fields count */
-			if (row == 0) {
-				if (!strcmp(field, "experiment"))
-					id_col = c;
-				if (!strcmp(field, "gpu_kv_blocks"))
-					blocks_col = c;
-			} else if (c == id_col) {
-				id_field = field;
-			} else if (c == blocks_col) {
-				blocks_field = field;
-			}
-		}
-		if (row > 0 && id_field && blocks_field && !strcmp(id_field, id))
-			found = atoll(blocks_field);
-	}
-	fclose(f);
-	return found;
-}
 
 static double measured(const struct calibcsv *c, const char *id, const char *metric)
 {
@@ -97,15 +63,15 @@ static void h100_runs_meet_the_goals(void **state)
 		sum_ttft += et;
 		sum_itl += ei;
 		sum_e2e += ee;
-		long long vllm = reported_blocks(id);
+		double vllm = (double)c.exps[i].gpu_kv_blocks;
 		assert_true(vllm > 0);
-		double kv = fabs((double)r.engine.num_gpu_blocks / (double)vllm - 1);
+		double kv = fabs((double)r.engine.num_gpu_blocks / vllm - 1);
 		bool scout = strstr(id, "llama-4-scout") != NULL;
 		print_message("%-48s ttft %+6.1f%%  itl %+6.1f%%  e2e %+6.1f%%  kv %+6.2f%%\n", id,
 			      100 * (ttft / measured(&c, id, "ttft_mean") - 1),
 			      100 * (itl / measured(&c, id, "itl_mean") - 1),
 			      100 * (e2e / measured(&c, id, "e2e_mean") - 1),
-			      100 * ((double)r.engine.num_gpu_blocks / (double)vllm - 1));
+			      100 * ((double)r.engine.num_gpu_blocks / vllm - 1));
 		assert_true(kv <= (scout ? 0.15 : 0.03));
 		run_result_free(&r);
 	}

@@ -16,6 +16,7 @@
 #include <gsl/gsl_rng.h>
 #include <sys/stat.h>
 
+#include "calibcsv.h"
 #include "catalog.h"
 #include "effparam.h"
 #include "fit.h"
@@ -592,6 +593,35 @@ static void runs_read_the_calibration_tables(void **state)
 	runobs_set_free(&set);
 }
 
+/* gpu_kv_blocks, where the experiments table gives it: the count vLLM
+ * reported, read as is; an empty field is "not given" (0); anything else
+ * is an error naming the file, line and column. */
+static void calibcsv_reads_reported_blocks(void **state)
+{
+	(void)state;
+	struct calibcsv c;
+	struct err e;
+	if (calibcsv_load(&c, CAL "mini_experiments.csv", CAL "mini_measured.csv", &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(c.exps[0].gpu_kv_blocks, 19251);
+	assert_int_equal(c.exps[2].gpu_kv_blocks, 7463);
+	calibcsv_free(&c);
+	struct tmp t;
+	tmp_make(&t);
+	char bad[128];
+	tmp_path(&t, "bad_experiments.csv", bad, sizeof bad);
+	FILE *f = fopen(bad, "w");
+	assert_non_null(f);
+	fprintf(f, "experiment,model,hardware,tp,gpu_kv_blocks\n"
+		   "a,meta-llama/Llama-2-7b-hf,H100-SXM-80GB,1,\n"
+		   "b,meta-llama/Llama-2-7b-hf,H100-SXM-80GB,1,many\n");
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(calibcsv_load(&c, bad, CAL "mini_measured.csv", &e), -1);
+	assert_contains(e.msg, "bad_experiments.csv:3: gpu_kv_blocks: expected a block count >= 1 or nothing, got 'many'");
+	calibcsv_free(&c);
+	tmp_clean(&t);
+}
+
 static void runs_name_the_formats_they_tried(void **state)
 {
 	(void)state;
@@ -727,6 +757,7 @@ int main(void)
 		cmocka_unit_test(runs_read_a_vllm_metrics_scrape),
 		cmocka_unit_test(runs_read_every_vllm_result_version),
 		cmocka_unit_test(runs_read_the_calibration_tables),
+		cmocka_unit_test(calibcsv_reads_reported_blocks),
 		cmocka_unit_test(runs_name_the_formats_they_tried),
 		cmocka_unit_test(runs_fit_improves_the_training_runs),
 		cmocka_unit_test(runs_fit_needs_enough_values),

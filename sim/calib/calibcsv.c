@@ -58,10 +58,10 @@ static int split(char *s, char **f, int max)
 typedef int (*row_fn)(struct calibcsv *c, char **f, const int *col, const char *path, int line,
 		      struct err *e);
 
-/* Reads path: a header with every name in cols (their indexes in col),
- * then rows passed to fn. */
+/* Reads path: a header with the first n_required names of cols, the rest
+ * optional (their indexes in col, -1 when absent), then rows passed to fn. */
 static int read_table(struct calibcsv *c, const char *path, const char *const *cols, int n_cols,
-		      row_fn fn, struct err *e)
+		      int n_required, row_fn fn, struct err *e)
 {
 	FILE *fp = fopen(path, "r");
 	if (!fp)
@@ -86,7 +86,7 @@ static int read_table(struct calibcsv *c, const char *path, const char *const *c
 				for (int i = 0; i < n; i++)
 					if (!strcmp(f[i], cols[k]))
 						col[k] = i;
-				if (col[k] < 0)
+				if (col[k] < 0 && k < n_required)
 					rc = err_set(e, "%s:1: %s: missing column", path, cols[k]);
 			}
 			continue;
@@ -125,6 +125,10 @@ static int experiment_row(struct calibcsv *c, char **f, const int *col, const ch
 	if (num_parse_int64(f[col[3]], &tp) || tp < 1 || tp > 1024)
 		return err_set(e, "%s:%d: tp: expected an integer >= 1, got '%s'", path, line, f[col[3]]);
 	x.tp = (int)tp;
+	const char *blocks = col[4] >= 0 ? f[col[4]] : "";
+	if (*blocks && (num_parse_int64(blocks, &x.gpu_kv_blocks) || x.gpu_kv_blocks < 1))
+		return err_set(e, "%s:%d: gpu_kv_blocks: expected a block count >= 1 or nothing, got '%s'", path,
+			       line, blocks);
 	for (size_t i = 0; i < c->n_exps; i++)
 		if (!strcmp(c->exps[i].id, x.id))
 			return err_set(e, "%s:%d: experiment: '%s' already on line %d", path, line, x.id,
@@ -156,11 +160,11 @@ static int measured_row(struct calibcsv *c, char **f, const int *col, const char
 int calibcsv_load(struct calibcsv *c, const char *experiments_path, const char *measured_path,
 		  struct err *e)
 {
-	static const char *const exp_cols[] = { "experiment", "model", "hardware", "tp" };
+	static const char *const exp_cols[] = { "experiment", "model", "hardware", "tp", "gpu_kv_blocks" };
 	static const char *const meas_cols[] = { "experiment", "stage", "metric", "value_ms" };
 	memset(c, 0, sizeof *c);
-	if (read_table(c, experiments_path, exp_cols, 4, experiment_row, e) ||
-	    read_table(c, measured_path, meas_cols, 4, measured_row, e))
+	if (read_table(c, experiments_path, exp_cols, 5, 4, experiment_row, e) ||
+	    read_table(c, measured_path, meas_cols, 4, 4, measured_row, e))
 		return -1;
 	for (size_t i = 0; i < c->n_vals; i++) {
 		size_t k = 0;

@@ -3,7 +3,8 @@
  *   experiments  vllm_h100_experiments.csv: one row per experiment, columns
  *                found by name; servesim needs `experiment` (the id, also
  *                the name of its scenario, scenarios/calibration/<id>.ini),
- *                `model`, `hardware` and `tp` for messages;
+ *                `model`, `hardware` and `tp` for messages, and, where
+ *                given, `gpu_kv_blocks` (vLLM's KV pool at start-up);
  *   measured     vllm_h100_measured.csv: `experiment,stage,metric,value_ms`,
  *                stage -1 for the whole run, 0.. for load stages; metrics
  *                ttft_mean/p90/p99, e2e_mean/p90/p99, itl_mean (derived:
@@ -16,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 
@@ -25,6 +27,7 @@ struct calibcsv_experiment {
 	char id[CALIBCSV_ID_MAX];
 	char model[128], hardware[64];
 	int tp;
+	int64_t gpu_kv_blocks;    /* what vLLM reported at start-up; 0 when not given */
 	int line;
 };
 
