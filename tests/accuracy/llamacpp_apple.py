@@ -29,11 +29,11 @@ Exits 0 when every simulation ran (whatever the error), 1 when one failed,
 
 import json
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from simrun import ROOT, run_json
+
 TYPES = ["f16", "q8_0", "q4_0"]
 
 # measured_public.md section A: chip -> (pp512 F16, Q8_0, Q4_0), (tg128 F16, Q8_0, Q4_0), t/s.
@@ -87,20 +87,13 @@ def simulate(binary, chip, wtype, test):
         "workload.num_prompts=1", "workload.request_rate=inf", "workload.random_range_ratio=0",
         "workload.random_input_len=%d" % prompt, "workload.random_output_len=%d" % output,
     ]
-    cmd = [binary, "run", "--format", "json"]
-    for s in sets:
-        cmd += ["--set", s]
+    doc, err = run_json(binary, (), sets)
+    if err:
+        return None, err
     try:
-        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           universal_newlines=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as ex:
-        return None, "%s: %s" % (" ".join(cmd), ex)
-    if p.returncode != 0:
-        return None, "%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-500:])
-    try:
-        ol = json.loads(p.stdout)["servesim"]["ollama"]
-    except (ValueError, KeyError) as ex:
-        return None, "%s: bad JSON: %s" % (" ".join(cmd), ex)
+        ol = doc["servesim"]["ollama"]
+    except KeyError as ex:
+        return None, "servesim run %s: no servesim.ollama in its JSON: %s" % (" ".join(sets), ex)
     if test == "pp512":
         ns = ol["mean_prompt_eval_duration_ns"]
         return (PP_TOKENS / (ns / 1e9) if ns > 0 else None), None

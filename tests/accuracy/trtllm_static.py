@@ -26,11 +26,11 @@ Exits 0 when every simulation ran, 1 when one failed.
 
 import json
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from simrun import ROOT, run_json
+
 
 # (label, model, hardware, weights, tp, bs, isl, osl, measured tok/s, per_gpu)
 THROUGHPUT = [
@@ -71,14 +71,7 @@ def run(binary, model, hw, weights, tp, bs, isl, osl):
             "workload.random_range_ratio": 0}
     if weights == "fp8":
         sets["engine.kv_cache_dtype"] = "fp8"
-    cmd = [binary, "run", "--format", "json"]
-    for k, v in sets.items():
-        cmd += ["--set", "%s=%s" % (k, v)]
-    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True)
-    if p.returncode != 0:
-        return None, "%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-300:])
-    return json.loads(p.stdout), None
+    return run_json(binary, (), ["%s=%s" % kv for kv in sets.items()])
 
 
 def main(argv):

@@ -14,7 +14,8 @@ usage: tune_h100.py [SERVESIM] [--rounds N]
 """
 import json, os, re, subprocess, sys, tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from simrun import ROOT
+
 START = {"bandwidth": 0.87, "attention_bandwidth": 0.92, "attention_half_seqs": 16,
          "compute_max": 0.79, "compute_half_tokens": 24, "attention_compute": 0.49,
          "moe_efficiency": 0.84, "step_overhead_us": 1200, "step_overhead_per_seq_us": 8,

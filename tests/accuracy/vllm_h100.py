@@ -27,11 +27,11 @@ Exits 0 unless a simulation run fails (then 1); 2 on bad usage or missing data.
 import csv
 import json
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from simrun import ROOT, run_json
+
 METRICS = ["ttft_mean", "ttft_p90", "ttft_p99", "itl_mean", "e2e_mean", "e2e_p90", "e2e_p99"]
 JSON_KEY = {
     "ttft_mean": "mean_ttft_ms", "ttft_p90": "p90_ttft_ms", "ttft_p99": "p99_ttft_ms",
@@ -99,20 +99,7 @@ def load_csvs(cal):
 
 def simulate(binary, exp_id, sets=()):
     scen = os.path.join("scenarios", "calibration", exp_id + ".ini")
-    cmd = [binary, "run", scen, "--format", "json", "--metric-percentiles", "90,99"]
-    for kv in sets:
-        cmd += ["--set", kv]
-    try:
-        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           universal_newlines=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as ex:
-        return None, "%s: %s" % (" ".join(cmd), ex)
-    if p.returncode != 0:
-        return None, "%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-500:])
-    try:
-        return json.loads(p.stdout), None
-    except ValueError as ex:
-        return None, "%s: bad JSON: %s" % (" ".join(cmd), ex)
+    return run_json(binary, [scen, "--metric-percentiles", "90,99"], sets)
 
 
 def sim_metrics(block):
