@@ -843,6 +843,18 @@ static size_t paged_bytes(int batch, int ctx, int kv_heads, int hd, int heads, i
 	       (size_t)batch * heads * parts * (hd + 2) * 4;
 }
 
+static void paged_destroy(struct paged *pg)
+{
+	release(pg->k_cache);
+	release(pg->v_cache);
+	release(pg->block_tables);
+	release(pg->ctx_lens);
+	release(pg->part_m);
+	release(pg->part_l);
+	release(pg->part_acc);
+	memset(pg, 0, sizeof *pg);
+}
+
 /* Allocates a paged KV pool for batch sequences of ctx tokens, n_copies
  * times, each copy's blocks shuffled (a deterministic LCG), as a long-lived
  * vLLM pool is. Returns 0 when cudaMalloc fails (nothing left allocated). */
@@ -871,14 +883,7 @@ static int paged_create(struct probe *p, struct paged *pg, int batch, int ctx, i
 	pg->part_acc = (float *)try_alloc(parts * hd * sizeof(float));
 	if (!pg->k_cache || !pg->v_cache || !pg->block_tables || !pg->ctx_lens || !pg->part_m ||
 	    !pg->part_l || !pg->part_acc) {
-		release(pg->k_cache);
-		release(pg->v_cache);
-		release(pg->block_tables);
-		release(pg->ctx_lens);
-		release(pg->part_m);
-		release(pg->part_l);
-		release(pg->part_acc);
-		memset(pg, 0, sizeof *pg);
+		paged_destroy(pg);   /* release() takes NULL */
 		return 0;
 	}
 	fill_bf16(p, pg->k_cache, cache_elems, 31, 1.0f);
@@ -909,18 +914,6 @@ static int paged_create(struct probe *p, struct paged *pg, int batch, int ctx, i
 	free(host);
 	free(lens);
 	return 1;
-}
-
-static void paged_destroy(struct paged *pg)
-{
-	release(pg->k_cache);
-	release(pg->v_cache);
-	release(pg->block_tables);
-	release(pg->ctx_lens);
-	release(pg->part_m);
-	release(pg->part_l);
-	release(pg->part_acc);
-	memset(pg, 0, sizeof *pg);
 }
 
 /* ---- attention measurements -------------------------------------------------- */
