@@ -177,7 +177,7 @@ static void pipeline_stages_split_the_pool(void **state)
 	struct cmd_result c;
 	run_cmd(&c, "'%s' run --set engine.pipeline_parallel_size=33", SERVESIM_BIN);
 	assert_int_equal(c.status, 2);
-	assert_contains(c.err, "[engine] pipeline_parallel_size: expected at most the model's 32 layers, got 33");
+	assert_contains(c.err, "--set engine.pipeline_parallel_size: [engine] pipeline_parallel_size: expected at most the model's 32 layers, got 33");
 	cmd_result_free(&c);
 	run_cmd(&c, "'%s' run --set engine.kind=ollama --set run.weights=q4_k_m --set engine.pipeline_parallel_size=2",
 		SERVESIM_BIN);

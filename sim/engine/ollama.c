@@ -661,10 +661,10 @@ static int resolve(struct engine *g, struct err *e)
 	}
 	if (sc->tensor_parallel_size != 1)
 		return err_set(e, "%s: [engine] tensor_parallel_size: expected 1 for kind = %s (llama.cpp splits layers across GPUs, not tensors), got %lld",
-			       sc->path, kind, (long long)sc->tensor_parallel_size);
+			       sc->tensor_parallel_at, kind, (long long)sc->tensor_parallel_size);
 	if (sc->pipeline_parallel_size != 1)
 		return err_set(e, "%s: [engine] pipeline_parallel_size: expected 1 for kind = %s (a llama.cpp server runs one batch at a time; its layer split is num_gpu), got %lld",
-			       sc->path, kind, (long long)sc->pipeline_parallel_size);
+			       sc->pipeline_parallel_at, kind, (long long)sc->pipeline_parallel_size);
 	g->on_cpu_only = hw->hw_class == HW_CPU;
 	double gpu_bytes = hw_memory_bytes(hw) * (hw->hw_class == HW_APPLE ? APPLE_GPU_SHARE : 1);
 	int64_t train = m->max_position_embeddings;

@@ -553,7 +553,8 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 		  sc->kv_cache_dtype == 1 ? 1 : 2);
 	if (sc->pipeline_parallel_size > setup->model->n_layers) {
 		err_set(e, "%s: [engine] pipeline_parallel_size: expected at most the model's %lld layers, got %lld",
-			sc->path, (long long)setup->model->n_layers, (long long)sc->pipeline_parallel_size);
+			sc->pipeline_parallel_at, (long long)setup->model->n_layers,
+			(long long)sc->pipeline_parallel_size);
 		free(g);
 		return NULL;
 	}

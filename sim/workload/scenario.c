@@ -227,14 +227,11 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 		    relative_to((char *)sc + files[i].off, doc->path))
 			return err_set(e, "%s:%d: [workload] %s: the path relative to the scenario's folder is longer than %d characters",
 				       doc->path, en->line, files[i].key, INI_VALUE_MAX - 1);
-	en = inidoc_find(doc, "workload", "random_input_len");
-	if (en && en->line > 0)
-		snprintf(sc->input_len_at, sizeof sc->input_len_at, "%s:%d", doc->path, en->line);
-	else if (en)
-		snprintf(sc->input_len_at, sizeof sc->input_len_at, "--set workload.random_input_len");
-	else
-		snprintf(sc->input_len_at, sizeof sc->input_len_at, "%s", doc->path);
+	key_at(doc, "workload", "random_input_len", sc->input_len_at, sizeof sc->input_len_at);
 	key_at(doc, "run", "weights", sc->weights_at, sizeof sc->weights_at);
+	key_at(doc, "engine", "tensor_parallel_size", sc->tensor_parallel_at, sizeof sc->tensor_parallel_at);
+	key_at(doc, "engine", "pipeline_parallel_size", sc->pipeline_parallel_at,
+	       sizeof sc->pipeline_parallel_at);
 	key_at(doc, "engine", "num_ctx", sc->num_ctx_at, sizeof sc->num_ctx_at);
 	key_at(doc, "engine", "num_gpu", sc->num_gpu_at, sizeof sc->num_gpu_at);
 	key_at(doc, "engine", "cpu_hardware", sc->cpu_hardware_at, sizeof sc->cpu_hardware_at);

@@ -103,6 +103,7 @@ struct scenario {
 	char input_len_at[INI_VALUE_MAX + 32];
 	/* The same for keys checked against the model and the device. */
 	char weights_at[INI_VALUE_MAX + 32], num_ctx_at[INI_VALUE_MAX + 32];
+	char tensor_parallel_at[INI_VALUE_MAX + 32], pipeline_parallel_at[INI_VALUE_MAX + 32];
 	char num_gpu_at[INI_VALUE_MAX + 32], cpu_hardware_at[INI_VALUE_MAX + 32];
 
 	/* [slo]: goodput thresholds in ms (0 = not set), as --goodput */
