@@ -9,6 +9,8 @@ penalty on any ratio above 1 (a set that misses a goal loses to a set that
 meets them all), over the 15 real runs of ../shared/calibration (vllm_h100.py does each evaluation). It
 prints the best set; copying it into hw_default_efficiency() is a manual,
 reviewed step. One set for every experiment: no per-run tuning.
+low_precision_compute is not searched: only Llama-4-Scout is FP8 in these
+runs; its default comes from TensorRT-LLM's FP8 table (trtllm_static.py).
 
 usage: tune_h100.py [SERVESIM] [--rounds N]
 """
