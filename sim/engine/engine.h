@@ -46,6 +46,12 @@ struct engine_stats {
 	int64_t prefix_queries, prefix_hits, prefix_cpu_hits;   /* tokens */
 	int64_t steps;
 	double busy_s;
+	/* vLLM's timing (issue 18): the version's row, async scheduling, and
+	 * how steps ran: replaying a CUDA graph (with the tokens padding
+	 * added) or eager. */
+	const char *vllm_version;          /* static; NULL for other engines */
+	bool async_scheduling, timing;
+	int64_t graph_steps, eager_steps, padded_tokens, max_capture_size;
 	/* Where step time went, summed over steps (seconds). */
 	struct perf_breakdown time;
 	/* Where decode tokens' steps went, summed over decode tokens (seconds):
@@ -88,6 +94,9 @@ struct engine_class {
 	int64_t (*start_step)(struct engine *eng, int64_t now);
 	/* Applies the step that started last; now is its end. */
 	void (*end_step)(struct engine *eng, int64_t now);
+	/* The API server's path before the engine for request r, in ns; NULL:
+	 * the hardware profile's request_overhead_ms. */
+	int64_t (*request_path_ns)(const struct engine *eng, const struct request *r);
 	void (*gauges)(const struct engine *eng, struct engine_gauges *out);
 	void (*stats)(const struct engine *eng, struct engine_stats *st);
 };

@@ -19,6 +19,8 @@
 
 #include "engine.h"
 #include "kvpool.h"
+#include "overhead.h"
+#include "vllmver.h"
 #include "xalloc.h"
 
 struct deque {            /* ring buffer of request indices */
@@ -65,19 +67,47 @@ static void dq_pop_front(struct deque *q)
 	q->len--;
 }
 
+/* Removes x (present once). O(len): only a preempted request finished by
+ * a step still in flight takes it. */
+static void dq_remove(struct deque *q, size_t x)
+{
+	size_t i = 0;
+	while (q->v[(q->head + i) % q->cap] != x)
+		i++;
+	for (; i + 1 < q->len; i++)
+		q->v[(q->head + i) % q->cap] = q->v[(q->head + i + 1) % q->cap];
+	q->len--;
+}
+
+/* One scheduled step: its requests, their tokens, whether each samples. */
+struct batch {
+	size_t *idx;
+	int32_t *n;
+	bool *samples;
+	size_t len, cap;
+	struct perf_step step;
+	double extra_s;                  /* CPU-tier loads in this step */
+};
+
 struct engine {
 	struct engine_setup setup;
 	struct perf perf;
 	struct kvpool *pool;
 	int64_t block_size, mnbt, max_seqs, max_model_len, threshold;
 	bool caching, chunked;
+	/* vLLM's timing (vllmver.h, overhead.h). With async scheduling
+	 * batch[cur] is on the GPU and batch[1 - cur], when queued, was
+	 * scheduled while it ran and starts when it ends (EngineCore's batch
+	 * queue of two); without, batch[0] is the only one. */
+	bool async, timing, cache_at_alloc;
+	struct overhead_model ovh;
+	struct batch batch[2];
+	int cur;
+	bool queued;
 	double cpu_block_transfer_s;     /* one block over the host link */
 	size_t *running;                 /* admission order */
 	size_t n_running, cap_running;
 	struct deque waiting;
-	size_t *scheduled;               /* this step's requests */
-	size_t n_scheduled, cap_scheduled;
-	double step_extra_s;             /* CPU-tier loads in this step */
 	int64_t step_tokens;             /* tokens in the current step */
 	int32_t *hits;                   /* prefix-lookup scratch, kept across steps */
 	size_t cap_hits;
@@ -127,9 +157,11 @@ static int64_t cdiv(int64_t a, int64_t b)
 	return (a + b - 1) / b;
 }
 
+/* Its tokens, sampled ones still in flight included (vLLM's num_tokens
+ * plus num_output_placeholders). */
 static int64_t num_tokens(const struct request *r)
 {
-	return (int64_t)r->prompt_len + r->generated;
+	return (int64_t)r->prompt_len + r->generated + r->pending;
 }
 
 static void push_block(struct request *r, int32_t b)
@@ -141,13 +173,14 @@ static void push_block(struct request *r, int32_t b)
 	r->blocks[r->n_blocks++] = b;
 }
 
-/* Registers the hashes of r's blocks that became full. Called once per
- * request per step: the common case (no block filled) costs a compare. */
-static void cache_full_blocks(struct engine *g, struct request *r)
+/* Registers the hashes of r's blocks that the first tokens fill. Called
+ * once per request per step: the common case (no block filled) costs a
+ * compare. */
+static void cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
 {
-	if (!g->caching || r->num_computed < (int64_t)(r->n_hashed + 1) * g->block_size)
+	if (!g->caching || tokens < (int64_t)(r->n_hashed + 1) * g->block_size)
 		return;
-	int64_t full = r->num_computed / g->block_size;
+	int64_t full = tokens / g->block_size;
 	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++)
 		kvpool_set_hash(g->pool, r->blocks[j], block_hash(r, j, g->block_size));
 	if (full > r->n_hashed)
@@ -194,17 +227,31 @@ static bool grow_slow(struct engine *g, struct request *r, int64_t tokens)
 	return true;
 }
 
-static void add_to_step(struct engine *g, struct perf_step *step, size_t i, int64_t n)
+/* Puts n tokens of request i into the step. Its tokens count as
+ * computed from here on (vLLM's num_computed_tokens moves at scheduling),
+ * and a sampled token is pending until the step ends. */
+static void add_to_step(struct engine *g, struct batch *b, size_t i, int64_t n)
 {
 	struct request *r = req(g, i);
-	r->scheduled = (int32_t)n;
 	bool samples = r->num_computed + n >= num_tokens(r);
-	perf_step_add(step, &g->perf, n, r->num_computed, samples);
-	if (g->n_scheduled == g->cap_scheduled) {
-		g->cap_scheduled = g->cap_scheduled ? 2 * g->cap_scheduled : 64;
-		g->scheduled = xrealloc(g->scheduled, g->cap_scheduled * sizeof *g->scheduled);
+	perf_step_add(&b->step, &g->perf, n, r->num_computed, samples);
+	if (b->len == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 64;
+		b->idx = xrealloc(b->idx, b->cap * sizeof *b->idx);
+		b->n = xrealloc(b->n, b->cap * sizeof *b->n);
+		b->samples = xrealloc(b->samples, b->cap * sizeof *b->samples);
 	}
-	g->scheduled[g->n_scheduled++] = i;
+	b->idx[b->len] = i;
+	b->n[b->len] = (int32_t)n;
+	b->samples[b->len++] = samples;
+	r->num_computed += (int32_t)n;
+	r->pending += samples;
+	if (g->cache_at_alloc) {
+		/* KVCacheManager.allocate_slots caches the blocks it allocates:
+		 * a request admitted later in this step can hit them. */
+		int64_t known = (int64_t)r->prompt_len + r->generated;
+		cache_full_blocks(g, r, r->num_computed < known ? r->num_computed : known);
+	}
 }
 
 static int64_t clip(const struct engine *g, int64_t n, int64_t budget, const struct request *r)
@@ -221,12 +268,17 @@ static int64_t clip(const struct engine *g, int64_t n, int64_t budget, const str
 }
 
 /* Schedules the running requests; returns false when one was preempted. */
-static bool schedule_running(struct engine *g, struct perf_step *step, int64_t *budget)
+static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
 {
 	bool preempted = false;
 	for (size_t i = 0; i < g->n_running && *budget > 0; i++) {
 		size_t idx = g->running[i];
 		struct request *r = req(g, idx);
+		/* Async scheduling: a request whose step in flight samples its
+		 * last token is not scheduled again (scheduler.py: "avoid
+		 * scheduling an extra step"). */
+		if (r->pending > 0 && r->num_computed + 1 >= (int64_t)r->prompt_len + r->output_len)
+			continue;
 		int64_t n = clip(g, num_tokens(r) - r->num_computed, *budget, r);
 		if (n <= 0)
 			continue;
@@ -240,7 +292,7 @@ static bool schedule_running(struct engine *g, struct perf_step *step, int64_t *
 		}
 		if (!got)
 			break;
-		add_to_step(g, step, idx, n);
+		add_to_step(g, b, idx, n);
 		*budget -= n;
 	}
 	return !preempted;
@@ -268,7 +320,7 @@ static int64_t lookup_prefix(struct engine *g, const struct request *r, int32_t 
 	return cpu;
 }
 
-static void schedule_waiting(struct engine *g, struct perf_step *step, int64_t *budget, int64_t now)
+static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget, int64_t now)
 {
 	while (g->waiting.len && *budget > 0 && (int64_t)g->n_running < g->max_seqs) {
 		size_t idx = dq_front(&g->waiting);
@@ -298,16 +350,16 @@ static void schedule_waiting(struct engine *g, struct perf_step *step, int64_t *
 			push_block(r, hits[i]);
 		}
 		for (int64_t i = 0; i < n_cpu; i++) {
-			int32_t b = kvpool_alloc(g->pool);
-			push_block(r, b);
-			kvpool_set_hash(g->pool, b, block_hash(r, n_gpu + i, g->block_size));
+			int32_t blk = kvpool_alloc(g->pool);
+			push_block(r, blk);
+			kvpool_set_hash(g->pool, blk, block_hash(r, n_gpu + i, g->block_size));
 		}
 		r->n_hashed = (int32_t)(n_gpu + n_cpu);
 		r->num_computed = (int32_t)cached;
 		bool ok = grow_to(g, r, cached + n);
 		assert(ok);
 		(void)ok;
-		g->step_extra_s += (double)n_cpu * g->cpu_block_transfer_s;
+		b->extra_s += (double)n_cpu * g->cpu_block_transfer_s;
 		if (r->first_scheduled_ns < 0) {
 			r->first_scheduled_ns = now;
 			r->cached_tokens = (int32_t)cached;
@@ -321,16 +373,18 @@ static void schedule_waiting(struct engine *g, struct perf_step *step, int64_t *
 			g->running = xrealloc(g->running, g->cap_running * sizeof *g->running);
 		}
 		g->running[g->n_running++] = idx;
-		add_to_step(g, step, idx, n);
+		add_to_step(g, b, idx, n);
 		*budget -= n;
 	}
 }
 
 /* Attributes a step of s seconds: to the decode tokens it produces (what
  * their steps are made of) and to the prefills in it (their own share by
- * tokens, and the rest). */
-static void account_step(struct engine *g, const struct perf_step *step, double s)
+ * tokens, and the rest; pad_s of it is CUDA-graph padding). */
+static void account_step(struct engine *g, const struct batch *b, double s, double pad_s,
+			 int64_t now)
 {
+	const struct perf_step *step = &b->step;
 	if (step->dec_seqs > 0) {
 		struct perf_step dec;
 		struct perf_breakdown d;
@@ -344,43 +398,79 @@ static void account_step(struct engine *g, const struct perf_step *step, double 
 		g->st.itl_prefill_s += n * (s - alone);
 		g->st.itl_tokens += step->dec_seqs;
 	}
-	for (size_t k = 0; k < g->n_scheduled; k++) {
-		struct request *r = req(g, g->scheduled[k]);
+	double work = s - pad_s;
+	for (size_t k = 0; k < b->len; k++) {
+		struct request *r = req(g, b->idx[k]);
 		if (r->first_token_ns >= 0)
 			continue;
-		int64_t own = llround(s * 1e9 * (double)r->scheduled / (double)step->tokens);
+		if (r->first_launch_ns < 0)
+			r->first_launch_ns = now;
+		int64_t own = llround(work * 1e9 * (double)b->n[k] / (double)step->tokens);
 		r->prefill_own_ns += own;
-		r->prefill_shared_ns += llround(s * 1e9) - own;
+		r->prefill_shared_ns += llround(work * 1e9) - own;
+		r->ttft_pad_ns += llround(pad_s * 1e9);
 	}
 }
 
-static int64_t vllm_start_step(struct engine *g, int64_t now)
+/* One scheduler pass into b, at now: running requests first, then, if
+ * nobody was preempted, waiting ones. */
+static void schedule(struct engine *g, struct batch *b, int64_t now)
 {
-	struct perf_step step;
-	perf_step_clear(&step);
-	g->n_scheduled = 0;
-	g->step_extra_s = 0;
+	perf_step_clear(&b->step);
+	b->len = 0;
+	b->extra_s = 0;
 	int64_t budget = g->mnbt;
-	if (schedule_running(g, &step, &budget))
-		schedule_waiting(g, &step, &budget, now);
-	if (g->n_scheduled == 0)
-		return -1;
-	g->step_tokens = step.tokens;
-	struct perf_breakdown b;
-	double s = perf_step_time(&g->perf, &step, &b) + g->step_extra_s;
+	if (schedule_running(g, b, &budget))
+		schedule_waiting(g, b, &budget, now);
+}
+
+/* The CUDA-graph padding of a step (seconds), for the TTFT parts: the
+ * step's operator rows again, only for steps that pad and hold a request
+ * before its first token (never a plain decode step). */
+static double graph_pad_s(struct engine *g, const struct batch *b)
+{
+	if (!g->timing || overhead_padded(&g->ovh, b->step.tokens) <= b->step.tokens)
+		return 0;
+	bool first = false;
+	for (size_t k = 0; k < b->len && !first; k++)
+		first = req(g, b->idx[k])->first_token_ns < 0;
+	if (!first)
+		return 0;
+	struct perf_op ops[PERF_N_OPS];
+	double total = perf_step_ops(&g->perf, &b->step, ops), parts[4];
+	const struct perf_op *dense = &ops[PERF_DENSE];
+	double tok = (double)b->step.tokens;
+	overhead_step_s(&g->ovh, tok, (double)b->step.seqs, total - ops[PERF_OVERHEAD].time_s,
+			dense->compute_bound ? dense->time_s / tok : 0, parts);
+	return parts[2];
+}
+
+/* Starts b on the GPU at now; returns its duration in ns. */
+static int64_t launch(struct engine *g, const struct batch *b, int64_t now)
+{
+	const struct perf_step *step = &b->step;
+	g->step_tokens = step->tokens;
+	struct perf_breakdown bd;
+	double s = perf_step_time(&g->perf, step, &bd) + b->extra_s;
 	g->st.steps++;
 	g->st.busy_s += s;
-	g->st.time.dense += b.dense;
-	g->st.time.experts += b.experts;
-	g->st.time.lm_head += b.lm_head;
-	g->st.time.attn_prefill += b.attn_prefill;
-	g->st.time.attn_decode += b.attn_decode;
-	g->st.time.allreduce += b.allreduce;
-	g->st.time.offload += b.offload;
-	g->st.time.overhead += b.overhead + g->step_extra_s;
-	g->st.time.pipeline += b.pipeline;
+	g->st.time.dense += bd.dense;
+	g->st.time.experts += bd.experts;
+	g->st.time.lm_head += bd.lm_head;
+	g->st.time.attn_prefill += bd.attn_prefill;
+	g->st.time.attn_decode += bd.attn_decode;
+	g->st.time.allreduce += bd.allreduce;
+	g->st.time.offload += bd.offload;
+	g->st.time.overhead += bd.overhead + b->extra_s;
+	g->st.time.pipeline += bd.pipeline;
 	g->st.time.total += s;
-	account_step(g, &step, s);
+	if (g->timing) {
+		int64_t padded = overhead_padded(&g->ovh, step->tokens);
+		g->st.graph_steps += padded > 0;
+		g->st.eager_steps += padded == 0;
+		g->st.padded_tokens += padded > 0 ? padded - step->tokens : 0;
+	}
+	account_step(g, b, s, graph_pad_s(g, b), now);
 	double usage = kvpool_usage(g->pool);
 	if (usage > g->st.peak_kv_usage)
 		g->st.peak_kv_usage = usage;
@@ -388,26 +478,61 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	return ns > 0 ? ns : 1;
 }
 
+/* Without async scheduling a step is scheduled and run at once. With it,
+ * EngineCore keeps a batch queue of two: the step scheduled while the
+ * last one ran starts now, and the next is scheduled at once, against
+ * the state the running step will leave (its tokens count as computed,
+ * its samples as pending). A request that arrives during a step is first
+ * seen at its end, so it runs in the step after the next. */
+static int64_t vllm_start_step(struct engine *g, int64_t now)
+{
+	struct batch *run = &g->batch[g->cur];
+	if (!g->queued)
+		schedule(g, run, now);
+	g->queued = false;
+	if (run->len == 0)
+		return -1;
+	int64_t ns = launch(g, run, now);
+	if (g->async) {
+		struct batch *next = &g->batch[1 - g->cur];
+		schedule(g, next, now);
+		g->queued = next->len > 0;
+	}
+	return ns;
+}
+
 static void vllm_end_step(struct engine *g, int64_t now)
 {
+	struct batch *b = &g->batch[g->cur];
 	bool any_done = false;
-	for (size_t k = 0; k < g->n_scheduled; k++) {
-		size_t idx = g->scheduled[k];
+	/* The output path: the clients see this step's tokens that much later. */
+	int64_t out_ns = g->timing ? overhead_output_ns(&g->ovh, b->step.sampled) : 0;
+	int64_t seen = now + out_ns;
+	for (size_t k = 0; k < b->len; k++) {
+		size_t idx = b->idx[k];
 		struct request *r = req(g, idx);
-		if (r->state != REQ_RUNNING)
-			continue;
-		r->num_computed += r->scheduled;
-		r->scheduled = 0;
-		cache_full_blocks(g, r);
-		if (r->num_computed < num_tokens(r))
+		bool running = r->state == REQ_RUNNING;
+		if (!g->cache_at_alloc && running)
+			cache_full_blocks(g, r, r->num_computed);
+		if (!b->samples[k])
 			continue;                     /* a prefill chunk, no token yet */
+		/* A request preempted while this step ran keeps its token, as
+		 * update_from_output keeps it. */
+		r->pending--;
 		r->generated++;
-		g->setup.hooks.on_token(g->setup.hooks.ctx, idx, now);
+		if (r->first_token_ns < 0)
+			r->first_output_ns = out_ns;
+		g->setup.hooks.on_token(g->setup.hooks.ctx, idx, seen);
 		if (r->generated >= r->output_len) {
 			r->state = REQ_FINISHED;
-			r->finish_ns = now;
-			free_blocks(g, r);
-			any_done = true;
+			r->finish_ns = seen;
+			if (running) {
+				free_blocks(g, r);
+				any_done = true;
+			} else {
+				dq_remove(&g->waiting, idx);
+				g->setup.hooks.on_done(g->setup.hooks.ctx, idx, seen);
+			}
 		}
 	}
 	if (any_done) {
@@ -415,13 +540,15 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		for (size_t i = 0; i < g->n_running; i++) {
 			size_t idx = g->running[i];
 			if (req(g, idx)->state == REQ_FINISHED)
-				g->setup.hooks.on_done(g->setup.hooks.ctx, idx, now);
+				g->setup.hooks.on_done(g->setup.hooks.ctx, idx, seen);
 			else
 				g->running[w++] = idx;
 		}
 		g->n_running = w;
 	}
-	g->n_scheduled = 0;
+	b->len = 0;
+	if (g->async)
+		g->cur = 1 - g->cur;
 }
 
 static void fail(struct engine *g, size_t idx, int64_t now, const char *why)
@@ -449,6 +576,15 @@ static void vllm_submit(struct engine *g, size_t idx, int64_t now)
 	}
 	r->state = REQ_WAITING;
 	dq_push_back(&g->waiting, idx);
+}
+
+/* The API server's path: servesim 1's one constant, or the overhead
+ * model's fixed part plus tokenization. */
+static int64_t vllm_request_path_ns(const struct engine *g, const struct request *r)
+{
+	if (!g->timing)
+		return llround(g->setup.hw->eff.request_overhead_ms * 1e6);
+	return overhead_request_ns(&g->ovh, r->prompt_len);
 }
 
 static void vllm_gauges(const struct engine *g, struct engine_gauges *out)
@@ -539,6 +675,41 @@ static int size_pool(struct engine *g, struct err *e)
 	return 0;
 }
 
+/* What the scenario's vLLM version (vllmver.h) and its own keys make of
+ * the scheduler and the overheads: async scheduling (vLLM turns it off
+ * with pipeline parallelism), CUDA graphs, where prefix hashes register,
+ * and SchedulerConfig's rule that more than one partial prefill caps
+ * chunks at 4% of max_model_len. */
+static int resolve_timing(struct engine *g, struct err *e)
+{
+	const struct scenario *sc = g->setup.sc;
+	const struct vllm_version *v = vllmver_find(sc->vllm_version);
+	assert(v);                       /* scenario_load checked it */
+	bool pp = sc->pipeline_parallel_size > 1;
+	g->async = sc->async_scheduling_given ? sc->async_scheduling : v->async_scheduling && !pp;
+	if (g->async && pp)
+		return err_set(e, "%s: [engine] async_scheduling: not modelled with pipeline_parallel_size > 1 (servesim runs pipeline stages synchronously)",
+			       sc->async_scheduling_at);
+	g->timing = v->timing;
+	g->cache_at_alloc = v->cache_at_alloc;
+	if (sc->max_num_partial_prefills > 1 && g->threshold == 0)
+		g->threshold = (int64_t)((double)g->max_model_len * 0.04);
+	g->st.vllm_version = v->name;
+	g->st.async_scheduling = g->async;
+	g->st.timing = g->timing;
+	if (!g->timing)
+		return 0;
+	const struct overhead_profile *prof = overhead_profile_find(v->overhead);
+	assert(prof);
+	double layers = g->perf.stage_layers;
+	double moe = g->perf.n_moe_layers * layers / (double)g->setup.model->n_layers;
+	overhead_model_init(&g->ovh, prof, &g->setup.hw->eff, g->async, sc->enforce_eager, g->max_seqs,
+			    g->mnbt, layers, moe);
+	g->perf.overhead = &g->ovh;
+	g->st.max_capture_size = g->ovh.n_capture ? g->ovh.capture[g->ovh.n_capture - 1] : 0;
+	return 0;
+}
+
 static struct engine *vllm_create(const struct engine_setup *setup, struct err *e)
 {
 	struct engine *g = xcalloc(1, sizeof *g);
@@ -559,7 +730,8 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 		return NULL;
 	}
 	perf_pipeline(&g->perf, (int)sc->pipeline_parallel_size);
-	if (size_pool(g, e)) {
+	if (size_pool(g, e) || resolve_timing(g, e)) {
+		kvpool_destroy(g->pool);
 		free(g);
 		return NULL;
 	}
@@ -577,7 +749,11 @@ static void vllm_destroy(struct engine *g)
 	kvpool_destroy(g->pool);
 	free(g->running);
 	free(g->waiting.v);
-	free(g->scheduled);
+	for (int i = 0; i < 2; i++) {
+		free(g->batch[i].idx);
+		free(g->batch[i].n);
+		free(g->batch[i].samples);
+	}
 	free(g->hits);
 	free(g);
 }
@@ -589,6 +765,7 @@ const struct engine_class vllm_engine_class = {
 	.submit = vllm_submit,
 	.start_step = vllm_start_step,
 	.end_step = vllm_end_step,
+	.request_path_ns = vllm_request_path_ns,
 	.gauges = vllm_gauges,
 	.stats = vllm_stats,
 };
