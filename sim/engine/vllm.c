@@ -703,7 +703,7 @@ static int resolve_timing(struct engine *g, struct err *e)
 	assert(prof);
 	double layers = g->perf.stage_layers;
 	double moe = g->perf.n_moe_layers * layers / (double)g->setup.model->n_layers;
-	overhead_model_init(&g->ovh, prof, &g->setup.hw->eff, g->async, sc->enforce_eager, g->max_seqs,
+	overhead_model_init(&g->ovh, prof, g->setup.hw, g->async, sc->enforce_eager, g->max_seqs,
 			    g->mnbt, layers, moe);
 	g->perf.overhead = &g->ovh;
 	g->st.max_capture_size = g->ovh.n_capture ? g->ovh.capture[g->ovh.n_capture - 1] : 0;

@@ -12,15 +12,16 @@
  *     padded to the next capture size and replays one graph; a larger step
  *     runs eager, one host launch per kernel per layer (more for MoE
  *     layers), which shows only where the launches outrun the GPU;
- *   - per step, never hidden: the device-to-host sync of the sampled
- *     tokens;
+ *   - per step, never hidden: what the components leave unexplained
+ *     (the sampled tokens' device-to-host sync among it), fitted;
  *   - after each step, per stream: the output path (detokenization, the
  *     SSE chunk), which delays when a client sees its tokens, not the
  *     next step.
  * Each component number sits in the profile table with its source; the
- * remainders (request_overhead_ms, step_overhead_us,
- * step_overhead_per_seq_us of the hardware profile's [efficiency]) are
- * fitted to the 15 runs of ../shared/calibration.
+ * remainders (request_overhead_ms before the engine, step_overhead_us +
+ * step_overhead_per_seq_us per step, never hidden: the hardware profile's
+ * [efficiency], so calibrate can fit them) are fitted to the 15 runs of
+ * ../shared/calibration.
  *
  * An overhead_model is a plain record resolved once per engine; the step
  * cost is O(1) and allocation-free (it runs once per step).
@@ -38,14 +39,18 @@ struct overhead_profile {
 	bool legacy;                   /* servesim 1: [efficiency]'s step and request
 					* overheads as they were, nothing else */
 	double request_per_token_us;   /* tokenization, per prompt token */
-	double step_cpu_per_seq_us;    /* measured part of the per-sequence CPU work */
-	double step_sync_us;           /* per step, never overlapped */
+	double step_cpu_us;            /* engine core CPU per step (overlapped with async) */
+	double step_cpu_per_seq_us;    /* and per sequence */
 	double graph_launch_us;        /* one CUDA-graph replay */
 	double kernel_launch_us;       /* one eager kernel launch, host side */
 	double kernels_per_layer;      /* eager kernels of a dense layer */
 	double moe_kernels_per_layer;  /* of an MoE layer */
 	double output_us;              /* output path, per step */
 	double output_per_stream_us;   /* and per stream with a token */
+	/* The remainders' defaults, fitted to the 15 runs of
+	 * ../shared/calibration with the components above (a hardware
+	 * profile that sets [efficiency]'s key of the same name wins). */
+	double request_overhead_ms, step_overhead_us, step_overhead_per_seq_us;
 	const char *source;
 };
 
@@ -53,8 +58,9 @@ struct overhead_profile {
 
 struct overhead_model {
 	const struct overhead_profile *prof;
-	struct hw_efficiency eff;      /* the remainders: request_overhead_ms,
-					* step_overhead_us, step_overhead_per_seq_us */
+	double request_overhead_ms;    /* the remainders: the profile's, or the */
+	double step_overhead_us;       /* hardware profile's where it sets them */
+	double step_overhead_per_seq_us;
 	bool async;                    /* CPU work overlaps the GPU step */
 	int n_capture;                 /* 0: eager always (--enforce-eager) */
 	int32_t capture[OVERHEAD_MAX_CAPTURE];   /* ascending capture sizes, tokens */
@@ -71,10 +77,11 @@ const struct overhead_profile *overhead_profile_find(const char *name);
 int overhead_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int32_t *out,
 			   int cap);
 
-/* Fills *o. eager: --enforce-eager (no graphs). layers, moe_layers: the
+/* Fills *o. hw: where it sets the remainders itself, its values win.
+ * eager: --enforce-eager (no graphs). layers, moe_layers: the
  * layers on the (fullest) GPU. Cannot fail. */
 void overhead_model_init(struct overhead_model *o, const struct overhead_profile *prof,
-			 const struct hw_efficiency *eff, bool async, bool eager,
+			 const struct hw_profile *hw, bool async, bool eager,
 			 int64_t max_num_seqs, int64_t max_num_batched_tokens, double layers,
 			 double moe_layers);
 
@@ -94,8 +101,8 @@ static inline int64_t overhead_padded(const struct overhead_model *o, int64_t to
  *   gpu_s           its GPU time (every other row of the step);
  *   dense_tok_s     the dense matmuls' time per token when they are
  *                   compute bound, else 0 (what a padded token costs).
- * With parts non-NULL, also its parts: [0] CPU, [1] launches, [2] graph
- * padding, [3] sync. */
+ * With parts non-NULL, also its parts: [0] CPU that shows, [1] launches,
+ * [2] graph padding, [3] the fitted rest. */
 double overhead_step_s(const struct overhead_model *o, double tokens, double seqs, double gpu_s,
 		       double dense_tok_s, double *parts);
 

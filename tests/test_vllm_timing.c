@@ -1,0 +1,374 @@
+/*
+ * vLLM V1's timing (issue 18), each rule seen where the answer is known
+ * exactly: the engine is driven step by step from the test (submit, start a
+ * step, end it), so which request is in which step is an exact count.
+ *   - async scheduling: a request arriving during step k runs in step k+2;
+ *     a finished request frees its slot one step later; a request whose
+ *     step in flight samples its last token is not scheduled again;
+ *   - CUDA-graph capture sizes and padding, per max_num_seqs and budget;
+ *   - blocks hittable at allocation (same-step prefix hits);
+ *   - max_num_partial_prefills > 1: chunks of 4% of max_model_len;
+ *   - the overhead model: async scheduling hides the CPU under the GPU.
+ */
+#include "testutil.h"
+
+#include "engine.h"
+#include "overhead.h"
+#include "run.h"
+#include "vllmver.h"
+
+/* One engine on a scenario built from --set style overrides. */
+struct bench {
+	struct scenario sc;
+	struct model model;
+	struct hw_profile hw;
+	struct reqtab reqs;
+	const struct engine_class *cls;
+	struct engine *eng;
+	int64_t now;
+	int tokens[16];           /* tokens seen per request */
+	int done[16];
+};
+
+static void on_token(void *ctx, size_t req, int64_t t)
+{
+	struct bench *b = ctx;
+	(void)t;
+	b->tokens[req]++;
+}
+
+static void on_done(void *ctx, size_t req, int64_t t)
+{
+	struct bench *b = ctx;
+	(void)t;
+	b->done[req]++;
+}
+
+static void bench_open(struct bench *b, const char *const *sets)
+{
+	memset(b, 0, sizeof *b);
+	struct inidoc ov = { 0 };
+	struct err e;
+	for (; *sets; sets++)
+		if (inidoc_add_override(&ov, *sets, &e))
+			fail_msg("%s", e.msg);
+	if (scenario_load(&b->sc, NULL, &ov, &e) || model_load_named(&b->model, b->sc.model, &e) ||
+	    hw_load_named(&b->hw, b->sc.hardware, &e))
+		fail_msg("%s", e.msg);
+	inidoc_free(&ov);
+	struct engine_setup setup = {
+		.sc = &b->sc, .model = &b->model, .hw = &b->hw,
+		.weights = precision_find(b->model.weights), .reqs = &b->reqs,
+		.hooks = { b, on_token, on_done },
+	};
+	b->cls = engine_class_for(ENGINE_VLLM);
+	b->eng = b->cls->create(&setup, &e);
+	if (!b->eng)
+		fail_msg("%s", e.msg);
+}
+
+static void bench_close(struct bench *b)
+{
+	b->cls->destroy(b->eng);
+	reqtab_free(&b->reqs);
+}
+
+/* Submits a request of prompt tokens (own content unless key is shared)
+ * and out output tokens at the bench's clock. */
+static size_t submit(struct bench *b, int32_t prompt, int32_t out, uint64_t key)
+{
+	size_t i = reqtab_add(&b->reqs);
+	struct request *r = &b->reqs.v[i];
+	r->prompt_len = prompt;
+	r->output_len = out;
+	r->own_key = key ? key : 1000 + i;
+	b->cls->submit(b->eng, i, b->now);
+	return i;
+}
+
+/* Starts a step; returns its tokens (0: nothing to run) and keeps its
+ * duration in *d. */
+static int64_t start(struct bench *b, int64_t *d)
+{
+	*d = b->cls->start_step(b->eng, b->now);
+	if (*d < 0)
+		return 0;
+	struct engine_gauges g;
+	b->cls->gauges(b->eng, &g);
+	return g.step_tokens;
+}
+
+static void finish(struct bench *b, int64_t d)
+{
+	b->now += d;
+	b->cls->end_step(b->eng, b->now);
+}
+
+/* Async scheduling: EngineCore schedules step 2 while step 1 runs, so a
+ * request that arrives during step 1 is first scheduled at step 1's end
+ * (into step 3) and first runs when step 2 ends. Synchronously it runs in
+ * step 2. */
+static void async_admits_in_the_step_after_next(void **state)
+{
+	(void)state;
+	for (int async = 0; async < 2; async++) {
+		struct bench b;
+		const char *sets[] = { async ? "engine.async_scheduling=true" : "engine.async_scheduling=false",
+				       NULL };
+		bench_open(&b, sets);
+		int64_t d1, d2, d3;
+		submit(&b, 64, 20, 0);
+		assert_int_equal(start(&b, &d1), 64);
+		b.now += d1 / 2;
+		size_t late = submit(&b, 32, 4, 0);
+		b.now -= d1 / 2;
+		finish(&b, d1);
+		int64_t end1 = b.now;
+		int64_t t2 = start(&b, &d2);
+		finish(&b, d2);
+		int64_t t3 = start(&b, &d3);
+		const struct request *r = &b.reqs.v[late];
+		if (async) {
+			assert_int_equal(t2, 1);          /* the first request's decode alone */
+			assert_int_equal(t3, 1 + 32);
+			assert_int_equal(r->first_scheduled_ns, end1);   /* seen at step 1's end */
+			assert_int_equal(r->first_launch_ns, end1 + d2); /* run when step 2 ends */
+		} else {
+			assert_int_equal(t2, 1 + 32);
+			assert_int_equal(r->first_scheduled_ns, end1);
+			assert_int_equal(r->first_launch_ns, end1);
+		}
+		finish(&b, d3);
+		bench_close(&b);
+	}
+}
+
+/* max_num_seqs 2: A (2 output tokens) and C (10) run, B waits. A's last
+ * token comes from step 2. Synchronously B is admitted into step 3. With
+ * async scheduling step 3 was scheduled while step 2 ran: A (its last
+ * token in flight) is not scheduled again but still holds its slot, so
+ * step 3 is C's decode alone and B starts in step 4. */
+static void async_frees_a_finished_slot_one_step_later(void **state)
+{
+	(void)state;
+	for (int async = 0; async < 2; async++) {
+		struct bench b;
+		const char *sets[] = { "engine.max_num_seqs=2",
+				       async ? "engine.async_scheduling=true" : "engine.async_scheduling=false",
+				       NULL };
+		bench_open(&b, sets);
+		size_t a = submit(&b, 16, 2, 0);
+		submit(&b, 16, 10, 0);
+		size_t bb = submit(&b, 16, 3, 0);
+		int64_t want_sync[] = { 32, 2, 1 + 16, 2 }, want_async[] = { 32, 2, 1, 1 + 16 };
+		const int64_t *want = async ? want_async : want_sync;
+		for (int k = 0; k < 4; k++) {
+			int64_t d;
+			assert_int_equal(start(&b, &d), want[k]);
+			finish(&b, d);
+		}
+		/* A got exactly its two tokens: no step past max_tokens. */
+		assert_int_equal(b.tokens[a], 2);
+		assert_int_equal(b.done[a], 1);
+		assert_true(b.tokens[bb] >= 1);
+		int64_t d;
+		while (start(&b, &d) > 0)
+			finish(&b, d);
+		assert_int_equal(b.tokens[a], 2);
+		assert_int_equal(b.tokens[bb], 3);
+		assert_int_equal(b.tokens[1], 10);
+		bench_close(&b);
+	}
+}
+
+/* vLLM's default capture sizes: [1, 2, 4], multiples of 8 below 256, of 16
+ * from 256, up to min(2 × max_num_seqs, 512, max_num_batched_tokens). */
+static void capture_sizes_follow_vllm(void **state)
+{
+	(void)state;
+	static const struct {
+		int64_t seqs, mnbt;
+		int n, last;
+	} cases[] = {
+		{ 128, 8192, 3 + 31 + 1, 256 },  /* 1 2 4, 8..248, 256 */
+		{ 256, 8192, 3 + 31 + 17, 512 }, /* and 256..512 by 16 */
+		{ 1024, 2048, 51, 512 },
+		{ 128, 100, 3 + 12, 96 },        /* the budget cuts the list */
+		{ 1, 8192, 2, 2 },               /* [1, 2] */
+		{ 160, 8192, 3 + 31 + 5, 320 },  /* 2 × 160: 256, 272, 288, 304, 320 */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		int32_t sz[OVERHEAD_MAX_CAPTURE];
+		int n = overhead_capture_sizes(cases[i].seqs, cases[i].mnbt, sz, OVERHEAD_MAX_CAPTURE);
+		assert_int_equal(n, cases[i].n);
+		assert_int_equal(sz[n - 1], cases[i].last);
+		for (int k = 1; k < n; k++)
+			assert_true(sz[k] > sz[k - 1]);
+	}
+}
+
+/* A step runs at the next capture size; past the largest, eager (0). */
+static void steps_pad_to_the_next_capture_size(void **state)
+{
+	(void)state;
+	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
+	assert_non_null(p);
+	struct hw_profile hw = { 0 };
+	static const struct {
+		int64_t seqs, mnbt, tokens, padded;
+	} cases[] = {
+		{ 128, 8192, 1, 1 }, { 128, 8192, 3, 4 }, { 128, 8192, 5, 8 },
+		{ 128, 8192, 17, 24 }, { 128, 8192, 250, 256 }, { 128, 8192, 256, 256 },
+		{ 128, 8192, 257, 0 }, { 256, 8192, 257, 272 }, { 256, 8192, 500, 512 },
+		{ 256, 8192, 513, 0 }, { 128, 100, 90, 96 }, { 128, 100, 97, 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct overhead_model o;
+		overhead_model_init(&o, p, &hw, true, false, cases[i].seqs, cases[i].mnbt, 32, 0);
+		assert_int_equal(overhead_padded(&o, cases[i].tokens), cases[i].padded);
+		/* --enforce-eager: never a graph. */
+		overhead_model_init(&o, p, &hw, true, true, cases[i].seqs, cases[i].mnbt, 32, 0);
+		assert_int_equal(overhead_padded(&o, cases[i].tokens), 0);
+	}
+}
+
+/* Async scheduling runs the engine core's CPU work under the GPU step:
+ * none of it shows while the GPU step is longer, all of it shows without
+ * async scheduling. The fitted rest shows either way. */
+static void async_hides_the_cpu_under_the_gpu(void **state)
+{
+	(void)state;
+	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
+	struct hw_profile hw = { 0 };
+	struct overhead_model sync, async;
+	overhead_model_init(&sync, p, &hw, false, false, 128, 8192, 32, 0);
+	overhead_model_init(&async, p, &hw, true, false, 128, 8192, 32, 0);
+	double ps[4], pa[4], gpu = 0.010;
+	overhead_step_s(&sync, 64, 64, gpu, 0, ps);
+	overhead_step_s(&async, 64, 64, gpu, 0, pa);
+	double cpu = (p->step_cpu_us + 64 * p->step_cpu_per_seq_us) * 1e-6;
+	assert_double_rel(ps[0], cpu, 1e-12);
+	assert_double_near(pa[0], 0, 0);
+	assert_double_rel(pa[3], ps[3], 1e-12);
+	/* A GPU step shorter than the CPU work: the excess shows. */
+	double tiny = cpu / 4;
+	overhead_step_s(&async, 1, 1, tiny, 0, pa);
+	double cpu1 = (p->step_cpu_us + p->step_cpu_per_seq_us) * 1e-6;
+	assert_double_rel(pa[0], cpu1 - tiny - pa[1], 1e-9);
+	/* Eager launches queue ahead of the GPU: hidden by a long step. */
+	overhead_step_s(&async, 1000, 4, 1.0, 0, pa);
+	assert_double_near(pa[1], 0, 0);
+	overhead_step_s(&async, 1000, 4, 0, 0, pa);
+	assert_double_rel(pa[1], 32 * p->kernels_per_layer * p->kernel_launch_us * 1e-6, 1e-12);
+}
+
+/* KVCacheManager.allocate_slots registers a block's hash when it
+ * allocates it: a second request with the same 256-token prefix,
+ * admitted in the same step, hits 256 tokens. servesim 1 (0.10)
+ * registered hashes when the step ended: no hit. */
+static void blocks_hit_in_the_step_that_allocates_them(void **state)
+{
+	(void)state;
+	const char *const versions[] = { "engine.vllm_version=0.15", "engine.vllm_version=0.10" };
+	const int32_t want[] = { 256, 0 };
+	for (int v = 0; v < 2; v++) {
+		struct bench b;
+		const char *sets[] = { versions[v], NULL };
+		bench_open(&b, sets);
+		for (int i = 0; i < 2; i++) {
+			size_t k = reqtab_add(&b.reqs);
+			struct request *r = &b.reqs.v[k];
+			r->prompt_len = 300;
+			r->output_len = 2;
+			r->shared_key = 77;
+			r->shared_len = 256;
+			r->own_key = 500 + k;
+			b.cls->submit(b.eng, k, 0);
+		}
+		int64_t d;
+		assert_int_equal(start(&b, &d), 300 + 300 - want[v]);
+		assert_int_equal(b.reqs.v[1].cached_tokens, want[v]);
+		finish(&b, d);
+		bench_close(&b);
+	}
+}
+
+/* SchedulerConfig: with max_num_partial_prefills > 1 and no
+ * long_prefill_token_threshold, chunks stop at 4% of max_model_len: 163
+ * of 4096, so a 500-token prompt takes 4 steps (163, 163, 163, 11). */
+static void partial_prefills_cap_chunks_at_4_percent(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *set;
+		int64_t chunks[4];
+		int n;
+	} cases[] = {
+		{ "engine.max_num_partial_prefills=2", { 163, 163, 163, 11 }, 4 },
+		{ "engine.max_num_partial_prefills=1", { 500 }, 1 },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		struct bench b;
+		const char *sets[] = { cases[i].set, "engine.max_model_len=4096", "engine.async_scheduling=false",
+				       NULL };
+		bench_open(&b, sets);
+		size_t r = submit(&b, 500, 2, 0);
+		for (int k = 0; k < cases[i].n; k++) {
+			int64_t d;
+			assert_int_equal(start(&b, &d), cases[i].chunks[k]);
+			assert_int_equal(b.tokens[r], 0);
+			finish(&b, d);
+		}
+		assert_int_equal(b.tokens[r], 1);
+		bench_close(&b);
+	}
+}
+
+/* engine.vllm_version picks the defaults; a bad one names the key. */
+static void versions_pick_the_defaults(void **state)
+{
+	(void)state;
+	assert_true(vllmver_find("0.15.1")->async_scheduling);
+	assert_true(vllmver_find("v0.13.0")->async_scheduling);
+	assert_false(vllmver_find("0.12")->async_scheduling);
+	assert_true(vllmver_find("0.12")->timing);
+	assert_false(vllmver_find("0.10.2")->timing);
+	assert_ptr_equal(vllmver_find(""), vllmver_newest());
+	assert_ptr_equal(vllmver_find("0.99"), vllmver_newest());
+	assert_null(vllmver_find("0.7"));
+	assert_null(vllmver_find("1.0"));
+	assert_null(vllmver_find("0.x"));
+	struct cmd_result c;
+	run_cmd(&c, "'%s' run --set engine.vllm_version=0.7", SERVESIM_BIN);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "--set engine.vllm_version: [engine] vllm_version: expected a vLLM version");
+	cmd_result_free(&c);
+	/* Pipeline parallelism turns the default off; asking for it is an error. */
+	struct bench b;
+	const char *pp[] = { "engine.pipeline_parallel_size=2", NULL };
+	bench_open(&b, pp);
+	struct engine_stats st;
+	b.cls->stats(b.eng, &st);
+	assert_false(st.async_scheduling);
+	bench_close(&b);
+	run_cmd(&c, "'%s' run --set engine.pipeline_parallel_size=2 --set engine.async_scheduling=true",
+		SERVESIM_BIN);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "--set engine.async_scheduling: [engine] async_scheduling: not modelled");
+	cmd_result_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(async_admits_in_the_step_after_next),
+		cmocka_unit_test(async_frees_a_finished_slot_one_step_later),
+		cmocka_unit_test(capture_sizes_follow_vllm),
+		cmocka_unit_test(steps_pad_to_the_next_capture_size),
+		cmocka_unit_test(async_hides_the_cpu_under_the_gpu),
+		cmocka_unit_test(blocks_hit_in_the_step_that_allocates_them),
+		cmocka_unit_test(partial_prefills_cap_chunks_at_4_percent),
+		cmocka_unit_test(versions_pick_the_defaults),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
