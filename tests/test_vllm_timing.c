@@ -8,6 +8,7 @@
  *   - CUDA-graph capture sizes and padding, per max_num_seqs and budget;
  *   - blocks hittable at allocation (same-step prefix hits);
  *   - max_num_partial_prefills > 1: chunks of 4% of max_model_len;
+ *   - CPU-tier hits parked while their blocks load;
  *   - the overhead model: async scheduling hides the CPU under the GPU.
  */
 #include "testutil.h"
@@ -324,6 +325,80 @@ static void partial_prefills_cap_chunks_at_4_percent(void **state)
 	}
 }
 
+/* Runs the bench's engine until it has nothing to do. */
+static void drain(struct bench *b)
+{
+	int64_t d;
+	while ((d = b->cls->start_step(b->eng, b->now)) >= 0)
+		finish(b, d);
+}
+
+static size_t submit_shared(struct bench *b, int32_t prompt, uint64_t group, int32_t shared)
+{
+	size_t i = reqtab_add(&b->reqs);
+	struct request *r = &b->reqs.v[i];
+	r->prompt_len = prompt;
+	r->output_len = 2;
+	r->shared_key = group;
+	r->shared_len = shared;
+	r->own_key = 1000 + i;
+	b->cls->submit(b->eng, i, b->now);
+	return i;
+}
+
+/* The offloading connector loads CPU-tier hits asynchronously: the request
+ * waits (WAITING_FOR_REMOTE_KVS) while its blocks cross the host link and
+ * no step is slowed by the transfer; then it runs with them as cached.
+ * A's 320-token prefix is pushed out of a 39-block pool by B and found
+ * again in host memory by C. servesim 1 (0.10) instead ran C at once and
+ * added the transfer to its step. */
+static void cpu_tier_hits_park_until_loaded(void **state)
+{
+	(void)state;
+	for (int v = 0; v < 2; v++) {
+		struct bench b;
+		const char *sets[] = { "engine.num_gpu_blocks_override=40", "engine.kv_offload_gib=1",
+				       "engine.async_scheduling=false",
+				       v ? "engine.vllm_version=0.10" : "engine.vllm_version=0.15", NULL };
+		bench_open(&b, sets);
+		submit_shared(&b, 330, 5, 320);
+		drain(&b);
+		submit_shared(&b, 600, 6, 0);
+		drain(&b);
+		struct engine_stats st;
+		b.cls->stats(b.eng, &st);
+		assert_int_equal(st.prefix_cpu_hits, 0);
+		size_t c = submit_shared(&b, 330, 5, 320);
+		int64_t d;
+		int64_t tokens = start(&b, &d);
+		b.cls->stats(b.eng, &st);
+		int64_t n_cpu = st.prefix_cpu_hits / 16;
+		assert_true(n_cpu >= 10);
+		double block_s = st.kv_bytes_per_block / (b.hw.host_bandwidth_gb_s * 1e9);
+		int64_t load_ns = llround((double)n_cpu * block_s * 1e9);
+		if (v == 0) {
+			/* Parked: the engine waits for the load, no step runs. */
+			assert_int_equal(d, load_ns);
+			assert_int_equal(b.reqs.v[c].first_scheduled_ns, -1);
+			int64_t steps = st.steps;
+			finish(&b, d);
+			tokens = start(&b, &d);
+			b.cls->stats(b.eng, &st);
+			assert_int_equal(st.steps, steps + 1);   /* the wait was no step */
+		} else {
+			assert_true(d > load_ns);                 /* the load inside the step */
+		}
+		/* Either way C runs with its loaded blocks as cached. */
+		int32_t cached = b.reqs.v[c].cached_tokens;
+		assert_true(cached >= n_cpu * 16);
+		assert_int_equal(tokens, 330 - cached);
+		finish(&b, d);
+		drain(&b);
+		assert_int_equal(b.tokens[c], 2);
+		bench_close(&b);
+	}
+}
+
 /* engine.vllm_version picks the defaults; a bad one names the key. */
 static void versions_pick_the_defaults(void **state)
 {
@@ -368,6 +443,7 @@ int main(void)
 		cmocka_unit_test(async_hides_the_cpu_under_the_gpu),
 		cmocka_unit_test(blocks_hit_in_the_step_that_allocates_them),
 		cmocka_unit_test(partial_prefills_cap_chunks_at_4_percent),
+		cmocka_unit_test(cpu_tier_hits_park_until_loaded),
 		cmocka_unit_test(versions_pick_the_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

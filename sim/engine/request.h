@@ -54,6 +54,7 @@ struct request {
 	 * padding of its steps before the first token, and the output path
 	 * of its first token. */
 	int64_t first_launch_ns, ttft_pad_ns, first_output_ns;
+	int64_t kv_ready_ns;      /* its CPU-tier blocks are in the GPU pool (parked) */
 	/* Ollama and llama-server (engine/ollama.c). */
 	int64_t load_ns;          /* waiting for the model to load: Ollama's load_duration */
 	int32_t prompt_eval_count;/* prompt tokens after truncation, cached ones included */

@@ -108,6 +108,9 @@ struct engine {
 	size_t *running;                 /* admission order */
 	size_t n_running, cap_running;
 	struct deque waiting;
+	struct deque parked;             /* loading CPU-tier blocks, by kv_ready_ns */
+	int64_t link_free_ns;            /* the host link's loads end here */
+	bool idle_wait;                  /* the "step" running waits on a load */
 	int64_t step_tokens;             /* tokens in the current step */
 	int32_t *hits;                   /* prefix-lookup scratch, kept across steps */
 	size_t cap_hits;
@@ -320,25 +323,72 @@ static int64_t lookup_prefix(struct engine *g, const struct request *r, int32_t 
 	return cpu;
 }
 
+/* A CPU-tier hit with vLLM's offloading connector: the request gets GPU
+ * blocks for the n_cpu blocks found in host memory and waits
+ * (WAITING_FOR_REMOTE_KVS) while they cross the host link, one load after
+ * another, instead of joining a step; it is back in the waiting queue, at
+ * its front, once they are in (unpark). */
+static void park(struct engine *g, size_t idx, int64_t n_cpu, int64_t now)
+{
+	struct request *r = req(g, idx);
+	for (int64_t i = 0; i < n_cpu; i++)
+		push_block(r, kvpool_alloc(g->pool));
+	int64_t start = g->link_free_ns > now ? g->link_free_ns : now;
+	r->kv_ready_ns = start + llround((double)n_cpu * g->cpu_block_transfer_s * 1e9);
+	g->link_free_ns = r->kv_ready_ns;
+	if (r->first_scheduled_ns < 0)
+		g->st.prefix_cpu_hits += n_cpu * g->block_size;
+	dq_push_back(&g->parked, idx);
+}
+
+/* Parked requests whose blocks are in by now: their blocks hashed (others
+ * may hit them from here), back at the front of the waiting queue in the
+ * order they were parked. */
+static void unpark(struct engine *g, int64_t now)
+{
+	size_t n = 0;
+	while (n < g->parked.len && req(g, g->parked.v[(g->parked.head + n) % g->parked.cap])->kv_ready_ns <= now)
+		n++;
+	for (size_t k = n; k-- > 0;) {
+		size_t idx = g->parked.v[(g->parked.head + k) % g->parked.cap];
+		struct request *r = req(g, idx);
+		for (int32_t j = r->n_hashed; j < r->n_blocks; j++)
+			kvpool_set_hash(g->pool, r->blocks[j], block_hash(r, j, g->block_size));
+		r->n_hashed = r->n_blocks;
+		r->num_computed = r->n_blocks * (int32_t)g->block_size;
+		dq_push_front(&g->waiting, idx);
+	}
+	for (size_t k = 0; k < n; k++)
+		dq_pop_front(&g->parked);
+}
+
 static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget, int64_t now)
 {
 	while (g->waiting.len && *budget > 0 && (int64_t)g->n_running < g->max_seqs) {
 		size_t idx = dq_front(&g->waiting);
 		struct request *r = req(g, idx);
 		int64_t total = num_tokens(r);
-		int64_t max_hit = (total - 1) / g->block_size;
-		xgrow(&g->hits, &g->cap_hits, (size_t)max_hit, sizeof *g->hits);
+		int64_t n_gpu = 0, n_cpu = 0, cached;
 		int32_t *hits = g->hits;
-		int64_t n_gpu;
-		int64_t n_cpu = lookup_prefix(g, r, hits, &n_gpu, max_hit);
-		int64_t cached = (n_gpu + n_cpu) * g->block_size;
+		bool held = r->n_blocks > 0;     /* back from a CPU-tier load */
+		if (held) {
+			cached = r->num_computed;
+		} else {
+			int64_t max_hit = (total - 1) / g->block_size;
+			xgrow(&g->hits, &g->cap_hits, (size_t)max_hit, sizeof *g->hits);
+			hits = g->hits;
+			n_cpu = lookup_prefix(g, r, hits, &n_gpu, max_hit);
+			cached = (n_gpu + n_cpu) * g->block_size;
+		}
 		int64_t n = total - cached;
 		if (!g->chunked && n > *budget)
 			break;
 		n = clip(g, n, *budget, r);
 		/* Blocks to allocate: everything not already on the GPU; free
-		 * cached hits leave the free queue when touched. */
-		int64_t need = cdiv(cached + n, g->block_size) - n_gpu;
+		 * cached hits leave the free queue when touched. A request to
+		 * park needs only the blocks it loads. */
+		bool parks = g->timing && n_cpu > 0;
+		int64_t need = parks ? n_cpu : cdiv(cached + n, g->block_size) - n_gpu - r->n_blocks;
 		int64_t free_after_touch = kvpool_num_free(g->pool);
 		for (int64_t i = 0; i < n_gpu; i++)
 			free_after_touch -= kvpool_is_free(g->pool, hits[i]);
@@ -349,12 +399,18 @@ static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget,
 			kvpool_touch(g->pool, hits[i]);
 			push_block(r, hits[i]);
 		}
+		if (parks) {
+			r->n_hashed = (int32_t)n_gpu;
+			park(g, idx, n_cpu, now);
+			continue;
+		}
 		for (int64_t i = 0; i < n_cpu; i++) {
 			int32_t blk = kvpool_alloc(g->pool);
 			push_block(r, blk);
 			kvpool_set_hash(g->pool, blk, block_hash(r, n_gpu + i, g->block_size));
 		}
-		r->n_hashed = (int32_t)(n_gpu + n_cpu);
+		if (!held)
+			r->n_hashed = (int32_t)(n_gpu + n_cpu);
 		r->num_computed = (int32_t)cached;
 		bool ok = grow_to(g, r, cached + n);
 		assert(ok);
@@ -487,11 +543,19 @@ static int64_t launch(struct engine *g, const struct batch *b, int64_t now)
 static int64_t vllm_start_step(struct engine *g, int64_t now)
 {
 	struct batch *run = &g->batch[g->cur];
+	unpark(g, now);
 	if (!g->queued)
 		schedule(g, run, now);
 	g->queued = false;
-	if (run->len == 0)
-		return -1;
+	if (run->len == 0) {
+		if (!g->parked.len)
+			return -1;
+		/* Nothing to run but a load in flight: the engine loop idles
+		 * until it lands. */
+		g->idle_wait = true;
+		int64_t wait = req(g, dq_front(&g->parked))->kv_ready_ns - now;
+		return wait > 0 ? wait : 1;
+	}
 	int64_t ns = launch(g, run, now);
 	if (g->async) {
 		struct batch *next = &g->batch[1 - g->cur];
@@ -504,6 +568,10 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 static void vllm_end_step(struct engine *g, int64_t now)
 {
 	struct batch *b = &g->batch[g->cur];
+	if (g->idle_wait) {
+		g->idle_wait = false;
+		return;
+	}
 	bool any_done = false;
 	/* The output path: the clients see this step's tokens that much later. */
 	int64_t out_ns = g->timing ? overhead_output_ns(&g->ovh, b->step.sampled) : 0;
@@ -590,7 +658,7 @@ static int64_t vllm_request_path_ns(const struct engine *g, const struct request
 static void vllm_gauges(const struct engine *g, struct engine_gauges *out)
 {
 	out->running = (int64_t)g->n_running;
-	out->waiting = (int64_t)g->waiting.len;
+	out->waiting = (int64_t)(g->waiting.len + g->parked.len);
 	out->kv_usage = kvpool_usage(g->pool);
 	out->step_tokens = g->step_tokens;
 }
@@ -749,6 +817,7 @@ static void vllm_destroy(struct engine *g)
 	kvpool_destroy(g->pool);
 	free(g->running);
 	free(g->waiting.v);
+	free(g->parked.v);
 	for (int i = 0; i < 2; i++) {
 		free(g->batch[i].idx);
 		free(g->batch[i].n);
