@@ -9,9 +9,10 @@
  *   - blocks hittable at allocation (same-step prefix hits);
  *   - max_num_partial_prefills > 1: chunks of 4% of max_model_len;
  *   - CPU-tier hits parked while their blocks load;
+ *   - priority scheduling preempts the lowest priority;
  *   - the overhead model: async scheduling hides the CPU under the GPU.
  */
-#include "testutil.h"
+#include "simutil.h"
 
 #include "engine.h"
 #include "overhead.h"
@@ -399,6 +400,82 @@ static void cpu_tier_hits_park_until_loaded(void **state)
 	}
 }
 
+/* Preemption under --scheduling-policy priority takes the running request
+ * with the largest (priority, arrival), FCFS the last admitted. Blocks of
+ * 16 tokens, 31-token prompts: each request holds 2 blocks until its
+ * second output token, then needs a third.
+ * Case 1: A(0) B(5) C(1) fill 6 blocks; at the third step A needs a block:
+ * FCFS preempts C, priority preempts B.
+ * Case 2: A(5) B(0) in 5 blocks: A takes the last free block, then B needs
+ * one: FCFS preempts B itself, priority takes A back out of the step it
+ * was just put in (so the step is B's decode alone either way). */
+static void priority_preempts_the_lowest_priority(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *blocks;
+		int n;
+		int32_t prio[3];
+		int victim_fcfs, victim_prio;
+	} cases[] = {
+		{ "engine.num_gpu_blocks_override=7", 3, { 0, 5, 1 }, 2, 1 },
+		{ "engine.num_gpu_blocks_override=6", 2, { 5, 0, 0 }, 1, 0 },
+	};
+	for (size_t c = 0; c < 2; c++) {
+		for (int pol = 0; pol < 2; pol++) {
+			struct bench b;
+			const char *sets[] = { cases[c].blocks, "engine.enable_prefix_caching=false",
+					       "engine.async_scheduling=false",
+					       pol ? "engine.scheduling_policy=priority" : "engine.scheduling_policy=fcfs",
+					       NULL };
+			bench_open(&b, sets);
+			for (int i = 0; i < cases[c].n; i++) {
+				size_t k = reqtab_add(&b.reqs);
+				b.reqs.v[k].prompt_len = 31;
+				b.reqs.v[k].output_len = 6;
+				b.reqs.v[k].own_key = 100 + k;
+				b.reqs.v[k].priority = cases[c].prio[i];
+				b.cls->submit(b.eng, k, 0);
+			}
+			int64_t d;
+			assert_int_equal(start(&b, &d), 31 * cases[c].n);
+			finish(&b, d);
+			assert_int_equal(start(&b, &d), cases[c].n);
+			finish(&b, d);
+			int64_t t3 = start(&b, &d);
+			int victim = pol ? cases[c].victim_prio : cases[c].victim_fcfs;
+			for (int i = 0; i < cases[c].n; i++)
+				assert_int_equal(b.reqs.v[i].preemptions, i == victim);
+			assert_int_equal(t3, cases[c].n - 1);
+			finish(&b, d);
+			drain(&b);
+			for (int i = 0; i < cases[c].n; i++)
+				assert_int_equal(b.tokens[i], 6);
+			bench_close(&b);
+		}
+	}
+}
+
+/* A Mooncake trace may carry each request's priority; a bad one names the
+ * file, the line and the key. */
+static void traces_carry_priorities(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.trace=" TEST_DATA_DIR "/timing/priority.jsonl",
+		 "engine.scheduling_policy=priority", NULL);
+	assert_int_equal(r.reqs.v[0].priority, 3);
+	assert_int_equal(r.reqs.v[1].priority, -1);
+	assert_int_equal(r.reqs.v[2].priority, 0);
+	assert_int_equal(r.all.completed, 3);
+	run_result_free(&r);
+	struct cmd_result c;
+	run_cmd(&c, "'%s' run --set workload.trace=" TEST_DATA_DIR "/timing/bad_priority.jsonl", SERVESIM_BIN);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "bad_priority.jsonl:2: priority: expected an integer");
+	cmd_result_free(&c);
+}
+
 /* engine.vllm_version picks the defaults; a bad one names the key. */
 static void versions_pick_the_defaults(void **state)
 {
@@ -444,6 +521,8 @@ int main(void)
 		cmocka_unit_test(blocks_hit_in_the_step_that_allocates_them),
 		cmocka_unit_test(partial_prefills_cap_chunks_at_4_percent),
 		cmocka_unit_test(cpu_tier_hits_park_until_loaded),
+		cmocka_unit_test(priority_preempts_the_lowest_priority),
+		cmocka_unit_test(traces_carry_priorities),
 		cmocka_unit_test(versions_pick_the_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,8 @@ struct request {
 	int32_t stage;            /* load stage it belongs to (sent during) */
 	int32_t conversation;     /* -1 when not part of a conversation */
 	int32_t turn;
+	int32_t priority;         /* vLLM's request priority: lower runs first under
+				   * --scheduling-policy priority; 0 by default */
 	/* Prompt content, for prefix caching: tokens [0, shared_len) are the
 	 * shared prefix of group shared_key; the rest belong to own_key (the
 	 * conversation, or the request alone), position by position. Mooncake

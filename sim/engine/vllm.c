@@ -100,6 +100,7 @@ struct engine {
 	 * scheduled while it ran and starts when it ends (EngineCore's batch
 	 * queue of two); without, batch[0] is the only one. */
 	bool async, timing, cache_at_alloc;
+	bool priority;                   /* --scheduling-policy priority, else fcfs */
 	struct overhead_model ovh;
 	struct batch batch[2];
 	int cur;
@@ -198,17 +199,90 @@ static void free_blocks(struct engine *g, struct request *r)
 	r->n_hashed = 0;
 }
 
-static void preempt_last(struct engine *g)
+/* Whether request a comes after request b under --scheduling-policy
+ * priority: vLLM orders by (priority, arrival_time), lower first. */
+static bool comes_after(struct engine *g, size_t a, size_t b)
 {
-	size_t victim = g->running[g->n_running - 1];
+	const struct request *ra = req(g, a), *rb = req(g, b);
+	if (ra->priority != rb->priority)
+		return ra->priority > rb->priority;
+	if (ra->enqueue_ns != rb->enqueue_ns)
+		return ra->enqueue_ns > rb->enqueue_ns;
+	return a > b;
+}
+
+/* Into the waiting queue: FCFS appends a new request and puts a preempted
+ * or reloaded one first; priority keeps the queue in (priority, arrival)
+ * order (O(queue) per insertion). */
+static void enqueue_waiting(struct engine *g, size_t idx, bool front)
+{
+	struct deque *q = &g->waiting;
+	if (!g->priority) {
+		if (front)
+			dq_push_front(q, idx);
+		else
+			dq_push_back(q, idx);
+		return;
+	}
+	dq_push_back(q, idx);
+	for (size_t k = q->len - 1; k > 0; k--) {
+		size_t *prev = &q->v[(q->head + k - 1) % q->cap], *cur = &q->v[(q->head + k) % q->cap];
+		if (!comes_after(g, *prev, *cur))
+			break;
+		size_t t = *prev;
+		*prev = *cur;
+		*cur = t;
+	}
+}
+
+/* Where in running the request to preempt is: the last admitted (FCFS),
+ * or the last by (priority, arrival) (priority). */
+static size_t victim_at(struct engine *g)
+{
+	size_t v = g->n_running - 1;
+	if (g->priority)
+		for (size_t i = 0; i < g->n_running; i++)
+			if (comes_after(g, g->running[i], g->running[v]))
+				v = i;
+	return v;
+}
+
+static void preempt_at(struct engine *g, size_t pos)
+{
+	size_t victim = g->running[pos];
 	struct request *r = req(g, victim);
+	memmove(&g->running[pos], &g->running[pos + 1], (g->n_running - pos - 1) * sizeof *g->running);
 	g->n_running--;
 	free_blocks(g, r);
 	r->num_computed = 0;
 	r->state = REQ_WAITING;
 	r->preemptions++;
 	g->st.preemptions++;
-	dq_push_front(&g->waiting, victim);
+	enqueue_waiting(g, victim, true);
+}
+
+/* Takes request idx back out of step b (priority preemption of a request
+ * scheduled earlier in the same pass), returning its tokens to the budget.
+ * O(step): it rebuilds the step's sums. */
+static void unschedule(struct engine *g, struct batch *b, size_t idx, int64_t *budget)
+{
+	size_t k = b->len;
+	while (k-- > 0 && b->idx[k] != idx) {
+	}
+	assert(k < b->len);
+	struct request *r = req(g, idx);
+	*budget += b->n[k];
+	r->pending -= b->samples[k];
+	r->num_computed -= b->n[k];
+	b->len--;
+	memmove(&b->idx[k], &b->idx[k + 1], (b->len - k) * sizeof *b->idx);
+	memmove(&b->n[k], &b->n[k + 1], (b->len - k) * sizeof *b->n);
+	memmove(&b->samples[k], &b->samples[k + 1], (b->len - k) * sizeof *b->samples);
+	perf_step_clear(&b->step);
+	for (k = 0; k < b->len; k++) {
+		const struct request *o = req(g, b->idx[k]);
+		perf_step_add(&b->step, &g->perf, b->n[k], o->num_computed - b->n[k], b->samples[k]);
+	}
 }
 
 /* Allocates blocks so r holds cdiv(tokens, B); false when the pool is
@@ -287,8 +361,14 @@ static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
 			continue;
 		bool got = false;
 		while (!(got = grow_to(g, r, r->num_computed + n))) {
-			bool self = g->running[g->n_running - 1] == idx;
-			preempt_last(g);
+			size_t pos = victim_at(g);
+			bool self = pos == i;
+			if (pos < i) {
+				/* Priority: a request already in this step goes. */
+				unschedule(g, b, g->running[pos], budget);
+				i--;
+			}
+			preempt_at(g, pos);
 			preempted = true;
 			if (self)
 				break;
@@ -356,7 +436,7 @@ static void unpark(struct engine *g, int64_t now)
 			kvpool_set_hash(g->pool, r->blocks[j], block_hash(r, j, g->block_size));
 		r->n_hashed = r->n_blocks;
 		r->num_computed = r->n_blocks * (int32_t)g->block_size;
-		dq_push_front(&g->waiting, idx);
+		enqueue_waiting(g, idx, true);
 	}
 	for (size_t k = 0; k < n; k++)
 		dq_pop_front(&g->parked);
@@ -643,7 +723,7 @@ static void vllm_submit(struct engine *g, size_t idx, int64_t now)
 		return;
 	}
 	r->state = REQ_WAITING;
-	dq_push_back(&g->waiting, idx);
+	enqueue_waiting(g, idx, false);
 }
 
 /* The API server's path: servesim 1's one constant, or the overhead
@@ -759,6 +839,7 @@ static int resolve_timing(struct engine *g, struct err *e)
 		return err_set(e, "%s: [engine] async_scheduling: not modelled with pipeline_parallel_size > 1 (servesim runs pipeline stages synchronously)",
 			       sc->async_scheduling_at);
 	g->timing = v->timing;
+	g->priority = sc->scheduling_policy == SCHED_PRIORITY;
 	g->cache_at_alloc = v->cache_at_alloc;
 	if (sc->max_num_partial_prefills > 1 && g->threshold == 0)
 		g->threshold = (int64_t)((double)g->max_model_len * 0.04);
