@@ -10,6 +10,7 @@
  *   - max_num_partial_prefills > 1: chunks of 4% of max_model_len;
  *   - CPU-tier hits parked while their blocks load;
  *   - priority scheduling preempts the lowest priority;
+ *   - stream_interval > 1 sends tokens in chunks;
  *   - the overhead model: async scheduling hides the CPU under the GPU.
  */
 #include "simutil.h"
@@ -476,6 +477,29 @@ static void traces_carry_priorities(void **state)
 	cmd_result_free(&c);
 }
 
+/* --stream-interval 4: the first token alone, then chunks of 4 (the last
+ * with what is left): 10 tokens arrive as 1 + 4 + 4 + 1, three gaps, as
+ * vllm bench serve counts a chunk; TPOT and the token count do not move. */
+static void stream_interval_bunches_tokens(void **state)
+{
+	(void)state;
+	struct run_result one, four;
+	simulate(&one, NULL, "workload.num_prompts=1", "workload.random_output_len=10", NULL);
+	simulate(&four, NULL, "workload.num_prompts=1", "workload.random_output_len=10",
+		 "engine.stream_interval=4", NULL);
+	assert_int_equal(one.all.itl.n, 9);
+	assert_int_equal(four.all.itl.n, 3);
+	assert_int_equal(four.all.total_output, 10);
+	assert_int_equal(four.reqs.v[0].first_token_ns, one.reqs.v[0].first_token_ns);
+	assert_int_equal(four.reqs.v[0].finish_ns, one.reqs.v[0].finish_ns);
+	int64_t sum = 0;
+	for (size_t i = 0; i < four.n_seconds; i++)
+		sum += four.tokens_per_second[i];
+	assert_int_equal(sum, 10);
+	run_result_free(&one);
+	run_result_free(&four);
+}
+
 /* engine.vllm_version picks the defaults; a bad one names the key. */
 static void versions_pick_the_defaults(void **state)
 {
@@ -523,6 +547,7 @@ int main(void)
 		cmocka_unit_test(cpu_tier_hits_park_until_loaded),
 		cmocka_unit_test(priority_preempts_the_lowest_priority),
 		cmocka_unit_test(traces_carry_priorities),
+		cmocka_unit_test(stream_interval_bunches_tokens),
 		cmocka_unit_test(versions_pick_the_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

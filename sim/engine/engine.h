@@ -21,7 +21,9 @@
 
 struct engine_hooks {
 	void *ctx;
-	/* A request produced a token at t (its first token included). */
+	/* A request's client sees a token at t (its first token included): or,
+	 * when the engine streams in chunks, the request's chunk tokens at once
+	 * (one inter-token gap, as vllm bench serve counts a chunk). */
 	void (*on_token)(void *ctx, size_t req, int64_t t_ns);
 	/* A request finished (or failed: state REQ_FAILED, fail_reason set). */
 	void (*on_done)(void *ctx, size_t req, int64_t t_ns);

@@ -35,6 +35,8 @@ struct request {
 	int state;                /* enum req_state */
 	int32_t num_computed;     /* tokens whose KV is in the cache */
 	int32_t generated;        /* output tokens produced */
+	int32_t chunk;            /* of which not yet sent to the client (the engine sets
+				   * it; on_token takes them: one SSE chunk) */
 	int32_t *blocks;          /* KV block ids, owned while running */
 	int32_t n_blocks, cap_blocks;
 	int32_t n_hashed;         /* leading blocks registered in the prefix cache */

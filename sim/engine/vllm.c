@@ -163,8 +163,12 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		r->generated++;
 		if (r->first_token_ns < 0)
 			r->first_output_ns = out_ns;
-		g->setup.hooks.on_token(g->setup.hooks.ctx, idx, seen);
-		if (r->generated >= r->output_len) {
+		/* --stream-interval: the output path sends a stream's tokens in
+		 * chunks of that many (the first and the last at once). */
+		bool last = r->generated >= r->output_len;
+		if (++r->chunk >= g->stream_interval || r->generated == 1 || last)
+			g->setup.hooks.on_token(g->setup.hooks.ctx, idx, seen);
+		if (last) {
 			r->state = REQ_FINISHED;
 			r->finish_ns = seen;
 			if (running) {
@@ -333,6 +337,7 @@ static int resolve_timing(struct engine *g, struct err *e)
 			       sc->async_scheduling_at);
 	g->timing = v->timing;
 	g->priority = sc->scheduling_policy == SCHED_PRIORITY;
+	g->stream_interval = sc->stream_interval;
 	g->cache_at_alloc = v->cache_at_alloc;
 	if (sc->max_num_partial_prefills > 1 && g->threshold == 0)
 		g->threshold = (int64_t)((double)g->max_model_len * 0.04);

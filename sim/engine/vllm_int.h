@@ -39,6 +39,7 @@ struct engine {
 	 * queue of two); without, batch[0] is the only one. */
 	bool async, timing, cache_at_alloc;
 	bool priority;                   /* --scheduling-policy priority, else fcfs */
+	int64_t stream_interval;         /* tokens a streamed chunk carries */
 	struct overhead_model ovh;
 	struct batch batch[2];
 	int cur;

@@ -9,7 +9,7 @@
 
 static const struct vllm_version rows[] = {
 	{ .name = "0.8", .minor = 8, .async_scheduling = false, .timing = false, .cache_at_alloc = false,
-	  .overhead = "servesim-1",
+	  .overhead = NULL,
 	  .source = "servesim 1's model of V1 (synchronous EngineCore.step, as V1 ran until "
 		    "--async-scheduling existed)" },
 	{ .name = "0.11", .minor = 11, .async_scheduling = false, .timing = true, .cache_at_alloc = true,

@@ -24,7 +24,8 @@ struct vllm_version {
 				      * (sim/perf/overhead.c); false: servesim 1's */
 	bool cache_at_alloc;         /* a block's hash is registered when it is
 				      * allocated (same-step prefix hits) */
-	const char *overhead;        /* overhead profile (overhead_profile_find) */
+	const char *overhead;        /* overhead profile (overhead_profile_find);
+				      * NULL without timing */
 	const char *source;
 };
 

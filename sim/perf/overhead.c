@@ -8,9 +8,6 @@
 #include <string.h>
 
 static const struct overhead_profile profiles[] = {
-	{ .name = "servesim-1", .legacy = true,
-	  .source = "servesim 1: [efficiency] step_overhead_us + step_overhead_per_seq_us per step, "
-		    "request_overhead_ms per request, nothing after the step" },
 	{ .name = "vllm-v1",
 	  /* HF tokenizers (Rust) encode on the order of 1 M tokens/s on one
 	   * core; estimate, no vLLM-side measurement found (the 10-21 us per

@@ -36,8 +36,6 @@
 
 struct overhead_profile {
 	const char *name;
-	bool legacy;                   /* servesim 1: [efficiency]'s step and request
-					* overheads as they were, nothing else */
 	double request_per_token_us;   /* tokenization, per prompt token */
 	double step_cpu_us;            /* engine core CPU per step (overlapped with async) */
 	double step_cpu_per_seq_us;    /* and per sequence */

@@ -73,6 +73,11 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 	struct run *rn = ctx;
 	struct run_result *res = rn->res;
 	struct request *r = &res->reqs.v[idx];
+	int32_t n = r->chunk;
+	r->chunk = 0;
+	if (n > 1)                           /* a chunk of a stream_interval > 1 */
+		for (int32_t k = 1; k < n; k++)
+			count_token(res, t);
 	if (r->first_token_ns >= 0) {
 		int64_t gap = t - r->last_token_ns;
 		double itl = (double)gap * 1e-9;
