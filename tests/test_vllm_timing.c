@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "overhead.h"
 #include "run.h"
+#include "steptime.h"
 #include "vllmver.h"
 
 /* One engine on a scenario built from --set style overrides. */
@@ -500,6 +501,47 @@ static void stream_interval_bunches_tokens(void **state)
 	run_result_free(&four);
 }
 
+/* One request alone under vLLM 0.15's timing: TTFT = the request path
+ * (the fitted fixed part plus tokenization of 1,000 tokens) + one prefill
+ * step (eager: 1,000 tokens is past the largest capture size; its CPU
+ * hidden under the GPU by async scheduling) + the output path of one
+ * stream; each later gap is one decode step (a graph of size 1). Exact to
+ * the nanosecond rounding of each step. */
+static void light_load_is_the_paths_and_the_steps(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.num_prompts=1", "workload.random_input_len=1000",
+		 "workload.random_output_len=5", NULL);
+	assert_true(r.engine.async_scheduling);
+	const struct overhead_profile *prof = overhead_profile_find("vllm-v1");
+	struct overhead_model o;
+	overhead_model_init(&o, prof, &r.hw, true, false, r.engine.max_num_seqs,
+			    r.engine.max_num_batched_tokens, (double)r.model.n_layers, 0);
+	struct perf p;
+	perf_init(&p, &r.model, &r.hw, r.weights, 1, 2);
+	p.overhead = &o;
+	struct perf_step s;
+	perf_step_clear(&s);
+	perf_step_add(&s, &p, 1000, 0, true);
+	int64_t prefill = llround(perf_step_time(&p, &s, NULL) * 1e9);
+	int64_t api = overhead_request_ns(&o, 1000), out = overhead_output_ns(&o, 1);
+	assert_int_equal(api, llround(prof->request_overhead_ms * 1e6 + prof->request_per_token_us * 1e6));
+	assert_int_equal(out, llround((prof->output_us + prof->output_per_stream_us) * 1e3));
+	const struct request *q = &r.reqs.v[0];
+	assert_int_equal(q->first_token_ns - q->send_ns, api + prefill + out);
+	int64_t t = q->first_token_ns;
+	for (int k = 1; k < 5; k++) {
+		perf_step_clear(&s);
+		perf_step_add(&s, &p, 1, 1000 + k - 1, true);
+		t += llround(perf_step_time(&p, &s, NULL) * 1e9);
+	}
+	assert_int_equal(q->finish_ns, t);
+	assert_int_equal(r.engine.graph_steps, 4);
+	assert_int_equal(r.engine.eager_steps, 1);
+	run_result_free(&r);
+}
+
 /* engine.vllm_version picks the defaults; a bad one names the key. */
 static void versions_pick_the_defaults(void **state)
 {
@@ -548,6 +590,7 @@ int main(void)
 		cmocka_unit_test(priority_preempts_the_lowest_priority),
 		cmocka_unit_test(traces_carry_priorities),
 		cmocka_unit_test(stream_interval_bunches_tokens),
+		cmocka_unit_test(light_load_is_the_paths_and_the_steps),
 		cmocka_unit_test(versions_pick_the_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
