@@ -34,6 +34,12 @@ static const struct overhead_profile profiles[] = {
 	   * ~5 us of host time (CUDA launch ~2-4 us plus the wrapper).
 	   * Estimate. */
 	  .kernel_launch_us = 5,
+	  /* --enforce-eager also turns torch.compile off: every op goes through
+	   * PyTorch's eager dispatcher, ~20 us of host time per kernel
+	   * (estimate: PyTorch's per-op overhead is quoted at 10-30 us; it is
+	   * what makes small-batch decode with --enforce-eager up to about
+	   * twice as slow in vLLM users' reports). */
+	  .uncompiled_launch_us = 20,
 	  /* A Llama-style layer under torch.compile: RMSNorm, QKV GEMM,
 	   * rotary, attention, O GEMM, fused add+RMSNorm, gate_up GEMM,
 	   * SiLU-and-mul, down GEMM, the residual: ~10 kernels. An MoE layer
@@ -102,7 +108,7 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 						      OVERHEAD_MAX_CAPTURE);
 	double kernels = (layers - moe_layers) * prof->kernels_per_layer +
 			 moe_layers * prof->moe_kernels_per_layer;
-	o->eager_launch_s = kernels * prof->kernel_launch_us * 1e-6;
+	o->eager_launch_s = kernels * (eager ? prof->uncompiled_launch_us : prof->kernel_launch_us) * 1e-6;
 }
 
 double overhead_step_s(const struct overhead_model *o, double tokens, double seqs, double gpu_s,

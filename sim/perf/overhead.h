@@ -10,8 +10,10 @@
  *     shows;
  *   - launches: a step of at most the largest CUDA-graph capture size is
  *     padded to the next capture size and replays one graph; a larger step
- *     runs eager, one host launch per kernel per layer (more for MoE
- *     layers), which shows only where the launches outrun the GPU;
+ *     runs eager (torch.compile'd), one host launch per kernel per layer
+ *     (more for MoE layers), which shows only where the launches outrun
+ *     the GPU; --enforce-eager runs every step so, through PyTorch's
+ *     slower eager dispatch;
  *   - per step, never hidden: what the components leave unexplained
  *     (the sampled tokens' device-to-host sync among it), fitted;
  *   - after each step, per stream: the output path (detokenization, the
@@ -41,6 +43,7 @@ struct overhead_profile {
 	double step_cpu_per_seq_us;    /* and per sequence */
 	double graph_launch_us;        /* one CUDA-graph replay */
 	double kernel_launch_us;       /* one eager kernel launch, host side */
+	double uncompiled_launch_us;   /* the same under --enforce-eager (no torch.compile) */
 	double kernels_per_layer;      /* eager kernels of a dense layer */
 	double moe_kernels_per_layer;  /* of an MoE layer */
 	double output_us;              /* output path, per step */
