@@ -310,6 +310,11 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	line_f(f, "Own prefill compute (ms):", 1e3 * g->sum_ttft_own_s / n);
 	line_f(f, "Steps shared with other requests (ms):", 1e3 * g->sum_ttft_shared_s / n);
 	line_f(f, "Waiting between chunks (ms):", 1e3 * g->sum_ttft_between_s / n);
+	if (es->timing) {            /* vLLM's newer timing (docs/engine-vllm.md) */
+		line_f(f, "Waiting for the batch queue (ms):", 1e3 * g->sum_ttft_batch_queue_s / n);
+		line_f(f, "CUDA-graph padding (ms):", 1e3 * g->sum_ttft_graph_pad_s / n);
+		line_f(f, "Output path (ms):", 1e3 * g->sum_ttft_output_s / n);
+	}
 	double nd = es->itl_tokens ? (double)es->itl_tokens : 1;
 	centered(f, "Where ITL went (mean per decode token)", '-');
 	line_f(f, "Reading weights (ms):", 1e3 * es->itl_weights_s / nd);
