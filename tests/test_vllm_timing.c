@@ -542,6 +542,25 @@ static void light_load_is_the_paths_and_the_steps(void **state)
 	run_result_free(&r);
 }
 
+/* EngineCore drains its whole input queue before it schedules: two
+ * requests reaching an idle engine at the same instant share its first
+ * step. servesim 1 (0.10) started a step at the first and left the second
+ * for the next. */
+static void same_instant_arrivals_share_the_first_step(void **state)
+{
+	(void)state;
+	struct run_result now, old;
+	simulate(&now, NULL, "workload.num_prompts=2", "workload.request_rate=inf", NULL);
+	simulate(&old, NULL, "workload.num_prompts=2", "workload.request_rate=inf",
+		 "engine.vllm_version=0.10", NULL);
+	assert_int_equal(now.reqs.v[0].enqueue_ns, now.reqs.v[1].enqueue_ns);
+	assert_int_equal(now.reqs.v[1].first_launch_ns, now.reqs.v[0].first_launch_ns);
+	assert_int_equal(now.reqs.v[1].first_launch_ns, now.reqs.v[1].enqueue_ns);
+	assert_true(old.reqs.v[1].first_launch_ns > old.reqs.v[0].first_launch_ns);
+	run_result_free(&now);
+	run_result_free(&old);
+}
+
 /* engine.vllm_version picks the defaults; a bad one names the key. */
 static void versions_pick_the_defaults(void **state)
 {
@@ -591,6 +610,7 @@ int main(void)
 		cmocka_unit_test(traces_carry_priorities),
 		cmocka_unit_test(stream_interval_bunches_tokens),
 		cmocka_unit_test(light_load_is_the_paths_and_the_steps),
+		cmocka_unit_test(same_instant_arrivals_share_the_first_step),
 		cmocka_unit_test(versions_pick_the_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -272,6 +272,13 @@ static void vllm_engine_text(FILE *f, const struct run_result *res)
 	line_int(f, "max_model_len:", es->max_model_len);
 	line_int(f, "Engine steps:", es->steps);
 	line_f(f, "Engine busy (%):", res->end_ns ? 100 * es->busy_s / ((double)res->end_ns / 1e9) : 0);
+	if (es->timing) {            /* vLLM's newer timing (docs/engine-vllm.md) */
+		fprintf(f, "%-40s %s\n", "vLLM version (timing):", es->vllm_version);
+		fprintf(f, "%-40s %s\n", "Async scheduling:", es->async_scheduling ? "on" : "off");
+		line_int(f, "Largest CUDA-graph size:", es->max_capture_size);
+		line_int(f, "Steps replaying a CUDA graph:", es->graph_steps);
+		line_int(f, "Steps run eager:", es->eager_steps);
+	}
 	centered(f, "KV cache pool", '-');
 	line_int(f, "GPU KV blocks:", es->num_gpu_blocks);
 	line_int(f, "Block size (tokens):", es->block_size);

@@ -13,6 +13,8 @@ enum ev_kind {
 	EV_WANT_SEND,    /* the workload wants to send request arg */
 	EV_ENQUEUE,      /* request arg reaches the engine (after the API path) */
 	EV_STEP_END,     /* the engine's current step ends */
+	EV_KICK,         /* an idle engine looks at what reached it (after every
+			  * request of the same instant was submitted) */
 };
 
 struct run {
@@ -22,6 +24,8 @@ struct run {
 	struct engine *eng;
 	struct workload *wl;
 	bool engine_busy;
+	bool drain_first, kick_pending; /* vLLM's timing: EngineCore drains its whole
+					 * input queue before it schedules */
 	int64_t in_flight;             /* sent and not done (client side) */
 	size_t *client_queue;          /* waiting on max_concurrency, FIFO */
 	size_t cq_head, cq_len, cq_cap;
@@ -292,6 +296,7 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 		}
 	}
 	rn.q = evq_create();
+	rn.drain_first = st0.timing;
 	rn.overhead_ns = (int64_t)llround(res->hw.eff.request_overhead_ms * 1e6);
 	rn.sample_every_ns = (int64_t)llround(sc->timeseries_interval_s * 1e9);
 	if (rn.sample_every_ns < 1)
@@ -311,6 +316,17 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 			break;
 		case EV_ENQUEUE:
 			rn.cls->submit(rn.eng, (size_t)ev.arg, ev.time_ns);
+			if (rn.engine_busy || rn.kick_pending)
+				break;
+			if (rn.drain_first) {
+				rn.kick_pending = true;
+				evq_push(rn.q, ev.time_ns, EV_KICK, 0);
+			} else {
+				start_step(&rn, ev.time_ns);
+			}
+			break;
+		case EV_KICK:
+			rn.kick_pending = false;
 			if (!rn.engine_busy)
 				start_step(&rn, ev.time_ns);
 			break;
