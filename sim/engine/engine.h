@@ -96,9 +96,10 @@ struct engine_class {
 	int64_t (*start_step)(struct engine *eng, int64_t now);
 	/* Applies the step that started last; now is its end. */
 	void (*end_step)(struct engine *eng, int64_t now);
-	/* The API server's path before the engine for request r, in ns; NULL:
-	 * the hardware profile's request_overhead_ms. */
-	int64_t (*request_path_ns)(const struct engine *eng, const struct request *r);
+	/* The API server's path before the engine for request r sent at now,
+	 * in ns (the engine may queue it behind the server's other work);
+	 * NULL: the hardware profile's request_overhead_ms. */
+	int64_t (*request_path_ns)(struct engine *eng, const struct request *r, int64_t now);
 	void (*gauges)(const struct engine *eng, struct engine_gauges *out);
 	void (*stats)(const struct engine *eng, struct engine_stats *st);
 };

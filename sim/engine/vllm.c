@@ -138,6 +138,17 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	return ns;
 }
 
+/* AsyncLLM's one output handler does every step's output work in turn:
+ * work of ns nanoseconds handed to it at now is done at the returned
+ * time. (Tokenization before the engine is not queued on it: vLLM batches
+ * concurrent requests' tokenization, AsyncMicrobatchTokenizer.) */
+static int64_t output_handler(struct engine *g, int64_t now, int64_t ns)
+{
+	int64_t start = g->output_free_ns > now ? g->output_free_ns : now;
+	g->output_free_ns = start + ns;
+	return g->output_free_ns;
+}
+
 static void vllm_end_step(struct engine *g, int64_t now)
 {
 	struct batch *b = &g->batch[g->cur];
@@ -146,9 +157,10 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		return;
 	}
 	bool any_done = false;
-	/* The output path: the clients see this step's tokens that much later. */
-	int64_t out_ns = g->timing ? overhead_output_ns(&g->ovh, b->step.sampled) : 0;
-	int64_t seen = now + out_ns;
+	/* The output path: the clients see this step's tokens once the output
+	 * handler has done their work (after what it had queued). */
+	int64_t seen = g->timing ? output_handler(g, now, overhead_output_ns(&g->ovh, b->step.sampled)) : now;
+	int64_t out_ns = seen - now;
 	for (size_t k = 0; k < b->len; k++) {
 		size_t idx = b->idx[k];
 		struct request *r = req(g, idx);
@@ -225,8 +237,9 @@ static void vllm_submit(struct engine *g, size_t idx, int64_t now)
 
 /* The API server's path: servesim 1's one constant, or the overhead
  * model's fixed part plus tokenization. */
-static int64_t vllm_request_path_ns(const struct engine *g, const struct request *r)
+static int64_t vllm_request_path_ns(struct engine *g, const struct request *r, int64_t now)
 {
+	(void)now;
 	if (!g->timing)
 		return llround(g->setup.hw->eff.request_overhead_ms * 1e6);
 	return overhead_request_ns(&g->ovh, r->prompt_len);

@@ -104,7 +104,8 @@ static void send(struct run *rn, size_t idx, int64_t now)
 	rn->in_flight++;
 	if (rn->in_flight > rn->res->max_concurrent)
 		rn->res->max_concurrent = rn->in_flight;
-	int64_t api = rn->cls->request_path_ns ? rn->cls->request_path_ns(rn->eng, r) : rn->overhead_ns;
+	int64_t api = rn->cls->request_path_ns ? rn->cls->request_path_ns(rn->eng, r, now) :
+									    rn->overhead_ns;
 	evq_push(rn->q, now + api, EV_ENQUEUE, (int64_t)idx);
 }
 
