@@ -126,6 +126,7 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 		/* Nothing to run but a load in flight: the engine loop idles
 		 * until it lands. */
 		g->idle_wait = true;
+		g->step_tokens = 0;
 		int64_t wait = req(g, reqq_front(&g->parked))->kv_ready_ns - now;
 		return wait > 0 ? wait : 1;
 	}
