@@ -543,6 +543,16 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 			    json_real(es->prefix_queries ? (double)es->prefix_hits / (double)es->prefix_queries : 0));
 	json_object_set_new(ss, "engine_steps", json_integer(es->steps));
 	json_object_set_new(ss, "engine_busy_s", json_real(es->busy_s));
+	if (es->timing) {            /* vLLM's newer timing (docs/engine-vllm.md) */
+		json_t *t = json_object();
+		json_object_set_new(t, "vllm_version", json_string(es->vllm_version));
+		json_object_set_new(t, "async_scheduling", json_boolean(es->async_scheduling));
+		json_object_set_new(t, "max_cudagraph_capture_size", json_integer(es->max_capture_size));
+		json_object_set_new(t, "cudagraph_steps", json_integer(es->graph_steps));
+		json_object_set_new(t, "eager_steps", json_integer(es->eager_steps));
+		json_object_set_new(t, "cudagraph_padded_tokens", json_integer(es->padded_tokens));
+		json_object_set_new(ss, "vllm_timing", t);
+	}
 	json_object_set_new(ss, "mean_queue_ms", json_real(1e3 * g->sum_ttft_queue_s / n));
 	json_object_set_new(ss, "p99_queue_ms", json_real(1e3 * samples_percentile(&g->queue, 99)));
 	json_object_set_new(ss, "mean_ttft_breakdown", report_ttft_breakdown(g));
