@@ -123,12 +123,14 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	if (run->len == 0) {
 		if (!g->parked.len)
 			return -1;
-		/* Nothing to run but a load in flight: the engine loop idles
-		 * until it lands. */
+		/* Nothing to run but a load in flight: the engine loop passes
+		 * with empty steps (each polls the connector; a request that
+		 * arrives meanwhile is seen at the next) until the load lands. */
 		g->idle_wait = true;
 		g->step_tokens = 0;
 		int64_t wait = req(g, reqq_front(&g->parked))->kv_ready_ns - now;
-		return wait > 0 ? wait : 1;
+		int64_t poll = llround(g->ovh.prof->idle_poll_us * 1e3);
+		return wait < 1 ? 1 : wait < poll ? wait : poll;
 	}
 	int64_t ns = launch(g, run, now);
 	if (g->async) {

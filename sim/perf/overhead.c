@@ -52,6 +52,10 @@ static const struct overhead_profile profiles[] = {
 	   * and JSON of one chunk); vllm-project/vllm#12287 splits this work
 	   * in chunks so the event loop is not blocked. */
 	  .output_us = 50, .output_per_stream_us = 10,
+	  /* With only KV loads in flight EngineCore keeps stepping with empty
+	   * batches (the connector reports finished loads through the model
+	   * runner's output): one pass of the loop, estimate 200 us. */
+	  .idle_poll_us = 200,
 	  /* The remainders, fitted with every component above to the 15
 	   * H100 runs of ../shared/calibration (vLLM v0.15.1, async
 	   * scheduling): a coordinate search over these three alone, the

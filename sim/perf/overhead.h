@@ -46,6 +46,8 @@ struct overhead_profile {
 	double uncompiled_launch_us;   /* the same under --enforce-eager (no torch.compile) */
 	double kernels_per_layer;      /* eager kernels of a dense layer */
 	double moe_kernels_per_layer;  /* of an MoE layer */
+	double idle_poll_us;           /* an engine-loop pass with nothing to schedule
+					* while KV loads are in flight */
 	double output_us;              /* output path, per step */
 	double output_per_stream_us;   /* and per stream with a token */
 	/* The remainders' defaults, fitted to the 15 runs of
