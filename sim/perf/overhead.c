@@ -26,9 +26,10 @@ static const struct overhead_profile profiles[] = {
 	   * frontend excluded). Estimate from that study. */
 	  .step_cpu_us = 250,
 	  /* One cudaGraphLaunch of a whole-model graph: a few us of host time
-	   * (NVIDIA "Getting started with CUDA Graphs": graphs cut per-kernel
-	   * launch cost from ~3.8 to ~3.4 us incl. execution of tiny kernels);
-	   * estimate 10 us for vLLM's piecewise graphs (one per layer piece). */
+	   * (NVIDIA's "Getting Started with CUDA Graphs", 2019: tiny kernels
+	   * take ~3.8 us each launched one by one, ~3.4 us in a graph; quoted
+	   * from memory, not re-read); estimate 10 us for vLLM's piecewise
+	   * graphs (one per layer piece). */
 	  .graph_launch_us = 10,
 	  /* An eager (torch.compile'd, not graphed) kernel launch from Python:
 	   * ~5 us of host time (CUDA launch ~2-4 us plus the wrapper).
