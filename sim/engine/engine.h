@@ -101,6 +101,9 @@ struct engine_class {
 	 * NULL: the hardware profile's request_overhead_ms. */
 	int64_t (*request_path_ns)(struct engine *eng, const struct request *r, int64_t now);
 	void (*gauges)(const struct engine *eng, struct engine_gauges *out);
+	/* Tokens of r's prompt this engine's prefix cache holds now (what a
+	 * prefix-aware router asks); NULL: the engine has no shared cache. */
+	int64_t (*prefix_hit_tokens)(const struct engine *eng, const struct request *r);
 	void (*stats)(const struct engine *eng, struct engine_stats *st);
 };
 

@@ -43,6 +43,7 @@ struct request {
 	int32_t pending;          /* sampled tokens of steps in flight (vLLM's
 				   * num_output_placeholders): 0 or 1, 2 with async */
 	int32_t cached_tokens;    /* prefix-cache hit at first scheduling */
+	int32_t replica;          /* the cluster's replica it was routed to */
 
 	/* Timing (ns). */
 	int64_t send_ns;          /* client send (after max_concurrency wait) */

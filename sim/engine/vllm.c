@@ -431,5 +431,6 @@ const struct engine_class vllm_engine_class = {
 	.end_step = vllm_end_step,
 	.request_path_ns = vllm_request_path_ns,
 	.gauges = vllm_gauges,
+	.prefix_hit_tokens = vllm_prefix_hit_tokens,
 	.stats = vllm_stats,
 };

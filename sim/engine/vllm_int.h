@@ -84,6 +84,10 @@ void vllm_enqueue_waiting(struct engine *g, size_t idx, bool front);
 /* Registers the hashes of r's blocks that its first tokens fill. */
 void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens);
 
+/* Leading tokens of r's prompt whose blocks the GPU prefix cache holds
+ * (a lookup only: nothing is touched). O(blocks hit). */
+int64_t vllm_prefix_hit_tokens(const struct engine *g, const struct request *r);
+
 /* Releases r's blocks, last first. */
 void vllm_free_blocks(struct engine *g, struct request *r);
 

@@ -296,6 +296,16 @@ static int64_t lookup_prefix(struct engine *g, const struct request *r, int32_t 
 	return cpu;
 }
 
+int64_t vllm_prefix_hit_tokens(const struct engine *g, const struct request *r)
+{
+	if (!g->caching)
+		return 0;
+	int64_t max_blocks = ((int64_t)r->prompt_len - 1) / g->block_size, j = 0;
+	while (j < max_blocks && kvpool_lookup(g->pool, block_hash(r, j, g->block_size)) >= 0)
+		j++;
+	return j * g->block_size;
+}
+
 /* A CPU-tier hit with vLLM's offloading connector: the request gets GPU
  * blocks for the n_cpu blocks found in host memory and waits
  * (WAITING_FOR_REMOTE_KVS) while they cross the host link, one load after

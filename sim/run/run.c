@@ -5,31 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "evq.h"
 #include "workload.h"
 #include "xalloc.h"
 
 enum ev_kind {
 	EV_WANT_SEND,    /* the workload wants to send request arg */
-	EV_ENQUEUE,      /* request arg reaches the engine (after the API path) */
-	EV_STEP_END,     /* the engine's current step ends */
-	EV_KICK,         /* an idle engine looks at what reached it (after every
-			  * request of the same instant was submitted) */
+	/* Kinds from CLUSTER_EV_FIRST on are the cluster's (the request
+	 * reaching its replica, steps, kicks). */
 };
 
 struct run {
 	struct run_result *res;
 	struct evq *q;
-	const struct engine_class *cls;
-	struct engine *eng;
+	struct cluster *cl;
 	struct workload *wl;
-	bool engine_busy;
-	bool drain_first, kick_pending; /* vLLM's timing: EngineCore drains its whole
-					 * input queue before it schedules */
 	int64_t in_flight;             /* sent and not done (client side) */
 	size_t *client_queue;          /* waiting on max_concurrency, FIFO */
 	size_t cq_head, cq_len, cq_cap;
-	int64_t overhead_ns;           /* API + tokenizer path, per request */
 	int64_t next_sample_ns, sample_every_ns;
 };
 
@@ -90,6 +84,8 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 		loghist_add(&res->all.itl, itl);
 		if (res->n_stages > 1 && r->stage >= 0 && r->stage < res->n_stages)
 			loghist_add(&res->stages[r->stage].itl, itl);
+		if (res->n_replicas)
+			loghist_add(&res->replicas[r->replica].itl, itl);
 	} else {
 		r->first_token_ns = t;
 	}
@@ -104,9 +100,7 @@ static void send(struct run *rn, size_t idx, int64_t now)
 	rn->in_flight++;
 	if (rn->in_flight > rn->res->max_concurrent)
 		rn->res->max_concurrent = rn->in_flight;
-	int64_t api = rn->cls->request_path_ns ? rn->cls->request_path_ns(rn->eng, r, now) :
-									    rn->overhead_ns;
-	evq_push(rn->q, now + api, EV_ENQUEUE, (int64_t)idx);
+	cluster_send(rn->cl, idx, now);
 }
 
 static void record_done(struct run *rn, const struct request *r)
@@ -161,6 +155,29 @@ static void record_done(struct run *rn, const struct request *r)
 	}
 }
 
+/* A cluster's per-replica TTFT and output, for its replicas' lines. */
+static void record_replica(struct run_result *res, const struct request *r)
+{
+	if (!res->n_replicas || r->state == REQ_FAILED)
+		return;
+	struct replica_result *rr = &res->replicas[r->replica];
+	rr->completed++;
+	rr->output_tokens += r->output_len;
+	samples_add(&rr->ttft, (double)(r->first_token_ns - r->send_ns) / 1e9);
+}
+
+/* At the end of a cluster run: each replica's engine and routed count. */
+static void collect_replicas(struct run *rn)
+{
+	struct run_result *res = rn->res;
+	for (int i = 0; i < res->n_replicas; i++) {
+		struct replica_result *rr = &res->replicas[i];
+		rr->role = cluster_replica_role(rn->cl, i);
+		rr->requests = cluster_replica_routed(rn->cl, i);
+		cluster_replica_stats(rn->cl, i, &rr->engine);
+	}
+}
+
 static void want_send(struct run *rn, size_t idx, int64_t now)
 {
 	int64_t mc = rn->res->sc.max_concurrency;
@@ -177,7 +194,9 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 {
 	struct run *rn = ctx;
 	struct request *r = &rn->res->reqs.v[idx];
+	cluster_done(rn->cl, idx);
 	record_done(rn, r);
+	record_replica(rn->res, r);
 	rn->in_flight--;
 	if (rn->cq_head < rn->cq_len) {
 		size_t next = rn->client_queue[rn->cq_head++];
@@ -194,7 +213,7 @@ static void sample(struct run *rn, int64_t now, int64_t step_ns)
 {
 	struct run_result *res = rn->res;
 	struct engine_gauges gg;
-	rn->cls->gauges(rn->eng, &gg);
+	cluster_gauges(rn->cl, &gg);
 	if (gg.waiting > res->peak_waiting)
 		res->peak_waiting = gg.waiting;
 	if (now < rn->next_sample_ns)
@@ -205,14 +224,11 @@ static void sample(struct run *rn, int64_t now, int64_t step_ns)
 						 gg.step_tokens, (double)step_ns / 1e9 };
 }
 
-static void start_step(struct run *rn, int64_t now)
+/* A replica started a step (the cluster's hook): a time-series sample. */
+static void on_step(void *ctx, int replica, int64_t now, int64_t step_ns)
 {
-	int64_t d = rn->cls->start_step(rn->eng, now);
-	rn->engine_busy = d >= 0;
-	if (d >= 0) {
-		sample(rn, now, d);
-		evq_push(rn->q, now + d, EV_STEP_END, 0);
-	}
+	(void)replica;
+	sample(ctx, now, step_ns);
 }
 
 /* vLLM's max_concurrent_requests: every successful request counts in each
@@ -269,36 +285,39 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 	const int64_t *starts = workload_stage_starts(rn.wl, &n_stages);
 	init_groups(res, starts, n_stages);
 
-	rn.cls = engine_class_for(sc->engine_kind);
-	struct engine_setup setup = {
+	rn.q = evq_create();
+	struct cluster_setup setup = {
 		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
-		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done },
+		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done }, .q = rn.q, .on_step = on_step,
 	};
-	rn.eng = rn.cls->create(&setup, e);
-	if (!rn.eng) {
+	rn.cl = cluster_create(&setup, e);
+	if (!rn.cl) {
+		evq_destroy(rn.q);
 		workload_destroy(rn.wl);
 		return -1;
+	}
+	if (cluster_size(rn.cl) > 1) {
+		res->n_replicas = cluster_size(rn.cl);
+		res->replicas = xcalloc((size_t)res->n_replicas, sizeof *res->replicas);
 	}
 	/* vLLM's random dataset has a known largest request: when even that
 	 * cannot fit max_model_len the scenario is wrong, not the requests. */
 	struct engine_stats st0;
-	rn.cls->stats(rn.eng, &st0);
+	cluster_replica_stats(rn.cl, 0, &st0);
 	if (!sc->trace[0] && sc->input.dist == LEN_UNIFORM && sc->output.dist == LEN_UNIFORM) {
 		double r = sc->random_range_ratio;
 		int64_t in = sc->random_prefix_len + (int64_t)ceil((double)sc->input.mean * (1 + r));
 		int64_t out = (int64_t)ceil((double)sc->output.mean * (1 + r));
 		int64_t turns_in = in + (sc->turns - 1) * (in - sc->random_prefix_len + out);
 		if (turns_in + out > st0.max_model_len) {
-			rn.cls->destroy(rn.eng);
+			cluster_destroy(rn.cl);
+			evq_destroy(rn.q);
 			workload_destroy(rn.wl);
 			return err_set(e, "%s: [workload] random_input_len: prompts of up to %lld tokens plus %lld output tokens exceed max_model_len %lld",
 				       sc->input_len_at, (long long)turns_in, (long long)out,
 				       (long long)st0.max_model_len);
 		}
 	}
-	rn.q = evq_create();
-	rn.drain_first = st0.timing;
-	rn.overhead_ns = (int64_t)llround(res->hw.eff.request_overhead_ms * 1e6);
 	rn.sample_every_ns = (int64_t)llround(sc->timeseries_interval_s * 1e9);
 	if (rn.sample_every_ns < 1)
 		rn.sample_every_ns = 1;
@@ -311,41 +330,21 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 
 	struct event ev;
 	while (evq_pop(rn.q, &ev)) {
-		switch (ev.kind) {
-		case EV_WANT_SEND:
+		if (ev.kind == EV_WANT_SEND)
 			want_send(&rn, (size_t)ev.arg, ev.time_ns);
-			break;
-		case EV_ENQUEUE:
-			rn.cls->submit(rn.eng, (size_t)ev.arg, ev.time_ns);
-			if (rn.engine_busy || rn.kick_pending)
-				break;
-			if (rn.drain_first) {
-				rn.kick_pending = true;
-				evq_push(rn.q, ev.time_ns, EV_KICK, 0);
-			} else {
-				start_step(&rn, ev.time_ns);
-			}
-			break;
-		case EV_KICK:
-			rn.kick_pending = false;
-			if (!rn.engine_busy)
-				start_step(&rn, ev.time_ns);
-			break;
-		case EV_STEP_END:
-			rn.cls->end_step(rn.eng, ev.time_ns);
-			start_step(&rn, ev.time_ns);
-			break;
-		}
+		else
+			cluster_event(rn.cl, &ev);
 	}
 	res->end_ns = evq_now(rn.q);
 	res->max_concurrent_per_second = concurrent_per_second(res);
-	rn.cls->stats(rn.eng, &res->engine);
+	cluster_stats(rn.cl, &res->engine);
+	collect_replicas(&rn);
 	/* Every request finished or failed: none is left behind. */
 	struct engine_gauges gg;
-	rn.cls->gauges(rn.eng, &gg);
+	cluster_gauges(rn.cl, &gg);
 	assert(gg.running == 0 && gg.waiting == 0 && rn.in_flight == 0);
 	(void)gg;
-	rn.cls->destroy(rn.eng);
+	cluster_destroy(rn.cl);
 	workload_destroy(rn.wl);
 	evq_destroy(rn.q);
 	free(rn.client_queue);
@@ -371,6 +370,11 @@ void run_result_free(struct run_result *res)
 	free(res->stage_starts_ns);
 	free(res->tokens_per_second);
 	free(res->ts);
+	for (int i = 0; i < res->n_replicas; i++) {
+		samples_free(&res->replicas[i].ttft);
+		loghist_free(&res->replicas[i].itl);
+	}
+	free(res->replicas);
 	reqtab_free(&res->reqs);
 	memset(res, 0, sizeof *res);
 }

@@ -47,6 +47,18 @@ struct ts_row {            /* one time-series sample, at a step's start */
 	double step_s;
 };
 
+/* One replica of a cluster (sim/cluster): its role, the requests routed
+ * to it, its requests' TTFT and ITL, and its engine's statistics. */
+struct replica_result {
+	const char *role;              /* static: "replica" */
+	int64_t requests;              /* routed to it */
+	int64_t completed;
+	int64_t output_tokens;
+	struct samples ttft;           /* seconds, completed requests */
+	struct loghist itl;            /* seconds, every gap of its requests */
+	struct engine_stats engine;
+};
+
 struct run_result {
 	struct scenario sc;
 	struct model model;
@@ -71,6 +83,10 @@ struct run_result {
 	struct ts_row *ts;
 	size_t n_ts, cap_ts;
 	int64_t end_ns;
+	/* A cluster of more than one replica: one entry each; a single engine
+	 * has none (n_replicas 0), its output unchanged. */
+	struct replica_result *replicas;
+	int n_replicas;
 };
 
 /* Loads the model and hardware the scenario names, simulates, and fills

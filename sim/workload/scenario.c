@@ -160,6 +160,7 @@ void scenario_default(struct scenario *sc)
 	snprintf(sc->cpu_hardware, sizeof sc->cpu_hardware, "cpu-ddr5-5600");
 	sc->cache_prompt = true;             /* llama-server and Ollama send cache_prompt */
 	sc->truncate = true;                 /* Ollama: req.Truncate == nil means true */
+	clustercfg_default(&sc->cluster);
 }
 
 /* "4:600, 20:600" → stages. */
@@ -307,6 +308,24 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	return 0;
 }
 
+/* An entry no table claimed is in a section nobody owns. */
+static int unknown_sections(const struct inidoc *doc, struct err *e)
+{
+	for (size_t i = 0; i < doc->len; i++) {
+		const struct inidoc_entry *en = &doc->entries[i];
+		if (en->used)
+			continue;
+		char at[INI_VALUE_MAX + 32];
+		if (en->line > 0)
+			snprintf(at, sizeof at, "%s:%d", doc->path, en->line);
+		else
+			snprintf(at, sizeof at, "--set %s.%s", en->section, en->key);
+		return err_set(e, "%s: [%s] %s: unknown section; expected one of [run], [workload], [engine], [slo], [cluster]",
+			       at, en->section, en->key);
+	}
+	return 0;
+}
+
 int scenario_load(struct scenario *sc, const char *path, struct inidoc *overrides,
 		  struct err *e)
 {
@@ -326,7 +345,11 @@ int scenario_load(struct scenario *sc, const char *path, struct inidoc *override
 	}
 	if (overrides)
 		inidoc_add_overrides(&doc, overrides);
-	int rc = inidoc_bind(&doc, keys, N_KEYS, sc, false, NULL, e);
+	int rc = inidoc_bind(&doc, keys, N_KEYS, sc, true, NULL, e);
+	if (rc == 0)
+		rc = clustercfg_bind(&sc->cluster, &doc, e);
+	if (rc == 0)
+		rc = unknown_sections(&doc, e);
 	if (rc == 0)
 		rc = check(sc, &doc, e);
 	inidoc_free(&doc);

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clustercfg.h"
 #include "err.h"
 #include "inidoc.h"
 
@@ -115,6 +116,9 @@ struct scenario {
 	char weights_at[INI_VALUE_MAX + 32], num_ctx_at[INI_VALUE_MAX + 32];
 	char tensor_parallel_at[INI_VALUE_MAX + 32], pipeline_parallel_at[INI_VALUE_MAX + 32];
 	char num_gpu_at[INI_VALUE_MAX + 32], cpu_hardware_at[INI_VALUE_MAX + 32];
+
+	/* [cluster] (sim/cluster/clustercfg.h owns its keys) */
+	struct cluster_config cluster;
 
 	/* [slo]: goodput thresholds in ms (0 = not set), as --goodput */
 	double slo_ttft_ms, slo_tpot_ms, slo_e2el_ms;

@@ -258,15 +258,20 @@ static void open_loop(struct workload *w, struct reqtab *reqs)
 	w->stage_starts[n_stages] = (int64_t)llround(t0 * 1e9);
 }
 
+gsl_rng *workload_stream(const char *name, int64_t seed)
+{
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	uint64_t h = fnv1a(name, 1469598103934665603ULL ^ (uint64_t)seed);
+	gsl_rng_set(r, (unsigned long)(h ^ (h >> 32)));
+	return r;
+}
+
 struct workload *workload_create(const struct scenario *sc, struct reqtab *reqs, struct err *e)
 {
 	struct workload *w = xcalloc(1, sizeof *w);
 	w->sc = sc;
-	for (int i = 0; i < N_STREAMS; i++) {
-		w->rng[i] = gsl_rng_alloc(gsl_rng_mt19937);
-		uint64_t h = fnv1a(stream_names[i], 1469598103934665603ULL ^ (uint64_t)sc->seed);
-		gsl_rng_set(w->rng[i], (unsigned long)(h ^ (h >> 32)));
-	}
+	for (int i = 0; i < N_STREAMS; i++)
+		w->rng[i] = workload_stream(stream_names[i], sc->seed);
 	if ((sc->input.dist == LEN_EMPIRICAL && load_lengths(&w->in_emp, sc->input.file, "input_file", e)) ||
 	    (sc->output.dist == LEN_EMPIRICAL && load_lengths(&w->out_emp, sc->output.file, "output_file", e))) {
 		workload_destroy(w);

@@ -1,0 +1,74 @@
+/*
+ * cluster: the layer between the run and the engines. It owns the
+ * replicas (separate engine instances, each with its own KV pool and
+ * prefix cache, all on the run's one event queue), the router that picks
+ * one for each request, and the engine-side events: a request reaching
+ * its replica after the API path, a replica's step ending, an idle
+ * replica's kick. The run owns the client side (sends, max_concurrency,
+ * metrics) and hands the cluster every event of kind >= CLUSTER_EV_FIRST.
+ *
+ * A single engine is a cluster of one: with one replica no router runs
+ * and no random number is drawn, so the events are those of the engine
+ * alone, in the same order (byte-identical output).
+ *
+ * Invariants: every request is routed exactly once (r->replica set at
+ * cluster_send); a replica runs at most one step at a time; outstanding
+ * counts its routed requests not yet done.
+ */
+#ifndef SERVESIM_CLUSTER_H
+#define SERVESIM_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "evq.h"
+
+enum { CLUSTER_EV_FIRST = 100 };     /* event kinds the cluster owns start here */
+
+struct cluster_setup {
+	const struct scenario *sc;
+	const struct model *model;
+	const struct hw_profile *hw;
+	const struct precision *weights;
+	struct reqtab *reqs;
+	struct engine_hooks hooks;       /* the run's: every engine's tokens and ends */
+	struct evq *q;                   /* the run's event queue */
+	/* A replica started a step of step_ns at now (the run samples). */
+	void (*on_step)(void *ctx, int replica, int64_t now, int64_t step_ns);
+};
+
+struct cluster;
+
+/* Creates [cluster] replicas engines of the scenario. Returns NULL with e
+ * set when an engine cannot start (bad input). */
+struct cluster *cluster_create(const struct cluster_setup *s, struct err *e);
+void cluster_destroy(struct cluster *c);   /* NULL is a no-op */
+
+int cluster_size(const struct cluster *c);
+
+/* Request idx is sent at now: routes it (setting its replica) and
+ * schedules its arrival at that replica's engine after the API path. */
+void cluster_send(struct cluster *c, size_t idx, int64_t now);
+
+/* Request idx is done (the run's on_done calls this first). */
+void cluster_done(struct cluster *c, size_t idx);
+
+/* Handles one of the cluster's events (kind >= CLUSTER_EV_FIRST). */
+void cluster_event(struct cluster *c, const struct event *ev);
+
+/* The gauges summed over replicas (KV usage: their mean; step tokens: the
+ * replica that stepped last). With one replica, that engine's own. */
+void cluster_gauges(const struct cluster *c, struct engine_gauges *out);
+
+/* Replica i's engine statistics, its role ("replica") and the requests
+ * routed to it. */
+void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *st);
+const char *cluster_replica_role(const struct cluster *c, int i);
+int64_t cluster_replica_routed(const struct cluster *c, int i);
+
+/* The engines' statistics as one: with one replica its own; with more,
+ * replica 0's settings with counters summed and peaks maxed. */
+void cluster_stats(const struct cluster *c, struct engine_stats *st);
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * router: the routing policies and the table that names them. A router
+ * added to the table is at once a valid [cluster] router value and in the
+ * error that lists the choices.
+ */
+#include "router.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "num.h"
+
+/* The requests a replica holds, as vLLM's router's least-loaded policy
+ * counts them: what it routed there and has not seen finish. */
+static size_t pick_least(const struct router_view *v, const int64_t *load)
+{
+	size_t best = 0;
+	for (size_t i = 1; i < v->n; i++)
+		if (load[i] < load[best])
+			best = i;
+	return best;
+}
+
+static size_t pick_round_robin(const struct router_view *v)
+{
+	size_t i = *v->rr_next % v->n;
+	*v->rr_next = i + 1;
+	return i;
+}
+
+static size_t pick_random(const struct router_view *v)
+{
+	return (size_t)gsl_rng_uniform_int(v->rng, (unsigned long)v->n);
+}
+
+static size_t pick_least_requests(const struct router_view *v)
+{
+	return pick_least(v, v->outstanding);
+}
+
+static size_t pick_least_kv(const struct router_view *v)
+{
+	size_t best = 0;
+	for (size_t i = 1; i < v->n; i++)
+		if (v->kv_usage[i] < v->kv_usage[best] ||
+		    (v->kv_usage[i] == v->kv_usage[best] && v->outstanding[i] < v->outstanding[best]))
+			best = i;
+	return best;
+}
+
+/* The longest cached prefix wins; without one anywhere (or on a tie), the
+ * least loaded of those tied. */
+static size_t pick_prefix_affinity(const struct router_view *v)
+{
+	size_t best = 0;
+	for (size_t i = 1; i < v->n; i++)
+		if (v->prefix_hit[i] > v->prefix_hit[best] ||
+		    (v->prefix_hit[i] == v->prefix_hit[best] && v->outstanding[i] < v->outstanding[best]))
+			best = i;
+	return best;
+}
+
+/* Two replicas drawn at random, the less loaded taken (Mitzenmacher's
+ * power of two choices). */
+static size_t pick_power_of_two(const struct router_view *v)
+{
+	if (v->n == 1)
+		return 0;
+	size_t a = (size_t)gsl_rng_uniform_int(v->rng, (unsigned long)v->n);
+	size_t b = (size_t)gsl_rng_uniform_int(v->rng, (unsigned long)(v->n - 1));
+	if (b >= a)
+		b++;
+	if (v->outstanding[b] < v->outstanding[a] || (v->outstanding[b] == v->outstanding[a] && b < a))
+		return b;
+	return a;
+}
+
+/* llm-d's scorers, each in [0, 1]: the queue scorer and the KV-usage
+ * scorer min-max normalised over the replicas (1 = the least), the prefix
+ * scorer the fraction of the prompt already cached. */
+static double norm_low(double x, double lo, double hi)
+{
+	return hi > lo ? (hi - x) / (hi - lo) : 1.0;
+}
+
+static size_t pick_weighted(const struct router_view *v)
+{
+	double qlo = INFINITY, qhi = -INFINITY, klo = INFINITY, khi = -INFINITY;
+	for (size_t i = 0; i < v->n; i++) {
+		double q = (double)v->waiting[i];
+		qlo = fmin(qlo, q);
+		qhi = fmax(qhi, q);
+		klo = fmin(klo, v->kv_usage[i]);
+		khi = fmax(khi, v->kv_usage[i]);
+	}
+	size_t best = 0;
+	double best_score = -INFINITY;
+	for (size_t i = 0; i < v->n; i++) {
+		double s = v->weights[SCORER_QUEUE] * norm_low((double)v->waiting[i], qlo, qhi) +
+			   v->weights[SCORER_KV] * norm_low(v->kv_usage[i], klo, khi) +
+			   v->weights[SCORER_PREFIX] *
+				   (v->prompt_len > 0 ? (double)v->prefix_hit[i] / (double)v->prompt_len : 0);
+		if (s > best_score || (s == best_score && v->outstanding[i] < v->outstanding[best])) {
+			best = i;
+			best_score = s;
+		}
+	}
+	return best;
+}
+
+#define ROUTERS(X)                                                                                 \
+	X(round_robin, "each replica in turn")                                                     \
+	X(random, "a replica drawn uniformly (the \"router\" random stream)")                     \
+	X(least_requests, "the fewest requests routed there and not done")                        \
+	X(least_kv, "the lowest KV-cache usage")                                                   \
+	X(prefix_affinity, "the longest prompt prefix already cached there")                      \
+	X(power_of_two, "the less loaded of two drawn at random")                                  \
+	X(weighted, "llm-d's weighted scorers ([cluster] scorers)")
+
+#define ROW(name, help) { #name, help, pick_##name },
+const struct router_class router_classes[] = { ROUTERS(ROW){ NULL, NULL, NULL } };
+#undef ROW
+
+const char *const router_scorer_names[N_SCORERS] = { "queue", "kv", "prefix" };
+
+int router_find(const char *name)
+{
+	for (int i = 0; router_classes[i].name; i++)
+		if (!strcmp(router_classes[i].name, name))
+			return i;
+	return -1;
+}
+
+void router_list(char *buf, size_t cap)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int i = 0; router_classes[i].name && used + 1 < cap; i++)
+		used += (size_t)snprintf(buf + used, cap - used, "%s%s", i ? ", " : "",
+					 router_classes[i].name);
+}
+
+int router_weighted_index(void)
+{
+	int i = 0;
+	while (strcmp(router_classes[i].name, "weighted"))
+		i++;
+	return i;
+}
+
+int router_parse_scorers(const char *text, double *weights, const char **why)
+{
+	char buf[256], *save = NULL;
+	int n = 0;
+	*why = "NAME:WEIGHT, … with NAME one of queue, kv, prefix and WEIGHT a number >= 0";
+	if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
+		return -1;
+	for (int s = 0; s < N_SCORERS; s++)
+		weights[s] = 0;
+	for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		char *colon = strchr(tok, ':');
+		if (!colon)
+			return -1;
+		*colon = '\0';
+		int s = 0;
+		while (s < N_SCORERS && strcmp(router_scorer_names[s], tok))
+			s++;
+		double w;
+		if (s == N_SCORERS || num_parse_double(colon + 1, &w) || !(w >= 0) || isinf(w))
+			return -1;
+		weights[s] = w;
+		n++;
+	}
+	return n > 0 ? 0 : -1;
+}
