@@ -28,6 +28,7 @@ struct replica {
 	bool busy, kick_pending, drain_first;
 	int64_t overhead_ns;           /* API path when the class has none */
 	int64_t outstanding, routed;
+	int64_t peak_waiting;          /* at its step starts (clusters of more than one) */
 };
 
 struct cluster {
@@ -50,6 +51,12 @@ static void start_step(struct cluster *c, int i, int64_t now)
 	int64_t d = r->cls->start_step(r->eng, now);
 	r->busy = d >= 0;
 	if (d >= 0) {
+		if (c->n > 1) {
+			struct engine_gauges gg;
+			r->cls->gauges(r->eng, &gg);
+			if (gg.waiting > r->peak_waiting)
+				r->peak_waiting = gg.waiting;
+		}
 		c->last_stepped = i;
 		c->s.on_step(c->s.hooks.ctx, i, now, d);
 		evq_push(c->s.q, now + d, EV_STEP_END, i);
@@ -221,6 +228,11 @@ const char *cluster_replica_role(const struct cluster *c, int i)
 int64_t cluster_replica_routed(const struct cluster *c, int i)
 {
 	return c->rep[i].routed;
+}
+
+int64_t cluster_replica_peak_waiting(const struct cluster *c, int i)
+{
+	return c->rep[i].peak_waiting;
 }
 
 static void add_breakdown(struct perf_breakdown *a, const struct perf_breakdown *b)

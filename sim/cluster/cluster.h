@@ -66,6 +66,7 @@ void cluster_gauges(const struct cluster *c, struct engine_gauges *out);
 void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *st);
 const char *cluster_replica_role(const struct cluster *c, int i);
 int64_t cluster_replica_routed(const struct cluster *c, int i);
+int64_t cluster_replica_peak_waiting(const struct cluster *c, int i);  /* at its steps */
 
 /* The engines' statistics as one: with one replica its own; with more,
  * replica 0's settings with counters summed and peaks maxed. */

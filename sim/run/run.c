@@ -162,8 +162,10 @@ static void record_replica(struct run_result *res, const struct request *r)
 		return;
 	struct replica_result *rr = &res->replicas[r->replica];
 	rr->completed++;
+	rr->input_tokens += r->prompt_len;
 	rr->output_tokens += r->output_len;
 	samples_add(&rr->ttft, (double)(r->first_token_ns - r->send_ns) / 1e9);
+	samples_add(&rr->e2el, (double)(r->finish_ns - r->send_ns) / 1e9);
 }
 
 /* At the end of a cluster run: each replica's engine and routed count. */
@@ -174,6 +176,7 @@ static void collect_replicas(struct run *rn)
 		struct replica_result *rr = &res->replicas[i];
 		rr->role = cluster_replica_role(rn->cl, i);
 		rr->requests = cluster_replica_routed(rn->cl, i);
+		rr->peak_waiting = cluster_replica_peak_waiting(rn->cl, i);
 		cluster_replica_stats(rn->cl, i, &rr->engine);
 	}
 }
@@ -372,6 +375,7 @@ void run_result_free(struct run_result *res)
 	free(res->ts);
 	for (int i = 0; i < res->n_replicas; i++) {
 		samples_free(&res->replicas[i].ttft);
+		samples_free(&res->replicas[i].e2el);
 		loghist_free(&res->replicas[i].itl);
 	}
 	free(res->replicas);

@@ -53,8 +53,9 @@ struct replica_result {
 	const char *role;              /* static: "replica" */
 	int64_t requests;              /* routed to it */
 	int64_t completed;
-	int64_t output_tokens;
-	struct samples ttft;           /* seconds, completed requests */
+	int64_t input_tokens, output_tokens;
+	int64_t peak_waiting;          /* its engine's waiting queue, at its steps */
+	struct samples ttft, e2el;     /* seconds, completed requests */
 	struct loghist itl;            /* seconds, every gap of its requests */
 	struct engine_stats engine;
 };

@@ -1,0 +1,218 @@
+/*
+ * report_replicas: per-replica lines, JSON and Prometheus series.
+ */
+#include "report_replicas.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+/* One engine's numbers as vLLM's /metrics would show them. */
+struct series {
+	char labels[256];
+	int64_t preemptions, prompt_tokens, generation_tokens, prefix_queries, prefix_hits, completed;
+	int64_t peak_waiting;
+	double peak_kv;
+	struct samples *ttft, *e2el;
+	const struct loghist *itl;
+};
+
+static double hit_rate(const struct engine_stats *es)
+{
+	return es->prefix_queries ? (double)es->prefix_hits / (double)es->prefix_queries : 0;
+}
+
+void report_replicas_text(FILE *f, struct run_result *res)
+{
+	if (!res->n_replicas)
+		return;
+	fprintf(f, "-------------------- Replicas --------------------\n");
+	fprintf(f, "%d replicas, router %s\n", res->n_replicas, router_classes[res->sc.cluster.router].name);
+	for (int i = 0; i < res->n_replicas; i++) {
+		struct replica_result *rr = &res->replicas[i];
+		fprintf(f, "%d %-8s %6lld req  TTFT %.2f/%.2f ms  ITL %.2f/%.2f ms  KV %.1f%%  hit %.1f%%  preempt %lld\n",
+			i, rr->role, (long long)rr->requests, 1e3 * samples_mean(&rr->ttft),
+			1e3 * samples_percentile(&rr->ttft, 99), 1e3 * loghist_mean(&rr->itl),
+			1e3 * loghist_percentile(&rr->itl, 99), 100 * rr->engine.peak_kv_usage,
+			100 * hit_rate(&rr->engine), (long long)rr->engine.preemptions);
+	}
+	fprintf(f, "(TTFT and ITL: mean/p99; KV: peak usage; hit: prefix cache hit rate)\n");
+}
+
+json_t *report_replicas_json(struct run_result *res)
+{
+	if (!res->n_replicas)
+		return NULL;
+	json_t *a = json_array();
+	for (int i = 0; i < res->n_replicas; i++) {
+		struct replica_result *rr = &res->replicas[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "replica", json_integer(i));
+		json_object_set_new(o, "role", json_string(rr->role));
+		json_object_set_new(o, "requests", json_integer(rr->requests));
+		json_object_set_new(o, "completed", json_integer(rr->completed));
+		json_object_set_new(o, "total_input_tokens", json_integer(rr->input_tokens));
+		json_object_set_new(o, "total_output_tokens", json_integer(rr->output_tokens));
+		json_object_set_new(o, "mean_ttft_ms", json_real(1e3 * samples_mean(&rr->ttft)));
+		json_object_set_new(o, "p99_ttft_ms", json_real(1e3 * samples_percentile(&rr->ttft, 99)));
+		json_object_set_new(o, "mean_itl_ms", json_real(1e3 * loghist_mean(&rr->itl)));
+		json_object_set_new(o, "p99_itl_ms", json_real(1e3 * loghist_percentile(&rr->itl, 99)));
+		json_object_set_new(o, "peak_kv_cache_usage", json_real(rr->engine.peak_kv_usage));
+		json_object_set_new(o, "prefix_cache_hit_rate", json_real(hit_rate(&rr->engine)));
+		json_object_set_new(o, "preemptions", json_integer(rr->engine.preemptions));
+		json_object_set_new(o, "engine_steps", json_integer(rr->engine.steps));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static const double ttft_buckets[] = { 0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
+				       1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0 };
+static const double itl_buckets[] = { 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
+				      0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0 };
+static const double e2e_buckets[] = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
+				      40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
+
+/* A bucket edge as prometheus_client writes it: "0.025", "1.0", "10.0". */
+struct le_buf {
+	char s[32];
+};
+
+static struct le_buf le_text(double v)
+{
+	struct le_buf b;
+	snprintf(b.s, sizeof b.s, v == floor(v) ? "%.1f" : "%g", v);
+	return b;
+}
+
+static void hist_samples(FILE *f, const char *name, const char *help, struct series *ser, int n,
+			 size_t field, const double *edges, size_t ne)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+	for (int i = 0; i < n; i++) {
+		struct samples *s = *(struct samples **)((char *)&ser[i] + field);
+		const char *labels = ser[i].labels;
+		double sum = 0;
+		for (size_t j = 0; j < s->n; j++)
+			sum += s->v[j];
+		samples_sort(s);
+		size_t k = 0;
+		for (size_t b = 0; b < ne; b++) {
+			while (k < s->n && s->v[k] <= edges[b])
+				k++;
+			fprintf(f, "%s_bucket{%s,le=\"%s\"} %zu\n", name, labels, le_text(edges[b]).s, k);
+		}
+		fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %zu\n%s_sum{%s} %.9g\n%s_count{%s} %zu\n", name, labels,
+			s->n, name, labels, sum, name, labels, s->n);
+	}
+}
+
+static void gauge(FILE *f, const char *name, const char *help, struct series *ser, int n, size_t field,
+		  bool is_double)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+	for (int i = 0; i < n; i++) {
+		const char *p = (const char *)&ser[i] + field;
+		if (field == (size_t)-1)
+			fprintf(f, "%s{%s} 0\n", name, ser[i].labels);
+		else if (is_double)
+			fprintf(f, "%s{%s} %.6g\n", name, ser[i].labels, *(const double *)p);
+		else
+			fprintf(f, "%s{%s} %lld\n", name, ser[i].labels, (long long)*(const int64_t *)p);
+	}
+}
+
+static void write_series(FILE *f, struct series *ser, int n)
+{
+	fprintf(f, "# servesim: the scrape vLLM's /metrics would give at the end of the run\n");
+	gauge(f, "vllm:num_requests_running", "Number of requests in model execution batches.", ser, n,
+	      (size_t)-1, false);
+	gauge(f, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", ser, n, (size_t)-1,
+	      false);
+	gauge(f, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", ser, n, (size_t)-1,
+	      false);
+	gauge(f, "servesim:peak_num_requests_waiting", "Peak of vllm:num_requests_waiting during the run.", ser,
+	      n, offsetof(struct series, peak_waiting), false);
+	gauge(f, "servesim:peak_kv_cache_usage_perc", "Peak of vllm:kv_cache_usage_perc during the run.", ser, n,
+	      offsetof(struct series, peak_kv), true);
+	static const struct {
+		const char *name, *help;
+		size_t field;
+	} counters[] = {
+		{ "vllm:num_preemptions", "Cumulative number of preemption from the engine.",
+		  offsetof(struct series, preemptions) },
+		{ "vllm:prompt_tokens", "Number of prefill tokens processed.", offsetof(struct series, prompt_tokens) },
+		{ "vllm:generation_tokens", "Number of generation tokens processed.",
+		  offsetof(struct series, generation_tokens) },
+		{ "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.",
+		  offsetof(struct series, prefix_queries) },
+		{ "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
+		  offsetof(struct series, prefix_hits) },
+	};
+	for (size_t c = 0; c < sizeof counters / sizeof *counters; c++) {
+		fprintf(f, "# HELP %s_total %s\n# TYPE %s_total counter\n", counters[c].name, counters[c].help,
+			counters[c].name);
+		for (int i = 0; i < n; i++)
+			fprintf(f, "%s_total{%s} %lld\n", counters[c].name, ser[i].labels,
+				(long long)*(const int64_t *)((const char *)&ser[i] + counters[c].field));
+	}
+	fprintf(f, "# HELP vllm:request_success_total Count of successfully processed requests.\n"
+		   "# TYPE vllm:request_success_total counter\n");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "vllm:request_success_total{%s,finished_reason=\"length\"} %lld\n", ser[i].labels,
+			(long long)ser[i].completed);
+	hist_samples(f, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ser,
+		     n, offsetof(struct series, ttft), ttft_buckets, sizeof ttft_buckets / sizeof *ttft_buckets);
+	fprintf(f, "# HELP vllm:inter_token_latency_seconds Histogram of inter-token latency in seconds.\n"
+		   "# TYPE vllm:inter_token_latency_seconds histogram\n");
+	for (int i = 0; i < n; i++) {
+		const char *labels = ser[i].labels;
+		const struct loghist *h = ser[i].itl;
+		for (size_t b = 0; b < sizeof itl_buckets / sizeof *itl_buckets; b++)
+			fprintf(f, "vllm:inter_token_latency_seconds_bucket{%s,le=\"%s\"} %lld\n", labels,
+				le_text(itl_buckets[b]).s, (long long)loghist_count_le(h, itl_buckets[b]));
+		fprintf(f, "vllm:inter_token_latency_seconds_bucket{%s,le=\"+Inf\"} %lld\n"
+			   "vllm:inter_token_latency_seconds_sum{%s} %.9g\nvllm:inter_token_latency_seconds_count{%s} %lld\n",
+			labels, (long long)h->n, labels, h->sum, labels, (long long)h->n);
+	}
+	hist_samples(f, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", ser,
+		     n, offsetof(struct series, e2el), e2e_buckets, sizeof e2e_buckets / sizeof *e2e_buckets);
+}
+
+void report_replicas_prom(FILE *f, struct run_result *res)
+{
+	int n = res->n_replicas ? res->n_replicas : 1;
+	struct series *ser = xcalloc((size_t)n, sizeof *ser);
+	for (int i = 0; i < n; i++) {
+		struct series *s = &ser[i];
+		snprintf(s->labels, sizeof s->labels, "model_name=\"%s\",engine=\"%d\"", res->model.id, i);
+		const struct engine_stats *es = res->n_replicas ? &res->replicas[i].engine : &res->engine;
+		s->preemptions = es->preemptions;
+		s->prefix_queries = es->prefix_queries;
+		s->prefix_hits = es->prefix_hits;
+		s->peak_kv = es->peak_kv_usage;
+		if (res->n_replicas) {
+			struct replica_result *rr = &res->replicas[i];
+			s->prompt_tokens = rr->input_tokens;
+			s->generation_tokens = rr->output_tokens;
+			s->completed = rr->completed;
+			s->peak_waiting = rr->peak_waiting;
+			s->ttft = &rr->ttft;
+			s->e2el = &rr->e2el;
+			s->itl = &rr->itl;
+		} else {
+			s->prompt_tokens = res->all.total_input;
+			s->generation_tokens = res->all.total_output;
+			s->completed = res->all.completed;
+			s->peak_waiting = res->peak_waiting;
+			s->ttft = &res->all.ttft;
+			s->e2el = &res->all.e2el;
+			s->itl = &res->all.itl;
+		}
+	}
+	write_series(f, ser, n);
+	free(ser);
+}
