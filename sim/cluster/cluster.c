@@ -35,6 +35,14 @@ struct cluster {
 	struct cluster_setup s;
 	struct replica *rep;
 	int n;
+	int n_prefill;                 /* disaggregated: replicas [0, n_prefill) prefill; else 0 */
+	int32_t *out_len;              /* disaggregated: each request's real output_len */
+	size_t cap_out_len;
+	const struct kvlink *link;
+	double link_bytes_per_s, link_latency_s, kv_bytes_per_token;  /* per rank */
+	int64_t *egress_free, *ingress_free;   /* per prefill / decode replica, ns */
+	size_t rr_decode;
+	struct cluster_kv_stats kv;
 	int last_stepped;              /* for the step-tokens gauge */
 	const struct router_class *router;
 	gsl_rng *rng;                  /* the "router" stream */
@@ -44,6 +52,74 @@ struct cluster {
 	int64_t *outstanding, *waiting, *prefix_hit;
 	double *kv_usage;
 };
+
+static int route(struct cluster *c, const struct request *rq, int base, int n, size_t *rr);
+
+/* A prefill replica's token: the client does not see it yet. */
+static void prefill_token(void *ctx, size_t idx, int64_t t)
+{
+	(void)ctx;
+	(void)idx;
+	(void)t;
+}
+
+/* A prefill replica finished request idx at t: hand it to a decode
+ * replica (or, when it wanted one token or failed, it is done). */
+static void prefill_done(void *ctx, size_t idx, int64_t t)
+{
+	struct cluster *c = ctx;
+	struct request *r = &c->s.reqs->v[idx];
+	r->output_len = c->out_len[idx];
+	if (r->state == REQ_FAILED) {
+		c->s.hooks.on_done(c->s.hooks.ctx, idx, t);
+		return;
+	}
+	if (r->output_len == 1) {
+		r->chunk = 1;
+		c->s.hooks.on_token(c->s.hooks.ctx, idx, t);
+		c->s.hooks.on_done(c->s.hooks.ctx, idx, t);
+		return;
+	}
+	int p = r->replica;
+	c->rep[p].outstanding--;
+	int d = route(c, r, c->n_prefill, c->n - c->n_prefill, &c->rr_decode);
+	r->prefill_replica = p;
+	r->replica = d;
+	c->rep[d].outstanding++;
+	c->rep[d].routed++;
+	/* The decode side starts from the prompt's KV and the first token. */
+	r->state = REQ_PENDING;
+	r->num_computed = 0;
+	r->generated = 1;
+	r->pending = 0;
+	r->chunk = 0;
+	r->n_hashed = 0;
+	r->remote_kv = 1;
+	evq_push(c->s.q, t, EV_ENQUEUE, (int64_t)idx);
+}
+
+/* A decode replica has blocks for request idx at now: pull its prompt's
+ * KV from its prefill replica. Returns when it lands. */
+static int64_t kv_pull(void *ctx, size_t idx, int64_t now)
+{
+	struct cluster *c = ctx;
+	const struct request *r = &c->s.reqs->v[idx];
+	int p = r->prefill_replica, d = r->replica - c->n_prefill;
+	double bytes = c->kv_bytes_per_token * (double)r->prompt_len;
+	int64_t ser = llround(bytes / c->link_bytes_per_s * 1e9);
+	int64_t start = now;
+	if (c->egress_free[p] > start)
+		start = c->egress_free[p];
+	if (c->ingress_free[d] > start)
+		start = c->ingress_free[d];
+	c->egress_free[p] = c->ingress_free[d] = start + ser;
+	int64_t ready = start + ser + llround(c->link_latency_s * 1e9);
+	c->kv.transfers++;
+	c->kv.bytes += bytes;
+	c->kv.transfer_s += (double)(ready - now) / 1e9;
+	c->kv.link_wait_s += (double)(start - now) / 1e9;
+	return ready;
+}
 
 static void start_step(struct cluster *c, int i, int64_t now)
 {
@@ -63,11 +139,12 @@ static void start_step(struct cluster *c, int i, int64_t now)
 	}
 }
 
-static int route(struct cluster *c, const struct request *rq)
+/* Picks among replicas [base, base + n). */
+static int route(struct cluster *c, const struct request *rq, int base, int n, size_t *rr)
 {
-	if (c->n == 1)
-		return 0;
-	for (int i = 0; i < c->n; i++) {
+	if (n == 1)
+		return base;
+	for (int i = base; i < base + n; i++) {
 		struct engine_gauges gg;
 		c->rep[i].cls->gauges(c->rep[i].eng, &gg);
 		c->outstanding[i] = c->rep[i].outstanding;
@@ -78,21 +155,29 @@ static int route(struct cluster *c, const struct request *rq)
 					   0;
 	}
 	struct router_view v = {
-		.n = (size_t)c->n, .outstanding = c->outstanding, .waiting = c->waiting,
-		.kv_usage = c->kv_usage, .prefix_hit = c->prefix_hit, .prompt_len = rq->prompt_len,
-		.weights = c->s.sc->cluster.weights, .rng = c->rng, .rr_next = &c->rr_next,
+		.n = (size_t)n, .outstanding = c->outstanding + base, .waiting = c->waiting + base,
+		.kv_usage = c->kv_usage + base, .prefix_hit = c->prefix_hit + base,
+		.prompt_len = rq->prompt_len, .weights = c->s.sc->cluster.weights, .rng = c->rng,
+		.rr_next = rr,
 	};
 	size_t i = c->router->pick(&v);
-	assert(i < (size_t)c->n);
-	return (int)i;
+	assert(i < (size_t)n);
+	return base + (int)i;
 }
 
 void cluster_send(struct cluster *c, size_t idx, int64_t now)
 {
 	struct request *r = &c->s.reqs->v[idx];
-	int i = route(c, r);
+	int i = route(c, r, 0, c->n_prefill ? c->n_prefill : c->n, &c->rr_next);
 	struct replica *rp = &c->rep[i];
 	r->replica = i;
+	r->prefill_replica = -1;
+	if (c->n_prefill) {
+		/* The prefill side runs it as max_tokens = 1. */
+		xgrow(&c->out_len, &c->cap_out_len, idx + 1, sizeof *c->out_len);
+		c->out_len[idx] = r->output_len;
+		r->output_len = 1;
+	}
 	rp->outstanding++;
 	rp->routed++;
 	int64_t api = rp->cls->request_path_ns ? rp->cls->request_path_ns(rp->eng, r, now) : rp->overhead_ns;
@@ -110,9 +195,14 @@ void cluster_event(struct cluster *c, const struct event *ev)
 {
 	switch (ev->kind) {
 	case EV_ENQUEUE: {
-		int i = c->s.reqs->v[ev->arg].replica;
+		struct request *r = &c->s.reqs->v[ev->arg];
+		int i = r->replica;
 		struct replica *rp = &c->rep[i];
+		int64_t enq = r->enqueue_ns;
+		bool handoff = r->remote_kv;
 		rp->cls->submit(rp->eng, (size_t)ev->arg, ev->time_ns);
+		if (handoff)
+			r->enqueue_ns = enq;   /* it reached the cluster then */
 		if (rp->busy || rp->kick_pending)
 			break;
 		if (rp->drain_first) {
@@ -137,6 +227,33 @@ void cluster_event(struct cluster *c, const struct event *ev)
 	}
 }
 
+/* The pools and the link of a disaggregated cluster. */
+static int init_disagg(struct cluster *c, struct err *e)
+{
+	const struct scenario *sc = c->s.sc;
+	const struct cluster_config *cc = &sc->cluster;
+	if (sc->engine_kind != ENGINE_VLLM)
+		return err_set(e, "%s: [cluster] prefill_replicas: disaggregation needs engine kind vllm (its KV connectors), got %s",
+			       cc->disagg_at, engine_class_for(sc->engine_kind)->name);
+	c->n_prefill = (int)cc->prefill_replicas;
+	c->link = kvlink_find(cc->kv_transfer);
+	assert(c->link);
+	c->link_bytes_per_s = cc->kv_transfer_gbit_s > 0 ? cc->kv_transfer_gbit_s * 1e9 / 8 :
+							    kvlink_bytes_per_s(c->link, c->s.hw);
+	c->link_latency_s = (cc->kv_transfer_latency_us >= 0 ? cc->kv_transfer_latency_us : c->link->latency_us) * 1e-6;
+	if (!(c->link_bytes_per_s > 0))
+		return err_set(e, "%s: [cluster] kv_transfer: %s takes its bandwidth from the hardware profile %s, which has none; set kv_transfer_gbit_s",
+			       cc->disagg_at, c->link->name, c->s.hw->id);
+	c->kv_bytes_per_token = model_kv_bytes_per_token_per_rank(c->s.model, sc->kv_cache_dtype == 1 ? 1 : 2,
+								     (int)sc->tensor_parallel_size);
+	c->egress_free = xcalloc((size_t)c->n_prefill, sizeof *c->egress_free);
+	c->ingress_free = xcalloc((size_t)(c->n - c->n_prefill), sizeof *c->ingress_free);
+	c->kv.link = c->link->name;
+	c->kv.bytes_per_s = c->link_bytes_per_s;
+	c->kv.latency_s = c->link_latency_s;
+	return 0;
+}
+
 struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 {
 	struct cluster *c = xcalloc(1, sizeof *c);
@@ -153,12 +270,22 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 	c->kv_usage = xcalloc((size_t)c->n, sizeof *c->kv_usage);
 	if (c->n > 1)
 		c->rng = workload_stream("router", s->sc->seed);
-	struct engine_setup es = {
-		.sc = s->sc, .model = s->model, .hw = s->hw, .weights = s->weights,
-		.reqs = s->reqs, .hooks = s->hooks,
-	};
+	if (clustercfg_disaggregated(cc) && init_disagg(c, e)) {
+		cluster_destroy(c);
+		return NULL;
+	}
 	for (int i = 0; i < c->n; i++) {
 		struct replica *rp = &c->rep[i];
+		struct engine_setup es = {
+			.sc = s->sc, .model = s->model, .hw = s->hw, .weights = s->weights,
+			.reqs = s->reqs, .hooks = s->hooks,
+		};
+		if (i < c->n_prefill) {
+			es.hooks = (struct engine_hooks){ c, prefill_token, prefill_done, NULL, NULL };
+		} else if (c->n_prefill) {
+			es.hooks.kv_ctx = c;
+			es.hooks.kv_pull = kv_pull;
+		}
 		rp->cls = engine_class_for(s->sc->engine_kind);
 		rp->eng = rp->cls->create(&es, e);
 		if (!rp->eng) {
@@ -185,6 +312,9 @@ void cluster_destroy(struct cluster *c)
 	free(c->waiting);
 	free(c->prefix_hit);
 	free(c->kv_usage);
+	free(c->out_len);
+	free(c->egress_free);
+	free(c->ingress_free);
 	if (c->rng)
 		gsl_rng_free(c->rng);
 	free(c);
@@ -220,9 +350,12 @@ void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *
 
 const char *cluster_replica_role(const struct cluster *c, int i)
 {
-	(void)c;
-	(void)i;
-	return "replica";
+	return !c->n_prefill ? "replica" : i < c->n_prefill ? "prefill" : "decode";
+}
+
+void cluster_kv_stats(const struct cluster *c, struct cluster_kv_stats *out)
+{
+	*out = c->kv;
 }
 
 int64_t cluster_replica_routed(const struct cluster *c, int i)

@@ -11,9 +11,20 @@
  * and no random number is drawn, so the events are those of the engine
  * alone, in the same order (byte-identical output).
  *
- * Invariants: every request is routed exactly once (r->replica set at
- * cluster_send); a replica runs at most one step at a time; outstanding
- * counts its routed requests not yet done.
+ * Prefill/decode disaggregation ([cluster] prefill_replicas, decode_replicas):
+ * replicas [0, P) only prefill (a request runs there as with max_tokens =
+ * 1, as vLLM's P/D proxies send it), then the router picks a decode
+ * replica in [P, P + D); that engine takes blocks for the prompt (waiting
+ * for them when its pool is full), the cluster pulls the KV over the
+ * kv_transfer link (kvlink.h: contention on both ports), and the first
+ * token, sampled on the prefill side, reaches the client when the KV has
+ * landed: TTFT includes the transfer. The prefill side frees its blocks
+ * at once (vLLM's NixlConnector holds them until the pull: not modelled).
+ *
+ * Invariants: every request is routed exactly once per pool (r->replica
+ * set at cluster_send, and to its decode replica at the hand-off); a
+ * replica runs at most one step at a time; outstanding counts its routed
+ * requests not yet done (or handed off).
  */
 #ifndef SERVESIM_CLUSTER_H
 #define SERVESIM_CLUSTER_H
@@ -67,6 +78,16 @@ void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *
 const char *cluster_replica_role(const struct cluster *c, int i);
 int64_t cluster_replica_routed(const struct cluster *c, int i);
 int64_t cluster_replica_peak_waiting(const struct cluster *c, int i);  /* at its steps */
+
+/* KV transfers of a disaggregated cluster (zero when colocated). */
+struct cluster_kv_stats {
+	const char *link;              /* kvlink row name */
+	double bytes_per_s, latency_s;
+	int64_t transfers;
+	double bytes;                  /* per rank, summed */
+	double transfer_s, link_wait_s;/* summed: pull start to landing; waiting for a busy port */
+};
+void cluster_kv_stats(const struct cluster *c, struct cluster_kv_stats *out);
 
 /* The engines' statistics as one: with one replica its own; with more,
  * replica 0's settings with counters summed and peaks maxed. */

@@ -16,6 +16,16 @@ static const struct inidoc_key keys[] = {
 	{ "cluster", "router", INI_STRING, F(router_name), 0, 0, 0, "a router name", NULL },
 	{ "cluster", "scorers", INI_STRING, F(scorers_text), 0, 0, 0,
 	  "NAME:WEIGHT, … with NAME queue, kv or prefix", NULL },
+	{ "cluster", "prefill_replicas", INI_INT, F(prefill_replicas), 0, 0, 4096,
+	  "a replica count >= 0 (0 = colocated)", NULL },
+	{ "cluster", "decode_replicas", INI_INT, F(decode_replicas), 0, 0, 4096,
+	  "a replica count >= 0 (0 = colocated)", NULL },
+	/* Checked against kvlink_table after binding. */
+	{ "cluster", "kv_transfer", INI_STRING, F(kv_transfer), 0, 0, 0, "a link name", NULL },
+	{ "cluster", "kv_transfer_gbit_s", INI_DOUBLE, F(kv_transfer_gbit_s), INI_MIN_EXCLUSIVE, 0, 1e7,
+	  "a bandwidth in Gb/s > 0", NULL },
+	{ "cluster", "kv_transfer_latency_us", INI_DOUBLE, F(kv_transfer_latency_us), 0, 0, 1e9,
+	  "microseconds >= 0", NULL },
 };
 
 enum { N_KEYS = sizeof keys / sizeof *keys };
@@ -32,6 +42,9 @@ void clustercfg_default(struct cluster_config *c)
 	snprintf(c->scorers_text, sizeof c->scorers_text, "queue:1,kv:1,prefix:1");
 	for (int s = 0; s < N_SCORERS; s++)
 		c->weights[s] = 1;
+	/* vLLM's P/D examples pair nodes over RDMA (NIXL/UCX). */
+	snprintf(c->kv_transfer, sizeof c->kv_transfer, "infiniband");
+	c->kv_transfer_latency_us = -1;
 }
 
 static void where(const struct inidoc *doc, const struct inidoc_entry *en, char *at, size_t cap)
@@ -61,6 +74,30 @@ int clustercfg_bind(struct cluster_config *c, struct inidoc *doc, struct err *e)
 				       c->router_name);
 		}
 		c->router = r;
+	}
+	if ((en = inidoc_find(doc, "cluster", "kv_transfer")) && !kvlink_find(c->kv_transfer)) {
+		char at[INI_VALUE_MAX + 32], names[256];
+		where(doc, en, at, sizeof at);
+		kvlink_list(names, sizeof names);
+		return err_set(e, "%s: [cluster] kv_transfer: expected one of %s, got '%s'", at, names,
+			       c->kv_transfer);
+	}
+	const struct inidoc_entry *pe = inidoc_find(doc, "cluster", "prefill_replicas");
+	const struct inidoc_entry *de = inidoc_find(doc, "cluster", "decode_replicas");
+	if (pe || de) {
+		const struct inidoc_entry *at_en = pe ? pe : de;
+		where(doc, at_en, c->disagg_at, sizeof c->disagg_at);
+		if ((c->prefill_replicas > 0) != (c->decode_replicas > 0))
+			return err_set(e, "%s: [cluster] %s: expected prefill_replicas and decode_replicas both > 0 (disaggregated) or both 0, got %lld and %lld",
+				       c->disagg_at, at_en->key, (long long)c->prefill_replicas,
+				       (long long)c->decode_replicas);
+		int64_t sum = c->prefill_replicas + c->decode_replicas;
+		if (sum > 0) {
+			if (inidoc_find(doc, "cluster", "replicas") && c->replicas != sum)
+				return err_set(e, "%s: [cluster] replicas: expected prefill_replicas + decode_replicas = %lld with them, got %lld",
+					       c->disagg_at, (long long)sum, (long long)c->replicas);
+			c->replicas = sum;
+		}
 	}
 	if ((en = inidoc_find(doc, "cluster", "scorers"))) {
 		const char *why;

@@ -15,6 +15,7 @@
 
 #include "err.h"
 #include "inidoc.h"
+#include "kvlink.h"
 #include "router.h"
 
 struct cluster_config {
@@ -24,7 +25,19 @@ struct cluster_config {
 	char scorers_text[INI_VALUE_MAX];  /* "queue:1,kv:1,prefix:1" */
 	double weights[N_SCORERS];         /* parsed scorers */
 	bool given;                        /* the scenario has a [cluster] key */
+	/* Prefill/decode disaggregation: both > 0, replicas = their sum
+	 * (replicas [0, P) prefill, [P, P + D) decode); both 0: colocated. */
+	int64_t prefill_replicas, decode_replicas;
+	char kv_transfer[INI_VALUE_MAX];   /* a kvlink row name */
+	double kv_transfer_gbit_s;         /* 0 = the row's */
+	double kv_transfer_latency_us;     /* < 0 = the row's */
+	char disagg_at[INI_VALUE_MAX + 32];/* where prefill_replicas was set, for errors */
 };
+
+static inline bool clustercfg_disaggregated(const struct cluster_config *c)
+{
+	return c->prefill_replicas > 0;
+}
 
 /* One replica, round robin, llm-d's three scorers weighted alike. */
 void clustercfg_default(struct cluster_config *c);

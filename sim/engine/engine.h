@@ -27,6 +27,11 @@ struct engine_hooks {
 	void (*on_token)(void *ctx, size_t req, int64_t t_ns);
 	/* A request finished (or failed: state REQ_FAILED, fail_reason set). */
 	void (*on_done)(void *ctx, size_t req, int64_t t_ns);
+	/* Disaggregated decode (sim/cluster): a request with remote_kv got its
+	 * KV blocks at now; the cluster starts pulling its prompt's KV and
+	 * returns when it lands. NULL elsewhere. */
+	void *kv_ctx;
+	int64_t (*kv_pull)(void *kv_ctx, size_t req, int64_t now);
 };
 
 struct engine_setup {

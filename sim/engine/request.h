@@ -43,7 +43,11 @@ struct request {
 	int32_t pending;          /* sampled tokens of steps in flight (vLLM's
 				   * num_output_placeholders): 0 or 1, 2 with async */
 	int32_t cached_tokens;    /* prefix-cache hit at first scheduling */
-	int32_t replica;          /* the cluster's replica it was routed to */
+	int32_t replica;          /* the cluster's replica it was routed to (its decode
+				   * replica when disaggregated) */
+	int32_t prefill_replica;  /* disaggregated: the replica that ran its prefill; else -1 */
+	int32_t remote_kv;        /* 1: its prompt's KV comes from a prefill replica (its
+				   * first token, sampled there, is generated already) */
 
 	/* Timing (ns). */
 	int64_t send_ns;          /* client send (after max_concurrency wait) */

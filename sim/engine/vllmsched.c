@@ -306,6 +306,45 @@ int64_t vllm_prefix_hit_tokens(const struct engine *g, const struct request *r)
 	return j * g->block_size;
 }
 
+/* Into parked, kept in kv_ready_ns order (host-link loads land in order;
+ * remote pulls over several links need not). O(parked) when out of order. */
+static void park_sorted(struct engine *g, size_t idx)
+{
+	struct reqq *q = &g->parked;
+	reqq_push_back(q, idx);
+	for (size_t k = q->len - 1; k > 0; k--) {
+		size_t *prev = reqq_at(q, k - 1), *cur = reqq_at(q, k);
+		if (req(g, *prev)->kv_ready_ns <= req(g, *cur)->kv_ready_ns)
+			break;
+		size_t t = *prev;
+		*prev = *cur;
+		*cur = t;
+	}
+}
+
+/* A request whose prompt was prefilled on another replica (P/D
+ * disaggregation, vLLM's NixlConnector): it takes blocks for its prompt
+ * and first token here, waits (WAITING_FOR_REMOTE_KVS) while the cluster
+ * pulls the KV over its link, and is parked until it lands. False when
+ * the pool is short: it waits at the head of the queue for blocks. */
+static bool admit_remote(struct engine *g, size_t idx, int64_t now)
+{
+	struct request *r = req(g, idx);
+	int64_t need = cdiv(num_tokens(r), g->block_size);
+	if (need > kvpool_num_free(g->pool))
+		return false;
+	reqq_pop_front(&g->waiting);
+	for (int64_t i = 0; i < need; i++)
+		push_block(r, kvpool_alloc(g->pool));
+	r->n_hashed = 0;
+	if (r->first_scheduled_ns < 0)
+		r->first_scheduled_ns = now;
+	r->kv_ready_ns = g->setup.hooks.kv_pull(g->setup.hooks.kv_ctx, idx, now);
+	assert(r->kv_ready_ns >= now);
+	park_sorted(g, idx);
+	return true;
+}
+
 /* A CPU-tier hit with vLLM's offloading connector: the request gets GPU
  * blocks for the n_cpu blocks found in host memory and waits
  * (WAITING_FOR_REMOTE_KVS) while they cross the host link, one load after
@@ -321,7 +360,7 @@ static void park(struct engine *g, size_t idx, int64_t n_cpu, int64_t now)
 	g->link_free_ns = r->kv_ready_ns;
 	if (r->first_scheduled_ns < 0)
 		g->st.prefix_cpu_hits += n_cpu * g->block_size;
-	reqq_push_back(&g->parked, idx);
+	park_sorted(g, idx);
 }
 
 /* Parked requests whose blocks are in by now: their blocks hashed (others
@@ -335,6 +374,17 @@ void vllm_unpark(struct engine *g, int64_t now)
 	for (size_t k = n; k-- > 0;) {
 		size_t idx = *reqq_at(&g->parked, k);
 		struct request *r = req(g, idx);
+		if (r->remote_kv) {
+			/* The pulled prompt: computed, its full blocks cached, and
+			 * the first token (sampled on the prefill side) streams now. */
+			r->remote_kv = 0;
+			r->num_computed = r->prompt_len;
+			vllm_cache_full_blocks(g, r, r->prompt_len);
+			r->chunk = 1;
+			g->setup.hooks.on_token(g->setup.hooks.ctx, idx, now);
+			vllm_enqueue_waiting(g, idx, true);
+			continue;
+		}
 		for (int32_t j = r->n_hashed; j < r->n_blocks; j++)
 			kvpool_set_hash(g->pool, r->blocks[j], block_hash(r, j, g->block_size));
 		r->n_hashed = r->n_blocks;
@@ -353,7 +403,12 @@ static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget,
 		int64_t total = num_tokens(r);
 		int64_t n_gpu = 0, n_cpu = 0, cached;
 		int32_t *hits = g->hits;
-		bool held = r->n_blocks > 0;     /* back from a CPU-tier load */
+		if (r->remote_kv) {
+			if (!admit_remote(g, idx, now))
+				break;
+			continue;
+		}
+		bool held = r->n_blocks > 0;     /* back from a CPU-tier load or a pull */
 		if (held) {
 			cached = r->num_computed;
 		} else {

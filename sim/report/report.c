@@ -606,6 +606,9 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_t *replicas = report_replicas_json(res);
 	if (replicas)
 		json_object_set_new(ss, "replicas", replicas);
+	json_t *kv = report_kv_transfer_json(res);
+	if (kv)
+		json_object_set_new(ss, "kv_transfer", kv);
 	json_object_set_new(o, "servesim", ss);
 	return o;
 }

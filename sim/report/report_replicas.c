@@ -40,6 +40,15 @@ void report_replicas_text(FILE *f, struct run_result *res)
 			100 * hit_rate(&rr->engine), (long long)rr->engine.preemptions);
 	}
 	fprintf(f, "(TTFT and ITL: mean/p99; KV: peak usage; hit: prefix cache hit rate)\n");
+	const struct cluster_kv_stats *kv = &res->kv;
+	if (kv->transfers) {
+		fprintf(f, "KV transfers over %s (%.0f Gb/s, %.0f us): %lld, %.1f MB each per rank\n", kv->link,
+			kv->bytes_per_s * 8 / 1e9, kv->latency_s * 1e6, (long long)kv->transfers,
+			kv->bytes / (double)kv->transfers / 1e6);
+		fprintf(f, "%-40s %-10.2f\n", "Mean KV transfer (ms):", 1e3 * kv->transfer_s / (double)kv->transfers);
+		fprintf(f, "%-40s %-10.2f\n", "Mean wait for a busy link (ms):",
+			1e3 * kv->link_wait_s / (double)kv->transfers);
+	}
 }
 
 json_t *report_replicas_json(struct run_result *res)
@@ -67,6 +76,23 @@ json_t *report_replicas_json(struct run_result *res)
 		json_array_append_new(a, o);
 	}
 	return a;
+}
+
+json_t *report_kv_transfer_json(const struct run_result *res)
+{
+	const struct cluster_kv_stats *kv = &res->kv;
+	if (!kv->link)
+		return NULL;
+	json_t *o = json_object();
+	double n = kv->transfers ? (double)kv->transfers : 1;
+	json_object_set_new(o, "link", json_string(kv->link));
+	json_object_set_new(o, "gbit_s", json_real(kv->bytes_per_s * 8 / 1e9));
+	json_object_set_new(o, "latency_us", json_real(kv->latency_s * 1e6));
+	json_object_set_new(o, "transfers", json_integer(kv->transfers));
+	json_object_set_new(o, "bytes_per_rank", json_real(kv->bytes));
+	json_object_set_new(o, "mean_transfer_ms", json_real(1e3 * kv->transfer_s / n));
+	json_object_set_new(o, "mean_link_wait_ms", json_real(1e3 * kv->link_wait_s / n));
+	return o;
 }
 
 static const double ttft_buckets[] = { 0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,

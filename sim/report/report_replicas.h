@@ -19,6 +19,10 @@ void report_replicas_text(FILE *f, struct run_result *res);
 /* The servesim.replicas array (caller owns it); NULL without replicas. */
 json_t *report_replicas_json(struct run_result *res);
 
+/* The servesim.kv_transfer object of a disaggregated run (caller owns
+ * it); NULL when colocated. */
+json_t *report_kv_transfer_json(const struct run_result *res);
+
 /* vLLM's /metrics for the run: one series per engine (engine="i"), the
  * single engine's as engine="0". Cannot fail. */
 void report_replicas_prom(FILE *f, struct run_result *res);

@@ -161,11 +161,18 @@ static void record_replica(struct run_result *res, const struct request *r)
 	if (!res->n_replicas || r->state == REQ_FAILED)
 		return;
 	struct replica_result *rr = &res->replicas[r->replica];
+	double ttft = (double)(r->first_token_ns - r->send_ns) / 1e9;
 	rr->completed++;
-	rr->input_tokens += r->prompt_len;
 	rr->output_tokens += r->output_len;
-	samples_add(&rr->ttft, (double)(r->first_token_ns - r->send_ns) / 1e9);
+	samples_add(&rr->ttft, ttft);
 	samples_add(&rr->e2el, (double)(r->finish_ns - r->send_ns) / 1e9);
+	if (r->prefill_replica >= 0) {
+		/* Disaggregated: its prompt and TTFT count on the prefill side. */
+		rr = &res->replicas[r->prefill_replica];
+		rr->completed++;
+		samples_add(&rr->ttft, ttft);
+	}
+	rr->input_tokens += r->prompt_len;
 }
 
 /* At the end of a cluster run: each replica's engine and routed count. */
@@ -179,6 +186,7 @@ static void collect_replicas(struct run *rn)
 		rr->peak_waiting = cluster_replica_peak_waiting(rn->cl, i);
 		cluster_replica_stats(rn->cl, i, &rr->engine);
 	}
+	cluster_kv_stats(rn->cl, &res->kv);
 }
 
 static void want_send(struct run *rn, size_t idx, int64_t now)

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "cluster.h"
 #include "engine.h"
 #include "hwprofile.h"
 #include "model.h"
@@ -88,6 +89,7 @@ struct run_result {
 	 * has none (n_replicas 0), its output unchanged. */
 	struct replica_result *replicas;
 	int n_replicas;
+	struct cluster_kv_stats kv;    /* disaggregated: the KV transfers */
 };
 
 /* Loads the model and hardware the scenario names, simulates, and fills
