@@ -129,7 +129,9 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 		g->idle_wait = true;
 		g->step_tokens = 0;
 		int64_t wait = req(g, reqq_front(&g->parked))->kv_ready_ns - now;
-		int64_t poll = llround(g->ovh.prof->idle_poll_us * 1e3);
+		/* (Only a remote pull parks under servesim 1's timing, which
+		 * has no poll: it waits for the landing.) */
+		int64_t poll = g->timing ? llround(g->ovh.prof->idle_poll_us * 1e3) : wait;
 		return wait < 1 ? 1 : wait < poll ? wait : poll;
 	}
 	int64_t ns = launch(g, run, now);
