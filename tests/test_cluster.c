@@ -362,6 +362,37 @@ static void bad_disaggregation_keys(void **state)
 	inidoc_free(&ov2);
 }
 
+static void pools_have_their_own_settings(void **state)
+{
+	(void)state;
+	/* H100 prefill with a larger token budget, H200 decode with more
+	 * sequences: each replica runs its pool's settings. */
+	struct run_result r;
+	simulate(&r, "c24-disaggregation", "workload.num_prompts=40", "decode.hardware=h200-sxm",
+		 "prefill.max_num_batched_tokens=16384", "decode.max_num_seqs=512", NULL);
+	for (int i = 0; i < 8; i++) {
+		const struct replica_result *rr = &r.replicas[i];
+		assert_string_equal(rr->hardware, i < 4 ? "h100-sxm" : "h200-sxm");
+		assert_int_equal(rr->engine.max_num_batched_tokens, i < 4 ? 16384 : 8192);
+		assert_int_equal(rr->engine.max_num_seqs, i < 4 ? 1024 : 512);
+	}
+	/* 141 GB against 80 GB: the H200's pool holds more blocks. */
+	assert_true(r.replicas[4].engine.num_gpu_blocks > 2 * r.replicas[0].engine.num_gpu_blocks);
+	run_result_free(&r);
+	expect_error("decode.max_num_seqs=4",
+		     (const char *const[]){ "[decode] max_num_seqs", "disaggregated cluster", NULL });
+	struct inidoc ov = { 0 };
+	struct err e;
+	static const char *const sets[] = { "cluster.prefill_replicas=1", "cluster.decode_replicas=1",
+					    "prefill.max_num_seq=3", NULL };
+	for (int i = 0; sets[i]; i++)
+		assert_int_equal(inidoc_add_override(&ov, sets[i], &e), 0);
+	struct scenario sc;
+	assert_int_equal(scenario_load(&sc, NULL, &ov, &e), -1);
+	assert_contains(e.msg, "--set prefill.max_num_seq: [prefill] max_num_seq: unknown key");
+	inidoc_free(&ov);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +407,7 @@ int main(void)
 		cmocka_unit_test(c24_disaggregation_pays_at_scale),
 		cmocka_unit_test(c25_disaggregation_loses_small),
 		cmocka_unit_test(bad_disaggregation_keys),
+		cmocka_unit_test(pools_have_their_own_settings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,6 +43,9 @@ struct cluster {
 	int64_t *egress_free, *ingress_free;   /* per prefill / decode replica, ns */
 	size_t rr_decode;
 	struct cluster_kv_stats kv;
+	/* Disaggregated: each pool's scenario and hardware ([prefill], [decode]). */
+	struct scenario *pool_sc[N_POOLS];
+	struct hw_profile pool_hw[N_POOLS];
 	int last_stepped;              /* for the step-tokens gauge */
 	const struct router_class *router;
 	gsl_rng *rng;                  /* the "router" stream */
@@ -232,20 +235,37 @@ static int init_disagg(struct cluster *c, struct err *e)
 {
 	const struct scenario *sc = c->s.sc;
 	const struct cluster_config *cc = &sc->cluster;
-	if (sc->engine_kind != ENGINE_VLLM)
-		return err_set(e, "%s: [cluster] prefill_replicas: disaggregation needs engine kind vllm (its KV connectors), got %s",
-			       cc->disagg_at, engine_class_for(sc->engine_kind)->name);
+	for (int p = 0; p < N_POOLS; p++) {
+		c->pool_sc[p] = xcalloc(1, sizeof *c->pool_sc[p]);
+		if (scenario_pool(sc, p, c->pool_sc[p], e))
+			return -1;
+		const struct scenario *ps = c->pool_sc[p];
+		if (ps->engine_kind != ENGINE_VLLM)
+			return err_set(e, "%s: [cluster] prefill_replicas: disaggregation needs engine kind vllm (its KV connectors), got %s",
+				       cc->disagg_at, engine_class_for(ps->engine_kind)->name);
+		if (!strcmp(ps->hardware, sc->hardware))
+			c->pool_hw[p] = *c->s.hw;
+		else if (hw_load_named(&c->pool_hw[p], ps->hardware, e))
+			return err_prefix(e, "%s: [%s] hardware", sc->path, p == POOL_PREFILL ? "prefill" : "decode");
+	}
 	c->n_prefill = (int)cc->prefill_replicas;
 	c->link = kvlink_find(cc->kv_transfer);
 	assert(c->link);
+	const struct hw_profile *phw = &c->pool_hw[POOL_PREFILL];
 	c->link_bytes_per_s = cc->kv_transfer_gbit_s > 0 ? cc->kv_transfer_gbit_s * 1e9 / 8 :
-							    kvlink_bytes_per_s(c->link, c->s.hw);
+							    kvlink_bytes_per_s(c->link, phw);
 	c->link_latency_s = (cc->kv_transfer_latency_us >= 0 ? cc->kv_transfer_latency_us : c->link->latency_us) * 1e-6;
 	if (!(c->link_bytes_per_s > 0))
 		return err_set(e, "%s: [cluster] kv_transfer: %s takes its bandwidth from the hardware profile %s, which has none; set kv_transfer_gbit_s",
-			       cc->disagg_at, c->link->name, c->s.hw->id);
-	c->kv_bytes_per_token = model_kv_bytes_per_token_per_rank(c->s.model, sc->kv_cache_dtype == 1 ? 1 : 2,
-								     (int)sc->tensor_parallel_size);
+			       cc->disagg_at, c->link->name, phw->id);
+	/* Each rank sends (and receives) its shard: the side with fewer
+	 * ranks moves the larger shard and sets the time. The prefill side's
+	 * KV dtype is what crosses. */
+	const struct scenario *pre = c->pool_sc[POOL_PREFILL], *dec = c->pool_sc[POOL_DECODE];
+	int64_t tp = pre->tensor_parallel_size < dec->tensor_parallel_size ? pre->tensor_parallel_size :
+									       dec->tensor_parallel_size;
+	c->kv_bytes_per_token = model_kv_bytes_per_token_per_rank(c->s.model, pre->kv_cache_dtype == 1 ? 1 : 2,
+								     (int)tp);
 	c->egress_free = xcalloc((size_t)c->n_prefill, sizeof *c->egress_free);
 	c->ingress_free = xcalloc((size_t)(c->n - c->n_prefill), sizeof *c->ingress_free);
 	c->kv.link = c->link->name;
@@ -286,7 +306,12 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 			es.hooks.kv_ctx = c;
 			es.hooks.kv_pull = kv_pull;
 		}
-		rp->cls = engine_class_for(s->sc->engine_kind);
+		if (c->n_prefill) {
+			int p = i < c->n_prefill ? POOL_PREFILL : POOL_DECODE;
+			es.sc = c->pool_sc[p];
+			es.hw = &c->pool_hw[p];
+		}
+		rp->cls = engine_class_for(es.sc->engine_kind);
 		rp->eng = rp->cls->create(&es, e);
 		if (!rp->eng) {
 			cluster_destroy(c);
@@ -295,7 +320,7 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 		struct engine_stats st;
 		rp->cls->stats(rp->eng, &st);
 		rp->drain_first = st.timing;
-		rp->overhead_ns = (int64_t)llround(s->hw->eff.request_overhead_ms * 1e6);
+		rp->overhead_ns = (int64_t)llround(es.hw->eff.request_overhead_ms * 1e6);
 	}
 	return c;
 }
@@ -315,6 +340,8 @@ void cluster_destroy(struct cluster *c)
 	free(c->out_len);
 	free(c->egress_free);
 	free(c->ingress_free);
+	for (int p = 0; p < N_POOLS; p++)
+		free(c->pool_sc[p]);
 	if (c->rng)
 		gsl_rng_free(c->rng);
 	free(c);
@@ -346,6 +373,13 @@ void cluster_gauges(const struct cluster *c, struct engine_gauges *out)
 void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *st)
 {
 	c->rep[i].cls->stats(c->rep[i].eng, st);
+}
+
+const char *cluster_replica_hardware(const struct cluster *c, int i, int64_t *tp)
+{
+	const struct scenario *sc = !c->n_prefill ? c->s.sc : c->pool_sc[i < c->n_prefill ? POOL_PREFILL : POOL_DECODE];
+	*tp = sc->tensor_parallel_size;
+	return !c->n_prefill ? c->s.hw->id : c->pool_hw[i < c->n_prefill ? POOL_PREFILL : POOL_DECODE].id;
 }
 
 const char *cluster_replica_role(const struct cluster *c, int i)

@@ -76,6 +76,8 @@ void cluster_gauges(const struct cluster *c, struct engine_gauges *out);
  * routed to it. */
 void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *st);
 const char *cluster_replica_role(const struct cluster *c, int i);
+/* Replica i's hardware id (borrowed) and tensor parallelism into *tp. */
+const char *cluster_replica_hardware(const struct cluster *c, int i, int64_t *tp);
 int64_t cluster_replica_routed(const struct cluster *c, int i);
 int64_t cluster_replica_peak_waiting(const struct cluster *c, int i);  /* at its steps */
 

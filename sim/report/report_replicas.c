@@ -33,8 +33,8 @@ void report_replicas_text(FILE *f, struct run_result *res)
 	fprintf(f, "%d replicas, router %s\n", res->n_replicas, router_classes[res->sc.cluster.router].name);
 	for (int i = 0; i < res->n_replicas; i++) {
 		struct replica_result *rr = &res->replicas[i];
-		fprintf(f, "%d %-8s %6lld req  TTFT %.2f/%.2f ms  ITL %.2f/%.2f ms  KV %.1f%%  hit %.1f%%  preempt %lld\n",
-			i, rr->role, (long long)rr->requests, 1e3 * samples_mean(&rr->ttft),
+		fprintf(f, "%d %-8s %s tp%lld %6lld req  TTFT %.2f/%.2f ms  ITL %.2f/%.2f ms  KV %.1f%%  hit %.1f%%  preempt %lld\n",
+			i, rr->role, rr->hardware, (long long)rr->tensor_parallel_size, (long long)rr->requests, 1e3 * samples_mean(&rr->ttft),
 			1e3 * samples_percentile(&rr->ttft, 99), 1e3 * loghist_mean(&rr->itl),
 			1e3 * loghist_percentile(&rr->itl, 99), 100 * rr->engine.peak_kv_usage,
 			100 * hit_rate(&rr->engine), (long long)rr->engine.preemptions);
@@ -61,6 +61,8 @@ json_t *report_replicas_json(struct run_result *res)
 		json_t *o = json_object();
 		json_object_set_new(o, "replica", json_integer(i));
 		json_object_set_new(o, "role", json_string(rr->role));
+		json_object_set_new(o, "hardware", json_string(rr->hardware));
+		json_object_set_new(o, "tensor_parallel_size", json_integer(rr->tensor_parallel_size));
 		json_object_set_new(o, "requests", json_integer(rr->requests));
 		json_object_set_new(o, "completed", json_integer(rr->completed));
 		json_object_set_new(o, "total_input_tokens", json_integer(rr->input_tokens));

@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,6 +183,8 @@ static void collect_replicas(struct run *rn)
 	for (int i = 0; i < res->n_replicas; i++) {
 		struct replica_result *rr = &res->replicas[i];
 		rr->role = cluster_replica_role(rn->cl, i);
+		snprintf(rr->hardware, sizeof rr->hardware, "%s",
+			 cluster_replica_hardware(rn->cl, i, &rr->tensor_parallel_size));
 		rr->requests = cluster_replica_routed(rn->cl, i);
 		rr->peak_waiting = cluster_replica_peak_waiting(rn->cl, i);
 		cluster_replica_stats(rn->cl, i, &rr->engine);

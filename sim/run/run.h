@@ -51,7 +51,9 @@ struct ts_row {            /* one time-series sample, at a step's start */
 /* One replica of a cluster (sim/cluster): its role, the requests routed
  * to it, its requests' TTFT and ITL, and its engine's statistics. */
 struct replica_result {
-	const char *role;              /* static: "replica" */
+	const char *role;              /* static: "replica", "prefill" or "decode" */
+	char hardware[64];             /* its device's profile id */
+	int64_t tensor_parallel_size;
 	int64_t requests;              /* routed to it */
 	int64_t completed;
 	int64_t input_tokens, output_tokens;

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "num.h"
@@ -308,6 +309,108 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	return 0;
 }
 
+static const char *const pool_names[N_POOLS] = { "prefill", "decode" };
+
+/* Keeps the [prefill] and [decode] entries for scenario_pool. */
+static int take_pools(struct scenario *sc, struct inidoc *doc, struct err *e)
+{
+	for (size_t i = 0; i < doc->len; i++) {
+		struct inidoc_entry *en = &doc->entries[i];
+		for (int p = 0; p < N_POOLS; p++) {
+			if (strcmp(en->section, pool_names[p]))
+				continue;
+			int *n = &sc->n_pool[p];
+			/* A later --set of the same key replaces the file's. */
+			int k = 0;
+			while (k < *n && strcmp(sc->pool[p][k].key, en->key))
+				k++;
+			if (k == SCENARIO_MAX_POOL_KEYS)
+				return err_set(e, "%s: [%s] %s: at most %d keys per pool", doc->path, en->section,
+					       en->key, SCENARIO_MAX_POOL_KEYS);
+			struct pool_override *o = &sc->pool[p][k];
+			snprintf(o->key, sizeof o->key, "%s", en->key);
+			snprintf(o->value, sizeof o->value, "%s", en->value);
+			o->line = en->line;
+			if (k == *n)
+				(*n)++;
+			en->used = true;
+		}
+	}
+	return 0;
+}
+
+int scenario_pool(const struct scenario *base, int pool, struct scenario *out, struct err *e)
+{
+	*out = *base;
+	if (!base->n_pool[pool])
+		return 0;
+	/* The engine's keys (and run's hardware) under the pool's name, so
+	 * errors say [prefill] or [decode]. */
+	struct inidoc_key pk[N_KEYS];
+	size_t n = 0;
+	for (size_t i = 0; i < N_KEYS; i++) {
+		if (strcmp(keys[i].section, "engine") &&
+		    (strcmp(keys[i].section, "run") || strcmp(keys[i].key, "hardware")))
+			continue;
+		pk[n] = keys[i];
+		pk[n++].section = pool_names[pool];
+	}
+	struct inidoc doc = { 0 };
+	doc.path = xstrdup(base->path);
+	for (int k = 0; k < base->n_pool[pool]; k++) {
+		const struct pool_override *o = &base->pool[pool][k];
+		xgrow(&doc.entries, &doc.cap, doc.len + 1, sizeof *doc.entries);
+		struct inidoc_entry *en = &doc.entries[doc.len++];
+		memset(en, 0, sizeof *en);
+		snprintf(en->section, sizeof en->section, "%s", pool_names[pool]);
+		snprintf(en->key, sizeof en->key, "%s", o->key);
+		snprintf(en->value, sizeof en->value, "%s", o->value);
+		en->line = o->line;
+	}
+	int rc = inidoc_bind(&doc, pk, n, out, false, NULL, e);
+	const struct inidoc_entry *en;
+	if (rc == 0 && (en = inidoc_find(&doc, pool_names[pool], "vllm_version")) &&
+	    !vllmver_find(out->vllm_version)) {
+		char at[INI_VALUE_MAX + 32];
+		key_at(&doc, pool_names[pool], "vllm_version", at, sizeof at);
+		rc = err_set(e, "%s: [%s] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.8 (V1), got '%s'",
+			     at, pool_names[pool], out->vllm_version);
+	}
+	if (rc == 0) {
+		if (inidoc_find(&doc, pool_names[pool], "async_scheduling")) {
+			out->async_scheduling_given = true;
+			key_at(&doc, pool_names[pool], "async_scheduling", out->async_scheduling_at,
+			       sizeof out->async_scheduling_at);
+		}
+		if (inidoc_find(&doc, pool_names[pool], "tensor_parallel_size"))
+			key_at(&doc, pool_names[pool], "tensor_parallel_size", out->tensor_parallel_at,
+			       sizeof out->tensor_parallel_at);
+		if (inidoc_find(&doc, pool_names[pool], "pipeline_parallel_size"))
+			key_at(&doc, pool_names[pool], "pipeline_parallel_size", out->pipeline_parallel_at,
+			       sizeof out->pipeline_parallel_at);
+	}
+	inidoc_free(&doc);
+	return rc;
+}
+
+/* Tries each pool's overrides once, so a bad one fails the load. */
+static int check_pools(const struct scenario *sc, struct err *e)
+{
+	for (int p = 0; p < N_POOLS; p++) {
+		if (!sc->n_pool[p])
+			continue;
+		if (!clustercfg_disaggregated(&sc->cluster))
+			return err_set(e, "%s: [%s] %s: pools need a disaggregated cluster ([cluster] prefill_replicas and decode_replicas)",
+				       sc->path, pool_names[p], sc->pool[p][0].key);
+		struct scenario *tmp = xcalloc(1, sizeof *tmp);
+		int rc = scenario_pool(sc, p, tmp, e);
+		free(tmp);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
 /* An entry no table claimed is in a section nobody owns. */
 static int unknown_sections(const struct inidoc *doc, struct err *e)
 {
@@ -320,7 +423,7 @@ static int unknown_sections(const struct inidoc *doc, struct err *e)
 			snprintf(at, sizeof at, "%s:%d", doc->path, en->line);
 		else
 			snprintf(at, sizeof at, "--set %s.%s", en->section, en->key);
-		return err_set(e, "%s: [%s] %s: unknown section; expected one of [run], [workload], [engine], [slo], [cluster]",
+		return err_set(e, "%s: [%s] %s: unknown section; expected one of [run], [workload], [engine], [slo], [cluster], [prefill], [decode]",
 			       at, en->section, en->key);
 	}
 	return 0;
@@ -349,9 +452,13 @@ int scenario_load(struct scenario *sc, const char *path, struct inidoc *override
 	if (rc == 0)
 		rc = clustercfg_bind(&sc->cluster, &doc, e);
 	if (rc == 0)
+		rc = take_pools(sc, &doc, e);
+	if (rc == 0)
 		rc = unknown_sections(&doc, e);
 	if (rc == 0)
 		rc = check(sc, &doc, e);
+	if (rc == 0)
+		rc = check_pools(sc, e);
 	inidoc_free(&doc);
 	return rc;
 }

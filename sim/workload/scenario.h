@@ -25,6 +25,17 @@ enum engine_kind { ENGINE_VLLM, ENGINE_OLLAMA, ENGINE_LLAMACPP };
 enum sched_policy { SCHED_FCFS, SCHED_PRIORITY };
 
 #define SCENARIO_MAX_STAGES 32
+#define SCENARIO_MAX_POOL_KEYS 16
+
+/* A disaggregated cluster's pools: [prefill] and [decode] override
+ * [engine] keys and run's hardware for their replicas. */
+enum scenario_pool { POOL_PREFILL, POOL_DECODE, N_POOLS };
+
+struct pool_override {
+	char key[INI_NAME_MAX];
+	char value[INI_VALUE_MAX];
+	int line;                          /* 0 for --set */
+};
 
 struct stage {
 	double rate;          /* requests per second */
@@ -119,6 +130,9 @@ struct scenario {
 
 	/* [cluster] (sim/cluster/clustercfg.h owns its keys) */
 	struct cluster_config cluster;
+	/* [prefill], [decode]: the entries as written, applied by scenario_pool */
+	struct pool_override pool[N_POOLS][SCENARIO_MAX_POOL_KEYS];
+	int n_pool[N_POOLS];
 
 	/* [slo]: goodput thresholds in ms (0 = not set), as --goodput */
 	double slo_ttft_ms, slo_tpot_ms, slo_e2el_ms;
@@ -137,6 +151,12 @@ void scenario_default(struct scenario *sc);
  * line and key (or the --set). */
 int scenario_load(struct scenario *sc, const char *path, struct inidoc *overrides,
 		  struct err *e);
+
+/* The scenario one pool's replicas run: base with that pool's [prefill]
+ * or [decode] overrides applied. Returns 0, or -1 with e naming the file,
+ * line and [pool] key (scenario_load has already tried every override,
+ * so a loaded scenario's pools do not fail). */
+int scenario_pool(const struct scenario *base, int pool, struct scenario *out, struct err *e);
 
 /* GPUs one server replica of the scenario uses: tensor × pipeline parallel. */
 static inline int64_t scenario_gpus(const struct scenario *sc)
