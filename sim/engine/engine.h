@@ -59,6 +59,11 @@ struct engine_stats {
 	const char *vllm_version;          /* static; NULL for other engines */
 	bool async_scheduling, timing;
 	int64_t graph_steps, eager_steps, padded_tokens, max_capture_size;
+	/* Speculative decoding (specdec.h): proposed and accepted tokens
+	 * (vLLM's spec_decode_num_draft_tokens, _num_accepted_tokens), and
+	 * the drafter's time in steps (seconds). */
+	int64_t spec_draft_tokens, spec_accepted_tokens;
+	double spec_draft_s;
 	/* Where step time went, summed over steps (seconds). */
 	struct perf_breakdown time;
 	/* Where decode tokens' steps went, summed over decode tokens (seconds):

@@ -74,13 +74,30 @@ static double graph_pad_s(struct engine *g, const struct batch *b)
 	return parts[2];
 }
 
+/* The drafter's passes of a speculative step (seconds; 0 without). MTP
+ * is costed from the target's decode-only step. */
+static double drafter_s(struct engine *g, const struct batch *b)
+{
+	if (!g->spec.method || b->draft.seqs == 0)
+		return 0;
+	double target = 0;
+	if (g->spec.method->cost == SPEC_COST_MTP) {
+		struct perf_step dec;
+		perf_step_decodes_only(&b->step, &dec);
+		target = perf_step_time(&g->perf, &dec, NULL);
+	}
+	double d = specdec_draft_s(&g->spec, &b->draft, target, g->setup.model->n_layers);
+	g->st.spec_draft_s += d;
+	return d;
+}
+
 /* Starts b on the GPU at now; returns its duration in ns. */
 static int64_t launch(struct engine *g, const struct batch *b, int64_t now)
 {
 	const struct perf_step *step = &b->step;
 	g->step_tokens = step->tokens;
 	struct perf_breakdown bd;
-	double s = perf_step_time(&g->perf, step, &bd) + b->extra_s;
+	double s = perf_step_time(&g->perf, step, &bd) + b->extra_s + drafter_s(g, b);
 	g->st.steps++;
 	g->st.busy_s += s;
 	g->st.time.dense += bd.dense;
@@ -170,6 +187,17 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		size_t idx = b->idx[k];
 		struct request *r = req(g, idx);
 		bool running = r->state == REQ_RUNNING;
+		int32_t emit = 1;
+		if (b->drafts[k] && running) {
+			/* Verified: the accepted run and one more; the rejected
+			 * drafts' KV is dropped (num_computed back to the last
+			 * accepted token). */
+			int a = specdec_accept(&g->spec, b->drafts[k]);
+			r->num_computed -= b->drafts[k] - a;
+			emit += a;
+			g->st.spec_draft_tokens += b->drafts[k];
+			g->st.spec_accepted_tokens += a;
+		}
 		if (!g->cache_at_alloc && running)
 			vllm_cache_full_blocks(g, r, r->num_computed);
 		if (!b->samples[k])
@@ -177,13 +205,14 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		/* A request preempted while this step ran keeps its token, as
 		 * update_from_output keeps it. */
 		r->pending--;
-		r->generated++;
+		r->generated += emit;
 		if (r->first_token_ns < 0)
 			r->first_output_ns = out_ns;
 		/* --stream-interval: the output path sends a stream's tokens in
 		 * chunks of that many (the first and the last at once). */
 		bool last = r->generated >= r->output_len;
-		if (++r->chunk >= g->stream_interval || r->generated == 1 || last)
+		r->chunk += emit;
+		if (r->chunk >= g->stream_interval || r->generated == 1 || last)
 			g->setup.hooks.on_token(g->setup.hooks.ctx, idx, seen);
 		if (last) {
 			r->state = REQ_FINISHED;
@@ -349,9 +378,13 @@ static int resolve_timing(struct engine *g, struct err *e)
 	const struct vllm_version *v = vllmver_find(sc->vllm_version);
 	assert(v);                       /* scenario_load checked it */
 	bool pp = sc->pipeline_parallel_size > 1;
-	g->async = sc->async_scheduling_given ? sc->async_scheduling : v->async_scheduling && !pp;
+	bool spec = sc->speculative_method[0] != '\0';
+	g->async = sc->async_scheduling_given ? sc->async_scheduling : v->async_scheduling && !pp && !spec;
 	if (g->async && pp)
 		return err_set(e, "%s: [engine] async_scheduling: not modelled with pipeline_parallel_size > 1 (servesim runs pipeline stages synchronously)",
+			       sc->async_scheduling_at);
+	if (g->async && spec)
+		return err_set(e, "%s: [engine] async_scheduling: vLLM turns it off with speculative decoding (#27614)",
 			       sc->async_scheduling_at);
 	g->timing = v->timing;
 	g->priority = sc->scheduling_policy == SCHED_PRIORITY;
@@ -395,7 +428,8 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 		return NULL;
 	}
 	perf_pipeline(&g->perf, (int)sc->pipeline_parallel_size);
-	if (size_pool(g, e) || resolve_timing(g, e)) {
+	if (size_pool(g, e) || resolve_timing(g, e) || specdec_init(&g->spec, sc, setup->hw, setup->weights, e)) {
+		specdec_free(&g->spec);
 		kvpool_destroy(g->pool);
 		free(g);
 		return NULL;
@@ -419,7 +453,9 @@ static void vllm_destroy(struct engine *g)
 		free(g->batch[i].idx);
 		free(g->batch[i].n);
 		free(g->batch[i].samples);
+		free(g->batch[i].drafts);
 	}
+	specdec_free(&g->spec);
 	free(g->hits);
 	free(g);
 }

@@ -16,14 +16,17 @@
 #include "kvpool.h"
 #include "overhead.h"
 #include "reqq.h"
+#include "specdec.h"
 
 /* One scheduled step: its requests, their tokens, whether each samples. */
 struct batch {
 	size_t *idx;
 	int32_t *n;
 	bool *samples;
+	int32_t *drafts;                 /* speculative tokens verified with it (0: none) */
 	size_t len, cap;
 	struct perf_step step;
+	struct perf_step draft;          /* the drafting sequences, for the drafter's passes */
 	double extra_s;                  /* CPU-tier loads in this step */
 };
 
@@ -55,6 +58,7 @@ struct engine {
 	int64_t step_tokens;             /* tokens in the current step */
 	int32_t *hits;                   /* prefix-lookup scratch, kept across steps */
 	size_t cap_hits;
+	struct specdec spec;             /* speculative decoding; spec.method NULL: off */
 	struct engine_stats st;
 };
 

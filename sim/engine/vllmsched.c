@@ -168,6 +168,14 @@ static void unschedule(struct engine *g, struct batch *b, size_t idx, int64_t *b
 	r->pending -= b->samples[k];
 	r->num_computed -= b->n[k];
 	b->len--;
+	if (b->drafts[k]) {
+		b->draft.seqs--;             /* the drafter's batch: one sequence less (its
+					      * KV-read sum is left: a rare, small overcount) */
+		b->draft.tokens--;
+		b->draft.dec_seqs--;
+		b->draft.sampled--;
+	}
+	memmove(&b->drafts[k], &b->drafts[k + 1], (b->len - k) * sizeof *b->drafts);
 	memmove(&b->idx[k], &b->idx[k + 1], (b->len - k) * sizeof *b->idx);
 	memmove(&b->n[k], &b->n[k + 1], (b->len - k) * sizeof *b->n);
 	memmove(&b->samples[k], &b->samples[k + 1], (b->len - k) * sizeof *b->samples);
@@ -200,7 +208,7 @@ static bool grow_slow(struct engine *g, struct request *r, int64_t tokens)
 /* Puts n tokens of request i into the step. Its tokens count as
  * computed from here on (vLLM's num_computed_tokens moves at scheduling),
  * and a sampled token is pending until the step ends. */
-static void add_to_step(struct engine *g, struct batch *b, size_t i, int64_t n)
+static void add_to_step(struct engine *g, struct batch *b, size_t i, int64_t n, int32_t drafts)
 {
 	struct request *r = req(g, i);
 	bool samples = r->num_computed + n >= num_tokens(r);
@@ -210,7 +218,13 @@ static void add_to_step(struct engine *g, struct batch *b, size_t i, int64_t n)
 		b->idx = xrealloc(b->idx, b->cap * sizeof *b->idx);
 		b->n = xrealloc(b->n, b->cap * sizeof *b->n);
 		b->samples = xrealloc(b->samples, b->cap * sizeof *b->samples);
+		b->drafts = xrealloc(b->drafts, b->cap * sizeof *b->drafts);
 	}
+	if (drafts && g->spec.method->cost == SPEC_COST_MODEL)
+		perf_step_add(&b->draft, &g->spec.draft, 1, r->num_computed + n, true);
+	else if (drafts)
+		b->draft.seqs++;
+	b->drafts[b->len] = drafts;
 	b->idx[b->len] = i;
 	b->n[b->len] = (int32_t)n;
 	b->samples[b->len++] = samples;
@@ -252,6 +266,18 @@ static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
 		int64_t n = clip(g, num_tokens(r) - r->num_computed, *budget, r);
 		if (n <= 0)
 			continue;
+		int32_t drafts = 0;
+		if (g->spec.method && n == 1 && r->generated > 0) {
+			/* A decode: verify k proposed tokens with it, no more than
+			 * the output has left, the budget and max_model_len allow. */
+			int64_t d = g->spec.k, left = (int64_t)r->output_len - r->generated - r->pending - 1;
+			int64_t room = g->max_model_len - 1 - r->num_computed - 1;
+			d = d < left ? d : left;
+			d = d < *budget - 1 ? d : *budget - 1;
+			d = d < room ? d : room;
+			drafts = d > 0 ? (int32_t)d : 0;
+			n += drafts;
+		}
 		bool got = false;
 		while (!(got = grow_to(g, r, r->num_computed + n))) {
 			size_t pos = victim_at(g);
@@ -268,7 +294,7 @@ static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
 		}
 		if (!got)
 			break;
-		add_to_step(g, b, idx, n);
+		add_to_step(g, b, idx, n, drafts);
 		*budget -= n;
 	}
 	return !preempted;
@@ -467,7 +493,7 @@ static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget,
 			g->running = xrealloc(g->running, g->cap_running * sizeof *g->running);
 		}
 		g->running[g->n_running++] = idx;
-		add_to_step(g, b, idx, n);
+		add_to_step(g, b, idx, n, 0);
 		*budget -= n;
 	}
 }
@@ -477,6 +503,7 @@ static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget,
 void vllm_schedule(struct engine *g, struct batch *b, int64_t now)
 {
 	perf_step_clear(&b->step);
+	perf_step_clear(&b->draft);
 	b->len = 0;
 	b->extra_s = 0;
 	int64_t budget = g->mnbt;

@@ -9,6 +9,7 @@
 
 #include "num.h"
 #include "precision.h"
+#include "specdec.h"
 #include "vllmver.h"
 #include "xalloc.h"
 
@@ -99,6 +100,14 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "scheduling_policy", INI_ENUM, F(scheduling_policy), 0, 0, 0, "fcfs or priority",
 	  policy_names },
 	{ "engine", "stream_interval", INI_INT, F(stream_interval), 0, 1, 1e6, "a token count >= 1", NULL },
+	/* vLLM's --speculative-config; checked against engine/specdec.c's table. */
+	{ "engine", "speculative_method", INI_STRING, F(speculative_method), 0, 0, 0, "a method name", NULL },
+	{ "engine", "speculative_model", INI_STRING, F(speculative_model), 0, 0, 0,
+	  "a model id, Hugging Face id or path", NULL },
+	{ "engine", "num_speculative_tokens", INI_INT, F(num_speculative_tokens), 0, 1, SPECDEC_MAX_TOKENS,
+	  "a token count in [1, 16]", NULL },
+	{ "engine", "speculative_acceptance", INI_STRING, F(speculative_acceptance), 0, 0, 0,
+	  "a probability, or one per position", NULL },
 	{ "engine", "num_parallel", INI_INT, F(num_parallel), 0, 1, 1e6, "a slot count >= 1", NULL },
 	{ "engine", "num_ctx", INI_INT, F(num_ctx), 0, 2, 1e9, "tokens per slot, >= 2", NULL },
 	{ "engine", "max_queue", INI_INT, F(max_queue), 0, 1, 1e9, "a request count >= 1", NULL },
@@ -161,6 +170,9 @@ void scenario_default(struct scenario *sc)
 	snprintf(sc->cpu_hardware, sizeof sc->cpu_hardware, "cpu-ddr5-5600");
 	sc->cache_prompt = true;             /* llama-server and Ollama send cache_prompt */
 	sc->truncate = true;                 /* Ollama: req.Truncate == nil means true */
+	/* No component measurement sets a default acceptance: it depends on
+	 * the drafter and the text. 0.7 per token is a stated assumption. */
+	snprintf(sc->speculative_acceptance, sizeof sc->speculative_acceptance, "0.7");
 	clustercfg_default(&sc->cluster);
 }
 
@@ -227,6 +239,46 @@ static void key_at(const struct inidoc *doc, const char *section, const char *ke
 		snprintf(out, cap, "%s", doc->path);
 }
 
+/* --speculative-config: a known method, its drafter, k, the acceptance. */
+static int check_speculative(struct scenario *sc, struct inidoc *doc, struct err *e)
+{
+	char at[INI_VALUE_MAX + 32];
+	bool any = false;
+	static const char *const spec_keys[] = { "speculative_model", "num_speculative_tokens",
+						 "speculative_acceptance" };
+	for (size_t i = 0; i < 3; i++)
+		any |= inidoc_find(doc, "engine", spec_keys[i]) != NULL;
+	key_at(doc, "engine", "speculative_method", at, sizeof at);
+	if (!sc->speculative_method[0]) {
+		if (any)
+			return err_set(e, "%s: [engine] speculative_method: missing; expected one with the other speculative keys",
+				       doc->path);
+		return 0;
+	}
+	const struct specdec_method *m = specdec_find(sc->speculative_method);
+	if (!m) {
+		char names[128];
+		specdec_list(names, sizeof names);
+		return err_set(e, "%s: [engine] speculative_method: expected one of %s, got '%s'", at, names,
+			       sc->speculative_method);
+	}
+	if (sc->engine_kind != ENGINE_VLLM)
+		return err_set(e, "%s: [engine] speculative_method: speculative decoding is modelled for kind vllm only",
+			       at);
+	if (m->needs_model && !sc->speculative_model[0])
+		return err_set(e, "%s: [engine] speculative_model: missing; expected the drafter's model for speculative_method %s",
+			       at, m->name);
+	if (!inidoc_find(doc, "engine", "num_speculative_tokens"))
+		return err_set(e, "%s: [engine] num_speculative_tokens: missing; expected a token count in [1, 16] (vLLM requires it)",
+			       at);
+	double p[SPECDEC_MAX_TOKENS];
+	key_at(doc, "engine", "speculative_acceptance", at, sizeof at);
+	if (specdec_parse_acceptance(sc->speculative_acceptance, (int)sc->num_speculative_tokens, p))
+		return err_set(e, "%s: [engine] speculative_acceptance: expected a probability in [0, 1], or at most num_speculative_tokens of them, got '%s'",
+			       at, sc->speculative_acceptance);
+	return 0;
+}
+
 /* Checks across keys, naming the key whose value cannot stand. */
 static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 {
@@ -257,6 +309,8 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 		return err_set(e, "%s: [engine] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.8 (V1), got '%s'",
 			       at, sc->vllm_version);
 	}
+	if (check_speculative(sc, doc, e))
+		return -1;
 	sc->async_scheduling_given = inidoc_find(doc, "engine", "async_scheduling") != NULL;
 	key_at(doc, "engine", "async_scheduling", sc->async_scheduling_at, sizeof sc->async_scheduling_at);
 	if (sc->weights[0] && !precision_find(sc->weights)) {

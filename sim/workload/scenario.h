@@ -107,6 +107,11 @@ struct scenario {
 	int64_t max_num_partial_prefills;  /* > 1: long_prefill_token_threshold 4% of max_model_len */
 	int scheduling_policy;             /* enum sched_policy (--scheduling-policy) */
 	int64_t stream_interval;           /* tokens per streamed chunk (--stream-interval) */
+	/* --speculative-config (engine/specdec.h); "" = off */
+	char speculative_method[INI_VALUE_MAX];
+	char speculative_model[INI_VALUE_MAX];
+	int64_t num_speculative_tokens;
+	char speculative_acceptance[INI_VALUE_MAX];   /* "0.7" or "0.9,0.7,0.5" */
 	/* [engine], kind = ollama or llamacpp (engine/ollama.c; -1 = the
 	 * engine's default, resolved with the model and the device). */
 	int64_t num_parallel;              /* slots: Ollama 1, llama-server 4 */

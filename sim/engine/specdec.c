@@ -1,0 +1,109 @@
+/*
+ * specdec: the speculative-decoding methods and their draws.
+ */
+#include "specdec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "num.h"
+#include "scenario.h"
+#include "workload.h"
+
+const struct specdec_method specdec_methods[] = {
+	{ "ngram", SPEC_COST_NONE, false,
+	  "vLLM's NgramProposer: a prompt lookup on the CPU (its cost not modelled)" },
+	{ "draft", SPEC_COST_MODEL, true, "a smaller model of the same tokenizer, k decode passes" },
+	{ "eagle", SPEC_COST_MODEL, true,
+	  "an EAGLE head (one decoder layer and the LM head, its own config), k passes" },
+	{ "mtp", SPEC_COST_MTP, false,
+	  "the model's multi-token-prediction layer (DeepSeek-V3), costed as one target layer per pass" },
+	{ NULL, 0, false, NULL },
+};
+
+const struct specdec_method *specdec_find(const char *name)
+{
+	for (const struct specdec_method *m = specdec_methods; m->name; m++)
+		if (!strcmp(m->name, name))
+			return m;
+	return NULL;
+}
+
+void specdec_list(char *buf, size_t cap)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (const struct specdec_method *m = specdec_methods; m->name && used + 1 < cap; m++)
+		used += (size_t)snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", m->name);
+}
+
+int specdec_parse_acceptance(const char *text, int k, double *p)
+{
+	char buf[256], *save = NULL;
+	int n = 0;
+	if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
+		return -1;
+	for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		double v;
+		if (n == k || num_parse_double(tok, &v) || !(v >= 0 && v <= 1))
+			return -1;
+		p[n++] = v;
+	}
+	if (n == 0)
+		return -1;
+	for (int i = n; i < k; i++)
+		p[i] = p[n - 1];
+	return 0;
+}
+
+int specdec_init(struct specdec *s, const struct scenario *sc, const struct hw_profile *hw,
+		 const struct precision *w, struct err *e)
+{
+	memset(s, 0, sizeof *s);
+	if (!sc->speculative_method[0])
+		return 0;
+	s->method = specdec_find(sc->speculative_method);
+	s->k = (int)sc->num_speculative_tokens;
+	/* scenario_load checked the method and the acceptance list. */
+	if (!s->method || specdec_parse_acceptance(sc->speculative_acceptance, s->k, s->accept))
+		return err_set(e, "%s: [engine] speculative_method: bad speculative configuration", sc->path);
+	if (s->method->cost == SPEC_COST_MODEL) {
+		if (model_load_named(&s->draft_model, sc->speculative_model, e))
+			return err_prefix(e, "%s: [engine] speculative_model", sc->path);
+		perf_init(&s->draft, &s->draft_model, hw, w, (int)sc->tensor_parallel_size,
+			  sc->kv_cache_dtype == 1 ? 1 : 2);
+	}
+	s->rng = workload_stream("speculative", sc->seed);
+	return 0;
+}
+
+void specdec_free(struct specdec *s)
+{
+	if (s->rng)
+		gsl_rng_free(s->rng);
+	s->rng = NULL;
+}
+
+double specdec_draft_s(const struct specdec *s, const struct perf_step *draft, double target_decode_s,
+		       int64_t target_layers)
+{
+	if (!s->method || draft->seqs == 0)
+		return 0;
+	switch (s->method->cost) {
+	case SPEC_COST_MODEL:
+		return s->k * perf_step_time(&s->draft, draft, NULL);
+	case SPEC_COST_MTP:
+		return s->k * target_decode_s / (double)target_layers;
+	default:
+		return 0;
+	}
+}
+
+int specdec_accept(struct specdec *s, int d)
+{
+	int a = 0;
+	while (a < d && gsl_rng_uniform(s->rng) < s->accept[a])
+		a++;
+	return a;
+}

@@ -1,0 +1,84 @@
+/*
+ * specdec: vLLM's speculative decoding (--speculative-config), for the
+ * vLLM engine. The methods are rows of a const table looked up by name
+ * ([engine] speculative_method): each says whether it needs a drafter
+ * model and how its proposals cost.
+ *
+ * Each decode step of a running request proposes k tokens (the drafter:
+ * k passes of its own model over the batch's drafting sequences, or a
+ * prompt n-gram lookup on the CPU), the target verifies k + 1 tokens in
+ * one wider step, and the request emits the accepted run plus one (the
+ * corrected or bonus token), as vLLM's rejection sampler does. Position i
+ * is accepted with probability p_i given the ones before it were
+ * (speculative_acceptance: one value for all, or a list per position);
+ * the draws come from the run's "speculative" random stream.
+ *
+ * vLLM turns async scheduling off with speculative decoding (#27614).
+ */
+#ifndef SERVESIM_SPECDEC_H
+#define SERVESIM_SPECDEC_H
+
+#include <gsl/gsl_rng.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "model.h"
+#include "steptime.h"
+
+#define SPECDEC_MAX_TOKENS 16
+
+enum specdec_cost {
+	SPEC_COST_NONE,      /* ngram: a CPU lookup in the prompt, no GPU pass */
+	SPEC_COST_MODEL,     /* draft, eagle: k decode passes of the drafter's model */
+	SPEC_COST_MTP,       /* mtp: k passes of one target layer (the model's MTP module) */
+};
+
+struct specdec_method {
+	const char *name;
+	int cost;            /* enum specdec_cost */
+	bool needs_model;    /* speculative_model names the drafter */
+	const char *source;
+};
+
+extern const struct specdec_method specdec_methods[];   /* NULL-name terminated */
+
+/* The method called name, or NULL. */
+const struct specdec_method *specdec_find(const char *name);
+void specdec_list(char *buf, size_t cap);   /* "ngram, draft, eagle, mtp" */
+
+/* Parses "0.7" or "0.9,0.7,0.5" into p[0..k) (a shorter list repeats its
+ * last value). Returns 0, or -1 when a value is not a probability in [0, 1]
+ * or the list is longer than k. */
+int specdec_parse_acceptance(const char *text, int k, double *p);
+
+struct specdec {
+	const struct specdec_method *method;   /* NULL: off */
+	int k;                                 /* num_speculative_tokens */
+	double accept[SPECDEC_MAX_TOKENS];
+	struct model draft_model;
+	struct perf draft;                     /* SPEC_COST_MODEL: the drafter's step model */
+	gsl_rng *rng;                          /* the "speculative" stream */
+};
+
+struct scenario;
+struct hw_profile;
+struct precision;
+
+/* Sets *s up from the scenario's [engine] keys (off when
+ * speculative_method is unset): loads the drafter's model config. Returns
+ * 0, or -1 with e naming the file and key. */
+int specdec_init(struct specdec *s, const struct scenario *sc, const struct hw_profile *hw,
+		 const struct precision *w, struct err *e);
+void specdec_free(struct specdec *s);
+
+/* The drafter's time (seconds) for a step whose drafting sequences are
+ * summed in draft (one decode token each, at their contexts) and whose
+ * target decode-only step would take target_decode_s. */
+double specdec_draft_s(const struct specdec *s, const struct perf_step *draft, double target_decode_s,
+		       int64_t target_layers);
+
+/* How many of d proposed tokens the target accepts (a run from the first). */
+int specdec_accept(struct specdec *s, int d);
+
+#endif
