@@ -9,6 +9,8 @@
 
 #include "specdec.h"
 
+#include <jansson.h>
+
 #define DRAFT                                                                                             \
 	"engine.speculative_method=draft", "engine.speculative_model=llama-3.2-1b",                        \
 		"engine.num_speculative_tokens=3"
@@ -63,6 +65,14 @@ static void accepted_fraction_follows_the_probabilities(void **state)
 	assert_double_near(f, (0.7 + 0.49 + 0.343) / 3, 0.02);
 	assert_false(r.engine.async_scheduling);   /* vLLM turns it off */
 	assert_true(r.engine.spec_draft_s > 0);
+	static const double p99[] = { 99 };
+	struct report_opts o = { p99, 1, false };
+	json_t *j = report_json(&r, &o);
+	json_t *sp = json_object_get(json_object_get(j, "servesim"), "speculative");
+	assert_non_null(sp);
+	assert_int_equal(json_integer_value(json_object_get(sp, "num_accepted_tokens")), r.engine.spec_accepted_tokens);
+	assert_double_near(json_real_value(json_object_get(sp, "acceptance_rate")), f, 1e-12);
+	json_decref(j);
 	run_result_free(&r);
 	/* A list per position: 1, 0.5, 0: E = 1 + 0.5 + 0 of 3. */
 	simulate(&r, NULL, "workload.num_prompts=60", DRAFT, "engine.speculative_acceptance=1,0.5,0", NULL);

@@ -1,5 +1,6 @@
 #include "report.h"
 #include "report_replicas.h"
+#include "report_spec.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -291,6 +292,7 @@ static void vllm_engine_text(FILE *f, const struct run_result *res)
 	line_int(f, "Preemptions:", es->preemptions);
 	line_f(f, "Prefix cache hit rate (%):",
 	       es->prefix_queries ? 100.0 * (double)es->prefix_hits / (double)es->prefix_queries : 0);
+	report_spec_text(f, res);
 }
 
 void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
@@ -609,6 +611,9 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_t *kv = report_kv_transfer_json(res);
 	if (kv)
 		json_object_set_new(ss, "kv_transfer", kv);
+	json_t *spec = report_spec_json(res);
+	if (spec)
+		json_object_set_new(ss, "speculative", spec);
 	json_object_set_new(o, "servesim", ss);
 	return o;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_spec.h"
 #include "xalloc.h"
 
 /* One engine's numbers as vLLM's /metrics would show them. */
@@ -242,5 +243,7 @@ void report_replicas_prom(FILE *f, struct run_result *res)
 		}
 	}
 	write_series(f, ser, n);
+	if (!res->n_replicas)
+		report_spec_prom(f, res, ser[0].labels);
 	free(ser);
 }
