@@ -3,8 +3,7 @@
  */
 #include "kvlink.h"
 
-#include <stdio.h>
-#include <string.h>
+#include "rowtab.h"
 
 /* Latencies: no component measurement of a NIXL/UCX KV pull sets them;
  * they are the order of one RDMA (or TCP) round trip plus the connector's
@@ -25,18 +24,12 @@ const struct kvlink kvlink_table[] = {
 
 const struct kvlink *kvlink_find(const char *name)
 {
-	for (const struct kvlink *l = kvlink_table; l->name; l++)
-		if (!strcmp(l->name, name))
-			return l;
-	return NULL;
+	return rowtab_find(kvlink_table, sizeof *kvlink_table, name);
 }
 
 void kvlink_list(char *buf, size_t cap)
 {
-	size_t used = 0;
-	buf[0] = '\0';
-	for (const struct kvlink *l = kvlink_table; l->name && used + 1 < cap; l++)
-		used += (size_t)snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", l->name);
+	rowtab_list(kvlink_table, sizeof *kvlink_table, buf, cap);
 }
 
 double kvlink_bytes_per_s(const struct kvlink *l, const struct hw_profile *hw)

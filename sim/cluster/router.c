@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "num.h"
+#include "rowtab.h"
 
 /* The requests a replica holds, as vLLM's router's least-loaded policy
  * counts them: what it routed there and has not seen finish. */
@@ -126,27 +127,17 @@ const char *const router_scorer_names[N_SCORERS] = { "queue", "kv", "prefix" };
 
 int router_find(const char *name)
 {
-	for (int i = 0; router_classes[i].name; i++)
-		if (!strcmp(router_classes[i].name, name))
-			return i;
-	return -1;
+	return rowtab_index(router_classes, sizeof *router_classes, name);
 }
 
 void router_list(char *buf, size_t cap)
 {
-	size_t used = 0;
-	buf[0] = '\0';
-	for (int i = 0; router_classes[i].name && used + 1 < cap; i++)
-		used += (size_t)snprintf(buf + used, cap - used, "%s%s", i ? ", " : "",
-					 router_classes[i].name);
+	rowtab_list(router_classes, sizeof *router_classes, buf, cap);
 }
 
 int router_weighted_index(void)
 {
-	int i = 0;
-	while (strcmp(router_classes[i].name, "weighted"))
-		i++;
-	return i;
+	return router_find("weighted");
 }
 
 int router_parse_scorers(const char *text, double *weights, const char **why)

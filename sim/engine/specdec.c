@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "num.h"
+#include "rowtab.h"
 #include "scenario.h"
 #include "workload.h"
 
@@ -24,18 +25,12 @@ const struct specdec_method specdec_methods[] = {
 
 const struct specdec_method *specdec_find(const char *name)
 {
-	for (const struct specdec_method *m = specdec_methods; m->name; m++)
-		if (!strcmp(m->name, name))
-			return m;
-	return NULL;
+	return rowtab_find(specdec_methods, sizeof *specdec_methods, name);
 }
 
 void specdec_list(char *buf, size_t cap)
 {
-	size_t used = 0;
-	buf[0] = '\0';
-	for (const struct specdec_method *m = specdec_methods; m->name && used + 1 < cap; m++)
-		used += (size_t)snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", m->name);
+	rowtab_list(specdec_methods, sizeof *specdec_methods, buf, cap);
 }
 
 int specdec_parse_acceptance(const char *text, int k, double *p)
