@@ -362,6 +362,23 @@ static void bad_disaggregation_keys(void **state)
 	inidoc_free(&ov2);
 }
 
+static void decode_pool_short_of_blocks_never_stalls(void **state)
+{
+	(void)state;
+	/* Two-turn conversations on decode replicas of 200 blocks: a pulled
+	 * request holds 134 of them while it waits to be scheduled, and a
+	 * preempted one needing 66 must not be put in front of it (it would
+	 * wait for blocks held behind it, and the engine would stop). Every
+	 * request ends. */
+	struct run_result r;
+	simulate(&r, NULL, "workload.users=4", "workload.turns=2", "workload.num_prompts=30",
+		 "workload.max_concurrency=3", "cluster.prefill_replicas=1", "cluster.decode_replicas=2",
+		 "engine.num_gpu_blocks_override=200", "workload.random_input_len=1000", NULL);
+	assert_int_equal(r.all.completed + r.all.failed, (int64_t)r.reqs.len);
+	assert_true(r.engine.preemptions > 0);
+	run_result_free(&r);
+}
+
 static void pools_have_their_own_settings(void **state)
 {
 	(void)state;
@@ -408,6 +425,7 @@ int main(void)
 		cmocka_unit_test(c25_disaggregation_loses_small),
 		cmocka_unit_test(bad_disaggregation_keys),
 		cmocka_unit_test(pools_have_their_own_settings),
+		cmocka_unit_test(decode_pool_short_of_blocks_never_stalls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,10 +111,22 @@ void vllm_enqueue_waiting(struct engine *g, size_t idx, bool front)
 {
 	struct reqq *q = &g->waiting;
 	if (!g->priority) {
-		if (front)
-			reqq_push_front(q, idx);
-		else
+		if (!front) {
 			reqq_push_back(q, idx);
+			return;
+		}
+		reqq_push_front(q, idx);
+		/* A request that needs blocks goes behind the ones at the front
+		 * that already hold theirs (back from a CPU-tier load or a
+		 * remote pull): else it could wait for blocks they hold while
+		 * they wait behind it, and the engine would stall. */
+		if (req(g, idx)->n_blocks > 0)
+			return;
+		for (size_t k = 0; k + 1 < q->len && req(g, *reqq_at(q, k + 1))->n_blocks > 0; k++) {
+			size_t *a = reqq_at(q, k), *b = reqq_at(q, k + 1), t = *a;
+			*a = *b;
+			*b = t;
+		}
 		return;
 	}
 	reqq_push_back(q, idx);
@@ -220,10 +232,9 @@ static void add_to_step(struct engine *g, struct batch *b, size_t i, int64_t n, 
 		b->samples = xrealloc(b->samples, b->cap * sizeof *b->samples);
 		b->drafts = xrealloc(b->drafts, b->cap * sizeof *b->drafts);
 	}
-	if (drafts && g->spec.method->cost == SPEC_COST_MODEL)
-		perf_step_add(&b->draft, &g->spec.draft, 1, r->num_computed + n, true);
-	else if (drafts)
-		b->draft.seqs++;
+	if (drafts)   /* the drafter's batch (its own model for draft and EAGLE) */
+		perf_step_add(&b->draft, g->spec.method->cost == SPEC_COST_MODEL ? &g->spec.draft : &g->perf, 1,
+			      r->num_computed + n, true);
 	b->drafts[b->len] = drafts;
 	b->idx[b->len] = i;
 	b->n[b->len] = (int32_t)n;
