@@ -197,6 +197,26 @@ static void expect_error(const char *set, const char *const *needles)
 	inidoc_free(&ov);
 }
 
+static void list_shows_the_router_table(void **state)
+{
+	(void)state;
+	struct cmd_result c;
+	run_cmd(&c, "'%s' list", SERVESIM_BIN);
+	assert_int_equal(c.status, 0);
+	for (int k = 0; router_classes[k].name; k++) {
+		char line[256];
+		snprintf(line, sizeof line, "  %-16s %s\n", router_classes[k].name, router_classes[k].help);
+		assert_contains(c.out, line);
+	}
+	cmd_result_free(&c);
+	/* And the CLI's error for a bad router: exit 2, one line. */
+	run_cmd(&c, "'%s' run --set cluster.router=nearest", SERVESIM_BIN);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "[cluster] router: expected one of round_robin,");
+	assert_string_equal(c.out, "");
+	cmd_result_free(&c);
+}
+
 static void bad_cluster_keys(void **state)
 {
 	(void)state;
@@ -419,6 +439,7 @@ int main(void)
 		cmocka_unit_test(router_draws_do_not_move_the_workload),
 		cmocka_unit_test(reports_per_replica),
 		cmocka_unit_test(bad_cluster_keys),
+		cmocka_unit_test(list_shows_the_router_table),
 		cmocka_unit_test(disaggregated_requests_prefill_once_decode_once),
 		cmocka_unit_test(ttft_holds_the_transfer_and_its_contention),
 		cmocka_unit_test(c24_disaggregation_pays_at_scale),

@@ -4,6 +4,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "router.h"
 
 int cmd_list(int argc, char **argv)
 {
@@ -19,7 +20,8 @@ int cmd_list(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'h') {
 			printf("usage: servesim list [--format text|json]\n\n"
-			       "The model, hardware and scenario ids servesim finds, and where.\n");
+			       "The model, hardware and scenario ids servesim finds, and where,\n"
+			       "and the [cluster] routers.\n");
 			return EXIT_OK;
 		}
 		if (c != 'f')
@@ -49,6 +51,16 @@ int cmd_list(int argc, char **argv)
 		free(ids);
 		json_object_set_new(root, kinds[k].name, arr);
 	}
+	/* The [cluster] routers, from their table (sim/cluster/router.c). */
+	json_t *routers = json_array();
+	if (fmt == FMT_TEXT)
+		printf("routers ([cluster] router):\n");
+	for (const struct router_class *rc = router_classes; rc->name; rc++) {
+		if (fmt == FMT_TEXT)
+			printf("  %-16s %s\n", rc->name, rc->help);
+		json_array_append_new(routers, json_pack("{s:s,s:s}", "name", rc->name, "help", rc->help));
+	}
+	json_object_set_new(root, "routers", routers);
 	if (fmt == FMT_JSON)
 		return cli_print_json(root);
 	json_decref(root);

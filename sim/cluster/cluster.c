@@ -282,8 +282,8 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 	c->n = (int)cc->replicas;
 	c->rep = xcalloc((size_t)c->n, sizeof *c->rep);
 	c->router = &router_classes[cc->router];
-	c->wants_prefix = !strcmp(c->router->name, "prefix_affinity") ||
-			  (!strcmp(c->router->name, "weighted") && cc->weights[SCORER_PREFIX] > 0);
+	c->wants_prefix = c->router->reads_prefix &&
+			  (cc->router != router_weighted_index() || cc->weights[SCORER_PREFIX] > 0);
 	c->outstanding = xcalloc((size_t)c->n, sizeof *c->outstanding);
 	c->waiting = xcalloc((size_t)c->n, sizeof *c->waiting);
 	c->prefix_hit = xcalloc((size_t)c->n, sizeof *c->prefix_hit);

@@ -110,18 +110,16 @@ static size_t pick_weighted(const struct router_view *v)
 	return best;
 }
 
-#define ROUTERS(X)                                                                                 \
-	X(round_robin, "each replica in turn")                                                     \
-	X(random, "a replica drawn uniformly (the \"router\" random stream)")                     \
-	X(least_requests, "the fewest requests routed there and not done")                        \
-	X(least_kv, "the lowest KV-cache usage")                                                   \
-	X(prefix_affinity, "the longest prompt prefix already cached there")                      \
-	X(power_of_two, "the less loaded of two drawn at random")                                  \
-	X(weighted, "llm-d's weighted scorers ([cluster] scorers)")
-
-#define ROW(name, help) { #name, help, pick_##name },
-const struct router_class router_classes[] = { ROUTERS(ROW){ NULL, NULL, NULL } };
-#undef ROW
+const struct router_class router_classes[] = {
+	{ "round_robin", "each replica in turn", pick_round_robin, false },
+	{ "random", "a replica drawn uniformly (the \"router\" random stream)", pick_random, false },
+	{ "least_requests", "the fewest requests routed there and not done", pick_least_requests, false },
+	{ "least_kv", "the lowest KV-cache usage", pick_least_kv, false },
+	{ "prefix_affinity", "the longest prompt prefix already cached there", pick_prefix_affinity, true },
+	{ "power_of_two", "the less loaded of two drawn at random", pick_power_of_two, false },
+	{ "weighted", "llm-d's weighted scorers ([cluster] scorers)", pick_weighted, true },
+	{ NULL, NULL, NULL, false },
+};
 
 const char *const router_scorer_names[N_SCORERS] = { "queue", "kv", "prefix" };
 

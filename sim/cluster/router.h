@@ -17,6 +17,7 @@
 #define SERVESIM_ROUTER_H
 
 #include <gsl/gsl_rng.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,9 @@ struct router_class {
 	const char *name;
 	const char *help;
 	size_t (*pick)(const struct router_view *v);
+	bool reads_prefix;               /* needs prefix_hit (an O(prompt blocks) lookup
+					  * per replica per request); the weighted router
+					  * only with a prefix weight > 0 */
 };
 
 /* The table, NULL-name terminated. */
