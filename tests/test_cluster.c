@@ -307,6 +307,7 @@ static void ttft_holds_the_transfer_and_its_contention(void **state)
 	 * for the decode steps it shifts). */
 	assert_double_near(samples_mean(&late.all.ttft) - samples_mean(&base.all.ttft), 0.04995, 1e-3);
 	assert_true(base.kv.link_wait_s == 0);
+	assert_true(base.kv.block_wait_s < 0.01 * (double)base.kv.transfers);   /* light load: blocks at once */
 	assert_true(slow.kv.link_wait_s > 0);
 	assert_true(slow.kv.transfer_s / slow.kv.transfers > 0.4);   /* 262 MB at 5 Gb/s: 0.42 s */
 	run_result_free(&base);
@@ -396,6 +397,8 @@ static void decode_pool_short_of_blocks_never_stalls(void **state)
 		 "engine.num_gpu_blocks_override=200", "workload.random_input_len=1000", NULL);
 	assert_int_equal(r.all.completed + r.all.failed, (int64_t)r.reqs.len);
 	assert_true(r.engine.preemptions > 0);
+	/* Pulls waited for blocks there. */
+	assert_true(r.kv.block_wait_s > 0);
 	run_result_free(&r);
 }
 

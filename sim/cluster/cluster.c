@@ -38,6 +38,8 @@ struct cluster {
 	int n_prefill;                 /* disaggregated: replicas [0, n_prefill) prefill; else 0 */
 	int32_t *out_len;              /* disaggregated: each request's real output_len */
 	size_t cap_out_len;
+	int64_t *handoff_ns;           /* disaggregated: when its prefill ended */
+	size_t cap_handoff;
 	const struct kvlink *link;
 	double link_bytes_per_s, link_latency_s, kv_bytes_per_token;  /* per rank */
 	int64_t *egress_free, *ingress_free;   /* per prefill / decode replica, ns */
@@ -98,6 +100,8 @@ static void prefill_done(void *ctx, size_t idx, int64_t t)
 	r->chunk = 0;
 	r->n_hashed = 0;
 	r->remote_kv = 1;
+	xgrow(&c->handoff_ns, &c->cap_handoff, idx + 1, sizeof *c->handoff_ns);
+	c->handoff_ns[idx] = t;
 	evq_push(c->s.q, t, EV_ENQUEUE, (int64_t)idx);
 }
 
@@ -121,6 +125,7 @@ static int64_t kv_pull(void *ctx, size_t idx, int64_t now)
 	c->kv.bytes += bytes;
 	c->kv.transfer_s += (double)(ready - now) / 1e9;
 	c->kv.link_wait_s += (double)(start - now) / 1e9;
+	c->kv.block_wait_s += (double)(now - c->handoff_ns[idx]) / 1e9;
 	return ready;
 }
 
@@ -338,6 +343,7 @@ void cluster_destroy(struct cluster *c)
 	free(c->prefix_hit);
 	free(c->kv_usage);
 	free(c->out_len);
+	free(c->handoff_ns);
 	free(c->egress_free);
 	free(c->ingress_free);
 	for (int p = 0; p < N_POOLS; p++)

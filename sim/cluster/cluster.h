@@ -88,6 +88,7 @@ struct cluster_kv_stats {
 	int64_t transfers;
 	double bytes;                  /* per rank, summed */
 	double transfer_s, link_wait_s;/* summed: pull start to landing; waiting for a busy port */
+	double block_wait_s;           /* summed: prefill end to the decode side's blocks */
 };
 void cluster_kv_stats(const struct cluster *c, struct cluster_kv_stats *out);
 

@@ -49,6 +49,8 @@ void report_replicas_text(FILE *f, struct run_result *res)
 		fprintf(f, "%-40s %-10.2f\n", "Mean KV transfer (ms):", 1e3 * kv->transfer_s / (double)kv->transfers);
 		fprintf(f, "%-40s %-10.2f\n", "Mean wait for a busy link (ms):",
 			1e3 * kv->link_wait_s / (double)kv->transfers);
+		fprintf(f, "%-40s %-10.2f\n", "Mean wait for decode KV blocks (ms):",
+			1e3 * kv->block_wait_s / (double)kv->transfers);
 	}
 }
 
@@ -95,6 +97,7 @@ json_t *report_kv_transfer_json(const struct run_result *res)
 	json_object_set_new(o, "bytes_per_rank", json_real(kv->bytes));
 	json_object_set_new(o, "mean_transfer_ms", json_real(1e3 * kv->transfer_s / n));
 	json_object_set_new(o, "mean_link_wait_ms", json_real(1e3 * kv->link_wait_s / n));
+	json_object_set_new(o, "mean_decode_block_wait_ms", json_real(1e3 * kv->block_wait_s / n));
 	return o;
 }
 
