@@ -45,9 +45,6 @@ struct request {
 	int32_t cached_tokens;    /* prefix-cache hit at first scheduling */
 	int32_t replica;          /* the cluster's replica it was routed to (its decode
 				   * replica when disaggregated) */
-	int32_t prefill_replica;  /* disaggregated: the replica that ran its prefill; else -1 */
-	int32_t remote_kv;        /* 1: its prompt's KV comes from a prefill replica (its
-				   * first token, sampled there, is generated already) */
 
 	/* Timing (ns). */
 	int64_t send_ns;          /* client send (after max_concurrency wait) */
@@ -67,8 +64,12 @@ struct request {
 	/* Ollama and llama-server (engine/ollama.c). */
 	int64_t load_ns;          /* waiting for the model to load: Ollama's load_duration */
 	int32_t prompt_eval_count;/* prompt tokens after truncation, cached ones included */
+	int32_t prefill_replica;  /* disaggregated (sim/cluster): the replica that ran its
+				   * prefill; else -1 (here: a hole between 8-byte fields) */
 	int64_t max_itl_ns;       /* the longest gap between two of its tokens */
 	int32_t preemptions;
+	int32_t remote_kv;        /* 1: its prompt's KV comes from a prefill replica (its
+				   * first token, sampled there, is generated already) */
 	const char *fail_reason;  /* static string when FAILED */
 };
 

@@ -183,12 +183,13 @@ static void vllm_end_step(struct engine *g, int64_t now)
 	 * handler has done their work (after what it had queued). */
 	int64_t seen = g->timing ? output_handler(g, now, overhead_output_ns(&g->ovh, b->step.sampled)) : now;
 	int64_t out_ns = seen - now;
+	const bool spec = g->spec.method != NULL;
 	for (size_t k = 0; k < b->len; k++) {
 		size_t idx = b->idx[k];
 		struct request *r = req(g, idx);
 		bool running = r->state == REQ_RUNNING;
 		int32_t emit = 1;
-		if (b->drafts[k] && running) {
+		if (spec && b->drafts[k] && running) {
 			/* Verified: the accepted run and one more; the rejected
 			 * drafts' KV is dropped (num_computed back to the last
 			 * accepted token). */

@@ -23,7 +23,8 @@ struct batch {
 	size_t *idx;
 	int32_t *n;
 	bool *samples;
-	int32_t *drafts;                 /* speculative tokens verified with it (0: none) */
+	int32_t *drafts;                 /* speculative tokens verified with it (0: none;
+					  * written only with speculative decoding on) */
 	size_t len, cap;
 	struct perf_step step;
 	struct perf_step draft;          /* the drafting sequences, for the drafter's passes */

@@ -180,14 +180,15 @@ static void unschedule(struct engine *g, struct batch *b, size_t idx, int64_t *b
 	r->pending -= b->samples[k];
 	r->num_computed -= b->n[k];
 	b->len--;
-	if (b->drafts[k]) {
+	if (g->spec.method && b->drafts[k]) {
 		b->draft.seqs--;             /* the drafter's batch: one sequence less (its
 					      * KV-read sum is left: a rare, small overcount) */
 		b->draft.tokens--;
 		b->draft.dec_seqs--;
 		b->draft.sampled--;
 	}
-	memmove(&b->drafts[k], &b->drafts[k + 1], (b->len - k) * sizeof *b->drafts);
+	if (g->spec.method)
+		memmove(&b->drafts[k], &b->drafts[k + 1], (b->len - k) * sizeof *b->drafts);
 	memmove(&b->idx[k], &b->idx[k + 1], (b->len - k) * sizeof *b->idx);
 	memmove(&b->n[k], &b->n[k + 1], (b->len - k) * sizeof *b->n);
 	memmove(&b->samples[k], &b->samples[k + 1], (b->len - k) * sizeof *b->samples);
@@ -232,10 +233,12 @@ static void add_to_step(struct engine *g, struct batch *b, size_t i, int64_t n, 
 		b->samples = xrealloc(b->samples, b->cap * sizeof *b->samples);
 		b->drafts = xrealloc(b->drafts, b->cap * sizeof *b->drafts);
 	}
-	if (drafts)   /* the drafter's batch (its own model for draft and EAGLE) */
-		perf_step_add(&b->draft, g->spec.method->cost == SPEC_COST_MODEL ? &g->spec.draft : &g->perf, 1,
-			      r->num_computed + n, true);
-	b->drafts[b->len] = drafts;
+	if (g->spec.method) {   /* the drafter's batch (its own model for draft and EAGLE) */
+		if (drafts)
+			perf_step_add(&b->draft, g->spec.method->cost == SPEC_COST_MODEL ? &g->spec.draft : &g->perf,
+				      1, r->num_computed + n, true);
+		b->drafts[b->len] = drafts;
+	}
 	b->idx[b->len] = i;
 	b->n[b->len] = (int32_t)n;
 	b->samples[b->len++] = samples;
@@ -262,10 +265,25 @@ static int64_t clip(const struct engine *g, int64_t n, int64_t budget, const str
 	return n;
 }
 
+/* A decode with speculative decoding on: the k proposed tokens it
+ * verifies, no more than its output has left, the budget and
+ * max_model_len allow. Out of line: the loop without it stays as fast. */
+static __attribute__((noinline)) int32_t spec_drafts(const struct engine *g, const struct request *r,
+						     int64_t budget)
+{
+	int64_t d = g->spec.k, left = (int64_t)r->output_len - r->generated - r->pending - 1;
+	int64_t room = g->max_model_len - 1 - r->num_computed - 1;
+	d = d < left ? d : left;
+	d = d < budget - 1 ? d : budget - 1;
+	d = d < room ? d : room;
+	return d > 0 ? (int32_t)d : 0;
+}
+
 /* Schedules the running requests; returns false when one was preempted. */
 static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
 {
 	bool preempted = false;
+	const bool spec = g->spec.method != NULL;
 	for (size_t i = 0; i < g->n_running && *budget > 0; i++) {
 		size_t idx = g->running[i];
 		struct request *r = req(g, idx);
@@ -278,15 +296,8 @@ static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
 		if (n <= 0)
 			continue;
 		int32_t drafts = 0;
-		if (g->spec.method && n == 1 && r->generated > 0) {
-			/* A decode: verify k proposed tokens with it, no more than
-			 * the output has left, the budget and max_model_len allow. */
-			int64_t d = g->spec.k, left = (int64_t)r->output_len - r->generated - r->pending - 1;
-			int64_t room = g->max_model_len - 1 - r->num_computed - 1;
-			d = d < left ? d : left;
-			d = d < *budget - 1 ? d : *budget - 1;
-			d = d < room ? d : room;
-			drafts = d > 0 ? (int32_t)d : 0;
+		if (__builtin_expect(spec, 0) && n == 1 && r->generated > 0) {
+			drafts = spec_drafts(g, r, *budget);
 			n += drafts;
 		}
 		bool got = false;
