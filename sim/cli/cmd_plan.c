@@ -10,6 +10,7 @@
 #include "catalog.h"
 #include "cliplan.h"
 #include "plandoc.h"
+#include "planreplicas.h"
 #include "precision.h"
 #include "xalloc.h"
 
@@ -29,6 +30,8 @@ static void help(void)
 	       "                      p99, then ms or s: e.g. ttft_p99_ms=2000,itl_p99_ms=50\n"
 	       "                      (default: the scenario's [slo], read as p99 limits)\n"
 	       "  --target-rate R     requests per second to serve (replicas = ceil(R / max rate))\n"
+	       "  --simulate-replicas check the replicas by simulating the whole target through a\n"
+	       "                      cluster of them ([cluster] router) instead of dividing rates\n"
 	       "  --hardware H,…      device ids (servesim list)\n"
 	       "  --tp N,…            tensor parallel sizes\n"
 	       "  --weights P,…       weight precisions (bf16, fp8, int4, …)\n"
@@ -116,6 +119,7 @@ int cmd_plan(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "no-cost", no_argument, NULL, 'n' },
 		{ "slo", required_argument, NULL, 's' },
+		{ "simulate-replicas", no_argument, NULL, 'S' },
 		{ "target-rate", required_argument, NULL, 'r' },
 		{ "tp", required_argument, NULL, 't' },
 		{ "weights", required_argument, NULL, 'w' },
@@ -128,7 +132,7 @@ int cmd_plan(int argc, char **argv)
 	struct plan_cand *cands = NULL;
 	size_t n_sel = 0;
 	double target = NAN;
-	bool cost = true, slo_given = false;
+	bool cost = true, slo_given = false, simulate = false;
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT, bad;
 	cliplan_init(&cp, "plan", 5);
@@ -144,6 +148,7 @@ int cmd_plan(int argc, char **argv)
 		case 'H': bad = split("--hardware", optarg, l->hw, &l->n_hw, &e); l->hw_given = true; break;
 		case 'h': help(); rc = EXIT_OK; goto out;
 		case 'n': cost = false; break;
+		case 'S': simulate = true; break;
 		case 's': bad = plan_slo_parse(&slo, optarg, &e); slo_given = true; break;
 		case 'r':
 			bad = cliplan_double("--target-rate", optarg, 1e-9, 1e9, "requests per second > 0",
@@ -186,6 +191,14 @@ int cmd_plan(int argc, char **argv)
 			cands[n_sel++] = cd;
 	}
 	plan_search(cands, n_sel, &slo, &po);
+	if (simulate) {
+		if (isnan(target)) {
+			rc = cli_misuse("plan", "--simulate-replicas: expected --target-rate with it");
+			goto out;
+		}
+		for (size_t i = 0; i < n_sel; i++)   /* planreplicas.h */
+			plan_simulate_replicas(&cands[i], &slo, &po, target);
+	}
 	rc = cliplan_emit(&cp, plandoc_build(cp.scenario, &cp.ov, &slo, &po, target, cost, (size_t)total,
 					 &cp.shard, cands, n_sel));
 	goto out;

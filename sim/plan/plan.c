@@ -208,8 +208,7 @@ static double start_load(const struct plan_cand *c, const struct plan_opts *o)
 
 /* The largest bound / limit over the SLO (1 = exactly at a limit); +inf
  * when no request completed. */
-static double worst_ratio(const struct measure_summary *s, const struct plan_slo *slo, double conf,
-			  int *which)
+double plan_worst_ratio(const struct measure_summary *s, const struct plan_slo *slo, double conf, int *which)
 {
 	double w = 0;
 	*which = slo->n ? 0 : -1;
@@ -313,7 +312,7 @@ void plan_search(struct plan_cand *c, size_t n, const struct plan_slo *slo,
 			struct measure_summary s;
 			measure_summarize(&s, reps, R);
 			int which;
-			double w = worst_ratio(&s, slo, o->confidence, &which);
+			double w = plan_worst_ratio(&s, slo, o->confidence, &which);
 			xgrow(&cd->evals, &cd->cap_evals, cd->n_evals + 1, sizeof *cd->evals);
 			cd->evals[cd->n_evals++] = (struct plan_eval){ cd->next, w, w <= 1 };
 			advance(cd, w <= 1, &s, o);
@@ -357,7 +356,7 @@ const char *plan_limit(const struct plan_cand *c, const struct plan_slo *slo, co
 			 load_unit(o));
 		return "none";
 	case PLAN_UNREACHABLE:
-		worst_ratio(s, slo, o->confidence, &which);
+		plan_worst_ratio(s, slo, o->confidence, &which);
 		if (s->mean[MEAS_COMPLETED] <= 0)
 			snprintf(detail, cap, "no request completes even at %g %s", c->hi, load_unit(o));
 		else
@@ -366,7 +365,7 @@ const char *plan_limit(const struct plan_cand *c, const struct plan_slo *slo, co
 				 s->mean[slo->metric[which]], slo->limit[which]);
 		return "latency-floor";
 	}
-	worst_ratio(s, slo, o->confidence, &which);
+	plan_worst_ratio(s, slo, o->confidence, &which);
 	int m = slo->metric[which];
 	char at[96];
 	snprintf(at, sizeof at, "at %g %s (the lowest load that fails)", c->hi, load_unit(o));

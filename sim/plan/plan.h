@@ -115,6 +115,8 @@ struct plan_cand {
 	struct plan_eval *evals;     /* owned */
 	size_t n_evals, cap_evals;
 	char *error;                 /* PLAN_INFEASIBLE: the run's error (owned) */
+	int64_t sim_replicas;        /* --simulate-replicas (planreplicas.h): the replicas the
+				      * simulated cluster needs for the target; 0: not simulated */
 	/* Search state. */
 	int phase;
 	double next;
@@ -151,6 +153,11 @@ double plan_sustained_rate(const struct plan_cand *c, const struct plan_opts *o)
  * × the output tokens per completed request of the run there; NaN when no
  * load passes. */
 double plan_tokens_per_s(const struct plan_cand *c, const struct plan_opts *o);
+
+/* The SLO's worst ratio over a load's replications: the largest upper
+ * `conf` bound / limit (1 = exactly at a limit; <= 1 passes), +inf when no
+ * request completed; which gets the limit's index. Cannot fail. */
+double plan_worst_ratio(const struct measure_summary *s, const struct plan_slo *slo, double conf, int *which);
 
 /* How many requests a run at `load` sends (the scenario's num_prompts, or
  * more with duration_s). */

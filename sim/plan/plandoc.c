@@ -93,10 +93,14 @@ json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, cons
 		/* Capacity and cost: replicas for the target (one without it). */
 		double rate = plan_sustained_rate(&c[i], o);
 		double replicas = !(rate > 0) ? NAN : isnan(target_rate) ? 1 : ceil(target_rate / rate - 1e-9);
+		if (c[i].sim_replicas > 0)   /* --simulate-replicas: the cluster's own count */
+			replicas = (double)c[i].sim_replicas;
 		double gpus = replicas * (double)scenario_gpus(sc);
 		double tok_s = plan_tokens_per_s(&c[i], o) * (isnan(target_rate) ? 1 : target_rate / rate);
 		double usd_h = gpus * c[i].price_usd_per_gpu_hour;
 		resultdoc_put(it, "replicas", replicas, 0);
+		if (c[i].sim_replicas > 0)
+			json_object_set_new(it, "replicas_simulated", json_true());
 		resultdoc_put(it, "gpus", gpus, 0);
 		resultdoc_put(it, "price_usd_per_gpu_hour", c[i].price_usd_per_gpu_hour, 4);
 		resultdoc_put(it, "usd_per_hour", rate > 0 ? usd_h : NAN, 4);
