@@ -64,14 +64,15 @@ static const struct perf_kernel vllm_cuda[] = {
 	  .compute_frac = 0.82, .half = 48, .bw_frac = 0.97,
 	  .source = "uncertain: Hopper's fraction; half_tokens doubled for the 2x wider tensor core" },
 	/* Ampere / Ada cuBLAS: classic tile kernels, one 128x128 tile per SM
-	 * per wave (CUTLASS 2.x default threadblock shape), so partial waves
-	 * cost a full one. 0.85 of the clock-adjusted peak (A100 cuBLAS BF16
-	 * ~265 of 312 TFLOP/s at large cubes; uncertain, public sweeps). */
+	 * per wave (CUTLASS 2.x threadblock shapes), so partial waves cost a
+	 * full one. 0.80 of the clock-adjusted peak (A100 cuBLAS BF16 ~250 of
+	 * 312 TFLOP/s at large cubes; uncertain: public GEMM sweeps give
+	 * 240-270, none stored here). */
 	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = HW_TC_AMPERE, .kernel = "cuBLAS BF16 GEMM (sm80, 128x128 tiles)",
-	  .waves = true, .compute_frac = 0.85, .half = 24, .bw_frac = 0.97,
-	  .source = "A100 cuBLAS ~0.85 of peak at large M (uncertain); GEMV 0.97 of stream (llama.cpp #15131)" },
+	  .waves = true, .compute_frac = 0.80, .half = 24, .bw_frac = 0.97,
+	  .source = "A100 cuBLAS ~0.80 of peak at large M (uncertain); GEMV 0.97 of stream (llama.cpp #15131)" },
 	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = HW_TC_ADA, .kernel = "cuBLAS BF16/FP8 GEMM (sm89, 128x128 tiles)",
-	  .waves = true, .compute_frac = 0.85, .half = 24, .bw_frac = 0.97,
+	  .waves = true, .compute_frac = 0.80, .half = 24, .bw_frac = 0.97,
 	  .source = "as Ampere (uncertain); FP32-accumulate peak (PyTorch default), Ada whitepaper" },
 	/* Triton fused_moe. Bandwidth: Mixtral shape (E=8, N=14336, K=4096,
 	 * top-2) at batch 1 on H20 takes 0.076 ms for 2 x 117 MB of w13
