@@ -106,9 +106,14 @@ static const struct perf_kernel vllm_cuda[] = {
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };
 
-/* vLLM's custom all-reduce dispatch (csrc/custom_all_reduce.cuh): one-shot
- * at tp 2, or below 512 KiB at tp <= 4 and 256 KiB at tp <= 8; two-shot
- * otherwise; NCCL above its 8 MiB buffer. Fitted to vLLM PR #24532's
+/* vLLM's all-reduce algorithms and where each may run (custom all-reduce,
+ * csrc/custom_all_reduce.cuh: one-shot at tp 2, or below 512 KiB at tp <= 4
+ * and 256 KiB at tp <= 8; two-shot otherwise; both within its 8 MiB
+ * buffer and on fully NVLinked GPUs; NCCL always). vLLM picks the fastest
+ * for the size (its dispatch thresholds are set from these benchmarks,
+ * vLLM PRs #24111 and #33839), so perf_allreduce_s takes the cheapest
+ * eligible row: time then rises with message size and falls with link
+ * bandwidth (a minimum of such functions). Fitted to vLLM PR #24532's
  * H100 TP4 table (benchmark_device_communicators.py): ca_1stage 10 us at
  * 0.5 MB to 38 us at 4 MB (6 us + 3 x bytes at 0.87 of 450 GB/s);
  * ca_2stage 17 -> 42 us (13.4 us + 1.5 x bytes at 0.49); pynccl 21 -> 39
@@ -289,18 +294,22 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 		*alg = NULL;
 	if (tp <= 1)
 		return 0;
-	double t = tp, link = hw->ic_bandwidth_gb_s * 1e9;
+	double t = tp, link = hw->ic_bandwidth_gb_s * 1e9, best = INFINITY;
+	bool linked = all_pairs_linked(hw);
 	for (int i = 0; i < b->n_coll; i++) {
 		const struct perf_collective *c = &b->coll[i];
-		if (c->nvlink_only && !all_pairs_linked(hw))
+		if (c->nvlink_only && !linked)
 			continue;
 		if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
 			continue;
-		if (alg)
-			*alg = c;
 		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
-		return (c->latency_us + hops) * 1e-6 + traffic(c->traffic, t) * bytes / (link * c->link_frac);
+		double s = (c->latency_us + hops) * 1e-6 + traffic(c->traffic, t) * bytes / (link * c->link_frac);
+		if (s < best) {
+			best = s;
+			if (alg)
+				*alg = c;
+		}
 	}
-	assert(!"collective table without a catch-all row");
-	return 0;
+	assert(best < INFINITY && "collective table without a catch-all row");
+	return best;
 }

@@ -118,9 +118,9 @@ const struct perf_kernel *perf_kernel_find(const struct perf_backend *b, int op,
 /* The curve's value at x (log-linear in x, clamped). */
 double perf_curve_at(const struct perf_curve *c, double x);
 
-/* One all-reduce of bytes per GPU over tp GPUs on hw with b's
- * algorithms, as the engine dispatches it; *alg (when not NULL) names the
- * algorithm. tp <= 1 costs 0. */
+/* One all-reduce of bytes per GPU over tp GPUs on hw: the fastest of b's
+ * algorithms that may run there (as vLLM dispatches); *alg (when not
+ * NULL) names it. tp <= 1 costs 0. */
 double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
 			const struct perf_collective **alg);
 
