@@ -79,11 +79,13 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * weights: 3.09 TB/s, 0.77 of the 4.0 TB/s peak, 0.86 of a 0.90
 	 * stream (vLLM PR #44152 table). Compute at batch 2048: 3.6 ms for
 	 * 481 GFLOP, 134 of 148 TFLOP/s (0.90) on the compute-starved H20;
-	 * on H100 the fit of the Scout runs gives 0.84 of the dense GEMM
-	 * (uncertain). Tokens per expert pad to BLOCK_SIZE_M (perf_moe). */
+	 * on H100, 0.58 of the clock-adjusted peak: the former fit to the
+	 * Scout runs (0.84 of a dense GEMM's 0.79 at 128 tokens an expert,
+	 * 0.84 of the way up its curve) re-expressed on this curve; uncertain.
+	 * Tokens per expert pad to BLOCK_SIZE_M (steptime.c moe_block_m). */
 	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (grouped GEMM)",
-	  .compute_frac = 0.69, .half = 0, .bw_frac = 0.86,
-	  .source = "vLLM PR #44152 H20 fused_moe table: 0.86 of stream at batch 1; compute 0.84 x dense (Scout fit, uncertain)" },
+	  .compute_frac = 0.58, .half = 0, .bw_frac = 0.86,
+	  .source = "vLLM PR #44152 H20 fused_moe table: 0.86 of stream at batch 1; compute 0.58 (former Scout fit, uncertain)" },
 	/* FlashAttention-3 prefill on Hopper (vLLM's FLASH_ATTN backend). */
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_HOPPER, .head_dim_max = 128, .kernel = "FlashAttention-3 (varlen, paged)",
 	  .curve = &fa3_hd128, .compute_frac = 1,
@@ -149,7 +151,7 @@ static const struct perf_kernel vllm_rocm[] = {
 	  .compute_frac = 0.70, .half = 48, .bw_frac = 0.95,
 	  .source = "uncertain: no hipBLASLt table here; below CUDA's 0.82 for MI300X's power-limited clocks" },
 	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (ROCm)",
-	  .compute_frac = 0.59, .half = 0, .bw_frac = 0.84, .source = "uncertain: the CUDA row scaled as the GEMM" },
+	  .compute_frac = 0.50, .half = 0, .bw_frac = 0.84, .source = "uncertain: the CUDA row scaled as the GEMM" },
 	{ .op = KOP_ATTN_PREFILL, .gen = KGEN_ANY, .kernel = "CK / Triton flash attention (ROCm)",
 	  .curve = &fa2_on_hopper, .compute_frac = 1, .source = "uncertain: FA2-on-H100 fractions (FA3 paper figure)" },
 	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .kernel = "ROCm paged attention",
