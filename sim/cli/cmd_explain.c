@@ -117,6 +117,7 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 		     model_weight_bytes_per_gpu(&m, w, (int)sc->tensor_parallel_size,
 						(int)sc->pipeline_parallel_size));
 	perf_use_engine(&p, sc->engine_kind == ENGINE_VLLM ? "vllm" : "llama.cpp");
+	perf_set_router_skew(&p, sc->moe_router_skew);
 	if (ideal)
 		perf_ideal(&p);
 	struct perf_step step;

@@ -85,6 +85,8 @@ struct scenario {
 	double kv_offload_gib;
 	double cpu_offload_gb;             /* weights per GPU in host memory, GiB */
 	int kv_cache_dtype;                /* 0 auto, 1 fp8 */
+	double moe_router_skew;            /* Zipf exponent of expert popularity, 0 uniform
+					    * (servesim's own; docs/step-model.md) */
 	/* [engine], kind = ollama or llamacpp (engine/ollama.c; -1 = the
 	 * engine's default, resolved with the model and the device). */
 	int64_t num_parallel;              /* slots: Ollama 1, llama-server 4 */
