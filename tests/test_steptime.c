@@ -638,6 +638,36 @@ static void small_batch_decode_floor(void **state)
 	}
 }
 
+/* explain names, for every operator row, the backend's kernel, the
+ * efficiency used and its source; a profile without [arch] says it ran
+ * the named fallback row. */
+static void explain_names_kernels(void **state)
+{
+	(void)state;
+	struct cmd_result r;
+	run_cmd(&r, "'%s' explain --batch prefill:1024,decode:8x500 --model llama-3.1-8b --hardware h100-sxm",
+		SERVESIM_BIN);
+	assert_int_equal(r.status, 0);
+	assert_contains(r.out, "kernels (backend vllm-cuda");
+	assert_contains(r.out, "cuBLAS/CUTLASS BF16 GEMM (sm90)");
+	assert_contains(r.out, "FlashAttention-3");
+	assert_contains(r.out, "FA3 paper (arXiv 2407.08608)");
+	assert_contains(r.out, "launch floor");
+	cmd_result_free(&r);
+	run_cmd(&r, "'%s' explain --batch decode:4x100 --model llama-3.1-8b --hardware '%s/hw_valid.ini'",
+		SERVESIM_BIN, TEST_DATA_DIR);
+	assert_int_equal(r.status, 0);
+	assert_contains(r.out, "roofline, no kernel data");
+	cmd_result_free(&r);
+	run_cmd(&r, "'%s' explain --batch prefill:512 --model llama-3.1-8b --hardware h100-sxm --format json",
+		SERVESIM_BIN);
+	assert_int_equal(r.status, 0);
+	assert_contains(r.out, "\"backend\": \"vllm-cuda\"");
+	assert_contains(r.out, "\"kernel\": \"FlashAttention-3 (varlen, paged)\"");
+	assert_contains(r.out, "\"efficiency\"");
+	cmd_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -662,6 +692,7 @@ int main(void)
 		cmocka_unit_test(fp32_accumulate_bounds_consumer_prefill),
 		cmocka_unit_test(batch1_decode_within_the_seed_ceiling),
 		cmocka_unit_test(small_batch_decode_floor),
+		cmocka_unit_test(explain_names_kernels),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
