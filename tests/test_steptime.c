@@ -668,6 +668,51 @@ static void explain_names_kernels(void **state)
 	cmd_result_free(&r);
 }
 
+/* Expert parallelism (vLLM --enable-expert-parallel) over tp GPUs: with a
+ * uniform router the busiest GPU reads, in expectation, what a
+ * tensor-parallel slice of every touched expert is (E/ep whole experts
+ * each touched with the same chance), at every batch; a skewed router
+ * piles the popular experts on the first GPU, so EP's MoE time is never
+ * below TP's and is well above it where the experts are compute-bound. */
+static void expert_parallel_busiest_gpu(void **state)
+{
+	(void)state;
+	for (int skewed = 0; skewed <= 1; skewed++) {
+		struct perf tp, ep;
+		init(&tp, &mixtral, "bf16", 4, false);
+		init(&ep, &mixtral, "bf16", 4, false);
+		perf_set_router_skew(&tp, skewed ? 1.0 : 0);
+		perf_set_router_skew(&ep, skewed ? 1.0 : 0);
+		perf_expert_parallel(&ep, 4);
+		static const int seqs[] = { 1, 4, 16, 64, 256 };
+		for (int i = 0; i < 5; i++) {
+			struct perf_op a[PERF_N_OPS], b[PERF_N_OPS];
+			struct perf_step s;
+			perf_step_clear(&s);
+			for (int j = 0; j < seqs[i]; j++)
+				perf_step_add(&s, &tp, 1, 300, true);
+			perf_step_ops(&tp, &s, a);
+			perf_step_ops(&ep, &s, b);
+			if (!skewed) {
+				assert_double_rel(b[PERF_EXPERTS].bytes, a[PERF_EXPERTS].bytes, 1e-9);
+				assert_double_rel(b[PERF_EXPERTS].flops, a[PERF_EXPERTS].flops, 1e-9);
+			} else {
+				assert_true(b[PERF_EXPERTS].time_s >= a[PERF_EXPERTS].time_s * (1 - 1e-12));
+			}
+		}
+		/* A 4096-token prefill is compute-bound: the first GPU's extra
+		 * tokens (experts 1-2 of 8 take 0.55 of the picks at skew 1,
+		 * against 0.25) lengthen the step. */
+		struct perf_breakdown a, b;
+		step(&tp, 1, 4096, 0, &a);
+		step(&ep, 1, 4096, 0, &b);
+		if (skewed)
+			assert_true(b.experts > 1.5 * a.experts);
+		else
+			assert_double_rel(b.experts, a.experts, 1e-9);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -693,6 +738,7 @@ int main(void)
 		cmocka_unit_test(batch1_decode_within_the_seed_ceiling),
 		cmocka_unit_test(small_batch_decode_floor),
 		cmocka_unit_test(explain_names_kernels),
+		cmocka_unit_test(expert_parallel_busiest_gpu),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -118,6 +118,8 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 						(int)sc->pipeline_parallel_size));
 	perf_use_engine(&p, sc->engine_kind == ENGINE_VLLM ? "vllm" : "llama.cpp");
 	perf_set_router_skew(&p, sc->moe_router_skew);
+	if (sc->enable_expert_parallel)
+		perf_expert_parallel(&p, (int)sc->tensor_parallel_size);
 	if (ideal)
 		perf_ideal(&p);
 	struct perf_step step;

@@ -74,6 +74,8 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->tiles_n_dense = ceil(fmax(fmax(ffn, qkv), (double)m->hidden) / t / 128);
 	p->tiles_n_expert = ceil(2 * (double)m->expert_ffn_width / t / 128);
 	perf_pipeline(p, 1);
+	p->ep = 1;
+	perf_set_router_skew(p, 0);
 	perf_use_engine(p, "vllm");
 }
 
@@ -153,27 +155,72 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->gemm_fixed_s = q->attn_fixed_s = q->lm_fixed_s = 0;
 }
 
+/* Expert i's (1-based) chance to be among a token's k picks. */
+static double pick_prob(const struct perf *p, double i, double z)
+{
+	if (p->router_skew <= 0)
+		return p->experts_per_token / p->n_experts;
+	return fmin(1, p->experts_per_token * pow(i, -p->router_skew) / z);
+}
+
 void perf_set_router_skew(struct perf *p, double skew)
 {
 	assert(skew >= 0);
 	p->router_skew = skew;
-	if (skew <= 0 || p->n_experts <= 0)
+	if (p->n_experts <= 0)
 		return;
-	/* Expert i's share of routing choices ∝ (i+1)^-skew; a token picks k
+	double z = 0;
+	for (double i = 1; i <= p->n_experts; i++)
+		z += pow(i, -skew);
+	/* The first GPU of an expert-parallel group: experts 1 … E/ep. */
+	double local = p->ep > 1 ? floor(p->n_experts / p->ep) : p->n_experts;
+	p->ep_share = 0;
+	for (double i = 1; i <= local; i++)
+		p->ep_share += pick_prob(p, i, z);
+	for (int j = 0; j < PERF_TOUCH_N; j++) {
+		double T = ldexp(1, j), t = 0;
+		for (double i = 1; i <= local; i++)
+			t += 1 - pow(1 - pick_prob(p, i, z), T);
+		p->ep_touched_tab[j] = t;
+	}
+	if (skew <= 0)
+		return;
+	/* Expert i's share of routing choices ∝ i^-skew; a token picks k
 	 * distinct experts, expert i among them with probability
 	 * q_i = min(1, k·share_i). Tabulated once at T = 2^j tokens: O(E) a
 	 * point, none per step. */
-	double E = p->n_experts, k = p->experts_per_token, z = 0;
-	for (double i = 1; i <= E; i++)
-		z += pow(i, -skew);
 	for (int j = 0; j < PERF_TOUCH_N; j++) {
 		double T = ldexp(1, j), touched = 0;
-		for (double i = 1; i <= E; i++) {
-			double q = fmin(1, k * pow(i, -skew) / z);
-			touched += 1 - pow(1 - q, T);
-		}
+		for (double i = 1; i <= p->n_experts; i++)
+			touched += 1 - pow(1 - pick_prob(p, i, z), T);
 		p->touched_tab[j] = touched;
 	}
+}
+
+void perf_expert_parallel(struct perf *p, int ep)
+{
+	assert(ep >= 1);
+	if (ep == p->ep || p->n_experts <= 0)
+		return;
+	/* Whole experts instead of 1/tp slices of each. */
+	double f = (double)ep / (double)(p->ep > 0 ? p->ep : 1);
+	p->expert_bytes *= f;
+	p->expert_flops_per_token *= f;
+	p->ep = ep;
+	perf_set_router_skew(p, p->router_skew);
+}
+
+/* Log-linear in T between tabulated powers of two; below one token the
+ * first point scales down linearly. */
+static double tab_at(const double *tab, double T)
+{
+	double j = log2(T);
+	if (j <= 0)
+		return tab[0] * T;
+	if (j >= PERF_TOUCH_N - 1)
+		return tab[PERF_TOUCH_N - 1];
+	int i = (int)j;
+	return tab[i] + (j - i) * (tab[i + 1] - tab[i]);
 }
 
 double perf_moe_touched(const struct perf *p, double T, double *busiest)
@@ -192,19 +239,8 @@ double perf_moe_touched(const struct perf *p, double T, double *busiest)
 		if (busiest)
 			for (double i = 1; i <= E; i++)
 				z += pow(i, -p->router_skew);
-		q0 = busiest ? fmin(1, k / z) : q0;
-		/* log-linear between the tabulated powers of two; at T < 1 the
-		 * first point scales down linearly (a fraction of a token). */
-		double j = log2(T);
-		if (j <= 0) {
-			touched = p->touched_tab[0] * T;
-		} else if (j >= PERF_TOUCH_N - 1) {
-			touched = p->touched_tab[PERF_TOUCH_N - 1];
-		} else {
-			int i = (int)j;
-			double f = j - i;
-			touched = p->touched_tab[i] + f * (p->touched_tab[i + 1] - p->touched_tab[i]);
-		}
+		q0 = busiest ? pick_prob(p, 1, z) : q0;
+		touched = tab_at(p->touched_tab, T);
 	}
 	if (busiest)
 		*busiest = T * q0;
@@ -363,15 +399,21 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 	}
 	if (p->n_moe_layers > 0) {
 		double k = p->experts_per_token;
-		double touched = perf_moe_touched(p, T, NULL);
-		double tpe = T * k / touched, bm = moe_block_m(T);
+		double touched = perf_moe_touched(p, T, NULL), routed = T * k;
+		if (p->ep > 1) {
+			/* The busiest GPU: its experts touched, its tokens. */
+			touched = p->router_skew > 0 ? tab_at(p->ep_touched_tab, T)
+						     : p->n_experts / p->ep * (1 - pow(1 - k / p->n_experts, T));
+			routed = T * p->ep_share;
+		}
+		double tpe = routed / touched, bm = moe_block_m(T);
 		/* Each expert's rows pad to whole BLOCK_SIZE_M tiles: the
 		 * grouped GEMM's curve in tokens per expert (the scalar model:
 		 * the dense matmul's curve at tpe). */
 		double curve = p0->backend ? tpe / (ceil(tpe / bm) * bm) : tpe / (tpe + q->gemm_half);
 		assert(q->moe_cmax > 0);
 		roofline(&ops[PERF_EXPERTS], names[PERF_EXPERTS],
-			 p->n_moe_layers * p->expert_flops_per_token * T * k,
+			 p->n_moe_layers * p->expert_flops_per_token * routed,
 			 p->peak_expert * low_factor(p->expert_low, lp), q->moe_cmax * curve,
 			 p->n_moe_layers * touched * p->expert_bytes, q->moe_bw, 0);
 		cite(&ops[PERF_EXPERTS], q->k_moe, p, q->moe_bw);

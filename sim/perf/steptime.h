@@ -105,6 +105,11 @@ struct perf {
 	double lm_fixed_s;
 	double router_skew;            /* Zipf exponent of expert popularity; 0: uniform */
 	double touched_tab[PERF_TOUCH_N];  /* experts touched at T = 2^i tokens (router_skew > 0) */
+	/* Expert parallelism (perf_expert_parallel): ep GPUs each hold E/ep
+	 * whole experts, the first GPU the most popular ones. */
+	int ep;                        /* 1: experts sliced by tensor parallelism */
+	double ep_share;               /* routing choices that land on the first GPU, of k */
+	double ep_touched_tab[PERF_TOUCH_N];   /* its experts touched at T = 2^i tokens */
 };
 
 /* The work of one step, accumulated sequence by sequence. */
@@ -148,6 +153,12 @@ void perf_use_scalars(struct perf *p);
 
 /* Expert popularity as a Zipf law of exponent skew >= 0 (0: uniform). */
 void perf_set_router_skew(struct perf *p, double skew);
+
+/* Expert parallelism over the tp GPUs (vLLM --enable-expert-parallel):
+ * experts are placed whole, E/ep a GPU in order, instead of sliced; the
+ * MoE step lasts as long as the busiest GPU (the first: the most popular
+ * experts under a skewed router). ep = 1 undoes it. */
+void perf_expert_parallel(struct perf *p, int ep);
 
 /* Expected distinct experts a batch of tokens touches, and (when busiest
  * is not NULL) the expected tokens of the most popular expert. */

@@ -88,6 +88,8 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "kv_cache_dtype", INI_ENUM, F(kv_cache_dtype), 0, 0, 0, "auto or fp8", kv_dtype_names },
 	{ "engine", "moe_router_skew", INI_DOUBLE, F(moe_router_skew), 0, 0, 10,
 	  "a Zipf exponent in [0, 10] (0: uniform routing)", NULL },
+	{ "engine", "enable_expert_parallel", INI_BOOL, F(enable_expert_parallel), 0, 0, 0, "true or false",
+	  NULL },
 	{ "engine", "num_parallel", INI_INT, F(num_parallel), 0, 1, 1e6, "a slot count >= 1", NULL },
 	{ "engine", "num_ctx", INI_INT, F(num_ctx), 0, 2, 1e9, "tokens per slot, >= 2", NULL },
 	{ "engine", "max_queue", INI_INT, F(max_queue), 0, 1, 1e9, "a request count >= 1", NULL },

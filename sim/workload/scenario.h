@@ -87,6 +87,7 @@ struct scenario {
 	int kv_cache_dtype;                /* 0 auto, 1 fp8 */
 	double moe_router_skew;            /* Zipf exponent of expert popularity, 0 uniform
 					    * (servesim's own; docs/step-model.md) */
+	bool enable_expert_parallel;       /* vLLM --enable-expert-parallel: experts whole over the tp GPUs */
 	/* [engine], kind = ollama or llamacpp (engine/ollama.c; -1 = the
 	 * engine's default, resolved with the model and the device). */
 	int64_t num_parallel;              /* slots: Ollama 1, llama-server 4 */
