@@ -97,6 +97,8 @@ struct perf_backend {
 	double gemm_kernels;         /* kernels a decoder layer launches for its matmuls, norms, activations */
 	double attn_kernels;         /* … and for attention (rope, cache write, attention) */
 	const char *launch_source;
+	double step_overhead_us;     /* the engine's per-step CPU cost on this backend, replacing the
+				      * device class's (fitted to vLLM); < 0: the class's */
 	const struct perf_kernel *rows;
 	int n_rows;
 	const struct perf_collective *coll;

@@ -128,6 +128,12 @@ void perf_use_engine(struct perf *p, const char *engine)
 	p->gemm_fixed_s = b->gemm_kernels * b->kernel_us * 1e-6;
 	p->attn_fixed_s = b->attn_kernels * b->kernel_us * 1e-6;
 	p->lm_fixed_s = b->gemm_kernels > 0 ? b->kernel_us * 1e-6 : 0;
+	/* The engine's step overhead on this backend, unless the profile
+	 * gives one; a later perf_use_engine restores the class's. */
+	struct hw_efficiency cls;
+	hw_default_efficiency(hw->hw_class, &cls);
+	p->eff.step_overhead_us = GIVEN(step_overhead_us) ? e->step_overhead_us
+			        : b->step_overhead_us >= 0 ? b->step_overhead_us : cls.step_overhead_us;
 #undef GIVEN
 }
 
