@@ -160,6 +160,11 @@ void perf_set_router_skew(struct perf *p, double skew);
  * experts under a skewed router). ep = 1 undoes it. */
 void perf_expert_parallel(struct perf *p, int ep);
 
+/* Under expert parallelism: the experts of the first (busiest) GPU that a
+ * batch of tokens touches; *routed gets the routing choices that land
+ * there. */
+double perf_moe_first_gpu(const struct perf *p, double tokens, double *routed);
+
 /* Expected distinct experts a batch of tokens touches, and (when busiest
  * is not NULL) the expected tokens of the most popular expert. */
 double perf_moe_touched(const struct perf *p, double tokens, double *busiest);
