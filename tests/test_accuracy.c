@@ -11,7 +11,7 @@
  * measurements are, (E2E - TTFT) / (mean output - 1). KV pool: the GPU
  * block count within 3% of vLLM's for every dense-model run. The four
  * Llama-4-Scout runs are held to 15% instead: about 1.7 GiB a GPU of what
- * vLLM keeps is not identified (README "Accuracy"); the bound keeps the
+ * vLLM keeps is not identified (docs/accuracy.md "KV pool"); the bound keeps the
  * known gap from growing unnoticed.
  *
  * Issue 11 tightens the in-sample goals to ITL and E2E <= 6% (from 8%; the
