@@ -67,7 +67,7 @@ static void allreduce_matches_the_vllm_table(void **state)
 	assert_double_rel(perf_allreduce_s(b, &h100, 4, 1 * mb, &alg) * 1e6, 18, 0.15);
 	assert_string_equal(alg->name, "custom all-reduce, two-shot");
 	assert_double_rel(perf_allreduce_s(b, &h100, 4, 4 * mb, &alg) * 1e6, 39, 0.12);
-	assert_string_equal(alg->name, "NCCL ring all-reduce");
+	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
 	assert_double_near(perf_allreduce_s(b, &h100, 1, mb, NULL), 0, 0);
 }
 

@@ -130,8 +130,8 @@ void hw_default_efficiency(int hw_class, struct hw_efficiency *eff)
 #define OTHER_GPU                                                                    \
 	{ .bandwidth = 0.87, .attention_bandwidth = 0.92, .attention_half_seqs = 16,       \
 	  .compute_max = 0.70, .compute_half_tokens = 24, .attention_compute = 0.43,       \
-	  .low_precision_compute = 0.7, .moe_efficiency = 0.84, .step_overhead_us = 1200, \
-	  .step_overhead_per_seq_us = 8, .request_overhead_ms = 10 }
+	  .low_precision_compute = 0.7, .moe_efficiency = 0.84, .step_overhead_us = 1010, \
+	  .step_overhead_per_seq_us = 0, .request_overhead_ms = 10.5 }
 	static const struct hw_efficiency by_class[] = {
 		[HW_DATACENTER_GPU] = { .bandwidth = 0.87, .attention_bandwidth = 0.92,
 					.attention_half_seqs = 16, .compute_max = 0.79,

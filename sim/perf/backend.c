@@ -122,14 +122,16 @@ static const struct perf_kernel vllm_cuda[] = {
  * H100 TP4 table (benchmark_device_communicators.py): ca_1stage 10 us at
  * 0.5 MB to 38 us at 4 MB (6 us + 3 x bytes at 0.87 of 450 GB/s);
  * ca_2stage 17 -> 42 us (13.4 us + 1.5 x bytes at 0.49); pynccl 21 -> 39
- * us (6 hops x 3.07 us + 1.5 x bytes at 0.69). */
+ * us (6 hops x 3.07 us + 1.5 x bytes at 0.69). vLLM on ROCm runs the
+ * same custom all-reduce (HIP port) over Infinity Fabric and RCCL: these
+ * rows, uncertain there (no MI300X table here). */
 #define CA_SRC "vLLM PR #24532 H100 TP4 benchmark_device_communicators table"
 static const struct perf_collective nvlink_coll[] = {
 	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 8 * MIB, 2, 6.0, false, 0.87, CA_SRC },
 	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024, 4, 6.0, false, 0.87, CA_SRC },
 	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024, 8, 6.0, false, 0.87, CA_SRC },
 	{ "custom all-reduce, two-shot", TRAFFIC_TWO_SHOT, true, 8 * MIB, 8, 13.4, false, 0.49, CA_SRC },
-	{ "NCCL ring all-reduce", TRAFFIC_RING, false, 0, 0, 0, true, 0.69, CA_SRC },
+	{ "NCCL (RCCL on ROCm) ring all-reduce", TRAFFIC_RING, false, 0, 0, 0, true, 0.69, CA_SRC },
 };
 /* llama.cpp splits layers across GPUs (-sm layer) and never all-reduces;
  * a tensor split (-sm row) goes through the host: NCCL-less ring at the
