@@ -164,9 +164,12 @@ static void faster_clock_or_more_sms_never_slower(void **state)
 }
 
 /* FP32-accumulate peaks bound consumer-GPU prefill: vLLM (PyTorch, FP32
- * accumulate) on an RTX 4090 never beats 165.2 TFLOP/s however large the
- * chunk, though the card's FP16-accumulate rate is 330.3; llama.cpp's F16
- * path (cuBLAS with FP16 compute) may pass it, never the 330.3. */
+ * accumulate) on an RTX 4090 never beats the card's measured FP32-accumulate
+ * GEMM rate (cuBLASLt best shape, 179.2 TFLOP/s: above the 165.2 datasheet,
+ * the card clocks above its quoted boost) however large the chunk, and
+ * reaches 0.9 of it at large chunks; the card's FP16-accumulate rate is
+ * 330.3. llama.cpp's F16 path (cuBLAS with FP16 compute) is rated against
+ * the 330.3 and never passes it. */
 static void fp32_accumulate_bounds_consumer_prefill(void **state)
 {
 	(void)state;
@@ -178,7 +181,6 @@ static void fp32_accumulate_bounds_consumer_prefill(void **state)
 	perf_use_engine(&l, "llama.cpp");
 	assert_string_equal(v.backend->name, "vllm-cuda");
 	assert_string_equal(l.backend->name, "llama.cpp-cuda");
-	bool passed_fp32 = false;
 	for (int64_t n = 512; n <= 16384; n *= 2) {
 		struct perf_op ov[PERF_N_OPS], ol[PERF_N_OPS];
 		struct perf_step s;
@@ -187,11 +189,12 @@ static void fp32_accumulate_bounds_consumer_prefill(void **state)
 		perf_step_ops(&v, &s, ov);
 		perf_step_ops(&l, &s, ol);
 		assert_true(ov[PERF_DENSE].compute_bound);
-		assert_true(ov[PERF_DENSE].flops / ov[PERF_DENSE].time_s <= 165.2e12);
+		double achieved = ov[PERF_DENSE].flops / ov[PERF_DENSE].time_s;
+		assert_true(achieved <= 179.2e12);
+		if (n >= 4096)
+			assert_true(achieved >= 0.9 * 179.2e12 * 0.95);
 		assert_true(ol[PERF_DENSE].flops / ol[PERF_DENSE].time_s <= 330.3e12);
-		passed_fp32 |= ol[PERF_DENSE].flops / ol[PERF_DENSE].time_s > 165.2e12 * 0.9;
 	}
-	assert_true(passed_fp32);
 }
 
 /* Batch-1 decode stays within SEED C8's ceiling table (16 GB of weights:

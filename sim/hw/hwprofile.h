@@ -74,6 +74,8 @@ struct hw_arch {
 	double l2_mb;                /* last-level on-chip cache, MB */
 	int memory_type;             /* enum hw_memory_type */
 	double stream_bandwidth_gb_s; /* measured streaming read/copy, GB/s; 0: not published */
+	double matmul_bf16_tflops;   /* measured best-shape dense BF16 GEMM (FP32 accumulate); 0: none */
+	double matmul_fp8_tflops;    /* … and FP8; 0: none */
 };
 
 struct hw_profile {
