@@ -14,9 +14,8 @@
  * vLLM keeps is not identified (docs/accuracy.md "KV pool"); the bound keeps the
  * known gap from growing unnoticed.
  *
- * Issue 11 tightens the in-sample goals to ITL and E2E <= 6% (from 8%; the
- * issue's goal is 13 / 5 / 5, met for neither TTFT nor ITL/E2E yet: the
- * bounds below are the best honest ones reached, docs/accuracy.md) and adds
+ * Issue 11 tightens the in-sample goals to its 13 / 5 / 5 % (ITL and E2E
+ * at 5.00: bounded at 5.2) and adds
  * leave-one-family-out cross-validation of the engine-level parameters, in
  * a lighter form than `vllm_h100.py --cross-validate` (which re-simulates
  * every fold): one more pass of the 15 runs with step_overhead_us raised
@@ -37,6 +36,7 @@
 #include <unistd.h>
 
 #include "calibcsv.h"
+#include "overhead.h"
 
 enum { N_EXPS = 15, STEP_BUMP_US = 200 };
 
@@ -86,7 +86,8 @@ static double measured(const struct calibcsv *c, const char *id, const char *met
 
 
 /* A copy of h100-sxm.ini whose [efficiency] raises step_overhead_us by
- * STEP_BUMP_US over the shipped default; its --set, in *set. */
+ * STEP_BUMP_US over vLLM's fitted remainder (overhead.c, "vllm-v1"); its
+ * --set, in *set. */
 static void bumped_profile(char *path, size_t n, char *set, size_t setn)
 {
 	char src[4096];
@@ -101,10 +102,10 @@ static void bumped_profile(char *path, size_t n, char *set, size_t setn)
 	while (fgets(line, sizeof line, in))
 		fputs(line, out);
 	fclose(in);
-	struct hw_efficiency d;
-	hw_default_efficiency(HW_DATACENTER_GPU, &d);
+	const struct overhead_profile *v1 = overhead_profile_find("vllm-v1");
+	assert_non_null(v1);
 	fprintf(out, "\n[efficiency]\nstep_overhead_us = %g\nsource = test_accuracy Jacobian\n",
-		d.step_overhead_us + STEP_BUMP_US);
+		v1->step_overhead_us + STEP_BUMP_US);
 	assert_int_equal(fclose(out), 0);
 	snprintf(set, setn, "run.hardware=%s", path);
 }
@@ -137,6 +138,7 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 		assert_true(dstep[i].itl > 0);
 	}
 	unlink(path);
+	double req0 = overhead_profile_find("vllm-v1")->request_overhead_ms;
 	int fam[N_EXPS];
 	for (size_t i = 0; i < c->n_exps; i++)
 		fam[i] = family_of(c->exps[i].model);
@@ -159,6 +161,12 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 		}
 		double det = a00 * a11 - a01 * a01;
 		double d_step = (b0 * a11 - b1 * a01) / det, d_req = (a00 * b1 - a01 * b0) / det;
+		/* The request path's remainder stays >= 0: at the bound, the
+		 * step overhead alone. */
+		if (req0 + d_req < 0) {
+			d_req = -req0;
+			d_step = (b0 - a01 * d_req) / a00;
+		}
 		for (size_t i = 0; i < c->n_exps; i++) {
 			if (fam[i] != f)
 				continue;
@@ -174,9 +182,8 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	double n = (double)c->n_exps;
 	print_message("cv (linearized) ttft %.1f%%  itl %.1f%%  e2e %.1f%%\n", 100 * err[0] / n,
 		      100 * err[1] / n, 100 * err[2] / n);
-	/* Goals 15 / 7 / 7 %. Reached: ITL and E2E; TTFT is bounded at 16%
-	 * (the Scout runs' TTFT is 20-56% low whatever the overheads). */
-	assert_true(err[0] / n <= 0.16);
+	/* The issue's goals, met: 15 / 7 / 7 %. */
+	assert_true(err[0] / n <= 0.15);
 	assert_true(err[1] / n <= 0.07);
 	assert_true(err[2] / n <= 0.07);
 }
@@ -229,9 +236,11 @@ static void h100_runs_meet_the_goals(void **state)
 	double n = (double)c.n_exps;
 	print_message("MAPE ttft %.2f%%  itl %.2f%%  e2e %.2f%%\n", 100 * sum_ttft / n, 100 * sum_itl / n,
 		      100 * sum_e2e / n);
-	assert_true(sum_ttft / n <= 0.15);
-	assert_true(sum_itl / n <= 0.06);
-	assert_true(sum_e2e / n <= 0.06);
+	/* In sample, the issue's 13 / 5 / 5 %: ITL and E2E sit at 5.00, so
+	 * their bound carries 0.2 points of room. */
+	assert_true(sum_ttft / n <= 0.13);
+	assert_true(sum_itl / n <= 0.052);
+	assert_true(sum_e2e / n <= 0.052);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }

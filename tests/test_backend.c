@@ -232,6 +232,7 @@ static void small_batch_decode_floor(void **state)
 	(void)state;
 	struct perf p;
 	init(&p, &llama, "bf16", 1, false);
+	perf_use_engine(&p, "llama.cpp");   /* vLLM's launches are the overhead model's */
 	struct perf_breakdown b;
 	step(&p, 1, 1, 100, &b);
 	double L = (double)llama.n_layers;
@@ -244,6 +245,7 @@ static void small_batch_decode_floor(void **state)
 	for (int i = 0; i < 3; i++) {
 		struct perf q;
 		init(&q, &llama, w[i], 1, false);
+		perf_use_engine(&q, "llama.cpp");
 		step(&q, 1, 1, 100, &b);
 		double achieved = q.dense_bytes / b.dense;
 		assert_true(achieved > prev);
@@ -266,7 +268,6 @@ static void explain_names_kernels(void **state)
 	assert_contains(r.out, "cuBLAS/CUTLASS BF16 GEMM (sm90)");
 	assert_contains(r.out, "FlashAttention-3");
 	assert_contains(r.out, "FA3 paper (arXiv 2407.08608)");
-	assert_contains(r.out, "launch floor");
 	cmd_result_free(&r);
 	run_cmd(&r, "'%s' explain --batch decode:4x100 --model llama-3.1-8b --hardware '%s/hw_valid.ini'",
 		SERVESIM_BIN, TEST_DATA_DIR);

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "overhead.h"
+
 /* Whether a weight group stored at bytes per parameter multiplies in the
  * precision's low-precision dtype (fp8, int8, fp4) rather than bf16. */
 static bool group_low(const struct precision *w, double bytes)
@@ -146,7 +148,7 @@ void perf_use_engine(struct perf *p, const char *engine)
 	 * gives one; a later perf_use_engine restores the class's. */
 	struct hw_efficiency cls;
 	hw_default_efficiency(hw->hw_class, &cls);
-	p->eff.step_overhead_us = GIVEN(step_overhead_us) ? e->step_overhead_us
+	p->eff.step_overhead_us = GIVEN(step_overhead_us) || !hw->arch.present ? e->step_overhead_us
 			        : b->step_overhead_us >= 0 ? b->step_overhead_us : cls.step_overhead_us;
 #undef GIVEN
 }
@@ -286,8 +288,11 @@ static void cite(struct perf_op *op, const struct perf_kernel *k, const struct p
 		op->eff = bw / p->bw;
 	op->peak_bytes_s = p->bw;
 	if (!k) {
-		op->kernel = "profile [efficiency] scalars";
-		op->source = p->hw->calibrated ? p->hw->source_efficiency : "device-class defaults";
+		/* The scalar model: a backend's fallback row when the device has
+		 * no [arch] facts, or a perf without a backend (probe fits). */
+		op->kernel = p->backend ? "roofline, no kernel data" : "profile [efficiency] scalars";
+		op->source = p->hw->calibrated ? p->hw->source_efficiency
+					       : "device-class defaults (hw_default_efficiency)";
 		return;
 	}
 	op->kernel = k->kernel;
@@ -309,7 +314,8 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 		return 0;
 	struct perf qs;
 	const struct perf *q = p0;
-	if (!p0->backend) {
+	bool kernels = p0->backend && p0->hw->arch.present;   /* else the scalar model */
+	if (!kernels) {
 		scalar_fields(p0, &qs);
 		q = &qs;
 	}
@@ -335,7 +341,7 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 		/* Each expert's rows pad to whole BLOCK_SIZE_M tiles: the
 		 * grouped GEMM's curve in tokens per expert (the scalar model:
 		 * the dense matmul's curve at tpe). */
-		double curve = p0->backend ? tpe / (ceil(tpe / bm) * bm) : tpe / (tpe + q->gemm_half);
+		double curve = kernels ? tpe / (ceil(tpe / bm) * bm) : tpe / (tpe + q->gemm_half);
 		assert(q->moe_cmax > 0);
 		roofline(&ops[PERF_EXPERTS], names[PERF_EXPERTS],
 			 p->n_moe_layers * p->expert_flops_per_token * routed,
@@ -379,7 +385,7 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 		double bytes = T * p->hidden_bytes_per_token;
 		const struct perf_collective *alg = NULL;
 		double one;
-		if (p0->backend) {
+		if (kernels) {
 			one = perf_allreduce_s(p0->backend, p->hw, p->tp, bytes, &alg);
 		} else {
 			/* Ring all-reduce: 2(t-1) hops, each moving 1/t of the data. */
@@ -402,12 +408,15 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 		ops[PERF_OFFLOAD].time_s = p->offload_bytes / link;
 		ops[PERF_OFFLOAD].peak_bytes_s = link;
 	}
-	ops[PERF_OVERHEAD].time_s =
-		(p->eff.step_overhead_us + p->eff.step_overhead_per_seq_us * (double)s->seqs / m) * 1e-6;
 	double total = 0;
 	for (int i = 0; i < PERF_N_OPS; i++)
 		total += ops[i].time_s;
-	return total;
+	const struct perf_op *dense = &ops[PERF_DENSE];
+	ops[PERF_OVERHEAD].time_s =
+		p->overhead ? overhead_step_s(p->overhead, T, (double)s->seqs / m, total,
+					      dense->compute_bound ? dense->time_s / T : 0, NULL) :
+		(p->eff.step_overhead_us + p->eff.step_overhead_per_seq_us * (double)s->seqs / m) * 1e-6;
+	return total + ops[PERF_OVERHEAD].time_s;
 }
 
 /* The operator groups that scale with the layers a stage holds. */

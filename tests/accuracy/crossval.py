@@ -33,11 +33,11 @@ METRICS = ["ttft_mean", "itl_mean", "e2e_mean"]
 
 
 def shipped_defaults():
-    """The datacenter-GPU row of hw_default_efficiency (sim/hw/hwprofile.c):
-    the point the Jacobian is taken at."""
-    src = open(os.path.join(ROOT, "sim", "hw", "hwprofile.c")).read()
-    row = src[src.index("[HW_DATACENTER_GPU]"):]
-    row = row[:row.index("}")]
+    """The remainders of the vllm-v1 overhead profile (sim/perf/overhead.c,
+    issue 18's engine-level model): the point the Jacobian is taken at."""
+    src = open(os.path.join(ROOT, "sim", "perf", "overhead.c")).read()
+    row = src[src.index('.name = "vllm-v1"'):]
+    row = row[:row.index(".source")]
     return {p: float(re.search(r"\.%s = ([0-9.]+)" % p, row).group(1)) for p in PARAMS}
 
 
