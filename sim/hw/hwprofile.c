@@ -119,30 +119,28 @@ void hw_default_efficiency(int hw_class, struct hw_efficiency *eff)
 	/* Defaults per class: the documented fallback. A device with [arch]
 	 * facts takes its kernel-level efficiencies from the backend tables
 	 * (sim/perf/backend.c) instead; these rows then set only the
-	 * engine-level overheads (step, per sequence, per request), and the
-	 * kernel-level ones of the "roofline, no kernel data" row. The
-	 * datacenter-GPU kernel fractions were fitted to the 15 real vLLM runs
-	 * on H100 of ../shared/calibration by tests/accuracy/tune_h100.py;
-	 * its three overheads are refitted on top of the backend tables by
-	 * `vllm_h100.py --cross-validate` ("fit on all 15 runs", docs/accuracy.md:
-	 * 1012 us, 0 us, 10.95 ms; request_overhead_ms ships at 10.5, inside
-	 * the folds' spread of 9.6-11.9 ms, because at 10.95 SEED C6's 5x TTFT
-	 * ratio on A100 (tests/test_seed_scenarios.c) falls to 4.97x).
-	 * The other GPU rows reuse it with a lower compute ceiling,
+	 * kernel-level numbers of the "roofline, no kernel data" row and the
+	 * engine-level overheads of engines without their own overhead
+	 * profile (vLLM's are sim/perf/overhead.c's, refitted on the backend
+	 * tables by `vllm_h100.py --cross-validate`, docs/accuracy.md; these
+	 * rows keep servesim 1's values, which issue 18's legacy timing
+	 * reproduces). The datacenter-GPU row was fitted to the 15 real vLLM
+	 * runs on H100 of ../shared/calibration by tests/accuracy/tune_h100.py;
+	 * the other GPU rows reuse it with a lower compute ceiling,
 	 * unverified; CPU and Apple rows follow llama.cpp's measurements
 	 * (docs/step-model.md). */
 #define OTHER_GPU                                                                    \
 	{ .bandwidth = 0.87, .attention_bandwidth = 0.92, .attention_half_seqs = 16,       \
 	  .compute_max = 0.70, .compute_half_tokens = 24, .attention_compute = 0.43,       \
-	  .low_precision_compute = 0.7, .moe_efficiency = 0.84, .step_overhead_us = 1010, \
-	  .step_overhead_per_seq_us = 0, .request_overhead_ms = 10.5 }
+	  .low_precision_compute = 0.7, .moe_efficiency = 0.84, .step_overhead_us = 1200, \
+	  .step_overhead_per_seq_us = 8, .request_overhead_ms = 10 }
 	static const struct hw_efficiency by_class[] = {
 		[HW_DATACENTER_GPU] = { .bandwidth = 0.87, .attention_bandwidth = 0.92,
 					.attention_half_seqs = 16, .compute_max = 0.79,
 					.compute_half_tokens = 24, .attention_compute = 0.49,
 					.low_precision_compute = 0.7, .moe_efficiency = 0.84,
-					.step_overhead_us = 1010, .step_overhead_per_seq_us = 0,
-					.request_overhead_ms = 10.5 },
+					.step_overhead_us = 1200, .step_overhead_per_seq_us = 8,
+					.request_overhead_ms = 10 },
 		[HW_WORKSTATION_GPU] = OTHER_GPU,
 		[HW_CONSUMER_GPU] = OTHER_GPU,
 		[HW_CPU] = { .bandwidth = 0.70, .attention_bandwidth = 0.70, .compute_max = 0.50,

@@ -3,8 +3,8 @@
 
 Since issue 11 these are the device-class fallback row ("roofline, no
 kernel data"): a profile with [arch] facts takes its kernel efficiencies
-from the backend tables (sim/perf/backend.c), and only the engine-level
-overheads of this row apply to it; those are set by
+from the backend tables (sim/perf/backend.c); vLLM's engine-level
+overheads are sim/perf/overhead.c's remainders, set by
 `vllm_h100.py --cross-validate` (docs/accuracy.md). Writing every key
 below into [efficiency], as this search does, overrides the backend rows,
 so it tunes the scalar model.
@@ -28,8 +28,8 @@ from simrun import ROOT
 
 START = {"bandwidth": 0.87, "attention_bandwidth": 0.92, "attention_half_seqs": 16,
          "compute_max": 0.79, "compute_half_tokens": 24, "attention_compute": 0.49,
-         "moe_efficiency": 0.84, "step_overhead_us": 1010, "step_overhead_per_seq_us": 0,
-         "request_overhead_ms": 10.5, "latency_us": 3}
+         "moe_efficiency": 0.84, "step_overhead_us": 1200, "step_overhead_per_seq_us": 8,
+         "request_overhead_ms": 10, "latency_us": 3}
 STEPS = {"bandwidth": 0.04, "attention_bandwidth": 0.08, "attention_half_seqs": 8,
          "compute_max": 0.06, "compute_half_tokens": 24, "attention_compute": 0.08,
          "moe_efficiency": 0.08, "step_overhead_us": 400, "step_overhead_per_seq_us": 4,
