@@ -70,6 +70,8 @@ static const struct inidoc_key keys[] = {
 	  "measured dense BF16 GEMM TFLOP/s, > 0", NULL },
 	{ "arch", "matmul_fp8_tflops", INI_DOUBLE, A(matmul_fp8_tflops), INI_MIN_EXCLUSIVE, 0, 1e6,
 	  "measured dense FP8 GEMM TFLOP/s, > 0", NULL },
+	{ "arch", "matmul_fp4_tflops", INI_DOUBLE, A(matmul_fp4_tflops), INI_MIN_EXCLUSIVE, 0, 1e6,
+	  "measured dense FP4 GEMM TFLOP/s, > 0", NULL },
 	{ "arch", "source", INI_STRING, F(source_arch), 0, 0, 0, "where the architecture facts come from", NULL },
 	{ "interconnect", "kind", INI_ENUM, F(ic_kind), REQ, 0, 0,
 	  "one of none, pcie3, pcie4, pcie5, nvlink3, nvlink4, nvlink5, infinity-fabric, nvlink-c2c, unified",
@@ -170,7 +172,7 @@ static int check_arch(struct hw_profile *hw, const char *path, struct err *e)
 	bool any = a->sm_count > 0 || a->boost_clock_mhz > 0 || a->sustained_clock_mhz > 0;
 	if (!any) {
 		if (a->stream_bandwidth_gb_s > 0 || a->tensor_gen || a->memory_type || a->l2_mb > 0 ||
-		    a->matmul_bf16_tflops > 0 || a->matmul_fp8_tflops > 0) {
+		    a->matmul_bf16_tflops > 0 || a->matmul_fp8_tflops > 0 || a->matmul_fp4_tflops > 0) {
 			err_set(e, "%s: [arch] sm_count: expected sm_count, boost_clock_mhz and "
 				   "sustained_clock_mhz with the other [arch] keys", path);
 			return -1;

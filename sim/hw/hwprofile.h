@@ -76,6 +76,7 @@ struct hw_arch {
 	double stream_bandwidth_gb_s; /* measured streaming read/copy, GB/s; 0: not published */
 	double matmul_bf16_tflops;   /* measured best-shape dense BF16 GEMM (FP32 accumulate); 0: none */
 	double matmul_fp8_tflops;    /* … and FP8; 0: none */
+	double matmul_fp4_tflops;    /* … and FP4 (NVFP4); 0: none */
 };
 
 /* Which of [efficiency]'s overhead keys a profile sets itself (an engine

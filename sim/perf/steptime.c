@@ -69,6 +69,7 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->hidden_bytes_per_token = (double)m->hidden * 2;
 	p->head_dim = (double)m->head_dim;
 	p->weights_quantized = gb.dense < 2;
+	p->low_dtype = w->matmul;
 	/* The widest matmul of a layer sets the column tiles of its waves:
 	 * the fused gate/up projection (or the fused QKV when wider). */
 	double ffn = m->n_moe_layers < m->n_layers ? 2 * (double)m->dense_ffn_width : 0;
@@ -124,12 +125,14 @@ void perf_use_engine(struct perf *p, const char *engine)
 	 * about 0.95 of cuBLAS's best shapes). GeForce parts beat their
 	 * datasheet this way (clocks above the quoted boost). */
 	const double MAMF_SERVING = 0.95;
-	double mm16 = hw->arch.matmul_bf16_tflops * 1e12, mm8 = hw->arch.matmul_fp8_tflops * 1e12;
+	double mm16 = hw->arch.matmul_bf16_tflops * 1e12;
+	enum matmul_dtype ld = p->low_dtype == MATMUL_FP4 ? MATMUL_FP4 : MATMUL_FP8;
+	double mm8 = (ld == MATMUL_FP4 ? hw->arch.matmul_fp4_tflops : hw->arch.matmul_fp8_tflops) * 1e12;
 	if (!GIVEN(compute_max) && !k->fallback && k->peak == KPEAK_DTYPE && mm16 > 0) {
 		double lowc = p->gemm_lp * p->gemm_cmax;   /* the low row's fraction of its own peak */
 		p->gemm_cmax = MAMF_SERVING * mm16 / hw_peak_flops(hw, MATMUL_BF16);
 		if (!GIVEN(low_precision_compute) && !kl->fallback)
-			p->gemm_lp = (mm8 > 0 ? MAMF_SERVING * mm8 / hw_peak_flops(hw, MATMUL_FP8) : lowc) /
+			p->gemm_lp = (mm8 > 0 ? MAMF_SERVING * mm8 / hw_peak_flops(hw, ld) : lowc) /
 				     p->gemm_cmax;
 	}
 	p->moe_cmax = GIVEN(moe_efficiency) || km->fallback ? e->moe_efficiency * p->gemm_cmax

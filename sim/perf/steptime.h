@@ -93,6 +93,7 @@ struct perf {
 
 	double head_dim;             /* query/key head size: picks the attention curve */
 	bool weights_quantized;      /* dense weights below 16 bits (llama.cpp: MMQ) */
+	int low_dtype;               /* the precision's matmul dtype (enum matmul_dtype) */
 
 	/* Kernel efficiencies (perf_init; NULL backend: p->eff's scalars). */
 	const struct perf_backend *backend;
