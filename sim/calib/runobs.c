@@ -124,10 +124,48 @@ static struct runobs_point *add_point(struct runobs *ob, int stage)
 	return p;
 }
 
-static void push(struct runobs_set *set, const struct runobs *ob)
+/* Where each format's readers take each metric from, for messages. */
+static const struct obs_source {
+	const char *format;
+	const char *key[OBS_N_METRICS];
+} obs_sources[] = {
+	{ "vllm-bench", { "mean_ttft_ms", "mean_itl_ms", "mean_e2el_ms" } },
+	{ "ollama", { "prompt_eval_duration", "eval_duration / eval_count",
+		      "prompt_eval_duration + eval_duration" } },
+	{ "llama-bench", { "avg_ns (pp test)", "avg_ns / n_gen (tg test)", "avg_ns (pp+tg test)" } },
+	{ "prometheus", { "vllm:time_to_first_token_seconds_sum / _count",
+			  "vllm:inter_token_latency_seconds_sum / _count",
+			  "vllm:e2e_request_latency_seconds_sum / _count" } },
+	{ "calibration", { "ttft_mean", "itl_mean", "e2e_mean" } },
+};
+
+static const char *source_key(const char *format, int m)
 {
+	for (size_t i = 0; i < sizeof obs_sources / sizeof *obs_sources; i++)
+		if (!strcmp(obs_sources[i].format, format))
+			return obs_sources[i].key[m];
+	return runobs_metric_names[m];
+}
+
+/* Adds ob to set. Every measured value (not NAN) must be a latency that
+ * can be: finite and > 0 ms. Otherwise -1 with e naming path, the
+ * observation, the key it came from and the value, and nothing is added. */
+static int push(struct runobs_set *set, const struct runobs *ob, const char *path, struct err *e)
+{
+	for (int i = 0; i < ob->n_pts; i++)
+		for (int m = 0; m < OBS_N_METRICS; m++) {
+			double v = ob->pts[i].ms[m];
+			if (isnan(v) || (isfinite(v) && v > 0))
+				continue;
+			char stage[32] = "";
+			if (ob->pts[i].stage >= 0)
+				snprintf(stage, sizeof stage, " (stage %d)", ob->pts[i].stage);
+			return err_set(e, "%s: %s%s: %s: expected a measured %s > 0 ms, got %g ms", path, ob->id,
+				       stage, source_key(ob->format, m), runobs_metric_names[m], v);
+		}
 	xgrow(&set->v, &set->cap, set->len + 1, sizeof *set->v);
 	set->v[set->len++] = *ob;
+	return 0;
 }
 
 /* The run.* settings of a one-model observation. */
@@ -223,8 +261,7 @@ static int from_vllm(struct runobs_set *set, const json_t *top, const char *path
 	p->ms[OBS_TTFT] = b.ms[BENCH_TTFT][BENCH_MEAN];
 	p->ms[OBS_ITL] = b.ms[BENCH_ITL][BENCH_MEAN];
 	p->ms[OBS_E2E] = b.ms[BENCH_E2EL][BENCH_MEAN];
-	push(set, &ob);
-	return 0;
+	return push(set, &ob, path, e);
 }
 
 /* ---- Ollama ------------------------------------------------------------------ */
@@ -247,7 +284,7 @@ static int from_ollama(struct runobs_set *set, const char *text, const char *pat
 	for (size_t i = 0; i < l.len; i++) {
 		const struct ollamaresp *r = &l.v[i];
 		if (r->prompt_eval_count < 1 || r->eval_count < 1 ||
-		    (r->prompt_eval_duration_ns <= 0 && r->eval_duration_ns <= 0)) {
+		    (r->prompt_eval_duration_ns == 0 && r->eval_duration_ns == 0)) {
 			skipped++;
 			continue;
 		}
@@ -263,13 +300,18 @@ static int from_ollama(struct runobs_set *set, const char *text, const char *pat
 			return err_prefix(e, "%s:%d", path, r->line);
 		}
 		struct runobs_point *p = add_point(&ob, -1);
-		if (r->prompt_eval_duration_ns > 0)
+		/* 0 is "not reported"; anything else is measured, and push
+		 * refuses what cannot be (a negative duration). */
+		if (r->prompt_eval_duration_ns != 0)
 			p->ms[OBS_TTFT] = (double)r->prompt_eval_duration_ns / 1e6;
-		if (r->eval_count >= 2 && r->eval_duration_ns > 0)
+		if (r->eval_count >= 2 && r->eval_duration_ns != 0)
 			p->ms[OBS_ITL] = (double)r->eval_duration_ns / (double)r->eval_count / 1e6;
-		if (r->prompt_eval_duration_ns > 0 && r->eval_duration_ns > 0)
-			p->ms[OBS_E2E] = (double)(r->prompt_eval_duration_ns + r->eval_duration_ns) / 1e6;
-		push(set, &ob);
+		if (r->prompt_eval_duration_ns != 0 && r->eval_duration_ns != 0)
+			p->ms[OBS_E2E] = ((double)r->prompt_eval_duration_ns + (double)r->eval_duration_ns) / 1e6;
+		if (push(set, &ob, path, e)) {
+			ollamaresp_free(&l);
+			return -1;
+		}
 	}
 	if (skipped)
 		note(set, "%s: %zu responses without prompt_eval_count/eval_count or durations skipped", path, skipped);
@@ -323,7 +365,8 @@ static int from_llamabench(struct runobs_set *set, struct llamabench_list *l, co
 			p->ms[OBS_ITL] = t->avg_ns / (double)t->n_gen / 1e6;
 		else
 			p->ms[OBS_E2E] = t->avg_ns / 1e6;
-		push(set, &ob);
+		if (push(set, &ob, path, e))
+			return -1;
 	}
 	if (depth)
 		note(set, "%s: %zu tests with n_depth > 0 skipped (a simulation starts with an empty KV cache)",
@@ -351,7 +394,9 @@ static double hist_mean_ms(const struct promscrape *s, const char *name)
 	double sum = promscrape_sum(s, k, &f1);
 	snprintf(k, sizeof k, "%s_count", name);
 	double n = promscrape_sum(s, k, &f2);
-	return f1 && f2 && n > 0 ? sum / n * 1e3 : NAN;
+	/* An empty histogram (count 0) measured nothing; a negative count or
+	 * sum is measured nonsense, which push refuses. */
+	return f1 && f2 && n != 0 ? sum / n * 1e3 : NAN;
 }
 
 static double hist_count(const struct promscrape *s, const char *name)
@@ -435,7 +480,7 @@ static int from_prometheus(struct runobs_set *set, const char *text, const char 
 		else
 			rc = finish(&ob, NULL, &ov, o, e);
 		if (!rc)
-			push(set, &ob);
+			rc = push(set, &ob, path, e);
 	}
 	inidoc_free(&ov);
 	promscrape_free(&s);
@@ -513,7 +558,7 @@ static int from_calibration(struct runobs_set *set, enum calibcsv_kind kind, con
 		else
 			rc = finish(&ob, ini, &ov, o, e);
 		if (!rc)
-			push(set, &ob);
+			rc = push(set, &ob, meas_path, e);
 	}
 	if (!rc && (o->model || o->weights))
 		note(set, "%s: --model and --weights do not apply to the calibration experiments, which name their own",

@@ -67,11 +67,7 @@ static double group_duration(const struct group_metrics *g)
 
 static int64_t peak_tokens_per_s(const struct run_result *res)
 {
-	int64_t best = 0;
-	for (size_t i = 0; i < res->n_seconds; i++)
-		if (res->tokens_per_second[i] > best)
-			best = res->tokens_per_second[i];
-	return best;
+	return res->peak_second_tokens;
 }
 
 static void line_int(FILE *f, const char *label, int64_t v)

@@ -23,6 +23,10 @@ enum len_dist { LEN_UNIFORM, LEN_NORMAL, LEN_LOGNORMAL, LEN_EMPIRICAL };
 enum engine_kind { ENGINE_VLLM, ENGINE_OLLAMA, ENGINE_LLAMACPP };
 
 #define SCENARIO_MAX_STAGES 32
+/* The most requests one run makes (num_prompts, the stages' sum): each
+ * holds a record of ~250 bytes and its latency samples, so 10^7 stay
+ * within a few GB. Checked up front; not a vLLM limit. */
+#define SCENARIO_MAX_PROMPTS 10000000
 
 struct stage {
 	double rate;          /* requests per second */
