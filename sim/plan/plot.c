@@ -23,23 +23,7 @@ extern char **environ;
 
 int plot_mkdir(const char *dir, struct err *e)
 {
-	char buf[4096];
-	if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
-		return err_set(e, "--plot %s: the path is too long", dir);
-	/* Each ancestor in turn, as mkdir -p. */
-	for (char *p = buf + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-		*p = '\0';
-		struct stat st;
-		if (stat(buf, &st) != 0 && mkdir(buf, 0777) != 0 && errno != EEXIST)
-			return err_set(e, "%s: cannot create the folder: %s", buf, strerror(errno));
-		*p = c;
-		if (!c)
-			break;
-	}
-	return 0;
+	return wholefile_mkdirs(dir, e);
 }
 
 /* dir/name in out (cap PATH_MAX); false when it does not fit. */
