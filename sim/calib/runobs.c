@@ -12,6 +12,7 @@
 #include "benchres.h"
 #include "calibcsv.h"
 #include "catalog.h"
+#include "evq.h"
 #include "llamabench.h"
 #include "ollamaresp.h"
 #include "promscrape.h"
@@ -148,20 +149,23 @@ static const char *source_key(const char *format, int m)
 }
 
 /* Adds ob to set. Every measured value (not NAN) must be a latency that
- * can be: finite and > 0 ms. Otherwise -1 with e naming path, the
- * observation, the key it came from and the value, and nothing is added. */
+ * can be: > 0 ms and within the simulator's horizon (EVQ_HORIZON_S; a
+ * latency past it could never be reproduced, and infinity is past it).
+ * Otherwise -1 with e naming path, the observation, the key it came from and
+ * the value, and nothing is added. */
 static int push(struct runobs_set *set, const struct runobs *ob, const char *path, struct err *e)
 {
 	for (int i = 0; i < ob->n_pts; i++)
 		for (int m = 0; m < OBS_N_METRICS; m++) {
 			double v = ob->pts[i].ms[m];
-			if (isnan(v) || (isfinite(v) && v > 0))
+			if (isnan(v) || (v > 0 && v <= EVQ_HORIZON_S * 1e3))
 				continue;
 			char stage[32] = "";
 			if (ob->pts[i].stage >= 0)
 				snprintf(stage, sizeof stage, " (stage %d)", ob->pts[i].stage);
-			return err_set(e, "%s: %s%s: %s: expected a measured %s > 0 ms, got %g ms", path, ob->id,
-				       stage, source_key(ob->format, m), runobs_metric_names[m], v);
+			return err_set(e, "%s: %s%s: %s: expected a measured %s latency in (0, %g] ms, got %g ms",
+				       path, ob->id, stage, source_key(ob->format, m), runobs_metric_names[m],
+				       EVQ_HORIZON_S * 1e3, v);
 		}
 	xgrow(&set->v, &set->cap, set->len + 1, sizeof *set->v);
 	set->v[set->len++] = *ob;
