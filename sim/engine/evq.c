@@ -94,3 +94,11 @@ int evq_ns_of_s(double s, int64_t *ns)
 	*ns = (int64_t)llround(s * 1e9);
 	return 0;
 }
+
+int64_t evq_duration_ns(double s)
+{
+	if (!(s <= EVQ_HORIZON_S))   /* NaN too */
+		return EVQ_HORIZON_NS + 1;
+	int64_t ns = (int64_t)llround(s * 1e9);
+	return ns > 0 ? ns : 1;
+}

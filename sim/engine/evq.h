@@ -23,6 +23,11 @@
  * (leaving *ns alone) when s is not a number in [0, EVQ_HORIZON_S]. */
 int evq_ns_of_s(double s, int64_t *ns);
 
+/* A duration of s seconds (a step) in nanoseconds, at least 1; a duration
+ * past the horizon (or not finite) is EVQ_HORIZON_NS + 1, so that the caller
+ * sees it cannot be scheduled instead of an overflowed integer. */
+int64_t evq_duration_ns(double s);
+
 struct event {
 	int64_t time_ns;
 	uint64_t seq;

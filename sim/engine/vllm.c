@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "evq.h"
 #include "kvpool.h"
 #include "xalloc.h"
 
@@ -384,8 +385,7 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	double usage = kvpool_usage(g->pool);
 	if (usage > g->st.peak_kv_usage)
 		g->st.peak_kv_usage = usage;
-	int64_t ns = (int64_t)llround(s * 1e9);
-	return ns > 0 ? ns : 1;
+	return evq_duration_ns(s);   /* past the horizon: run_simulate stops */
 }
 
 static void vllm_end_step(struct engine *g, int64_t now)

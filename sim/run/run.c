@@ -27,6 +27,8 @@ struct run {
 	size_t cq_head, cq_len, cq_cap;
 	int64_t overhead_ns;           /* API + tokenizer path, per request */
 	int64_t next_sample_ns, sample_every_ns;
+	int64_t past_horizon_ns;       /* a step that would end past EVQ_HORIZON_NS began here; -1: none */
+	int64_t past_horizon_step_ns;
 };
 
 /* The stage group a request also counts in; none when the run has one
@@ -185,6 +187,11 @@ static void start_step(struct run *rn, int64_t now)
 {
 	int64_t d = rn->cls->start_step(rn->eng, now);
 	rn->engine_busy = d >= 0;
+	if (d > EVQ_HORIZON_NS - now) {   /* the run stops: run_simulate says why */
+		rn->past_horizon_ns = now;
+		rn->past_horizon_step_ns = d;
+		return;
+	}
 	if (d >= 0) {
 		sample(rn, now, d);
 		evq_push(rn->q, now + d, EV_STEP_END, 0);
@@ -303,7 +310,8 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 	}
 
 	struct event ev;
-	while (evq_pop(rn.q, &ev)) {
+	rn.past_horizon_ns = -1;
+	while (rn.past_horizon_ns < 0 && evq_pop(rn.q, &ev)) {
 		switch (ev.kind) {
 		case EV_WANT_SEND:
 			want_send(&rn, (size_t)ev.arg, ev.time_ns);
@@ -318,6 +326,18 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 			start_step(&rn, ev.time_ns);
 			break;
 		}
+	}
+	if (rn.past_horizon_ns >= 0) {
+		double step_s = (double)rn.past_horizon_step_ns / 1e9;
+		err_set(e, "%s: [run] hardware, model: a step at %.6g s takes %s%.6g s, past the simulator's horizon of %g s; expected a device profile (%s) fast enough for the model (%s)",
+			sc->path, (double)rn.past_horizon_ns / 1e9, rn.past_horizon_step_ns > EVQ_HORIZON_NS ? "more than " : "",
+			rn.past_horizon_step_ns > EVQ_HORIZON_NS ? EVQ_HORIZON_S : step_s, EVQ_HORIZON_S,
+			sc->hardware, sc->model);
+		rn.cls->destroy(rn.eng);
+		workload_destroy(rn.wl);
+		evq_destroy(rn.q);
+		free(rn.client_queue);
+		return -1;
 	}
 	res->end_ns = evq_now(rn.q);
 	res->max_concurrent_per_second = concurrent_per_second(res);

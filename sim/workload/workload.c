@@ -239,6 +239,8 @@ static int from_trace(struct workload *w, struct reqtab *reqs, struct err *e)
 		if (send_ns(w, t, times ? "[workload] request_rate (for a trace without start_times)" :
 				      "[workload] trace, trace_time_scale (the trace's times, scaled)",
 			    &r->want_send_ns, e)) {
+			if (!times)
+				err_prefix(e, "%s: a row %g s after the first", sc->trace, row->time_s);
 			free(times);
 			return -1;
 		}

@@ -59,7 +59,8 @@ static int run_dir(const struct fuzz_target *t, const char *dir, size_t *count)
 		names[len++] = xstrdup(de->d_name);
 	}
 	closedir(d);
-	qsort(names, len, sizeof *names, cmp_str);
+	if (len)
+		qsort(names, len, sizeof *names, cmp_str);
 	int rc = 0;
 	for (size_t i = 0; i < len; i++) {
 		char path[4096];

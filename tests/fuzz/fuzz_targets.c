@@ -16,6 +16,7 @@
 #include "probecsv.h"
 #include "promscrape.h"
 #include "resultdoc.h"
+#include "run.h"
 #include "runobs.h"
 #include "scenario.h"
 #include "trace.h"
@@ -72,6 +73,36 @@ static void set_flags(const uint8_t *data, size_t size)
 	if (!rc) {
 		struct scenario sc;
 		scenario_load(&sc, NULL, &ov, &e);
+	}
+	inidoc_free(&ov);
+	free(text);
+}
+
+/* A whole simulation from --set lines: what the engines do with any
+ * settings that pass the checks. The load is cut to a few short requests
+ * (a fuzzer's execution must take milliseconds); traces and length files,
+ * which name files, are not followed. */
+static void run_set(const uint8_t *data, size_t size)
+{
+	char *text = as_text(data, size), *save = NULL;
+	struct inidoc ov = { 0 };
+	struct err e;
+	struct scenario sc;
+	int rc = 0;
+	for (char *line = strtok_r(text, "\n", &save); line && !rc; line = strtok_r(NULL, "\n", &save))
+		rc = inidoc_add_override(&ov, line, &e);
+	if (!rc && scenario_load(&sc, NULL, &ov, &e) == 0 && !sc.trace[0] && !sc.input.file[0] &&
+	    !sc.output.file[0] && sc.n_stages == 0) {
+		sc.num_prompts = sc.num_prompts < 12 ? sc.num_prompts : 12;
+		sc.users = sc.users < 3 ? sc.users : 3;
+		sc.turns = sc.turns < 3 ? sc.turns : 3;
+		sc.input.mean = sc.input.mean < 4096 ? sc.input.mean : 4096;
+		sc.random_prefix_len = sc.random_prefix_len < 2048 ? sc.random_prefix_len : 2048;
+		sc.output.mean = sc.output.mean < 48 ? sc.output.mean : 48;
+		struct run_result *res = xcalloc(1, sizeof *res);
+		run_simulate(&sc, res, &e);
+		run_result_free(res);
+		free(res);
 	}
 	inidoc_free(&ov);
 	free(text);
@@ -241,6 +272,7 @@ static void result_doc(const uint8_t *data, size_t size)
 const struct fuzz_target fuzz_targets[] = {
 	{ "scenario", scenario_ini, "scenario INI (scenario_load)" },
 	{ "set", set_flags, "--set SECTION.KEY=VALUE on the built-in default" },
+	{ "run", run_set, "--set lines, then a short simulation (run_simulate)" },
 	{ "hwprofile", hw_ini, "hardware profile INI (hw_load)" },
 	{ "model", model_json, "Hugging Face config.json (model_load)" },
 	{ "trace_auto", trace_auto, "trace, format sniffed (trace_load auto)" },
