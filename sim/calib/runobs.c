@@ -447,6 +447,9 @@ static int from_prometheus(struct runobs_set *set, const char *text, const char 
 	if (!(n_req >= 1))
 		rc = err_set(e, "%s: vllm:request_success_total (or vllm:e2e_request_latency_seconds_count): no finished request in the scrape",
 			     path);
+	else if (!(n_req <= 9e15) || !(in <= 1e9) || !(out <= 1e9))
+		rc = err_set(e, "%s: vllm:request_success_total, the token counters: expected counts below 9e15 requests and mean lengths below 1e9 tokens, got %g requests, %g and %g tokens",
+			     path, n_req, in, out);
 	else if (!(in >= 1) || !(out >= 1))
 		rc = err_set(e, "%s: vllm:prompt_tokens_total, vllm:generation_tokens_total (or the request_prompt/generation_tokens histograms): missing or zero: the mean lengths are unknown",
 			     path);

@@ -13,6 +13,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "num.h"
 #include "report.h"
 #include "resultdoc.h"
 #include "run.h"
@@ -212,6 +213,22 @@ static const char *field(const char *line, int i)
 	return line;
 }
 
+/* Field i of a CSV line as a number (strictly: the whole field). Returns
+ * 0, or -1 when the line has no field i or it is not a number. */
+static int field_num(const char *line, int i, double *v)
+{
+	const char *s = field(line, i);
+	if (!s)
+		return -1;
+	char buf[128];
+	size_t n = strcspn(s, ",\r\n");
+	if (n >= sizeof buf)
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return num_parse_double(buf, v);
+}
+
 struct vec {
 	double *v;
 	size_t n, cap;
@@ -263,13 +280,21 @@ static int read_requests(const char *path, struct vec *ttft, struct vec *tpot, s
 			     path);
 		goto out;
 	}
+	int lineno = 1;
 	while (getline(&line, &cap, f) > 0) {
+		lineno++;
 		const char *st = field(line, cs);
 		if (!st || strncmp(st, "ok", 2))
 			continue;
-		vec_add(ttft, strtod(field(line, ct), NULL));
-		if (strtol(field(line, co), NULL, 10) > 1)
-			vec_add(tpot, strtod(field(line, cp), NULL));
+		double t, p, n;
+		if (field_num(line, ct, &t) || field_num(line, co, &n) || (n > 1 && field_num(line, cp, &p))) {
+			rc = err_set(e, "%s:%d: expected numbers under ttft_s, tpot_s and output_tokens", path,
+				     lineno);
+			goto out;
+		}
+		vec_add(ttft, t);
+		if (n > 1)
+			vec_add(tpot, p);
 	}
 out:
 	free(line);

@@ -1,9 +1,11 @@
 #include "fuzz_targets.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "benchres.h"
@@ -13,6 +15,7 @@
 #include "llamabench.h"
 #include "model.h"
 #include "ollamaresp.h"
+#include "plot.h"
 #include "probecsv.h"
 #include "promscrape.h"
 #include "resultdoc.h"
@@ -269,6 +272,64 @@ static void result_doc(const uint8_t *data, size_t size)
 	json_decref(doc);
 }
 
+/* The run_dir target's folder (path in out). */
+static void run_dir_path(char *out, size_t cap)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(out, cap, "%s/servesim-fuzz-%ld-rundir", tmp && tmp[0] ? tmp : "/tmp", (long)getpid());
+}
+
+/* Removes the run_dir target's folder and what plot wrote in it. */
+static void run_dir_cleanup(void)
+{
+	static const char *const names[] = { "plots/ttft_cdf.dat", "plots/tpot_cdf.dat", "plots/itl_cdf.dat",
+					     "plots", "requests.csv", "itl_histogram.csv", "" };
+	char dir[256], path[300];
+	run_dir_path(dir, sizeof dir);
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		remove(path);   /* what is not there (or not empty) stays */
+	}
+}
+
+/* What `plot DIR` reads of a run's --out folder: the bytes are
+ * requests.csv, and what follows a line "#itl" is itl_histogram.csv. The
+ * data files go to a folder of this process's; gnuplot is kept off PATH. */
+static void run_dir(const uint8_t *data, size_t size)
+{
+	char dir[256], out[300], path[320];
+	struct err e;
+	static bool registered;
+	if (!registered)
+		registered = atexit(run_dir_cleanup) == 0;
+	run_dir_path(dir, sizeof dir);
+	snprintf(out, sizeof out, "%s/plots", dir);
+	mkdir(dir, 0777);
+	setenv("PATH", "/nonexistent", 1);
+	const uint8_t *mark = NULL;
+	for (size_t i = 0; i + 6 <= size && !mark; i++)
+		if (!memcmp(data + i, "\n#itl\n", 6))
+			mark = data + i;
+	size_t n_req = mark ? (size_t)(mark - data) : size;
+	static const char itl[] = "itl_s,tokens\n0.01,10\n0.02,5\n";
+	const uint8_t *h = mark ? mark + 6 : (const uint8_t *)itl;
+	size_t n_h = mark ? size - n_req - 6 : sizeof itl - 1;
+	snprintf(path, sizeof path, "%s/requests.csv", dir);
+	FILE *f = fopen(path, "wb");
+	snprintf(path, sizeof path, "%s/itl_histogram.csv", dir);
+	FILE *g = fopen(path, "wb");
+	if (!f || !g) {
+		perror(dir);
+		abort();
+	}
+	fwrite(data, 1, n_req, f);
+	fwrite(h, 1, n_h, g);
+	fclose(f);
+	fclose(g);
+	struct plot_opts po = { 0 };
+	plot_path(dir, out, &po, &e);
+}
+
 const struct fuzz_target fuzz_targets[] = {
 	{ "scenario", scenario_ini, "scenario INI (scenario_load)" },
 	{ "set", set_flags, "--set SECTION.KEY=VALUE on the built-in default" },
@@ -289,6 +350,7 @@ const struct fuzz_target fuzz_targets[] = {
 	{ "calib_measured", calib_measured, "calibration measured CSV (calibcsv_load)" },
 	{ "calibrate_runs", calibrate_runs, "calibrate runs' reader, every format (runobs_load)" },
 	{ "probe_csv", probe_csv, "servesim-probe CSV (probecsv_load)" },
+	{ "run_dir", run_dir, "a run's --out folder as plot reads it (requests.csv, itl_histogram.csv)" },
 	{ "result_doc", result_doc, "sweep/plan/compare JSON read by merge and plot" },
 	{ NULL, NULL, NULL },
 };
