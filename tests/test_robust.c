@@ -133,18 +133,18 @@ static void times_and_counts_are_bounded(void **state)
 	write_file(trace, sizeof trace, "far.csv", csv, strlen(csv));
 	snprintf(set, sizeof set, "run --set workload.trace=%s", trace);
 	cmdf(cmd, sizeof cmd, "%s", set);
-	one_line_error(cmd, 2, "[workload] trace, trace_time_scale", "horizon", NULL);
+	one_line_error(cmd, 2, "far.csv: a row 1e+308 s after the first", "trace_time_scale = 1", "horizon", NULL);
 	csv = "timestamp_s,input_tokens,output_tokens\n0,10,5\n100,10,5\n";
 	write_file(trace, sizeof trace, "near.csv", csv, strlen(csv));
 	snprintf(set, sizeof set, "run --set workload.trace=%s --set workload.trace_time_scale=1e12", trace);
 	cmdf(cmd, sizeof cmd, "%s", set);
-	one_line_error(cmd, 2, "[workload] trace, trace_time_scale", "1e+14 s", NULL);
+	one_line_error(cmd, 2, "near.csv: a row 100 s after the first", "trace_time_scale = 1e+12", "1e+14 s", NULL);
 	csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n"
 	      "2046-11-16 18:15:50.9951690,396,109\n";
 	write_file(trace, sizeof trace, "azure2046.csv", csv, strlen(csv));
 	snprintf(set, sizeof set, "run --set workload.trace=%s", trace);
 	cmdf(cmd, sizeof cmd, "%s", set);
-	one_line_error(cmd, 2, "horizon", NULL);
+	one_line_error(cmd, 2, "azure2046.csv: a row 7.25846e+08 s after the first", "horizon", NULL);
 }
 
 /* A device so slow that one step outlasts the horizon: an error naming the

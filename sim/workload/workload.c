@@ -236,11 +236,13 @@ static int from_trace(struct workload *w, struct reqtab *reqs, struct err *e)
 		r->n_block512 = row->n_hash_ids;
 		r->block512 = row->hash_ids;
 		double t = times ? times[i] : row->time_s * sc->trace_time_scale;
-		if (send_ns(w, t, times ? "[workload] request_rate (for a trace without start_times)" :
-				      "[workload] trace, trace_time_scale (the trace's times, scaled)",
-			    &r->want_send_ns, e)) {
+		int bad = times ? send_ns(w, t, "[workload] request_rate (for a trace without start_times)",
+					  &r->want_send_ns, e) :
+				  evq_ns_of_s(t, &r->want_send_ns);
+		if (bad) {
 			if (!times)
-				err_prefix(e, "%s: a row %g s after the first", sc->trace, row->time_s);
+				err_set(e, "%s: a row %g s after the first, scaled by [workload] trace_time_scale = %g, would be sent at %g s, past the simulator's horizon of %g s; expected a shorter trace or a smaller scale",
+					sc->trace, row->time_s, sc->trace_time_scale, t, EVQ_HORIZON_S);
 			free(times);
 			return -1;
 		}
