@@ -14,6 +14,7 @@
 #include "inidoc.h"
 #include "llamabench.h"
 #include "model.h"
+#include "plan.h"
 #include "ollamaresp.h"
 #include "plot.h"
 #include "probecsv.h"
@@ -22,6 +23,7 @@
 #include "run.h"
 #include "runobs.h"
 #include "scenario.h"
+#include "sweep.h"
 #include "trace.h"
 #include "xalloc.h"
 
@@ -108,6 +110,30 @@ static void run_set(const uint8_t *data, size_t size)
 		free(res);
 	}
 	inidoc_free(&ov);
+	free(text);
+}
+
+/* The planning flags: --vary SPEC, --slo SPEC, --shard K/N, one value
+ * per input. */
+static void vary_flag(const uint8_t *data, size_t size)
+{
+	char *text = as_text(data, size);
+	struct sweep_axis ax;
+	struct err e;
+	memset(&ax, 0, sizeof ax);
+	sweep_axis_parse(&ax, text, &e);
+	sweep_axis_free(&ax);   /* also after a failure */
+	free(text);
+}
+
+static void slo_flag(const uint8_t *data, size_t size)
+{
+	char *text = as_text(data, size);
+	struct plan_slo slo;
+	struct err e;
+	plan_slo_parse(&slo, text, &e);
+	struct shard sh;
+	resultdoc_shard_parse(&sh, text, &e);
 	free(text);
 }
 
@@ -334,6 +360,8 @@ const struct fuzz_target fuzz_targets[] = {
 	{ "scenario", scenario_ini, "scenario INI (scenario_load)" },
 	{ "set", set_flags, "--set SECTION.KEY=VALUE on the built-in default" },
 	{ "run", run_set, "--set lines, then a short simulation (run_simulate)" },
+	{ "vary", vary_flag, "--vary SPEC (sweep_axis_parse)" },
+	{ "slo", slo_flag, "--slo SPEC and --shard K/N (plan_slo_parse, resultdoc_shard_parse)" },
 	{ "hwprofile", hw_ini, "hardware profile INI (hw_load)" },
 	{ "model", model_json, "Hugging Face config.json (model_load)" },
 	{ "trace_auto", trace_auto, "trace, format sniffed (trace_load auto)" },
