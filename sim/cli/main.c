@@ -65,7 +65,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
 		if (!strcmp(argv[1], verbs[i].name))
 			return stdout_checked(verbs[i].name, verbs[i].run(argc - 1, argv + 1));
-	fprintf(stderr, "servesim: unknown verb '%s'\n", argv[1]);
+	char verb[256];
+	err_escape(verb, sizeof verb, argv[1]);
+	fprintf(stderr, "servesim: unknown verb '%s'\n", verb);
 	usage(stderr);
 	return EXIT_BAD_INPUT;
 }
