@@ -246,7 +246,8 @@ static void vec_add(struct vec *x, double v)
 static int write_cdf(const char *dir, const char *name, struct vec *x, struct plot_opts *o,
 		     double *p50, double *p99, struct err *e)
 {
-	qsort(x->v, x->n, sizeof *x->v, by_value);
+	if (x->n)   /* a run with no successful request: v is NULL */
+		qsort(x->v, x->n, sizeof *x->v, by_value);
 	FILE *f = plot_data_open(dir, name, e);
 	if (!f)
 		return -1;
