@@ -12,8 +12,8 @@
 #include "benchres.h"
 #include "calibcsv.h"
 #include "catalog.h"
-#include "evq.h"
 #include "llamabench.h"
+#include "obscheck.h"
 #include "ollamaresp.h"
 #include "promscrape.h"
 #include "xalloc.h"
@@ -125,48 +125,12 @@ static struct runobs_point *add_point(struct runobs *ob, int stage)
 	return p;
 }
 
-/* Where each format's readers take each metric from, for messages. */
-static const struct obs_source {
-	const char *format;
-	const char *key[OBS_N_METRICS];
-} obs_sources[] = {
-	{ "vllm-bench", { "mean_ttft_ms", "mean_itl_ms", "mean_e2el_ms" } },
-	{ "ollama", { "prompt_eval_duration", "eval_duration / eval_count",
-		      "prompt_eval_duration + eval_duration" } },
-	{ "llama-bench", { "avg_ns (pp test)", "avg_ns / n_gen (tg test)", "avg_ns (pp+tg test)" } },
-	{ "prometheus", { "vllm:time_to_first_token_seconds_sum / _count",
-			  "vllm:inter_token_latency_seconds_sum / _count",
-			  "vllm:e2e_request_latency_seconds_sum / _count" } },
-	{ "calibration", { "ttft_mean", "itl_mean", "e2e_mean" } },
-};
-
-static const char *source_key(const char *format, int m)
-{
-	for (size_t i = 0; i < sizeof obs_sources / sizeof *obs_sources; i++)
-		if (!strcmp(obs_sources[i].format, format))
-			return obs_sources[i].key[m];
-	return runobs_metric_names[m];
-}
-
-/* Adds ob to set. Every measured value (not NAN) must be a latency that
- * can be: > 0 ms and within the simulator's horizon (EVQ_HORIZON_S; a
- * latency past it could never be reproduced, and infinity is past it).
- * Otherwise -1 with e naming path, the observation, the key it came from and
- * the value, and nothing is added. */
+/* Adds ob to set once obscheck_values accepts it; otherwise -1 with e
+ * and nothing is added. */
 static int push(struct runobs_set *set, const struct runobs *ob, const char *path, struct err *e)
 {
-	for (int i = 0; i < ob->n_pts; i++)
-		for (int m = 0; m < OBS_N_METRICS; m++) {
-			double v = ob->pts[i].ms[m];
-			if (isnan(v) || (v > 0 && v <= EVQ_HORIZON_S * 1e3))
-				continue;
-			char stage[32] = "";
-			if (ob->pts[i].stage >= 0)
-				snprintf(stage, sizeof stage, " (stage %d)", ob->pts[i].stage);
-			return err_set(e, "%s: %s%s: %s: expected a measured %s latency in (0, %g] ms, got %g ms",
-				       path, ob->id, stage, source_key(ob->format, m), runobs_metric_names[m],
-				       EVQ_HORIZON_S * 1e3, v);
-		}
+	if (obscheck_values(ob, path, e))
+		return -1;
 	xgrow(&set->v, &set->cap, set->len + 1, sizeof *set->v);
 	set->v[set->len++] = *ob;
 	return 0;
