@@ -79,16 +79,21 @@ static void result_documents_are_checked(void **state)
 		{ "{\"kind\":\"plan\",\"candidates\":[]}", "scenario: missing; expected a string" },
 		{ "{\"kind\":\"sweep\",\"points\":[{}]}", "scenario: missing" },
 		{ "{\"kind\":\"compare\",\"rows\":[]}", "scenario: missing" },
-		{ "{\"kind\":\"plan\",\"scenario\":\"s\",\"search\":{\"by\":\"rate\",\"replications\":1,"
-		  "\"confidence\":0.95,\"tolerance\":0.02,\"max_load\":10},\"cost\":false,\"target_rate\":null,"
+		{ "{\"kind\":\"plan\",\"scenario\":\"s\",\"search\":{\"by\":\"rate\","
+		  "\"replications\":1,"
+		  "\"confidence\":0.95,\"tolerance\":0.02,\"max_load\":10},\"cost\":false,\"target_"
+		  "rate\":null,"
 		  "\"candidates_total\":1,\"candidates\":[{\"candidate\":0}]}",
 		  "candidates[0].hardware: missing; expected a string" },
-		{ "{\"kind\":\"plan\",\"scenario\":\"s\",\"search\":{\"by\":\"rate\",\"replications\":1,"
-		  "\"confidence\":0.95,\"tolerance\":0.02,\"max_load\":10},\"cost\":false,\"target_rate\":null,"
+		{ "{\"kind\":\"plan\",\"scenario\":\"s\",\"search\":{\"by\":\"rate\","
+		  "\"replications\":1,"
+		  "\"confidence\":0.95,\"tolerance\":0.02,\"max_load\":10},\"cost\":false,\"target_"
+		  "rate\":null,"
 		  "\"candidates_total\":1,\"candidates\":[{\"candidate\":0,\"hardware\":\"h\","
 		  "\"tensor_parallel_size\":1e300}]}",
 		  "candidates[0].tensor_parallel_size: expected an integer, got a real number" },
-		{ "{\"kind\":\"sweep\",\"scenario\":\"s\",\"vary\":[],\"replications\":0,\"points_total\":0,"
+		{ "{\"kind\":\"sweep\",\"scenario\":\"s\",\"vary\":[],\"replications\":0,\"points_"
+		  "total\":0,"
 		  "\"points\":[]}",
 		  "replications: expected an integer from 1 to 2147483647, got 0" },
 		{ "{\"kind\":\"sweep\",\"scenario\":\"s\",\"vary\":[{\"key\":7,\"values\":[]}],"
@@ -113,11 +118,14 @@ static void times_and_counts_are_bounded(void **state)
 	static const struct {
 		const char *set, *needle;
 	} bad[] = {
-		{ "workload.stages=1:6e66", "[workload] stages: the stages send 6e+66 requests; expected at most 10000000" },
+		{ "workload.stages=1:6e66",
+		  "[workload] stages: the stages send 6e+66 requests; expected at most 10000000" },
 		{ "workload.stages=1:10,1e-9:2e8", "[workload] stages: the stages last" },
-		{ "workload.request_rate=1e-8", "[workload] request_rate, num_prompts: a request would be sent at" },
+		{ "workload.request_rate=1e-8",
+		  "[workload] request_rate, num_prompts: a request would be sent at" },
 		{ "workload.request_rate=1e-7", "past the simulator's horizon of 1e+08 s" },
-		{ "workload.num_prompts=1e9", "[workload] num_prompts: expected an integer from 1 to 10^7" },
+		{ "workload.num_prompts=1e9",
+		  "[workload] num_prompts: expected an integer from 1 to 10^7" },
 		{ "workload.num_prompts=1000000000", "[workload] num_prompts" },
 		{ "workload.think_time_s=1e300", "[workload] think_time_s" },
 	};
@@ -133,18 +141,22 @@ static void times_and_counts_are_bounded(void **state)
 	write_file(trace, sizeof trace, "far.csv", csv, strlen(csv));
 	snprintf(set, sizeof set, "run --set workload.trace=%s", trace);
 	cmdf(cmd, sizeof cmd, "%s", set);
-	one_line_error(cmd, 2, "far.csv: a row 1e+308 s after the first", "trace_time_scale = 1", "horizon", NULL);
+	one_line_error(cmd, 2, "far.csv: a row 1e+308 s after the first", "trace_time_scale = 1",
+		       "horizon", NULL);
 	csv = "timestamp_s,input_tokens,output_tokens\n0,10,5\n100,10,5\n";
 	write_file(trace, sizeof trace, "near.csv", csv, strlen(csv));
-	snprintf(set, sizeof set, "run --set workload.trace=%s --set workload.trace_time_scale=1e12", trace);
+	snprintf(set, sizeof set,
+		 "run --set workload.trace=%s --set workload.trace_time_scale=1e12", trace);
 	cmdf(cmd, sizeof cmd, "%s", set);
-	one_line_error(cmd, 2, "near.csv: a row 100 s after the first", "trace_time_scale = 1e+12", "1e+14 s", NULL);
+	one_line_error(cmd, 2, "near.csv: a row 100 s after the first", "trace_time_scale = 1e+12",
+		       "1e+14 s", NULL);
 	csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n"
 	      "2046-11-16 18:15:50.9951690,396,109\n";
 	write_file(trace, sizeof trace, "azure2046.csv", csv, strlen(csv));
 	snprintf(set, sizeof set, "run --set workload.trace=%s", trace);
 	cmdf(cmd, sizeof cmd, "%s", set);
-	one_line_error(cmd, 2, "azure2046.csv: a row 7.25846e+08 s after the first", "horizon", NULL);
+	one_line_error(cmd, 2, "azure2046.csv: a row 7.25846e+08 s after the first", "horizon",
+		       NULL);
 }
 
 /* A device so slow that one step outlasts the horizon: an error naming the
@@ -162,13 +174,16 @@ static void steps_past_the_horizon(void **state)
 	char *at = strstr(text, "bandwidth_gb_s = 3350");
 	assert_non_null(at);
 	memcpy(at, "bandwidth_gb_s = 1e-9", strlen("bandwidth_gb_s = 1e-9"));
-	memset(at + strlen("bandwidth_gb_s = 1e-9"), ' ', strlen("bandwidth_gb_s = 3350") - strlen("bandwidth_gb_s = 1e-9"));
+	memset(at + strlen("bandwidth_gb_s = 1e-9"), ' ',
+	       strlen("bandwidth_gb_s = 3350") - strlen("bandwidth_gb_s = 1e-9"));
 	write_file(prof, sizeof prof, "slow.ini", text, strlen(text));
 	static const char *const engines[] = { "vllm", "ollama" };
 	for (int i = 0; i < 2; i++) {
-		snprintf(tail, sizeof tail, "run --set run.hardware=%s --set engine.kind=%s", prof, engines[i]);
+		snprintf(tail, sizeof tail, "run --set run.hardware=%s --set engine.kind=%s", prof,
+			 engines[i]);
 		cmdf(cmd, sizeof cmd, "%s", tail);
-		one_line_error(cmd, 2, "[run] hardware, model: a step at", "past the simulator's horizon", "slow.ini", NULL);
+		one_line_error(cmd, 2, "[run] hardware, model: a step at",
+			       "past the simulator's horizon", "slow.ini", NULL);
 	}
 }
 
@@ -178,7 +193,8 @@ static void nul_in_a_trace_row(void **state)
 	(void)state;
 	static const char csv[] = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
 				  "2023-11-16 18:15:46.6805900,374,44\n"
-				  "\0" "2023-11-16 18:15:50.9951690,396,109\n";
+				  "\0"
+				  "2023-11-16 18:15:50.9951690,396,109\n";
 	char trace[512], cmd[4096], set[1024];
 	write_file(trace, sizeof trace, "nul.csv", csv, sizeof csv - 1);
 	snprintf(set, sizeof set, "run --set workload.trace=%s", trace);
@@ -216,28 +232,31 @@ static void impossible_measurements(void **state)
 		char doc[65536], path[512], out[512], cmd[4096], tail[2048];
 		char *at = strstr(text, "\"mean_ttft_ms\": 36.9055");
 		assert_non_null(at);
-		snprintf(doc, sizeof doc, "%.*s\"mean_ttft_ms\": %s%s", (int)(at - text), text, values[i],
-			 at + strlen("\"mean_ttft_ms\": 36.9055"));
+		snprintf(doc, sizeof doc, "%.*s\"mean_ttft_ms\": %s%s", (int)(at - text), text,
+			 values[i], at + strlen("\"mean_ttft_ms\": 36.9055"));
 		write_file(path, sizeof path, "bench.json", doc, strlen(doc));
 		snprintf(out, sizeof out, "%s/fitted.ini", tmpdir);
-		snprintf(tail, sizeof tail, "calibrate runs '%s' --hardware h100-sxm --out '%s'", path, out);
+		snprintf(tail, sizeof tail, "calibrate runs '%s' --hardware h100-sxm --out '%s'",
+			 path, out);
 		cmdf(cmd, sizeof cmd, "%s", tail);
-		one_line_error(cmd, 2, path, "mean_ttft_ms: expected a measured ttft latency in (0,", NULL);
+		one_line_error(cmd, 2, path,
+			       "mean_ttft_ms: expected a measured ttft latency in (0,", NULL);
 		assert_int_not_equal(access(out, F_OK), 0);
 	}
 	/* Prometheus: a negative _sum. */
-	static const char prom[] =
-		"vllm:request_success_total{model_name=\"m\"} 10\n"
-		"vllm:prompt_tokens_total{model_name=\"m\"} 1000\n"
-		"vllm:generation_tokens_total{model_name=\"m\"} 500\n"
-		"vllm:time_to_first_token_seconds_sum{model_name=\"m\"} -6.4\n"
-		"vllm:time_to_first_token_seconds_count{model_name=\"m\"} 10\n";
+	static const char prom[] = "vllm:request_success_total{model_name=\"m\"} 10\n"
+				   "vllm:prompt_tokens_total{model_name=\"m\"} 1000\n"
+				   "vllm:generation_tokens_total{model_name=\"m\"} 500\n"
+				   "vllm:time_to_first_token_seconds_sum{model_name=\"m\"} -6.4\n"
+				   "vllm:time_to_first_token_seconds_count{model_name=\"m\"} 10\n";
 	char path[512], cmd[4096], tail[2048];
 	write_file(path, sizeof path, "metrics.prom", prom, sizeof prom - 1);
-	snprintf(tail, sizeof tail, "calibrate runs '%s' --hardware h100-sxm --model llama-3.1-8b --out '%s/p.ini'",
+	snprintf(tail, sizeof tail,
+		 "calibrate runs '%s' --hardware h100-sxm --model llama-3.1-8b --out '%s/p.ini'",
 		 path, tmpdir);
 	cmdf(cmd, sizeof cmd, "%s", tail);
-	one_line_error(cmd, 2, path, "vllm:time_to_first_token_seconds_sum / _count", "got -640 ms", NULL);
+	one_line_error(cmd, 2, path, "vllm:time_to_first_token_seconds_sum / _count", "got -640 ms",
+		       NULL);
 }
 
 /* Quoted input stays on one line: control bytes are escaped. */
@@ -260,8 +279,14 @@ static void full_stdout(void **state)
 {
 	(void)state;
 	static const char *const verbs[] = {
-		"run", "run --format json", "run --format prom", "ceiling", "model llama-3.1-8b",
-		"list", "explain c13-bench-serve", "run --help",
+		"run",
+		"run --format json",
+		"run --format prom",
+		"ceiling",
+		"model llama-3.1-8b",
+		"list",
+		"explain c13-bench-serve",
+		"run --help",
 	};
 	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++) {
 		char cmd[4096];
@@ -282,7 +307,8 @@ static void out_folder_whole_or_absent(void **state)
 	run_cmd(&r, "%s", cmd);
 	assert_int_equal(r.status, 0);
 	cmd_result_free(&r);
-	static const char *const files[] = { "requests.csv", "timeseries.csv", "itl_histogram.csv" };
+	static const char *const files[] = { "requests.csv", "timeseries.csv",
+					     "itl_histogram.csv" };
 	for (size_t i = 0; i < 3; i++) {
 		snprintf(check, sizeof check, "%s/%s", dir, files[i]);
 		assert_int_equal(access(check, R_OK), 0);
@@ -296,14 +322,15 @@ static void out_folder_whole_or_absent(void **state)
 	assert_int_not_equal(access(dir, F_OK), 0);
 	snprintf(check, sizeof check, "%s/full", tmpdir);
 	run_cmd(&r, "ls -A '%s'", check);
-	assert_string_equal(r.out, "");   /* no temporary sibling left */
+	assert_string_equal(r.out, ""); /* no temporary sibling left */
 	cmd_result_free(&r);
 	/* Into an existing folder: its old files stay as they were. */
 	snprintf(dir, sizeof dir, "%s/a/b/c", tmpdir);
 	snprintf(check, sizeof check, "%s/requests.csv", dir);
 	struct stat before, after;
 	assert_int_equal(stat(check, &before), 0);
-	snprintf(tail, sizeof tail, "run --out '%s' --set workload.num_prompts=2000 > /dev/null", dir);
+	snprintf(tail, sizeof tail, "run --out '%s' --set workload.num_prompts=2000 > /dev/null",
+		 dir);
 	snprintf(cmd, sizeof cmd, "trap '' XFSZ; ulimit -f 64; '%s' %s", SERVESIM_BIN, tail);
 	one_line_error(cmd, 1, "cannot write", NULL);
 	assert_int_equal(stat(check, &after), 0);

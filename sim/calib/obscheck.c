@@ -13,12 +13,15 @@ static const struct obs_source {
 	const char *key[OBS_N_METRICS];
 } obs_sources[] = {
 	{ "vllm-bench", { "mean_ttft_ms", "mean_itl_ms", "mean_e2el_ms" } },
-	{ "ollama", { "prompt_eval_duration", "eval_duration / eval_count",
-		      "prompt_eval_duration + eval_duration" } },
-	{ "llama-bench", { "avg_ns (pp test)", "avg_ns / n_gen (tg test)", "avg_ns (pp+tg test)" } },
-	{ "prometheus", { "vllm:time_to_first_token_seconds_sum / _count",
-			  "vllm:inter_token_latency_seconds_sum / _count",
-			  "vllm:e2e_request_latency_seconds_sum / _count" } },
+	{ "ollama",
+	  { "prompt_eval_duration", "eval_duration / eval_count",
+	    "prompt_eval_duration + eval_duration" } },
+	{ "llama-bench",
+	  { "avg_ns (pp test)", "avg_ns / n_gen (tg test)", "avg_ns (pp+tg test)" } },
+	{ "prometheus",
+	  { "vllm:time_to_first_token_seconds_sum / _count",
+	    "vllm:inter_token_latency_seconds_sum / _count",
+	    "vllm:e2e_request_latency_seconds_sum / _count" } },
 	{ "calibration", { "ttft_mean", "itl_mean", "e2e_mean" } },
 };
 
@@ -40,9 +43,11 @@ int obscheck_values(const struct runobs *ob, const char *path, struct err *e)
 			char stage[32] = "";
 			if (ob->pts[i].stage >= 0)
 				snprintf(stage, sizeof stage, " (stage %d)", ob->pts[i].stage);
-			return err_set(e, "%s: %s%s: %s: expected a measured %s latency in (0, %g] ms, got %g ms",
-				       path, ob->id, stage, source_key(ob->format, m), runobs_metric_names[m],
-				       EVQ_HORIZON_S * 1e3, v);
+			return err_set(e,
+				       "%s: %s%s: %s: expected a measured %s latency in (0, %g] "
+				       "ms, got %g ms",
+				       path, ob->id, stage, source_key(ob->format, m),
+				       runobs_metric_names[m], EVQ_HORIZON_S * 1e3, v);
 		}
 	return 0;
 }

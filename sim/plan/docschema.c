@@ -15,20 +15,29 @@ static const char *const type_words[] = {
 static const char *json_type_word(const json_t *v)
 {
 	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a real number";
-	case JSON_TRUE: return "true";
-	case JSON_FALSE: return "false";
-	default: return "null";
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a real number";
+	case JSON_TRUE:
+		return "true";
+	case JSON_FALSE:
+		return "false";
+	default:
+		return "null";
 	}
 }
 
 static bool int_in(const json_t *v, const struct docschema_field *f)
 {
-	return json_is_integer(v) && json_integer_value(v) >= f->min && json_integer_value(v) <= f->max;
+	return json_is_integer(v) && json_integer_value(v) >= f->min &&
+	       json_integer_value(v) <= f->max;
 }
 
 static int check_at(const json_t *o, const struct docschema_field *schema, const char *where,
@@ -47,30 +56,45 @@ static int check_value(const json_t *v, const struct docschema_field *f, const c
 	}
 	bool ok;
 	switch (f->type) {
-	case DS_STR: ok = json_is_string(v); break;
-	case DS_NUM: ok = json_is_number(v); break;
-	case DS_INT: ok = int_in(v, f); break;
-	case DS_BOOL: ok = json_is_boolean(v); break;
-	case DS_OBJ: ok = json_is_object(v); break;
-	default: ok = json_is_array(v); break;
+	case DS_STR:
+		ok = json_is_string(v);
+		break;
+	case DS_NUM:
+		ok = json_is_number(v);
+		break;
+	case DS_INT:
+		ok = int_in(v, f);
+		break;
+	case DS_BOOL:
+		ok = json_is_boolean(v);
+		break;
+	case DS_OBJ:
+		ok = json_is_object(v);
+		break;
+	default:
+		ok = json_is_array(v);
+		break;
 	}
 	if (!ok) {
 		if (f->type == DS_INT && json_is_integer(v))
-			return err_set(e, "%s: expected an integer from %lld to %lld, got %lld", path, f->min,
-				       f->max, (long long)json_integer_value(v));
-		return err_set(e, "%s: expected %s, got %s", path, type_words[f->type], json_type_word(v));
+			return err_set(e, "%s: expected an integer from %lld to %lld, got %lld",
+				       path, f->min, f->max, (long long)json_integer_value(v));
+		return err_set(e, "%s: expected %s, got %s", path, type_words[f->type],
+			       json_type_word(v));
 	}
 	if (f->type == DS_OBJ && f->sub)
 		return check_at(v, f->sub, path, e);
 	if (f->type == DS_ARR || f->type == DS_INT_ARR) {
 		size_t i;
 		const json_t *el;
-		json_array_foreach(v, i, el) {
+		json_array_foreach(v, i, el)
+		{
 			char ipath[300];
 			snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);
 			if (f->type == DS_INT_ARR && !int_in(el, f))
-				return err_set(e, "%s: expected an integer from %lld to %lld, got %s", ipath,
-					       f->min, f->max, json_type_word(el));
+				return err_set(e,
+					       "%s: expected an integer from %lld to %lld, got %s",
+					       ipath, f->min, f->max, json_type_word(el));
 			if (f->type == DS_ARR && f->sub) {
 				if (!json_is_object(el))
 					return err_set(e, "%s: expected an object, got %s", ipath,

@@ -19,20 +19,20 @@
 #include "err.h"
 
 enum docschema_type {
-	DS_STR,     /* a string */
-	DS_NUM,     /* a number, or null (a value that was not finite) */
-	DS_INT,     /* an integer within [min, max] */
+	DS_STR,	    /* a string */
+	DS_NUM,	    /* a number, or null (a value that was not finite) */
+	DS_INT,	    /* an integer within [min, max] */
 	DS_BOOL,    /* true or false */
-	DS_OBJ,     /* an object; members follow sub when sub is set */
-	DS_ARR,     /* an array; each element an object following sub when set */
+	DS_OBJ,	    /* an object; members follow sub when sub is set */
+	DS_ARR,	    /* an array; each element an object following sub when set */
 	DS_INT_ARR, /* an array of integers within [min, max] */
 };
 
 struct docschema_field {
 	const char *key;
 	enum docschema_type type;
-	bool optional;                     /* absent (or null) is allowed */
-	long long min, max;                /* DS_INT, DS_INT_ARR */
+	bool optional;			   /* absent (or null) is allowed */
+	long long min, max;		   /* DS_INT, DS_INT_ARR */
 	const struct docschema_field *sub; /* DS_OBJ, DS_ARR */
 };
 

@@ -85,7 +85,8 @@ int main(int argc, char **argv)
 	}
 	const struct fuzz_target *t = argc >= 3 ? fuzz_target_named(argv[1]) : NULL;
 	if (!t) {
-		fprintf(stderr, "usage: fuzz_replay TARGET FILE|DIR…   (fuzz_replay --list for the targets)\n");
+		fprintf(stderr, "usage: fuzz_replay TARGET FILE|DIR…   (fuzz_replay --list for the "
+				"targets)\n");
 		return 2;
 	}
 	fuzz_targets_init();
@@ -94,7 +95,7 @@ int main(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		struct stat st;
 		if (stat(argv[i], &st) != 0)
-			continue;   /* a folder that is not there (../shared) */
+			continue; /* a folder that is not there (../shared) */
 		if (S_ISDIR(st.st_mode))
 			rc |= run_dir(t, argv[i], &count);
 		else if (run_file(t, argv[i]) == 0)

@@ -37,7 +37,7 @@ static void as_file(const uint8_t *data, size_t size, const char *suffix, char *
 	FILE *f = fopen(out, "wb");
 	if (!f) {
 		perror(out);
-		abort();   /* the harness cannot run: not a finding */
+		abort(); /* the harness cannot run: not a finding */
 	}
 	if (size && fwrite(data, 1, size, f) != size) {
 		perror(out);
@@ -73,7 +73,8 @@ static void set_flags(const uint8_t *data, size_t size)
 	struct inidoc ov = { 0 };
 	struct err e;
 	int rc = 0;
-	for (char *line = strtok_r(text, "\n", &save); line && !rc; line = strtok_r(NULL, "\n", &save))
+	for (char *line = strtok_r(text, "\n", &save); line && !rc;
+	     line = strtok_r(NULL, "\n", &save))
 		rc = inidoc_add_override(&ov, line, &e);
 	if (!rc) {
 		struct scenario sc;
@@ -94,7 +95,8 @@ static void run_set(const uint8_t *data, size_t size)
 	struct err e;
 	struct scenario sc;
 	int rc = 0;
-	for (char *line = strtok_r(text, "\n", &save); line && !rc; line = strtok_r(NULL, "\n", &save))
+	for (char *line = strtok_r(text, "\n", &save); line && !rc;
+	     line = strtok_r(NULL, "\n", &save))
 		rc = inidoc_add_override(&ov, line, &e);
 	if (!rc && scenario_load(&sc, NULL, &ov, &e) == 0 && !sc.trace[0] && !sc.input.file[0] &&
 	    !sc.output.file[0] && sc.n_stages == 0) {
@@ -122,7 +124,7 @@ static void vary_flag(const uint8_t *data, size_t size)
 	struct err e;
 	memset(&ax, 0, sizeof ax);
 	sweep_axis_parse(&ax, text, &e);
-	sweep_axis_free(&ax);   /* also after a failure */
+	sweep_axis_free(&ax); /* also after a failure */
 	free(text);
 }
 
@@ -168,11 +170,26 @@ static void trace_as(const uint8_t *data, size_t size, const char *format)
 	unlink(path);
 }
 
-static void trace_auto(const uint8_t *d, size_t n) { trace_as(d, n, "auto"); }
-static void trace_vllm(const uint8_t *d, size_t n) { trace_as(d, n, "vllm"); }
-static void trace_azure(const uint8_t *d, size_t n) { trace_as(d, n, "azure"); }
-static void trace_mooncake(const uint8_t *d, size_t n) { trace_as(d, n, "mooncake"); }
-static void trace_csv(const uint8_t *d, size_t n) { trace_as(d, n, "csv"); }
+static void trace_auto(const uint8_t *d, size_t n)
+{
+	trace_as(d, n, "auto");
+}
+static void trace_vllm(const uint8_t *d, size_t n)
+{
+	trace_as(d, n, "vllm");
+}
+static void trace_azure(const uint8_t *d, size_t n)
+{
+	trace_as(d, n, "azure");
+}
+static void trace_mooncake(const uint8_t *d, size_t n)
+{
+	trace_as(d, n, "mooncake");
+}
+static void trace_csv(const uint8_t *d, size_t n)
+{
+	trace_as(d, n, "csv");
+}
 
 static void vllm_bench(const uint8_t *data, size_t size)
 {
@@ -191,7 +208,7 @@ static void ollama_jsonl(const uint8_t *data, size_t size)
 	struct ollamaresp_list l;
 	struct err e;
 	ollamaresp_parse(&l, text, "fuzz.jsonl", &e);
-	ollamaresp_free(&l);   /* also after a failure */
+	ollamaresp_free(&l); /* also after a failure */
 	free(text);
 }
 
@@ -201,7 +218,7 @@ static void llamabench_csv(const uint8_t *data, size_t size)
 	struct llamabench_list l;
 	struct err e;
 	llamabench_parse_csv(&l, text, "fuzz.csv", &e);
-	llamabench_free(&l);   /* also after a failure */
+	llamabench_free(&l); /* also after a failure */
 	free(text);
 }
 
@@ -215,7 +232,7 @@ static void llamabench_json(const uint8_t *data, size_t size)
 		llamabench_parse_json(&l, top, "fuzz.json", &e);
 	else
 		llamabench_parse_jsonl(&l, text, "fuzz.jsonl", &e);
-	llamabench_free(&l);   /* also after a failure */
+	llamabench_free(&l); /* also after a failure */
 	json_decref(top);
 	free(text);
 }
@@ -241,12 +258,18 @@ static void calib_pair(const uint8_t *data, size_t size, bool experiments)
 		 experiments ? "mini_measured.csv" : "mini_experiments.csv");
 	as_file(data, size, "calib.csv", path, sizeof path);
 	calibcsv_load(&c, experiments ? path : other, experiments ? other : path, &e);
-	calibcsv_free(&c);   /* also after a failure */
+	calibcsv_free(&c); /* also after a failure */
 	unlink(path);
 }
 
-static void calib_experiments(const uint8_t *d, size_t n) { calib_pair(d, n, true); }
-static void calib_measured(const uint8_t *d, size_t n) { calib_pair(d, n, false); }
+static void calib_experiments(const uint8_t *d, size_t n)
+{
+	calib_pair(d, n, true);
+}
+static void calib_measured(const uint8_t *d, size_t n)
+{
+	calib_pair(d, n, false);
+}
 
 /* calibrate runs' reader: any of its formats, sniffed, observations
  * checked, scenarios built (not simulated). */
@@ -302,19 +325,25 @@ static void result_doc(const uint8_t *data, size_t size)
 static void run_dir_path(char *out, size_t cap)
 {
 	const char *tmp = getenv("TMPDIR");
-	snprintf(out, cap, "%s/servesim-fuzz-%ld-rundir", tmp && tmp[0] ? tmp : "/tmp", (long)getpid());
+	snprintf(out, cap, "%s/servesim-fuzz-%ld-rundir", tmp && tmp[0] ? tmp : "/tmp",
+		 (long)getpid());
 }
 
 /* Removes the run_dir target's folder and what plot wrote in it. */
 static void run_dir_cleanup(void)
 {
-	static const char *const names[] = { "plots/ttft_cdf.dat", "plots/tpot_cdf.dat", "plots/itl_cdf.dat",
-					     "plots", "requests.csv", "itl_histogram.csv", "" };
+	static const char *const names[] = { "plots/ttft_cdf.dat",
+					     "plots/tpot_cdf.dat",
+					     "plots/itl_cdf.dat",
+					     "plots",
+					     "requests.csv",
+					     "itl_histogram.csv",
+					     "" };
 	char dir[256], path[300];
 	run_dir_path(dir, sizeof dir);
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-		remove(path);   /* what is not there (or not empty) stays */
+		remove(path); /* what is not there (or not empty) stays */
 	}
 }
 
@@ -378,7 +407,8 @@ const struct fuzz_target fuzz_targets[] = {
 	{ "calib_measured", calib_measured, "calibration measured CSV (calibcsv_load)" },
 	{ "calibrate_runs", calibrate_runs, "calibrate runs' reader, every format (runobs_load)" },
 	{ "probe_csv", probe_csv, "servesim-probe CSV (probecsv_load)" },
-	{ "run_dir", run_dir, "a run's --out folder as plot reads it (requests.csv, itl_histogram.csv)" },
+	{ "run_dir", run_dir,
+	  "a run's --out folder as plot reads it (requests.csv, itl_histogram.csv)" },
 	{ "result_doc", result_doc, "sweep/plan/compare JSON read by merge and plot" },
 	{ NULL, NULL, NULL },
 };

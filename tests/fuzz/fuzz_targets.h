@@ -19,7 +19,7 @@
 struct fuzz_target {
 	const char *name;
 	void (*run)(const uint8_t *data, size_t size);
-	const char *what;   /* the reader, for the help and the docs */
+	const char *what; /* the reader, for the help and the docs */
 };
 
 extern const struct fuzz_target fuzz_targets[];
