@@ -198,16 +198,16 @@ static void start_step(struct run *rn, int64_t now)
 	}
 }
 
-/* vLLM's max_concurrent_requests: every successful request counts in each
- * whole second (from the first send) it was active in; the peak. A sweep
- * over the requests' first and past-last seconds, sorted: O(n log n) time
- * and O(n) memory in the requests, none in the simulated seconds. */
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return (x > y) - (x < y);
 }
 
+/* vLLM's max_concurrent_requests: every successful request counts in each
+ * whole second (from the first send) it was active in; the peak. A sweep
+ * over the requests' first and past-last seconds, sorted: O(n log n) time
+ * and O(n) memory in the requests, none in the simulated seconds. */
 static int64_t concurrent_per_second(const struct run_result *res)
 {
 	size_t n = 0;
