@@ -235,6 +235,7 @@ static int from_trace(struct workload *w, struct reqtab *reqs, struct err *e)
 		r->own_key = 0xd0 * 0x100000000000000ULL + (uint64_t)i;
 		r->n_block512 = row->n_hash_ids;
 		r->block512 = row->hash_ids;
+		r->priority = row->priority;
 		double t = times ? times[i] : row->time_s * sc->trace_time_scale;
 		int bad = times ? send_ns(w, t, "[workload] request_rate (for a trace without start_times)",
 					  &r->want_send_ns, e) :
