@@ -256,7 +256,7 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 static const struct docschema_field search_schema[] = {
 	{ .key = "replications", .type = DS_INT, .min = 1, .max = INT32_MAX },
 	{ .key = "by", .type = DS_STR, .optional = true },
-	{ NULL },
+	{ .key = NULL },
 };
 
 static const struct docschema_field row_schema[] = {
@@ -268,7 +268,7 @@ static const struct docschema_field row_schema[] = {
 	{ .key = "limit", .type = DS_STR, .optional = true },
 	{ .key = "limit_detail", .type = DS_STR, .optional = true },
 	{ .key = "error", .type = DS_STR, .optional = true },
-	{ NULL },
+	{ .key = NULL },
 };
 
 static const struct docschema_field compare_schema[] = {
@@ -278,7 +278,7 @@ static const struct docschema_field compare_schema[] = {
 	{ .key = "cost", .type = DS_BOOL, .optional = true },
 	{ .key = "rows_total", .type = DS_INT, .min = 0, .max = INT32_MAX },
 	{ .key = "rows", .type = DS_ARR, .sub = row_schema },
-	{ NULL },
+	{ .key = NULL },
 };
 
 const struct resultdoc_kind comparedoc_kind = {

@@ -449,7 +449,7 @@ static const struct docschema_field search_schema[] = {
 	{ .key = "confidence", .type = DS_NUM },
 	{ .key = "tolerance", .type = DS_NUM },
 	{ .key = "max_load", .type = DS_NUM },
-	{ NULL },
+	{ .key = NULL },
 };
 
 static const struct docschema_field cand_schema[] = {
@@ -465,7 +465,7 @@ static const struct docschema_field cand_schema[] = {
 	{ .key = "tried", .type = DS_ARR },
 	{ .key = "replicas", .type = DS_NUM },
 	{ .key = "gpus", .type = DS_NUM },
-	{ NULL },
+	{ .key = NULL },
 };
 
 static const struct docschema_field plan_schema[] = {
@@ -476,7 +476,7 @@ static const struct docschema_field plan_schema[] = {
 	{ .key = "candidates_total", .type = DS_INT, .min = 0, .max = INT32_MAX },
 	{ .key = "candidates", .type = DS_ARR, .sub = cand_schema },
 	{ .key = "ranking", .type = DS_INT_ARR, .optional = true, .min = 0, .max = INT32_MAX },
-	{ NULL },
+	{ .key = NULL },
 };
 
 const struct resultdoc_kind plandoc_kind = {

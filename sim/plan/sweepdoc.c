@@ -395,14 +395,14 @@ fail:
 static const struct docschema_field axis_schema[] = {
 	{ .key = "key", .type = DS_STR },
 	{ .key = "values", .type = DS_ARR },
-	{ NULL },
+	{ .key = NULL },
 };
 
 static const struct docschema_field point_schema[] = {
 	{ .key = "point", .type = DS_INT, .min = 0, .max = INT32_MAX },
 	{ .key = "values", .type = DS_OBJ },
 	{ .key = "error", .type = DS_STR, .optional = true },
-	{ NULL },
+	{ .key = NULL },
 };
 
 static const struct docschema_field sweep_schema[] = {
@@ -411,7 +411,7 @@ static const struct docschema_field sweep_schema[] = {
 	{ .key = "replications", .type = DS_INT, .min = 1, .max = INT32_MAX },
 	{ .key = "points_total", .type = DS_INT, .min = 0, .max = INT32_MAX },
 	{ .key = "points", .type = DS_ARR, .sub = point_schema },
-	{ NULL },
+	{ .key = NULL },
 };
 
 const struct resultdoc_kind sweepdoc_kind = {
