@@ -200,6 +200,14 @@ static void nul_in_a_trace_row(void **state)
 	snprintf(set, sizeof set, "run --set workload.trace=%s", trace);
 	cmdf(cmd, sizeof cmd, "%s", set);
 	one_line_error(cmd, 2, "nul.csv:3: a NUL byte at column 1; expected text", NULL);
+	/* And in an empirical length file: "12\0 34" is not 12. */
+	static const char lengths[] = "512\n12\0 34\n";
+	char file[512];
+	write_file(file, sizeof file, "lengths.txt", lengths, sizeof lengths - 1);
+	snprintf(set, sizeof set,
+		 "run --set workload.input_distribution=empirical --set workload.input_file=%s", file);
+	cmdf(cmd, sizeof cmd, "%s", set);
+	one_line_error(cmd, 2, "lengths.txt:2: input_file: a NUL byte; expected text", NULL);
 }
 
 /* A context of 0 tokens is an error, not vLLM's 4096 fallback. */

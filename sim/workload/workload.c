@@ -58,8 +58,15 @@ static int load_lengths(struct lengths *l, const char *path, const char *key, st
 	char *line = NULL;
 	size_t cap = 0, vcap = 0;
 	int lineno = 0;
-	while (getline(&line, &cap, f) > 0) {
+	ssize_t len;
+	while ((len = getline(&line, &cap, f)) > 0) {
 		lineno++;
+		if (memchr(line, '\0', (size_t)len)) {   /* the rest of the line would be lost */
+			err_set(e, "%s:%d: %s: a NUL byte; expected text", path, lineno, key);
+			free(line);
+			fclose(f);
+			return -1;
+		}
 		line[strcspn(line, "\r\n")] = '\0';
 		if (!line[0] || line[0] == '#')
 			continue;

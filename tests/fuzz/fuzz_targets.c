@@ -25,6 +25,7 @@
 #include "scenario.h"
 #include "sweep.h"
 #include "trace.h"
+#include "workload.h"
 #include "xalloc.h"
 
 /* The bytes in a file of this process's own (path in out, cap bytes). The
@@ -137,6 +138,28 @@ static void slo_flag(const uint8_t *data, size_t size)
 	struct shard sh;
 	resultdoc_shard_parse(&sh, text, &e);
 	free(text);
+}
+
+/* An empirical length file (input_file): the default scenario with its
+ * input lengths drawn from the bytes, 8 requests made. */
+static void lengths_file(const uint8_t *data, size_t size)
+{
+	char path[256], set[300];
+	struct err e;
+	struct inidoc ov = { 0 };
+	struct scenario sc;
+	as_file(data, size, "lengths.txt", path, sizeof path);
+	snprintf(set, sizeof set, "workload.input_file=%s", path);
+	if (inidoc_add_override(&ov, "workload.input_distribution=empirical", &e) == 0 &&
+	    inidoc_add_override(&ov, set, &e) == 0 &&
+	    inidoc_add_override(&ov, "workload.num_prompts=8", &e) == 0 &&
+	    scenario_load(&sc, NULL, &ov, &e) == 0) {
+		struct reqtab reqs = { 0 };
+		workload_destroy(workload_create(&sc, &reqs, &e));
+		reqtab_free(&reqs);
+	}
+	inidoc_free(&ov);
+	unlink(path);
 }
 
 static void hw_ini(const uint8_t *data, size_t size)
@@ -391,6 +414,7 @@ const struct fuzz_target fuzz_targets[] = {
 	{ "run", run_set, "--set lines, then a short simulation (run_simulate)" },
 	{ "vary", vary_flag, "--vary SPEC (sweep_axis_parse)" },
 	{ "slo", slo_flag, "--slo SPEC and --shard K/N (plan_slo_parse, resultdoc_shard_parse)" },
+	{ "lengths", lengths_file, "an empirical length file (input_file)" },
 	{ "hwprofile", hw_ini, "hardware profile INI (hw_load)" },
 	{ "model", model_json, "Hugging Face config.json (model_load)" },
 	{ "trace_auto", trace_auto, "trace, format sniffed (trace_load auto)" },
