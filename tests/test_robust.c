@@ -205,7 +205,8 @@ static void nul_in_a_trace_row(void **state)
 	char file[512];
 	write_file(file, sizeof file, "lengths.txt", lengths, sizeof lengths - 1);
 	snprintf(set, sizeof set,
-		 "run --set workload.input_distribution=empirical --set workload.input_file=%s", file);
+		 "run --set workload.input_distribution=empirical --set workload.input_file=%s",
+		 file);
 	cmdf(cmd, sizeof cmd, "%s", set);
 	one_line_error(cmd, 2, "lengths.txt:2: input_file: a NUL byte; expected text", NULL);
 }
