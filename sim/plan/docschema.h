@@ -36,7 +36,8 @@ struct docschema_field {
 	const struct docschema_field *sub; /* DS_OBJ, DS_ARR */
 };
 
-/* Checks o (an object) against the table. Returns 0, or -1 with e saying
+/* Checks o (an object) against the table (NULL: only that o is an
+ * object). Returns 0, or -1 with e saying
  * where (a path such as candidates[3].at_limit), the key and what was
  * expected; the caller adds the file name. Cannot fail otherwise. */
 int docschema_check(const json_t *o, const struct docschema_field *schema, struct err *e);
