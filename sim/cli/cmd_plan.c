@@ -18,13 +18,16 @@ static void help(void)
 	printf("usage: servesim plan [SCENARIO] --slo METRIC=VALUE[,…] [--target-rate R]\n"
 	       "                     [--hardware H,…] [--tp N,…] [--weights P,…] [--by rate|concurrency]\n"
 	       "                     [--confidence C] [--tolerance F] [--max-load X] [--duration S]\n"
-	       "                     [--no-cost]\n"
+	       "                     [--no-cost] [--fixed] [--search K=V,…]…\n"
 	       "                     [--set S.K=V]… [--replications N] [--jobs N] [--shard K/N]\n"
 	       "                     [--format text|csv|json] [--plot DIR] [--svg]\n\n"
 	       "For each candidate (every combination of --hardware, --tp and --weights; each\n"
 	       "defaults to the scenario's own), finds the highest request rate (or, with --by\n"
 	       "concurrency, max_concurrency) whose SLO statistics stay within their limits,\n"
-	       "then the replicas and GPUs for --target-rate and what they cost, ranked.\n\n"
+	       "then the replicas and GPUs for --target-rate and what they cost, ranked. Each\n"
+	       "candidate is first tuned: its vLLM settings are searched for the highest rate\n"
+	       "within the SLO (--fixed: the scenario's own settings), and the output names the\n"
+	       "chosen setting as --set flags, with the runners-up.\n\n"
 	       "  --slo M=V,…         limits: ttft, tpot, itl or e2el, then mean, p50, p90, p95 or\n"
 	       "                      p99, then ms or s: e.g. ttft_p99_ms=2000,itl_p99_ms=50\n"
 	       "                      (default: the scenario's [slo], read as p99 limits)\n"
@@ -87,18 +90,17 @@ static int check_lists(const struct lists *l, struct err *e)
 }
 
 /* Candidate i's scenario: the base file, --set, then its hardware, tp and
- * weights. */
+ * weights; *ov gets those overrides (the caller frees them). */
 static int cand_scenario(const struct cliplan *cp, const struct lists *l, int i, struct scenario *sc,
-			 char *origin, size_t cap, struct err *e)
+			 struct inidoc *ov, char *origin, size_t cap, struct err *e)
 {
 	int ih = i / (l->n_tp * l->n_w), it = i / l->n_w % l->n_tp, iw = i % l->n_w;
-	struct inidoc ov = { 0 };
-	inidoc_add_overrides(&ov, &cp->ov);
-	int rc = inidoc_add_overridef(&ov, e, "run.hardware=%s", l->hw[ih]) ||
-		 inidoc_add_overridef(&ov, e, "engine.tensor_parallel_size=%s", l->tp[it]) ||
-		 (l->w_given && inidoc_add_overridef(&ov, e, "run.weights=%s", l->w[iw]));
-	rc = rc || scenario_load(sc, cp->scenario, &ov, e);
-	inidoc_free(&ov);
+	memset(ov, 0, sizeof *ov);
+	inidoc_add_overrides(ov, &cp->ov);
+	int rc = inidoc_add_overridef(ov, e, "run.hardware=%s", l->hw[ih]) ||
+		 inidoc_add_overridef(ov, e, "engine.tensor_parallel_size=%s", l->tp[it]) ||
+		 (l->w_given && inidoc_add_overridef(ov, e, "run.weights=%s", l->w[iw]));
+	rc = rc || scenario_load(sc, cp->scenario, ov, e);
 	if (l->hw_given)
 		snprintf(origin, cap, "--hardware %s", l->hw[ih]);
 	else
@@ -126,6 +128,8 @@ int cmd_plan(int argc, char **argv)
 	struct plan_slo slo = { 0 };
 	struct lists *l = xcalloc(1, sizeof *l);
 	struct plan_cand *cands = NULL;
+	struct tune_cand *tc = NULL;
+	struct tune_space space = { 0 };
 	size_t n_sel = 0;
 	double target = NAN;
 	bool cost = true, slo_given = false;
@@ -170,30 +174,47 @@ int cmd_plan(int argc, char **argv)
 		snprintf(l->tp[l->n_tp++], INI_VALUE_MAX, "%lld", (long long)sc.tensor_parallel_size);
 	if (!l->w_given)
 		l->n_w = 1;
-	if (check_lists(l, &e))
+	if (check_lists(l, &e) || cliplan_tune_space(&cp, &sc, &cp.ov, &space, &e))
 		goto fail;
 	int total = l->n_hw * l->n_tp * l->n_w;
 	cands = xcalloc((size_t)total, sizeof *cands);
+	tc = xcalloc((size_t)total, sizeof *tc);
 	for (int i = 0; i < total; i++) {
 		char origin[INI_VALUE_MAX + 64];
 		struct plan_cand cd;
+		struct inidoc ov;
 		/* Every candidate is checked (price included), not only the
 		 * shard's, so that every shard fails alike on bad input. */
-		if (cand_scenario(&cp, l, i, &sc, origin, sizeof origin, &e) ||
-		    plan_cand_init(&cd, (size_t)i, &sc, cost, origin, &e))
+		if (cand_scenario(&cp, l, i, &sc, &ov, origin, sizeof origin, &e) ||
+		    plan_cand_init(&cd, (size_t)i, &sc, cost, origin, &e)) {
+			inidoc_free(&ov);
 			goto fail;
-		if (resultdoc_in_shard(&cp.shard, (size_t)i))
+		}
+		if (resultdoc_in_shard(&cp.shard, (size_t)i)) {
+			tc[n_sel] = (struct tune_cand){ .path = cp.scenario, .ov = ov };
 			cands[n_sel++] = cd;
+		} else {
+			inidoc_free(&ov);
+		}
 	}
-	plan_search(cands, n_sel, &slo, &po);
+	for (size_t i = 0; i < n_sel; i++)
+		tc[i].cand = &cands[i];
+	if (space.n)
+		tune_run(tc, n_sel, &space, &slo, &po);
+	else
+		plan_search(cands, n_sel, &slo, &po);
 	rc = cliplan_emit(&cp, plandoc_build(cp.scenario, &cp.ov, &slo, &po, target, cost, (size_t)total,
-					 &cp.shard, cands, n_sel));
+					 &cp.shard, cands, n_sel, space.n ? tc : NULL, &space));
 	goto out;
 fail:
 	rc = cli_fail("plan", &e);
 out:
-	for (size_t i = 0; i < n_sel; i++)
+	for (size_t i = 0; i < n_sel; i++) {
 		plan_cand_free(&cands[i]);
+		tune_cand_free(&tc[i]);
+		inidoc_free(&tc[i].ov);
+	}
+	free(tc);
 	free(cands);
 	free(l);
 	cliplan_free(&cp);

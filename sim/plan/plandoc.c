@@ -70,11 +70,15 @@ json_t *plandoc_cand_json(const struct plan_cand *c, const struct plan_slo *slo,
 
 json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
 		      const struct plan_opts *o, double target_rate, bool cost, size_t total,
-		      const struct shard *sh, const struct plan_cand *c, size_t n)
+		      const struct shard *sh, const struct plan_cand *c, size_t n,
+		      const struct tune_cand *tuned, const struct tune_space *space)
 {
 	json_t *doc = resultdoc_new(&plandoc_kind);
 	resultdoc_header(doc, scenario, overrides);
-	json_object_set_new(doc, "search", plandoc_search_json(slo, o));
+	json_t *search = plandoc_search_json(slo, o);
+	if (tuned)
+		json_object_set_new(search, "tune", tune_space_json(space));
+	json_object_set_new(doc, "search", search);
 	resultdoc_put(doc, "target_rate", target_rate, 6);
 	json_object_set_new(doc, "cost", json_boolean(cost));
 	json_t *items = json_array();
@@ -103,10 +107,56 @@ json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, cons
 		resultdoc_put(it, "usd_per_1m_output_tokens", tok_s > 0 ? usd_h / (tok_s * 3600) * 1e6 : NAN, 4);
 		if (c[i].error)
 			json_object_set_new(it, "error", json_string(c[i].error));
+		plandoc_put_tuning(it, tuned ? &tuned[i] : NULL, space, o);
 		json_array_append_new(items, it);
 	}
 	resultdoc_close(doc, &plandoc_kind, total, sh, items);
 	return doc;
+}
+
+void plandoc_put_tuning(json_t *it, const struct tune_cand *t, const struct tune_space *space,
+			const struct plan_opts *o)
+{
+	if (!t)
+		return;
+	json_t *tj = tune_item_json(t, space, o);
+	json_object_set(it, "config", json_object_get(tj, "config"));
+	json_object_set(it, "set", json_object_get(tj, "set"));
+	json_object_del(tj, "config");
+	json_object_del(tj, "set");
+	json_object_set_new(it, "tuning", tj);
+}
+
+void plandoc_tuning_text(FILE *f, json_t *doc, const char *items_key,
+			 void (*label)(json_t *it, char *out, size_t cap))
+{
+	json_t *items = json_object_get(doc, items_key), *it;
+	size_t i;
+	long long sims = 0, settings = 0, reused = 0, tuned = 0;
+	json_array_foreach(items, i, it) {
+		json_t *t = json_object_get(it, "tuning");
+		if (!t)
+			continue;
+		if (!tuned++)
+			fprintf(f, "\ntuned settings (the highest rate within the SLO; --fixed keeps the scenario's):\n");
+		char lab[512];
+		label(it, lab, sizeof lab);
+		const char *set = resultdoc_str(it, "set");
+		fprintf(f, "  %s: %s\n", lab, set && set[0] ? set : "the scenario's own settings");
+		json_t *ru = json_object_get(t, "runners_up"), *r;
+		size_t k;
+		json_array_foreach(ru, k, r) {
+			const char *rs = resultdoc_str(r, "set");
+			fprintf(f, "    runner-up: %.4g req/s with %s\n", resultdoc_num(r, "max_rate"),
+				rs && rs[0] ? rs : "the scenario's own settings");
+		}
+		sims += (long long)resultdoc_num(t, "simulations");
+		settings += (long long)resultdoc_num(t, "settings_tried");
+		reused += (long long)resultdoc_num(t, "reused");
+	}
+	if (tuned)
+		fprintf(f, "tuning took %lld simulations: %lld settings searched over %lld candidate%s, %lld searches reused\n",
+			sims, settings, tuned, tuned == 1 ? "" : "s", reused);
 }
 
 /* Ranking: candidates that sustain some load first; then, with cost, the
@@ -227,6 +277,12 @@ void plandoc_search_text(FILE *f, json_t *search)
 		fprintf(f, "a load passes when every SLO statistic of its one run is within its limit (no confidence: 1 replication)\n");
 }
 
+static void text_label(json_t *it, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s tp %lld %s", resultdoc_str(it, "hardware"),
+		 (long long)resultdoc_num(it, "tensor_parallel_size"), resultdoc_str(it, "weights"));
+}
+
 static void text(FILE *f, json_t *doc)
 {
 	json_t *search = json_object_get(doc, "search");
@@ -281,6 +337,7 @@ static void text(FILE *f, json_t *doc)
 			(long long)resultdoc_num(it, "tensor_parallel_size"), resultdoc_str(it, "weights"),
 			resultdoc_str(it, "limit"), resultdoc_str(it, "limit_detail"));
 	}
+	plandoc_tuning_text(f, doc, "candidates", text_label);
 	for (size_t i = 0; i < n; i++) {
 		json_t *it = in_order(doc, i);
 		double win = resultdoc_num(it, "arrival_window_s");
