@@ -57,9 +57,13 @@ static void run_task(void *ctx, size_t i)
 }
 
 void compare_run(struct compare_row *rows, size_t n, const struct plan_slo *slo,
-		 const struct plan_opts *o)
+		 const struct plan_opts *o, struct tune_cand *tuned, const struct tune_space *space)
 {
 	int R = o->replications;
+	if (!slo->n)
+		tuned = NULL;
+	if (tuned)
+		tune_run(tuned, n, space, slo, o);
 	struct task *tasks = xcalloc(n * (size_t)R + 1, sizeof *tasks);
 	for (size_t t = 0; t < n * (size_t)R; t++)
 		tasks[t] = (struct task){ .sc = &rows[t / (size_t)R].cand.sc, .rep = (int)(t % (size_t)R) };
@@ -77,12 +81,13 @@ void compare_run(struct compare_row *rows, size_t n, const struct plan_slo *slo,
 				free(t->error);
 		}
 		if (rows[i].error) {
+			plan_cand_free(&rows[i].cand);
 			rows[i].cand.status = PLAN_INFEASIBLE;
 			rows[i].cand.error = xstrdup(rows[i].error);
 			continue;
 		}
 		measure_summarize(&rows[i].at_load, reps, R);
-		if (slo->n) {
+		if (slo->n && !tuned) {
 			search[ns] = rows[i].cand;
 			from[ns++] = i;
 		}

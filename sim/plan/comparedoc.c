@@ -15,14 +15,19 @@ enum { N_LOAD = sizeof load_metrics / sizeof *load_metrics };
 
 json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
 			 const struct plan_opts *o, bool cost, size_t total, const struct shard *sh,
-			 const struct compare_row *rows, size_t n)
+			 const struct compare_row *rows, size_t n, const struct tune_cand *tuned,
+			 const struct tune_space *space)
 {
+	if (!slo->n)
+		tuned = NULL;
 	json_t *doc = resultdoc_new(&comparedoc_kind);
 	resultdoc_header(doc, scenario, overrides);
 	if (n)
 		json_object_set_new(doc, "model", json_string(rows[0].cand.sc.model));
-	json_object_set_new(doc, "search", slo->n ? plandoc_search_json(slo, o) :
-						      json_pack("{si}", "replications", o->replications));
+	json_t *search = slo->n ? plandoc_search_json(slo, o) : json_pack("{si}", "replications", o->replications);
+	if (tuned)
+		json_object_set_new(search, "tune", tune_space_json(space));
+	json_object_set_new(doc, "search", search);
 	json_object_set_new(doc, "cost", json_boolean(cost));
 	json_t *items = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -36,6 +41,7 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 		json_object_set_new(it, "pipeline_parallel_size", json_integer(sc->pipeline_parallel_size));
 		resultdoc_put(it, "mem_bandwidth_gb_s", r->bandwidth_gb_s, 3);
 		resultdoc_put(it, "decode_ceiling_tok_s", r->decode_ceiling_tok_s, 3);
+		plandoc_put_tuning(it, tuned ? &tuned[i] : NULL, space, o);
 		if (r->error) {
 			json_object_set_new(it, "error", json_string(r->error));
 			json_array_append_new(items, it);
@@ -69,6 +75,11 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 	}
 	resultdoc_close(doc, &comparedoc_kind, total, sh, items);
 	return doc;
+}
+
+static void text_label(json_t *it, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", resultdoc_str(it, "hardware"));
 }
 
 static void text(FILE *f, json_t *doc)
@@ -147,6 +158,7 @@ static void text(FILE *f, json_t *doc)
 		if (resultdoc_str(it, "limit"))
 			fprintf(f, "  %s: %s: %s\n", resultdoc_str(it, "hardware"), resultdoc_str(it, "limit"),
 				resultdoc_str(it, "limit_detail"));
+	plandoc_tuning_text(f, doc, "rows", text_label);
 }
 
 static void csv(FILE *f, json_t *doc)
