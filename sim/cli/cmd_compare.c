@@ -14,7 +14,8 @@
 static void help(void)
 {
 	printf("usage: servesim compare [SCENARIO] --hardware H1,H2,…|all [--slo METRIC=VALUE,…]\n"
-	       "                        [--no-cost] [--fixed] [--search K=V,…]… [--set S.K=V]…\n"
+	       "                        [--no-cost | --cost cloud|own [--years Y] [--power-usd-kwh P]\n"
+	       "                        [--utilization U]] [--fixed] [--search K=V,…]… [--set S.K=V]…\n"
 	       "                        [--replications N] [--jobs N]\n"
 	       "                        [--shard K/N] [--format text|csv|json] [--plot DIR] [--svg]\n\n"
 	       "Runs the scenario on each device: the single-stream decode ceiling (bandwidth ÷\n"
@@ -87,6 +88,8 @@ int cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	cliplan_search(&cp, &po);
+	if (cliplan_cost_check(&cp, &e))
+		goto fail;
 	struct scenario base;
 	if (cliplan_scenario(&cp, argc, argv, optind, &base, &e))
 		goto fail;
@@ -127,8 +130,12 @@ int cmd_compare(int argc, char **argv)
 			goto fail;
 		}
 		snprintf(sc.hardware, sizeof sc.hardware, "%s", ids[i]);
-		if (compare_row_init(&row, i, &sc, cost, origin, &e))
+		if (compare_row_init(&row, i, &sc, false, origin, &e))
 			goto fail;
+		if (cost && plan_cand_price(&row.cand, &cp.cost, origin, &e)) {
+			compare_row_free(&row);
+			goto fail;
+		}
 		if (resultdoc_in_shard(&cp.shard, i)) {
 			struct inidoc *ov = &tc[n_sel].ov;
 			inidoc_add_overrides(ov, &cp.ov);
@@ -144,8 +151,11 @@ int cmd_compare(int argc, char **argv)
 		tc[i].cand = &rows[i].cand;
 	bool tune = slo.n && space.n;
 	compare_run(rows, n_sel, &slo, &po, tune ? tc : NULL, &space);
-	rc = cliplan_emit(&cp, comparedoc_build(cp.scenario, &cp.ov, &slo, &po, cost, n_ids, &cp.shard, rows,
-					   n_sel, tune ? tc : NULL, &space));
+	json_t *doc = comparedoc_build(cp.scenario, &cp.ov, &slo, &po, cost, n_ids, &cp.shard, rows, n_sel,
+				       tune ? tc : NULL, &space);
+	if (cost && cp.cost.own)
+		json_object_set_new(doc, "cost_basis", cliplan_cost_json(&cp.cost));
+	rc = cliplan_emit(&cp, doc);
 	goto out;
 fail:
 	rc = cli_fail("compare", &e);

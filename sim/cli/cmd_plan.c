@@ -18,7 +18,8 @@ static void help(void)
 	printf("usage: servesim plan [SCENARIO] --slo METRIC=VALUE[,…] [--target-rate R]\n"
 	       "                     [--hardware H,…] [--tp N,…] [--weights P,…] [--by rate|concurrency]\n"
 	       "                     [--confidence C] [--tolerance F] [--max-load X] [--duration S]\n"
-	       "                     [--no-cost] [--fixed] [--search K=V,…]…\n"
+	       "                     [--no-cost | --cost cloud|own [--years Y] [--power-usd-kwh P]\n"
+	       "                     [--utilization U]] [--fixed] [--search K=V,…]…\n"
 	       "                     [--set S.K=V]… [--replications N] [--jobs N] [--shard K/N]\n"
 	       "                     [--format text|csv|json] [--plot DIR] [--svg]\n\n"
 	       "For each candidate (every combination of --hardware, --tp and --weights; each\n"
@@ -161,6 +162,8 @@ int cmd_plan(int argc, char **argv)
 			goto fail;
 	}
 	cliplan_search(&cp, &po);
+	if (cliplan_cost_check(&cp, &e))
+		goto fail;
 	struct scenario sc;
 	if (cliplan_scenario(&cp, argc, argv, optind, &sc, &e) || plan_check_searchable(&sc, &e))
 		goto fail;
@@ -186,7 +189,8 @@ int cmd_plan(int argc, char **argv)
 		/* Every candidate is checked (price included), not only the
 		 * shard's, so that every shard fails alike on bad input. */
 		if (cand_scenario(&cp, l, i, &sc, &ov, origin, sizeof origin, &e) ||
-		    plan_cand_init(&cd, (size_t)i, &sc, cost, origin, &e)) {
+		    plan_cand_init(&cd, (size_t)i, &sc, false, origin, &e) ||
+		    (cost && plan_cand_price(&cd, &cp.cost, origin, &e))) {
 			inidoc_free(&ov);
 			goto fail;
 		}
@@ -203,8 +207,11 @@ int cmd_plan(int argc, char **argv)
 		tune_run(tc, n_sel, &space, &slo, &po);
 	else
 		plan_search(cands, n_sel, &slo, &po);
-	rc = cliplan_emit(&cp, plandoc_build(cp.scenario, &cp.ov, &slo, &po, target, cost, (size_t)total,
-					 &cp.shard, cands, n_sel, space.n ? tc : NULL, &space));
+	json_t *doc = plandoc_build(cp.scenario, &cp.ov, &slo, &po, target, cost, (size_t)total, &cp.shard, cands,
+				    n_sel, space.n ? tc : NULL, &space);
+	if (cost && cp.cost.own)
+		json_object_set_new(doc, "cost_basis", cliplan_cost_json(&cp.cost));
+	rc = cliplan_emit(&cp, doc);
 	goto out;
 fail:
 	rc = cli_fail("plan", &e);

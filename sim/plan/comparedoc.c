@@ -98,6 +98,7 @@ static void text(FILE *f, json_t *doc)
 		reps == 1 ? "" : "s", reps > 1 ? " (± lines: 95% confidence half-widths, Student t)" : "");
 	if (slo)
 		plandoc_search_text(f, search);
+	plandoc_cost_text(f, doc);
 	fprintf(f, "decode ceiling: tp × bandwidth ÷ weight bytes per token, batch 1, datasheet (SEED C8)\n\n");
 	fprintf(f, "%-16s %7s %9s %8s %9s %8s %8s %8s %8s %8s", "hardware", "GB/s", "ceil tok/s", "req/s",
 		"tok/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "E2EL p99");

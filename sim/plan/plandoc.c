@@ -114,6 +114,15 @@ json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, cons
 	return doc;
 }
 
+void plandoc_cost_text(FILE *f, json_t *doc)
+{
+	json_t *b = json_object_get(doc, "cost_basis");
+	if (!json_is_true(json_object_get(doc, "cost")) || !b || strcmp(resultdoc_str(b, "kind"), "own"))
+		return;
+	fprintf(f, "cost: owned GPUs: purchase price over %g years at %g%% utilization, plus board and server power while serving at %g $/kWh ($/hour columns: per serving hour)\n",
+		resultdoc_num(b, "years"), 100 * resultdoc_num(b, "utilization"), resultdoc_num(b, "power_usd_per_kwh"));
+}
+
 void plandoc_put_tuning(json_t *it, const struct tune_cand *t, const struct tune_space *space,
 			const struct plan_opts *o)
 {
@@ -299,6 +308,7 @@ static void text(FILE *f, json_t *doc)
 		fprintf(f, "; shard %s (%zu of %lld candidates)", resultdoc_str(doc, "shard"), n,
 			(long long)resultdoc_num(doc, "candidates_total"));
 	fputc('\n', f);
+	plandoc_cost_text(f, doc);
 	plandoc_search_text(f, search);
 	fprintf(f, "latencies in ms at the highest load that passes\n\n");
 	fprintf(f, "%4s %-16s %3s %-7s %9s %s %8s %8s %8s %8s %-20s %8s %5s", "rank", "hardware", "tp",

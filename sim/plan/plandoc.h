@@ -47,6 +47,10 @@ json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, cons
 		      const struct shard *sh, const struct plan_cand *c, size_t n,
 		      const struct tune_cand *tuned, const struct tune_space *space);
 
+/* Prints the cost basis line of a document priced with --cost own
+ * (nothing for cloud prices). */
+void plandoc_cost_text(FILE *f, json_t *doc);
+
 /* Adds a tuned candidate's "config", "set" and "tuning" (tune_item_json)
  * to item it; nothing when t is NULL. Cannot fail. */
 void plandoc_put_tuning(json_t *it, const struct tune_cand *t, const struct tune_space *space,
