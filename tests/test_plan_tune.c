@@ -157,12 +157,50 @@ static void search_narrows_and_checks(void **state)
 	cmd_result_free(&r);
 }
 
+/* --cost own prices every shipped profile (purchase over years at a
+ * utilization, plus power), so compare runs across all of them. */
+static void owning_prices_every_profile(void **state)
+{
+	(void)state;
+	json_t *doc = servesim_json("compare --hardware all --cost own --years 3 --power-usd-kwh 0.12 "
+				    "--utilization 0.6 --set engine.kind=llamacpp --set run.weights=q4_k_m "
+				    "--set workload.num_prompts=6 --replications 1 --format json");
+	json_t *it;
+	size_t i, n = 0;
+	json_array_foreach(json_object_get(doc, "rows"), i, it) {
+		assert_null(json_object_get(it, "error"));
+		assert_true(num(it, "price_usd_per_gpu_hour") > 0);
+		assert_true(num(it, "usd_per_1m_output_tokens") > 0);
+		if (!strcmp(json_string_value(json_object_get(it, "hardware")), "h100-sxm")) {
+			/* [ownership]: 30,000 USD over 3 × 8760 h at 60%, plus
+			 * (700 + 575) W at 0.12 $/kWh. */
+			double want = 30000.0 / (3 * 8760) / 0.6 + 1.275 * 0.12;
+			assert_double_rel(num(it, "price_usd_per_gpu_hour"), want, 1e-3);
+		}
+		n++;
+	}
+	assert_true(n >= 27);   /* the shipped profiles */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "cost_basis"), "kind")), "own");
+	json_decref(doc);
+	struct cmd_result r;
+	run_cmd(&r, "'%s' compare --hardware h100-sxm --years 5", SERVESIM_BIN);
+	assert_int_equal(r.status, 2);
+	assert_contains(r.err, "expected --cost own with them");
+	cmd_result_free(&r);
+	run_cmd(&r, "'%s' compare --hardware m2-ultra --cost cloud --set engine.kind=llamacpp --set run.weights=q4_k_m",
+		SERVESIM_BIN);
+	assert_int_equal(r.status, 2);
+	assert_contains(r.err, "pass --cost own to price owning it");
+	cmd_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tuned_a100_holds_a_quarter_of_the_h100),
 		cmocka_unit_test(fixed_is_the_plain_search),
 		cmocka_unit_test(search_narrows_and_checks),
+		cmocka_unit_test(owning_prices_every_profile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,13 +16,14 @@
 static void help(void)
 {
 	printf("usage: servesim plan [SCENARIO] --slo METRIC=VALUE[,…] [--target-rate R]\n"
-	       "                     [--hardware H,…] [--tp N,…] [--weights P,…] [--by rate|concurrency]\n"
+	       "                     [--hardware H,…] [--tp N,…] [--pp N,…] [--weights P,…]\n"
+	       "                     [--by rate|concurrency]\n"
 	       "                     [--confidence C] [--tolerance F] [--max-load X] [--duration S]\n"
 	       "                     [--no-cost | --cost cloud|own [--years Y] [--power-usd-kwh P]\n"
 	       "                     [--utilization U]] [--fixed] [--search K=V,…]…\n"
 	       "                     [--set S.K=V]… [--replications N] [--jobs N] [--shard K/N]\n"
 	       "                     [--format text|csv|json] [--plot DIR] [--svg]\n\n"
-	       "For each candidate (every combination of --hardware, --tp and --weights; each\n"
+	       "For each candidate (every combination of --hardware, --tp, --pp and --weights; each\n"
 	       "defaults to the scenario's own), finds the highest request rate (or, with --by\n"
 	       "concurrency, max_concurrency) whose SLO statistics stay within their limits,\n"
 	       "then the replicas and GPUs for --target-rate and what they cost, ranked. Each\n"
@@ -35,6 +36,7 @@ static void help(void)
 	       "  --target-rate R     requests per second to serve (replicas = ceil(R / max rate))\n"
 	       "  --hardware H,…      device ids (servesim list)\n"
 	       "  --tp N,…            tensor parallel sizes\n"
+	       "  --pp N,…            pipeline parallel sizes\n"
 	       "  --weights P,…       weight precisions (bf16, fp8, int4, …)\n"
 	       "  --no-cost           no prices: rank by GPUs (or rate per GPU)\n"
 	       CLIPLAN_SEARCH_HELP
@@ -65,9 +67,10 @@ static int split(const char *flag, const char *s, char out[][INI_VALUE_MAX], int
 }
 
 struct lists {
-	char hw[MAX_LIST][INI_VALUE_MAX], tp[MAX_LIST][INI_VALUE_MAX], w[MAX_LIST][INI_VALUE_MAX];
-	int n_hw, n_tp, n_w;
-	bool hw_given, tp_given, w_given;
+	char hw[MAX_LIST][INI_VALUE_MAX], tp[MAX_LIST][INI_VALUE_MAX], pp[MAX_LIST][INI_VALUE_MAX];
+	char w[MAX_LIST][INI_VALUE_MAX];
+	int n_hw, n_tp, n_pp, n_w;
+	bool hw_given, tp_given, pp_given, w_given;
 };
 
 static int check_lists(const struct lists *l, struct err *e)
@@ -79,6 +82,11 @@ static int check_lists(const struct lists *l, struct err *e)
 	for (int i = 0; i < l->n_tp; i++) {
 		int64_t v;
 		if (cliplan_int("--tp", l->tp[i], 1, 1024, "tensor parallel sizes >= 1 (e.g. 1,2,4,8)", &v, e))
+			return -1;
+	}
+	for (int i = 0; i < l->n_pp; i++) {
+		int64_t v;
+		if (cliplan_int("--pp", l->pp[i], 1, 1024, "pipeline parallel sizes >= 1 (e.g. 1,2,4)", &v, e))
 			return -1;
 	}
 	for (int i = 0; l->w_given && i < l->n_w; i++)
@@ -95,11 +103,13 @@ static int check_lists(const struct lists *l, struct err *e)
 static int cand_scenario(const struct cliplan *cp, const struct lists *l, int i, struct scenario *sc,
 			 struct inidoc *ov, char *origin, size_t cap, struct err *e)
 {
-	int ih = i / (l->n_tp * l->n_w), it = i / l->n_w % l->n_tp, iw = i % l->n_w;
+	int ih = i / (l->n_tp * l->n_pp * l->n_w), it = i / (l->n_pp * l->n_w) % l->n_tp;
+	int ip = i / l->n_w % l->n_pp, iw = i % l->n_w;
 	memset(ov, 0, sizeof *ov);
 	inidoc_add_overrides(ov, &cp->ov);
 	int rc = inidoc_add_overridef(ov, e, "run.hardware=%s", l->hw[ih]) ||
 		 inidoc_add_overridef(ov, e, "engine.tensor_parallel_size=%s", l->tp[it]) ||
+		 (l->pp_given && inidoc_add_overridef(ov, e, "engine.pipeline_parallel_size=%s", l->pp[ip])) ||
 		 (l->w_given && inidoc_add_overridef(ov, e, "run.weights=%s", l->w[iw]));
 	rc = rc || scenario_load(sc, cp->scenario, ov, e);
 	if (l->hw_given)
@@ -120,6 +130,7 @@ int cmd_plan(int argc, char **argv)
 		{ "no-cost", no_argument, NULL, 'n' },
 		{ "slo", required_argument, NULL, 's' },
 		{ "target-rate", required_argument, NULL, 'r' },
+		{ "pp", required_argument, NULL, 'p' },
 		{ "tp", required_argument, NULL, 't' },
 		{ "weights", required_argument, NULL, 'w' },
 		{ 0 },
@@ -155,6 +166,7 @@ int cmd_plan(int argc, char **argv)
 					     &target, &e);
 			break;
 		case 't': bad = split("--tp", optarg, l->tp, &l->n_tp, &e); l->tp_given = true; break;
+		case 'p': bad = split("--pp", optarg, l->pp, &l->n_pp, &e); l->pp_given = true; break;
 		case 'w': bad = split("--weights", optarg, l->w, &l->n_w, &e); l->w_given = true; break;
 		default: rc = cli_misuse("plan", "unknown option"); goto out;
 		}
@@ -175,11 +187,13 @@ int cmd_plan(int argc, char **argv)
 		snprintf(l->hw[l->n_hw++], INI_VALUE_MAX, "%s", sc.hardware);
 	if (!l->tp_given)
 		snprintf(l->tp[l->n_tp++], INI_VALUE_MAX, "%lld", (long long)sc.tensor_parallel_size);
+	if (!l->pp_given)
+		snprintf(l->pp[l->n_pp++], INI_VALUE_MAX, "%lld", (long long)sc.pipeline_parallel_size);
 	if (!l->w_given)
 		l->n_w = 1;
 	if (check_lists(l, &e) || cliplan_tune_space(&cp, &sc, &cp.ov, &space, &e))
 		goto fail;
-	int total = l->n_hw * l->n_tp * l->n_w;
+	int total = l->n_hw * l->n_tp * l->n_pp * l->n_w;
 	cands = xcalloc((size_t)total, sizeof *cands);
 	tc = xcalloc((size_t)total, sizeof *tc);
 	for (int i = 0; i < total; i++) {

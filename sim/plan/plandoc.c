@@ -286,10 +286,16 @@ void plandoc_search_text(FILE *f, json_t *search)
 		fprintf(f, "a load passes when every SLO statistic of its one run is within its limit (no confidence: 1 replication)\n");
 }
 
+/* "h100-sxm tp 2 bf16", with " pp N" after the tp when there are pipeline
+ * stages. */
 static void text_label(json_t *it, char *out, size_t cap)
 {
-	snprintf(out, cap, "%s tp %lld %s", resultdoc_str(it, "hardware"),
-		 (long long)resultdoc_num(it, "tensor_parallel_size"), resultdoc_str(it, "weights"));
+	double pp = resultdoc_num(it, "pipeline_parallel_size");
+	char pps[32] = "";
+	if (pp > 1)
+		snprintf(pps, sizeof pps, " pp %lld", (long long)pp);
+	snprintf(out, cap, "%s tp %lld%s %s", resultdoc_str(it, "hardware"),
+		 (long long)resultdoc_num(it, "tensor_parallel_size"), pps, resultdoc_str(it, "weights"));
 }
 
 static void text(FILE *f, json_t *doc)
@@ -322,8 +328,15 @@ static void text(FILE *f, json_t *doc)
 		json_t *it = in_order(doc, i), *at = json_object_get(it, "at_limit");
 		char rank[24];
 		snprintf(rank, sizeof rank, "%zu", i + 1);
-		fprintf(f, "%4s %-16s %3lld %-7s", ranking ? rank : "-", resultdoc_str(it, "hardware"),
-			(long long)resultdoc_num(it, "tensor_parallel_size"), resultdoc_str(it, "weights"));
+		char tp[32];
+		double pp = resultdoc_num(it, "pipeline_parallel_size");
+		if (pp > 1)
+			snprintf(tp, sizeof tp, "%lldx%lld", (long long)resultdoc_num(it, "tensor_parallel_size"),
+				 (long long)pp);
+		else
+			snprintf(tp, sizeof tp, "%lld", (long long)resultdoc_num(it, "tensor_parallel_size"));
+		fprintf(f, "%4s %-16s %3s %-7s", ranking ? rank : "-", resultdoc_str(it, "hardware"), tp,
+			resultdoc_str(it, "weights"));
 		resultdoc_cell(f, resultdoc_num(it, "max_rate"), 3, 9);
 		if (conc)
 			resultdoc_cell(f, resultdoc_num(it, "max_concurrency"), 0, 8);
@@ -343,19 +356,20 @@ static void text(FILE *f, json_t *doc)
 	fprintf(f, "\nlimits:\n");
 	for (size_t i = 0; i < n; i++) {
 		json_t *it = in_order(doc, i);
-		fprintf(f, "  %s tp %lld %s: %s: %s\n", resultdoc_str(it, "hardware"),
-			(long long)resultdoc_num(it, "tensor_parallel_size"), resultdoc_str(it, "weights"),
-			resultdoc_str(it, "limit"), resultdoc_str(it, "limit_detail"));
+		char lab[512];
+		text_label(it, lab, sizeof lab);
+		fprintf(f, "  %s: %s: %s\n", lab, resultdoc_str(it, "limit"), resultdoc_str(it, "limit_detail"));
 	}
 	plandoc_tuning_text(f, doc, "candidates", text_label);
 	for (size_t i = 0; i < n; i++) {
 		json_t *it = in_order(doc, i);
 		double win = resultdoc_num(it, "arrival_window_s");
 		double e2el = resultdoc_num(json_object_get(it, "at_limit"), "e2el_p99_ms") / 1e3;
+		char lab[512];
+		text_label(it, lab, sizeof lab);
 		if (win < 10 * e2el)
-			fprintf(f, "note: %s tp %lld %s: at its limit the requests arrive over only %.3g s, less than 10× its p99 E2EL (%.3g s): the run may end before a queue builds; a longer run (--duration, workload.num_prompts) may lower the limit\n",
-				resultdoc_str(it, "hardware"), (long long)resultdoc_num(it, "tensor_parallel_size"),
-				resultdoc_str(it, "weights"), win, e2el);
+			fprintf(f, "note: %s: at its limit the requests arrive over only %.3g s, less than 10× its p99 E2EL (%.3g s): the run may end before a queue builds; a longer run (--duration, workload.num_prompts) may lower the limit\n",
+				lab, win, e2el);
 	}
 	json_t *winner = json_object_get(doc, "winner");
 	if (!ranking)
@@ -376,6 +390,9 @@ static void text(FILE *f, json_t *doc)
 		fprintf(f, "; %.2f $/hour, %.3f $ per 1M output tokens", resultdoc_num(w, "usd_per_hour"),
 			resultdoc_num(w, "usd_per_1m_output_tokens"));
 	fprintf(f, "; bound by %s\n", resultdoc_str(w, "limit"));
+	const char *set = resultdoc_str(w, "set");
+	if (set && set[0])
+		fprintf(f, "reproduce it with: %s\n", set);
 }
 
 static void csv(FILE *f, json_t *doc)
