@@ -9,7 +9,6 @@
 #include "catalog.h"
 #include "hwprofile.h"
 #include "model.h"
-#include "par.h"
 #include "resultdoc.h"
 #include "run.h"
 #include "xalloc.h"
@@ -344,67 +343,37 @@ static double price(const struct scenario *sc, double replicas)
 	return hw.price_per_hour_usd * (double)scenario_gpus(sc) * replicas;
 }
 
-struct task {
-	struct scenario sc;
-	int rep;
-	struct measure m;
-	char *error;
-};
-
-static void run_task(void *ctx, size_t i)
-{
-	struct task *t = &((struct task *)ctx)[i];
-	struct scenario sc;
-	struct err e;
-	measure_replica(&sc, &t->sc, t->rep);
-	if (measure_run(&t->m, &sc, &e))
-		t->error = xstrdup(e.msg);
-}
-
-/* Simulates the base (slot 0, when base) or every remedy, R replications
- * each. */
+/* Simulates the base (when base) or every remedy, R replications each. */
 static int simulate_all(struct advise *a, bool base, struct err *e)
 {
-	int R = a->replications, n = base ? 1 : a->n_rem + 1, k0 = base ? 0 : 1;
-	struct task *t = xcalloc((size_t)(n * R), sizeof *t);
-	for (int k = k0; k < n; k++) {
-		struct scenario sc = a->sc;
-		for (int s = 0; k > 0 && s < a->rem[k - 1].n_set; s++)
-			apply(&sc, a->rem[k - 1].set[s]);
-		for (int r = 0; r < R; r++)
-			t[k * R + r] = (struct task){ .sc = sc, .rep = r };
+	size_t n = base ? 1 : (size_t)a->n_rem;
+	struct scenario *scs = xcalloc(n + 1, sizeof *scs);
+	struct measure_summary *out = xcalloc(n + 1, sizeof *out);
+	char **errors = xcalloc(n + 1, sizeof *errors);
+	for (size_t k = 0; k < n; k++) {
+		scs[k] = a->sc;
+		for (int s = 0; !base && s < a->rem[k].n_set; s++)
+			apply(&scs[k], a->rem[k].set[s]);
 	}
-	par_for((size_t)((n - k0) * R), a->jobs, run_task, t + k0 * R);
-	struct measure *reps = xcalloc((size_t)R, sizeof *reps);
+	measure_many(scs, n, a->replications, a->jobs, out, errors);
 	int rc = 0;
-	for (int k = k0; k < n; k++) {
-		char *err = NULL;
-		for (int r = 0; r < R; r++) {
-			reps[r] = t[k * R + r].m;
-			if (t[k * R + r].error && !err)
-				err = t[k * R + r].error;
-			else
-				free(t[k * R + r].error);
-		}
-		if (k == 0) {
-			if (err) {
-				err_set(e, "%s", err);
-				free(err);
-				rc = -1;
-			} else {
-				measure_summarize(&a->before, reps, R);
-			}
+	for (size_t k = 0; k < n; k++) {
+		if (base) {
+			a->before = out[0];
+			if (errors[0])
+				rc = err_set(e, "%s", errors[0]);
+			free(errors[0]);
 			continue;
 		}
-		struct advise_remedy *rm = &a->rem[k - 1];
-		rm->error = err;
-		if (!err)
-			measure_summarize(&rm->after, reps, R);
+		struct advise_remedy *rm = &a->rem[k];
+		rm->error = errors[k];
+		rm->after = out[k];
 		bool replica = !strcmp(rm->name, "a second replica");
-		rm->usd_per_hour = price(&t[k * R].sc, replica ? 2 : 1);
+		rm->usd_per_hour = price(&scs[k], replica ? 2 : 1);
 	}
-	free(reps);
-	free(t);
+	free(errors);
+	free(out);
+	free(scs);
 	return rc;
 }
 

@@ -159,6 +159,16 @@ int tune_space_check(const struct tune_space *s, const char *path, const struct 
 
 /* ---- settings ---- */
 
+/* The value axis a runs with in setting c: its pick, or the scenario's own. */
+static void axis_value(const struct tune_space *s, const struct tune_config *c, int a,
+		       const struct scenario *own, char *v, size_t cap)
+{
+	if (c->pick[a] >= 0)
+		snprintf(v, cap, "%s", s->axis[a].values[c->pick[a]]);
+	else
+		own_text(own, s->axis[a].key, v, cap);
+}
+
 /* The setting's key: per axis the value it runs with (the scenario's own
  * value for -1, so that picking the value the scenario already has is the
  * same setting). */
@@ -168,10 +178,7 @@ static void fingerprint(const struct tune_space *s, const struct tune_config *c,
 	out[0] = '\0';
 	for (int a = 0; a < s->n; a++) {
 		char v[32];
-		if (c->pick[a] >= 0)
-			snprintf(v, sizeof v, "%s", s->axis[a].values[c->pick[a]]);
-		else
-			own_text(own, s->axis[a].key, v, sizeof v);
+		axis_value(s, c, a, own, v, sizeof v);
 		size_t len = strlen(out);
 		snprintf(out + len, cap - len, "%s=%s;", s->axis[a].key, v);
 	}
@@ -198,10 +205,7 @@ json_t *tune_config_json(const struct tune_space *s, const struct tune_config *c
 	json_t *j = json_object();
 	for (int a = 0; a < s->n; a++) {
 		char v[32];
-		if (c->pick[a] >= 0)
-			snprintf(v, sizeof v, "%s", s->axis[a].values[c->pick[a]]);
-		else
-			own_text(own, s->axis[a].key, v, sizeof v);
+		axis_value(s, c, a, own, v, sizeof v);
 		json_t *val;
 		json_t *parsed = json_loads(v, JSON_DECODE_ANY, NULL);
 		if (parsed && (json_is_number(parsed) || json_is_boolean(parsed)))
