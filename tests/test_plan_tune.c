@@ -194,6 +194,27 @@ static void owning_prices_every_profile(void **state)
 	cmd_result_free(&r);
 }
 
+/* A 24 GB A10G cannot hold the KV of one 131072-token request beside 16
+ * GB of weights, so vLLM refuses the model's default max_model_len there
+ * (--fixed: infeasible); tuning tries the length the workload needs
+ * (1024 + 128 tokens, rounded up to 2048) and the candidate runs. */
+static void tuning_finds_a_max_model_len_that_fits(void **state)
+{
+	(void)state;
+	json_t *doc = servesim_json("plan c13-bench-serve --hardware a10g --slo ttft_p99_ms=4000 --replications 1 "
+				    "--duration 5 --no-cost --format json");
+	json_t *it = json_array_get(json_object_get(doc, "candidates"), 0);
+	assert_string_equal(json_string_value(json_object_get(it, "status")), "ok");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(it, "config"), "max_model_len")), 2048);
+	assert_contains(json_string_value(json_object_get(it, "set")), "--set engine.max_model_len=2048");
+	json_decref(doc);
+	doc = servesim_json("plan c13-bench-serve --hardware a10g --slo ttft_p99_ms=4000 --replications 1 "
+			    "--duration 5 --no-cost --format json --fixed");
+	it = json_array_get(json_object_get(doc, "candidates"), 0);
+	assert_string_equal(json_string_value(json_object_get(it, "status")), "infeasible");
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +222,7 @@ int main(void)
 		cmocka_unit_test(fixed_is_the_plain_search),
 		cmocka_unit_test(search_narrows_and_checks),
 		cmocka_unit_test(owning_prices_every_profile),
+		cmocka_unit_test(tuning_finds_a_max_model_len_that_fits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

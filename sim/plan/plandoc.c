@@ -151,7 +151,12 @@ void plandoc_tuning_text(FILE *f, json_t *doc, const char *items_key,
 		char lab[512];
 		label(it, lab, sizeof lab);
 		const char *set = resultdoc_str(it, "set");
-		fprintf(f, "  %s: %s\n", lab, set && set[0] ? set : "the scenario's own settings");
+		const char *status = resultdoc_str(it, "status");
+		if (resultdoc_str(it, "error") || (status && !strcmp(status, "infeasible"))) {
+			fprintf(f, "  %s: no setting tried starts (the reason is in its row)\n", lab);
+		} else {
+			fprintf(f, "  %s: %s\n", lab, set && set[0] ? set : "the scenario's own settings");
+		}
 		json_t *ru = json_object_get(t, "runners_up"), *r;
 		size_t k;
 		json_array_foreach(ru, k, r) {

@@ -27,6 +27,7 @@ static const struct tune_key {
 	size_t offset;               /* in struct scenario */
 	const char *values;          /* NULL: set by tune_space_default */
 } tune_keys[] = {
+	{ "max_model_len", TK_INT, F(max_model_len), NULL },
 	{ "max_num_batched_tokens", TK_INT, F(max_num_batched_tokens), "512,1024,2048,4096,8192,16384" },
 	{ "enable_chunked_prefill", TK_BOOL, F(enable_chunked_prefill), "true,false" },
 	{ "long_prefill_token_threshold", TK_INT, F(long_prefill_token_threshold), "0,256,1024" },
@@ -92,9 +93,27 @@ void tune_space_default(struct tune_space *s, const struct scenario *sc, double 
 	if (sc->engine_kind != ENGINE_VLLM)
 		return;
 	bool shares = sc->random_prefix_len > 0 || sc->turns > 1;
+	/* vLLM's default max_model_len is the model's whole context, whose KV
+	 * a small device cannot hold for one request (startup.h refuses it,
+	 * as vLLM does); what a user passes instead is a length that holds the
+	 * workload's longest request: vLLM's random dataset has one. */
+	if (sc->max_model_len <= 0 && !sc->trace[0] && sc->input.dist == LEN_UNIFORM &&
+	    sc->output.dist == LEN_UNIFORM) {
+		double r = sc->random_range_ratio;
+		double in = (double)sc->random_prefix_len + ceil((double)sc->input.mean * (1 + r));
+		double out = ceil((double)sc->output.mean * (1 + r));
+		double need = in + (double)(sc->turns - 1) * (in - (double)sc->random_prefix_len + out) + out;
+		double len = 2048;
+		while (len < need)
+			len *= 2;
+		struct tune_axis *a = &s->axis[s->n++];
+		snprintf(a->key, sizeof a->key, "max_model_len");
+		snprintf(a->values[0], sizeof a->values[0], "%.0f", len);
+		a->n = 1;
+	}
 	for (size_t i = 0; i < sizeof tune_keys / sizeof *tune_keys; i++) {
 		const struct tune_key *k = &tune_keys[i];
-		if (!strcmp(k->key, "enable_prefix_caching") && !shares)
+		if ((!strcmp(k->key, "enable_prefix_caching") && !shares) || !strcmp(k->key, "max_model_len"))
 			continue;
 		struct tune_axis *a = &s->axis[s->n];
 		snprintf(a->key, sizeof a->key, "%s", k->key);
