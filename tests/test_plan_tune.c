@@ -215,6 +215,33 @@ static void tuning_finds_a_max_model_len_that_fits(void **state)
 	json_decref(doc);
 }
 
+/* A tuned plan's shards, merged, print what the whole run prints: each
+ * candidate is tuned on its own. */
+static void tuned_shards_merge(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/servesim-tune-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	const char *plan = "plan c13-bench-serve --hardware a100-80gb-sxm,h100-sxm " SLO
+			   " --replications 1 --duration 10 --no-cost";
+	struct cmd_result whole, r;
+	run_cmd(&whole, "'%s' %s", SERVESIM_BIN, plan);
+	assert_int_equal(whole.status, 0);
+	assert_contains(whole.out, "tuning took");
+	for (int k = 1; k <= 2; k++) {
+		run_cmd(&r, "'%s' %s --shard %d/2 --format json > '%s/s%d.json'", SERVESIM_BIN, plan, k, dir, k);
+		assert_int_equal(r.status, 0);
+		cmd_result_free(&r);
+	}
+	run_cmd(&r, "'%s' merge '%s/s2.json' '%s/s1.json'", SERVESIM_BIN, dir, dir);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, whole.out);
+	cmd_result_free(&r);
+	cmd_result_free(&whole);
+	run_cmd(&r, "rm -rf '%s'", dir);
+	cmd_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +250,7 @@ int main(void)
 		cmocka_unit_test(search_narrows_and_checks),
 		cmocka_unit_test(owning_prices_every_profile),
 		cmocka_unit_test(tuning_finds_a_max_model_len_that_fits),
+		cmocka_unit_test(tuned_shards_merge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

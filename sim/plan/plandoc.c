@@ -519,6 +519,10 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 	snprintf(path, sizeof path, "%s/search.dat", dir);
 	json_t *search = json_object_get(doc, "search");
 	slo_line(search, slo, sizeof slo);
+	if (json_object_get(search, "tune")) {
+		size_t len = strlen(slo);
+		snprintf(slo + len, sizeof slo - len, "; each candidate at its tuned vLLM settings");
+	}
 	bool conc = !strcmp(resultdoc_str(search, "by"), "concurrency");
 	if (plot_var(vars, sizeof vars, "data", path) || plot_text(vars, sizeof vars, "series", series) ||
 	    plot_text(vars, sizeof vars, "subtitle", slo) ||
