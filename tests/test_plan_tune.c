@@ -4,7 +4,7 @@
  * settings, each row names them, --fixed prints today's answer, and tuning
  * never ends below the scenario's own setting.
  *
- * Runs are short (--duration 20, 2 replications) so the group stays within
+ * Runs are short (--duration 15, 2 replications) so the group stays within
  * seconds; the rates asserted are ratios with tolerances that hold across
  * step-model changes (see each assertion).
  */
@@ -18,7 +18,7 @@
 
 #define SLO "--slo ttft_p99_ms=2000,itl_p99_ms=50"
 #define COMPARE "compare c13-bench-serve --hardware a100-80gb-sxm,h100-sxm " SLO \
-		" --replications 2 --duration 20 --no-cost --format json"
+		" --replications 2 --duration 15 --no-cost --format json"
 
 static json_t *servesim_json(const char *args)
 {
@@ -76,7 +76,7 @@ static void tuned_a100_holds_a_quarter_of_the_h100(void **state)
 	char args[2048];
 	snprintf(args, sizeof args,
 		 "compare c13-bench-serve --hardware a100-80gb-sxm " SLO
-		 " --replications 2 --duration 20 --no-cost --format json --fixed %s",
+		 " --replications 2 --duration 15 --no-cost --format json --fixed %s",
 		 json_string_value(json_object_get(a, "set")));
 	json_t *again = servesim_json(args);
 	assert_double_rel(num(row(again, 0), "max_rate"), ra, 0.04);
@@ -215,8 +215,9 @@ static void tuning_finds_a_max_model_len_that_fits(void **state)
 	json_decref(doc);
 }
 
-/* A tuned plan's shards, merged, print what the whole run prints: each
- * candidate is tuned on its own. */
+/* A tuned plan prints the same bytes on one thread as on two, and its
+ * shards, merged, print what the whole run prints: each candidate is
+ * tuned on its own. */
 static void tuned_shards_merge(void **state)
 {
 	(void)state;
@@ -225,9 +226,13 @@ static void tuned_shards_merge(void **state)
 	const char *plan = "plan c13-bench-serve --hardware a100-80gb-sxm,h100-sxm " SLO
 			   " --replications 1 --duration 10 --no-cost";
 	struct cmd_result whole, r;
-	run_cmd(&whole, "'%s' %s", SERVESIM_BIN, plan);
+	run_cmd(&whole, "'%s' %s --jobs 2", SERVESIM_BIN, plan);
 	assert_int_equal(whole.status, 0);
 	assert_contains(whole.out, "tuning took");
+	/* One thread prints the same bytes as two. */
+	run_cmd(&r, "'%s' %s --jobs 1", SERVESIM_BIN, plan);
+	assert_string_equal(r.out, whole.out);
+	cmd_result_free(&r);
 	for (int k = 1; k <= 2; k++) {
 		run_cmd(&r, "'%s' %s --shard %d/2 --format json > '%s/s%d.json'", SERVESIM_BIN, plan, k, dir, k);
 		assert_int_equal(r.status, 0);
