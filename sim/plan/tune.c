@@ -342,11 +342,14 @@ static void step_axis(struct tune_cand *t, size_t n, int a, struct tune_config *
 	struct slot *slots = xcalloc(cap, sizeof *slots);
 	double *start = xcalloc(cap, sizeof *start);
 	size_t (*idx)[TUNE_MAX_VALUES] = xcalloc(n + 1, sizeof *idx);
+	/* max_model_len is searched only to rescue a setting that cannot
+	 * start (tune_space_default): one that runs keeps its own. */
+	bool rescue = !strcmp(s->axis[a].key, "max_model_len");
 	for (size_t i = 0; i < n; i++) {
 		bool is_new;
 		size_t now = find_or_add(&t[i], s, &cur[i], &is_new);
 		for (int v = 0; v < s->axis[a].n; v++) {
-			if (t[i].n_tried >= TUNE_MAX_CONFIGS) {
+			if (t[i].n_tried >= TUNE_MAX_CONFIGS || (rescue && !t[i].tried[now].error)) {
 				idx[i][v] = now;
 				continue;
 			}

@@ -8,7 +8,8 @@
  * The space: axes of [engine] keys, each a list of values (tune_keys in
  * tune.c: max_model_len (one value, the workload's longest request
  * rounded up to a power of two, when the scenario leaves it to the model's
- * whole context, which a small device's KV pool may not hold),
+ * whole context, which a small device's KV pool may not hold; searched
+ * only for a setting that cannot start),
  * max_num_batched_tokens, enable_chunked_prefill,
  * long_prefill_token_threshold, max_num_seqs, kv_cache_dtype,
  * enable_prefix_caching where the workload shares prefixes,
