@@ -1,7 +1,9 @@
 #include "advise.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include "catalog.h"
 #include "hwprofile.h"
 #include "model.h"
+#include "num.h"
 #include "resultdoc.h"
 #include "run.h"
 #include "xalloc.h"
@@ -296,42 +299,56 @@ static void propose(struct advise *a, unsigned f, const struct detail *d)
 	}
 }
 
-/* Applies one section.key=value of a remedy to sc (the keys propose uses). */
+/* The scenario keys a remedy sets, and where they live in the struct. */
+enum { K_INT, K_DOUBLE, K_BOOL, K_STRING, K_KV_DTYPE };
+#define F(field) offsetof(struct scenario, field)
+static const struct remedy_key {
+	const char *key;
+	int type;
+	size_t offset;
+} remedy_keys[] = {
+	{ "workload.random_prefix_len", K_INT, F(random_prefix_len) },
+	{ "workload.request_rate", K_DOUBLE, F(request_rate) },
+	{ "workload.max_concurrency", K_INT, F(max_concurrency) },
+	{ "workload.users", K_INT, F(users) },
+	{ "engine.enable_prefix_caching", K_BOOL, F(enable_prefix_caching) },
+	{ "engine.enable_chunked_prefill", K_BOOL, F(enable_chunked_prefill) },
+	{ "engine.max_num_batched_tokens", K_INT, F(max_num_batched_tokens) },
+	{ "engine.max_num_seqs", K_INT, F(max_num_seqs) },
+	{ "engine.kv_cache_dtype", K_KV_DTYPE, F(kv_cache_dtype) },
+	{ "engine.gpu_memory_utilization", K_DOUBLE, F(gpu_memory_utilization) },
+	{ "engine.tensor_parallel_size", K_INT, F(tensor_parallel_size) },
+	{ "engine.num_gpu_blocks_override", K_INT, F(num_gpu_blocks_override) },
+	{ "run.weights", K_STRING, F(weights) },
+	{ "run.hardware", K_STRING, F(hardware) },
+};
+#undef F
+
+/* Applies one section.key=value of a remedy to sc. The assignments are
+ * propose's own, so one that does not parse is a bug (asserted). */
 static void apply(struct scenario *sc, const char *kv)
 {
 	const char *eq = strchr(kv, '=');
-	const char *v = eq + 1;
+	assert(eq);
 	size_t klen = (size_t)(eq - kv);
-#define IS(k) (klen == strlen(k) && !strncmp(kv, k, klen))
-	if (IS("workload.random_prefix_len"))
-		sc->random_prefix_len = atoll(v);
-	else if (IS("engine.enable_prefix_caching"))
-		sc->enable_prefix_caching = !strcmp(v, "true");
-	else if (IS("engine.enable_chunked_prefill"))
-		sc->enable_chunked_prefill = !strcmp(v, "true");
-	else if (IS("engine.max_num_batched_tokens"))
-		sc->max_num_batched_tokens = atoll(v);
-	else if (IS("engine.max_num_seqs"))
-		sc->max_num_seqs = atoll(v);
-	else if (IS("run.weights"))
-		snprintf(sc->weights, sizeof sc->weights, "%s", v);
-	else if (IS("engine.kv_cache_dtype"))
-		sc->kv_cache_dtype = !strcmp(v, "fp8");
-	else if (IS("engine.gpu_memory_utilization"))
-		sc->gpu_memory_utilization = atof(v);
-	else if (IS("engine.tensor_parallel_size"))
-		sc->tensor_parallel_size = atoll(v);
-	else if (IS("workload.request_rate"))
-		sc->request_rate = atof(v);
-	else if (IS("workload.max_concurrency"))
-		sc->max_concurrency = atoll(v);
-	else if (IS("workload.users"))
-		sc->users = atoll(v);
-	else if (IS("engine.num_gpu_blocks_override"))
-		sc->num_gpu_blocks_override = atoll(v);
-	else if (IS("run.hardware"))
-		snprintf(sc->hardware, sizeof sc->hardware, "%s", v);
-#undef IS
+	for (size_t i = 0; i < sizeof remedy_keys / sizeof *remedy_keys; i++) {
+		const struct remedy_key *k = &remedy_keys[i];
+		if (strlen(k->key) != klen || strncmp(kv, k->key, klen))
+			continue;
+		void *p = (char *)sc + k->offset;
+		int bad = 0;
+		switch (k->type) {
+		case K_INT: bad = num_parse_int64(eq + 1, p); break;
+		case K_DOUBLE: bad = num_parse_double(eq + 1, p); break;
+		case K_BOOL: bad = num_parse_bool(eq + 1, p); break;
+		case K_STRING: snprintf(p, INI_VALUE_MAX, "%s", eq + 1); break;
+		case K_KV_DTYPE: *(int *)p = !strcmp(eq + 1, "fp8"); break;
+		}
+		assert(!bad);
+		(void)bad;
+		return;
+	}
+	assert(!"a remedy sets a key remedy_keys does not list");
 }
 
 static double price(const struct scenario *sc, double replicas)
