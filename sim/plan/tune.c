@@ -320,10 +320,11 @@ static void search(struct slot *slots, size_t n, const double *start, const stru
 		sl->t->simulations += (int64_t)(pc[k].n_evals ? pc[k].n_evals : 1) * o->replications;
 		if (pc[k].error && !tr->error)
 			tr->error = xstrdup(pc[k].error);
-		if (fine)
+		if (fine) {
 			tr->rate = rate;
-		else
+		} else {
 			tr->coarse_rate = rate;
+		}
 		if (keep)
 			keep[from[k]] = pc[k];
 		else
@@ -446,7 +447,13 @@ void tune_run(struct tune_cand *t, size_t n, const struct tune_space *s, const s
 			idx[k] = k;
 		sort_by_coarse(idx, t[i].n_tried, t[i].tried);
 		for (size_t k = 0; k < t[i].n_tried && t[i].n_finalists < TUNE_FINALISTS; k++) {
-			if (t[i].tried[idx[k]].error && t[i].n_finalists > 0)
+			const struct tune_tried *tk = &t[i].tried[idx[k]];
+			bool same = false;
+			for (int f = 0; f < t[i].n_finalists; f++) {
+				const struct tune_tried *tf = &t[i].tried[t[i].finalists[f]];
+				same |= fabs(tf->coarse_rate - tk->coarse_rate) <= 1e-3 * tf->coarse_rate;
+			}
+			if ((tk->error || same) && t[i].n_finalists > 0)
 				continue;
 			t[i].finalists[t[i].n_finalists++] = (int)idx[k];
 			start[ns] = t[i].tried[idx[k]].coarse_rate;

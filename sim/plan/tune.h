@@ -27,7 +27,10 @@
  *      that tolerance (a coarse difference within it is noise). Two passes
  *      at most; a second only when the first moved something.
  *   2. fine: the TUNE_FINALISTS best distinct settings (coarse rate, ties
- *      in the order they were tried) are searched again with the caller's
+ *      in the order they were tried; a setting whose coarse rate equals a
+ *      better one's, within 0.1%, most likely differs only in a knob that
+ *      does nothing for this load and is skipped, so that the runners-up
+ *      show real alternatives) are searched again with the caller's
  *      replications, confidence and tolerance. The winner is the highest
  *      fine rate (ties: the better coarse rank); the others are the
  *      runners-up, with their rates.
