@@ -155,6 +155,10 @@ static void search_narrows_and_checks(void **state)
 	run_cmd(&r, "'%s' plan c13-bench-serve " SLO " --fixed --search max_num_seqs=8", SERVESIM_BIN);
 	assert_int_equal(r.status, 2);
 	cmd_result_free(&r);
+	run_cmd(&r, "'%s' compare --hardware h100-sxm --search max_num_seqs=8", SERVESIM_BIN);
+	assert_int_equal(r.status, 2);
+	assert_contains(r.err, "--search: expected an SLO");
+	cmd_result_free(&r);
 }
 
 /* --cost own prices every shipped profile (purchase over years at a

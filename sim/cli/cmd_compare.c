@@ -97,6 +97,10 @@ int cmd_compare(int argc, char **argv)
 		plan_slo_from_scenario(&slo, &base);
 	if (slo.n && plan_check_searchable(&base, &e))
 		goto fail;
+	if (!slo.n && cp.n_search) {
+		rc = cli_misuse("compare", "--search: expected an SLO (--slo or the scenario's [slo]) to tune for");
+		goto out;
+	}
 	if (slo.n && cliplan_tune_space(&cp, &base, &cp.ov, &space, &e))
 		goto fail;
 	if (!strcmp(hw_list, "all")) {
