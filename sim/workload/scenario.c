@@ -71,6 +71,7 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "tensor_parallel_size", INI_INT, F(tensor_parallel_size), 0, 1, 1024, "an integer >= 1", NULL },
 	{ "engine", "pipeline_parallel_size", INI_INT, F(pipeline_parallel_size), 0, 1, 1024, "an integer >= 1",
 	  NULL },
+	{ "engine", "nnodes", INI_INT, F(nnodes), 0, 1, 1024, "a node count >= 1 (vLLM --nnodes)", NULL },
 	{ "engine", "max_num_batched_tokens", INI_INT, F(max_num_batched_tokens), 0, 1, 1e8,
 	  "a token count >= 1", NULL },
 	{ "engine", "max_num_seqs", INI_INT, F(max_num_seqs), 0, 1, 1e7, "an integer >= 1", NULL },
@@ -142,6 +143,7 @@ void scenario_default(struct scenario *sc)
 	sc->trace_time_scale = 1.0;
 	sc->engine_kind = ENGINE_VLLM;
 	sc->tensor_parallel_size = 1;
+	sc->nnodes = 1;
 	sc->pipeline_parallel_size = 1;
 	sc->max_num_batched_tokens = -1;
 	sc->max_num_seqs = -1;

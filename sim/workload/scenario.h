@@ -74,6 +74,7 @@ struct scenario {
 	int engine_kind;                   /* enum engine_kind */
 	int64_t tensor_parallel_size;
 	int64_t pipeline_parallel_size;    /* vLLM --pipeline-parallel-size; 1 = none */
+	int64_t nnodes;                    /* vLLM --nnodes: servers one replica spans (startup.h) */
 	int64_t max_num_batched_tokens;    /* -1 = vLLM's default for the device */
 	int64_t max_num_seqs;              /* -1 = vLLM's default for the device */
 	int64_t max_model_len;             /* -1 = the model's max_position_embeddings */
