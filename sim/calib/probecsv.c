@@ -4,17 +4,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "num.h"
 #include "xalloc.h"
 
 const char *const probe_kind_names[] = {
-	"stream_read", "d2d_copy", "gemm", "attn_prefill", "attn_decode", "layer", NULL
+	"stream_read", "d2d_copy", "gemm",     "attn_prefill", "attn_decode",
+	"layer",       "h2d_copy", "d2h_copy", "peer_copy",    "launch",      NULL
 };
-const char *const probe_dtype_names[] = { "none", "bf16", "fp8", NULL };
+const char *const probe_dtype_names[] = { "none", "bf16", "fp8", "int4", NULL };
 
 #define HEADER "kind,shape,tokens,context,dtype,time_us,bytes,flops"
+#define HEADER_V2 HEADER ",kernel,graph,reps,p10_us,p90_us,frac_bw,frac_peak"
 #define N_FIELDS 8
+#define N_FIELDS_V2 15
 
 static void chomp(char *s)
 {
@@ -76,8 +80,12 @@ static int parse_comment(struct probe_data *d, const char *s, int line, struct e
 	const char *val = colon + 1;
 	while (*val == ' ')
 		val++;
-	if (klen == 6 && !strncmp(s, "device", 6))
+	if (klen == 6 && !strncmp(s, "device", 6)) {
 		snprintf(d->device, sizeof d->device, "%s", val);
+	} else if (klen == 6 && !strncmp(s, "failed", 6) && d->n_failed < PROBECSV_MAX_FAILED) {
+		size_t n = strcspn(val, ":");
+		snprintf(d->failed[d->n_failed++], sizeof d->failed[0], "%.*s", (int)(n < 47 ? n : 47), val);
+	}
 	else if (klen == 4 && !strncmp(s, "dims", 4))
 		return parse_dims(d, val, line, e);
 	return 0;
@@ -119,12 +127,31 @@ static int bad(const struct probe_data *d, int line, const char *field, const ch
 	return err_set(e, "%s:%d: %s: expected %s, got '%s'", d->path, line, field, expect, got);
 }
 
+/* The version-2 columns: f[8..14]. */
+static int parse_v2(struct probe_data *d, struct probe_row *r, char **f, int line, struct err *e)
+{
+	if (!*f[8] || strlen(f[8]) >= sizeof r->kernel)
+		return bad(d, line, "kernel", "a kernel name of 1 to 47 characters", f[8], e);
+	snprintf(r->kernel, sizeof r->kernel, "%s", f[8]);
+	if (strcmp(f[9], "0") && strcmp(f[9], "1"))
+		return bad(d, line, "graph", "0 or 1", f[9], e);
+	r->graph = f[9][0] == '1';
+	if (num_parse_int64(f[10], &r->reps) || r->reps < 0)
+		return bad(d, line, "reps", "an integer >= 0", f[10], e);
+	static const char *const names[] = { "p10_us", "p90_us", "frac_bw", "frac_peak" };
+	double *dst[] = { &r->p10_us, &r->p90_us, &r->frac_bw, &r->frac_peak };
+	for (int i = 0; i < 4; i++)
+		if (num_parse_double(f[11 + i], dst[i]) || !(*dst[i] >= 0) || *dst[i] > 1e12)
+			return bad(d, line, names[i], "a number >= 0", f[11 + i], e);
+	return 0;
+}
+
 static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
 {
-	char *f[N_FIELDS];
-	int n = 0;
+	char *f[N_FIELDS_V2];
+	int n = 0, want = d->version == 2 ? N_FIELDS_V2 : N_FIELDS;
 	for (char *p = s;;) {
-		if (n < N_FIELDS)
+		if (n < N_FIELDS_V2)
 			f[n] = p;
 		n++;
 		char *comma = strchr(p, ',');
@@ -133,14 +160,15 @@ static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
 		*comma = '\0';
 		p = comma + 1;
 	}
-	if (n != N_FIELDS)
+	if (n != want)
 		return err_set(e, "%s:%d: expected %d comma-separated fields (%s), got %d", d->path, line,
-			       N_FIELDS, HEADER, n);
+			       want, d->version == 2 ? HEADER_V2 : HEADER, n);
 	struct probe_row r = { .line = line };
 	r.kind = index_of(probe_kind_names, f[0]);
 	if (r.kind < 0)
 		return bad(d, line, "kind",
-			   "stream_read, d2d_copy, gemm, attn_prefill, attn_decode or layer", f[0], e);
+			   "stream_read, d2d_copy, h2d_copy, d2h_copy, peer_copy, launch, gemm, attn_prefill, attn_decode or layer",
+			   f[0], e);
 	if (!*f[1] || strlen(f[1]) >= sizeof r.shape)
 		return bad(d, line, "shape", "a name of 1 to 47 characters", f[1], e);
 	snprintf(r.shape, sizeof r.shape, "%s", f[1]);
@@ -150,16 +178,23 @@ static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
 		return bad(d, line, "context", "an integer >= 0", f[3], e);
 	r.dtype = !strcmp(f[4], "fp16") ? PROBE_DT_BF16 : index_of(probe_dtype_names, f[4]);
 	if (r.dtype < 0)
-		return bad(d, line, "dtype", "none, bf16, fp16 or fp8", f[4], e);
+		return bad(d, line, "dtype", "none, bf16, fp16, fp8 or int4", f[4], e);
 	if (num_parse_double(f[5], &r.time_us) || !(r.time_us > 0) || r.time_us > 1e12)
 		return bad(d, line, "time_us", "a time in microseconds > 0", f[5], e);
 	if (num_parse_double(f[6], &r.bytes) || !(r.bytes >= 0) || r.bytes > 1e18)
 		return bad(d, line, "bytes", "a byte count >= 0", f[6], e);
 	if (num_parse_double(f[7], &r.flops) || !(r.flops >= 0) || r.flops > 1e21)
 		return bad(d, line, "flops", "a FLOP count >= 0", f[7], e);
+	if (d->version == 2 && parse_v2(d, &r, f, line, e))
+		return -1;
 	switch (r.kind) {
+	case PROBE_LAUNCH:
+		break;
 	case PROBE_STREAM_READ:
 	case PROBE_D2D_COPY:
+	case PROBE_H2D_COPY:
+	case PROBE_D2H_COPY:
+	case PROBE_PEER_COPY:
 		if (!(r.bytes > 0))
 			return bad(d, line, "bytes", "bytes moved > 0 for a bandwidth row", f[6], e);
 		break;
@@ -203,8 +238,10 @@ int probecsv_load(struct probe_data *d, const char *path, struct err *e)
 	size_t cap = 0;
 	int line = 0, rc = 0;
 	bool header = false;
-	while (getline(&buf, &cap, f) != -1) {
+	ssize_t got;
+	while ((got = getline(&buf, &cap, f)) != -1) {
 		line++;
+		bool whole = got > 0 && buf[got - 1] == '\n';
 		chomp(buf);
 		if (!buf[0])
 			continue;
@@ -214,16 +251,23 @@ int probecsv_load(struct probe_data *d, const char *path, struct err *e)
 			continue;
 		}
 		if (!header) {
-			if (strcmp(buf, HEADER)) {
-				rc = err_set(e, "%s:%d: expected the header '%s' (a servesim-probe CSV), got '%.80s'",
-					     path, line, HEADER, buf);
+			d->version = !strcmp(buf, HEADER) ? 1 : !strcmp(buf, HEADER_V2) ? 2 : 0;
+			if (!d->version) {
+				rc = err_set(e, "%s:%d: expected the header '%s' or '%s' (a servesim-probe CSV), got '%.80s'",
+					     path, line, HEADER, HEADER_V2, buf);
 				break;
 			}
 			header = true;
 			continue;
 		}
-		if ((rc = parse_row(d, buf, line, e)))
+		if ((rc = parse_row(d, buf, line, e))) {
+			/* A cut-short last line: the run died while writing it. */
+			if (!whole && getc(f) == EOF) {
+				d->truncated = true;
+				rc = 0;
+			}
 			break;
+		}
 	}
 	if (!rc && ferror(f))
 		rc = err_set(e, "%s: read error: %s", path, strerror(errno));

@@ -2,14 +2,25 @@
  * probecsv: the measurements servesim-probe writes, read back.
  *
  * A probe file is `# key: value` comment lines (servesim-probe, device, sm,
- * dims, skipped, elapsed_s …) anywhere, and a CSV whose first non-comment
- * line is exactly the header `kind,shape,tokens,context,dtype,time_us,
- * bytes,flops`. Kinds (probe_kind_names): stream_read, d2d_copy, gemm,
- * attn_prefill, attn_decode, layer. dtype: none, bf16, fp16 or fp8. A gemm
- * row names its weight NAME_nN_kK (qkv_n6144_k4096): N outputs, K inputs.
- * Rows with tokens = B for decode (sequences) and context = KV tokens each
- * sequence reads; prefill rows have tokens = chunk and context = tokens
- * already cached. time_us > 0; bytes and flops >= 0.
+ * dims, clocks, skipped, failed, elapsed_s …) anywhere, and a CSV whose
+ * first non-comment line is one of two headers:
+ *   version 1  kind,shape,tokens,context,dtype,time_us,bytes,flops
+ *   version 2  the same, then kernel,graph,reps,p10_us,p90_us,frac_bw,
+ *              frac_peak (which kernel ran, whether it was timed as a CUDA
+ *              graph, the calls timed, the spread of the batch means, and
+ *              what it reached against the run's own stream_read and GEMM)
+ * Kinds (probe_kind_names): stream_read, d2d_copy, h2d_copy, d2h_copy,
+ * peer_copy, launch, gemm, attn_prefill, attn_decode, layer. dtype: none,
+ * bf16, fp16 (read as bf16), fp8 or int4. A gemm row names its weight
+ * NAME_nN_kK (qkv_n6144_k4096): N outputs, K inputs. Rows with tokens = B
+ * for decode (sequences) and context = KV tokens each sequence reads;
+ * prefill rows have tokens = chunk and context = tokens already cached.
+ * time_us > 0; bytes, flops and the version-2 numbers >= 0.
+ *
+ * The probe flushes each row as it is measured, so a run that crashed or
+ * was killed leaves a file whose last line may be cut short: a last line
+ * without its newline that does not parse is dropped (d->truncated), and
+ * the rows before it are read. `# failed: FAMILY: …` lines are collected.
  *
  * Errors name the file and line: `probe.csv:12: time_us: expected a time
  * in microseconds > 0, got 'x'`. A file without any row is an error.
@@ -30,13 +41,19 @@ enum probe_kind {
 	PROBE_ATTN_PREFILL,
 	PROBE_ATTN_DECODE,
 	PROBE_LAYER,
+	PROBE_H2D_COPY,
+	PROBE_D2H_COPY,
+	PROBE_PEER_COPY,
+	PROBE_LAUNCH,
 	PROBE_N_KINDS
 };
 
-enum probe_dtype { PROBE_DT_NONE, PROBE_DT_BF16, PROBE_DT_FP8 };
+enum probe_dtype { PROBE_DT_NONE, PROBE_DT_BF16, PROBE_DT_FP8, PROBE_DT_INT4 };
 
 extern const char *const probe_kind_names[];    /* NULL-terminated */
-extern const char *const probe_dtype_names[];   /* "none", "bf16", "fp8", NULL */
+extern const char *const probe_dtype_names[];   /* "none", "bf16", "fp8", "int4", NULL */
+
+#define PROBECSV_MAX_FAILED 16
 
 struct probe_row {
 	int kind;                 /* enum probe_kind */
@@ -47,6 +64,12 @@ struct probe_row {
 	int64_t gemm_n, gemm_k;   /* gemm rows: the weight's shape; else 0 */
 	bool decode;              /* layer rows: shape "decode" (else a prefill) */
 	int line;                 /* 1-based line in the file */
+	/* Version 2 (zero or "" in a version-1 file): */
+	char kernel[48];          /* what ran: "cublasGemmEx_bf16", "probe_flashdec_v2" … */
+	bool graph;               /* timed as CUDA graph launches */
+	int64_t reps;             /* calls timed */
+	double p10_us, p90_us;    /* spread of the batch means */
+	double frac_bw, frac_peak;   /* against the run's stream_read / GEMM, as the probe saw it */
 };
 
 /* The model dimensions the probe ran with (`# dims:`), full model, not
@@ -60,6 +83,10 @@ struct probe_data {
 	char device[256];         /* `# device:`; "" when absent */
 	bool has_dims;
 	struct probe_dims dims;
+	int version;              /* 1 or 2: which header */
+	bool truncated;           /* the last line was cut short and dropped */
+	char failed[PROBECSV_MAX_FAILED][48];   /* families of `# failed:` lines */
+	int n_failed;
 	struct probe_row *rows;
 	size_t len, cap;
 };

@@ -1,5 +1,6 @@
 #include "probepred.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,14 +61,34 @@ static double dense_time_s(const struct probepred *pp, const struct hw_efficienc
 	return b.dense;
 }
 
+/* A link's datasheet rate, per direction; NAN when the profile has none. */
+static double link_time_us(double bytes, double gb_s)
+{
+	return gb_s > 0 ? bytes / (gb_s * 1e9) * 1e6 : NAN;
+}
+
 double probepred_time_us(const struct probepred *pp, const struct hw_efficiency *eff,
 			 const struct probe_row *r)
 {
-	if (r->kind == PROBE_STREAM_READ || r->kind == PROBE_D2D_COPY)
+	switch (r->kind) {
+	case PROBE_STREAM_READ:
+	case PROBE_D2D_COPY:
 		return dense_time_s(pp, eff, MATMUL_BF16, r->bytes, 0, 1) * 1e6;
+	case PROBE_H2D_COPY:
+	case PROBE_D2H_COPY:
+		return link_time_us(r->bytes, pp->hw->host_bandwidth_gb_s);
+	case PROBE_PEER_COPY:
+		return link_time_us(r->bytes, pp->hw->ic_bandwidth_gb_s);
+	case PROBE_LAUNCH:
+		return NAN;
+	default:
+		break;
+	}
 	if (r->kind == PROBE_GEMM) {
-		bool fp8 = r->dtype == PROBE_DT_FP8;
 		double nk = (double)r->gemm_n * (double)r->gemm_k;
+		if (r->dtype == PROBE_DT_INT4)   /* W4A16: half a byte a weight, a bf16 scale per 128 */
+			return dense_time_s(pp, eff, MATMUL_BF16, nk * (0.5 + 2.0 / 128), 2 * nk, r->tokens) * 1e6;
+		bool fp8 = r->dtype == PROBE_DT_FP8;
 		return dense_time_s(pp, eff, fp8 ? MATMUL_FP8 : MATMUL_BF16, nk * (fp8 ? 1 : 2), 2 * nk,
 				    r->tokens) * 1e6;
 	}

@@ -15,7 +15,13 @@
  *                          attention term;
  *   attn_decode            the same layer, `tokens` sequences each reading
  *                          `context` tokens of KV: the decode attention term;
- *   layer                  dense + attention terms of that layer.
+ *   layer                  dense + attention terms of that layer;
+ *   h2d_copy, d2h_copy     bytes over the profile's host link, peer_copy
+ *                          over its GPU-to-GPU link (datasheet rates, no
+ *                          efficiency: what the fit compares them with);
+ *   gemm int4              a W4A16 weight (half a byte a weight plus a bf16
+ *                          scale per 128) at the bf16 peak;
+ *   launch                 no prediction: NAN.
  * Step overheads, the LM head and all-reduces are left out: the probe's
  * kernels have none of them. The row's own bytes/flops columns are used
  * only for the bandwidth rows; the rest are recomputed from the shapes as
@@ -38,7 +44,8 @@ struct probepred {
  * (dims were checked when read). */
 void probepred_init(struct probepred *pp, const struct hw_profile *hw, const struct probe_dims *dims);
 
-/* Predicted time of row r in microseconds under eff. */
+/* Predicted time of row r in microseconds under eff; NAN for a row the
+ * model has no term for (launch) or a link the profile does not give. */
 double probepred_time_us(const struct probepred *pp, const struct hw_efficiency *eff,
 			 const struct probe_row *r);
 

@@ -99,6 +99,10 @@ int proberun_exec(const char *probe, const struct probe_dims *d, int budget_s, c
 			return err_set(e, "%s: wait: %s", probe, strerror(errno));
 	if (WIFSIGNALED(ws))
 		return err_set(e, "%s: killed by signal %d", probe, WTERMSIG(ws));
+	if (WEXITSTATUS(ws) == 3) {
+		err_set(e, "%s: some families failed on the GPU (see '# failed:' in %s)", probe, csv_path);
+		return 1;
+	}
 	if (WEXITSTATUS(ws) != 0)
 		return err_set(e, "%s: exited with status %d (its message is above)", probe, WEXITSTATUS(ws));
 	return 0;

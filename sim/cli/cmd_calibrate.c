@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "effparam.h"
 #include "fit.h"
+#include "fitfamily.h"
 #include "num.h"
 #include "probecsv.h"
 #include "proberun.h"
@@ -35,6 +36,7 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: servesim calibrate fit PROBE.csv --out PROFILE.ini [--hardware H] [--model M]\n"
 		"                          [--weights bf16|fp8] [--max-iter N]\n"
+		"       servesim calibrate fit --list\n"
 		"       servesim calibrate gpu --model M --out PROFILE.ini [--tp N] [--hardware H]\n"
 		"                          [--probe PATH] [--probe-csv FILE] [--budget-s S]\n"
 		"       servesim calibrate runs FILE… --hardware H --out PROFILE.ini [--model M]\n"
@@ -47,11 +49,15 @@ static void help(FILE *f)
 		"      where nvcc exists; it runs on a bare GPU box). GSL nonlinear least squares\n"
 		"      on ln(predicted/measured) through the step-time model's rooflines: bandwidth,\n"
 		"      attention_bandwidth, attention_half_seqs, compute_max, compute_half_tokens,\n"
-		"      attention_compute.\n"
+		"      attention_compute, low_precision_compute (fp8 rows). Attention measured by a\n"
+		"      kernel below production grade only bounds its efficiency from below.\n"
+		"      --list prints the probe families the fit reads and what each sets.\n"
 		"      --hardware defaults to the profile of the probe's device; --model checks the\n"
 		"      probe's dims; --weights picks the GEMM dtype whose rows are fitted.\n"
 		"gpu   runs servesim-probe on this machine's GPU for the model (at --tp), then fit.\n"
-		"      A build without CUDA exits 1 with 'built without CUDA support'.\n"
+		"      The measurements are kept (--probe-csv, default PROFILE.ini.probe.csv)\n"
+		"      whatever the fit does. A build without CUDA exits 1 ('built without CUDA\n"
+		"      support'); scripts/probe-on-gpu measures a GPU box without servesim.\n"
 		"runs  real runs: vllm bench serve result JSON (any version), Ollama /api/generate\n"
 		"      responses (JSON lines), llama-bench CSV/JSON/JSONL, a vLLM /metrics scrape, or\n"
 		"      the calibration CSVs (*_experiments.csv / *_measured.csv). Nelder-Mead on the\n"
@@ -84,14 +90,18 @@ static int parse_int_opt(const char *name, const char *s, long long lo, long lon
 	return 0;
 }
 
+/* bounded: parameters a stand-in kernel bounded from below (NULL: none). */
 static void print_eff_change(FILE *f, const struct hw_efficiency *before, const struct hw_efficiency *after,
-			     const bool *fitted, const double *stderr_after)
+			     const bool *fitted, const double *stderr_after, const bool *bounded)
 {
 	fprintf(f, "%-26s %12s %12s\n", "parameter", "before", "after");
 	for (int id = 0; id < EFF_N_PARAMS; id++) {
 		const struct effparam *p = effparam_get(id);
 		fprintf(f, "%-26s %12.4g %12.4g", p->key, effparam_value(before, id), effparam_value(after, id));
-		if (!fitted[id])
+		if (bounded && bounded[id] && !fitted[id])
+			fprintf(f, "   (%s: lower bound from a stand-in kernel)",
+				effparam_value(after, id) > effparam_value(before, id) ? "raised" : "kept");
+		else if (!fitted[id])
 			fprintf(f, "   (kept)");
 		else if (stderr_after && stderr_after[id] > 0)
 			fprintf(f, "   ± %.2g", stderr_after[id]);
@@ -124,7 +134,6 @@ static int load_base(const char *name, char *path, size_t cap, struct hw_profile
 
 static void print_probe_table(const struct probe_data *d, const struct fit_result *r)
 {
-	static const char *const why[] = { "", "other dtype", "launch-bound" };
 	printf("%-13s %-22s %7s %7s %-5s %12s %12s %9s %12s %9s\n", "kind", "shape", "tokens", "context",
 	       "dtype", "measured_us", "before_us", "error", "after_us", "error");
 	for (size_t i = 0; i < d->len; i++) {
@@ -135,8 +144,76 @@ static void print_probe_table(const struct probe_data *d, const struct fit_resul
 		put_pct(stdout, pct(r->before_us[i], row->time_us));
 		printf(" %12.2f", r->after_us[i]);
 		put_pct(stdout, pct(r->after_us[i], row->time_us));
-		printf("%s%s\n", r->use[i] ? "  not fitted: " : "", why[r->use[i]]);
+		printf("%s%s\n", r->use[i] ? "  not fitted: " : "", fit_row_use_names[r->use[i]]);
 	}
+}
+
+/* Per family: rows, grade, what it set (value ± s.e.) and its residual. */
+static void print_family_table(const struct fit_result *r, int dtype)
+{
+	size_t n_tab;
+	const struct fitfam *tab = fitfamily_table(&n_tab);
+	printf("%-12s %5s %5s %-22s %-9s %s\n", "family", "rows", "used", "kernel grade", "RMS ln", "sets");
+	for (size_t k = 0; k < r->n_fams; k++) {
+		const struct fit_family_result *fr = &r->fams[k];
+		const struct fitfam *f = &tab[fr->family];
+		char grade[40] = "-";
+		if (f->ref != FITFAM_REF_NONE && fr->grade >= 0)
+			snprintf(grade, sizeof grade, "%.2f of %s%s", fr->grade,
+				 f->ref == FITFAM_REF_STREAM ? "stream" : "GEMM", fr->bound ? " (low)" : "");
+		else if (f->ref != FITFAM_REF_NONE)
+			snprintf(grade, sizeof grade, "unknown (no reference)");
+		printf("%-12s %5zu %5zu %-22s ", f->name, fr->n_rows, fr->n_used + fr->n_bound, grade);
+		if (fr->n_used + fr->n_bound)
+			printf("%-9.3f", fr->rms_after);
+		else
+			printf("%-9s", "-");
+		int ps[FITFAM_MAX_PARAMS], np = fitfamily_params(fr->family, dtype, ps);
+		if (np == 0 || fr->n_used + fr->n_bound == 0) {
+			if (np && f->kind == PROBE_GEMM)
+				printf(" none: reported (another dtype than --weights)\n");
+			else if (np)
+				printf(" none: reported (launch-bound rows, or stand-in attention kernels inside)\n");
+			else if (fr->median_ratio > 0)
+				printf(" none: measured %.2fx %s\n", fr->median_ratio, f->report);
+			else
+				printf(" none: %s\n", f->report);
+			continue;
+		}
+		const char *sep = " ";
+		for (int i = 0; i < np; i++) {
+			double v = effparam_value(&r->after, ps[i]);
+			if (fr->bound && r->bounded[ps[i]])
+				printf("%s%s >= %.4g (lower bound; %s %.4g)", sep, effparam_get(ps[i])->key, r->bound[ps[i]],
+				       r->bound[ps[i]] > effparam_value(&r->before, ps[i]) ? "raised to" : "kept",
+				       v);
+			else if (fr->bound)
+				continue;
+			else if (r->fitted[ps[i]])
+				printf("%s%s %.4g ± %.2g", sep, effparam_get(ps[i])->key, v, r->stderr_after[ps[i]]);
+			else
+				printf("%s%s kept %.4g", sep, effparam_get(ps[i])->key, v);
+			sep = ", ";
+		}
+		printf("\n");
+		if (fr->bound)
+			printf("%12s   %s; this kernel reached %s: its rows bound the efficiency from below\n", "",
+			       f->production, fr->grade >= 0 ? "less" : "an unknown fraction");
+	}
+}
+
+static int print_fit_families(void)
+{
+	size_t n_tab;
+	const struct fitfam *tab = fitfamily_table(&n_tab);
+	for (size_t f = 0; f < n_tab; f++) {
+		int ps[FITFAM_MAX_PARAMS], np = fitfamily_params((int)f, PROBE_DT_BF16, ps);
+		printf("%s\t", tab[f].name);
+		for (int i = 0; i < np; i++)
+			printf("%s%s", i ? "," : "", effparam_get(ps[i])->key);
+		printf("%s\n", np ? "" : "(reported, not fitted)");
+	}
+	return EXIT_OK;
 }
 
 /* Fits probe_path on hardware (NULL: from the probe's device) and writes
@@ -194,20 +271,33 @@ static int fit_and_write(const char *probe_path, const char *hardware, const cha
 		goto out;
 	}
 	print_probe_table(&d, &r);
+	printf("\n");
+	print_family_table(&r, dtype);
+	if (d.truncated)
+		printf("\n%s: the last line was cut short (the probe stopped mid-row) and was dropped\n", probe_path);
+	for (int i = 0; i < d.n_failed; i++)
+		printf("%s: family %s failed on the GPU (its rows are missing)\n", probe_path, d.failed[i]);
 	printf("\n%zu rows, %zu fitted; RMS of ln(predicted/measured) over them: %.3f before, %.3f after\n",
 	       d.len, r.n_used, r.rms_before, r.rms_after);
 	printf("base profile %s (%s); %s\n\n", hw.id, hw.calibrated ? "its own [efficiency]" : "class defaults",
 	       r.status);
-	print_eff_change(stdout, &r.before, &r.after, r.fitted, r.stderr_after);
+	print_eff_change(stdout, &r.before, &r.after, r.fitted, r.stderr_after, r.bounded);
 	fflush(stdout);
 	if (!r.converged) {
 		fprintf(stderr, "servesim calibrate fit: %s: the fit %s; nothing written\n", probe_path, r.status);
 		fit_result_free(&r);
 		goto out;
 	}
-	char date[16], source[512], c0[640], c1[256], c2[256];
+	char date[16], source[512], c0[640], c1[256], c2[256], c3[256] = "lower bounds from stand-in kernels:";
 	profwrite_date(date, sizeof date);
 	snprintf(source, sizeof source, "fitted by servesim calibrate from %s on %s", base_name(probe_path), date);
+	int n_bounded = 0;
+	for (int id = 0; id < EFF_N_PARAMS; id++)
+		if (r.bounded[id] && strlen(c3) < 180) {
+			snprintf(c3 + strlen(c3), sizeof c3 - strlen(c3), " %s >= %.3g (%s)", effparam_get(id)->key,
+				 r.bound[id], r.bound[id] > effparam_value(&r.before, id) ? "raised" : "base kept");
+			n_bounded++;
+		}
 	snprintf(c0, sizeof c0, "Calibrated copy of %s: [efficiency] fitted by `servesim calibrate fit` to servesim-probe measurements of %s",
 		 hw.id, d.device[0] ? d.device : "an unnamed device");
 	snprintf(c1, sizeof c1, "probe dims: hidden=%lld intermediate=%lld heads=%lld kv_heads=%lld head_dim=%lld vocab=%lld tp=%lld",
@@ -215,8 +305,8 @@ static int fit_and_write(const char *probe_path, const char *hardware, const cha
 		 (long long)d.dims.kv_heads, (long long)d.dims.head_dim, (long long)d.dims.vocab, (long long)d.dims.tp);
 	snprintf(c2, sizeof c2, "fit: %zu of %zu rows; RMS ln(predicted/measured) %.3f before, %.3f after; %s", r.n_used,
 		 d.len, r.rms_before, r.rms_after, r.status);
-	const char *comments[] = { c0, c1, c2 };
-	int wrc = profwrite_save(out, base_path, &r.after, source, comments, 3, &e);
+	const char *comments[] = { c0, c1, c2, c3 };
+	int wrc = profwrite_save(out, base_path, &r.after, source, comments, n_bounded ? 4 : 3, &e);
 	fit_result_free(&r);
 	if (wrc) {
 		fprintf(stderr, "servesim calibrate fit: %s\n", e.msg);
@@ -235,6 +325,7 @@ static int calibrate_fit(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "hardware", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "list", no_argument, NULL, 'l' },
 		{ "max-iter", required_argument, NULL, 'i' },
 		{ "model", required_argument, NULL, 'm' },
 		{ "out", required_argument, NULL, 'o' },
@@ -250,6 +341,7 @@ static int calibrate_fit(int argc, char **argv)
 		switch (c) {
 		case 'H': hardware = optarg; break;
 		case 'h': help(stdout); return EXIT_OK;
+		case 'l': return print_fit_families();
 		case 'i':
 			if (parse_int_opt("max-iter", optarg, 1, 100000, &max_iter, &e))
 				return cli_fail("calibrate fit", &e);
@@ -326,32 +418,27 @@ static int calibrate_gpu(int argc, char **argv)
 	char probe[4096];
 	if (proberun_find(probe, sizeof probe, probe_path, &e))
 		return cli_fail("calibrate gpu", &e);
+	/* The measurements outlive the fit: a GPU's time is worth more than a
+	 * file, and `calibrate fit` can try again with other options. */
 	char csv[4096];
-	if (keep) {
-		snprintf(csv, sizeof csv, "%s", keep);
-	} else {
-		const char *dir = getenv("TMPDIR");
-		snprintf(csv, sizeof csv, "%s/servesim-probe-XXXXXX.csv", dir && *dir ? dir : "/tmp");
-		int fd = mkstemps(csv, 4);
-		if (fd < 0) {
-			fprintf(stderr, "servesim calibrate gpu: %s: cannot create a temporary file\n", csv);
-			return EXIT_FAIL;
-		}
-		close(fd);
-	}
-	fprintf(stderr, "servesim calibrate gpu: running %s for %s (tp %lld), at most %lld s\n", probe, m.id, tp,
-		budget);
-	if (proberun_exec(probe, &dims, (int)budget, csv, &e)) {
+	if (snprintf(csv, sizeof csv, "%s", keep ? keep : out) >= (int)sizeof csv - 16)
+		return cli_misuse("calibrate gpu", "--out: path too long");
+	if (!keep)
+		strcat(csv, ".probe.csv");
+	fprintf(stderr, "servesim calibrate gpu: running %s for %s (tp %lld), at most %lld s; measurements go to %s\n",
+		probe, m.id, tp, budget, csv);
+	int prc = proberun_exec(probe, &dims, (int)budget, csv, &e);
+	if (prc < 0) {
 		fprintf(stderr, "servesim calibrate gpu: %s\n", e.msg);
-		if (!keep)
-			unlink(csv);
+		if (access(csv, F_OK) == 0)
+			fprintf(stderr, "servesim calibrate gpu: what was measured is kept in %s (servesim calibrate fit %s --out …)\n",
+				csv, csv);
 		return EXIT_FAIL;
 	}
+	if (prc > 0)
+		fprintf(stderr, "servesim calibrate gpu: %s; fitting what was measured\n", e.msg);
 	int rc = fit_and_write(csv, hardware, model_name, PROBE_DT_BF16, 0, out);
-	if (!keep)
-		unlink(csv);
-	else
-		fprintf(stderr, "servesim calibrate gpu: measurements kept in %s\n", csv);
+	fprintf(stderr, "servesim calibrate gpu: measurements kept in %s\n", csv);
 	return rc;
 }
 
@@ -523,7 +610,7 @@ static int calibrate_runs(int argc, char **argv)
 	if (r.n_holdout)
 		printf(", held-out runs %.4f → %.4f", r.holdout_before, r.holdout_after);
 	printf("\n%s\n\n", r.status);
-	print_eff_change(stdout, &r.before, &r.after, r.fitted, NULL);
+	print_eff_change(stdout, &r.before, &r.after, r.fitted, NULL, NULL);
 	fflush(stdout);
 	if (!r.converged) {
 		fprintf(stderr, "servesim calibrate runs: the fit %s; nothing written\n", r.status);

@@ -1,0 +1,48 @@
+/*
+ * probe_attn.h: the attention kernels' launchers and the paged KV pool,
+ * shared by the attention rows, the layer rows and --check.
+ *
+ * Prefill (probe_wmma_prefill_v1): head dims 64, 80, 96, 128. Decode
+ * (probe_flashdec_v2): head dims 64, 128, 256, any number of query heads
+ * per KV head (taken eight at a time). A launcher returns 0 for a head
+ * dim it has no kernel for, and throws probe_error on a CUDA error.
+ */
+#ifndef SERVESIM_PROBE_ATTN_H
+#define SERVESIM_PROBE_ATTN_H
+
+#include "probe.h"
+
+#define PREFILL_KERNEL "probe_wmma_prefill_v1"
+#define DECODE_KERNEL "probe_flashdec_v2"
+#define PD_BLOCK 16    /* KV block size in tokens (vLLM's default) */
+
+/* A paged KV pool: [block][PD_BLOCK tokens][kv_heads][hd] for K and for V,
+ * reached through each sequence's block table, n_copies pools with their
+ * blocks shuffled. The split-K partition (part_len tokens, a multiple of
+ * PD_BLOCK) is chosen so a step fills the GPU twice over. */
+struct paged {
+	int batch, ctx, heads, kv_heads, hd;
+	int max_blocks, blocks_per_copy, n_copies;
+	int part_len, max_parts;
+	bf16 *k_cache, *v_cache;
+	int *block_tables;     /* n_copies x batch x max_blocks */
+	int *ctx_lens;
+	float *part_m, *part_l, *part_acc;
+};
+
+int prefill_supports(int hd);
+int decode_supports(int hd);
+void attn_set_smem_limits(struct probe *p);   /* once per context */
+int launch_flash(struct probe *p, const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v,
+		 int v_ld, bf16 *o, int o_ld, int T, int C, int heads, int kv_heads, int hd);
+int launch_decode(struct probe *p, const struct paged *pg, int copy, const bf16 *q, int q_ld, bf16 *o,
+		  int o_ld);
+void launch_silu_mul(struct probe *p, const bf16 *gu, bf16 *out, int rows, int inter);
+size_t paged_bytes(const struct probe *p, int batch, int ctx, int kv_heads, int hd, int heads,
+		   int n_copies);
+/* Returns 0 when cudaMalloc fails (nothing left allocated). */
+int paged_create(struct probe *p, struct paged *pg, int batch, int ctx, int heads, int kv_heads,
+		 int hd, int n_copies);
+void paged_destroy(struct probe *p, struct paged *pg);
+
+#endif
