@@ -725,6 +725,43 @@ static void gpu_without_cuda_or_without_a_device(void **state)
 	rm_dir(dir);
 }
 
+/* scripts/probe-on-gpu --dry-run: the build and run commands it would
+ * use (building takes a minute of nvcc, too long for the suite; the
+ * build itself was run by hand, see docs/calibration.md). */
+static void probe_on_gpu_plans_the_round_trip(void **state)
+{
+	(void)state;
+	const char *script = TEST_DATA_DIR "/../../scripts/probe-on-gpu";
+	struct cmd_result c;
+	run_cmd(&c, "'%s' --dry-run --out /tmp/pog-dry --budget-s 480", script);
+	if (c.status == 2 && strstr(c.err, "nvcc not found")) {
+		cmd_result_free(&c);
+		skip();
+	}
+	if (c.status != 0)
+		fail_msg("exit %d: %s", c.status, c.err);
+	assert_contains(c.out, "-cudart static");
+	assert_contains(c.out, "probe_*.cu");
+	assert_contains(c.out, "servesim-probe --check");
+	/* models/llama-3.1-8b.json's dims, the budget less the check and a margin */
+	assert_contains(c.out, "--hidden 4096 --intermediate 14336 --heads 32 --kv-heads 8 --head-dim 128 --vocab 128256 --tp 1 --budget-s 360 --out /tmp/pog-dry/probe.csv");
+	assert_contains(c.out, "servesim calibrate fit /tmp/pog-dry/probe.csv --model llama-3.1-8b");
+	cmd_result_free(&c);
+	run_cmd(&c, "'%s' --dry-run --dims hidden=2048,intermediate=8192,heads=16,kv_heads=4,head_dim=128,vocab=32000 --tp 2",
+		script);
+	assert_int_equal(c.status, 0);
+	assert_contains(c.out, "--hidden 2048 --intermediate 8192 --heads 16 --kv-heads 4 --head-dim 128 --vocab 32000 --tp 2");
+	cmd_result_free(&c);
+	run_cmd(&c, "'%s' --dry-run --budget-s 60", script);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "--budget-s: at least 120 s");
+	cmd_result_free(&c);
+	run_cmd(&c, "'%s' --dry-run --model nosuch", script);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "--model nosuch: no models/nosuch.json");
+	cmd_result_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -739,6 +776,7 @@ int main(void)
 		cmocka_unit_test(fit_cli_writes_nothing_when_it_cannot_fit),
 		cmocka_unit_test(fit_families_are_probe_families),
 		cmocka_unit_test(gpu_without_cuda_or_without_a_device),
+		cmocka_unit_test(probe_on_gpu_plans_the_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
