@@ -148,7 +148,7 @@ static void put_family(struct gen *g, const char *family)
 			snprintf(r.shape, sizeof r.shape, chunk ? "chunk" : "prompt");
 			r.flops = 4 * hd * 32 * causal_pairs((double)r.tokens, (double)r.context);
 			r.bytes = 2.0 * r.tokens * hq * 2 + 2.0 * (r.context + r.tokens) * hk * 2;
-			put_row(g, &r, "probe_wmma_prefill_v1");
+			put_row(g, &r, "probe_fa2_prefill_v1");
 		}
 	} else if (!strcmp(family, "attn_decode")) {
 		static const int64_t batches[] = { 1, 4, 8, 16, 32, 64, 128 };

@@ -1,14 +1,7 @@
 /*
- * probe_attn: the attention kernels of servesim-probe and the paged KV
- * pool they read (probe_attn.h says what each supports).
- *
- * Prefill, probe_wmma_prefill_v1: causal attention of T queries at
- * absolute positions C..C+T-1 over keys 0..C+T-1, one block per (64
- * queries, head). Scores go through WMMA tensor cores (bf16 in, fp32 out)
- * into shared memory, the softmax is online, O accumulates in shared fp32.
- * It is an early flash-style design, not FlashAttention-2's (O in
- * registers, mma.sync, ldmatrix, pipelined K/V loads): the fit treats
- * what it measures as a lower bound on attention_compute.
+ * probe_attn: the decode attention kernel of servesim-probe, the SiLU x up
+ * kernel of the layer rows, and the paged KV pool (probe_attn.h says what
+ * each supports; the prefill kernel is probe_prefill.cu).
  *
  * Decode, probe_flashdec_v2 (flash-decoding): one block of four warps per
  * (split-K partition of the context, KV head, up to eight of its query
@@ -23,159 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mma.h>
-
 #include "probe_attn.h"
-
-#define FA_WARPS 4
-#define FA_Q (16 * FA_WARPS)   /* queries per block: 16 per warp */
-#define FA_K 32                /* keys per tile */
-
-static size_t fa_smem_bytes(int hd)
-{
-	return (size_t)FA_Q * hd * 2 + 2 * (size_t)FA_K * hd * 2 + FA_WARPS * 16 * FA_K * 4 +
-	       FA_WARPS * 16 * FA_K * 2 + FA_WARPS * 16 * (size_t)hd * 4 + 2 * FA_Q * 4;
-}
-
-/* Causal attention of T queries at absolute positions C..C+T-1 over keys
- * 0..C+T-1, one block per (64 queries, head); GQA maps head h to KV head
- * h / (heads / kv_heads). Rows of q, k, v, o are tokens, `*_ld` elements
- * apart, a head's HD values at h * HD. Scores go through WMMA tensor cores
- * (bf16 in, fp32 out) into shared memory, the softmax is online (running
- * max m and sum l per row, base 2), O accumulates in shared fp32. */
-template <int HD>
-__global__ void __launch_bounds__(FA_WARPS * 32)
-k_flash_prefill(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v, int v_ld,
-		bf16 *o, int o_ld, int T, int C, int heads, int kv_heads, float scale_log2)
-{
-	using namespace nvcuda;
-	extern __shared__ __align__(128) unsigned char smem[];
-	bf16 *Qs = (bf16 *)smem;
-	bf16 *Ks = Qs + FA_Q * HD;
-	bf16 *Vs = Ks + FA_K * HD;
-	float *S = (float *)(Vs + FA_K * HD);
-	bf16 *P = (bf16 *)(S + FA_WARPS * 16 * FA_K);
-	float *O = (float *)(P + FA_WARPS * 16 * FA_K);
-	float *Ms = O + FA_WARPS * 16 * HD;
-	float *Ls = Ms + FA_Q;
-	const int VEC = 8;   /* bf16 per 16-byte load */
-	const uint4 zero4 = make_uint4(0, 0, 0, 0);
-
-	int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-	int h = blockIdx.y, g = h / (heads / kv_heads);
-	int q0 = blockIdx.x * FA_Q;
-	for (int i = threadIdx.x; i < FA_Q * HD / VEC; i += blockDim.x) {
-		int r = i / (HD / VEC), c = (i % (HD / VEC)) * VEC;
-		uint4 val = zero4;
-		if (q0 + r < T)
-			val = *(const uint4 *)(q + (size_t)(q0 + r) * q_ld + h * HD + c);
-		*(uint4 *)(Qs + r * HD + c) = val;
-	}
-	for (int i = threadIdx.x; i < FA_WARPS * 16 * HD; i += blockDim.x)
-		O[i] = 0.0f;
-	for (int i = threadIdx.x; i < FA_Q; i += blockDim.x) {
-		Ms[i] = -INFINITY;
-		Ls[i] = 0.0f;
-	}
-	int n_keys = C + min(q0 + FA_Q, T);
-	int wq0 = q0 + warp * 16;
-	int w_last_key = C + min(wq0 + 15, T - 1);
-	float *Sw = S + warp * 16 * FA_K;
-	bf16 *Pw = P + warp * 16 * FA_K;
-	float *Ow = O + warp * 16 * HD;
-	int row = lane >> 1, half = lane & 1;
-	for (int kt = 0; kt < n_keys; kt += FA_K) {
-		__syncthreads();
-		for (int i = threadIdx.x; i < FA_K * HD / VEC; i += blockDim.x) {
-			int r = i / (HD / VEC), c = (i % (HD / VEC)) * VEC;
-			uint4 kv = zero4, vv = zero4;
-			if (kt + r < n_keys) {
-				kv = *(const uint4 *)(k + (size_t)(kt + r) * k_ld + g * HD + c);
-				vv = *(const uint4 *)(v + (size_t)(kt + r) * v_ld + g * HD + c);
-			}
-			*(uint4 *)(Ks + r * HD + c) = kv;
-			*(uint4 *)(Vs + r * HD + c) = vv;
-		}
-		__syncthreads();
-		if (wq0 >= T || kt > w_last_key)
-			continue;   /* warp-uniform: nothing this warp's rows can see */
-
-		for (int nt = 0; nt < FA_K / 16; nt++) {
-			wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-			wmma::fill_fragment(acc, 0.0f);
-			for (int kk = 0; kk < HD / 16; kk++) {
-				wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> a;
-				wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::col_major> b;
-				wmma::load_matrix_sync(a, Qs + warp * 16 * HD + kk * 16, HD);
-				wmma::load_matrix_sync(b, Ks + nt * 16 * HD + kk * 16, HD);
-				wmma::mma_sync(acc, a, b, acc);
-			}
-			wmma::store_matrix_sync(Sw + nt * 16, acc, FA_K, wmma::mem_row_major);
-		}
-		__syncwarp();
-
-		/* Online softmax: two lanes per row, 16 columns each. */
-		int qpos = C + wq0 + row;
-		bool live = wq0 + row < T;
-		float sv[16], mx = -INFINITY;
-#pragma unroll
-		for (int j = 0; j < 16; j++) {
-			int key = kt + half * 16 + j;
-			float s = Sw[row * FA_K + half * 16 + j] * scale_log2;
-			if (!live || key > qpos)
-				s = -INFINITY;
-			sv[j] = s;
-			mx = fmaxf(mx, s);
-		}
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-		float m_old = Ms[warp * 16 + row];
-		float m_new = fmaxf(m_old, mx);
-		float alpha = 1.0f, sum = 0.0f;
-		if (m_new == -INFINITY) {
-#pragma unroll
-			for (int j = 0; j < 16; j++)
-				Pw[row * FA_K + half * 16 + j] = __float2bfloat16(0.0f);
-		} else {
-			alpha = exp2f(m_old - m_new);
-#pragma unroll
-			for (int j = 0; j < 16; j++) {
-				float pj = exp2f(sv[j] - m_new);
-				sum += pj;
-				Pw[row * FA_K + half * 16 + j] = __float2bfloat16(pj);
-			}
-		}
-		sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-		for (int d = half * (HD / 2); d < (half + 1) * (HD / 2); d++)
-			Ow[row * HD + d] *= alpha;
-		float l_old = Ls[warp * 16 + row];
-		__syncwarp();
-		if (half == 0) {
-			Ms[warp * 16 + row] = m_new;
-			Ls[warp * 16 + row] = l_old * alpha + sum;
-		}
-		__syncwarp();
-
-		for (int dt = 0; dt < HD / 16; dt++) {
-			wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-			wmma::load_matrix_sync(acc, Ow + dt * 16, HD, wmma::mem_row_major);
-			for (int kk = 0; kk < FA_K / 16; kk++) {
-				wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> a;
-				wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major> b;
-				wmma::load_matrix_sync(a, Pw + kk * 16, FA_K);
-				wmma::load_matrix_sync(b, Vs + kk * 16 * HD + dt * 16, HD);
-				wmma::mma_sync(acc, a, b, acc);
-			}
-			wmma::store_matrix_sync(Ow + dt * 16, acc, HD, wmma::mem_row_major);
-		}
-		__syncwarp();
-	}
-	if (wq0 < T && wq0 + row < T) {
-		float l = Ls[warp * 16 + row];
-		float inv = l > 0.0f ? 1.0f / l : 0.0f;
-		for (int d = half * (HD / 2); d < (half + 1) * (HD / 2); d++)
-			o[(size_t)(wq0 + row) * o_ld + h * HD + d] = __float2bfloat16(Ow[row * HD + d] * inv);
-	}
-}
 
 #define DEC_WARPS 4
 #define DEC_GT 8       /* query heads a block takes at most */
@@ -388,10 +229,6 @@ __global__ void k_silu_mul(const bf16 *gu, bf16 *out, int rows, int inter)
 	}
 }
 
-static float scale_log2_of(int hd)
-{
-	return (float)(1.4426950408889634 / sqrt((double)hd));
-}
 
 void launch_silu_mul(struct probe *p, const bf16 *gu, bf16 *out, int rows, int inter)
 {
@@ -401,48 +238,9 @@ void launch_silu_mul(struct probe *p, const bf16 *gu, bf16 *out, int rows, int i
 
 /* ---- launchers ----------------------------------------------------------------- */
 
-int prefill_supports(int hd)
-{
-	return hd == 64 || hd == 80 || hd == 96 || hd == 128;
-}
-
 int decode_supports(int hd)
 {
 	return hd == 64 || hd == 128 || hd == 256;
-}
-
-void attn_set_smem_limits(struct probe *p)
-{
-	(void)p;
-	CK(cudaFuncSetAttribute(k_flash_prefill<64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-				(int)fa_smem_bytes(64)));
-	CK(cudaFuncSetAttribute(k_flash_prefill<80>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-				(int)fa_smem_bytes(80)));
-	CK(cudaFuncSetAttribute(k_flash_prefill<96>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-				(int)fa_smem_bytes(96)));
-	CK(cudaFuncSetAttribute(k_flash_prefill<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-				(int)fa_smem_bytes(128)));
-}
-
-int launch_flash(struct probe *p, const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v,
-		 int v_ld, bf16 *o, int o_ld, int T, int C, int heads, int kv_heads, int hd)
-{
-	dim3 grid((T + FA_Q - 1) / FA_Q, heads);
-	size_t sm = fa_smem_bytes(hd);
-	float sc = scale_log2_of(hd);
-#define FLASH(HD)                                                                               \
-	k_flash_prefill<HD><<<grid, FA_WARPS * 32, sm, p->stream>>>(q, q_ld, k, k_ld, v, v_ld, o, \
-								    o_ld, T, C, heads, kv_heads, sc)
-	switch (hd) {
-	case 64: FLASH(64); break;
-	case 80: FLASH(80); break;
-	case 96: FLASH(96); break;
-	case 128: FLASH(128); break;
-	default: return 0;
-	}
-#undef FLASH
-	CK(cudaGetLastError());
-	return 1;
 }
 
 /* Query heads a decode block takes: the smallest of 1, 2, 4, 8 that holds
@@ -466,7 +264,7 @@ int launch_decode(struct probe *p, const struct paged *pg, int copy, const bf16 
 	int G = pg->heads / pg->kv_heads, gt = decode_gt(G), chunks = (G + gt - 1) / gt;
 	dim3 grid(pg->max_parts, pg->kv_heads * chunks, pg->batch);
 	const int *bt = pg->block_tables + (size_t)copy * pg->batch * pg->max_blocks;
-	float sc = scale_log2_of(pg->hd);
+	float sc = attn_scale_log2(pg->hd);
 	size_t sm = decode_smem(gt, pg->hd, pg->part_len);
 #define DEC(HD, GT)                                                                               \
 	k_flashdec<HD, GT><<<grid, DEC_WARPS * 32, sm, p->stream>>>(                              \

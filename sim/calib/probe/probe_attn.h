@@ -2,7 +2,8 @@
  * probe_attn.h: the attention kernels' launchers and the paged KV pool,
  * shared by the attention rows, the layer rows and --check.
  *
- * Prefill (probe_wmma_prefill_v1): head dims 64, 80, 96, 128. Decode
+ * Prefill (probe_fa2_prefill_v1, probe_prefill.cu): head dims 64, 80, 96,
+ * 128. Decode
  * (probe_flashdec_v2): head dims 64, 128, 256, any number of query heads
  * per KV head (taken eight at a time). A launcher returns 0 for a head
  * dim it has no kernel for, and throws probe_error on a CUDA error.
@@ -10,9 +11,11 @@
 #ifndef SERVESIM_PROBE_ATTN_H
 #define SERVESIM_PROBE_ATTN_H
 
+#include <math.h>
+
 #include "probe.h"
 
-#define PREFILL_KERNEL "probe_wmma_prefill_v1"
+#define PREFILL_KERNEL "probe_fa2_prefill_v1"
 #define DECODE_KERNEL "probe_flashdec_v2"
 #define PD_BLOCK 16    /* KV block size in tokens (vLLM's default) */
 
@@ -29,6 +32,12 @@ struct paged {
 	int *ctx_lens;
 	float *part_m, *part_l, *part_acc;
 };
+
+/* softmax(q.k / sqrt(hd)) computed as exp2: the scale times log2(e). */
+static inline float attn_scale_log2(int hd)
+{
+	return (float)(1.4426950408889634 / sqrt((double)hd));
+}
 
 int prefill_supports(int hd);
 int decode_supports(int hd);
