@@ -564,7 +564,7 @@ static void fit_cli_writes_a_profile_run_can_use(void **state)
 	assert_contains(c.out, "family        rows  used");
 	assert_contains(c.out, "gemm_fp8");
 	assert_contains(c.out, "low_precision_compute 0.8");
-	assert_contains(c.out, "none: measured 1.2");
+	assert_contains(c.out, "none: reached 0.7");   /* 0.8 of the host link, with noise */
 	assert_contains(c.err, "base profile h100-sxm");
 	cmd_result_free(&c);
 

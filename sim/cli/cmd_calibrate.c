@@ -175,7 +175,7 @@ static void print_family_table(const struct fit_result *r, int dtype)
 			else if (np)
 				printf(" none: reported (launch-bound rows, or stand-in attention kernels inside)\n");
 			else if (fr->median_ratio > 0)
-				printf(" none: measured %.2fx %s\n", fr->median_ratio, f->report);
+				printf(" none: reached %.2f of %s\n", 1 / fr->median_ratio, f->report);
 			else
 				printf(" none: %s\n", f->report);
 			continue;
