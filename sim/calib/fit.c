@@ -79,6 +79,7 @@ static const struct {
 	{ EFF_COMPUTE_HALF_TOKENS, 3, true },
 	{ EFF_ATTENTION_COMPUTE, 2, false },
 	{ EFF_LOW_PRECISION_COMPUTE, 3, true },
+	{ EFF_MOE_EFFICIENCY, 3, true },
 };
 
 /* Whether row r (of family f) informs param: its family lists it, and a

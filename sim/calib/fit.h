@@ -14,6 +14,7 @@
  *   compute_max, compute_half_tokens   gemm rows at >= 3 token counts
  *   attention_compute         attn_prefill (and prefill layers)
  *   low_precision_compute     fp8 gemm rows at >= 3 token counts (bf16 weights)
+ *   moe_efficiency            moe_gemm rows at >= 3 tokens-per-expert counts
  * Which family sets which parameter is fitfamily.h's table. A parameter
  * without its rows keeps the base profile's value. With opts->dtype fp8
  * the fp8 gemm rows set the GEMM curve and the bf16 ones are reported
@@ -21,8 +22,7 @@
  * prediction is under FIT_MIN_KERNEL_US measure launch latency, which the
  * model carries in step_overhead_us, not in an efficiency: they are
  * reported, not fitted; so are the families with no parameter (links,
- * launches, the int4 GEMV). moe_efficiency needs MoE kernels, which the
- * probe does not time: it keeps the base value. The step and request
+ * launches, the int4 GEMV). The step and request
  * overheads are not properties of the GPU's kernels and stay as they are
  * (`calibrate runs` fits them).
  *

@@ -29,6 +29,7 @@ static const struct fitfam table[] = {
 	  .params = P(EFF_LOW_PRECISION_COMPUTE) },
 	{ .name = "gemv_int4", .kind = PROBE_GEMM, .dtype = PROBE_DT_INT4, .params = P(-1),
 	  .report = "the bf16 roofline at half a byte a weight (the probe's W4A16 GEMV is a stand-in for Marlin: not fitted)" },
+	{ .name = "moe_gemm", .kind = PROBE_MOE_GEMM, .dtype = -1, .params = P(EFF_MOE_EFFICIENCY) },
 	{ .name = "attn_decode", .kind = PROBE_ATTN_DECODE, .dtype = -1,
 	  .params = P(EFF_ATTENTION_BANDWIDTH, EFF_ATTENTION_HALF_SEQS), .ref = FITFAM_REF_STREAM,
 	  .production_frac = 0.80,

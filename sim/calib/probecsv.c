@@ -11,7 +11,7 @@
 
 const char *const probe_kind_names[] = {
 	"stream_read", "d2d_copy", "gemm",     "attn_prefill", "attn_decode",
-	"layer",       "h2d_copy", "d2h_copy", "peer_copy",    "launch",      NULL
+	"layer",       "h2d_copy", "d2h_copy", "peer_copy",    "launch",      "moe_gemm", NULL
 };
 const char *const probe_dtype_names[] = { "none", "bf16", "fp8", "int4", NULL };
 
@@ -41,7 +41,10 @@ static int parse_dims(struct probe_data *d, const char *text, int line, struct e
 		{ "head_dim", offsetof(struct probe_dims, head_dim) },
 		{ "vocab", offsetof(struct probe_dims, vocab) },
 		{ "tp", offsetof(struct probe_dims, tp) },
+		{ "experts", offsetof(struct probe_dims, experts) },   /* optional from here */
+		{ "experts_per_token", offsetof(struct probe_dims, experts_per_token) },
 	};
+	enum { N_REQUIRED = 7 };
 	enum { N = sizeof keys / sizeof *keys };
 	bool seen[N] = { false };
 	char buf[512], *save = NULL;
@@ -56,12 +59,12 @@ static int parse_dims(struct probe_data *d, const char *text, int line, struct e
 		}
 		int64_t v;
 		if (!eq || k == N || num_parse_int64(eq + 1, &v) || v < 1)
-			return err_set(e, "%s:%d: dims: expected NAME=N with NAME among hidden, intermediate, heads, kv_heads, head_dim, vocab, tp and N >= 1, got '%s%s%s'",
+			return err_set(e, "%s:%d: dims: expected NAME=N with NAME among hidden, intermediate, heads, kv_heads, head_dim, vocab, tp, experts, experts_per_token and N >= 1, got '%s%s%s'",
 				       d->path, line, tok, eq ? "=" : "", eq ? eq + 1 : "");
 		*(int64_t *)((char *)&d->dims + keys[k].off) = v;
 		seen[k] = true;
 	}
-	for (size_t k = 0; k < N; k++)
+	for (size_t k = 0; k < N_REQUIRED; k++)
 		if (!seen[k])
 			return err_set(e, "%s:%d: dims: %s: missing", d->path, line, keys[k].name);
 	d->has_dims = true;
@@ -167,7 +170,7 @@ static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
 	r.kind = index_of(probe_kind_names, f[0]);
 	if (r.kind < 0)
 		return bad(d, line, "kind",
-			   "stream_read, d2d_copy, h2d_copy, d2h_copy, peer_copy, launch, gemm, attn_prefill, attn_decode or layer",
+			   "stream_read, d2d_copy, h2d_copy, d2h_copy, peer_copy, launch, gemm, moe_gemm, attn_prefill, attn_decode or layer",
 			   f[0], e);
 	if (!*f[1] || strlen(f[1]) >= sizeof r.shape)
 		return bad(d, line, "shape", "a name of 1 to 47 characters", f[1], e);
@@ -206,6 +209,20 @@ static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
 		if (r.dtype == PROBE_DT_NONE)
 			return bad(d, line, "dtype", "bf16, fp16 or fp8 for a gemm row", f[4], e);
 		break;
+	case PROBE_MOE_GEMM: {
+		long long ne, k, h, i;
+		char tail;
+		if (sscanf(r.shape, "moe_e%lld_k%lld_h%lld_i%lld%c", &ne, &k, &h, &i, &tail) != 4 || ne < 1 ||
+		    k < 1 || k > ne || h < 1 || i < 1)
+			return bad(d, line, "shape", "moe_eE_kK_hH_iI with 1 <= K <= E for a moe_gemm row", f[1], e);
+		r.moe_experts = ne;
+		r.moe_top_k = k;
+		r.gemm_n = h;
+		r.gemm_k = i;
+		if (r.tokens < 1)
+			return bad(d, line, "tokens", "an integer >= 1 (tokens per expert) for a moe_gemm row", f[2], e);
+		break;
+	}
 	case PROBE_ATTN_PREFILL:
 	case PROBE_ATTN_DECODE:
 	case PROBE_LAYER:

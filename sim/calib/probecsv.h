@@ -10,9 +10,11 @@
  *              graph, the calls timed, the spread of the batch means, and
  *              what it reached against the run's own stream_read and GEMM)
  * Kinds (probe_kind_names): stream_read, d2d_copy, h2d_copy, d2h_copy,
- * peer_copy, launch, gemm, attn_prefill, attn_decode, layer. dtype: none,
+ * peer_copy, launch, gemm, moe_gemm, attn_prefill, attn_decode, layer. dtype: none,
  * bf16, fp16 (read as bf16), fp8 or int4. A gemm row names its weight
- * NAME_nN_kK (qkv_n6144_k4096): N outputs, K inputs. Rows with tokens = B
+ * NAME_nN_kK (qkv_n6144_k4096): N outputs, K inputs; a moe_gemm row
+ * moe_eE_kK_hH_iI (E experts, K of them a token, hidden H, expert width I
+ * per rank) with tokens = tokens per expert. Rows with tokens = B
  * for decode (sequences) and context = KV tokens each sequence reads;
  * prefill rows have tokens = chunk and context = tokens already cached.
  * time_us > 0; bytes, flops and the version-2 numbers >= 0.
@@ -45,6 +47,7 @@ enum probe_kind {
 	PROBE_D2H_COPY,
 	PROBE_PEER_COPY,
 	PROBE_LAUNCH,
+	PROBE_MOE_GEMM,
 	PROBE_N_KINDS
 };
 
@@ -61,7 +64,8 @@ struct probe_row {
 	int64_t tokens, context;
 	int dtype;                /* enum probe_dtype (fp16 reads as bf16) */
 	double time_us, bytes, flops;
-	int64_t gemm_n, gemm_k;   /* gemm rows: the weight's shape; else 0 */
+	int64_t gemm_n, gemm_k;   /* gemm rows: the weight's shape; moe_gemm: H, I; else 0 */
+	int64_t moe_experts, moe_top_k;   /* moe_gemm rows: E and K; else 0 */
 	bool decode;              /* layer rows: shape "decode" (else a prefill) */
 	int line;                 /* 1-based line in the file */
 	/* Version 2 (zero or "" in a version-1 file): */
@@ -73,9 +77,11 @@ struct probe_row {
 };
 
 /* The model dimensions the probe ran with (`# dims:`), full model, not
- * per rank; tp is the tensor-parallel size the shapes were sharded for. */
+ * per rank; tp is the tensor-parallel size the shapes were sharded for.
+ * experts and experts_per_token are optional (0: a dense model). */
 struct probe_dims {
 	int64_t hidden, intermediate, heads, kv_heads, head_dim, vocab, tp;
+	int64_t experts, experts_per_token;
 };
 
 struct probe_data {

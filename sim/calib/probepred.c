@@ -61,6 +61,33 @@ static double dense_time_s(const struct probepred *pp, const struct hw_efficienc
 	return b.dense;
 }
 
+/* The experts term of one MoE layer whose E experts (hidden H, width I,
+ * gate/up and down, bf16) each get m tokens. */
+static double moe_time_s(const struct probepred *pp, const struct hw_efficiency *eff, const struct probe_row *r)
+{
+	struct perf p;
+	memset(&p, 0, sizeof p);
+	p.hw = pp->hw;
+	p.eff = kernel_only(eff);
+	p.tp = 1;
+	p.n_layers = 1;
+	p.bw = pp->hw->bandwidth_gb_s * 1e9;
+	p.peak_matmul = p.peak_dense = p.peak_expert = hw_peak_flops(pp->hw, MATMUL_BF16);
+	p.peak_attn = p.peak_expert;
+	perf_pipeline(&p, 1);
+	double hi3 = 3.0 * (double)r->gemm_n * (double)r->gemm_k;
+	p.n_moe_layers = 1;
+	p.n_experts = p.experts_per_token = (double)r->moe_experts;
+	p.expert_bytes = 2 * hi3;
+	p.expert_flops_per_token = 2 * hi3;
+	struct perf_step s;
+	perf_step_clear(&s);
+	perf_step_add(&s, &p, r->tokens, 0, false);
+	struct perf_breakdown b;
+	perf_step_time(&p, &s, &b);
+	return b.experts;
+}
+
 /* A link's datasheet rate, per direction; NAN when the profile has none. */
 static double link_time_us(double bytes, double gb_s)
 {
@@ -81,6 +108,8 @@ double probepred_time_us(const struct probepred *pp, const struct hw_efficiency 
 		return link_time_us(r->bytes, pp->hw->ic_bandwidth_gb_s);
 	case PROBE_LAUNCH:
 		return NAN;
+	case PROBE_MOE_GEMM:
+		return moe_time_s(pp, eff, r) * 1e6;
 	default:
 		break;
 	}

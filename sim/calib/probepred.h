@@ -21,6 +21,10 @@
  *                          efficiency: what the fit compares them with);
  *   gemm int4              a W4A16 weight (half a byte a weight plus a bf16
  *                          scale per 128) at the bf16 peak;
+ *   moe_gemm               one MoE layer's experts, every one of the E
+ *                          given `tokens` tokens: the experts term with
+ *                          E experts, all touched (top-k = E, so the
+ *                          tokens per expert are exactly the row's);
  *   launch                 no prediction: NAN.
  * Step overheads, the LM head and all-reduces are left out: the probe's
  * kernels have none of them. The row's own bytes/flops columns are used

@@ -132,17 +132,25 @@ static int load_base(const char *name, char *path, size_t cap, struct hw_profile
 
 /* ---- fit ------------------------------------------------------------------- */
 
+static void put_us(double us)
+{
+	if (isfinite(us))
+		printf(" %12.2f", us);
+	else
+		printf(" %12s", "-");
+}
+
 static void print_probe_table(const struct probe_data *d, const struct fit_result *r)
 {
 	printf("%-13s %-22s %7s %7s %-5s %12s %12s %9s %12s %9s\n", "kind", "shape", "tokens", "context",
 	       "dtype", "measured_us", "before_us", "error", "after_us", "error");
 	for (size_t i = 0; i < d->len; i++) {
 		const struct probe_row *row = &d->rows[i];
-		printf("%-13s %-22s %7lld %7lld %-5s %12.2f %12.2f", probe_kind_names[row->kind], row->shape,
-		       (long long)row->tokens, (long long)row->context, probe_dtype_names[row->dtype], row->time_us,
-		       r->before_us[i]);
+		printf("%-13s %-22s %7lld %7lld %-5s %12.2f", probe_kind_names[row->kind], row->shape,
+		       (long long)row->tokens, (long long)row->context, probe_dtype_names[row->dtype], row->time_us);
+		put_us(r->before_us[i]);
 		put_pct(stdout, pct(r->before_us[i], row->time_us));
-		printf(" %12.2f", r->after_us[i]);
+		put_us(r->after_us[i]);
 		put_pct(stdout, pct(r->after_us[i], row->time_us));
 		printf("%s%s\n", r->use[i] ? "  not fitted: " : "", fit_row_use_names[r->use[i]]);
 	}
@@ -240,7 +248,10 @@ static int fit_and_write(const char *probe_path, const char *hardware, const cha
 		if (!d.has_dims) {
 			d.dims = md;
 			d.has_dims = true;
-		} else if (memcmp(&md, &d.dims, sizeof md)) {
+		} else if (md.hidden != d.dims.hidden || md.intermediate != d.dims.intermediate ||
+			   md.heads != d.dims.heads || md.kv_heads != d.dims.kv_heads ||
+			   md.head_dim != d.dims.head_dim || md.vocab != d.dims.vocab ||
+			   (d.dims.experts && d.dims.experts != md.experts)) {
 			fprintf(stderr, "servesim calibrate fit: %s: the probe measured hidden=%lld intermediate=%lld heads=%lld kv_heads=%lld head_dim=%lld vocab=%lld, but %s has hidden=%lld intermediate=%lld heads=%lld kv_heads=%lld head_dim=%lld vocab=%lld\n",
 				probe_path, (long long)d.dims.hidden, (long long)d.dims.intermediate,
 				(long long)d.dims.heads, (long long)d.dims.kv_heads, (long long)d.dims.head_dim,

@@ -9,8 +9,10 @@
  *                   h2d_copy, d2h_copy, peer_copy, allreduce, launch
  *   probe_gemm.cu   gemm_bf16, gemm_fp8 (cuBLASLt, fast accumulation),
  *                   gemv_int4 (a W4A16 dequantising GEMV)
- *   probe_attn.cu   the attention kernels and attn_prefill, attn_decode,
- *                   layer
+ *   probe_moe.cu    moe_gemm: the experts' GEMMs by tokens per expert
+ *   probe_attn.cu   the decode attention kernel and the paged KV pool
+ *   probe_prefill.cu the prefill attention kernel (FlashAttention-2 layout)
+ *   probe_attn_rows.cu attn_prefill, attn_decode, layer
  *   probe_check.cu  --check: the kernels against naive references, then
  *                   every family on tiny shapes
  *   probe_main.cu   the family table, arguments, device query, main
@@ -82,6 +84,7 @@ struct probe {
 	struct dims d;
 	int heads_r, kv_r, inter_r, vocab_r;   /* per tensor-parallel rank */
 	int max_tokens, max_context;
+	int experts, experts_per_token;   /* routed experts (0: a dense model) */
 	int device, n_devices;
 	cudaStream_t stream;
 	cublasHandle_t blas;
@@ -156,6 +159,7 @@ void fam_launch(struct probe *p);
 void fam_gemm_bf16(struct probe *p);
 void fam_gemm_fp8(struct probe *p);
 void fam_gemv_int4(struct probe *p);
+void fam_moe_gemm(struct probe *p);
 void fam_attn_prefill(struct probe *p);
 void fam_attn_decode(struct probe *p);
 void fam_layer(struct probe *p);

@@ -55,6 +55,7 @@ static const struct family families[] = {
 	{ "gemm_bf16", fam_gemm_bf16, "cuBLAS bf16 GEMMs of the model's weights, 1..max-tokens" },
 	{ "gemm_fp8", fam_gemm_fp8, "cuBLASLt fp8 e4m3 GEMMs, fast accumulation (sm_89+)" },
 	{ "gemv_int4", fam_gemv_int4, "W4A16 GEMV at batch 1-8 (probe kernel, a lower bound)" },
+	{ "moe_gemm", fam_moe_gemm, "MoE experts' GEMMs (cuBLAS batched) by tokens per expert" },
 	{ "attn_prefill", fam_attn_prefill, "causal prefill attention, prompts and chunks" },
 	{ "attn_decode", fam_attn_decode, "paged split-K decode attention, batch 1-128" },
 	{ "layer", fam_layer, "one synthetic decoder layer, decode and prefill" },
@@ -70,7 +71,7 @@ static void usage(FILE *f)
 		"usage: servesim-probe --hidden N --intermediate N --heads N --kv-heads N\n"
 		"                      --head-dim N --vocab N [--tp N] [--out FILE]\n"
 		"                      [--device N] [--max-tokens N] [--max-context N]\n"
-		"                      [--budget-s S] [--only F,F…]\n"
+		"                      [--budget-s S] [--only F,F…] [--experts E --experts-per-token K]\n"
 		"       servesim-probe --check [--out FILE]\n"
 		"       servesim-probe --list\n\n"
 		"Measures this GPU for `servesim calibrate fit` and writes CSV (%s)\n"
@@ -80,6 +81,7 @@ static void usage(FILE *f)
 		"  --max-context N  largest attention context, a power of two (default 32768)\n"
 		"  --budget-s S     skip what remains after S seconds (default 240)\n"
 		"  --only F,F…      run only these families (see --list)\n"
+		"  --experts E      an MoE model's routed experts (moe_gemm); K: experts a token uses\n"
 		"  --check          compare the kernels with naive references, then run every\n"
 		"                   family on tiny shapes; exit 0 when all pass\n"
 		"  --list           print the families, one a line, and exit\n"
@@ -238,9 +240,12 @@ static void write_header(struct probe *p, const struct cudaDeviceProp *prop)
 	probe_note(p, "l2_mib", "%.1f", (double)p->l2_bytes / 1048576.0);
 	probe_note(p, "gpus", "%d", p->n_devices);
 	probe_note_environment(p);
-	probe_note(p, "dims", "hidden=%d intermediate=%d heads=%d kv_heads=%d head_dim=%d vocab=%d tp=%d",
+	char moe[64] = "";
+	if (p->experts)
+		snprintf(moe, sizeof moe, " experts=%d experts_per_token=%d", p->experts, p->experts_per_token);
+	probe_note(p, "dims", "hidden=%d intermediate=%d heads=%d kv_heads=%d head_dim=%d vocab=%d tp=%d%s",
 		   p->d.hidden, p->d.intermediate, p->d.heads, p->d.kv_heads, p->d.head_dim, p->d.vocab,
-		   p->d.tp);
+		   p->d.tp, moe);
 	fprintf(p->out, "%s\n", PROBE_HEADER);
 	fflush(p->out);
 }
@@ -267,6 +272,8 @@ static int run_check(struct probe *p, const bool *chosen)
 	p->vocab_r = 1024;
 	p->max_tokens = 64;
 	p->max_context = 512;
+	p->experts = 4;
+	p->experts_per_token = 2;
 	for (int i = 0; i < N_FAMILIES; i++) {
 		if (!chosen[i])
 			continue;
@@ -286,6 +293,8 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "budget-s", required_argument, NULL, 'b' },
 		{ "check", no_argument, NULL, 'c' },
+		{ "experts", required_argument, NULL, 'E' },
+		{ "experts-per-token", required_argument, NULL, 'K' },
 		{ "device", required_argument, NULL, 'D' },
 		{ "head-dim", required_argument, NULL, 'd' },
 		{ "heads", required_argument, NULL, 'a' },
@@ -316,6 +325,8 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'b': bad = parse_int(optarg, "budget-s", 1, 86400, &budget); break;
 		case 'c': p.check = 1; break;
+		case 'E': bad = parse_int(optarg, "experts", 0, 4096, &p.experts); break;
+		case 'K': bad = parse_int(optarg, "experts-per-token", 1, 4096, &p.experts_per_token); break;
 		case 'D': bad = parse_int(optarg, "device", 0, 1024, &p.device); break;
 		case 'd': bad = parse_int(optarg, "head-dim", 1, 1024, &p.d.head_dim); break;
 		case 'a': bad = parse_int(optarg, "heads", 1, 4096, &p.d.heads); break;
@@ -359,6 +370,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "servesim-probe: heads must be a multiple of kv-heads, heads and intermediate multiples of tp, head-dim a multiple of 16\n");
 		return 2;
 	}
+	if (p.experts && !p.experts_per_token)
+		p.experts_per_token = 1;
 	p.heads_r = p.d.heads / p.d.tp;
 	p.kv_r = p.d.kv_heads >= p.d.tp ? p.d.kv_heads / p.d.tp : 1;
 	p.inter_r = p.d.intermediate / p.d.tp;
