@@ -251,7 +251,8 @@ static void write_header(struct probe *p, const struct cudaDeviceProp *prop)
 }
 
 /* --check: the references, then every family on tiny shapes (a small
- * GQA model: 4 query heads on 2 KV heads of 128, 64 tokens, 512 context). */
+ * GQA model: 8 query heads on 2 KV heads of 128, hidden and FFN 1024 so
+ * every GEMV shape runs, 4 experts, 64 tokens, 512 context). */
 static int run_check(struct probe *p, const bool *chosen)
 {
 	int ok = 1;
@@ -265,10 +266,10 @@ static int run_check(struct probe *p, const bool *chosen)
 		if (recover(p))
 			return 0;
 	}
-	p->d = (struct dims){ 256, 512, 4, 2, 128, 1024, 1 };
-	p->heads_r = 4;
+	p->d = (struct dims){ 1024, 1024, 8, 2, 128, 1024, 1 };
+	p->heads_r = 8;
 	p->kv_r = 2;
-	p->inter_r = 512;
+	p->inter_r = 1024;
 	p->vocab_r = 1024;
 	p->max_tokens = 64;
 	p->max_context = 512;
