@@ -35,56 +35,60 @@ static struct hw_efficiency kernel_only(const struct hw_efficiency *eff)
 	return k;
 }
 
+/* A bare struct perf: one layer, no groups yet, matmuls at dtype dt's
+ * peak (attention and experts at bf16's). */
+static void bare_perf(struct perf *p, const struct probepred *pp, const struct hw_efficiency *eff,
+		      enum matmul_dtype dt)
+{
+	memset(p, 0, sizeof *p);
+	p->hw = pp->hw;
+	p->eff = kernel_only(eff);
+	p->tp = 1;
+	p->n_layers = 1;
+	p->bw = pp->hw->bandwidth_gb_s * 1e9;
+	p->peak_matmul = p->peak_dense = hw_peak_flops(pp->hw, dt);
+	p->dense_low = matmul_is_low_precision(dt);
+	p->peak_attn = p->peak_expert = hw_peak_flops(pp->hw, MATMUL_BF16);
+	perf_pipeline(p, 1);
+}
+
+/* perf_step_time's breakdown for one step of `tokens` new tokens. */
+static void one_step(const struct perf *p, int64_t tokens, struct perf_breakdown *b)
+{
+	struct perf_step s;
+	perf_step_clear(&s);
+	perf_step_add(&s, p, tokens, 0, false);
+	perf_step_time(p, &s, b);
+}
+
 /* A dense group of `bytes` and flops_per_token at M tokens: one weight
  * (gemm), or pure traffic (flops 0). */
 static double dense_time_s(const struct probepred *pp, const struct hw_efficiency *eff,
 			   enum matmul_dtype dt, double bytes, double flops_per_token, int64_t tokens)
 {
 	struct perf p;
-	memset(&p, 0, sizeof p);
-	p.hw = pp->hw;
-	p.eff = kernel_only(eff);
-	p.tp = 1;
-	p.n_layers = 1;
-	p.bw = pp->hw->bandwidth_gb_s * 1e9;
-	p.peak_matmul = p.peak_dense = hw_peak_flops(pp->hw, dt);
-	p.dense_low = matmul_is_low_precision(dt);
-	p.peak_attn = hw_peak_flops(pp->hw, MATMUL_BF16);
-	perf_pipeline(&p, 1);
+	bare_perf(&p, pp, eff, dt);
 	p.dense_bytes = bytes;
 	p.dense_flops_per_token = flops_per_token;
-	struct perf_step s;
-	perf_step_clear(&s);
-	perf_step_add(&s, &p, tokens, 0, false);
 	struct perf_breakdown b;
-	perf_step_time(&p, &s, &b);
+	one_step(&p, tokens, &b);
 	return b.dense;
 }
 
 /* The experts term of one MoE layer whose E experts (hidden H, width I,
- * gate/up and down, bf16) each get m tokens. */
+ * gate/up and down, bf16) each get m tokens: top-k = E, so every expert
+ * is touched and gets exactly the row's tokens. */
 static double moe_time_s(const struct probepred *pp, const struct hw_efficiency *eff, const struct probe_row *r)
 {
 	struct perf p;
-	memset(&p, 0, sizeof p);
-	p.hw = pp->hw;
-	p.eff = kernel_only(eff);
-	p.tp = 1;
-	p.n_layers = 1;
-	p.bw = pp->hw->bandwidth_gb_s * 1e9;
-	p.peak_matmul = p.peak_dense = p.peak_expert = hw_peak_flops(pp->hw, MATMUL_BF16);
-	p.peak_attn = p.peak_expert;
-	perf_pipeline(&p, 1);
+	bare_perf(&p, pp, eff, MATMUL_BF16);
 	double hi3 = 3.0 * (double)r->gemm_n * (double)r->gemm_k;
 	p.n_moe_layers = 1;
 	p.n_experts = p.experts_per_token = (double)r->moe_experts;
 	p.expert_bytes = 2 * hi3;
 	p.expert_flops_per_token = 2 * hi3;
-	struct perf_step s;
-	perf_step_clear(&s);
-	perf_step_add(&s, &p, r->tokens, 0, false);
 	struct perf_breakdown b;
-	perf_step_time(&p, &s, &b);
+	one_step(&p, r->tokens, &b);
 	return b.experts;
 }
 
