@@ -737,6 +737,91 @@ static void gpu_without_cuda_or_without_a_device(void **state)
 	rm_dir(dir);
 }
 
+/* A stand-in servesim-probe: copies src to its --out and exits with code. */
+static void fake_probe(const char *path, const char *src, int code)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\nout=\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+		   "cp '%s' \"$out\"\nexit %d\n", src, code);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* calibrate gpu keeps the measurements whatever happens after them: a
+ * full run, one with failed families (exit 3), a crash mid-row, a file
+ * the fit refuses. */
+static void gpu_keeps_the_measurements(void **state)
+{
+	(void)state;
+	if (!proberun_available())
+		skip();   /* calibrate gpu runs no probe in a build without CUDA */
+	char dir[64], src[128], cut[128], few[128], probe[128], out[128], kept[160];
+	tmp_dir(dir, sizeof dir);
+	snprintf(src, sizeof src, "%s/src.csv", dir);
+	snprintf(cut, sizeof cut, "%s/cut.csv", dir);
+	snprintf(few, sizeof few, "%s/few.csv", dir);
+	snprintf(probe, sizeof probe, "%s/servesim-probe", dir);
+	snprintf(out, sizeof out, "%s/gpu.ini", dir);
+	snprintf(kept, sizeof kept, "%s.probe.csv", out);
+	struct hw_profile hw;
+	h100(&hw);
+	write_probe(src, &hw, all_families, &truth, 2);
+	struct cmd_result c;
+
+	fake_probe(probe, src, 0);
+	run_cmd(&c, "'%s' calibrate gpu --model llama-3.1-8b --probe '%s' --out '%s'", SERVESIM_BIN, probe, out);
+	if (c.status != 0)
+		fail_msg("exit %d: %s", c.status, c.err);
+	assert_true(exists(out));
+	assert_true(exists(kept));
+	assert_contains(c.err, "measurements kept in");
+	cmd_result_free(&c);
+	remove(out);
+	remove(kept);
+
+	fake_probe(probe, src, 3);
+	run_cmd(&c, "'%s' calibrate gpu --model llama-3.1-8b --probe '%s' --out '%s'", SERVESIM_BIN, probe, out);
+	assert_int_equal(c.status, 0);
+	assert_contains(c.err, "some families failed on the GPU");
+	assert_contains(c.err, "fitting what was measured");
+	assert_true(exists(out));
+	cmd_result_free(&c);
+	remove(out);
+	remove(kept);
+
+	/* Killed mid-row: no profile, the rows kept and the way to fit them said. */
+	char cmd[400];
+	snprintf(cmd, sizeof cmd, "head -c 20000 '%s' > '%s'", src, cut);
+	assert_int_equal(system(cmd), 0);
+	fake_probe(probe, cut, 1);
+	run_cmd(&c, "'%s' calibrate gpu --model llama-3.1-8b --probe '%s' --out '%s'", SERVESIM_BIN, probe, out);
+	assert_int_equal(c.status, 1);
+	assert_contains(c.err, "exited with status 1");
+	assert_contains(c.err, "what was measured is kept in");
+	assert_false(exists(out));
+	assert_true(exists(kept));
+	cmd_result_free(&c);
+	/* ... and calibrate fit reads the cut file. */
+	run_cmd(&c, "'%s' calibrate fit '%s' --out '%s'", SERVESIM_BIN, kept, out);
+	assert_int_equal(c.status, 0);
+	assert_contains(c.out, "the last line was cut short");
+	cmd_result_free(&c);
+	remove(out);
+	remove(kept);
+
+	/* A file the fit refuses: exit 2, no profile, the CSV kept. */
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", CAL "probe_too_few.csv", few);
+	assert_int_equal(system(cmd), 0);
+	fake_probe(probe, few, 0);
+	run_cmd(&c, "'%s' calibrate gpu --model llama-3.1-8b --probe '%s' --out '%s'", SERVESIM_BIN, probe, out);
+	assert_int_equal(c.status, 2);
+	assert_false(exists(out));
+	assert_true(exists(kept));
+	cmd_result_free(&c);
+	rm_dir(dir);
+}
+
 /* scripts/probe-on-gpu --dry-run: the build and run commands it would
  * use (building takes a minute of nvcc, too long for the suite; the
  * build itself was run by hand, see docs/calibration.md). */
@@ -788,6 +873,7 @@ int main(void)
 		cmocka_unit_test(fit_cli_writes_nothing_when_it_cannot_fit),
 		cmocka_unit_test(fit_families_are_probe_families),
 		cmocka_unit_test(gpu_without_cuda_or_without_a_device),
+		cmocka_unit_test(gpu_keeps_the_measurements),
 		cmocka_unit_test(probe_on_gpu_plans_the_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
