@@ -42,7 +42,7 @@ static const struct hw_efficiency truth = {
 /* Llama-3.1-8B (models/llama-3.1-8b.json). */
 static const struct probe_dims llama8b = { 4096, 14336, 32, 8, 128, 128256, 1, 0, 0 };
 
-/* The measured host link reaches 80% of the profile's. */
+/* The measured links (host, all-reduce ring) reach 80% of the profile's. */
 #define HOST_LINK_FRACTION 0.8
 
 struct gen {
@@ -86,7 +86,7 @@ static void put_row(struct gen *g, struct probe_row *r, const char *kernel)
 	double t;
 	if (r->kind == PROBE_LAUNCH)
 		t = 5.0;
-	else if (r->kind == PROBE_H2D_COPY || r->kind == PROBE_D2H_COPY)
+	else if (r->kind == PROBE_H2D_COPY || r->kind == PROBE_D2H_COPY || r->kind == PROBE_ALLREDUCE)
 		t = probepred_time_us(&g->pp, g->eff, r) / HOST_LINK_FRACTION;
 	else
 		t = probepred_time_us(&g->pp, g->eff, r);
@@ -187,6 +187,13 @@ static void put_family(struct gen *g, const char *family)
 			snprintf(r.shape, sizeof r.shape, "pinned_%dMiB", 16 << (2 * i));
 			put_row(g, &r, "cudaMemcpyAsync");
 		}
+	} else if (!strcmp(family, "allreduce")) {
+		for (int i = 0; i < 3; i++) {
+			struct probe_row r = { .kind = PROBE_ALLREDUCE, .dtype = PROBE_DT_BF16, .tokens = 8,
+					       .bytes = (1 << (4 * i)) * 1048576.0 };
+			snprintf(r.shape, sizeof r.shape, "ring_g8_%dMiB", 1 << (4 * i));
+			put_row(g, &r, "probe_ring_peer_v1");
+		}
 	} else if (!strcmp(family, "launch")) {
 		struct probe_row r = { .kind = PROBE_LAUNCH, .dtype = PROBE_DT_NONE, .tokens = 1 };
 		snprintf(r.shape, sizeof r.shape, "eager");
@@ -198,7 +205,7 @@ static void put_family(struct gen *g, const char *family)
 
 static const char *const all_families[] = { "stream_read", "d2d_copy", "gemm_bf16", "gemm_fp8",
 					    "moe_gemm", "attn_prefill", "attn_decode", "layer",
-					    "h2d_copy", "launch", NULL };
+					    "h2d_copy", "allreduce", "launch", NULL };
 
 /* Writes a probe CSV of the given families (NULL-terminated), each under
  * eff, or under standin for the families named in standin_fams. */
@@ -270,8 +277,8 @@ static void probecsv_reads_both_versions(void **state)
 		assert_int_equal(d.dims.hidden, 4096);
 		assert_int_equal(d.dims.vocab, 128256);
 		/* 6 bandwidth + 150 gemm + 14 moe + 12 prefill (9 prompts, 3 chunks) + 63 decode
-		 * + 7 layer + 3 h2d + 1 launch */
-		assert_int_equal(d.len, 256);
+		 * + 7 layer + 3 h2d + 3 allreduce + 1 launch */
+		assert_int_equal(d.len, 259);
 		assert_int_equal(d.rows[6].kind, PROBE_GEMM);
 		assert_int_equal(d.rows[6].gemm_n, 6144);
 		assert_int_equal(d.rows[6].gemm_k, 4096);
@@ -412,6 +419,7 @@ static void fit_recovers_known_parameters(void **state)
 	assert_true(family(&r, "attn_prefill")->grade > 0.70);
 	assert_int_equal(family(&r, "h2d_copy")->n_used, 0);
 	assert_double_rel(family(&r, "h2d_copy")->median_ratio, 1 / HOST_LINK_FRACTION, 0.05);
+	assert_double_rel(family(&r, "allreduce")->median_ratio, 1 / HOST_LINK_FRACTION, 0.05);
 	assert_int_equal(family(&r, "launch")->n_used, 0);
 	fit_result_free(&r);
 	probecsv_free(&d);

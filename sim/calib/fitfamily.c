@@ -45,6 +45,8 @@ static const struct fitfam table[] = {
 	  .report = "the profile's host link (host_bandwidth_gb_s)" },
 	{ .name = "peer_copy", .kind = PROBE_PEER_COPY, .dtype = -1, .params = P(-1),
 	  .report = "the profile's GPU-to-GPU link (interconnect bandwidth_gb_s)" },
+	{ .name = "allreduce", .kind = PROBE_ALLREDUCE, .dtype = -1, .params = P(-1),
+	  .report = "the profile's GPU-to-GPU link as bus bandwidth (nccl-tests' busbw convention)" },
 	{ .name = "launch", .kind = PROBE_LAUNCH, .dtype = -1, .params = P(-1),
 	  .report = "launch latency is part of step_overhead_us, which `calibrate runs` fits from real runs" },
 };

@@ -11,7 +11,7 @@
 
 const char *const probe_kind_names[] = {
 	"stream_read", "d2d_copy", "gemm",     "attn_prefill", "attn_decode",
-	"layer",       "h2d_copy", "d2h_copy", "peer_copy",    "launch",      "moe_gemm", NULL
+	"layer",       "h2d_copy", "d2h_copy", "peer_copy",    "launch",      "moe_gemm", "allreduce", NULL
 };
 const char *const probe_dtype_names[] = { "none", "bf16", "fp8", "int4", NULL };
 
@@ -170,7 +170,7 @@ static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
 	r.kind = index_of(probe_kind_names, f[0]);
 	if (r.kind < 0)
 		return bad(d, line, "kind",
-			   "stream_read, d2d_copy, h2d_copy, d2h_copy, peer_copy, launch, gemm, moe_gemm, attn_prefill, attn_decode or layer",
+			   "stream_read, d2d_copy, h2d_copy, d2h_copy, peer_copy, allreduce, launch, gemm, moe_gemm, attn_prefill, attn_decode or layer",
 			   f[0], e);
 	if (!*f[1] || strlen(f[1]) >= sizeof r.shape)
 		return bad(d, line, "shape", "a name of 1 to 47 characters", f[1], e);
@@ -208,6 +208,12 @@ static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
 			return bad(d, line, "tokens", "an integer >= 1 for a gemm row", f[2], e);
 		if (r.dtype == PROBE_DT_NONE)
 			return bad(d, line, "dtype", "bf16, fp16 or fp8 for a gemm row", f[4], e);
+		break;
+	case PROBE_ALLREDUCE:
+		if (!(r.bytes > 0))
+			return bad(d, line, "bytes", "the buffer size > 0 for an allreduce row", f[6], e);
+		if (r.tokens < 2)
+			return bad(d, line, "tokens", "the GPUs in the ring (>= 2) for an allreduce row", f[2], e);
 		break;
 	case PROBE_MOE_GEMM: {
 		long long ne, k, h, i;

@@ -110,6 +110,9 @@ double probepred_time_us(const struct probepred *pp, const struct hw_efficiency 
 		return link_time_us(r->bytes, pp->hw->host_bandwidth_gb_s);
 	case PROBE_PEER_COPY:
 		return link_time_us(r->bytes, pp->hw->ic_bandwidth_gb_s);
+	case PROBE_ALLREDUCE:   /* a ring moves 2 (N-1)/N of the buffer over each link */
+		return link_time_us(r->bytes * 2.0 * (double)(r->tokens - 1) / (double)r->tokens,
+				    pp->hw->ic_bandwidth_gb_s);
 	case PROBE_LAUNCH:
 		return NAN;
 	case PROBE_MOE_GEMM:

@@ -17,8 +17,10 @@
  *                          `context` tokens of KV: the decode attention term;
  *   layer                  dense + attention terms of that layer;
  *   h2d_copy, d2h_copy     bytes over the profile's host link, peer_copy
- *                          over its GPU-to-GPU link (datasheet rates, no
- *                          efficiency: what the fit compares them with);
+ *                          over its GPU-to-GPU link, allreduce the ring's
+ *                          2 (N-1)/N of the buffer over it (datasheet
+ *                          rates, no efficiency: what the fit compares
+ *                          them with);
  *   gemm int4              a W4A16 weight (half a byte a weight plus a bf16
  *                          scale per 128) at the bf16 peak;
  *   moe_gemm               one MoE layer's experts, every one of the E

@@ -6,13 +6,14 @@
  *   probe_core.cu   errors, tracked allocations, the CSV writer, timing
  *                   (warm-up, CUDA graphs, spread), clocks through NVML
  *   probe_mem.cu    memory and link families: stream_read, d2d_copy,
- *                   h2d_copy, d2h_copy, peer_copy, allreduce, launch
+ *                   h2d_copy, d2h_copy, peer_copy, launch
  *   probe_gemm.cu   gemm_bf16, gemm_fp8 (cuBLASLt, fast accumulation),
  *                   gemv_int4 (a W4A16 dequantising GEMV)
  *   probe_moe.cu    moe_gemm: the experts' GEMMs by tokens per expert
  *   probe_attn.cu   the decode attention kernel and the paged KV pool
  *   probe_prefill.cu the prefill attention kernel (FlashAttention-2 layout)
  *   probe_attn_rows.cu attn_prefill, attn_decode, layer
+ *   probe_ring.cu   allreduce: a ring over peer copies among all GPUs
  *   probe_check.cu  --check: the kernels against naive references, then
  *                   every family on tiny shapes
  *   probe_main.cu   the family table, arguments, device query, main

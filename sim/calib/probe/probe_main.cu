@@ -62,6 +62,7 @@ static const struct family families[] = {
 	{ "h2d_copy", fam_h2d_copy, "pinned host to device copies" },
 	{ "d2h_copy", fam_d2h_copy, "device to pinned host copies" },
 	{ "peer_copy", fam_peer_copy, "copies to every peer GPU (needs two or more)" },
+	{ "allreduce", fam_allreduce, "ring all-reduce over peer copies among all GPUs (two or more)" },
 };
 enum { N_FAMILIES = sizeof families / sizeof *families };
 
