@@ -1,8 +1,9 @@
 /*
  * probe_gemm: the linear-layer families of servesim-probe.
  *   gemm_bf16  the QKV, O, gate/up, down and LM-head weights of one
- *              tensor-parallel rank at 1, 2, 4, … max_tokens tokens,
- *              cuBLAS bf16 in, fp32 accumulate (batch 1-8 are the GEMVs)
+ *              tensor-parallel rank at 1, 2, 3 … 8, 16, 32 … max_tokens
+ *              tokens, cuBLAS bf16 in, fp32 accumulate (batch 1-8 are the
+ *              GEMVs of small decode steps)
  *   gemm_fp8   the same through cuBLASLt, e4m3 in, bf16 out, with fast
  *              accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM), as vLLM's
  *              CUTLASS fp8 kernels accumulate; sm_89 and newer
@@ -160,7 +161,8 @@ static void gemm_shape_rows(struct probe *p, const struct gemm_shape *s, int fp8
 		probe_fill_bf16(p, g.w, g.n_copies * g.w_bytes / 2, 21, 0.05f);
 		probe_fill_bf16(p, g.x, (size_t)m_max * k, 22, 1.0f);
 	}
-	for (int m = 1; m <= m_max; m *= 2) {
+	/* Every batch of 1..8 (the GEMVs of small decode steps), then powers of two. */
+	for (int m = 1; m <= m_max; m = m < 8 ? m + 1 : 2 * m) {
 		if (probe_over_budget(p)) {
 			probe_skip(p, "gemm %s %s from %d tokens (time budget)", shape, dtype, m);
 			break;
