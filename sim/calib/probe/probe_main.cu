@@ -159,7 +159,8 @@ static int open_device(struct probe *p, struct cudaDeviceProp *prop)
 	if (rc != cudaSuccess) {
 		fprintf(stderr, "servesim-probe: no usable CUDA device: cudaGetDeviceCount: %s (%s); driver supports CUDA %d.%d%s, probe built for runtime %d.%d: %s\n",
 			cudaGetErrorString(rc), cudaGetErrorName(rc), drv / 1000, drv % 1000 / 10,
-			drv ? "" : " (no driver found)", rt / 1000, rt % 1000 / 10, device_hint(rc));
+			drv ? "" : " (no driver found)", rt / 1000, rt % 1000 / 10,
+			drv ? device_hint(rc) : "no NVIDIA driver is installed or loaded (libcuda.so.1 not found): install it, then check nvidia-smi");
 		return -1;
 	}
 	if (p->device >= p->n_devices) {
