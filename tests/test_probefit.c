@@ -224,8 +224,9 @@ static void write_probe(const char *path, const struct hw_profile *hw, const cha
 		version == 2 ? ",kernel,graph,reps,p10_us,p90_us,frac_bw,frac_peak" : "");
 	for (size_t i = 0; families[i]; i++) {
 		put_family(&g, families[i]);
-		fprintf(g.f, "# clocks: family=%s sm_mhz=1980 mem_mhz=2619 power_w=600 temp_c=60 throttle=none\n",
-			families[i]);
+		bool hot = !strcmp(families[i], "attn_decode");   /* one family ran power-capped */
+		fprintf(g.f, "# clocks: family=%s sm_mhz=%d mem_mhz=2619 power_w=600 temp_c=60 throttle=%s\n",
+			families[i], hot ? 1500 : 1980, hot ? "sw_power_cap" : "none");
 	}
 	assert_int_equal(fclose(g.f), 0);
 	gsl_rng_free(g.rng);
@@ -283,6 +284,11 @@ static void probecsv_reads_both_versions(void **state)
 		assert_int_equal(d.rows[6].gemm_n, 6144);
 		assert_int_equal(d.rows[6].gemm_k, 4096);
 		assert_false(d.truncated);
+		assert_int_equal(d.n_clocks, 11);
+		assert_string_equal(d.clocks[0].family, "stream_read");
+		assert_double_near(d.clocks[0].sm_mhz, 1980, 0);
+		assert_false(probecsv_throttled(&d.clocks[0]));
+		assert_true(probecsv_throttled(&d.clocks[6]));   /* attn_decode */
 		if (v == 2) {
 			assert_string_equal(d.rows[0].kernel, "probe_stream_read_v1");
 			assert_int_equal(d.rows[0].reps, 150);
@@ -584,7 +590,9 @@ static void fit_cli_writes_a_profile_run_can_use(void **state)
 	assert_contains(c.out, "family        rows  used");
 	assert_contains(c.out, "gemm_fp8");
 	assert_contains(c.out, "low_precision_compute 0.8");
-	assert_contains(c.out, "none: reached 0.8");   /* of the host link: 0.8, 2% noise */
+	assert_contains(c.out, "none: reached 0.8");
+	assert_contains(c.out, "family attn_decode ran throttled (sw_power_cap, SM 1500 MHz)");
+	assert_contains(c.out, "SM clock 1500-1980 MHz over 11 families");   /* of the host link: 0.8, 2% noise */
 	assert_contains(c.err, "base profile h100-sxm");
 	cmd_result_free(&c);
 

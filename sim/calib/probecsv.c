@@ -71,6 +71,47 @@ static int parse_dims(struct probe_data *d, const char *text, int line, struct e
 	return 0;
 }
 
+/* "family=gemm_bf16 sm_mhz=1980 … throttle=none": a record of what the
+ * GPU ran at, informative only (bad values are left at 0). */
+static void parse_clocks(struct probe_data *d, const char *text)
+{
+	if (d->n_clocks >= PROBECSV_MAX_CLOCKS)
+		return;
+	struct probe_clocks *c = &d->clocks[d->n_clocks++];
+	memset(c, 0, sizeof *c);
+	char buf[512], *save = NULL;
+	snprintf(buf, sizeof buf, "%s", text);
+	for (char *tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq)
+			continue;
+		*eq++ = '\0';
+		double v;
+		if (!strcmp(tok, "family"))
+			snprintf(c->family, sizeof c->family, "%s", eq);
+		else if (!strcmp(tok, "throttle"))
+			snprintf(c->throttle, sizeof c->throttle, "%s", eq);
+		else if (num_parse_double(eq, &v) || v < 0)
+			continue;
+		else if (!strcmp(tok, "sm_mhz"))
+			c->sm_mhz = v;
+		else if (!strcmp(tok, "mem_mhz"))
+			c->mem_mhz = v;
+		else if (!strcmp(tok, "power_w"))
+			c->power_w = v;
+	}
+}
+
+bool probecsv_throttled(const struct probe_clocks *c)
+{
+	static const char *const slow[] = { "sw_power_cap", "hw_slowdown", "sw_thermal", "hw_thermal",
+					    "hw_power_brake" };
+	for (size_t i = 0; i < sizeof slow / sizeof *slow; i++)
+		if (strstr(c->throttle, slow[i]))
+			return true;
+	return false;
+}
+
 static int parse_comment(struct probe_data *d, const char *s, int line, struct err *e)
 {
 	s++;                               /* '#' */
@@ -85,6 +126,8 @@ static int parse_comment(struct probe_data *d, const char *s, int line, struct e
 		val++;
 	if (klen == 6 && !strncmp(s, "device", 6)) {
 		snprintf(d->device, sizeof d->device, "%s", val);
+	} else if (klen == 6 && !strncmp(s, "clocks", 6)) {
+		parse_clocks(d, val);
 	} else if (klen == 6 && !strncmp(s, "failed", 6) && d->n_failed < PROBECSV_MAX_FAILED) {
 		size_t n = strcspn(val, ":");
 		snprintf(d->failed[d->n_failed++], sizeof d->failed[0], "%.*s", (int)(n < 47 ? n : 47), val);

@@ -23,7 +23,9 @@
  * The probe flushes each row as it is measured, so a run that crashed or
  * was killed leaves a file whose last line may be cut short: a last line
  * without its newline that does not parse is dropped (d->truncated), and
- * the rows before it are read. `# failed: FAMILY: …` lines are collected.
+ * the rows before it are read. `# failed: FAMILY: …` lines are collected,
+ * and `# clocks: family=F sm_mhz=N mem_mhz=N power_w=N … throttle=R` lines
+ * (free text after the colon; unknown keys ignored, a bad number ignored).
  *
  * Errors name the file and line: `probe.csv:12: time_us: expected a time
  * in microseconds > 0, got 'x'`. A file without any row is an error.
@@ -59,6 +61,14 @@ extern const char *const probe_kind_names[];    /* NULL-terminated */
 extern const char *const probe_dtype_names[];   /* "none", "bf16", "fp8", "int4", NULL */
 
 #define PROBECSV_MAX_FAILED 16
+#define PROBECSV_MAX_CLOCKS 32
+
+/* One `# clocks:` line: the GPU's state after a family ran (NVML). */
+struct probe_clocks {
+	char family[48];
+	double sm_mhz, mem_mhz, power_w;
+	char throttle[96];        /* NVML's reasons joined by '|', "none", or "" */
+};
 
 struct probe_row {
 	int kind;                 /* enum probe_kind */
@@ -95,6 +105,8 @@ struct probe_data {
 	bool truncated;           /* the last line was cut short and dropped */
 	char failed[PROBECSV_MAX_FAILED][48];   /* families of `# failed:` lines */
 	int n_failed;
+	struct probe_clocks clocks[PROBECSV_MAX_CLOCKS];   /* `# clocks:` lines, in order */
+	int n_clocks;
 	struct probe_row *rows;
 	size_t len, cap;
 };
@@ -104,6 +116,10 @@ struct probe_data {
 int probecsv_load(struct probe_data *d, const char *path, struct err *e);
 
 void probecsv_free(struct probe_data *d);   /* safe on a zeroed struct */
+
+/* Whether a clocks line's throttle reasons mean the GPU ran slower than
+ * it can (power or thermal caps, hardware slowdown), not merely idle. */
+bool probecsv_throttled(const struct probe_clocks *c);
 
 /* The hardware profile id for a CUDA device name as the probe records it
  * ("NVIDIA H100 80GB HBM3" → "h100-sxm"), or NULL when not known. */

@@ -210,6 +210,25 @@ static void print_family_table(const struct fit_result *r, int dtype)
 	}
 }
 
+/* The SM clock range over the families, and the families that ran
+ * throttled (their rows may read slow). */
+static void print_clocks(const struct probe_data *d)
+{
+	double lo = 0, hi = 0;
+	for (int i = 0; i < d->n_clocks; i++) {
+		const struct probe_clocks *c = &d->clocks[i];
+		if (c->sm_mhz > 0) {
+			lo = lo > 0 ? fmin(lo, c->sm_mhz) : c->sm_mhz;
+			hi = fmax(hi, c->sm_mhz);
+		}
+		if (probecsv_throttled(c))
+			printf("%s: family %s ran throttled (%s, SM %.0f MHz): its rows may read slow\n", d->path,
+			       c->family, c->throttle, c->sm_mhz);
+	}
+	if (hi > 0)
+		printf("%s: SM clock %.0f-%.0f MHz over %d families\n", d->path, lo, hi, d->n_clocks);
+}
+
 static int print_fit_families(void)
 {
 	size_t n_tab;
@@ -288,6 +307,7 @@ static int fit_and_write(const char *probe_path, const char *hardware, const cha
 		printf("\n%s: the last line was cut short (the probe stopped mid-row) and was dropped\n", probe_path);
 	for (int i = 0; i < d.n_failed; i++)
 		printf("%s: family %s failed on the GPU (its rows are missing)\n", probe_path, d.failed[i]);
+	print_clocks(&d);
 	printf("\n%zu rows, %zu fitted; RMS of ln(predicted/measured) over them: %.3f before, %.3f after\n",
 	       d.len, r.n_used, r.rms_before, r.rms_after);
 	printf("base profile %s (%s); %s\n\n", hw.id, hw.calibrated ? "its own [efficiency]" : "class defaults",
