@@ -702,6 +702,24 @@ static void fit_families_are_probe_families(void **state)
 				 tab[f].name, c.out);
 	}
 	cmd_result_free(&c);
+
+	/* Bad arguments are refused before any device is opened: exit 2. */
+	static const struct {
+		const char *args, *msg;
+	} bad[] = {
+		{ "--hidden x", "--hidden: expected an integer in [16, 1048576], got 'x'" },
+		{ "--only gemm_bf16,nosuch", "--only: 'nosuch' is not a family" },
+		{ "--hidden 4096", "--hidden, --intermediate, --heads, --kv-heads, --head-dim and --vocab are required" },
+		{ "--hidden 4096 --intermediate 14336 --heads 32 --kv-heads 5 --head-dim 128 --vocab 1000",
+		  "heads must be a multiple of kv-heads" },
+		{ "--check extra", "unexpected argument 'extra'" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		run_cmd(&c, "'%s' %s", probe, bad[i].args);
+		assert_int_equal(c.status, 2);
+		assert_contains(c.err, bad[i].msg);
+		cmd_result_free(&c);
+	}
 }
 
 /* ---- calibrate gpu ------------------------------------------------------- */
