@@ -28,6 +28,7 @@
 #include "probecsv.h"
 #include "probepred.h"
 #include "proberun.h"
+#include "steptime.h"
 
 #define CAL TEST_DATA_DIR "/calib/"
 
@@ -40,7 +41,7 @@ static const struct hw_efficiency truth = {
 };
 
 /* Llama-3.1-8B (models/llama-3.1-8b.json). */
-static const struct probe_dims llama8b = { 4096, 14336, 32, 8, 128, 128256, 1, 0, 0 };
+static const struct probe_dims llama8b = { 4096, 14336, 32, 8, 128, 128256, 1, 0, 0, 0 };
 
 /* The measured links (host, all-reduce ring) reach 80% of the profile's. */
 #define HOST_LINK_FRACTION 0.8
@@ -150,6 +151,17 @@ static void put_family(struct gen *g, const char *family)
 			r.bytes = 2.0 * r.tokens * hq * 2 + 2.0 * (r.context + r.tokens) * hk * 2;
 			put_row(g, &r, "probe_fa2_prefill_v1");
 		}
+	} else if (!strcmp(family, "attn_prefill_swa")) {
+		/* A 4096-token window: prompts it cuts, and chunks after it. */
+		static const int64_t tok[] = { 8192, 16384, 32768, 2048, 2048 }, ctx[] = { 0, 0, 0, 8192, 16384 };
+		for (int i = 0; i < 5; i++) {
+			struct probe_row r = { .kind = PROBE_ATTN_PREFILL, .dtype = PROBE_DT_BF16, .window = 4096,
+					       .tokens = tok[i], .context = ctx[i] };
+			snprintf(r.shape, sizeof r.shape, ctx[i] ? "chunk_w4096" : "prompt_w4096");
+			r.flops = 4 * hd * 32 * perf_causal_pairs((double)r.tokens, (double)r.context, 4096);
+			r.bytes = 2.0 * r.tokens * hq * 2 + 2.0 * 4096 * hk * 2;
+			put_row(g, &r, "probe_fa2_prefill_v1");
+		}
 	} else if (!strcmp(family, "attn_decode")) {
 		static const int64_t batches[] = { 1, 4, 8, 16, 32, 64, 128 };
 		for (int b = 0; b < 7; b++)
@@ -204,7 +216,7 @@ static void put_family(struct gen *g, const char *family)
 }
 
 static const char *const all_families[] = { "stream_read", "d2d_copy", "gemm_bf16", "gemm_fp8",
-					    "moe_gemm", "attn_prefill", "attn_decode", "layer",
+					    "moe_gemm", "attn_prefill", "attn_prefill_swa", "attn_decode", "layer",
 					    "h2d_copy", "allreduce", "launch", NULL };
 
 /* Writes a probe CSV of the given families (NULL-terminated), each under
@@ -277,22 +289,27 @@ static void probecsv_reads_both_versions(void **state)
 		assert_true(d.has_dims);
 		assert_int_equal(d.dims.hidden, 4096);
 		assert_int_equal(d.dims.vocab, 128256);
-		/* 6 bandwidth + 150 gemm + 14 moe + 12 prefill (9 prompts, 3 chunks) + 63 decode
-		 * + 7 layer + 3 h2d + 3 allreduce + 1 launch */
-		assert_int_equal(d.len, 259);
+		/* 6 bandwidth + 150 gemm + 14 moe + 12 prefill (9 prompts, 3 chunks) + 5
+		 * windowed prefill + 63 decode + 7 layer + 3 h2d + 3 allreduce + 1 launch */
+		assert_int_equal(d.len, 264);
 		assert_int_equal(d.rows[6].kind, PROBE_GEMM);
 		assert_int_equal(d.rows[6].gemm_n, 6144);
 		assert_int_equal(d.rows[6].gemm_k, 4096);
 		assert_false(d.truncated);
-		assert_int_equal(d.n_clocks, 11);
+		assert_int_equal(d.n_clocks, 12);
 		assert_string_equal(d.clocks[0].family, "stream_read");
 		assert_double_near(d.clocks[0].sm_mhz, 1980, 0);
 		assert_false(probecsv_throttled(&d.clocks[0]));
-		assert_true(probecsv_throttled(&d.clocks[6]));   /* attn_decode */
+		assert_true(probecsv_throttled(&d.clocks[7]));   /* attn_decode */
 		if (v == 2) {
 			assert_string_equal(d.rows[0].kernel, "probe_stream_read_v1");
 			assert_int_equal(d.rows[0].reps, 150);
 			assert_true(d.rows[0].p90_us > d.rows[0].p10_us);
+		/* Windowed prefill rows carry their window, the others none. */
+		size_t windowed = 0;
+		for (size_t i = 0; i < d.len; i++)
+			windowed += d.rows[i].kind == PROBE_ATTN_PREFILL && d.rows[i].window == 4096;
+		assert_int_equal(windowed, 5);
 		}
 		assert_string_equal(probecsv_hardware_id(d.device), "h100-sxm");
 		probecsv_free(&d);
@@ -552,6 +569,24 @@ static void standin_kernels_only_bound_from_below(void **state)
 	rm_dir(dir);
 }
 
+/* A windowed prompt is predicted through a sliding-window layer: its time
+ * is the pairs' ratio, 125831168 / 536887296 = 0.2344, for a prompt of
+ * 32768 tokens and a window of 4096 (prefill attention is compute-bound
+ * there; 3% for the KV reads). */
+static void windowed_prefill_counts_window_pairs(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	h100(&hw);
+	struct probepred pp;
+	probepred_init(&pp, &hw, &llama8b);
+	struct probe_row full = { .kind = PROBE_ATTN_PREFILL, .dtype = PROBE_DT_BF16, .tokens = 32768 };
+	struct probe_row win = full;
+	win.window = 4096;
+	double tf = probepred_time_us(&pp, &hw.eff, &full), tw = probepred_time_us(&pp, &hw.eff, &win);
+	assert_double_rel(tw / tf, 125831168.0 / 536887296.0, 0.03);
+}
+
 static void fit_refuses_too_few_points(void **state)
 {
 	(void)state;
@@ -592,7 +627,7 @@ static void fit_cli_writes_a_profile_run_can_use(void **state)
 	assert_contains(c.out, "low_precision_compute 0.8");
 	assert_contains(c.out, "none: reached 0.8");
 	assert_contains(c.out, "family attn_decode ran throttled (sw_power_cap, SM 1500 MHz)");
-	assert_contains(c.out, "SM clock 1500-1980 MHz over 11 families");   /* of the host link: 0.8, 2% noise */
+	assert_contains(c.out, "SM clock 1500-1980 MHz over 12 families");   /* of the host link: 0.8, 2% noise */
 	assert_contains(c.err, "base profile h100-sxm");
 	cmd_result_free(&c);
 
@@ -902,6 +937,7 @@ int main(void)
 		cmocka_unit_test(fit_recovers_known_parameters),
 		cmocka_unit_test(fit_each_family_alone),
 		cmocka_unit_test(standin_kernels_only_bound_from_below),
+		cmocka_unit_test(windowed_prefill_counts_window_pairs),
 		cmocka_unit_test(fit_refuses_too_few_points),
 		cmocka_unit_test(fit_cli_writes_a_profile_run_can_use),
 		cmocka_unit_test(fit_cli_writes_nothing_when_it_cannot_fit),

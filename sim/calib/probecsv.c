@@ -43,6 +43,7 @@ static int parse_dims(struct probe_data *d, const char *text, int line, struct e
 		{ "tp", offsetof(struct probe_dims, tp) },
 		{ "experts", offsetof(struct probe_dims, experts) },   /* optional from here */
 		{ "experts_per_token", offsetof(struct probe_dims, experts_per_token) },
+		{ "window", offsetof(struct probe_dims, window) },
 	};
 	enum { N_REQUIRED = 7 };
 	enum { N = sizeof keys / sizeof *keys };
@@ -59,7 +60,7 @@ static int parse_dims(struct probe_data *d, const char *text, int line, struct e
 		}
 		int64_t v;
 		if (!eq || k == N || num_parse_int64(eq + 1, &v) || v < 1)
-			return err_set(e, "%s:%d: dims: expected NAME=N with NAME among hidden, intermediate, heads, kv_heads, head_dim, vocab, tp, experts, experts_per_token and N >= 1, got '%s%s%s'",
+			return err_set(e, "%s:%d: dims: expected NAME=N with NAME among hidden, intermediate, heads, kv_heads, head_dim, vocab, tp, experts, experts_per_token, window and N >= 1, got '%s%s%s'",
 				       d->path, line, tok, eq ? "=" : "", eq ? eq + 1 : "");
 		*(int64_t *)((char *)&d->dims + keys[k].off) = v;
 		seen[k] = true;
@@ -275,6 +276,14 @@ static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
 	case PROBE_ATTN_PREFILL:
 	case PROBE_ATTN_DECODE:
 	case PROBE_LAYER:
+		if (r.kind == PROBE_ATTN_PREFILL) {
+			const char *w = strrchr(r.shape, '_');
+			if (w && w[1] == 'w' && (num_parse_int64(w + 2, &r.window) || r.window < 1))
+				return bad(d, line, "shape", "NAME_wW with a window W >= 1 for a windowed attn_prefill row",
+					   f[1], e);
+			if (!w || w[1] != 'w')
+				r.window = 0;
+		}
 		if (r.tokens < 1)
 			return bad(d, line, "tokens", "an integer >= 1 (chunk tokens or sequences)", f[2], e);
 		if (r.kind == PROBE_ATTN_DECODE && r.context < 1)

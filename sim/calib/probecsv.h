@@ -15,7 +15,8 @@
  * bf16, fp16 (read as bf16), fp8 or int4. A gemm row names its weight
  * NAME_nN_kK (qkv_n6144_k4096): N outputs, K inputs; a moe_gemm row
  * moe_eE_kK_hH_iI (E experts, K of them a token, hidden H, expert width I
- * per rank) with tokens = tokens per expert. Rows with tokens = B
+ * per rank) with tokens = tokens per expert; an attn_prefill row whose
+ * shape ends in _wW went through a sliding window of W keys. Rows with tokens = B
  * for decode (sequences) and context = KV tokens each sequence reads;
  * prefill rows have tokens = chunk and context = tokens already cached.
  * time_us > 0; bytes, flops and the version-2 numbers >= 0.
@@ -78,6 +79,7 @@ struct probe_row {
 	double time_us, bytes, flops;
 	int64_t gemm_n, gemm_k;   /* gemm rows: the weight's shape; moe_gemm: H, I; else 0 */
 	int64_t moe_experts, moe_top_k;   /* moe_gemm rows: E and K; else 0 */
+	int64_t window;           /* attn_prefill rows shaped NAME_wW: a sliding window; else 0 */
 	bool decode;              /* layer rows: shape "decode" (else a prefill) */
 	int line;                 /* 1-based line in the file */
 	/* Version 2 (zero or "" in a version-1 file): */
@@ -90,10 +92,11 @@ struct probe_row {
 
 /* The model dimensions the probe ran with (`# dims:`), full model, not
  * per rank; tp is the tensor-parallel size the shapes were sharded for.
- * experts and experts_per_token are optional (0: a dense model). */
+ * experts, experts_per_token and window are optional (0: a dense model,
+ * no sliding window). */
 struct probe_dims {
 	int64_t hidden, intermediate, heads, kv_heads, head_dim, vocab, tp;
-	int64_t experts, experts_per_token;
+	int64_t experts, experts_per_token, window;
 };
 
 struct probe_data {

@@ -129,7 +129,12 @@ double probepred_time_us(const struct probepred *pp, const struct hw_efficiency 
 				    r->tokens) * 1e6;
 	}
 	struct perf p;
-	perf_init(&p, &pp->layer, pp->hw, precision_find("bf16"), pp->tp, 2.0);
+	struct model layer = pp->layer;
+	if (r->window > 0) {   /* one sliding-window layer */
+		layer.sliding_window = r->window;
+		layer.n_sliding_layers = 1;
+	}
+	perf_init(&p, &layer, pp->hw, precision_find("bf16"), pp->tp, 2.0);
 	p.eff = kernel_only(eff);
 	struct perf_step s;
 	perf_step_clear(&s);

@@ -12,7 +12,8 @@
  *                          dtype's peak: the roofline of the dense matmuls;
  *   attn_prefill           one layer of the probe's model (dims), a chunk
  *                          of `tokens` after `context` cached: the prefill
- *                          attention term;
+ *                          attention term (a sliding-window layer when the
+ *                          row has a window);
  *   attn_decode            the same layer, `tokens` sequences each reading
  *                          `context` tokens of KV: the decode attention term;
  *   layer                  dense + attention terms of that layer;

@@ -270,7 +270,8 @@ static int fit_and_write(const char *probe_path, const char *hardware, const cha
 		} else if (md.hidden != d.dims.hidden || md.intermediate != d.dims.intermediate ||
 			   md.heads != d.dims.heads || md.kv_heads != d.dims.kv_heads ||
 			   md.head_dim != d.dims.head_dim || md.vocab != d.dims.vocab ||
-			   (d.dims.experts && d.dims.experts != md.experts)) {
+			   (d.dims.experts && d.dims.experts != md.experts) ||
+			   (d.dims.window && d.dims.window != md.window)) {
 			fprintf(stderr, "servesim calibrate fit: %s: the probe measured hidden=%lld intermediate=%lld heads=%lld kv_heads=%lld head_dim=%lld vocab=%lld, but %s has hidden=%lld intermediate=%lld heads=%lld kv_heads=%lld head_dim=%lld vocab=%lld\n",
 				probe_path, (long long)d.dims.hidden, (long long)d.dims.intermediate,
 				(long long)d.dims.heads, (long long)d.dims.kv_heads, (long long)d.dims.head_dim,

@@ -86,6 +86,7 @@ struct probe {
 	int heads_r, kv_r, inter_r, vocab_r;   /* per tensor-parallel rank */
 	int max_tokens, max_context;
 	int experts, experts_per_token;   /* routed experts (0: a dense model) */
+	int window;                  /* sliding window of the model's windowed layers (0: none) */
 	int device, n_devices;
 	cudaStream_t stream;
 	cublasHandle_t blas;
@@ -162,6 +163,7 @@ void fam_gemm_fp8(struct probe *p);
 void fam_gemv_int4(struct probe *p);
 void fam_moe_gemm(struct probe *p);
 void fam_attn_prefill(struct probe *p);
+void fam_attn_prefill_swa(struct probe *p);
 void fam_attn_decode(struct probe *p);
 void fam_layer(struct probe *p);
 

@@ -42,8 +42,12 @@ static inline float attn_scale_log2(int hd)
 int prefill_supports(int hd);
 int decode_supports(int hd);
 void attn_set_smem_limits(struct probe *p);   /* once per context */
+/* window: a sliding window of that many keys (0: causal over all). */
 int launch_flash(struct probe *p, const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v,
-		 int v_ld, bf16 *o, int o_ld, int T, int C, int heads, int kv_heads, int hd);
+		 int v_ld, bf16 *o, int o_ld, int T, int C, int heads, int kv_heads, int hd, int window);
+/* Causal (query, key) pairs of n queries after c cached keys, each seeing
+ * at most w keys (w = 0: all): the step model's perf_causal_pairs. */
+double attn_pairs(double n, double c, double w);
 int launch_decode(struct probe *p, const struct paged *pg, int copy, const bf16 *q, int q_ld, bf16 *o,
 		  int o_ld);
 void launch_silu_mul(struct probe *p, const bf16 *gu, bf16 *out, int rows, int inter);

@@ -2,6 +2,8 @@
  * probe_attn_rows: the attention and layer families of servesim-probe.
  *   attn_prefill  whole prompts of 128..max_context tokens, then 2048-token
  *                 chunks after a cached prefix, as chunked prefill runs them
+ *   attn_prefill_swa  the same through the model's sliding window (--window),
+ *                 shapes prompt_wW / chunk_wW
  *   attn_decode   B = 1..128 sequences each reading C = 128..max_context
  *                 tokens of a paged, shuffled KV pool
  *   layer         one synthetic decoder layer (QKV, attention, O, gate/up,
@@ -19,7 +21,7 @@ static int check_shape(const struct probe *p, int x)
 }
 
 struct prefill_run {
-	int T, C, n_copies;
+	int T, C, W, n_copies;
 	size_t kv_elems;      /* one copy of K (or V) */
 	bf16 *q, *k, *v, *o;
 	struct probe *p;
@@ -31,22 +33,36 @@ static void prefill_once(struct probe *p, void *arg, int rep)
 	size_t off = (size_t)(rep % r->n_copies) * r->kv_elems;
 	int hq = p->heads_r * p->d.head_dim, hk = p->kv_r * p->d.head_dim;
 	launch_flash(p, r->q, hq, r->k + off, hk, r->v + off, hk, r->o, hq, r->T, r->C, p->heads_r,
-		     p->kv_r, p->d.head_dim);
+		     p->kv_r, p->d.head_dim, r->W);
 }
 
-static double causal_pairs(double n, double c)
+double attn_pairs(double n, double c, double w)
 {
-	return n * c + n * (n + 1) / 2;
+	double all = n * c + n * (n + 1) / 2;
+	if (w <= 0 || c + n <= w)
+		return all;
+	double uncapped = c + 1 > w ? 0 : w - c;   /* queries that see fewer than w keys */
+	if (uncapped > n)
+		uncapped = n;
+	return uncapped * c + uncapped * (uncapped + 1) / 2 + (n - uncapped) * w;
 }
 
-static void prefill_row(struct probe *p, const char *shape, int T, int C)
+/* A chunk of T queries after C cached tokens; W > 0: a sliding window
+ * (the shape then ends in _wW). */
+static void prefill_row(struct probe *p, const char *base, int T, int C, int W)
 {
+	char shape[48];
+	if (W > 0)
+		snprintf(shape, sizeof shape, "%s_w%d", base, W);
+	else
+		snprintf(shape, sizeof shape, "%s", base);
 	int hd = p->d.head_dim;
 	size_t hq = (size_t)p->heads_r * hd, hk = (size_t)p->kv_r * hd;
 	struct prefill_run r;
 	memset(&r, 0, sizeof r);
 	r.T = T;
 	r.C = C;
+	r.W = W;
 	r.kv_elems = (size_t)(C + T) * hk;
 	r.n_copies = probe_copies_for(p, 2.0 * r.kv_elems * 2, 16);
 	size_t need = (2 * (size_t)T * hq + 2 * (size_t)r.n_copies * r.kv_elems) * 2;
@@ -63,8 +79,9 @@ static void prefill_row(struct probe *p, const char *shape, int T, int C)
 		probe_fill_bf16(p, r.k, r.n_copies * r.kv_elems, 42, 1.0f);
 		probe_fill_bf16(p, r.v, r.n_copies * r.kv_elems, 43, 1.0f);
 		struct meas t = probe_time(p, prefill_once, &r);
-		double bytes = 2.0 * T * (double)hq * 2 + 2.0 * (double)r.kv_elems * 2;
-		double flops = 4.0 * hd * p->heads_r * causal_pairs(T, C);
+		double keys = W > 0 && C + T > W ? (double)(W + T - 1 < C + T ? W + T - 1 : C + T) : C + T;
+		double bytes = 2.0 * T * (double)hq * 2 + 2.0 * keys * (double)hk * 2;
+		double flops = 4.0 * hd * p->heads_r * attn_pairs(T, C, W);
 		probe_emit(p, "attn_prefill", shape, T, C, "bf16", &t, bytes, flops, PREFILL_KERNEL);
 	} else {
 		probe_skip(p, "attn_prefill %s T=%d C=%d (cudaMalloc failed)", shape, T, C);
@@ -129,10 +146,30 @@ void fam_attn_prefill(struct probe *p)
 		return;
 	}
 	for (int ctx = 128; ctx <= p->max_context; ctx *= 2)
-		prefill_row(p, "prompt", ctx, 0);
+		prefill_row(p, "prompt", ctx, 0, 0);
 	int chunk = check_shape(p, 2048);
 	for (int ctx = 2 * chunk; ctx <= p->max_context; ctx *= 2)
-		prefill_row(p, "chunk", chunk, ctx - chunk);
+		prefill_row(p, "chunk", chunk, ctx - chunk, 0);
+}
+
+/* The model's sliding-window layers (--window W): prompts and chunks long
+ * enough for the window to cut them. */
+void fam_attn_prefill_swa(struct probe *p)
+{
+	int W = p->check ? 128 : p->window;
+	if (W <= 0) {
+		probe_skip(p, "attn_prefill_swa (no sliding window: pass --window W for such a model)");
+		return;
+	}
+	if (!prefill_supports(p->d.head_dim)) {
+		probe_skip(p, "attn_prefill_swa (no prefill kernel for head_dim %d)", p->d.head_dim);
+		return;
+	}
+	for (int ctx = 2 * W; ctx <= p->max_context; ctx *= 2)
+		prefill_row(p, "prompt", ctx, 0, W);
+	int chunk = check_shape(p, 2048);
+	for (int ctx = 2 * W + chunk; ctx <= p->max_context; ctx *= 2)
+		prefill_row(p, "chunk", chunk, ctx - chunk, W);
 }
 
 /* Enough batch sizes to fit how decode attention's bandwidth rises with
@@ -175,7 +212,7 @@ static void layer_once(struct probe *p, void *arg, int rep)
 		launch_decode(p, &r->pg, rep % r->pg.n_copies, r->qkv, r->n_qkv, r->attn, hq);
 	else
 		launch_flash(p, r->qkv, r->n_qkv, r->qkv + hq, r->n_qkv, r->qkv + hq + hk, r->n_qkv,
-			     r->attn, hq, r->T, 0, p->heads_r, p->kv_r, hd);
+			     r->attn, hq, r->T, 0, p->heads_r, p->kv_r, hd, 0);
 	probe_gemm_bf16(p, w_o, r->attn, r->y, r->T, H, hq);
 	probe_gemm_bf16(p, w_gu, r->y, r->gu, r->T, r->n_gu, H);
 	launch_silu_mul(p, r->gu, r->act, r->T, p->inter_r);
@@ -223,7 +260,7 @@ static void layer_row(struct probe *p, int decode, int T, int C)
 		double weights = (double)r.layer_elems * 2;
 		double gemm_flops = 2.0 * T * (double)r.layer_elems;
 		double kv = decode ? 2.0 * T * (double)C * hk * 2 : 2.0 * T * (double)hk * 2;
-		double attn_flops = 4.0 * hd * p->heads_r * (decode ? (double)T * C : causal_pairs(T, 0));
+		double attn_flops = 4.0 * hd * p->heads_r * (decode ? (double)T * C : attn_pairs(T, 0, 0));
 		probe_emit(p, "layer", shape, T, C, "bf16", &t, weights + kv + (double)act * 2,
 			   gemm_flops + attn_flops, "cublas+" PREFILL_KERNEL "/" DECODE_KERNEL);
 	} else {

@@ -1,7 +1,7 @@
 /*
  * probe_check: `servesim-probe --check`, the probe's self-test on a new
  * GPU. First each kernel against a naive reference on small shapes: the
- * prefill kernel for every head dim it supports, the decode kernel for
+ * prefill kernel for every head dim it supports and with a sliding window, the decode kernel for
  * head dims 64, 128, 256 and 1, 4, 8 and 12 query heads per KV head
  * (12 takes the chunked path), cuBLAS bf16, cuBLASLt fp8 with fast
  * accumulation, the W4A16 GEMV. Then probe_main runs every family on tiny
@@ -17,14 +17,15 @@
 
 /* One thread per (query, head): two passes over the visible keys. */
 __global__ void k_ref_attention(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v,
-				int v_ld, float *o, int T, int C, int heads, int kv_heads, int hd)
+				int v_ld, float *o, int T, int C, int heads, int kv_heads, int hd, int window)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x, h = blockIdx.y;
 	if (t >= T)
 		return;
 	int g = h / (heads / kv_heads), last = C + t;
+	int first = window > 0 && last - window + 1 > 0 ? last - window + 1 : 0;
 	float scale = rsqrtf((float)hd), mx = -INFINITY, sum = 0.0f;
-	for (int j = 0; j <= last; j++) {
+	for (int j = first; j <= last; j++) {
 		float s = 0.0f;
 		for (int d = 0; d < hd; d++)
 			s += __bfloat162float(q[(size_t)t * q_ld + h * hd + d]) *
@@ -33,7 +34,7 @@ __global__ void k_ref_attention(const bf16 *q, int q_ld, const bf16 *k, int k_ld
 	}
 	for (int d = 0; d < hd; d++)
 		o[((size_t)t * heads + h) * hd + d] = 0.0f;
-	for (int j = 0; j <= last; j++) {
+	for (int j = first; j <= last; j++) {
 		float s = 0.0f;
 		for (int d = 0; d < hd; d++)
 			s += __bfloat162float(q[(size_t)t * q_ld + h * hd + d]) *
@@ -97,7 +98,8 @@ int probe_check_one(const char *what, double err, double tol)
 	return ok;
 }
 
-static int check_prefill(struct probe *p, int hd)
+/* window > 0: a sliding window shorter than the context. */
+static int check_prefill(struct probe *p, int hd, int window)
 {
 	int heads = 8, kvh = 2, T = 100, C = 37;
 	size_t qe = (size_t)T * heads * hd, ke = (size_t)(C + T) * kvh * hd;
@@ -109,13 +111,13 @@ static int check_prefill(struct probe *p, int hd)
 	probe_fill_bf16(p, q, qe, 1, 1.0f);
 	probe_fill_bf16(p, k, ke, 2, 1.0f);
 	probe_fill_bf16(p, v, ke, 3, 1.0f);
-	launch_flash(p, q, heads * hd, k, kvh * hd, v, kvh * hd, o, heads * hd, T, C, heads, kvh, hd);
+	launch_flash(p, q, heads * hd, k, kvh * hd, v, kvh * hd, o, heads * hd, T, C, heads, kvh, hd, window);
 	k_ref_attention<<<dim3((T + 63) / 64, heads), 64, 0, p->stream>>>(
-		q, heads * hd, k, kvh * hd, v, kvh * hd, ref, T, C, heads, kvh, hd);
+		q, heads * hd, k, kvh * hd, v, kvh * hd, ref, T, C, heads, kvh, hd, window);
 	CK(cudaGetLastError());
 	CK(cudaStreamSynchronize(p->stream));
 	char what[64];
-	snprintf(what, sizeof what, "%s hd=%d T=%d C=%d", PREFILL_KERNEL, hd, T, C);
+	snprintf(what, sizeof what, "%s hd=%d T=%d C=%d window=%d", PREFILL_KERNEL, hd, T, C, window);
 	int ok = probe_check_one(what, probe_max_abs_diff(o, ref, qe), 3e-2);
 	probe_free(p, q);
 	probe_free(p, k);
@@ -150,7 +152,7 @@ static int check_decode(struct probe *p, int hd, int G)
 		/* A decode is a one-query prefill at position ctx - 1. */
 		k_ref_attention<<<dim3(1, heads), 64, 0, p->stream>>>(qd + (size_t)b * heads * hd,
 								      heads * hd, kc, kvh * hd, vc, kvh * hd,
-								      rd, 1, ctx - 1, heads, kvh, hd);
+								      rd, 1, ctx - 1, heads, kvh, hd, 0);
 		CK(cudaGetLastError());
 		CK(cudaStreamSynchronize(p->stream));
 		double e = probe_max_abs_diff(od + (size_t)b * heads * hd, rd, (size_t)heads * hd);
@@ -198,7 +200,8 @@ int probe_attn_check(struct probe *p)
 	static const int decode_hds[] = { 64, 128, 256 }, groups[] = { 1, 4, 8, 12 };
 	int ok = 1;
 	for (size_t i = 0; i < sizeof prefill_hds / sizeof *prefill_hds; i++)
-		ok &= check_prefill(p, prefill_hds[i]);
+		ok &= check_prefill(p, prefill_hds[i], 0);
+	ok &= check_prefill(p, 128, 70);   /* a window that cuts tiles and rows mid-way */
 	for (size_t i = 0; i < sizeof decode_hds / sizeof *decode_hds; i++)
 		for (size_t g = 0; g < sizeof groups / sizeof *groups; g++)
 			ok &= check_decode(p, decode_hds[i], groups[g]);

@@ -57,6 +57,7 @@ static const struct family families[] = {
 	{ "gemv_int4", fam_gemv_int4, "W4A16 GEMV at batch 1-8 (probe kernel, a lower bound)" },
 	{ "moe_gemm", fam_moe_gemm, "MoE experts' GEMMs (cuBLAS batched) by tokens per expert" },
 	{ "attn_prefill", fam_attn_prefill, "causal prefill attention, prompts and chunks" },
+	{ "attn_prefill_swa", fam_attn_prefill_swa, "the same through the model's sliding window (--window)" },
 	{ "attn_decode", fam_attn_decode, "paged split-K decode attention, batch 1-128" },
 	{ "layer", fam_layer, "one synthetic decoder layer, decode and prefill" },
 	{ "h2d_copy", fam_h2d_copy, "pinned host to device copies" },
@@ -73,6 +74,7 @@ static void usage(FILE *f)
 		"                      --head-dim N --vocab N [--tp N] [--out FILE]\n"
 		"                      [--device N] [--max-tokens N] [--max-context N]\n"
 		"                      [--budget-s S] [--only F,F…] [--experts E --experts-per-token K]\n"
+		"                      [--window W]\n"
 		"       servesim-probe --check [--out FILE]\n"
 		"       servesim-probe --list\n\n"
 		"Measures this GPU for `servesim calibrate fit` and writes CSV (%s)\n"
@@ -83,6 +85,7 @@ static void usage(FILE *f)
 		"  --budget-s S     skip what remains after S seconds (default 240)\n"
 		"  --only F,F…      run only these families (see --list)\n"
 		"  --experts E      an MoE model's routed experts (moe_gemm); K: experts a token uses\n"
+		"  --window W       the sliding window of the model's windowed layers (attn_prefill_swa)\n"
 		"  --check          compare the kernels with naive references, then run every\n"
 		"                   family on tiny shapes; exit 0 when all pass\n"
 		"  --list           print the families, one a line, and exit\n"
@@ -242,9 +245,11 @@ static void write_header(struct probe *p, const struct cudaDeviceProp *prop)
 	probe_note(p, "l2_mib", "%.1f", (double)p->l2_bytes / 1048576.0);
 	probe_note(p, "gpus", "%d", p->n_devices);
 	probe_note_environment(p);
-	char moe[64] = "";
+	char moe[96] = "";
 	if (p->experts)
 		snprintf(moe, sizeof moe, " experts=%d experts_per_token=%d", p->experts, p->experts_per_token);
+	if (p->window)
+		snprintf(moe + strlen(moe), sizeof moe - strlen(moe), " window=%d", p->window);
 	probe_note(p, "dims", "hidden=%d intermediate=%d heads=%d kv_heads=%d head_dim=%d vocab=%d tp=%d%s",
 		   p->d.hidden, p->d.intermediate, p->d.heads, p->d.kv_heads, p->d.head_dim, p->d.vocab,
 		   p->d.tp, moe);
@@ -298,6 +303,7 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'c' },
 		{ "experts", required_argument, NULL, 'E' },
 		{ "experts-per-token", required_argument, NULL, 'K' },
+		{ "window", required_argument, NULL, 'W' },
 		{ "device", required_argument, NULL, 'D' },
 		{ "head-dim", required_argument, NULL, 'd' },
 		{ "heads", required_argument, NULL, 'a' },
@@ -330,6 +336,7 @@ int main(int argc, char **argv)
 		case 'c': p.check = 1; break;
 		case 'E': bad = parse_int(optarg, "experts", 0, 4096, &p.experts); break;
 		case 'K': bad = parse_int(optarg, "experts-per-token", 1, 4096, &p.experts_per_token); break;
+		case 'W': bad = parse_int(optarg, "window", 0, 1 << 24, &p.window); break;
 		case 'D': bad = parse_int(optarg, "device", 0, 1024, &p.device); break;
 		case 'd': bad = parse_int(optarg, "head-dim", 1, 1024, &p.d.head_dim); break;
 		case 'a': bad = parse_int(optarg, "heads", 1, 4096, &p.d.heads); break;

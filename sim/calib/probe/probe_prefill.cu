@@ -18,7 +18,10 @@
  *
  * GQA: head h reads KV head h / (heads / kv_heads). Rows of q, k, v, o are
  * tokens, `*_ld` elements apart, a head's HD values at h * HD. Queries are
- * at absolute positions C..C+T-1, keys 0..C+T-1.
+ * at absolute positions C..C+T-1, keys 0..C+T-1. A sliding window W > 0
+ * (Mistral, Gemma-2, gpt-oss layers) lets the query at p see keys p-W+1
+ * .. p, W of them, as vLLM's FlashAttention window (W-1, 0) does; tiles
+ * wholly before a block's window are never loaded.
  */
 #include "probe_attn.h"
 
@@ -57,7 +60,7 @@ __device__ static inline uint32_t ld32(const bf16 *p)
 template <int HD>
 __global__ void __launch_bounds__(F2_WARPS * 32)
 k_fa2_prefill(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v, int v_ld, bf16 *o,
-	      int o_ld, int T, int C, int heads, int kv_heads, float scale_log2)
+	      int o_ld, int T, int C, int heads, int kv_heads, float scale_log2, int window)
 {
 	constexpr int QS = HD + 8;      /* Q and K row stride in shared memory */
 	constexpr int VS = F2_BK + 8;   /* V^T row stride */
@@ -94,8 +97,11 @@ k_fa2_prefill(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v, i
 	int n_keys = C + min(q0 + F2_BQ, T);
 	bool warp_live = q0 + warp * 16 < T;
 	int warp_last_key = C + min(q0 + warp * 16 + 15, T - 1);
+	/* The first key any row of the block, or of this warp, can see. */
+	int block_first = window > 0 ? max(0, C + q0 - window + 1) : 0;
+	int warp_first = window > 0 ? max(0, C + q0 + warp * 16 - window + 1) : 0;
 
-	for (int kt = 0; kt < n_keys; kt += F2_BK) {
+	for (int kt = block_first / F2_BK * F2_BK; kt < n_keys; kt += F2_BK) {
 		__syncthreads();   /* the previous tile is consumed */
 		for (int i = threadIdx.x; i < F2_BK * HD / 8; i += blockDim.x) {
 			int r = i / (HD / 8), c = (i % (HD / 8)) * 8;
@@ -111,7 +117,7 @@ k_fa2_prefill(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v, i
 				Vt[(c + e) * VS + r] = ve[e];
 		}
 		__syncthreads();
-		if (!warp_live || kt > warp_last_key)
+		if (!warp_live || kt > warp_last_key || kt + F2_BK <= warp_first)
 			continue;   /* warp-uniform: no row of this warp sees these keys */
 
 		float s[F2_BK / 8][4];
@@ -131,7 +137,7 @@ k_fa2_prefill(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v, i
 			for (int e = 0; e < 4; e++) {
 				int row = e >> 1, key = kt + nt * 8 + 2 * t + (e & 1);
 				float x = s[nt][e] * scale_log2;
-				if (!live[row] || key > qpos[row])
+				if (!live[row] || key > qpos[row] || (window > 0 && key <= qpos[row] - window))
 					x = -INFINITY;
 				s[nt][e] = x;
 				tmax[row] = fmaxf(tmax[row], x);
@@ -213,14 +219,14 @@ void attn_set_smem_limits(struct probe *p)
 }
 
 int launch_flash(struct probe *p, const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v,
-		 int v_ld, bf16 *o, int o_ld, int T, int C, int heads, int kv_heads, int hd)
+		 int v_ld, bf16 *o, int o_ld, int T, int C, int heads, int kv_heads, int hd, int window)
 {
 	dim3 grid((T + F2_BQ - 1) / F2_BQ, heads);
 	size_t sm = f2_smem_bytes(hd);
 	float sc = attn_scale_log2(hd);
 #define FA2(HD)                                                                               \
 	k_fa2_prefill<HD><<<grid, F2_WARPS * 32, sm, p->stream>>>(q, q_ld, k, k_ld, v, v_ld, o, \
-								  o_ld, T, C, heads, kv_heads, sc)
+								  o_ld, T, C, heads, kv_heads, sc, window)
 	switch (hd) {
 	case 64: FA2(64); break;
 	case 80: FA2(80); break;
