@@ -3,8 +3,8 @@
  * shared by the attention rows, the layer rows and --check.
  *
  * Prefill (probe_fa2_prefill_v1, probe_prefill.cu): head dims 64, 80, 96,
- * 128. Decode
- * (probe_flashdec_v2): head dims 64, 128, 256, any number of query heads
+ * 128, 256, with or without a sliding window. Decode (probe_flashdec_v2):
+ * head dims 64, 128, 256, any number of query heads
  * per KV head (taken eight at a time). A launcher returns 0 for a head
  * dim it has no kernel for, and throws probe_error on a CUDA error.
  */

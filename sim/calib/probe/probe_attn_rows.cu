@@ -142,7 +142,7 @@ void fam_attn_prefill(struct probe *p)
 {
 	int hd = p->d.head_dim;
 	if (!prefill_supports(hd)) {
-		probe_skip(p, "attn_prefill (the kernel supports head_dim 64, 80, 96 and 128, not %d)", hd);
+		probe_skip(p, "attn_prefill (the kernel supports head_dim 64, 80, 96, 128 and 256, not %d)", hd);
 		return;
 	}
 	for (int ctx = 128; ctx <= p->max_context; ctx *= 2)

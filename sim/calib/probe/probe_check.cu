@@ -196,7 +196,7 @@ static int check_gemm_bf16(struct probe *p)
 
 int probe_attn_check(struct probe *p)
 {
-	static const int prefill_hds[] = { 64, 80, 96, 128 };
+	static const int prefill_hds[] = { 64, 80, 96, 128, 256 };
 	static const int decode_hds[] = { 64, 128, 256 }, groups[] = { 1, 4, 8, 12 };
 	int ok = 1;
 	for (size_t i = 0; i < sizeof prefill_hds / sizeof *prefill_hds; i++)

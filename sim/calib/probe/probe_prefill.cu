@@ -3,7 +3,7 @@
  * probe_fa2_prefill_v1, laid out as FlashAttention-2's forward pass (Dao
  * 2023, arXiv:2307.08691, §3.1): one block of four warps per (64 queries,
  * head), each warp owning 16 query rows; K and V stream through shared
- * memory 64 keys at a time; S = Q K^T and O += P V run on the tensor cores
+ * memory 64 keys at a time (32 at head_dim 256); S = Q K^T and O += P V run on the tensor cores
  * (mma.sync m16n8k16, bf16 in, fp32 accumulate) with S, P and O kept in
  * registers, the softmax online per row (running max and sum, base 2), and
  * P reused as the A operand of P V without leaving registers (the C layout
@@ -27,11 +27,18 @@
 
 #define F2_WARPS 4
 #define F2_BQ (16 * F2_WARPS)   /* queries per block */
-#define F2_BK 64                /* keys per tile */
+
+/* Keys per tile: 64, or 32 at head_dim 256 so shared memory stays under
+ * the 99 KiB an sm_86/sm_89 block may have. */
+static int f2_bk(int hd)
+{
+	return hd > 128 ? 32 : 64;
+}
 
 static size_t f2_smem_bytes(int hd)
 {
-	return ((size_t)F2_BQ * (hd + 8) + (size_t)F2_BK * (hd + 8) + (size_t)hd * (F2_BK + 8)) * 2;
+	size_t bk = (size_t)f2_bk(hd);
+	return ((size_t)F2_BQ * (hd + 8) + bk * (hd + 8) + (size_t)hd * (bk + 8)) * 2;
 }
 
 __device__ static inline uint32_t pack_bf16x2(float lo, float hi)
@@ -57,15 +64,30 @@ __device__ static inline uint32_t ld32(const bf16 *p)
 	return *(const uint32_t *)p;
 }
 
-template <int HD>
+/* Q's fragments for k-step kk of this thread's rows r0, r0 + 8. */
+template <int QS>
+__device__ static inline void q_frag(uint32_t qa[4], const bf16 *Qs, int r0, int kk, int t)
+{
+	qa[0] = ld32(Qs + r0 * QS + kk * 16 + 2 * t);
+	qa[1] = ld32(Qs + (r0 + 8) * QS + kk * 16 + 2 * t);
+	qa[2] = ld32(Qs + r0 * QS + kk * 16 + 8 + 2 * t);
+	qa[3] = ld32(Qs + (r0 + 8) * QS + kk * 16 + 8 + 2 * t);
+}
+
+/* BK keys a tile. Up to head_dim 128 Q's fragments stay in registers; at
+ * 256 they are read from shared memory at each use (the O accumulators
+ * alone take 128 registers there). */
+template <int HD, int BK>
 __global__ void __launch_bounds__(F2_WARPS * 32)
 k_fa2_prefill(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v, int v_ld, bf16 *o,
 	      int o_ld, int T, int C, int heads, int kv_heads, float scale_log2, int window)
 {
 	constexpr int QS = HD + 8;      /* Q and K row stride in shared memory */
-	constexpr int VS = F2_BK + 8;   /* V^T row stride */
+	constexpr int VS = BK + 8;      /* V^T row stride */
+	constexpr bool QREG = HD <= 128;
+	constexpr int QR = QREG ? HD / 16 : 1;   /* fragments held in registers */
 	extern __shared__ __align__(16) unsigned char smem[];
-	bf16 *Qs = (bf16 *)smem, *Ks = Qs + F2_BQ * QS, *Vt = Ks + F2_BK * QS;
+	bf16 *Qs = (bf16 *)smem, *Ks = Qs + F2_BQ * QS, *Vt = Ks + BK * QS;
 	const uint4 zero4 = make_uint4(0, 0, 0, 0);
 	int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
 	int h = blockIdx.y, kvh = h / (heads / kv_heads), q0 = blockIdx.x * F2_BQ;
@@ -79,14 +101,11 @@ k_fa2_prefill(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v, i
 	}
 	__syncthreads();
 	int r0 = warp * 16 + g;   /* this thread's rows: r0 and r0 + 8 */
-	uint32_t qa[HD / 16][4];
+	uint32_t qa[QR][4];
+	if (QREG)
 #pragma unroll
-	for (int kk = 0; kk < HD / 16; kk++) {
-		qa[kk][0] = ld32(Qs + r0 * QS + kk * 16 + 2 * t);
-		qa[kk][1] = ld32(Qs + (r0 + 8) * QS + kk * 16 + 2 * t);
-		qa[kk][2] = ld32(Qs + r0 * QS + kk * 16 + 8 + 2 * t);
-		qa[kk][3] = ld32(Qs + (r0 + 8) * QS + kk * 16 + 8 + 2 * t);
-	}
+		for (int kk = 0; kk < QR; kk++)
+			q_frag<QS>(qa[kk], Qs, r0, kk, t);
 	float acc[HD / 8][4];
 #pragma unroll
 	for (int d = 0; d < HD / 8; d++)
@@ -101,9 +120,9 @@ k_fa2_prefill(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v, i
 	int block_first = window > 0 ? max(0, C + q0 - window + 1) : 0;
 	int warp_first = window > 0 ? max(0, C + q0 + warp * 16 - window + 1) : 0;
 
-	for (int kt = block_first / F2_BK * F2_BK; kt < n_keys; kt += F2_BK) {
+	for (int kt = block_first / BK * BK; kt < n_keys; kt += BK) {
 		__syncthreads();   /* the previous tile is consumed */
-		for (int i = threadIdx.x; i < F2_BK * HD / 8; i += blockDim.x) {
+		for (int i = threadIdx.x; i < BK * HD / 8; i += blockDim.x) {
 			int r = i / (HD / 8), c = (i % (HD / 8)) * 8;
 			uint4 kv = zero4, vv = zero4;
 			if (kt + r < n_keys) {
@@ -117,22 +136,29 @@ k_fa2_prefill(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v, i
 				Vt[(c + e) * VS + r] = ve[e];
 		}
 		__syncthreads();
-		if (!warp_live || kt > warp_last_key || kt + F2_BK <= warp_first)
+		if (!warp_live || kt > warp_last_key || kt + BK <= warp_first)
 			continue;   /* warp-uniform: no row of this warp sees these keys */
 
-		float s[F2_BK / 8][4];
+		float s[BK / 8][4];
 #pragma unroll
-		for (int nt = 0; nt < F2_BK / 8; nt++) {
+		for (int nt = 0; nt < BK / 8; nt++)
 			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-			const bf16 *kr = Ks + (nt * 8 + g) * QS + 2 * t;
 #pragma unroll
-			for (int kk = 0; kk < HD / 16; kk++)
-				mma_16816(s[nt], qa[kk], ld32(kr + kk * 16), ld32(kr + kk * 16 + 8));
+		for (int kk = 0; kk < HD / 16; kk++) {
+			uint32_t qs[4];
+			if (!QREG)
+				q_frag<QS>(qs, Qs, r0, kk, t);
+			const uint32_t *a = QREG ? qa[kk < QR ? kk : 0] : qs;
+#pragma unroll
+			for (int nt = 0; nt < BK / 8; nt++) {
+				const bf16 *kr = Ks + (nt * 8 + g) * QS + kk * 16 + 2 * t;
+				mma_16816(s[nt], a, ld32(kr), ld32(kr + 8));
+			}
 		}
 		/* Scale, mask, and the tile's row maxima (4 lanes share a row). */
 		float tmax[2] = { -INFINITY, -INFINITY };
 #pragma unroll
-		for (int nt = 0; nt < F2_BK / 8; nt++)
+		for (int nt = 0; nt < BK / 8; nt++)
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
 				int row = e >> 1, key = kt + nt * 8 + 2 * t + (e & 1);
@@ -151,7 +177,7 @@ k_fa2_prefill(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v, i
 			alpha[row] = m_new[row] == -INFINITY ? 1.0f : exp2f(m_run[row] - m_new[row]);
 		}
 #pragma unroll
-		for (int nt = 0; nt < F2_BK / 8; nt++)
+		for (int nt = 0; nt < BK / 8; nt++)
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
 				int row = e >> 1;
@@ -176,7 +202,7 @@ k_fa2_prefill(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v, i
 		/* O += P V: P's C fragments of tiles 2j, 2j+1 are the A fragment
 		 * of k-step j. */
 #pragma unroll
-		for (int j = 0; j < F2_BK / 16; j++) {
+		for (int j = 0; j < BK / 16; j++) {
 			uint32_t pa[4] = { pack_bf16x2(s[2 * j][0], s[2 * j][1]),
 					   pack_bf16x2(s[2 * j][2], s[2 * j][3]),
 					   pack_bf16x2(s[2 * j + 1][0], s[2 * j + 1][1]),
@@ -202,20 +228,21 @@ k_fa2_prefill(const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v, i
 
 int prefill_supports(int hd)
 {
-	return hd == 64 || hd == 80 || hd == 96 || hd == 128;
+	return hd == 64 || hd == 80 || hd == 96 || hd == 128 || hd == 256;
 }
 
 void attn_set_smem_limits(struct probe *p)
 {
 	(void)p;
-	CK(cudaFuncSetAttribute(k_fa2_prefill<64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-				(int)f2_smem_bytes(64)));
-	CK(cudaFuncSetAttribute(k_fa2_prefill<80>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-				(int)f2_smem_bytes(80)));
-	CK(cudaFuncSetAttribute(k_fa2_prefill<96>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-				(int)f2_smem_bytes(96)));
-	CK(cudaFuncSetAttribute(k_fa2_prefill<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-				(int)f2_smem_bytes(128)));
+#define SMEM(HD)                                                                               \
+	CK(cudaFuncSetAttribute(k_fa2_prefill<HD, HD <= 128 ? 64 : 32>,                           \
+				cudaFuncAttributeMaxDynamicSharedMemorySize, (int)f2_smem_bytes(HD)))
+	SMEM(64);
+	SMEM(80);
+	SMEM(96);
+	SMEM(128);
+	SMEM(256);
+#undef SMEM
 }
 
 int launch_flash(struct probe *p, const bf16 *q, int q_ld, const bf16 *k, int k_ld, const bf16 *v,
@@ -224,14 +251,15 @@ int launch_flash(struct probe *p, const bf16 *q, int q_ld, const bf16 *k, int k_
 	dim3 grid((T + F2_BQ - 1) / F2_BQ, heads);
 	size_t sm = f2_smem_bytes(hd);
 	float sc = attn_scale_log2(hd);
-#define FA2(HD)                                                                               \
-	k_fa2_prefill<HD><<<grid, F2_WARPS * 32, sm, p->stream>>>(q, q_ld, k, k_ld, v, v_ld, o, \
-								  o_ld, T, C, heads, kv_heads, sc, window)
+#define FA2(HD, BK)                                                                            \
+	k_fa2_prefill<HD, BK><<<grid, F2_WARPS * 32, sm, p->stream>>>(q, q_ld, k, k_ld, v, v_ld, o, \
+								      o_ld, T, C, heads, kv_heads, sc, window)
 	switch (hd) {
-	case 64: FA2(64); break;
-	case 80: FA2(80); break;
-	case 96: FA2(96); break;
-	case 128: FA2(128); break;
+	case 64: FA2(64, 64); break;
+	case 80: FA2(80, 64); break;
+	case 96: FA2(96, 64); break;
+	case 128: FA2(128, 64); break;
+	case 256: FA2(256, 32); break;
 	default: return 0;
 	}
 #undef FA2
