@@ -717,6 +717,15 @@ static void fit_families_are_probe_families(void **state)
 		snprintf(want, sizeof want, "%s\t", tab[f].name);
 		assert_contains(c.out, want);
 	}
+	/* Every kind the reader accepts belongs to a family (the fit asserts it). */
+	for (int k = 0; k < PROBE_N_KINDS; k++)
+		for (int dt = PROBE_DT_NONE; dt <= PROBE_DT_INT4; dt++) {
+			struct probe_row r = { .kind = k, .dtype = dt };
+			if (k == PROBE_GEMM && dt == PROBE_DT_NONE)
+				continue;   /* refused by probecsv */
+			if (fitfamily_of(&r) < 0)
+				fail_msg("kind %s dtype %s has no fit family", probe_kind_names[k], probe_dtype_names[dt]);
+		}
 	assert_contains(c.out, "gemm_fp8\tlow_precision_compute\n");
 	assert_contains(c.out, "attn_decode\tattention_bandwidth,attention_half_seqs\n");
 	cmd_result_free(&c);

@@ -5,6 +5,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,6 +203,7 @@ static void classify(struct fit_result *res, const struct probe_data *d, int mai
 	for (size_t i = 0; i < d->len; i++) {
 		const struct probe_row *r = &d->rows[i];
 		int f = fitfamily_of(r), ps[FITFAM_MAX_PARAMS];
+		assert(f >= 0);   /* every kind probecsv reads has a family */
 		if (fitfamily_params(f, main_dtype, ps) == 0)
 			res->use[i] = r->kind == PROBE_GEMM && r->dtype != PROBE_DT_INT4 ? FIT_ROW_OTHER_DTYPE
 											 : FIT_ROW_REPORT;
