@@ -640,6 +640,9 @@ static void fit_cli_writes_a_profile_run_can_use(void **state)
 	assert_double_near(mine.bf16_tflops, 989.4, 1e-9);
 	assert_double_rel(mine.eff.compute_max, truth.compute_max, 0.03);
 	assert_contains(mine.source_efficiency, "fitted by servesim calibrate from probe.csv on 2027-01-15");
+	/* The overheads the probe cannot see are not written: the engine's own
+	 * (sim/perf/overhead.c) still apply to the calibrated profile. */
+	assert_int_equal(mine.overheads_given, 0);
 
 	/* The written profile runs. */
 	run_cmd(&c, "'%s' run --hardware '%s' --set workload.num_prompts=20 --format json", SERVESIM_BIN, out);

@@ -337,8 +337,17 @@ static int fit_and_write(const char *probe_path, const char *hardware, const cha
 		 (long long)d.dims.kv_heads, (long long)d.dims.head_dim, (long long)d.dims.vocab, (long long)d.dims.tp);
 	snprintf(c2, sizeof c2, "fit: %zu of %zu rows; RMS ln(predicted/measured) %.3f before, %.3f after; %s", r.n_used,
 		 d.len, r.rms_before, r.rms_after, r.status);
+	/* The overheads are not kernel properties and the probe does not fit
+	 * them: written only when the base profile set them itself, so an
+	 * engine's own fitted overheads (sim/perf/overhead.c) still apply. */
+	bool write[EFF_N_PARAMS];
+	for (int id = 0; id < EFF_N_PARAMS; id++)
+		write[id] = true;
+	write[EFF_STEP_OVERHEAD_US] = hw.overheads_given & HW_GIVEN_STEP_OVERHEAD;
+	write[EFF_STEP_OVERHEAD_PER_SEQ_US] = hw.overheads_given & HW_GIVEN_STEP_PER_SEQ;
+	write[EFF_REQUEST_OVERHEAD_MS] = hw.overheads_given & HW_GIVEN_REQUEST_OVERHEAD;
 	const char *comments[] = { c0, c1, c2, c3 };
-	int wrc = profwrite_save(out, base_path, &r.after, source, comments, n_bounded ? 4 : 3, &e);
+	int wrc = profwrite_save_keys(out, base_path, &r.after, write, source, comments, n_bounded ? 4 : 3, &e);
 	fit_result_free(&r);
 	if (wrc) {
 		fprintf(stderr, "servesim calibrate fit: %s\n", e.msg);
