@@ -69,6 +69,16 @@ static inline bool exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+static inline void h100(struct hw_profile *hw);
+
+/* A fresh directory (dir[64]), dir/probe.csv in path[128], and h100-sxm. */
+static inline void scratch(char *dir, char *path, struct hw_profile *hw)
+{
+	tmp_dir(dir, 64);
+	snprintf(path, 128, "%s/probe.csv", dir);
+	h100(hw);
+}
+
 static inline void h100(struct hw_profile *hw)
 {
 	struct err e;

@@ -11,11 +11,9 @@ static void fit_cli_writes_a_profile_run_can_use(void **state)
 {
 	(void)state;
 	char dir[64], csv[128], out[128];
-	tmp_dir(dir, sizeof dir);
-	snprintf(csv, sizeof csv, "%s/probe.csv", dir);
-	snprintf(out, sizeof out, "%s/h100-mine.ini", dir);
 	struct hw_profile hw;
-	h100(&hw);
+	scratch(dir, csv, &hw);
+	snprintf(out, sizeof out, "%s/h100-mine.ini", dir);
 	write_probe(csv, &hw, all_families, &truth, 1);
 	struct cmd_result c;
 	run_cmd(&c, "SOURCE_DATE_EPOCH=1800000000 '%s' calibrate fit '%s' --model llama-3.1-8b --out '%s'",
@@ -82,11 +80,9 @@ static void fit_cli_writes_nothing_when_it_cannot_fit(void **state)
 {
 	(void)state;
 	char dir[64], csv[128], out[128];
-	tmp_dir(dir, sizeof dir);
-	snprintf(csv, sizeof csv, "%s/probe.csv", dir);
-	snprintf(out, sizeof out, "%s/out.ini", dir);
 	struct hw_profile hw;
-	h100(&hw);
+	scratch(dir, csv, &hw);
+	snprintf(out, sizeof out, "%s/out.ini", dir);
 	write_probe(csv, &hw, all_families, &truth, 2);
 	struct cmd_result c;
 	/* One iteration cannot converge. */

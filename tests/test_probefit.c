@@ -14,10 +14,8 @@ static void probecsv_reads_both_versions(void **state)
 {
 	(void)state;
 	char dir[64], path[128];
-	tmp_dir(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/probe.csv", dir);
 	struct hw_profile hw;
-	h100(&hw);
+	scratch(dir, path, &hw);
 	for (int v = 1; v <= 2; v++) {
 		write_probe(path, &hw, all_families, &truth, v);
 		struct probe_data d;
@@ -81,10 +79,8 @@ static void truncated_csv_fits_what_it_holds(void **state)
 {
 	(void)state;
 	char dir[64], path[128];
-	tmp_dir(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/probe.csv", dir);
 	struct hw_profile hw;
-	h100(&hw);
+	scratch(dir, path, &hw);
 	static const char *const fams[] = { "stream_read", "gemm_bf16", "attn_decode", NULL };
 	write_probe(path, &hw, fams, &truth, 2);
 	/* Cut the file in the middle of the 40th decode row. */
@@ -139,10 +135,8 @@ static void fit_recovers_known_parameters(void **state)
 {
 	(void)state;
 	char dir[64], path[128];
-	tmp_dir(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/probe.csv", dir);
 	struct hw_profile hw;
-	h100(&hw);
+	scratch(dir, path, &hw);
 	write_probe(path, &hw, all_families, &truth, 2);
 	struct probe_data d;
 	load(&d, path);
@@ -210,10 +204,8 @@ static void fit_each_family_alone(void **state)
 		{ { "gemm_bf16", "attn_prefill", NULL }, { EFF_ATTENTION_COMPUTE, -1 }, { 0.03 } },
 	};
 	char dir[64], path[128];
-	tmp_dir(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/probe.csv", dir);
 	struct hw_profile hw;
-	h100(&hw);
+	scratch(dir, path, &hw);
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
 		/* The truth for this family's parameters (and its reference's),
 		 * the base profile elsewhere. */
@@ -252,10 +244,8 @@ static void standin_kernels_only_bound_from_below(void **state)
 {
 	(void)state;
 	char dir[64], path[128];
-	tmp_dir(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/probe.csv", dir);
 	struct hw_profile hw;
-	h100(&hw);
+	scratch(dir, path, &hw);
 	struct hw_efficiency slow = truth;
 	slow.attention_bandwidth = 0.20;
 	slow.attention_compute = 0.10;
