@@ -257,9 +257,9 @@ static void write_header(struct probe *p, const struct cudaDeviceProp *prop)
 	fflush(p->out);
 }
 
-/* --check: the references, then every family on tiny shapes (a small
- * GQA model: 8 query heads on 2 KV heads of 128, hidden and FFN 1024 so
- * every GEMV shape runs, 4 experts, 64 tokens, 512 context). */
+/* --check: the references, then every family on tiny shapes (main sets
+ * them: a small GQA model, 8 query heads on 2 KV heads of 128, hidden and
+ * FFN 1024 so every GEMV shape runs, 4 experts, 64 tokens, 512 context). */
 static int run_check(struct probe *p, const bool *chosen)
 {
 	int ok = 1;
@@ -273,15 +273,6 @@ static int run_check(struct probe *p, const bool *chosen)
 		if (recover(p))
 			return 0;
 	}
-	p->d = (struct dims){ 1024, 1024, 8, 2, 128, 1024, 1 };
-	p->heads_r = 8;
-	p->kv_r = 2;
-	p->inter_r = 1024;
-	p->vocab_r = 1024;
-	p->max_tokens = 64;
-	p->max_context = 512;
-	p->experts = 4;
-	p->experts_per_token = 2;
 	for (int i = 0; i < N_FAMILIES; i++) {
 		if (!chosen[i])
 			continue;
@@ -379,6 +370,13 @@ int main(int argc, char **argv)
 			 p.d.head_dim % 16)) {
 		fprintf(stderr, "servesim-probe: heads must be a multiple of kv-heads, heads and intermediate multiples of tp, head-dim a multiple of 16\n");
 		return 2;
+	}
+	if (p.check) {   /* run_check's tiny shapes, recorded in `# dims:` */
+		p.d = (struct dims){ 1024, 1024, 8, 2, 128, 1024, 1 };
+		p.max_tokens = 64;
+		p.max_context = 512;
+		p.experts = 4;
+		p.experts_per_token = 2;
 	}
 	if (p.experts && !p.experts_per_token)
 		p.experts_per_token = 1;
