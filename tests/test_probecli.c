@@ -336,6 +336,15 @@ static void probe_on_gpu_plans_the_round_trip(void **state)
 	assert_int_equal(c.status, 2);
 	assert_contains(c.err, "--budget-s: at least 120 s");
 	cmd_result_free(&c);
+	/* An MoE model brings its experts, a windowed one its window, MLA is refused. */
+	run_cmd(&c, "'%s' --dry-run --model gpt-oss-20b", script);
+	assert_int_equal(c.status, 0);
+	assert_contains(c.out, "--experts 32 --experts-per-token 4 --window 128");
+	cmd_result_free(&c);
+	run_cmd(&c, "'%s' --dry-run --model deepseek-v3", script);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "MLA attention");
+	cmd_result_free(&c);
 	run_cmd(&c, "'%s' --dry-run --model nosuch", script);
 	assert_int_equal(c.status, 2);
 	assert_contains(c.err, "--model nosuch: no models/nosuch.json");
