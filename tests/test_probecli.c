@@ -85,6 +85,13 @@ static void fit_cli_writes_nothing_when_it_cannot_fit(void **state)
 	snprintf(out, sizeof out, "%s/out.ini", dir);
 	write_probe(csv, &hw, all_families, &truth, 2);
 	struct cmd_result c;
+	/* --weights fp8: the fp8 rows set the GEMM curve, the bf16 ones are reported. */
+	run_cmd(&c, "'%s' calibrate fit '%s' --weights fp8 --out '%s'", SERVESIM_BIN, csv, out);
+	assert_int_equal(c.status, 0);
+	assert_contains(c.out, "none: reported (a GEMM of another dtype than --weights)");
+	assert_contains(c.out, "not fitted: other dtype");
+	cmd_result_free(&c);
+	remove(out);
 	/* One iteration cannot converge. */
 	run_cmd(&c, "'%s' calibrate fit '%s' --max-iter 1 --out '%s'", SERVESIM_BIN, csv, out);
 	assert_int_equal(c.status, 2);

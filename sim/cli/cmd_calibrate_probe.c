@@ -73,10 +73,10 @@ static void print_family_table(const struct fit_result *r, int dtype)
 			printf("%-9s", "-");
 		int ps[FITFAM_MAX_PARAMS], np = fitfamily_params(fr->family, dtype, ps);
 		if (np == 0 || fr->n_used + fr->n_bound == 0) {
-			if (np && f->kind == PROBE_GEMM)
-				printf(" none: reported (another dtype than --weights)\n");
-			else if (np)
-				printf(" none: reported (launch-bound rows, or stand-in attention kernels inside)\n");
+			if (!f->report)   /* a family with parameters, none of them set here */
+				printf(" none: reported (%s)\n", f->kind == PROBE_GEMM
+					? "a GEMM of another dtype than --weights"
+					: "launch-bound rows, or stand-in attention kernels inside");
 			else if (fr->median_ratio > 0)
 				printf(" none: reached %.2f of %s\n", 1 / fr->median_ratio, f->report);
 			else
