@@ -41,6 +41,8 @@ static const struct probe_dims llama8b = { 4096, 14336, 32, 8, 128, 128256, 1, 0
 
 /* The measured links (host, all-reduce ring) reach 80% of the profile's. */
 #define HOST_LINK_FRACTION 0.8
+/* The elementwise kernels' fixed cost a call (their rows: + half the roofline). */
+#define ELEM_FIXED_US 2.0
 
 struct gen {
 	FILE *f;
@@ -93,6 +95,8 @@ static inline void put_row(struct gen *g, struct probe_row *r, const char *kerne
 	double t;
 	if (r->kind == PROBE_LAUNCH)
 		t = 5.0;
+	else if (r->kind == PROBE_ELEMENTWISE)   /* 2 us of fixed cost, then half the roofline */
+		t = ELEM_FIXED_US + probepred_time_us(&g->pp, g->eff, r) / 0.5;
 	else if (r->kind == PROBE_H2D_COPY || r->kind == PROBE_D2H_COPY || r->kind == PROBE_ALLREDUCE)
 		t = probepred_time_us(&g->pp, g->eff, r) / HOST_LINK_FRACTION;
 	else
@@ -212,6 +216,13 @@ static inline void put_family(struct gen *g, const char *family)
 			snprintf(r.shape, sizeof r.shape, "ring_g8_%dMiB", 1 << (4 * i));
 			put_row(g, &r, "probe_ring_peer_v1");
 		}
+	} else if (!strcmp(family, "elementwise")) {
+		for (int64_t t = 1; t <= 16384; t *= 2) {
+			struct probe_row r = { .kind = PROBE_ELEMENTWISE, .dtype = PROBE_DT_BF16, .tokens = t,
+					       .bytes = 2.0 * t * 4096 * 2 + 2.0 * 4096 };
+			snprintf(r.shape, sizeof r.shape, "rmsnorm_h4096");
+			put_row(g, &r, "probe_rmsnorm_v1");
+		}
 	} else if (!strcmp(family, "launch")) {
 		struct probe_row r = { .kind = PROBE_LAUNCH, .dtype = PROBE_DT_NONE, .tokens = 1 };
 		snprintf(r.shape, sizeof r.shape, "eager");
@@ -223,7 +234,7 @@ static inline void put_family(struct gen *g, const char *family)
 
 static const char *const all_families[] = { "stream_read", "d2d_copy", "gemm_bf16", "gemm_fp8",
 					    "moe_gemm", "attn_prefill", "attn_prefill_swa", "attn_decode", "layer",
-					    "h2d_copy", "allreduce", "launch", NULL };
+					    "elementwise", "h2d_copy", "allreduce", "launch", NULL };
 
 /* Writes a probe CSV of the given families (NULL-terminated), each under
  * eff, or under standin for the families named in standin_fams. */

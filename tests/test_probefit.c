@@ -26,13 +26,14 @@ static void probecsv_reads_both_versions(void **state)
 		assert_int_equal(d.dims.hidden, 4096);
 		assert_int_equal(d.dims.vocab, 128256);
 		/* 6 bandwidth + 150 gemm + 14 moe + 12 prefill (9 prompts, 3 chunks) + 5
-		 * windowed prefill + 63 decode + 7 layer + 3 h2d + 3 allreduce + 1 launch */
-		assert_int_equal(d.len, 264);
+		 * windowed prefill + 63 decode + 7 layer + 15 elementwise + 3 h2d + 3 allreduce
+		 * + 1 launch */
+		assert_int_equal(d.len, 279);
 		assert_int_equal(d.rows[6].kind, PROBE_GEMM);
 		assert_int_equal(d.rows[6].gemm_n, 6144);
 		assert_int_equal(d.rows[6].gemm_k, 4096);
 		assert_false(d.truncated);
-		assert_int_equal(d.n_clocks, 12);
+		assert_int_equal(d.n_clocks, 13);
 		assert_string_equal(d.clocks[0].family, "stream_read");
 		assert_double_near(d.clocks[0].sm_mhz, 1980, 0);
 		assert_false(probecsv_throttled(&d.clocks[0]));
@@ -176,6 +177,11 @@ static void fit_recovers_known_parameters(void **state)
 	assert_double_rel(family(&r, "h2d_copy")->median_ratio, 1 / HOST_LINK_FRACTION, 0.05);
 	assert_double_rel(family(&r, "allreduce")->median_ratio, 1 / HOST_LINK_FRACTION, 0.05);
 	assert_int_equal(family(&r, "launch")->n_used, 0);
+	/* Elementwise kernels: reported, with their cost at one token (2 us
+	 * fixed plus a roofline of 8 ns; 2% noise). */
+	assert_int_equal(family(&r, "elementwise")->n_used, 0);
+	assert_int_equal(family(&r, "elementwise")->first_tokens, 1);
+	assert_double_rel(family(&r, "elementwise")->first_us, ELEM_FIXED_US, 0.06);
 	fit_result_free(&r);
 	probecsv_free(&d);
 	rm_dir(dir);

@@ -276,6 +276,11 @@ static void family_results(struct fit_result *res, const struct probe_data *d, c
 			if (fitfamily_of(&d->rows[i]) != (int)f)
 				continue;
 			fr.n_rows++;
+			const struct probe_row *row = &d->rows[i];
+			if (row->tokens >= 1 && (!fr.first_tokens || row->tokens < fr.first_tokens)) {
+				fr.first_tokens = row->tokens;
+				fr.first_us = row->time_us;
+			}
 			int u = res->use[i];
 			fr.n_used += u == FIT_ROW_USED;
 			fr.n_bound += u == FIT_ROW_LOWER_BOUND;

@@ -80,6 +80,8 @@ struct fit_family_result {
 	double rms_after;         /* RMS ln(pred/meas) over its used rows, or for a
 				   * bound family over its rows at the bound */
 	double median_ratio;      /* median measured / datasheet-rate prediction (report rows); 0 none */
+	double first_us;          /* measured time of its row with the fewest tokens (>= 1); 0 none */
+	int64_t first_tokens;     /* those tokens */
 };
 
 struct fit_result {

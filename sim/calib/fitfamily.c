@@ -39,6 +39,8 @@ static const struct fitfam table[] = {
 	  .production = "FlashAttention-2/3 run at 0.7-1.0 of the GEMM rate (>= 0.70 of the best bf16 GEMM)" },
 	{ .name = "layer", .kind = PROBE_LAYER, .dtype = -1,
 	  .params = P(EFF_BANDWIDTH, EFF_ATTENTION_BANDWIDTH, EFF_ATTENTION_COMPUTE) },
+	{ .name = "elementwise", .kind = PROBE_ELEMENTWISE, .dtype = -1, .params = P(-1),
+	  .report = "the bandwidth roofline (the step model has no term for RMSNorm, RoPE, KV writes)" },
 	{ .name = "h2d_copy", .kind = PROBE_H2D_COPY, .dtype = -1, .params = P(-1),
 	  .report = "the profile's host link (host_bandwidth_gb_s)" },
 	{ .name = "d2h_copy", .kind = PROBE_D2H_COPY, .dtype = -1, .params = P(-1),

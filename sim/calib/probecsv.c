@@ -11,7 +11,7 @@
 
 const char *const probe_kind_names[] = {
 	"stream_read", "d2d_copy", "gemm",     "attn_prefill", "attn_decode",
-	"layer",       "h2d_copy", "d2h_copy", "peer_copy",    "launch",      "moe_gemm", "allreduce", NULL
+	"layer",       "h2d_copy", "d2h_copy", "peer_copy",    "launch",      "moe_gemm", "allreduce", "elementwise", NULL
 };
 const char *const probe_dtype_names[] = { "none", "bf16", "fp8", "int4", NULL };
 
@@ -214,7 +214,7 @@ static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
 	r.kind = index_of(probe_kind_names, f[0]);
 	if (r.kind < 0)
 		return bad(d, line, "kind",
-			   "stream_read, d2d_copy, h2d_copy, d2h_copy, peer_copy, allreduce, launch, gemm, moe_gemm, attn_prefill, attn_decode or layer",
+			   "stream_read, d2d_copy, h2d_copy, d2h_copy, peer_copy, allreduce, launch, elementwise, gemm, moe_gemm, attn_prefill, attn_decode or layer",
 			   f[0], e);
 	if (!*f[1] || strlen(f[1]) >= sizeof r.shape)
 		return bad(d, line, "shape", "a name of 1 to 47 characters", f[1], e);
@@ -252,6 +252,11 @@ static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
 			return bad(d, line, "tokens", "an integer >= 1 for a gemm row", f[2], e);
 		if (r.dtype == PROBE_DT_NONE)
 			return bad(d, line, "dtype", "bf16, fp16 or fp8 for a gemm row", f[4], e);
+		break;
+	case PROBE_ELEMENTWISE:
+		if (!(r.bytes > 0) || r.tokens < 1)
+			return bad(d, line, r.tokens < 1 ? "tokens" : "bytes",
+				   "tokens >= 1 and bytes > 0 for an elementwise row", r.tokens < 1 ? f[2] : f[6], e);
 		break;
 	case PROBE_ALLREDUCE:
 		if (!(r.bytes > 0))

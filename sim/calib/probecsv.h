@@ -11,7 +11,8 @@
  *              what it reached against the run's own stream_read and GEMM)
  * Kinds (probe_kind_names): stream_read, d2d_copy, h2d_copy, d2h_copy,
  * peer_copy, allreduce (tokens = GPUs, bytes = the buffer each holds),
- * launch, gemm, moe_gemm, attn_prefill, attn_decode, layer. dtype: none,
+ * launch, elementwise (RMSNorm, RoPE, KV-cache write by tokens), gemm,
+ * moe_gemm, attn_prefill, attn_decode, layer. dtype: none,
  * bf16, fp16 (read as bf16), fp8 or int4. A gemm row names its weight
  * NAME_nN_kK (qkv_n6144_k4096): N outputs, K inputs; a moe_gemm row
  * moe_eE_kK_hH_iI (E experts, K of them a token, hidden H, expert width I
@@ -53,6 +54,7 @@ enum probe_kind {
 	PROBE_LAUNCH,
 	PROBE_MOE_GEMM,
 	PROBE_ALLREDUCE,
+	PROBE_ELEMENTWISE,
 	PROBE_N_KINDS
 };
 

@@ -104,6 +104,7 @@ double probepred_time_us(const struct probepred *pp, const struct hw_efficiency 
 	switch (r->kind) {
 	case PROBE_STREAM_READ:
 	case PROBE_D2D_COPY:
+	case PROBE_ELEMENTWISE:   /* no term of its own: the bandwidth roofline */
 		return dense_time_s(pp, eff, MATMUL_BF16, r->bytes, 0, 1) * 1e6;
 	case PROBE_H2D_COPY:
 	case PROBE_D2H_COPY:

@@ -5,8 +5,11 @@
  *
  * Every prediction goes through perf_step_time (sim/perf/steptime.h) on a
  * struct perf made for the measured operator:
- *   stream_read, d2d_copy  a "matmul" with the row's bytes and no FLOPs:
- *                          bytes / (bandwidth x bandwidth efficiency);
+ *   stream_read, d2d_copy, elementwise
+ *                          a "matmul" with the row's bytes and no FLOPs:
+ *                          bytes / (bandwidth x bandwidth efficiency) (the
+ *                          step model has no term for RMSNorm, RoPE and
+ *                          KV writes: this is what they are compared with);
  *   gemm                   a dense group of one weight N x K (2 bytes a
  *                          weight in bf16, 1 in fp8) at M = tokens, the
  *                          dtype's peak: the roofline of the dense matmuls;

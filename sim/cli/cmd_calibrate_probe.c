@@ -77,6 +77,10 @@ static void print_family_table(const struct fit_result *r, int dtype)
 				printf(" none: reported (%s)\n", f->kind == PROBE_GEMM
 					? "a GEMM of another dtype than --weights"
 					: "launch-bound rows, or stand-in attention kernels inside");
+			else if (fr->median_ratio > 0 && f->kind == PROBE_ELEMENTWISE)
+				printf(" none: reached %.2f of %s (median); %.1f us at %lld token%s\n",
+				       1 / fr->median_ratio, f->report, fr->first_us, (long long)fr->first_tokens,
+				       fr->first_tokens == 1 ? "" : "s");
 			else if (fr->median_ratio > 0)
 				printf(" none: reached %.2f of %s\n", 1 / fr->median_ratio, f->report);
 			else

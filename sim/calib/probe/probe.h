@@ -14,6 +14,7 @@
  *   probe_prefill.cu the prefill attention kernel (FlashAttention-2 layout)
  *   probe_attn_rows.cu attn_prefill, attn_decode, layer
  *   probe_ring.cu   allreduce: a ring over peer copies among all GPUs
+ *   probe_elem.cu   elementwise: RMSNorm, rotary embedding, KV-cache write
  *   probe_check.cu  --check: the kernels against naive references, then
  *                   every family on tiny shapes
  *   probe_main.cu   the family table, arguments, device query, main
@@ -166,6 +167,7 @@ void fam_attn_prefill(struct probe *p);
 void fam_attn_prefill_swa(struct probe *p);
 void fam_attn_decode(struct probe *p);
 void fam_layer(struct probe *p);
+void fam_elementwise(struct probe *p);
 
 /* Used by probe_check.cu and the layer family. */
 void probe_gemm_bf16(struct probe *p, const bf16 *w, const bf16 *x, bf16 *y, int m, int n, int k);

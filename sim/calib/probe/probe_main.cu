@@ -60,6 +60,7 @@ static const struct family families[] = {
 	{ "attn_prefill_swa", fam_attn_prefill_swa, "the same through the model's sliding window (--window)" },
 	{ "attn_decode", fam_attn_decode, "paged split-K decode attention, batch 1-128" },
 	{ "layer", fam_layer, "one synthetic decoder layer, decode and prefill" },
+	{ "elementwise", fam_elementwise, "RMSNorm, rotary embedding, KV-cache write by tokens" },
 	{ "h2d_copy", fam_h2d_copy, "pinned host to device copies" },
 	{ "d2h_copy", fam_d2h_copy, "device to pinned host copies" },
 	{ "peer_copy", fam_peer_copy, "copies to every peer GPU (needs two or more)" },
