@@ -340,9 +340,15 @@ int probecsv_load(struct probe_data *d, const char *path, struct err *e)
 			header = true;
 			continue;
 		}
+		/* Only the last line can lack its newline. The probe writes each
+		 * version-2 row with its newline in one call, so such a line was
+		 * cut short even if what is left parses (a number cut mid-way). */
+		if (!whole && d->version == 2) {
+			d->truncated = true;
+			break;
+		}
 		if ((rc = parse_row(d, buf, line, e))) {
-			/* A cut-short last line: the run died while writing it. */
-			if (!whole && getc(f) == EOF) {
+			if (!whole) {   /* a cut-short version-1 row */
 				d->truncated = true;
 				rc = 0;
 			}

@@ -24,8 +24,8 @@
  *
  * The probe flushes each row as it is measured, so a run that crashed or
  * was killed leaves a file whose last line may be cut short: a last line
- * without its newline that does not parse is dropped (d->truncated), and
- * the rows before it are read. `# failed: FAMILY: …` lines are collected,
+ * without its newline is dropped (d->truncated; in a version-1 file only
+ * when it does not parse), and the rows before it are read. `# failed: FAMILY: …` lines are collected,
  * and `# clocks: family=F sm_mhz=N mem_mhz=N power_w=N … throttle=R` lines
  * (free text after the colon; unknown keys ignored, a bad number ignored).
  *
