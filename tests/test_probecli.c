@@ -77,6 +77,44 @@ static void fit_cli_writes_a_profile_run_can_use(void **state)
 	rm_dir(dir);
 }
 
+/* A run and a rerun of one of its families (servesim-probe --only) fit
+ * together; files of another device do not mix. */
+static void fit_cli_reads_reruns(void **state)
+{
+	(void)state;
+	char dir[64], csv[128], rerun[128], other[128], out[128], cmd[400];
+	struct hw_profile hw;
+	scratch(dir, csv, &hw);
+	snprintf(rerun, sizeof rerun, "%s/rerun.csv", dir);
+	snprintf(other, sizeof other, "%s/other.csv", dir);
+	snprintf(out, sizeof out, "%s/p.ini", dir);
+	static const char *const first[] = { "stream_read", "gemm_bf16", "attn_prefill", NULL };
+	static const char *const again[] = { "attn_decode", NULL };
+	write_probe(csv, &hw, first, &truth, 2);
+	write_probe(rerun, &hw, again, &truth, 2);
+	struct cmd_result c;
+	run_cmd(&c, "SOURCE_DATE_EPOCH=1800000000 '%s' calibrate fit '%s' '%s' --out '%s'", SERVESIM_BIN, csv,
+		rerun, out);
+	if (c.status != 0)
+		fail_msg("exit %d: %s", c.status, c.err);
+	/* The rerun's decode rows are graded against the first file's stream. */
+	assert_contains(c.out, "attn_decode     63    45 0.9");
+	cmd_result_free(&c);
+	struct hw_profile mine;
+	struct err e;
+	if (hw_load(&mine, out, &e))
+		fail_msg("%s", e.msg);
+	assert_contains(mine.source_efficiency, "from probe.csv and 1 more file on 2027-01-15");
+	assert_double_rel(mine.eff.attention_bandwidth, truth.attention_bandwidth, 0.03);
+	snprintf(cmd, sizeof cmd, "sed 's/H100 80GB HBM3/A100-SXM4-80GB/' '%s' > '%s'", rerun, other);
+	assert_int_equal(system(cmd), 0);
+	run_cmd(&c, "'%s' calibrate fit '%s' '%s' --out '%s'", SERVESIM_BIN, csv, other, out);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "other.csv: device 'NVIDIA A100-SXM4-80GB', but");
+	cmd_result_free(&c);
+	rm_dir(dir);
+}
+
 static void fit_cli_writes_nothing_when_it_cannot_fit(void **state)
 {
 	(void)state;
@@ -364,6 +402,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fit_cli_writes_a_profile_run_can_use),
+		cmocka_unit_test(fit_cli_reads_reruns),
 		cmocka_unit_test(fit_cli_writes_nothing_when_it_cannot_fit),
 		cmocka_unit_test(fit_families_are_probe_families),
 		cmocka_unit_test(gpu_without_cuda_or_without_a_device),

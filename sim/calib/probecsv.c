@@ -364,6 +364,32 @@ int probecsv_load(struct probe_data *d, const char *path, struct err *e)
 	return rc;
 }
 
+int probecsv_append(struct probe_data *d, const char *path, struct err *e)
+{
+	struct probe_data more;
+	int rc = probecsv_load(&more, path, e);
+	if (!rc && strcmp(more.device, d->device))
+		rc = err_set(e, "%s: device '%s', but %s measured '%s'", path, more.device, d->path, d->device);
+	if (!rc && more.has_dims && d->has_dims && memcmp(&more.dims, &d->dims, sizeof d->dims))
+		rc = err_set(e, "%s: its '# dims:' differ from %s's: not the same model", path, d->path);
+	if (!rc) {
+		if (!d->has_dims && more.has_dims) {
+			d->dims = more.dims;
+			d->has_dims = true;
+		}
+		xgrow(&d->rows, &d->cap, d->len + more.len, sizeof *d->rows);
+		memcpy(d->rows + d->len, more.rows, more.len * sizeof *more.rows);
+		d->len += more.len;
+		d->truncated |= more.truncated;
+		for (int i = 0; i < more.n_failed && d->n_failed < PROBECSV_MAX_FAILED; i++)
+			memcpy(d->failed[d->n_failed++], more.failed[i], sizeof more.failed[i]);
+		for (int i = 0; i < more.n_clocks && d->n_clocks < PROBECSV_MAX_CLOCKS; i++)
+			d->clocks[d->n_clocks++] = more.clocks[i];
+	}
+	probecsv_free(&more);
+	return rc;
+}
+
 void probecsv_free(struct probe_data *d)
 {
 	free(d->rows);

@@ -30,7 +30,7 @@
 void calib_help(FILE *f)
 {
 	fprintf(f,
-		"usage: servesim calibrate fit PROBE.csv --out PROFILE.ini [--hardware H] [--model M]\n"
+		"usage: servesim calibrate fit PROBE.csv [RERUN.csv…] --out PROFILE.ini [--hardware H] [--model M]\n"
 		"                          [--weights bf16|fp8] [--max-iter N]\n"
 		"       servesim calibrate fit --list\n"
 		"       servesim calibrate gpu --model M --out PROFILE.ini [--tp N] [--hardware H]\n"

@@ -142,15 +142,20 @@ static int print_fit_families(void)
 	return EXIT_OK;
 }
 
-/* Fits probe_path on hardware (NULL: from the probe's device) and writes
+/* Fits the rows of paths[0..n) (one run, or a run and reruns of some of
+ * its families) on hardware (NULL: from the probe's device) and writes
  * out. model: optional check of the dims. */
-static int fit_and_write(const char *probe_path, const char *hardware, const char *model_name,
+static int fit_and_write(const char *const *paths, int n, const char *hardware, const char *model_name,
 			 int dtype, int max_iter, const char *out)
 {
 	struct err e;
 	struct probe_data d;
 	int rc = EXIT_BAD_INPUT;
-	if (probecsv_load(&d, probe_path, &e)) {
+	const char *probe_path = paths[0];
+	int bad = probecsv_load(&d, probe_path, &e);
+	for (int i = 1; i < n && !bad; i++)
+		bad = probecsv_append(&d, paths[i], &e);
+	if (bad) {
 		cli_fail("calibrate fit", &e);
 		probecsv_free(&d);
 		return rc;
@@ -221,7 +226,11 @@ static int fit_and_write(const char *probe_path, const char *hardware, const cha
 	}
 	char date[16], source[512], c0[640], c1[256], c2[256], c3[256] = "lower bounds from stand-in kernels:";
 	profwrite_date(date, sizeof date);
-	snprintf(source, sizeof source, "fitted by servesim calibrate from %s on %s", calib_base_name(probe_path), date);
+	char more[32] = "";
+	if (n > 1)
+		snprintf(more, sizeof more, " and %d more file%s", n - 1, n > 2 ? "s" : "");
+	snprintf(source, sizeof source, "fitted by servesim calibrate from %s%s on %s", calib_base_name(probe_path),
+		 more, date);
 	int n_bounded = 0;
 	for (int id = 0; id < EFF_N_PARAMS; id++)
 		if (r.bounded[id] && strlen(c3) < 180) {
@@ -299,11 +308,12 @@ int calibrate_fit(int argc, char **argv)
 		default: return cli_misuse("calibrate fit", "unknown option");
 		}
 	}
-	if (optind != argc - 1)
-		return cli_misuse("calibrate fit", "expected one probe CSV, got %d arguments", argc - optind);
+	if (optind >= argc)
+		return cli_misuse("calibrate fit", "expected a probe CSV (and reruns of some of its families)");
 	if (!out)
 		return cli_misuse("calibrate fit", "--out PROFILE.ini is required");
-	return fit_and_write(argv[optind], hardware, model, dtype, (int)max_iter, out);
+	return fit_and_write((const char *const *)argv + optind, argc - optind, hardware, model, dtype,
+			     (int)max_iter, out);
 }
 
 /* ---- gpu --------------------------------------------------------------------- */
@@ -377,7 +387,8 @@ int calibrate_gpu(int argc, char **argv)
 	}
 	if (prc > 0)
 		fprintf(stderr, "servesim calibrate gpu: %s; fitting what was measured\n", e.msg);
-	int rc = fit_and_write(csv, hardware, model_name, PROBE_DT_BF16, 0, out);
+	const char *paths[] = { csv };
+	int rc = fit_and_write(paths, 1, hardware, model_name, PROBE_DT_BF16, 0, out);
 	fprintf(stderr, "servesim calibrate gpu: measurements kept in %s\n", csv);
 	return rc;
 }
