@@ -1,6 +1,7 @@
 #include "probecsv.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,6 +378,15 @@ int probecsv_append(struct probe_data *d, const char *path, struct err *e)
 			d->dims = more.dims;
 			d->has_dims = true;
 		}
+		size_t kept = 0;   /* d's rows of a kind and dtype the rerun does not have */
+		for (size_t i = 0; i < d->len; i++) {
+			bool redone = false;
+			for (size_t j = 0; j < more.len && !redone; j++)
+				redone = more.rows[j].kind == d->rows[i].kind && more.rows[j].dtype == d->rows[i].dtype;
+			if (!redone)
+				d->rows[kept++] = d->rows[i];
+		}
+		d->len = kept;
 		xgrow(&d->rows, &d->cap, d->len + more.len, sizeof *d->rows);
 		memcpy(d->rows + d->len, more.rows, more.len * sizeof *more.rows);
 		d->len += more.len;

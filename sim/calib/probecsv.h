@@ -122,10 +122,11 @@ int probecsv_load(struct probe_data *d, const char *path, struct err *e);
 
 void probecsv_free(struct probe_data *d);   /* safe on a zeroed struct */
 
-/* Reads path and appends its rows, failures and clock lines to d (a
- * rerun of some families with `servesim-probe --only`). The two must be
- * of the same device and dims (a file without dims takes d's). Returns 0,
- * or -1 with e naming path and what differs (d is then unchanged). */
+/* Reads path, a rerun of some families (`servesim-probe --only`), into d:
+ * its rows replace d's rows of the same kind and dtype, its failures and
+ * clock lines are added. The two must be of the same device and dims (a
+ * file without dims takes d's). Returns 0, or -1 with e naming path and
+ * what differs (d is then unchanged). */
 int probecsv_append(struct probe_data *d, const char *path, struct err *e);
 
 /* Whether a clocks line's throttle reasons mean the GPU ran slower than
