@@ -147,10 +147,13 @@ static int add_run(struct inidoc *ov, const char *model, const char *weights, co
 	return 0;
 }
 
-/* One request alone: in prompt tokens, out generated, no shared prefix. */
+/* One request alone: in prompt tokens, out generated, no shared prefix,
+ * and a max_model_len that holds it (the model's full context may not fit
+ * the device's KV pool, which vLLM refuses at start-up: startup.h). */
 static int add_single_request(struct inidoc *ov, long long in, long long out, struct err *e)
 {
-	return inidoc_add_overridef(ov, e, "workload.num_prompts=1") || inidoc_add_overridef(ov, e, "workload.request_rate=inf") ||
+	return inidoc_add_overridef(ov, e, "engine.max_model_len=%lld", in + out < 2 ? 2 : in + out) ||
+	       inidoc_add_overridef(ov, e, "workload.num_prompts=1") || inidoc_add_overridef(ov, e, "workload.request_rate=inf") ||
 	       inidoc_add_overridef(ov, e, "workload.max_concurrency=1") ||
 	       inidoc_add_overridef(ov, e, "workload.random_input_len=%lld", in) ||
 	       inidoc_add_overridef(ov, e, "workload.random_output_len=%lld", out) ||

@@ -23,6 +23,7 @@ static const struct verb {
 	{ "sweep", cmd_sweep, "run a scenario over a grid of keys, with replications and 95% CIs" },
 	{ "plan", cmd_plan, "highest rate within an SLO per configuration; replicas, GPUs and cost" },
 	{ "compare", cmd_compare, "one workload on several GPUs side by side, with cost" },
+	{ "advise", cmd_advise, "what limits a run and which remedies help, each simulated" },
 	{ "plot", cmd_plot, "gnuplot pictures of a sweep/plan/compare result or a run's --out folder" },
 	{ "merge", cmd_merge, "join the --shard K/N outputs of sweep, plan or compare" },
 	{ "validate", cmd_validate, "replay a real vllm bench serve result; measured vs predicted" },

@@ -16,14 +16,19 @@ enum { N_LOAD = sizeof load_metrics / sizeof *load_metrics };
 
 json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
 			 const struct plan_opts *o, bool cost, size_t total, const struct shard *sh,
-			 const struct compare_row *rows, size_t n)
+			 const struct compare_row *rows, size_t n, const struct tune_cand *tuned,
+			 const struct tune_space *space)
 {
+	if (!slo->n)
+		tuned = NULL;
 	json_t *doc = resultdoc_new(&comparedoc_kind);
 	resultdoc_header(doc, scenario, overrides);
 	if (n)
 		json_object_set_new(doc, "model", json_string(rows[0].cand.sc.model));
-	json_object_set_new(doc, "search", slo->n ? plandoc_search_json(slo, o) :
-						      json_pack("{si}", "replications", o->replications));
+	json_t *search = slo->n ? plandoc_search_json(slo, o) : json_pack("{si}", "replications", o->replications);
+	if (tuned)
+		json_object_set_new(search, "tune", tune_space_json(space));
+	json_object_set_new(doc, "search", search);
 	json_object_set_new(doc, "cost", json_boolean(cost));
 	json_t *items = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -37,6 +42,7 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 		json_object_set_new(it, "pipeline_parallel_size", json_integer(sc->pipeline_parallel_size));
 		resultdoc_put(it, "mem_bandwidth_gb_s", r->bandwidth_gb_s, 3);
 		resultdoc_put(it, "decode_ceiling_tok_s", r->decode_ceiling_tok_s, 3);
+		plandoc_put_tuning(it, tuned ? &tuned[i] : NULL, space, o);
 		if (r->error) {
 			json_object_set_new(it, "error", json_string(r->error));
 			json_array_append_new(items, it);
@@ -72,6 +78,11 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 	return doc;
 }
 
+static void text_label(json_t *it, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", resultdoc_str(it, "hardware"));
+}
+
 static void text(FILE *f, json_t *doc)
 {
 	json_t *search = json_object_get(doc, "search");
@@ -88,6 +99,7 @@ static void text(FILE *f, json_t *doc)
 		reps == 1 ? "" : "s", reps > 1 ? " (± lines: 95% confidence half-widths, Student t)" : "");
 	if (slo)
 		plandoc_search_text(f, search);
+	plandoc_cost_text(f, doc);
 	fprintf(f, "decode ceiling: tp × bandwidth ÷ weight bytes per token, batch 1, datasheet (SEED C8)\n\n");
 	fprintf(f, "%-16s %7s %9s %8s %9s %8s %8s %8s %8s %8s", "hardware", "GB/s", "ceil tok/s", "req/s",
 		"tok/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "E2EL p99");
@@ -148,6 +160,7 @@ static void text(FILE *f, json_t *doc)
 		if (resultdoc_str(it, "limit"))
 			fprintf(f, "  %s: %s: %s\n", resultdoc_str(it, "hardware"), resultdoc_str(it, "limit"),
 				resultdoc_str(it, "limit_detail"));
+	plandoc_tuning_text(f, doc, "rows", text_label);
 }
 
 static void csv(FILE *f, json_t *doc)
@@ -239,8 +252,9 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 		snprintf(limits + len, sizeof limits - len, "%s%s <= %g", len ? ", " : "; SLO ", key,
 			 json_number_value(v));
 	}
-	snprintf(sub, sizeof sub, "%s, %s%s", resultdoc_str(doc, "model") ? resultdoc_str(doc, "model") : "",
-		 resultdoc_str(doc, "scenario"), limits);
+	snprintf(sub, sizeof sub, "%s, %s%s%s", resultdoc_str(doc, "model") ? resultdoc_str(doc, "model") : "",
+		 resultdoc_str(doc, "scenario"), limits,
+		 json_object_get(search, "tune") ? "; each device at its tuned vLLM settings" : "");
 	if (plot_var(vars, sizeof vars, "data", path) || plot_text(vars, sizeof vars, "subtitle", sub) ||
 	    plot_var(vars, sizeof vars, "slo", slo ? "1" : "0") ||
 	    plot_var(vars, sizeof vars, "cost", json_is_true(json_object_get(doc, "cost")) ? "1" : "0"))

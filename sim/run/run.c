@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "evq.h"
+#include "startup.h"
 #include "workload.h"
 #include "xalloc.h"
 
@@ -304,6 +305,11 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 	 * cannot fit max_model_len the scenario is wrong, not the requests. */
 	struct engine_stats st0;
 	rn.cls->stats(rn.eng, &st0);
+	if (startup_check(&setup, &st0, e)) {
+		rn.cls->destroy(rn.eng);
+		workload_destroy(rn.wl);
+		return -1;
+	}
 	if (!sc->trace[0] && sc->input.dist == LEN_UNIFORM && sc->output.dist == LEN_UNIFORM) {
 		double r = sc->random_range_ratio;
 		int64_t in = sc->random_prefix_len + (int64_t)ceil((double)sc->input.mean * (1 + r));

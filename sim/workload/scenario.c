@@ -74,6 +74,7 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "tensor_parallel_size", INI_INT, F(tensor_parallel_size), 0, 1, 1024, "an integer >= 1", NULL },
 	{ "engine", "pipeline_parallel_size", INI_INT, F(pipeline_parallel_size), 0, 1, 1024, "an integer >= 1",
 	  NULL },
+	{ "engine", "nnodes", INI_INT, F(nnodes), 0, 1, 1024, "a node count >= 1 (vLLM --nnodes)", NULL },
 	{ "engine", "max_num_batched_tokens", INI_INT, F(max_num_batched_tokens), 0, 1, 1e8,
 	  "a token count >= 1", NULL },
 	{ "engine", "max_num_seqs", INI_INT, F(max_num_seqs), 0, 1, 1e7, "an integer >= 1", NULL },
@@ -91,6 +92,10 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "cpu_offload_gb", INI_DOUBLE, F(cpu_offload_gb), 0, 0, 1e6,
 	  "GiB of weights per GPU kept in host memory, >= 0 (vLLM --cpu-offload-gb)", NULL },
 	{ "engine", "kv_cache_dtype", INI_ENUM, F(kv_cache_dtype), 0, 0, 0, "auto or fp8", kv_dtype_names },
+	{ "engine", "moe_router_skew", INI_DOUBLE, F(moe_router_skew), 0, 0, 10,
+	  "a Zipf exponent in [0, 10] (0: uniform routing)", NULL },
+	{ "engine", "enable_expert_parallel", INI_BOOL, F(enable_expert_parallel), 0, 0, 0, "true or false",
+	  NULL },
 	/* vLLM's timing (issue 18): the version picks the defaults (vllmver.c). */
 	{ "engine", "vllm_version", INI_STRING, F(vllm_version), 0, 0, 0, "a vLLM version 0.MINOR[.PATCH], >= 0.8",
 	  NULL },
@@ -141,6 +146,7 @@ void scenario_default(struct scenario *sc)
 	sc->trace_time_scale = 1.0;
 	sc->engine_kind = ENGINE_VLLM;
 	sc->tensor_parallel_size = 1;
+	sc->nnodes = 1;
 	sc->pipeline_parallel_size = 1;
 	sc->max_num_batched_tokens = -1;
 	sc->max_num_seqs = -1;
