@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "startup.h"
 #include "workload.h"
 #include "xalloc.h"
 
@@ -49,6 +50,8 @@ struct cluster {
 	struct scenario *pool_sc[N_POOLS];
 	struct hw_profile pool_hw[N_POOLS];
 	int last_stepped;              /* for the step-tokens gauge */
+	int64_t past_horizon_ns;       /* a step that would end past EVQ_HORIZON_NS began here; -1: none */
+	int64_t past_horizon_step_ns;
 	const struct router_class *router;
 	gsl_rng *rng;                  /* the "router" stream */
 	size_t rr_next;
@@ -134,6 +137,11 @@ static void start_step(struct cluster *c, int i, int64_t now)
 	struct replica *r = &c->rep[i];
 	int64_t d = r->cls->start_step(r->eng, now);
 	r->busy = d >= 0;
+	if (d > EVQ_HORIZON_NS - now) {   /* the run stops: run_simulate says why */
+		c->past_horizon_ns = now;
+		c->past_horizon_step_ns = d;
+		return;
+	}
 	if (d >= 0) {
 		if (c->n > 1) {
 			struct engine_gauges gg;
@@ -199,7 +207,7 @@ void cluster_done(struct cluster *c, size_t idx)
 	assert(rp->outstanding >= 0);
 }
 
-void cluster_event(struct cluster *c, const struct event *ev)
+int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_ns)
 {
 	switch (ev->kind) {
 	case EV_ENQUEUE: {
@@ -233,6 +241,8 @@ void cluster_event(struct cluster *c, const struct event *ev)
 	default:
 		assert(!"not a cluster event");
 	}
+	*step_ns = c->past_horizon_step_ns;
+	return c->past_horizon_ns;
 }
 
 /* The pools and the link of a disaggregated cluster. */
@@ -285,6 +295,7 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 	const struct cluster_config *cc = &s->sc->cluster;
 	c->s = *s;
 	c->n = (int)cc->replicas;
+	c->past_horizon_ns = -1;
 	c->rep = xcalloc((size_t)c->n, sizeof *c->rep);
 	c->router = &router_classes[cc->router];
 	c->wants_prefix = c->router->reads_prefix &&
@@ -318,12 +329,15 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 		}
 		rp->cls = engine_class_for(es.sc->engine_kind);
 		rp->eng = rp->cls->create(&es, e);
-		if (!rp->eng) {
+		struct engine_stats st;
+		if (rp->eng)
+			rp->cls->stats(rp->eng, &st);
+		/* What the real engine refuses at start-up (startup.h), per
+		 * replica: a pool may have its own settings and device. */
+		if (!rp->eng || startup_check(&es, &st, e)) {
 			cluster_destroy(c);
 			return NULL;
 		}
-		struct engine_stats st;
-		rp->cls->stats(rp->eng, &st);
 		rp->drain_first = st.timing;
 		rp->overhead_ns = (int64_t)llround(es.hw->eff.request_overhead_ms * 1e6);
 	}

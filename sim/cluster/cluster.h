@@ -65,8 +65,11 @@ void cluster_send(struct cluster *c, size_t idx, int64_t now);
 /* Request idx is done (the run's on_done calls this first). */
 void cluster_done(struct cluster *c, size_t idx);
 
-/* Handles one of the cluster's events (kind >= CLUSTER_EV_FIRST). */
-void cluster_event(struct cluster *c, const struct event *ev);
+/* Handles one of the cluster's events (kind >= CLUSTER_EV_FIRST).
+ * Returns -1, or, once a replica started a step that would end past
+ * EVQ_HORIZON_NS, when it started (its duration into *step_ns): the run
+ * stops there with an error. */
+int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_ns);
 
 /* The gauges summed over replicas (KV usage: their mean; step tokens: the
  * replica that stepped last). With one replica, that engine's own. */
