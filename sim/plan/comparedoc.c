@@ -1,6 +1,7 @@
 #include "comparedoc.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "plandoc.h"
@@ -265,6 +266,35 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 	return 0;
 }
 
+/* What merge and plot read back (docschema.h). */
+static const struct docschema_field search_schema[] = {
+	{ .key = "replications", .type = DS_INT, .min = 1, .max = INT32_MAX },
+	{ .key = "by", .type = DS_STR, .optional = true },
+	{ .key = NULL },
+};
+
+static const struct docschema_field row_schema[] = {
+	{ .key = "row", .type = DS_INT, .min = 0, .max = INT32_MAX },
+	{ .key = "hardware", .type = DS_STR },
+	{ .key = "device", .type = DS_STR, .optional = true },
+	{ .key = "tensor_parallel_size", .type = DS_INT, .min = 1, .max = INT32_MAX },
+	{ .key = "at_load", .type = DS_OBJ, .optional = true },
+	{ .key = "limit", .type = DS_STR, .optional = true },
+	{ .key = "limit_detail", .type = DS_STR, .optional = true },
+	{ .key = "error", .type = DS_STR, .optional = true },
+	{ .key = NULL },
+};
+
+static const struct docschema_field compare_schema[] = {
+	{ .key = "scenario", .type = DS_STR },
+	{ .key = "model", .type = DS_STR, .optional = true },
+	{ .key = "search", .type = DS_OBJ, .sub = search_schema },
+	{ .key = "cost", .type = DS_BOOL, .optional = true },
+	{ .key = "rows_total", .type = DS_INT, .min = 0, .max = INT32_MAX },
+	{ .key = "rows", .type = DS_ARR, .sub = row_schema },
+	{ .key = NULL },
+};
+
 const struct resultdoc_kind comparedoc_kind = {
 	.name = "compare",
 	.items = "rows",
@@ -274,4 +304,5 @@ const struct resultdoc_kind comparedoc_kind = {
 	.text = text,
 	.csv = csv,
 	.plot = plot,
+	.schema = compare_schema,
 };

@@ -208,7 +208,7 @@ static void at_load(struct scenario *out, const struct plan_cand *c, const struc
 		out->request_rate = load;
 		double n = ceil(load * o->duration_s);
 		if (n > (double)out->num_prompts)
-			out->num_prompts = n < 1e9 ? (int64_t)n : 1000000000;
+			out->num_prompts = n < SCENARIO_MAX_PROMPTS ? (int64_t)n : SCENARIO_MAX_PROMPTS;
 	}
 }
 

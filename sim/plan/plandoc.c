@@ -1,6 +1,7 @@
 #include "plandoc.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,9 +256,9 @@ static json_t *in_order(json_t *doc, size_t i)
 	size_t j;
 	json_t *it;
 	json_array_foreach(items, j, it)
-		if ((json_int_t)resultdoc_num(it, "candidate") == want)
+		if (json_integer_value(json_object_get(it, "candidate")) == want)
 			return it;
-	return NULL;
+	return json_array_get(items, i);   /* a ranking that names no candidate */
 }
 
 /* "ttft_p99_ms <= 2000, …" from a document's search object. */
@@ -276,7 +277,8 @@ void plandoc_search_text(FILE *f, json_t *search)
 {
 	int reps = (int)resultdoc_num(search, "replications");
 	double conf = resultdoc_num(search, "confidence");
-	bool conc = !strcmp(resultdoc_str(search, "by"), "concurrency");
+	const char *by = resultdoc_str(search, "by");   /* compare's search may lack it */
+	bool conc = by && !strcmp(by, "concurrency");
 	fprintf(f, "search: %s by doubling/halving then bisection", conc ? "max_concurrency" : "request rate");
 	if (conc)
 		fprintf(f, " to one request");
@@ -531,6 +533,45 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 	return plot_gnuplot("plan_search", dir, "plan_search", vars, o, e);
 }
 
+/* What merge and plot read back (docschema.h): the keys the renderers
+ * above use. */
+static const struct docschema_field search_schema[] = {
+	{ .key = "slo", .type = DS_OBJ, .optional = true },
+	{ .key = "by", .type = DS_STR },
+	{ .key = "replications", .type = DS_INT, .min = 1, .max = INT32_MAX },
+	{ .key = "confidence", .type = DS_NUM },
+	{ .key = "tolerance", .type = DS_NUM },
+	{ .key = "max_load", .type = DS_NUM },
+	{ .key = NULL },
+};
+
+static const struct docschema_field cand_schema[] = {
+	{ .key = "candidate", .type = DS_INT, .min = 0, .max = INT32_MAX },
+	{ .key = "hardware", .type = DS_STR },
+	{ .key = "tensor_parallel_size", .type = DS_INT, .min = 1, .max = INT32_MAX },
+	{ .key = "weights", .type = DS_STR },
+	{ .key = "status", .type = DS_STR },
+	{ .key = "max_rate", .type = DS_NUM },
+	{ .key = "at_limit", .type = DS_OBJ },
+	{ .key = "limit", .type = DS_STR },
+	{ .key = "limit_detail", .type = DS_STR },
+	{ .key = "tried", .type = DS_ARR },
+	{ .key = "replicas", .type = DS_NUM },
+	{ .key = "gpus", .type = DS_NUM },
+	{ .key = NULL },
+};
+
+static const struct docschema_field plan_schema[] = {
+	{ .key = "scenario", .type = DS_STR },
+	{ .key = "search", .type = DS_OBJ, .sub = search_schema },
+	{ .key = "cost", .type = DS_BOOL },
+	{ .key = "target_rate", .type = DS_NUM },
+	{ .key = "candidates_total", .type = DS_INT, .min = 0, .max = INT32_MAX },
+	{ .key = "candidates", .type = DS_ARR, .sub = cand_schema },
+	{ .key = "ranking", .type = DS_INT_ARR, .optional = true, .min = 0, .max = INT32_MAX },
+	{ .key = NULL },
+};
+
 const struct resultdoc_kind plandoc_kind = {
 	.name = "plan",
 	.items = "candidates",
@@ -540,4 +581,5 @@ const struct resultdoc_kind plandoc_kind = {
 	.text = text,
 	.csv = csv,
 	.plot = plot,
+	.schema = plan_schema,
 };

@@ -24,6 +24,10 @@ enum engine_kind { ENGINE_VLLM, ENGINE_OLLAMA, ENGINE_LLAMACPP };
 enum sched_policy { SCHED_FCFS, SCHED_PRIORITY };
 
 #define SCENARIO_MAX_STAGES 32
+/* The most requests one run makes (num_prompts, the stages' sum): each
+ * holds a record of ~250 bytes and its latency samples, so 10^7 stay
+ * within a few GB. Checked up front; not a vLLM limit. */
+#define SCENARIO_MAX_PROMPTS 10000000
 
 struct stage {
 	double rate;          /* requests per second */
