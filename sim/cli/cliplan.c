@@ -22,6 +22,20 @@ void cliplan_init(struct cliplan *c, const char *verb, int replications)
 void cliplan_free(struct cliplan *c)
 {
 	inidoc_free(&c->ov);
+	vllmflags_free(&c->vllm);
+}
+
+int cliplan_args(struct cliplan *c, const struct option *opts, int *argc, char ***argv, struct err *e)
+{
+	if (vllmflags_rewrite(c->verb, opts, *argc, *argv, &c->vllm, e))
+		return -1;
+	if (c->vllm.out.any)
+		return err_set(e, "vllm bench serve's output flags (--save-result, --percentile-metrics, --result-dir, …) "
+				  "belong to servesim run; %s writes its own --format",
+			       c->verb);
+	*argc = c->vllm.argc;
+	*argv = c->vllm.argv;
+	return 0;
 }
 
 int cliplan_int(const char *flag, const char *s, int64_t min, int64_t max, const char *what,

@@ -18,6 +18,7 @@
 #include "plan.h"
 #include "resultdoc.h"
 #include "scenario.h"
+#include "vllmflags.h"
 
 /* getopt_long entries for the shared options (their codes are 1000…). */
 #define CLIPLAN_OPTIONS                                              \
@@ -59,7 +60,8 @@
 	"                      slices' --format json outputs with servesim merge\n"               \
 	"  --format F          text (default), csv or json\n"                                     \
 	"  --plot DIR          also write DIR/result.json, the data files and the pictures\n"     \
-	"  --svg               pictures as SVG instead of PNG\n"
+	"  --svg               pictures as SVG instead of PNG\n"                                 \
+	VLLMFLAGS_HELP
 
 struct cliplan {
 	const char *verb;
@@ -74,12 +76,19 @@ struct cliplan {
 	char path[4096];
 	struct plan_opts search;     /* CLIPLAN_SEARCH_OPTIONS; see cliplan_search */
 	bool max_load_given;
+	struct vllm_args vllm;       /* the command line with vLLM's flags rewritten */
 };
 
 /* Defaults: text, all processors, `replications`, shard 1/1, plan's
  * search defaults. Cannot fail; cliplan_free is safe after it. */
 void cliplan_init(struct cliplan *c, const char *verb, int replications);
 void cliplan_free(struct cliplan *c);
+
+/* Rewrites vLLM's flags in argc and argv into --set (vllmflags.h) against
+ * the verb's table; the new argv lives in c. vllm bench serve's output
+ * flags (--save-result, …) are refused: only servesim run writes them.
+ * Returns 0 or -1 with e. */
+int cliplan_args(struct cliplan *c, const struct option *opts, int *argc, char ***argv, struct err *e);
 
 /* Handles option code opt (from CLIPLAN_OPTIONS) with its argument.
  * Returns 1 when it was a shared option and was fine, 0 when it is not a

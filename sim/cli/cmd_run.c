@@ -12,6 +12,7 @@
 #include "plot.h"
 #include "report.h"
 #include "run.h"
+#include "vllmflags.h"
 
 static void help(void)
 {
@@ -77,6 +78,13 @@ int cmd_run(int argc, char **argv)
 	struct inidoc ov = { 0 };
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT;
+	struct vllm_args va;
+	if (vllmflags_rewrite("run", opts, argc, argv, &va, &e)) {
+		vllmflags_free(&va);
+		return cli_fail("run", &e);
+	}
+	argc = va.argc;
+	argv = va.argv;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		int bad = 0;
@@ -85,7 +93,7 @@ int cmd_run(int argc, char **argv)
 			bad = cli_parse_format(optarg, 1u << FMT_TEXT | 1u << FMT_JSON | 1u << FMT_PROM, &fmt, &e);
 			break;
 		case 'H': bad = inidoc_add_overridef(&ov, &e, "run.hardware=%s", optarg); break;
-		case 'h': help(); inidoc_free(&ov); return EXIT_OK;
+		case 'h': help(); inidoc_free(&ov); vllmflags_free(&va); return EXIT_OK;
 		case 'm': bad = inidoc_add_overridef(&ov, &e, "run.model=%s", optarg); break;
 		case 'o': out_dir = optarg; break;
 		case 'P': plot_dir = optarg; break;
@@ -93,22 +101,26 @@ int cmd_run(int argc, char **argv)
 		case 'd': detailed = true; break;
 		case 's': bad = inidoc_add_overridef(&ov, &e, "run.seed=%s", optarg); break;
 		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
-		default: inidoc_free(&ov); return cli_misuse("run", "unknown option");
+		default: inidoc_free(&ov); vllmflags_free(&va); return cli_misuse("run", "unknown option");
 		}
 		if (bad) {
 			inidoc_free(&ov);
+			vllmflags_free(&va);
 			return cli_fail("run", &e);
 		}
 	}
 	if (optind < argc - 1) {
 		inidoc_free(&ov);
-		return cli_misuse("run", "expected at most one scenario, got '%s' too", argv[optind + 1]);
+		rc = cli_misuse("run", "expected at most one scenario, got '%s' too", argv[optind + 1]);
+		vllmflags_free(&va);
+		return rc;
 	}
 	char path[4096];
 	const char *scenario_path = NULL;
 	if (optind == argc - 1) {
 		if (catalog_resolve(CATALOG_SCENARIOS, argv[optind], path, sizeof path, &e)) {
 			inidoc_free(&ov);
+			vllmflags_free(&va);
 			return cli_fail("run", &e);
 		}
 		scenario_path = path;
@@ -120,7 +132,17 @@ int cmd_run(int argc, char **argv)
 		cli_fail("run", &e);
 		goto out;
 	}
-	struct report_opts ro = { pct, n_pct, detailed };
+	struct report_opts ro = { pct, n_pct, detailed || va.out.save_detailed, va.out.percentile_metrics };
+	if (va.out.save_result) {
+		json_t *j = report_json(&res, &ro);
+		int bad = vllmflags_save_result(&va.out, j, &sc, sc.model, &e);
+		json_decref(j);
+		if (bad) {
+			fprintf(stderr, "servesim run: %s\n", e.msg);
+			rc = EXIT_FAIL;
+			goto out;
+		}
+	}
 	if (out_dir && report_csv(out_dir, &res, &e)) {
 		fprintf(stderr, "servesim run: %s\n", e.msg);
 		rc = EXIT_FAIL;
@@ -146,5 +168,6 @@ int cmd_run(int argc, char **argv)
 out:
 	run_result_free(&res);
 	inidoc_free(&ov);
+	vllmflags_free(&va);
 	return rc;
 }
