@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "inidoc.h"
+#include "modelname.h"
 #include "xalloc.h"
 
 #ifndef SERVESIM_SOURCE_DIR
@@ -176,6 +177,19 @@ static int model_alias(const char *name, char *out, size_t cap)
 
 int catalog_resolve(enum catalog_kind kind, const char *name, char *out,
 		    size_t cap, struct err *e)
+{
+	if (kind == CATALOG_MODELS) {
+		struct modelname mn;
+		if (modelname_resolve(name, &mn, e))
+			return -1;
+		snprintf(out, cap, "%s", mn.path);
+		return 0;
+	}
+	return catalog_resolve_id(kind, name, out, cap, e);
+}
+
+int catalog_resolve_id(enum catalog_kind kind, const char *name, char *out,
+		       size_t cap, struct err *e)
 {
 	if (is_file(name)) {
 		snprintf(out, cap, "%s", name);

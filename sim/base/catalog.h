@@ -27,9 +27,15 @@ enum catalog_kind {
 const char *catalog_dir(enum catalog_kind kind);
 
 /* Resolves name to a file path in out. Returns 0, or -1 with e listing the
- * known ids when the name is neither a file nor a known id. */
+ * known ids when the name is neither a file nor a known id. Models take
+ * every name modelname.h does (folders, the Hugging Face cache, Ollama
+ * tags, .gguf files). */
 int catalog_resolve(enum catalog_kind kind, const char *name, char *out,
 		    size_t cap, struct err *e);
+
+/* The same for files and ids of the data folders only (and aliases.ini). */
+int catalog_resolve_id(enum catalog_kind kind, const char *name, char *out,
+		       size_t cap, struct err *e);
 
 /* The sorted ids of kind; *ids is the caller's (free each and the array).
  * Returns the count (0 when the folder is missing). */
