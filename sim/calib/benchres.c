@@ -141,13 +141,29 @@ int benchres_from_json(struct benchres *b, const json_t *top, const char *path, 
 			if (get_num(top, key, &b->ms[m][s], path, e))
 				return -1;
 		}
+	/* SGLang's bench_serving writes the same statistics with its own E2E
+	 * and token-total names (bench_serving.py; formats.md §5). */
+	bool sglang = json_object_get(top, "mean_e2e_latency_ms") || json_object_get(top, "sharegpt_output_len") ||
+		      json_object_get(top, "accept_length");
+	for (int s = 0; s < BENCH_N_STATS && sglang; s++) {
+		char key[48];
+		snprintf(key, sizeof key, "%s_e2e_latency_ms", benchres_stat_keys[s]);
+		if (isnan(b->ms[BENCH_E2EL][s]) && get_num(top, key, &b->ms[BENCH_E2EL][s], path, e))
+			return -1;
+	}
+	if (sglang && b->total_input < 0 && get_count(top, "total_input", &b->total_input, path, e))
+		return -1;
+	if (sglang && b->total_output < 0 && get_count(top, "total_output", &b->total_output, path, e))
+		return -1;
 	b->has_input_lens = has_array(top, "input_lens");
 	b->has_output_lens = has_array(top, "output_lens");
 	b->has_start_times = has_array(top, "start_times");
 	b->has_latencies = has_array(top, "latencies");
 	if (b->has_latencies)
 		e2el_from_latencies(b, json_object_get(top, "latencies"));
-	if (json_object_get(top, "request_goodput:"))
+	if (sglang)
+		snprintf(b->version, sizeof b->version, "sglang bench_serving");
+	else if (json_object_get(top, "request_goodput:"))
 		snprintf(b->version, sizeof b->version, "benchmark_serving.py (old)");
 	else if (b->has_start_times || b->has_latencies || json_object_get(top, "rtfx"))
 		snprintf(b->version, sizeof b->version, "serve.py (newest)");

@@ -12,16 +12,22 @@
 #include "benchres.h"
 #include "calibcsv.h"
 #include "catalog.h"
+#include "jsonvals.h"
 #include "llamabench.h"
+#include "llamabenchtext.h"
+#include "ollamaverbose.h"
 #include "ollamaresp.h"
 #include "promscrape.h"
+#include "sglangmetrics.h"
+#include "vllmlog.h"
 #include "xalloc.h"
 
 const char *const runobs_metric_names[] = { "ttft", "itl", "e2e", NULL };
 
 #define MAX_FILE_BYTES ((size_t)1 << 30)
-#define TRIED "vllm bench serve result JSON, Ollama /api/generate JSON lines, llama-bench CSV/JSON/JSONL, " \
-	      "Prometheus text of vLLM's /metrics, servesim calibration CSVs (*_experiments.csv, *_measured.csv)"
+#define TRIED "vllm bench serve result JSON (one or --append-result's several), SGLang bench_serving JSON lines, " \
+	      "Ollama /api/generate or /api/chat JSON, `ollama run --verbose` text, llama-bench Markdown/CSV/JSON/JSONL/SQL, " \
+	      "Prometheus text of vLLM's or SGLang's /metrics, servesim calibration CSVs (*_experiments.csv, *_measured.csv)"
 
 static void note(struct runobs_set *set, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct runobs_set *set, const char *fmt, ...)
@@ -555,25 +561,43 @@ static int from_json_text(struct runobs_set *set, const char *text, const char *
 		json_decref(top);
 		return rc;
 	}
-	/* Several JSON values: JSON lines. Decide by the first line. */
-	const char *nl = strchr(text, '\n');
-	json_t *first = json_loadb(text, nl ? (size_t)(nl - text) : strlen(text), 0, &je);
+	/* Several JSON values (JSON lines, --append-result, pretty objects one
+	 * after another): decide by the first. */
+	struct jsonvals vals;
+	int bad = jsonvals_parse(&vals, text, path, e);
+	if (bad && vals.len == 0) {
+		jsonvals_free(&vals);
+		*handled = false;
+		return 0;
+	}
+	json_t *first = vals.v[0];
 	int rc = 0;
-	if (first && ollamaresp_sniff(first)) {
+	if (ollamaresp_sniff(first)) {
 		rc = from_ollama(set, text, path, o, e);
-	} else if (first && llamabench_sniff_json(first)) {
+	} else if (llamabench_sniff_json(first)) {
 		struct llamabench_list l;
 		rc = llamabench_parse_jsonl(&l, text, path, e);
 		if (!rc)
 			rc = from_llamabench(set, &l, path, o, e);
 		llamabench_free(&l);
-	} else if (first && benchres_sniff(first)) {
-		rc = err_set(e, "%s: several vllm bench serve results, one a line (--append-result?): keep one result per file",
-			     path);
+	} else if (benchres_sniff(first)) {
+		/* vllm bench serve --append-result, or SGLang's appended lines:
+		 * one observation per result. A value that does not parse is the
+		 * file's error (e says where), not the end of it. */
+		rc = bad;
+		for (size_t i = 0; i < vals.len && !rc; i++) {
+			if (!benchres_sniff(vals.v[i])) {
+				rc = err_set(e, "%s:%d: expected another benchmark result like the first", path, vals.line[i]);
+				break;
+			}
+			rc = from_vllm(set, vals.v[i], path, o, e);
+			if (!rc)
+				snprintf(set->v[set->len - 1].id, sizeof set->v->id, "%s:%d", base_name(path), vals.line[i]);
+		}
 	} else {
 		*handled = false;
 	}
-	json_decref(first);
+	jsonvals_free(&vals);
 	return rc;
 }
 
@@ -588,7 +612,9 @@ int runobs_load(struct runobs_set *set, const char *path, const struct runobs_op
 	int rc = 0;
 	bool handled = false;
 	if (*p == '{' || *p == '[') {
-		rc = from_json_text(set, text, path, o, e, &handled);
+		char *clean = jsonvals_sanitize(text);   /* Python's Infinity (SGLang) */
+		rc = from_json_text(set, clean, path, o, e, &handled);
+		free(clean);
 	} else if (*p) {
 		char first[1024];
 		size_t n = strcspn(p, "\r\n");
@@ -605,6 +631,28 @@ int runobs_load(struct runobs_set *set, const char *path, const struct runobs_op
 			llamabench_free(&l);
 		} else if (promscrape_sniff(text, "vllm:")) {
 			rc = from_prometheus(set, text, path, o, e);
+		} else if (sglangmetrics_sniff(text)) {
+			char *as_vllm = sglangmetrics_as_vllm(text);
+			rc = from_prometheus(set, as_vllm, path, o, e);
+			free(as_vllm);
+		} else if (ollamaverbose_sniff(text) || llamabenchtext_sniff_md(text) || llamabenchtext_sniff_sql(text)) {
+			bool ollama = ollamaverbose_sniff(text);
+			char *conv = ollama ? ollamaverbose_to_jsonl(text, path, e) :
+				     llamabenchtext_sniff_md(text) ? llamabenchtext_md_to_csv(text, path, e) :
+								     llamabenchtext_sql_to_csv(text, path, e);
+			struct llamabench_list l = { 0 };
+			if (!conv)
+				rc = -1;
+			else if (ollama)
+				rc = from_ollama(set, conv, path, o, e);
+			else if (!(rc = llamabench_parse_csv(&l, conv, path, e)))
+				rc = from_llamabench(set, &l, path, o, e);
+			llamabench_free(&l);
+			free(conv);
+		} else if (vllmlog_sniff(text)) {
+			rc = err_set(e, "%s: a vllm serve start-up log: it has memory figures, no latencies; "
+					"servesim validate checks its KV pool against the simulated one",
+				     path);
 		} else if (promscrape_sniff(text, "llamacpp:")) {
 			rc = err_set(e, "%s: a llama-server /metrics scrape: only vLLM's /metrics (vllm:…) is read; use llama-bench or the responses' timings instead",
 				     path);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "num.h"
 #include "xalloc.h"
 
@@ -28,8 +29,9 @@ struct reader {
 	char *line;             /* the current line, without its line ending */
 	size_t line_cap;
 	long lineno;            /* 1-based; 0 before the first line */
-	char **fields;          /* the current CSV line split at commas */
-	size_t n_fields, fields_cap;
+	char **fields;          /* the current CSV line's fields (csv.h) */
+	size_t n_fields;
+	struct csv_row row;     /* their storage */
 	bool timed;             /* the rows carry send times */
 	double time_divisor;    /* raw time units per second */
 	bool have_t0;
@@ -125,21 +127,16 @@ static int text_count(const struct reader *rd, const char *key, const char *text
 
 /* ---- CSV (Azure and plain) ---- */
 
-/* Splits rd->line in place at commas into rd->fields. Quoting is not
- * understood: both formats hold only numbers and timestamps. */
+/* Splits rd->line into rd->fields (RFC 4180, csv.h); an unclosed quote
+ * leaves the line as one field, which then fails as a value. */
 static void split_commas(struct reader *rd)
 {
-	char *s = rd->line;
-	rd->n_fields = 0;
-	for (;;) {
-		xgrow(&rd->fields, &rd->fields_cap, rd->n_fields + 1, sizeof *rd->fields);
-		rd->fields[rd->n_fields++] = s;
-		char *comma = strchr(s, ',');
-		if (!comma)
-			break;
-		*comma = '\0';
-		s = comma + 1;
+	if (csv_split(rd->line, strlen(rd->line), &rd->row) < 0) {
+		csv_split("", 0, &rd->row);
+		rd->row.f[0] = rd->line;
 	}
+	rd->fields = rd->row.f;
+	rd->n_fields = rd->row.n;
 }
 
 /* A header name without surrounding blanks or double quotes (in place). */
@@ -284,14 +281,21 @@ struct csv_layout {
 	const char *col[3];     /* time, input tokens, output tokens */
 	int (*parse_time)(struct reader *rd, const char *key, const char *text, double *raw);
 	double time_divisor;
+	bool zero_output_failed;   /* an output of 0 tokens is a failed request: left out */
 };
 
 static const struct csv_layout azure_layout = {
-	{ "TIMESTAMP", "ContextTokens", "GeneratedTokens" }, azure_time, 1e9,
+	{ "TIMESTAMP", "ContextTokens", "GeneratedTokens" }, azure_time, 1e9, false,
 };
 
 static const struct csv_layout plain_layout = {
-	{ "timestamp_s", "input_tokens", "output_tokens" }, seconds_time, 1.0,
+	{ "timestamp_s", "input_tokens", "output_tokens" }, seconds_time, 1.0, false,
+};
+
+/* BurstGPT (HPMLL/BurstGPT data/BurstGPT_*.csv): Timestamp in seconds from
+ * the trace's start; Response tokens 0 marks a failed request. */
+static const struct csv_layout burstgpt_layout = {
+	{ "Timestamp", "Request tokens", "Response tokens" }, seconds_time, 1.0, true,
 };
 
 static int load_csv(struct reader *rd, const struct csv_layout *lay)
@@ -316,6 +320,10 @@ static int load_csv(struct reader *rd, const struct csv_layout *lay)
 		const char *text[3];
 		for (int k = 0; k < 3; k++)
 			text[k] = (size_t)col[k] < rd->n_fields ? rd->fields[col[k]] : "";
+		if (lay->zero_output_failed && !strcmp(text[2], "0")) {
+			rd->t->skipped_failed++;
+			continue;
+		}
 		struct trace_row *r = add_row(rd);
 		if (lay->parse_time(rd, lay->col[0], text[0], &r->time_s) ||
 		    text_count(rd, lay->col[1], text[1], &r->input_len) ||
@@ -333,6 +341,11 @@ static int load_azure(struct reader *rd)
 static int load_plain_csv(struct reader *rd)
 {
 	return load_csv(rd, &plain_layout);
+}
+
+static int load_burstgpt(struct reader *rd)
+{
+	return load_csv(rd, &burstgpt_layout);
 }
 
 /* ---- JSON (Mooncake lines and vLLM results) ---- */
@@ -536,6 +549,7 @@ static const struct trace_format formats[] = {
 	{ "azure", load_azure },
 	{ "mooncake", load_mooncake },
 	{ "csv", load_plain_csv },
+	{ "burstgpt", load_burstgpt },
 };
 
 static const struct trace_format *format_named(const char *name)
@@ -573,7 +587,9 @@ static int detect(struct reader *rd, const char **name)
 			*name = "vllm";
 		} else {
 			split_commas(rd);
-			*name = column_of(rd, "TIMESTAMP") >= 0 ? "azure" : "csv";
+			*name = column_of(rd, "TIMESTAMP") >= 0			   ? "azure" :
+				column_of(rd, "Request tokens") >= 0 ? "burstgpt" :
+									 "csv";
 		}
 	}
 	rewind(rd->f);
@@ -627,7 +643,7 @@ int trace_load(struct trace *t, const char *path, const char *format, struct err
 	memset(t, 0, sizeof *t);
 	const struct trace_format *fmt = NULL;
 	if (strcmp(format, "auto") && !(fmt = format_named(format)))
-		return err_set(e, "%s: format: expected auto, vllm, azure, mooncake or csv, got '%s'",
+		return err_set(e, "%s: format: expected auto, vllm, azure, mooncake, csv or burstgpt, got '%s'",
 			       path, format);
 	struct reader rd = { .path = path, .e = e, .t = t, .f = fopen(path, "r") };
 	if (!rd.f)
@@ -652,7 +668,7 @@ int trace_load(struct trace *t, const char *path, const char *format, struct err
 		snprintf(t->format, sizeof t->format, "%s", fmt->name);
 	fclose(rd.f);
 	free(rd.line);
-	free(rd.fields);
+	csv_row_free(&rd.row);
 	if (rc)
 		trace_free(t);
 	return rc;
