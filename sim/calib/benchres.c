@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_statistics_double.h>
+
 #include "xalloc.h"
 
 const char *const benchres_metric_keys[] = { "ttft", "tpot", "itl", "e2el", NULL };
@@ -59,14 +61,6 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* numpy.percentile, linear interpolation, of sorted v[0..n). */
-static double percentile(const double *v, size_t n, double p)
-{
-	double pos = p / 100 * (double)(n - 1);
-	size_t lo = (size_t)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
-	return v[lo] + (v[hi] - v[lo]) * (pos - (double)lo);
-}
-
 /* E2EL from `latencies` (seconds) when the summary keys lack it. */
 static void e2el_from_latencies(struct benchres *b, const json_t *lat)
 {
@@ -88,9 +82,9 @@ static void e2el_from_latencies(struct benchres *b, const json_t *lat)
 	if (isnan(s[BENCH_MEAN]))
 		s[BENCH_MEAN] = sum / (double)n;
 	if (isnan(s[BENCH_MEDIAN]))
-		s[BENCH_MEDIAN] = percentile(v, n, 50);
+		s[BENCH_MEDIAN] = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.50);
 	if (isnan(s[BENCH_P99]))
-		s[BENCH_P99] = percentile(v, n, 99);
+		s[BENCH_P99] = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.99);
 	free(v);
 }
 
