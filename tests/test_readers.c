@@ -9,6 +9,7 @@
  */
 #include "testutil.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <string.h>
 
@@ -192,6 +193,33 @@ static void burstgpt_trace(void **state)
 	trace_free(&t);
 }
 
+/* validate takes these files too: the start-up log against the simulated
+ * pool (every row measured and predicted), SGLang's lines per result. */
+static void validate_any_format(void **state)
+{
+	(void)state;
+	struct cmd_result r;
+	run_cmd(&r, "'%s' validate --format json --model llama-3.1-8b --hardware h100-sxm '%s' '%s'", SERVESIM_BIN,
+		RD "vllm_startup.log", RD "sglang_bench.jsonl");
+	assert_int_equal(r.status, 0);
+	json_error_t je;
+	json_t *all = json_loads(r.out, 0, &je);
+	assert_non_null(all);
+	assert_int_equal(json_array_size(all), 2);
+	json_t *rows = json_object_get(json_array_get(all, 0), "rows");
+	assert_int_equal(json_array_size(rows), 5);
+	size_t i;
+	json_t *x;
+	json_array_foreach(rows, i, x) {
+		assert_true(json_is_number(json_object_get(x, "measured")));
+		assert_true(json_is_number(json_object_get(x, "predicted")));
+	}
+	/* SGLang: TTFT, ITL and E2E of each of the two results. */
+	assert_int_equal(json_array_size(json_object_get(json_array_get(all, 1), "rows")), 6);
+	json_decref(all);
+	cmd_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,7 +227,7 @@ int main(void)
 		cmocka_unit_test(ollama_verbose),       cmocka_unit_test(ollama_pretty_chat),
 		cmocka_unit_test(vllm_append_result),   cmocka_unit_test(sglang_bench_serving),
 		cmocka_unit_test(sglang_metrics),       cmocka_unit_test(vllm_startup_log),
-		cmocka_unit_test(burstgpt_trace),
+		cmocka_unit_test(burstgpt_trace),       cmocka_unit_test(validate_any_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
