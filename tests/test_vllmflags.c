@@ -6,6 +6,7 @@
  */
 #include "testutil.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "scenario.h"
@@ -167,6 +168,21 @@ static void flags_equal_keys(void **state)
 	cmd_result_free(&a);
 }
 
+/* docs/interop.md's flag table is the code's (servesim vllm-flags). */
+static void docs_table_is_the_code(void **state)
+{
+	(void)state;
+	struct cmd_result r, d;
+	run_cmd(&r, "'%s' vllm-flags", SERVESIM_BIN);
+	run_cmd(&d, "sed -n '/^<!-- vllm-flags/,/^<!-- \\/vllm-flags/p' '%s/docs/interop.md' | sed '1d;$d'",
+		getenv("SERVESIM_DATA_DIR"));
+	assert_int_equal(r.status, 0);
+	assert_true(strlen(r.out) > 1000);
+	assert_string_equal(d.out, r.out);
+	cmd_result_free(&r);
+	cmd_result_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +191,7 @@ int main(void)
 		cmocka_unit_test(refusals_name_the_flag),
 		cmocka_unit_test(yaml_config),
 		cmocka_unit_test(flags_equal_keys),
+		cmocka_unit_test(docs_table_is_the_code),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -163,7 +163,9 @@ static json_t *value(struct rd *r, uint32_t t)
 			json_array_append_new(a, v);
 		}
 		return a;
-	} else if (skip(r, n * (uint64_t)scalar_size[et])) {
+	} else if (n > (r->size - r->off) / (uint64_t)scalar_size[et] || skip(r, n * (uint64_t)scalar_size[et])) {
+		if (r->e && n > (r->size - r->off) / (uint64_t)scalar_size[et])
+			fail(r, "unexpected end of file (an array's length runs past it)");
 		return NULL;
 	}
 	return json_pack("{s:I}", "length", (json_int_t)n);
