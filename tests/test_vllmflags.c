@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runobs.h"
 #include "scenario.h"
 #include "vllmflags.h"
 
@@ -168,6 +169,39 @@ static void flags_equal_keys(void **state)
 	cmd_result_free(&a);
 }
 
+/* --save-result --append-result twice: one file holding two results, as
+ * vLLM's serve.py writes it, which servesim's own reader takes back as two
+ * observations. */
+static void save_and_append(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/servesim-save-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	struct cmd_result r;
+	for (int i = 0; i < 2; i++) {
+		run_cmd(&r, "'%s' run --model llama-3.2-1b --num-prompts 10 --request-rate %d --save-result --append-result "
+			    "--result-dir '%s' --result-filename res.json --label mine --metadata gpu=h100 >/dev/null",
+			SERVESIM_BIN, 4 + 4 * i, dir);
+		assert_int_equal(r.status, 0);
+		cmd_result_free(&r);
+	}
+	char path[256];
+	snprintf(path, sizeof path, "%s/res.json", dir);
+	struct runobs_set set = { 0 };
+	struct runobs_opts o = { .hardware = "h100-sxm" };
+	struct err e;
+	if (runobs_load(&set, path, &o, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(set.len, 2);
+	assert_double_near(set.v[1].sc.request_rate, 8, 0);
+	runobs_set_free(&set);
+	run_cmd(&r, "grep -c '\"label\": \"mine\"' '%s'; grep -c '\"gpu\": \"h100\"' '%s'", path, path);
+	assert_string_equal(r.out, "2\n2\n");
+	cmd_result_free(&r);
+	run_cmd(&r, "rm -rf '%s'", dir);
+	cmd_result_free(&r);
+}
+
 /* docs/interop.md's flag table is the code's (servesim vllm-flags). */
 static void docs_table_is_the_code(void **state)
 {
@@ -192,6 +226,7 @@ int main(void)
 		cmocka_unit_test(yaml_config),
 		cmocka_unit_test(flags_equal_keys),
 		cmocka_unit_test(docs_table_is_the_code),
+		cmocka_unit_test(save_and_append),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -371,10 +371,13 @@ int gguf_to_config(const char *path, json_t **config, struct gguf_weights *w, st
 		int64_t ne1 = 0;
 		if (get_str(&r, 4096, &name))
 			goto out;
-		if (get_u(&r, 4, &n_dims) || n_dims > 8) {
+		if (get_u(&r, 4, &n_dims)) {
 			free(name);
-			if (n_dims > 8)
-				fail(&r, "expected at most 8 tensor dimensions");
+			goto out;
+		}
+		if (n_dims > 8) {
+			free(name);
+			fail(&r, "expected at most 8 tensor dimensions");
 			goto out;
 		}
 		for (uint64_t d = 0; d < n_dims; d++) {
