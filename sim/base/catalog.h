@@ -12,6 +12,7 @@
 #ifndef SERVESIM_CATALOG_H
 #define SERVESIM_CATALOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -44,6 +45,10 @@ size_t catalog_list(enum catalog_kind kind, char ***ids);
 /* The folder of the running executable, in out. Returns 0, or -1 when it
  * cannot be read or does not fit. */
 int catalog_exe_dir(char *out, size_t cap);
+
+/* Whether p names a regular file / a folder (stat follows links). */
+bool catalog_is_file(const char *p);
+bool catalog_is_dir(const char *p);
 
 /* The id of a path: its base name without extension, in out. */
 void catalog_id_of(const char *path, char *out, size_t cap);

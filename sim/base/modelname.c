@@ -6,26 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "catalog.h"
-
-static bool is_file(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static bool is_dir(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 static bool set_path(struct modelname *out, const char *a, const char *b)
 {
 	int n = snprintf(out->path, sizeof out->path, "%s%s", a, b);
-	return n >= 0 && (size_t)n < sizeof out->path && is_file(out->path);
+	return n >= 0 && (size_t)n < sizeof out->path && catalog_is_file(out->path);
 }
 
 /* The base name of a folder path (without trailing slashes), into out. */
@@ -222,7 +209,7 @@ static int from_ollama(const char *name, struct modelname *out, struct err *e)
 int modelname_resolve(const char *name, struct modelname *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
-	if (is_file(name)) {
+	if (catalog_is_file(name)) {
 		snprintf(out->path, sizeof out->path, "%s", name);
 		out->how = "file";
 		const char *base = strrchr(name, '/');
@@ -233,7 +220,7 @@ int modelname_resolve(const char *name, struct modelname *out, struct err *e)
 		}
 		return 0;
 	}
-	if (is_dir(name)) {
+	if (catalog_is_dir(name)) {
 		if (!from_folder(name, out))
 			return err_set(e, "%s: a folder without config.json (or one .gguf file)", name);
 		folder_id(name, out->id, sizeof out->id);

@@ -1,6 +1,5 @@
 #include "validateany.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,28 +10,18 @@
 #include "run.h"
 #include "runfit.h"
 #include "runobs.h"
+#include "textfile.h"
 #include "vllmlog.h"
 #include "xalloc.h"
 
 #define GIB 1073741824.0
 
+/* The files runobs reads are at most 1 GiB, as it reads them. */
+#define MAX_FILE_BYTES ((size_t)1 << 30)
+
 static char *read_text(const char *path, struct err *e)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		err_set(e, "%s: cannot open: %s", path, strerror(errno));
-		return NULL;
-	}
-	size_t cap = 1 << 16, n = 0, got;
-	char *buf = xmalloc(cap);
-	while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-		n += got;
-		if (cap - n < 2)
-			buf = xrealloc(buf, cap *= 2);
-	}
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
+	return textfile_read(path, MAX_FILE_BYTES, e);
 }
 
 bool validateany_is_vllm_result(const char *path)

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "catalog.h"
 #include "scenario.h"
+#include "textfile.h"
 #include "vllmflags.h"
 #include "wholefile.h"
 #include "xalloc.h"
@@ -22,24 +24,6 @@ static void py_float(double v, char *out, size_t cap)
 		snprintf(out, cap, "%.1f", v);
 	else
 		snprintf(out, cap, "%.17g", v);
-}
-
-/* The existing file's text for --append-result ("" when absent). */
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return xstrdup("");
-	size_t cap = 1 << 16, n = 0, got;
-	char *buf = xmalloc(cap);
-	while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-		n += got;
-		if (cap - n < 2)
-			buf = xrealloc(buf, cap *= 2);
-	}
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
 }
 
 int vllmflags_save_result(const struct vllm_out *o, json_t *result, const struct scenario *sc,
@@ -75,8 +59,9 @@ int vllmflags_save_result(const struct vllm_out *o, json_t *result, const struct
 	else
 		snprintf(path, sizeof path, "%s", name);
 	char *text = json_dumps(result, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-	char *before = o->append_result ? read_all(path) : xstrdup("");
-	FILE *f = wholefile_open(path, e);
+	/* --append-result: the file so far (none yet: empty). */
+	char *before = o->append_result && catalog_is_file(path) ? textfile_read(path, (size_t)1 << 30, e) : xstrdup("");
+	FILE *f = before ? wholefile_open(path, e) : NULL;
 	int rc = -1;
 	if (f) {
 		/* vLLM: "a+" mode, a newline between results when the file is not empty. */
