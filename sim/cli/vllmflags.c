@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "cli.h"
 #include "num.h"
 #include "xalloc.h"
@@ -193,6 +194,8 @@ int vf_finish(struct rewrite *rw, struct err *e)
 			vf_emit_set(rw, "workload.random_output_len", "179");
 			vf_emit_set(rw, "workload.output_stddev", "160");
 		}
+	} else if (catalog_is_file(name) && !rw->dataset_path) {
+		vf_emit_set(rw, "workload.trace", name);   /* --dataset-name FILE: a trace */
 	} else if (!strcmp(name, "burstgpt") || !strcmp(name, "custom")) {
 		if (!rw->dataset_path)
 			return err_set(e, "--dataset-name %s: expected --dataset-path FILE (a trace)", name);

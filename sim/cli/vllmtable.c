@@ -261,7 +261,7 @@ const struct vllm_flag vllm_flags[] = {
 		"1 only: data parallelism is refused (servesim plan sizes replicas)"),
 	SPECIAL("dataset-name", NULL, ARG_ONE, h_dataset_name, true,
 		"random (default): random lengths; sharegpt: ShareGPT-like lognormal lengths; "
-		"burstgpt, custom: the trace in --dataset-path"),
+		"burstgpt, custom: the trace in --dataset-path; or a trace file itself"),
 	SPECIAL("dataset-path", NULL, ARG_ONE, h_dataset_path, true,
 		"a trace file (workload.trace: vllm result JSON, Azure or BurstGPT CSV, Mooncake JSONL)"),
 	NOOP("disable-log-requests", ARG_NONE, false, "logging: no effect in a simulation"),
