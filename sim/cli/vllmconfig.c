@@ -89,7 +89,13 @@ int vf_read_config(struct rewrite *rw, const char *path, struct err *e)
 			done = true;
 			break;
 		case YAML_MAPPING_START_EVENT:
-			if (depth++ > 0 || key)
+			if (key)
+				vf_normalize(key);
+			if (key && !strcmp(key, "speculative-config"))
+				rc = err_set(e, "%s:%zu: speculative-config: speculative decoding is not simulated yet; "
+						"servesim would time it as plain decoding, so it refuses",
+					     path, key_line);
+			else if (depth++ > 0 || key)
 				rc = err_set(e, "%s:%zu: %s: nested settings are not vllm serve options servesim knows",
 					     path, line, key ? key : "(a mapping)");
 			break;
