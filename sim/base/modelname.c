@@ -120,6 +120,8 @@ static const struct {
 } ollama_tags[] = {
 	{ "codellama", "34b", "codellama-34b" },
 	{ "deepseek-v3", "671b", "deepseek-v3" },
+	{ "falcon", "7b", "falcon-7b" },
+	{ "gemma3", "1b", "gemma-3-1b" },
 	{ "gemma2", "9b", "gemma-2-9b" },
 	{ "gpt-oss", "20b", "gpt-oss-20b" }, { "gpt-oss", "120b", "gpt-oss-120b" },
 	{ "llama2", "7b", "llama-2-7b" }, { "llama2", "70b", "llama-2-70b" },
@@ -130,6 +132,7 @@ static const struct {
 	{ "mistral", "7b", "mistral-7b-v0.3" },
 	{ "mistral-nemo", "12b", "mistral-nemo-12b" },
 	{ "mixtral", "8x7b", "mixtral-8x7b" }, { "mixtral", "8x22b", "mixtral-8x22b" },
+	{ "phi3", "mini", "phi-3-mini-4k-instruct" }, { "phi3", "3.8b", "phi-3-mini-4k-instruct" },
 	{ "qwen2.5", "7b", "qwen2.5-7b-instruct" }, { "qwen2.5", "72b", "qwen2.5-72b" },
 	{ "qwen3", "14b", "qwen3-14b" }, { "qwen3", "30b", "qwen3-30b-a3b" },
 	{ "yi", "34b", "yi-34b" },
