@@ -286,10 +286,25 @@ static void names(void **state)
 	assert_int_equal(m.n_layers, 12);
 	assert_int_equal(model_load_named(&m, "acme/Nothing", &e), -1);
 	assert_contains(e.msg, "Hugging Face cache");
+	/* A GGUF repository of several quantizations: ORG/NAME:QUANT picks one
+	 * (llama.cpp -hf, Ollama hf.co/…). */
+	char gdir[600], g1[700], g2[700];
+	snprintf(gdir, sizeof gdir, "%s/hub/models--acme--Tiny-GGUF/snapshots/def456", root);
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s'", gdir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(g1, sizeof g1, "%s/tiny-Q4_K_M.gguf", gdir);
+	snprintf(g2, sizeof g2, "%s/tiny-Q8_0.gguf", gdir);
+	write_gguf(g1);
+	write_gguf(g2);
+	struct modelname mn;
+	assert_int_equal(modelname_resolve("acme/Tiny-GGUF:Q8_0", &mn, &e), 0);
+	assert_string_equal(mn.path, g2);
+	assert_int_equal(modelname_resolve("hf.co/acme/Tiny-GGUF:q4_k_m", &mn, &e), 0);
+	assert_string_equal(mn.path, g1);
+	assert_int_equal(modelname_resolve("acme/Tiny-GGUF", &mn, &e), -1);   /* two files: which? */
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
 	assert_int_equal(system(cmd), 0);
 
-	struct modelname mn;
 	assert_int_equal(modelname_resolve("llama3.1:8b", &mn, &e), 0);
 	assert_string_equal(mn.weights, "q4_k_m");
 	assert_string_equal(mn.how, "ollama");

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE   /* strcasestr */
 #include "modelname.h"
 
 #include <dirent.h>
@@ -27,10 +28,18 @@ static void folder_id(const char *dir, char *out, size_t cap)
 	snprintf(out, cap, "%s", base ? base + 1 : buf);
 }
 
-/* A folder's config.json, else its only .gguf file. */
+/* A folder's config.json, else its only .gguf file, else (quant given,
+ * as llama.cpp's -hf ORG/NAME:Q4_K_M) the .gguf whose name holds quant. */
+static bool from_folder_quant(const char *dir, const char *quant, struct modelname *out);
+
 static bool from_folder(const char *dir, struct modelname *out)
 {
-	if (set_path(out, dir, "/config.json"))
+	return from_folder_quant(dir, NULL, out);
+}
+
+static bool from_folder_quant(const char *dir, const char *quant, struct modelname *out)
+{
+	if (!quant && set_path(out, dir, "/config.json"))
 		return true;
 	DIR *d = opendir(dir);
 	if (!d)
@@ -40,7 +49,8 @@ static bool from_folder(const char *dir, struct modelname *out)
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
-		if (len > 5 && !strcasecmp(de->d_name + len - 5, ".gguf") && len < sizeof found) {
+		if (len > 5 && !strcasecmp(de->d_name + len - 5, ".gguf") && len < sizeof found &&
+		    (!quant || strcasestr(de->d_name, quant))) {
 			snprintf(found, sizeof found, "/%s", de->d_name);
 			n++;
 		}
@@ -71,7 +81,7 @@ static int cmp_str(const void *a, const void *b)
 
 /* ORG/NAME in the cache: the snapshot refs/main names, else the first
  * snapshot (by name) holding a config.json or one .gguf. */
-static bool from_hf_cache(const char *name, const char *cache, struct modelname *out)
+static bool from_hf_cache(const char *name, const char *quant, const char *cache, struct modelname *out)
 {
 	const char *slash = strchr(name, '/');
 	if (!slash || strchr(slash + 1, '/') || slash == name || !slash[1])
@@ -87,7 +97,7 @@ static bool from_hf_cache(const char *name, const char *cache, struct modelname 
 		fclose(f);
 		ref[strcspn(ref, " \r\n")] = '\0';
 		snprintf(snap, sizeof snap, "%s/snapshots/%s", repo, ref);
-		if (ref[0] && !strchr(ref, '/') && from_folder(snap, out))
+		if (ref[0] && !strchr(ref, '/') && from_folder_quant(snap, quant, out))
 			return true;
 	}
 	snprintf(snap, sizeof snap, "%s/snapshots", repo);
@@ -106,7 +116,7 @@ static bool from_hf_cache(const char *name, const char *cache, struct modelname 
 	for (int i = 0; i < n; i++) {
 		char dir[4096 + 900];
 		snprintf(dir, sizeof dir, "%s/snapshots/%s", repo, names[i]);
-		if (!ok && names[i] && from_folder(dir, out))
+		if (!ok && names[i] && from_folder_quant(dir, quant, out))
 			ok = true;
 		free(names[i]);
 	}
@@ -238,10 +248,20 @@ int modelname_resolve(const char *name, struct modelname *out, struct err *e)
 	int r = from_ollama(name, out, e);
 	if (r)
 		return r > 0 ? 0 : -1;
+	/* ORG/NAME, or ORG/NAME:QUANT for one GGUF of a GGUF repository
+	 * (llama.cpp -hf, Ollama hf.co/ORG/NAME:QUANT). */
+	char repo[1024], quant[64] = "";
+	const char *hf = strncmp(name, "hf.co/", 6) ? name : name + 6;
+	snprintf(repo, sizeof repo, "%s", hf);
+	char *colon = strchr(repo, ':');
+	if (colon) {
+		snprintf(quant, sizeof quant, "%s", colon + 1);
+		*colon = '\0';
+	}
 	char cache[4096];
 	hf_cache_dir(cache, sizeof cache);
-	if (from_hf_cache(name, cache, out)) {
-		const char *slash = strchr(name, '/');
+	if (from_hf_cache(repo, quant[0] ? quant : NULL, cache, out)) {
+		const char *slash = strchr(repo, '/');
 		snprintf(out->id, sizeof out->id, "%s", slash + 1);
 		out->how = "hf-cache";
 		return 0;

@@ -5,7 +5,9 @@
  * config.json, or its one .gguf); an id or Hugging Face id of models/
  * (catalog.h, aliases.ini); a Hugging Face id in the local Hugging Face
  * cache ($HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub:
- * models--ORG--NAME/snapshots/<refs/main, else the first>/config.json); an
+ * models--ORG--NAME/snapshots/<refs/main, else the first>/config.json, or
+ * its one .gguf; ORG/NAME:Q4_K_M, as llama.cpp's -hf and Ollama's
+ * hf.co/ORG/NAME:Q4_K_M name one GGUF of a repository of several); an
  * Ollama tag (`llama3.1:8b`, `qwen2.5:7b-instruct-q8_0`, `gpt-oss`: the
  * library's model, at the tag's quantization or the library's default,
  * Q4_K_M, MXFP4 for gpt-oss; a table in modelname.c).
