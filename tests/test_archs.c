@@ -79,6 +79,22 @@ static void phi3(void **state)
 	assert_double_rel(p.total, 3821079552.0, 1e-3);
 }
 
+/* GPT-NeoX (Pythia-2.8B, 2,775,208,960 parameters published): a plain
+ * MLP, a quarter of each head rotated (rotary_pct, the older name of
+ * partial_rotary_factor). Biases and LayerNorm shifts left out: 0.03%. */
+static void gpt_neox(void **state)
+{
+	(void)state;
+	struct model m;
+	struct model_params p;
+	load_ok(&m, MODELS "pythia-2.8b.json");
+	assert_int_equal(m.ffn_matrices, 2);
+	assert_int_equal(m.rotary_dim, 20);
+	assert_string_equal(m.weights, "fp16");
+	model_params(&m, &p);
+	assert_double_rel(p.total, 2775208960.0, 1e-3);
+}
+
 /* Gemma 3 1B: sliding_window_pattern 6 → layers 6, 12, 18, 24 global, 22
  * of 26 slide over 512 tokens; 999,885,952 parameters published (q/k norms
  * left out: 0.01%). */
@@ -322,6 +338,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(gpt2),           cmocka_unit_test(falcon),
 		cmocka_unit_test(phi3),           cmocka_unit_test(gemma3),
+		cmocka_unit_test(gpt_neox),
 		cmocka_unit_test(gemma2_defaults), cmocka_unit_test(hybrid_refused),
 		cmocka_unit_test(gguf_header),    cmocka_unit_test(names),
 	};

@@ -20,7 +20,8 @@ static json_int_t get_int(json_t *cfg, const char *key)
 	return json_integer_value(json_object_get(cfg, key));
 }
 
-/* GPT2Config: n_inner = None means 4 * n_embd (modeling_gpt2.py GPT2Block). */
+/* GPT2Config: n_inner = None means 4 * n_embd (modeling_gpt2.py GPT2Block);
+ * GPT-J's and BLOOM's MLPs are 4 × hidden the same way. */
 static int derive_gpt2(json_t *cfg, const char *path, struct err *e)
 {
 	(void)path, (void)e;
@@ -80,6 +81,8 @@ static int derive_gemma3(json_t *cfg, const char *path, struct err *e)
  * states them, and a config without one is truncated, not a 7B-era
  * default model, so the loader names the missing field instead. */
 static const struct arch archs[] = {
+	{ "bloom", "{\"tie_word_embeddings\":true}", "n_layer=num_hidden_layers,n_head=num_attention_heads", 2,
+	  derive_gpt2 },
 	{ "falcon",
 	  "{"
 	  "\"max_position_embeddings\":2048,\"multi_query\":true,\"tie_word_embeddings\":true}",
@@ -106,6 +109,12 @@ static const struct arch archs[] = {
 	  "n_embd=hidden_size,n_layer=num_hidden_layers,n_head=num_attention_heads,n_positions=max_position_embeddings,"
 	  "n_inner=intermediate_size",
 	  2, derive_gpt2 },
+	{ "gpt_neox", "{\"max_position_embeddings\":2048,\"partial_rotary_factor\":0.25,\"tie_word_embeddings\":false}",
+	  "rotary_pct=partial_rotary_factor", 2, NULL },
+	{ "gptj", "{\"max_position_embeddings\":2048,\"tie_word_embeddings\":false}",
+	  "n_embd=hidden_size,n_layer=num_hidden_layers,n_head=num_attention_heads,n_positions=max_position_embeddings,"
+	  "n_inner=intermediate_size",
+	  2, derive_gpt2 },
 	{ "llama",
 	  "{"
 	  "\"max_position_embeddings\":2048,\"tie_word_embeddings\":false}",
@@ -115,6 +124,10 @@ static const struct arch archs[] = {
 	  "\"max_position_embeddings\":131072,"
 	  "\"tie_word_embeddings\":false}",
 	  "", 3, NULL },
+	{ "opt", "{\"max_position_embeddings\":2048,\"tie_word_embeddings\":true}", "ffn_dim=intermediate_size", 2,
+	  NULL },
+	{ "phi", "{\"max_position_embeddings\":2048,\"partial_rotary_factor\":0.5,\"tie_word_embeddings\":false}", "",
+	  2, NULL },
 	{ "phi3",
 	  "{"
 	  "\"max_position_embeddings\":4096,\"tie_word_embeddings\":false}",
@@ -129,6 +142,7 @@ static const struct arch archs[] = {
 	  "\"head_dim\":128,\"max_position_embeddings\":32768,"
 	  "\"tie_word_embeddings\":false}",
 	  "", 3, NULL },
+	{ "starcoder2", "{\"max_position_embeddings\":4096}", "", 2, NULL },
 };
 
 static const struct arch *find_arch(const char *model_type)
