@@ -18,9 +18,7 @@
 char *vf_own(struct rewrite *rw, char *s)
 {
 	struct vllm_args *va = rw->va;
-	size_t cap = (size_t)va->cap_owned;
-	xgrow(&va->owned, &cap, (size_t)va->n_owned + 1, sizeof *va->owned);
-	va->cap_owned = (int)cap;
+	xgrow(&va->owned, &va->cap_owned, va->n_owned + 1, sizeof *va->owned);
 	va->owned[va->n_owned++] = s;
 	return s;
 }
@@ -28,9 +26,7 @@ char *vf_own(struct rewrite *rw, char *s)
 static void vf_push_arg(struct rewrite *rw, char *s)
 {
 	struct vllm_args *va = rw->va;
-	size_t cap = (size_t)va->argv_cap;
-	xgrow(&va->argv, &cap, (size_t)va->argc + 2, sizeof *va->argv);
-	va->argv_cap = (int)cap;
+	xgrow(&va->argv, &va->argv_cap, (size_t)va->argc + 2, sizeof *va->argv);
 	va->argv[va->argc++] = s;
 	va->argv[va->argc] = NULL;
 }
@@ -343,7 +339,7 @@ int vllmflags_rewrite(const char *verb, const struct option *verb_opts, int argc
 
 void vllmflags_free(struct vllm_args *va)
 {
-	for (int i = 0; i < va->n_owned; i++)
+	for (size_t i = 0; i < va->n_owned; i++)
 		free(va->owned[i]);
 	free(va->owned);
 	free(va->argv);

@@ -29,6 +29,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "err.h"
@@ -40,7 +41,7 @@ struct vllm_out {
 	const char *metric_percentiles;    /* "50,90,99" as given */
 	unsigned percentile_metrics;       /* bit m: ttft, tpot, itl, e2el; 0 = not given */
 	char **metadata;                   /* KEY=VALUE, n_metadata of them */
-	int n_metadata;
+	size_t n_metadata, cap_metadata;
 	bool any;                          /* one of the above was given */
 };
 
@@ -51,8 +52,8 @@ struct vllm_args {
 	char **argv;
 	struct vllm_out out;
 	char **owned;
-	int n_owned, cap_owned;
-	int argv_cap;
+	size_t n_owned, cap_owned;
+	size_t argv_cap;
 };
 
 /* Rewrites argc/argv (argv[0] is the verb) against the verb's own option

@@ -32,7 +32,7 @@ int vllmflags_save_result(const struct vllm_out *o, json_t *result, const struct
 	const char *label = o->label ? o->label : "servesim";
 	if (o->label)
 		json_object_set_new(result, "label", json_string(o->label));
-	for (int i = 0; i < o->n_metadata; i++) {
+	for (size_t i = 0; i < o->n_metadata; i++) {
 		const char *eq = strchr(o->metadata[i], '=');
 		char key[256];
 		snprintf(key, sizeof key, "%.*s", (int)(eq - o->metadata[i]), o->metadata[i]);

@@ -232,8 +232,7 @@ static int o_metadata(struct rewrite *rw, const struct vllm_flag *f, const char 
 	const char *eq = strchr(val, '=');
 	if (!eq || eq == val)
 		return vf_bad_value(rw, f, "KEY=VALUE pairs", val, e);
-	size_t cap = (size_t)o->n_metadata;
-	xgrow(&o->metadata, &cap, (size_t)o->n_metadata + 1, sizeof *o->metadata);
+	xgrow(&o->metadata, &o->cap_metadata, o->n_metadata + 1, sizeof *o->metadata);
 	o->metadata[o->n_metadata++] = vf_own(rw, xstrdup(val));
 	return 0;
 }
