@@ -165,6 +165,19 @@ static void flags_equal_keys(void **state)
 	cmd_result_free(&a);
 	cmd_result_free(&b);
 
+	/* The planning verbs take them too (cliplan_args); vllm bench serve's
+	 * output flags stay with run. */
+	run_cmd(&a, "'%s' sweep --vary request_rate=2,4 --model llama-3.2-1b --num-prompts 10 --max-num-seqs 8 "
+		    "--format csv --jobs 1",
+		SERVESIM_BIN);
+	assert_int_equal(a.status, 0);
+	assert_contains(a.out, "workload.request_rate");
+	cmd_result_free(&a);
+	run_cmd(&a, "'%s' plan --save-result", SERVESIM_BIN);
+	assert_int_equal(a.status, 2);
+	assert_contains(a.err, "belong to servesim run");
+	cmd_result_free(&a);
+
 	run_cmd(&a, "'%s' --version", SERVESIM_BIN);
 	assert_int_equal(a.status, 0);
 	assert_string_equal(a.out, "servesim " SERVESIM_VERSION "\n");
@@ -204,6 +217,33 @@ static void save_and_append(void **state)
 	cmd_result_free(&r);
 }
 
+/* Every scenario key the table maps a flag to is a key the scenario
+ * knows (a renamed key would otherwise turn a vLLM flag into an error at
+ * run time only). Values: "1", which every such key either takes or
+ * rejects as a value, never as an unknown key. */
+static void table_keys_exist(void **state)
+{
+	(void)state;
+	struct cmd_result r;
+	run_cmd(&r, "'%s' vllm-flags | sed -n 's/^| `--[^|]*| `\\([a-z_]*\\.[a-z_]*\\)` |.*/\\1/p'", SERVESIM_BIN);
+	assert_int_equal(r.status, 0);
+	int n = 0;
+	for (char *save = NULL, *key = strtok_r(r.out, "\n", &save); key; key = strtok_r(NULL, "\n", &save)) {
+		struct inidoc ov = { 0 };
+		struct err e = { { 0 } };
+		char set[160];
+		snprintf(set, sizeof set, "%s=1", key);
+		assert_int_equal(inidoc_add_override(&ov, set, &e), 0);
+		struct scenario sc;
+		if (scenario_load(&sc, NULL, &ov, &e) && strstr(e.msg, "unknown"))
+			fail_msg("%s: %s", key, e.msg);
+		inidoc_free(&ov);
+		n++;
+	}
+	assert_true(n >= 20);
+	cmd_result_free(&r);
+}
+
 /* docs/interop.md's flag table is the code's (servesim vllm-flags). */
 static void docs_table_is_the_code(void **state)
 {
@@ -229,6 +269,7 @@ int main(void)
 		cmocka_unit_test(flags_equal_keys),
 		cmocka_unit_test(docs_table_is_the_code),
 		cmocka_unit_test(save_and_append),
+		cmocka_unit_test(table_keys_exist),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
