@@ -136,6 +136,8 @@ static void yaml_config(void **state)
 
 	expect_error((char *[]){ "--config", TEST_DATA_DIR "/vllmflags/bad_key.yaml" }, 2,
 		     "bad_key.yaml:2: max-num-sequences: not a vllm serve option");
+	expect_error((char *[]){ "--config", TEST_DATA_DIR "/vllmflags/broken.yaml" }, 2, "broken.yaml:3: invalid YAML");
+	expect_error((char *[]){ "--config", TEST_DATA_DIR "/vllmflags/none.yaml" }, 2, "none.yaml: cannot open");
 	expect_error((char *[]){ "--config", TEST_DATA_DIR "/vllmflags/spec.yaml" }, 2,
 		     "spec.yaml:2: speculative-config: speculative decoding is not simulated");
 }
