@@ -32,7 +32,8 @@ static void load(struct runobs_set *set, const char *file, const char *weights)
 		fail_msg("%s", e.msg);
 }
 
-/* Markdown: pp512 → TTFT = 512 tokens / 5761.37 tok/s; tg128 → ITL =
+/* Markdown (after the device lines llama-bench prints on stderr, as a
+ * `2>&1` capture has them): pp512 → TTFT = 512 tokens / 5761.37 tok/s; tg128 → ITL =
  * 1/142.60 s; pp+tg → E2E = 640 / 577.43 s; the depth test is skipped. */
 static void llama_bench_markdown(void **state)
 {
@@ -41,7 +42,7 @@ static void llama_bench_markdown(void **state)
 	load(&set, RD "llama_bench.md", NULL);
 	assert_int_equal(set.len, 3);
 	assert_string_equal(set.v[0].format, "llama-bench");
-	assert_string_equal(set.v[0].id, "llama_bench.md:3 (pp512)");
+	assert_string_equal(set.v[0].id, "llama_bench.md:7 (pp512)");
 	assert_double_near(set.v[0].pts[0].ms[OBS_TTFT], 512 / 5761.37 * 1e3, 1e-6);
 	assert_double_near(set.v[1].pts[0].ms[OBS_ITL], 1e3 / 142.60, 1e-6);
 	assert_double_near(set.v[2].pts[0].ms[OBS_E2E], 640 / 577.43 * 1e3, 1e-6);

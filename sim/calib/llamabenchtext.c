@@ -52,14 +52,17 @@ static void trim(const char **s, size_t *n)
 
 bool llamabenchtext_sniff_md(const char *text)
 {
-	const char *p = text;
-	while (*p == ' ' || *p == '\n' || *p == '\r')
-		p++;
-	const char *nl = strchr(p, '\n');
-	size_t n = nl ? (size_t)(nl - p) : strlen(p);
-	char first[1024];
-	snprintf(first, sizeof first, "%.*s", (int)(n < sizeof first ? n : sizeof first - 1), p);
-	return first[0] == '|' && strstr(first, " model ") && strstr(first, " test ") && strstr(first, " t/s ");
+	/* The table's header line, anywhere: llama-bench's device lines
+	 * (ggml_cuda_init: …) come first when stderr was captured too. */
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char line[1024];
+		snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
+		if (line[0] == '|' && strstr(line, " model ") && strstr(line, " test ") && strstr(line, " t/s "))
+			return true;
+	}
+	return false;
 }
 
 bool llamabenchtext_sniff_sql(const char *text)
