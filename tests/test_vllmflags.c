@@ -167,6 +167,15 @@ static void flags_equal_keys(void **state)
 	cmd_result_free(&a);
 	cmd_result_free(&b);
 
+	/* `vllm serve MODEL …` pasted: the model where the scenario goes. */
+	run_cmd(&a, "'%s' run llama-3.2-1b --num-prompts 12 --max-num-seqs 4 --format json", SERVESIM_BIN);
+	run_cmd(&b, "'%s' run --model llama-3.2-1b --num-prompts 12 --max-num-seqs 4 --format json", SERVESIM_BIN);
+	assert_int_equal(a.status, 0);
+	assert_string_equal(a.out, b.out);
+	assert_contains(a.out, "\"request_rate\": \"inf\"");   /* vllm bench serve's default */
+	cmd_result_free(&a);
+	cmd_result_free(&b);
+
 	/* The planning verbs take them too (cliplan_args); vllm bench serve's
 	 * output flags stay with run. */
 	run_cmd(&a, "'%s' sweep --vary request_rate=2,4 --model llama-3.2-1b --num-prompts 10 --max-num-seqs 8 "

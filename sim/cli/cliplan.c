@@ -121,9 +121,11 @@ int cliplan_scenario(struct cliplan *c, int argc, char **argv, int optind_, stru
 		return err_set(e, "expected at most one scenario, got '%s' too", argv[optind_ + 1]);
 	c->scenario = NULL;
 	if (optind_ == argc - 1) {
-		if (catalog_resolve(CATALOG_SCENARIOS, argv[optind_], c->path, sizeof c->path, e))
+		/* A scenario, or a model as `vllm serve MODEL` names it. */
+		int r = vllmflags_scenario_or_model(argv[optind_], c->path, sizeof c->path, &c->ov, e);
+		if (r < 0)
 			return -1;
-		c->scenario = c->path;
+		c->scenario = r ? c->path : NULL;
 	}
 	return scenario_load(sc, c->scenario, &c->ov, e);
 }

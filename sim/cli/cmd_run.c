@@ -16,12 +16,13 @@
 
 static void help(void)
 {
-	printf("usage: servesim run [SCENARIO] [--model M] [--hardware H] [--set SECTION.KEY=VALUE]…\n"
+	printf("usage: servesim run [SCENARIO|MODEL] [--model M] [--hardware H] [--set SECTION.KEY=VALUE]…\n"
 	       "                    [--seed N] [--format text|json|prom] [--out DIR]\n"
 	       "                    [--metric-percentiles 50,90,99]\n\n"
 	       "Simulates serving a workload. Without SCENARIO: Llama-3.1-8B on H100 SXM, 200\n"
 	       "prompts at 4 req/s (vllm bench serve --num-prompts 200 --request-rate 4).\n"
-	       "SCENARIO is a scenario id (servesim list) or an INI path.\n\n"
+	       "SCENARIO is a scenario id (servesim list) or an INI path; a model name there\n"
+	       "instead (as in `vllm serve MODEL`) runs the default workload on that model.\n\n"
 	       "  --model M           run.model (id, Hugging Face id or config.json path)\n"
 	       "  --hardware H        run.hardware (id or INI path)\n"
 	       "  --set S.K=V         override any scenario key, e.g. --set workload.request_rate=8\n"
@@ -118,12 +119,14 @@ int cmd_run(int argc, char **argv)
 	char path[4096];
 	const char *scenario_path = NULL;
 	if (optind == argc - 1) {
-		if (catalog_resolve(CATALOG_SCENARIOS, argv[optind], path, sizeof path, &e)) {
+		/* A scenario, or a model as `vllm serve MODEL` names it. */
+		int r = vllmflags_scenario_or_model(argv[optind], path, sizeof path, &ov, &e);
+		if (r < 0) {
 			inidoc_free(&ov);
 			vllmflags_free(&va);
 			return cli_fail("run", &e);
 		}
-		scenario_path = path;
+		scenario_path = r ? path : NULL;
 	}
 	struct scenario sc;
 	struct run_result res;

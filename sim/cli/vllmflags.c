@@ -12,6 +12,8 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "inidoc.h"
+#include "modelname.h"
 #include "num.h"
 #include "xalloc.h"
 
@@ -239,7 +241,12 @@ int vllmflags_rewrite(const char *verb, const struct option *verb_opts, int argc
 			break;
 		}
 		if (a[0] != '-' || !a[1]) {
-			rw.positionals++;
+			/* A scenario keeps its own defaults; a model (vllm serve MODEL)
+			 * does not count as one. */
+			char path[4096];
+			struct err ignored;
+			if (catalog_resolve(CATALOG_SCENARIOS, a, path, sizeof path, &ignored) == 0)
+				rw.positionals++;
 			vf_push_arg(&rw, a);
 			continue;
 		}
@@ -335,6 +342,31 @@ int vllmflags_rewrite(const char *verb, const struct option *verb_opts, int argc
 	}
 	free(rw.front);
 	return rc;
+}
+
+int vllmflags_scenario_or_model(const char *arg, char *out, size_t cap, struct inidoc *ov, struct err *e)
+{
+	out[0] = '\0';
+	if (catalog_resolve(CATALOG_SCENARIOS, arg, out, cap, e) == 0)
+		return 1;
+	struct err scenario_err = *e;
+	struct modelname mn;
+	struct err model_err;
+	if (modelname_resolve(arg, &mn, &model_err)) {
+		*e = scenario_err;
+		out[0] = '\0';
+		return -1;
+	}
+	out[0] = '\0';
+	struct inidoc first = { 0 };
+	if (inidoc_add_overridef(&first, e, "run.model=%s", arg)) {
+		inidoc_free(&first);
+		return -1;
+	}
+	inidoc_add_overrides(&first, ov);
+	inidoc_free(ov);
+	*ov = first;
+	return 0;
 }
 
 void vllmflags_free(struct vllm_args *va)

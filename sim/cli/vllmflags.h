@@ -74,6 +74,15 @@ struct scenario;
 int vllmflags_save_result(const struct vllm_out *o, json_t *result, const struct scenario *sc,
 			  const char *model_id, struct err *e);
 
+/* The SCENARIO argument, or a model named where vllm serve names it
+ * (`vllm serve MODEL …` pasted as `servesim run MODEL …`): a scenario id or
+ * path resolves into out (returns 1); a name no scenario has but a model
+ * has (modelname.h) becomes run.model ahead of the overrides already in *ov
+ * (returns 0, out = ""); anything else is -1 with e (the scenario's error,
+ * which lists the known ids). */
+struct inidoc;
+int vllmflags_scenario_or_model(const char *arg, char *out, size_t cap, struct inidoc *ov, struct err *e);
+
 /* Prints the table: flag, what it becomes, its help (docs/interop.md is
  * checked against it). */
 void vllmflags_print_table(FILE *f);
