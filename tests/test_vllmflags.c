@@ -45,7 +45,7 @@ static int rewrite(char *const *args, int n, struct vllm_args *va, struct err *e
 static void rewrites_to_set(void **state)
 {
 	(void)state;
-	char *args[] = { "SCEN", "--num-prompts", "50", "--no-enable-prefix-caching", "-tp", "2",
+	char *args[] = { "c13-bench-serve", "--num-prompts", "50", "--no-enable-prefix-caching", "-tp", "2",
 			 "--max_num_seqs=64", "--goodput", "ttft:500", "tpot:50", "--max-model-len", "32k",
 			 "--seed", "7", "--kv-cache-dtype", "fp8_e5m2", "--host", "0.0.0.0" };
 	struct vllm_args va;
@@ -53,7 +53,7 @@ static void rewrites_to_set(void **state)
 	assert_int_equal(rewrite(args, 18, &va, &e), 0);
 	char s[2048];
 	joined(&va, s, sizeof s);
-	assert_string_equal(s, "SCEN --set workload.num_prompts=50 --set engine.enable_prefix_caching=false "
+	assert_string_equal(s, "c13-bench-serve --set workload.num_prompts=50 --set engine.enable_prefix_caching=false "
 			       "--set engine.tensor_parallel_size=2 --set engine.max_num_seqs=64 "
 			       "--set slo.ttft_ms=500 --set slo.tpot_ms=50 --set engine.max_model_len=32000 "
 			       "--seed 7 --set engine.kv_cache_dtype=fp8 ");
