@@ -106,7 +106,7 @@ void vllmflags_print_table(FILE *f)
 	fprintf(f, "| vLLM flag | servesim | notes |\n|---|---|---|\n");
 	for (size_t i = 0; i < vllm_n_flags; i++) {
 		const struct vllm_flag *v = &vllm_flags[i];
-		static const char *const what[] = { "", "", "no effect", "refused", "output", "" };
+		static const char *const what[] = { "", "", "no effect", "refused", "output", "see notes" };
 		char alias[16] = "";
 		if (v->alias)
 			snprintf(alias, sizeof alias, ", `-%s`", v->alias);

@@ -31,7 +31,7 @@ struct vllm_flag {
 	const char *name;       /* without the dashes, vLLM's spelling */
 	const char *alias;      /* a short spelling (-tp), or NULL */
 	int kind, arity;
-	const char *key;        /* VF_KEY, VF_BOOL: the scenario key */
+	const char *key;        /* VF_KEY, VF_BOOL: the scenario key; VF_SPECIAL: the key its handler sets (shown), or NULL */
 	char type;              /* VF_KEY: 'i' integer, 'd' number (inf allowed), 's' string */
 	vf_handler fn;          /* VF_SPECIAL, VF_OUT */
 	bool bench;             /* a vllm bench serve flag (not vllm serve's) */

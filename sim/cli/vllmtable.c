@@ -245,6 +245,8 @@ static int o_metadata(struct rewrite *rw, const struct vllm_flag *f, const char 
 #define NOOP(n, a, b, h) { n, NULL, VF_NOOP, a, NULL, 0, NULL, b, h }
 #define REFUSE(n, a, h) { n, NULL, VF_REFUSE, a, NULL, 0, NULL, false, h }
 #define SPECIAL(n, al, a, fn, b, h) { n, al, VF_SPECIAL, a, NULL, 0, fn, b, h }
+/* A handler that sets key (shown in the table; the handler emits it). */
+#define SPECIALK(n, al, a, k, fn, b, h) { n, al, VF_SPECIAL, a, k, 0, fn, b, h }
 #define OUT(n, a, fn, h) { n, NULL, VF_OUT, a, NULL, 0, fn, true, h }
 
 /* Sorted by name. */
@@ -262,7 +264,7 @@ const struct vllm_flag vllm_flags[] = {
 	SPECIAL("dataset-name", NULL, ARG_ONE, h_dataset_name, true,
 		"random (default): random lengths; sharegpt: ShareGPT-like lognormal lengths; "
 		"burstgpt, custom: the trace in --dataset-path; or a trace file itself"),
-	SPECIAL("dataset-path", NULL, ARG_ONE, h_dataset_path, true,
+	SPECIALK("dataset-path", NULL, ARG_ONE, "workload.trace", h_dataset_path, true,
 		"a trace file (workload.trace: vllm result JSON, Azure or BurstGPT CSV, Mooncake JSONL)"),
 	NOOP("disable-log-requests", ARG_NONE, false, "logging: no effect in a simulation"),
 	NOOP("disable-log-stats", ARG_NONE, false, "logging: no effect in a simulation"),
@@ -270,7 +272,7 @@ const struct vllm_flag vllm_flags[] = {
 	NOOP("disable-tqdm", ARG_NONE, true, "client setting: no effect in a simulation"),
 	NOOP("distributed-executor-backend", ARG_ONE, false, "process layout: no effect in a simulation"),
 	NOOP("download-dir", ARG_ONE, false, "loading: no effect in a simulation"),
-	SPECIAL("dtype", NULL, ARG_ONE, h_dtype, false,
+	SPECIALK("dtype", NULL, ARG_ONE, "run.weights", h_dtype, false,
 		"auto, bfloat16 or float16: run.weights = bf16 / fp16 unless --quantization says"),
 	NOOP("enable-auto-tool-choice", ARG_NONE, false, "tool calling: no effect in a simulation"),
 	BOOL("enable-chunked-prefill", "engine.enable_chunked_prefill", "chunked prefill (default on)"),
@@ -280,13 +282,13 @@ const struct vllm_flag vllm_flags[] = {
 	NOOP("endpoint", ARG_ONE, true, "client setting: no effect in a simulation"),
 	REFUSE("enforce-eager", ARG_NONE, "eager mode (no CUDA graphs) is not modelled: servesim's step overhead assumes graphs"),
 	NOOP("generation-config", ARG_ONE, false, "sampling defaults: no effect on timing"),
-	SPECIAL("goodput", NULL, ARG_MANY, h_goodput, true, "KEY:MS SLOs (ttft, tpot, e2el) → slo.*_ms"),
+	SPECIALK("goodput", NULL, ARG_MANY, "slo.*_ms", h_goodput, true, "KEY:MS SLOs (ttft, tpot, e2el) → slo.*_ms"),
 	KEY("gpu-memory-utilization", NULL, "engine.gpu_memory_utilization", 'd',
 	    "fraction of device memory vLLM may use (default 0.9)"),
 	NOOP("header", ARG_MANY, true, "client setting: no effect in a simulation"),
 	NOOP("host", ARG_ONE, false, "server address: no effect in a simulation"),
 	NOOP("ignore-eos", ARG_NONE, true, "servesim always generates the requested output length"),
-	SPECIAL("kv-cache-dtype", NULL, ARG_ONE, h_kv_cache_dtype, false,
+	SPECIALK("kv-cache-dtype", NULL, ARG_ONE, "engine.kv_cache_dtype", h_kv_cache_dtype, false,
 		"auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2 → engine.kv_cache_dtype auto / fp8"),
 	SPECIAL("kv-offloading-backend", NULL, ARG_ONE, h_offload_backend, false, "native only"),
 	KEY("kv-offloading-size", NULL, "engine.kv_offload_gib", 'd', "GiB of host memory for offloaded KV blocks"),
@@ -297,7 +299,7 @@ const struct vllm_flag vllm_flags[] = {
 	    "longest prefill chunk per step (0 = off)"),
 	BKEY("max-concurrency", "workload.max_concurrency", 'i', "client-side limit on requests in flight"),
 	NOOP("max-log-len", ARG_ONE, false, "logging: no effect in a simulation"),
-	SPECIAL("max-model-len", NULL, ARG_ONE, h_max_model_len, false,
+	SPECIALK("max-model-len", NULL, ARG_ONE, "engine.max_model_len", h_max_model_len, false,
 		"context length (vLLM's human-readable 32k, 1M accepted)"),
 	KEY("max-num-batched-tokens", NULL, "engine.max_num_batched_tokens", 'i', "token budget per step"),
 	KEY("max-num-seqs", NULL, "engine.max_num_seqs", 'i', "running requests at most"),
@@ -312,10 +314,10 @@ const struct vllm_flag vllm_flags[] = {
 	KEY("pipeline-parallel-size", "pp", "engine.pipeline_parallel_size", 'i', "pipeline stages"),
 	NOOP("port", ARG_ONE, false, "server address: no effect in a simulation"),
 	NOOP("profile", ARG_NONE, true, "torch profiler: no effect in a simulation"),
-	SPECIAL("quantization", "q", ARG_ONE, h_quantization, false, "the weights' method → run.weights"),
+	SPECIALK("quantization", "q", ARG_ONE, "run.weights", h_quantization, false, "the weights' method → run.weights"),
 	BKEY("ramp-up-end-rps", "workload.ramp_up_end_rps", 'd', "the ramp's last rate"),
 	BKEY("ramp-up-start-rps", "workload.ramp_up_start_rps", 'd', "the ramp's first rate"),
-	SPECIAL("ramp-up-strategy", NULL, ARG_ONE, h_ramp, true, "linear or exponential → workload.ramp_up_strategy"),
+	SPECIALK("ramp-up-strategy", NULL, ARG_ONE, "workload.ramp_up_strategy", h_ramp, true, "linear or exponential → workload.ramp_up_strategy"),
 	BKEY("random-input-len", "workload.random_input_len", 'i', "input tokens (default 1024)"),
 	BKEY("random-output-len", "workload.random_output_len", 'i', "output tokens (default 128)"),
 	BKEY("random-prefix-len", "workload.random_prefix_len", 'i', "a shared prefix on top of the input (default 0)"),
@@ -332,7 +334,7 @@ const struct vllm_flag vllm_flags[] = {
 	SPECIAL("scheduling-policy", NULL, ARG_ONE, h_scheduling_policy, false, "fcfs only"),
 	KEY("seed", NULL, "run.seed", 'i', "the run's seed (default 0)"),
 	NOOP("served-model-name", ARG_MANY, false, "server naming: no effect in a simulation"),
-	SPECIAL("sharegpt-output-len", NULL, ARG_ONE, h_sharegpt_output_len, true,
+	SPECIALK("sharegpt-output-len", NULL, ARG_ONE, "workload.random_output_len", h_sharegpt_output_len, true,
 		"with --dataset-name sharegpt: a fixed output length"),
 	SPECIAL("speculative-config", NULL, ARG_ONE, h_speculative, false,
 		"refused: speculative decoding is not simulated yet"),
