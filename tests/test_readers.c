@@ -194,6 +194,43 @@ static void burstgpt_trace(void **state)
 	trace_free(&t);
 }
 
+/* Other benchmarks' summaries: their request count at their mean lengths,
+ * at their load, against their mean TTFT and E2E (in ms). */
+static void other_benchmarks(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *file, *format;
+		double ttft_ms, e2e_ms, rate;
+		long long n, in, out, conc;
+	} cases[] = {
+		{ "llmperf_summary.json", "llmperf", 70.2, 1781.5, INFINITY, 100, 550, 150, 8 },
+		{ "trtllm_report.json", "trtllm", 41.7, 1130.5, 4.0, 300, 1024, 128, 0 },
+		{ "genai_perf.json", "genai-perf", 47.9, 1068.2, INFINITY, 400, 512, 128, 8 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char path[512];
+		snprintf(path, sizeof path, RD "%s", cases[i].file);
+		struct runobs_set set;
+		load(&set, path, NULL);
+		assert_int_equal(set.len, 1);
+		const struct runobs *ob = &set.v[0];
+		assert_string_equal(ob->format, cases[i].format);
+		assert_double_near(ob->pts[0].ms[OBS_TTFT], cases[i].ttft_ms, 1e-6);
+		assert_double_near(ob->pts[0].ms[OBS_E2E], cases[i].e2e_ms, 1e-6);
+		assert_true(isnan(ob->pts[0].ms[OBS_ITL]));   /* their "ITL" is not a token gap */
+		assert_int_equal(ob->sc.num_prompts, cases[i].n);
+		assert_int_equal(ob->sc.input.mean, cases[i].in);
+		assert_int_equal(ob->sc.output.mean, cases[i].out);
+		assert_int_equal(ob->sc.max_concurrency, cases[i].conc);
+		if (isinf(cases[i].rate))
+			assert_true(isinf(ob->sc.request_rate));
+		else
+			assert_double_near(ob->sc.request_rate, cases[i].rate, 0);
+		runobs_set_free(&set);
+	}
+}
+
 /* validate takes these files too: the start-up log against the simulated
  * pool (every row measured and predicted), SGLang's lines per result. */
 static void validate_any_format(void **state)
@@ -229,6 +266,7 @@ int main(void)
 		cmocka_unit_test(vllm_append_result),   cmocka_unit_test(sglang_bench_serving),
 		cmocka_unit_test(sglang_metrics),       cmocka_unit_test(vllm_startup_log),
 		cmocka_unit_test(burstgpt_trace),       cmocka_unit_test(validate_any_format),
+		cmocka_unit_test(other_benchmarks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
