@@ -231,6 +231,24 @@ static void other_benchmarks(void **state)
 	}
 }
 
+/* GuideLLM: one observation per benchmark, each at its strategy's load. */
+static void guidellm(void **state)
+{
+	(void)state;
+	struct runobs_set set;
+	load(&set, RD "guidellm_benchmarks.json", NULL);
+	assert_int_equal(set.len, 3);
+	assert_string_equal(set.v[2].id, "guidellm_benchmarks.json#2");
+	assert_int_equal(set.v[0].sc.max_concurrency, 1);          /* synchronous */
+	assert_double_near(set.v[1].sc.request_rate, 6.0, 0);      /* constant */
+	assert_int_equal(set.v[2].sc.max_concurrency, 16);         /* concurrent */
+	assert_int_equal(set.v[1].sc.num_prompts, 120);
+	assert_int_equal(set.v[1].sc.input.mean, 256);
+	assert_double_near(set.v[2].pts[0].ms[OBS_TTFT], 61.0, EXACT);
+	assert_double_near(set.v[2].pts[0].ms[OBS_E2E], 710.0, 1e-6);
+	runobs_set_free(&set);
+}
+
 /* validate takes these files too: the start-up log against the simulated
  * pool (every row measured and predicted), SGLang's lines per result. */
 static void validate_any_format(void **state)
@@ -266,7 +284,7 @@ int main(void)
 		cmocka_unit_test(vllm_append_result),   cmocka_unit_test(sglang_bench_serving),
 		cmocka_unit_test(sglang_metrics),       cmocka_unit_test(vllm_startup_log),
 		cmocka_unit_test(burstgpt_trace),       cmocka_unit_test(validate_any_format),
-		cmocka_unit_test(other_benchmarks),
+		cmocka_unit_test(other_benchmarks),     cmocka_unit_test(guidellm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

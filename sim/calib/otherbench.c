@@ -43,6 +43,10 @@ const char *otherbench_sniff(const json_t *top)
 		return "trtllm";
 	if (json_is_object(json_object_get(top, "time_to_first_token")) && json_object_get(top, "request_latency"))
 		return "genai-perf";
+	const json_t *b = json_array_get(json_object_get(top, "benchmarks"), 0);
+	if (json_is_object(json_object_get(b, "metrics")) &&
+	    json_object_get(json_object_get(b, "metrics"), "time_to_first_token_ms"))
+		return "guidellm";
 	return NULL;
 }
 
@@ -67,15 +71,10 @@ static void put(json_t *o, const char *key, double v)
 		json_object_set_new(o, key, json_real(v));
 }
 
-json_t *otherbench_as_vllm(const json_t *top, const char *path, struct err *e)
+static json_t *one_run(const json_t *top, const char *tool, const char *top_model, const char *path, struct err *e)
 {
-	const char *tool = otherbench_sniff(top);
 	double ttft = NAN, e2e = NAN, n = NAN, in = NAN, out = NAN, conc = NAN, rate = NAN;
 	const char *model = NULL;
-	if (!tool) {
-		err_set(e, "%s: not an LLMPerf, trtllm-bench or GenAI-Perf summary", path);
-		return NULL;
-	}
 	if (!strcmp(tool, "llmperf")) {
 		ttft = NUM(top, "results_ttft_s_mean") * 1e3;
 		e2e = NUM(top, "results_end_to_end_latency_s_mean") * 1e3;
@@ -92,6 +91,30 @@ json_t *otherbench_as_vllm(const json_t *top, const char *path, struct err *e)
 		out = NUM(top, "request_info", "avg_output_length");
 		rate = NUM(top, "world_info", "issue_rate");
 		model = json_string_value(json_object_get(json_object_get(top, "engine"), "model"));
+	} else if (!strcmp(tool, "guidellm")) {
+		/* One entry of benchmarks[]: metrics.*.successful.mean; the
+		 * strategy (concurrent streams, a constant or Poisson rate,
+		 * synchronous = one at a time, throughput = all at once). */
+		const json_t *m = json_object_get(top, "metrics");
+		ttft = NUM(m, "time_to_first_token_ms", "successful", "mean");
+		e2e = NUM(m, "request_latency", "successful", "mean") * 1e3;
+		in = NUM(m, "prompt_token_count", "successful", "mean");
+		out = NUM(m, "output_token_count", "successful", "mean");
+		n = NUM(m, "request_totals", "successful");
+		if (isnan(n))
+			n = find_num(json_object_get(top, "scheduler_metrics"), "successful", 0);
+		const json_t *cfg = json_object_get(top, "config");
+		const json_t *st = json_object_get(cfg, "strategy");
+		const char *type = json_string_value(json_object_get(st, "type_"));
+		if (!type)
+			type = json_string_value(json_object_get(st, "type"));
+		if (type && !strcmp(type, "synchronous"))
+			conc = 1;
+		else if (type && !strcmp(type, "concurrent"))
+			conc = find_num(st, "streams", 0);
+		else if (type && (!strcmp(type, "constant") || !strcmp(type, "poisson") || !strcmp(type, "async")))
+			rate = find_num(st, "rate", 0);
+		model = top_model;
 	} else {
 		ttft = genai_ms(top, "time_to_first_token");
 		e2e = genai_ms(top, "request_latency");
@@ -133,4 +156,36 @@ json_t *otherbench_as_vllm(const json_t *top, const char *path, struct err *e)
 	put(o, "mean_ttft_ms", ttft);
 	put(o, "mean_e2el_ms", e2e);
 	return o;
+}
+
+json_t *otherbench_as_vllm(const json_t *top, const char *path, struct err *e)
+{
+	const char *tool = otherbench_sniff(top);
+	if (!tool) {
+		err_set(e, "%s: not an LLMPerf, trtllm-bench, GenAI-Perf or GuideLLM summary", path);
+		return NULL;
+	}
+	json_t *runs = json_array();
+	if (strcmp(tool, "guidellm")) {
+		json_t *o = one_run(top, tool, NULL, path, e);
+		if (!o) {
+			json_decref(runs);
+			return NULL;
+		}
+		json_array_append_new(runs, o);
+		return runs;
+	}
+	const char *model = json_string_value(json_object_get(json_object_get(top, "config"), "model"));
+	size_t i;
+	json_t *b;
+	json_array_foreach(json_object_get(top, "benchmarks"), i, b) {
+		json_t *o = one_run(b, tool, model, path, e);
+		if (!o) {
+			err_prefix(e, "benchmarks[%zu]", i);
+			json_decref(runs);
+			return NULL;
+		}
+		json_array_append_new(runs, o);
+	}
+	return runs;
 }

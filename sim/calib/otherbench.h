@@ -24,6 +24,13 @@
  *               output_sequence_length; the load from input_config
  *               (concurrency or request_rate, wherever it sits). Its
  *               inter_token_latency is a per-request TPOT: not read as ITL.
+ *   guidellm    GuideLLM's benchmarks.json (src/guidellm/benchmark/
+ *               schemas): one run per benchmarks[] entry, metrics
+ *               time_to_first_token_ms, request_latency (s),
+ *               prompt_token_count, output_token_count as
+ *               {successful: {mean, …}}, request_totals.successful; the
+ *               load from config.strategy (concurrent streams, constant or
+ *               poisson rate, synchronous, throughput); config.model.
  *
  * The converted objects carry what vllm bench serve's keys mean: mean_*_ms
  * in ms, completed, total_*_tokens (the mean × the count), request_rate,
@@ -36,12 +43,12 @@
 
 #include "err.h"
 
-/* The tool a parsed file comes from ("llmperf", "trtllm", "genai-perf"),
- * or NULL. */
+/* The tool a parsed file comes from ("llmperf", "trtllm", "genai-perf",
+ * "guidellm"), or NULL. */
 const char *otherbench_sniff(const json_t *top);
 
-/* The file as a vllm bench serve result object (a new reference), or NULL
- * with e naming path and the key that is missing or of the wrong type. */
+/* The file's runs as vllm bench serve result objects (a new array), or
+ * NULL with e naming path (and the benchmark) and what is missing. */
 json_t *otherbench_as_vllm(const json_t *top, const char *path, struct err *e);
 
 #endif

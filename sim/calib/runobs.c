@@ -28,7 +28,7 @@ const char *const runobs_metric_names[] = { "ttft", "itl", "e2e", NULL };
 #define MAX_FILE_BYTES ((size_t)1 << 30)
 #define TRIED "vllm bench serve result JSON (one or --append-result's several), SGLang bench_serving JSON lines, " \
 	      "Ollama /api/generate or /api/chat JSON, `ollama run --verbose` text, llama-bench Markdown/CSV/JSON/JSONL/SQL, " \
-	      "LLMPerf, trtllm-bench or GenAI-Perf summary JSON, " \
+	      "LLMPerf, trtllm-bench, GenAI-Perf or GuideLLM summary JSON, " \
 	      "Prometheus text of vLLM's or SGLang's /metrics, servesim calibration CSVs (*_experiments.csv, *_measured.csv)"
 
 static void note(struct runobs_set *set, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -551,12 +551,18 @@ static int from_json_text(struct runobs_set *set, const char *text, const char *
 		} else if (ollamaresp_sniff(top)) {
 			rc = from_ollama(set, text, path, o, e);
 		} else if (otherbench_sniff(top)) {
-			/* LLMPerf, trtllm-bench, GenAI-Perf: as a vllm result. */
-			json_t *as_vllm = otherbench_as_vllm(top, path, e);
-			rc = as_vllm ? from_vllm(set, as_vllm, path, o, e) : -1;
-			if (!rc)
+			/* LLMPerf, trtllm-bench, GenAI-Perf, GuideLLM: as vllm results. */
+			json_t *runs = otherbench_as_vllm(top, path, e), *run;
+			size_t k;
+			rc = runs ? 0 : -1;
+			json_array_foreach(runs, k, run) {
+				if (rc || (rc = from_vllm(set, run, path, o, e)))
+					break;
 				set->v[set->len - 1].format = otherbench_sniff(top);
-			json_decref(as_vllm);
+				if (json_array_size(runs) > 1)
+					snprintf(set->v[set->len - 1].id, sizeof set->v->id, "%s#%zu", base_name(path), k);
+			}
+			json_decref(runs);
 		} else if (llamabench_sniff_json(top)) {
 			struct llamabench_list l;
 			rc = llamabench_parse_jsonl(&l, text, path, e);
