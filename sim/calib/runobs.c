@@ -558,7 +558,14 @@ static int from_json_text(struct runobs_set *set, const char *text, const char *
 			json_array_foreach(runs, k, run) {
 				if (rc || (rc = from_vllm(set, run, path, o, e)))
 					break;
-				set->v[set->len - 1].format = otherbench_sniff(top);
+				struct runobs *ob = &set->v[set->len - 1];
+				ob->format = otherbench_sniff(top);
+				if (set->n_notes) {   /* from_vllm's note speaks of vLLM's --save-detailed */
+					free(set->notes[--set->n_notes]);
+					note(set, "%s: a %s summary: replayed as %lld requests of its mean lengths (%lld in, %lld out)",
+					     path, ob->format, (long long)ob->sc.num_prompts, (long long)ob->sc.input.mean,
+					     (long long)ob->sc.output.mean);
+				}
 				if (json_array_size(runs) > 1)
 					snprintf(set->v[set->len - 1].id, sizeof set->v->id, "%s#%zu", base_name(path), k);
 			}
