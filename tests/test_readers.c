@@ -207,6 +207,7 @@ static void other_benchmarks(void **state)
 		{ "llmperf_summary.json", "llmperf", 70.2, 1781.5, INFINITY, 100, 550, 150, 8 },
 		{ "trtllm_report.json", "trtllm", 41.7, 1130.5, 4.0, 300, 1024, 128, 0 },
 		{ "genai_perf.json", "genai-perf", 47.9, 1068.2, INFINITY, 400, 512, 128, 8 },
+		{ "vllm_result.pytorch.json", "vllm-pytorch", 38.2, 978.3, 4.0, 200, 1024, 128, 0 },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char path[512];
@@ -218,7 +219,10 @@ static void other_benchmarks(void **state)
 		assert_string_equal(ob->format, cases[i].format);
 		assert_double_near(ob->pts[0].ms[OBS_TTFT], cases[i].ttft_ms, 1e-6);
 		assert_double_near(ob->pts[0].ms[OBS_E2E], cases[i].e2e_ms, 1e-6);
-		assert_true(isnan(ob->pts[0].ms[OBS_ITL]));   /* their "ITL" is not a token gap */
+		if (strcmp(cases[i].format, "vllm-pytorch"))
+			assert_true(isnan(ob->pts[0].ms[OBS_ITL]));   /* their "ITL" is not a token gap */
+		else
+			assert_double_near(ob->pts[0].ms[OBS_ITL], 7.4, EXACT);   /* vLLM's own mean_itl_ms */
 		assert_int_equal(ob->sc.num_prompts, cases[i].n);
 		assert_int_equal(ob->sc.input.mean, cases[i].in);
 		assert_int_equal(ob->sc.output.mean, cases[i].out);

@@ -1,6 +1,7 @@
 #include "otherbench.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 /* A number at a path of object keys ("a", "b", NULL); NAN when absent. */
@@ -31,8 +32,55 @@ static double find_num(const json_t *o, const char *key, int depth)
 	return NAN;
 }
 
+/* vLLM's PyTorch-benchmark-format sidecar (*.pytorch.json, written when
+ * SAVE_TO_PYTORCH_BENCHMARK_FORMAT is set; vllm/benchmarks/lib/utils.py
+ * convert_to_pytorch_benchmark_format): a list of records {benchmark:
+ * {name, extra_info: {args}}, model: {name}, metric: {name,
+ * benchmark_values: [v], extra_info: {the rest of the result}}}, one per
+ * TTFT/TPOT/ITL statistic. */
+static bool is_pytorch_sidecar(const json_t *top)
+{
+	const json_t *r = json_array_get(top, 0);
+	return json_is_array(top) && json_is_object(json_object_get(r, "metric")) &&
+	       json_object_get(json_object_get(r, "metric"), "benchmark_values") &&
+	       json_is_object(json_object_get(r, "benchmark"));
+}
+
+/* The sidecar back as one vllm bench serve result: the first record's
+ * extra_info, each record's metric, the model's name; the per-request
+ * arrays left out (the sidecar is replayed at its mean lengths). */
+static json_t *from_pytorch_sidecar(const json_t *top, const char *path, struct err *e)
+{
+	const json_t *first = json_array_get(top, 0);
+	json_t *o = json_deep_copy(json_object_get(json_object_get(first, "metric"), "extra_info"));
+	if (!json_is_object(o)) {
+		json_decref(o);
+		err_set(e, "%s: [0].metric.extra_info: expected the result's other keys (an object)", path);
+		return NULL;
+	}
+	static const char *const arrays[] = { "input_lens", "output_lens", "start_times", "ttfts", "itls", "latencies",
+					      "generated_texts", "errors", NULL };
+	for (const char *const *a = arrays; *a; a++)
+		json_object_del(o, *a);
+	const char *model = json_string_value(json_object_get(json_object_get(first, "model"), "name"));
+	if (model && !json_object_get(o, "model_id"))
+		json_object_set_new(o, "model_id", json_string(model));
+	size_t i;
+	json_t *r;
+	json_array_foreach((json_t *)top, i, r) {
+		const json_t *m = json_object_get(r, "metric");
+		const char *name = json_string_value(json_object_get(m, "name"));
+		const json_t *v = json_array_get(json_object_get(m, "benchmark_values"), 0);
+		if (name && json_is_number(v))
+			json_object_set_new(o, name, json_real(json_number_value(v)));
+	}
+	return o;
+}
+
 const char *otherbench_sniff(const json_t *top)
 {
+	if (is_pytorch_sidecar(top))
+		return "vllm-pytorch";
 	if (!json_is_object(top))
 		return NULL;
 	if (json_object_get(top, "results_ttft_s_mean") ||
@@ -166,6 +214,15 @@ json_t *otherbench_as_vllm(const json_t *top, const char *path, struct err *e)
 		return NULL;
 	}
 	json_t *runs = json_array();
+	if (!strcmp(tool, "vllm-pytorch")) {
+		json_t *o = from_pytorch_sidecar(top, path, e);
+		if (!o) {
+			json_decref(runs);
+			return NULL;
+		}
+		json_array_append_new(runs, o);
+		return runs;
+	}
 	if (strcmp(tool, "guidellm")) {
 		json_t *o = one_run(top, tool, NULL, path, e);
 		if (!o) {

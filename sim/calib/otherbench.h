@@ -32,6 +32,11 @@
  *               load from config.strategy (concurrent streams, constant or
  *               poisson rate, synchronous, throughput); config.model.
  *
+ *   vllm-pytorch  vllm bench serve's *.pytorch.json sidecar (the PyTorch
+ *               OSS benchmark format, vllm/benchmarks/lib/utils.py): one
+ *               record per statistic; the result's other keys (E2EL,
+ *               counts, totals, rate) in each record's metric.extra_info.
+ *
  * The converted objects carry what vllm bench serve's keys mean: mean_*_ms
  * in ms, completed, total_*_tokens (the mean × the count), request_rate,
  * max_concurrency, model_id.
@@ -44,7 +49,7 @@
 #include "err.h"
 
 /* The tool a parsed file comes from ("llmperf", "trtllm", "genai-perf",
- * "guidellm"), or NULL. */
+ * "guidellm", "vllm-pytorch"), or NULL. */
 const char *otherbench_sniff(const json_t *top);
 
 /* The file's runs as vllm bench serve result objects (a new array), or
