@@ -114,17 +114,6 @@ static int h_speculative(struct rewrite *rw, const struct vllm_flag *f, const ch
 	return -1;
 }
 
-static int h_scheduling_policy(struct rewrite *rw, const struct vllm_flag *f, const char *val, struct err *e)
-{
-	char at[512];
-	if (!strcmp(val, "fcfs"))
-		return 0;
-	if (!strcmp(val, "priority"))
-		return err_set(e, "%s priority: requests carry no priority in servesim's workloads; only fcfs is simulated",
-			       vf_where(rw, f, at, sizeof at));
-	return vf_bad_value(rw, f, "fcfs or priority", val, e);
-}
-
 static int h_offload_backend(struct rewrite *rw, const struct vllm_flag *f, const char *val, struct err *e)
 {
 	char at[512];
@@ -253,6 +242,7 @@ static int o_metadata(struct rewrite *rw, const struct vllm_flag *f, const char 
 const struct vllm_flag vllm_flags[] = {
 	NOOP("api-key", ARG_ONE, true, "client setting: no effect in a simulation"),
 	OUT("append-result", ARG_NONE, o_simple, "append the result to the result file as one more JSON line"),
+	BOOL("async-scheduling", "engine.async_scheduling", "async scheduling (the batch queue of two; default by vLLM version)"),
 	NOOP("backend", ARG_ONE, true, "client setting: no effect in a simulation"),
 	NOOP("base-url", ARG_ONE, true, "client setting: no effect in a simulation"),
 	KEY("block-size", NULL, "engine.block_size", 'i', "tokens per KV block (default 16)"),
@@ -280,7 +270,7 @@ const struct vllm_flag vllm_flags[] = {
 	NOOP("enable-log-requests", ARG_NONE, false, "logging: no effect in a simulation"),
 	BOOL("enable-prefix-caching", "engine.enable_prefix_caching", "automatic prefix caching (default on)"),
 	NOOP("endpoint", ARG_ONE, true, "client setting: no effect in a simulation"),
-	REFUSE("enforce-eager", ARG_NONE, "eager mode (no CUDA graphs) is not modelled: servesim's step overhead assumes graphs"),
+	BOOL("enforce-eager", "engine.enforce_eager", "eager mode: no CUDA graphs (vLLM timing, docs/engine-vllm.md)"),
 	NOOP("generation-config", ARG_ONE, false, "sampling defaults: no effect on timing"),
 	SPECIALK("goodput", NULL, ARG_MANY, "slo.*_ms", h_goodput, true, "KEY:MS SLOs (ttft, tpot, e2el) → slo.*_ms"),
 	KEY("gpu-memory-utilization", NULL, "engine.gpu_memory_utilization", 'd',
@@ -302,6 +292,7 @@ const struct vllm_flag vllm_flags[] = {
 	SPECIALK("max-model-len", NULL, ARG_ONE, "engine.max_model_len", h_max_model_len, false,
 		"context length (vLLM's human-readable 32k, 1M accepted)"),
 	KEY("max-num-batched-tokens", NULL, "engine.max_num_batched_tokens", 'i', "token budget per step"),
+	KEY("max-num-partial-prefills", NULL, "engine.max_num_partial_prefills", 'i', "prefills chunked at once"),
 	KEY("max-num-seqs", NULL, "engine.max_num_seqs", 'i', "running requests at most"),
 	OUT("metadata", ARG_MANY, o_metadata, "KEY=VALUE pairs added to the result JSON"),
 	OUT("metric-percentiles", ARG_ONE, o_simple, "percentiles to report (default 99)"),
@@ -331,13 +322,14 @@ const struct vllm_flag vllm_flags[] = {
 	NOOP("revision", ARG_ONE, false, "loading: no effect in a simulation"),
 	OUT("save-detailed", ARG_NONE, o_simple, "keep the per-request arrays in the result"),
 	OUT("save-result", ARG_NONE, o_simple, "write the result JSON (vllm bench serve's name and keys)"),
-	SPECIAL("scheduling-policy", NULL, ARG_ONE, h_scheduling_policy, false, "fcfs only"),
+	KEY("scheduling-policy", NULL, "engine.scheduling_policy", 's', "fcfs or priority"),
 	KEY("seed", NULL, "run.seed", 'i', "the run's seed (default 0)"),
 	NOOP("served-model-name", ARG_MANY, false, "server naming: no effect in a simulation"),
 	SPECIALK("sharegpt-output-len", NULL, ARG_ONE, "workload.random_output_len", h_sharegpt_output_len, true,
 		"with --dataset-name sharegpt: a fixed output length"),
 	SPECIAL("speculative-config", NULL, ARG_ONE, h_speculative, false,
 		"refused: speculative decoding is not simulated yet"),
+	KEY("stream-interval", NULL, "engine.stream_interval", 'i', "tokens per streamed chunk (default 1)"),
 	NOOP("swap-space", ARG_ONE, false, "V1 preempts by recompute, never swaps: no effect"),
 	NOOP("temperature", ARG_ONE, true, "sampling: no effect on timing"),
 	KEY("tensor-parallel-size", "tp", "engine.tensor_parallel_size", 'i', "GPUs per engine"),
@@ -350,6 +342,7 @@ const struct vllm_flag vllm_flags[] = {
 
 	REFUSE("use-beam-search", ARG_NONE, "beam search is not simulated (one sequence per request)"),
 	NOOP("uvicorn-log-level", ARG_ONE, false, "logging: no effect in a simulation"),
+
 };
 
 

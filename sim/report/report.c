@@ -274,6 +274,13 @@ static void vllm_engine_text(FILE *f, const struct run_result *res)
 	line_int(f, "max_model_len:", es->max_model_len);
 	line_int(f, "Engine steps:", es->steps);
 	line_f(f, "Engine busy (%):", res->end_ns ? 100 * es->busy_s / ((double)res->end_ns / 1e9) : 0);
+	if (es->timing) {            /* vLLM's newer timing (docs/engine-vllm.md) */
+		fprintf(f, "%-40s %s\n", "vLLM version (timing):", es->vllm_version);
+		fprintf(f, "%-40s %s\n", "Async scheduling:", es->async_scheduling ? "on" : "off");
+		line_int(f, "Largest CUDA-graph size:", es->max_capture_size);
+		line_int(f, "Steps replaying a CUDA graph:", es->graph_steps);
+		line_int(f, "Steps run eager:", es->eager_steps);
+	}
 	centered(f, "KV cache pool", '-');
 	line_int(f, "GPU KV blocks:", es->num_gpu_blocks);
 	line_int(f, "Block size (tokens):", es->block_size);
@@ -312,6 +319,11 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	line_f(f, "Own prefill compute (ms):", 1e3 * g->sum_ttft_own_s / n);
 	line_f(f, "Steps shared with other requests (ms):", 1e3 * g->sum_ttft_shared_s / n);
 	line_f(f, "Waiting between chunks (ms):", 1e3 * g->sum_ttft_between_s / n);
+	if (es->timing) {            /* vLLM's newer timing (docs/engine-vllm.md) */
+		line_f(f, "Waiting for the batch queue (ms):", 1e3 * g->sum_ttft_batch_queue_s / n);
+		line_f(f, "CUDA-graph padding (ms):", 1e3 * g->sum_ttft_graph_pad_s / n);
+		line_f(f, "Output path (ms):", 1e3 * g->sum_ttft_output_s / n);
+	}
 	double nd = es->itl_tokens ? (double)es->itl_tokens : 1;
 	centered(f, "Where ITL went (mean per decode token)", '-');
 	line_f(f, "Reading weights (ms):", 1e3 * es->itl_weights_s / nd);
@@ -437,6 +449,13 @@ json_t *report_ttft_breakdown(const struct group_metrics *g)
 	json_object_set_new(o, "own_prefill_ms", json_real(1e3 * g->sum_ttft_own_s / n));
 	json_object_set_new(o, "shared_steps_ms", json_real(1e3 * g->sum_ttft_shared_s / n));
 	json_object_set_new(o, "between_chunks_ms", json_real(1e3 * g->sum_ttft_between_s / n));
+	/* vLLM's newer timing (issue 18); absent where it is off, so servesim
+	 * 1's timing (engine.vllm_version = 0.10) keeps its output. */
+	if (g->sum_ttft_batch_queue_s > 0 || g->sum_ttft_graph_pad_s > 0 || g->sum_ttft_output_s > 0) {
+		json_object_set_new(o, "batch_queue_ms", json_real(1e3 * g->sum_ttft_batch_queue_s / n));
+		json_object_set_new(o, "graph_padding_ms", json_real(1e3 * g->sum_ttft_graph_pad_s / n));
+		json_object_set_new(o, "output_path_ms", json_real(1e3 * g->sum_ttft_output_s / n));
+	}
 	return o;
 }
 
@@ -529,6 +548,16 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 			    json_real(es->prefix_queries ? (double)es->prefix_hits / (double)es->prefix_queries : 0));
 	json_object_set_new(ss, "engine_steps", json_integer(es->steps));
 	json_object_set_new(ss, "engine_busy_s", json_real(es->busy_s));
+	if (es->timing) {            /* vLLM's newer timing (docs/engine-vllm.md) */
+		json_t *t = json_object();
+		json_object_set_new(t, "vllm_version", json_string(es->vllm_version));
+		json_object_set_new(t, "async_scheduling", json_boolean(es->async_scheduling));
+		json_object_set_new(t, "max_cudagraph_capture_size", json_integer(es->max_capture_size));
+		json_object_set_new(t, "cudagraph_steps", json_integer(es->graph_steps));
+		json_object_set_new(t, "eager_steps", json_integer(es->eager_steps));
+		json_object_set_new(t, "cudagraph_padded_tokens", json_integer(es->padded_tokens));
+		json_object_set_new(ss, "vllm_timing", t);
+	}
 	json_object_set_new(ss, "mean_queue_ms", json_real(1e3 * g->sum_ttft_queue_s / n));
 	json_object_set_new(ss, "p99_queue_ms", json_real(1e3 * samples_percentile(&g->queue, 99)));
 	json_object_set_new(ss, "mean_ttft_breakdown", report_ttft_breakdown(g));
