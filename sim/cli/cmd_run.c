@@ -23,7 +23,8 @@ static void help(void)
 	       "prompts at 4 req/s (vllm bench serve --num-prompts 200 --request-rate 4).\n"
 	       "SCENARIO is a scenario id (servesim list) or an INI path; a model name there\n"
 	       "instead (as in `vllm serve MODEL`) runs the default workload on that model.\n\n"
-	       "  --model M           run.model (id, Hugging Face id or config.json path)\n"
+	       "  --model M           run.model: an id, a Hugging Face id (aliases, the local HF\n"
+	       "                      cache), a config.json or folder, an Ollama tag, a .gguf\n"
 	       "  --hardware H        run.hardware (id or INI path)\n"
 	       "  --set S.K=V         override any scenario key, e.g. --set workload.request_rate=8\n"
 	       "  --seed N            run.seed\n"
@@ -36,7 +37,12 @@ static void help(void)
 	       "  --metric-percentiles P,…  percentiles to report (default 99)\n"
 	       "  --save-detailed     json: add the per-request arrays of vllm bench serve\n"
 	       "                      (input_lens, output_lens, ttfts, latencies, start_times,\n"
-	       "                      errors; no itls) and Ollama's fields per request\n");
+	       "                      errors; no itls) and Ollama's fields per request\n"
+	       "  --save-result       also write the JSON result file as vllm bench serve does\n"
+	       "                      (--result-dir, --result-filename, --append-result, --label,\n"
+	       "                      --metadata K=V…); --percentile-metrics ttft,tpot,itl,e2el\n"
+	       "                      chooses the metrics reported (default: all four)\n"
+	       VLLMFLAGS_HELP);
 }
 
 static int parse_percentiles(const char *s, double *out, size_t *n, struct err *e)

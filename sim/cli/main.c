@@ -23,7 +23,7 @@ static const struct verb {
 	{ "compare", cmd_compare, "one workload on several GPUs side by side, with cost" },
 	{ "plot", cmd_plot, "gnuplot pictures of a sweep/plan/compare result or a run's --out folder" },
 	{ "merge", cmd_merge, "join the --shard K/N outputs of sweep, plan or compare" },
-	{ "validate", cmd_validate, "replay a real vllm bench serve result; measured vs predicted" },
+	{ "validate", cmd_validate, "replay a real run's result (vLLM, SGLang, Ollama, llama-bench, …); measured vs predicted" },
 	{ "vllm-flags", cmd_vllm_flags, "the vllm serve / vllm bench serve flags servesim takes, and what each becomes" },
 };
 
