@@ -20,6 +20,7 @@
 #include "ollamaresp.h"
 #include "promscrape.h"
 #include "sglangmetrics.h"
+#include "textfile.h"
 #include "vllmlog.h"
 #include "xalloc.h"
 
@@ -51,34 +52,7 @@ static const char *base_name(const char *path)
 
 static char *slurp(const char *path, struct err *e)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		err_set(e, "%s: cannot open: %s", path, strerror(errno));
-		return NULL;
-	}
-	size_t cap = 1 << 16, n = 0;
-	char *buf = xmalloc(cap);
-	size_t got;
-	while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-		n += got;
-		if (n > MAX_FILE_BYTES) {
-			fclose(f);
-			free(buf);
-			err_set(e, "%s: larger than %zu bytes", path, MAX_FILE_BYTES);
-			return NULL;
-		}
-		if (cap - n < 2)
-			buf = xrealloc(buf, cap *= 2);
-	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		err_set(e, "%s: read error", path);
-		return NULL;
-	}
-	buf[n] = '\0';
-	return buf;
+	return textfile_read(path, MAX_FILE_BYTES, e);
 }
 
 /* ---- building a scenario ----------------------------------------------- */
