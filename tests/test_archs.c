@@ -333,6 +333,36 @@ static void names(void **state)
 	assert_contains(e.msg, "8b, 70b, 405b");
 }
 
+/* Quantization in a file beside config.json, as vLLM finds it: ModelOpt's
+ * hf_quant_config.json (NVFP4 here), AutoGPTQ's quantize_config.json. */
+static void side_quant_files(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/servesim-quant-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd,
+		 "cp '%s/models/llama-3.1-8b.json' '%s/config.json' && printf '%%s' "
+		 "'{\"producer\": {\"name\": \"modelopt\", \"version\": \"0.27.0\"}, "
+		 "\"quantization\": {\"quant_algo\": \"NVFP4\", \"kv_cache_quant_algo\": null, \"group_size\": 16}}' "
+		 "> '%s/hf_quant_config.json'",
+		 getenv("SERVESIM_DATA_DIR"), dir, dir);
+	assert_int_equal(system(cmd), 0);
+	struct model m;
+	struct err e = { { 0 } };
+	assert_int_equal(model_load_named(&m, dir, &e), 0);
+	assert_string_equal(m.weights, "nvfp4");
+	snprintf(cmd, sizeof cmd,
+		 "rm '%s/hf_quant_config.json' && printf '%%s' '{\"bits\": 4, \"group_size\": 128, \"desc_act\": false}' "
+		 "> '%s/quantize_config.json'",
+		 dir, dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(model_load_named(&m, dir, &e), 0);
+	assert_string_equal(m.weights, "int4");
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +371,7 @@ int main(void)
 		cmocka_unit_test(gpt_neox),
 		cmocka_unit_test(gemma2_defaults), cmocka_unit_test(hybrid_refused),
 		cmocka_unit_test(gguf_header),    cmocka_unit_test(names),
+		cmocka_unit_test(side_quant_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -316,6 +316,17 @@ static int read_weights(const struct reader *r, struct model *m)
 					 type && !strcmp(type, "float") ? "nvfp4" : "int4");
 			break;
 		}
+	} else if (!strcasecmp(method, "modelopt")) {
+		/* NVIDIA ModelOpt (hf_quant_config.json's quantization.quant_algo). */
+		const char *algo = json_string_value(json_object_get(q, "quant_algo"));
+		if (algo && !strcasecmp(algo, "NVFP4"))
+			snprintf(m->weights, sizeof m->weights, "nvfp4");
+		else if (algo && !strncasecmp(algo, "FP8", 3))
+			snprintf(m->weights, sizeof m->weights, "fp8");
+		else if (algo && strstr(algo, "W4A"))
+			snprintf(m->weights, sizeof m->weights, "int4");
+		else if (algo && strstr(algo, "W8A"))
+			snprintf(m->weights, sizeof m->weights, "int8");
 	} else if (!strcasecmp(method, "bitsandbytes")) {
 		snprintf(m->weights, sizeof m->weights, "%s",
 			 json_is_true(json_object_get(q, "load_in_8bit")) ? "int8" : "int4");
@@ -368,6 +379,45 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && !strcasecmp(s + n - k, suffix);
 }
 
+/* A checkpoint whose quantization is in a file beside config.json, as vLLM
+ * reads it (model_executor/model_loader/weight_utils.py get_quant_config):
+ * NVIDIA ModelOpt's hf_quant_config.json ({producer: {name: modelopt},
+ * quantization: {quant_algo}}) and AutoGPTQ's quantize_config.json
+ * ({bits, group_size, …}). Sets top.quantization_config when the config
+ * has none. Returns 0, or -1 with e for a sibling that does not parse. */
+static int side_quant_config(json_t *top, const char *path, struct err *e)
+{
+	if (json_object_get(top, "quantization_config") || json_object_get(top, "compression_config"))
+		return 0;
+	const char *slash = strrchr(path, '/');
+	static const char *const names[] = { "hf_quant_config.json", "quantize_config.json" };
+	for (int i = 0; i < 2; i++) {
+		char side[4096];
+		snprintf(side, sizeof side, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, names[i]);
+		if (!catalog_is_file(side))
+			continue;
+		json_error_t je;
+		json_t *j = json_load_file(side, JSON_REJECT_DUPLICATES, &je);
+		if (!json_is_object(j)) {
+			json_decref(j);
+			return err_set(e, "%s:%d:%d: expected a JSON object (%s)", side, je.line, je.column, je.text);
+		}
+		json_t *q;
+		if (i == 0) {
+			const char *algo = json_string_value(json_object_get(json_object_get(j, "quantization"), "quant_algo"));
+			q = json_pack("{s:s, s:s}", "quant_method", "modelopt", "quant_algo", algo ? algo : "");
+		} else {
+			q = json_deep_copy(j);
+			if (!json_object_get(q, "quant_method"))
+				json_object_set_new(q, "quant_method", json_string("gptq"));
+		}
+		json_object_set_new(top, "quantization_config", q);
+		json_decref(j);
+		return 0;
+	}
+	return 0;
+}
+
 int model_load(struct model *m, const char *path, struct err *e)
 {
 	memset(m, 0, sizeof *m);
@@ -396,6 +446,10 @@ int model_load(struct model *m, const char *path, struct err *e)
 		if (je.line <= 0)
 			return err_set(e, "%s: %s", path, je.text);
 		return err_set(e, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
+	}
+	if (json_is_object(top) && side_quant_config(top, path, e)) {
+		json_decref(top);
+		return -1;
 	}
 	int rc = from_config(m, top, path, e);
 	json_decref(top);
