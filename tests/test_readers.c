@@ -100,6 +100,23 @@ static void ollama_pretty_chat(void **state)
 	runobs_set_free(&set);
 }
 
+/* llama-server replies: timings as Ollama's runner maps them (cache_n +
+ * prompt_n prompt tokens; prompt_ms is TTFT on the engine's clock). */
+static void llama_server(void **state)
+{
+	(void)state;
+	struct runobs_set set;
+	load(&set, RD "llama_server.json", "q4_k_m");
+	assert_int_equal(set.len, 2);
+	assert_string_equal(set.v[0].format, "llama-server");
+	assert_string_equal(set.v[1].id, "llama_server.json:25");
+	assert_double_near(set.v[0].pts[0].ms[OBS_TTFT], 120.5, EXACT);
+	assert_double_near(set.v[0].pts[0].ms[OBS_ITL], 1010.24 / 128, 1e-6);
+	assert_int_equal(set.v[1].sc.input.mean, 300);
+	assert_int_equal(set.v[1].sc.output.mean, 64);
+	runobs_set_free(&set);
+}
+
 /* --append-result: two results, two observations, each its own rate. */
 static void vllm_append_result(void **state)
 {
@@ -289,6 +306,7 @@ int main(void)
 		cmocka_unit_test(sglang_metrics),       cmocka_unit_test(vllm_startup_log),
 		cmocka_unit_test(burstgpt_trace),       cmocka_unit_test(validate_any_format),
 		cmocka_unit_test(other_benchmarks),     cmocka_unit_test(guidellm),
+		cmocka_unit_test(llama_server),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

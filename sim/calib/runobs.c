@@ -15,6 +15,7 @@
 #include "jsonvals.h"
 #include "llamabench.h"
 #include "llamabenchtext.h"
+#include "llamaserver.h"
 #include "ollamaverbose.h"
 #include "otherbench.h"
 #include "ollamaresp.h"
@@ -28,7 +29,7 @@ const char *const runobs_metric_names[] = { "ttft", "itl", "e2e", NULL };
 
 #define MAX_FILE_BYTES ((size_t)1 << 30)
 #define TRIED "vllm bench serve result JSON (one or --append-result's several), SGLang bench_serving JSON lines, " \
-	      "Ollama /api/generate or /api/chat JSON, `ollama run --verbose` text, llama-bench Markdown/CSV/JSON/JSONL/SQL, " \
+	      "Ollama /api/generate or /api/chat JSON, `ollama run --verbose` text, llama-server responses, llama-bench Markdown/CSV/JSON/JSONL/SQL, " \
 	      "LLMPerf, trtllm-bench, GenAI-Perf or GuideLLM summary JSON, " \
 	      "Prometheus text of vLLM's or SGLang's /metrics, servesim calibration CSVs (*_experiments.csv, *_measured.csv)"
 
@@ -506,6 +507,21 @@ static int from_calibration(struct runobs_set *set, enum calibcsv_kind kind, con
 
 /* ---- detection -------------------------------------------------------------------- */
 
+/* llama-server responses: as the Ollama lines its runner would write. */
+static int from_llamaserver(struct runobs_set *set, const char *text, const char *path,
+			    const struct runobs_opts *o, struct err *e)
+{
+	char *lines = llamaserver_to_ollama(text, path, e);
+	if (!lines)
+		return -1;
+	size_t first = set->len;
+	int rc = from_ollama(set, lines, path, o, e);
+	for (size_t i = first; i < set->len; i++)
+		set->v[i].format = "llama-server";
+	free(lines);
+	return rc;
+}
+
 static int from_json_text(struct runobs_set *set, const char *text, const char *path,
 			  const struct runobs_opts *o, struct err *e, bool *handled)
 {
@@ -524,6 +540,8 @@ static int from_json_text(struct runobs_set *set, const char *text, const char *
 			llamabench_free(&l);
 		} else if (ollamaresp_sniff(top)) {
 			rc = from_ollama(set, text, path, o, e);
+		} else if (llamaserver_sniff(top)) {
+			rc = from_llamaserver(set, text, path, o, e);
 		} else if (otherbench_sniff(top)) {
 			/* LLMPerf, trtllm-bench, GenAI-Perf, GuideLLM: as vllm results. */
 			json_t *runs = otherbench_as_vllm(top, path, e), *run;
@@ -570,6 +588,8 @@ static int from_json_text(struct runobs_set *set, const char *text, const char *
 	int rc = 0;
 	if (ollamaresp_sniff(first)) {
 		rc = from_ollama(set, text, path, o, e);
+	} else if (llamaserver_sniff(first)) {
+		rc = from_llamaserver(set, text, path, o, e);
 	} else if (llamabench_sniff_json(first)) {
 		struct llamabench_list l;
 		rc = llamabench_parse_jsonl(&l, text, path, e);
