@@ -276,13 +276,13 @@ static void validate_any_format(void **state)
 {
 	(void)state;
 	struct cmd_result r;
-	run_cmd(&r, "'%s' validate --format json --model llama-3.1-8b --hardware h100-sxm '%s' '%s'", SERVESIM_BIN,
-		RD "vllm_startup.log", RD "sglang_bench.jsonl");
+	run_cmd(&r, "'%s' validate --format json --model llama-3.1-8b --hardware h100-sxm '%s' '%s' '%s'", SERVESIM_BIN,
+		RD "vllm_startup.log", RD "sglang_bench.jsonl", RD "vllm_append.json");
 	assert_int_equal(r.status, 0);
 	json_error_t je;
 	json_t *all = json_loads(r.out, 0, &je);
 	assert_non_null(all);
-	assert_int_equal(json_array_size(all), 2);
+	assert_int_equal(json_array_size(all), 3);
 	json_t *rows = json_object_get(json_array_get(all, 0), "rows");
 	assert_int_equal(json_array_size(rows), 5);
 	size_t i;
@@ -293,6 +293,10 @@ static void validate_any_format(void **state)
 	}
 	/* SGLang: TTFT, ITL and E2E of each of the two results. */
 	assert_int_equal(json_array_size(json_object_get(json_array_get(all, 1), "rows")), 6);
+	/* --append-result, the second saved with --save-detailed: simulated too. */
+	json_t *app = json_object_get(json_array_get(all, 2), "rows");
+	assert_int_equal(json_array_size(app), 6);
+	assert_true(json_is_number(json_object_get(json_array_get(app, 5), "predicted")));
 	json_decref(all);
 	cmd_result_free(&r);
 }

@@ -606,7 +606,19 @@ static int from_json_text(struct runobs_set *set, const char *text, const char *
 				rc = err_set(e, "%s:%d: expected another benchmark result like the first", path, vals.line[i]);
 				break;
 			}
-			rc = from_vllm(set, vals.v[i], path, o, e);
+			/* The per-request arrays of one result among several cannot be
+			 * a trace of the file: each replays at its mean lengths. */
+			json_t *one = json_deep_copy(vals.v[i]);
+			static const char *const arrays[] = { "input_lens", "output_lens", "start_times", NULL };
+			for (const char *const *a = arrays; *a; a++)
+				json_object_del(one, *a);
+			rc = from_vllm(set, one, path, o, e);
+			json_decref(one);
+			if (!rc && json_object_get(vals.v[i], "input_lens") && set->n_notes) {
+				free(set->notes[--set->n_notes]);
+				note(set, "%s:%d: one of several results in the file: its input_lens/output_lens are not a trace of it, so it replays at its mean lengths",
+				     path, vals.line[i]);
+			}
 			if (!rc)
 				snprintf(set->v[set->len - 1].id, sizeof set->v->id, "%s:%d", base_name(path), vals.line[i]);
 		}
