@@ -112,6 +112,25 @@ static void gemma3(void **state)
 	assert_double_rel(p.total, 999885952.0, 1e-3);
 }
 
+/* Gemma 3 4B as published: its text_config names five fields and leans on
+ * Gemma3TextConfig for heads, KV heads, head_dim and vocab. Text 3.88 B +
+ * the SigLIP tower 0.41 B = 4.30 B (4,300,079,472 published; the vision
+ * tower's biases, norms and position table left out: 0.2%). */
+static void gemma3_multimodal_defaults(void **state)
+{
+	(void)state;
+	struct model m;
+	struct model_params p;
+	load_ok(&m, MODELS "gemma-3-4b-it.json");
+	assert_int_equal(m.n_heads, 8);
+	assert_int_equal(m.n_kv_heads, 4);
+	assert_int_equal(m.head_dim, 256);
+	assert_int_equal(m.vocab, 262208);
+	assert_int_equal(m.n_sliding_layers, 29);   /* 34 layers, every 6th global: 5 */
+	model_params(&m, &p);
+	assert_double_rel(p.total + m.vision_params, 4300079472.0, 0.005);
+}
+
 /* A Gemma 2 config with only its dimensions: Gemma2Config's defaults fill
  * head_dim 256, 4 KV heads, a 4096-token window on every other layer and
  * the soft-capping of attention (50) and final (30) logits. */
@@ -368,7 +387,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(gpt2),           cmocka_unit_test(falcon),
 		cmocka_unit_test(phi3),           cmocka_unit_test(gemma3),
-		cmocka_unit_test(gpt_neox),
+		cmocka_unit_test(gpt_neox),       cmocka_unit_test(gemma3_multimodal_defaults),
 		cmocka_unit_test(gemma2_defaults), cmocka_unit_test(hybrid_refused),
 		cmocka_unit_test(gguf_header),    cmocka_unit_test(names),
 		cmocka_unit_test(side_quant_files),

@@ -98,8 +98,12 @@ static const struct arch archs[] = {
 	  "\"sliding_window\":4096,\"attn_logit_softcapping\":50.0,\"final_logit_softcapping\":30.0,"
 	  "\"tie_word_embeddings\":true}",
 	  "", 3, NULL },
+	/* Gemma 3's multimodal checkpoints (gemma-3-4b-it) publish a
+	 * text_config without heads or vocab: Gemma3TextConfig's 8 heads and
+	 * 262,208 tokens stand, the one family whose core fields are defaulted
+	 * because its own published configs rely on them. */
 	{ "gemma3_text",
-	  "{\"num_key_value_heads\":4,"
+	  "{\"num_attention_heads\":8,\"vocab_size\":262208,\"num_key_value_heads\":4,"
 	  "\"head_dim\":256,\"max_position_embeddings\":131072,"
 	  "\"sliding_window\":4096,\"tie_word_embeddings\":true}",
 	  "", 3, derive_gemma3 },
