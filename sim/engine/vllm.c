@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evq.h"
 #include "vllm_int.h"
 #include "vllmver.h"
 #include "xalloc.h"
@@ -103,8 +104,7 @@ static int64_t launch(struct engine *g, const struct batch *b, int64_t now)
 	double usage = kvpool_usage(g->pool);
 	if (usage > g->st.peak_kv_usage)
 		g->st.peak_kv_usage = usage;
-	int64_t ns = (int64_t)llround(s * 1e9);
-	return ns > 0 ? ns : 1;
+	return evq_duration_ns(s);   /* past the horizon: run_simulate stops */
 }
 
 /* Without async scheduling a step is scheduled and run at once. With it,
@@ -385,6 +385,9 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 	resolve_defaults(g, sc, setup->hw, setup->model);
 	perf_init(&g->perf, setup->model, setup->hw, setup->weights, (int)sc->tensor_parallel_size,
 		  sc->kv_cache_dtype == 1 ? 1 : 2);
+	perf_set_router_skew(&g->perf, sc->moe_router_skew);
+	if (sc->enable_expert_parallel)
+		perf_expert_parallel(&g->perf, (int)sc->tensor_parallel_size);
 	if (sc->pipeline_parallel_size > setup->model->n_layers) {
 		err_set(e, "%s: [engine] pipeline_parallel_size: expected at most the model's %lld layers, got %lld",
 			sc->pipeline_parallel_at, (long long)setup->model->n_layers,

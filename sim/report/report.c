@@ -67,11 +67,7 @@ static double group_duration(const struct group_metrics *g)
 
 static int64_t peak_tokens_per_s(const struct run_result *res)
 {
-	int64_t best = 0;
-	for (size_t i = 0; i < res->n_seconds; i++)
-		if (res->tokens_per_second[i] > best)
-			best = res->tokens_per_second[i];
-	return best;
+	return res->peak_second_tokens;
 }
 
 static void line_int(FILE *f, const char *label, int64_t v)
@@ -800,19 +796,20 @@ int report_csv(const char *dir, const struct run_result *res, struct err *e)
 		{ "timeseries.csv", timeseries_csv },
 		{ "itl_histogram.csv", itl_histogram_csv },
 	};
-	struct stat st;
-	if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0)
-		return err_set(e, "--out %s: cannot create the folder: %s", dir, strerror(errno));
+	struct wholedir d;
+	if (wholedir_open(&d, dir, e))
+		return err_prefix(e, "--out");
 	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-		char path[PATH_MAX];
-		if (snprintf(path, sizeof path, "%s/%s", dir, files[i].name) >= (int)sizeof path)
-			return err_set(e, "--out %s: the path is too long", dir);
-		FILE *f = wholefile_open(path, e);
-		if (!f)
+		FILE *f = wholedir_file(&d, files[i].name, e);
+		if (!f) {
+			wholedir_abort(&d);
 			return -1;
+		}
 		files[i].write(f, res);
-		if (wholefile_commit(f, path, e))
+		if (wholedir_close(&d, f, e)) {
+			wholedir_abort(&d);
 			return -1;
+		}
 	}
-	return 0;
+	return wholedir_commit(&d, e);
 }

@@ -28,6 +28,8 @@ struct reader {
 	char *line;             /* the current line, without its line ending */
 	size_t line_cap;
 	long lineno;            /* 1-based; 0 before the first line */
+	long nul_line;          /* the first line holding a NUL byte; 0: none */
+	long nul_column;
 	char **fields;          /* the current CSV line's fields (csv.h) */
 	size_t n_fields;
 	struct csv_row row;     /* their storage */
