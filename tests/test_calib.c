@@ -299,8 +299,9 @@ static void runs_name_the_formats_they_tried(void **state)
 	struct runobs_set set = { 0 };
 	struct err e;
 	assert_int_equal(runobs_load(&set, CAL "unknown_format.txt", &o, &e), -1);
-	assert_contains(e.msg, "unknown_format.txt: not a known format; tried: vllm bench serve result JSON, "
-			       "Ollama /api/generate JSON lines, llama-bench CSV/JSON/JSONL, Prometheus text");
+	assert_contains(e.msg, "unknown_format.txt: not a known format; tried: vllm bench serve result JSON");
+	assert_contains(e.msg, "Ollama /api/generate or /api/chat JSON, `ollama run --verbose` text, llama-server responses, "
+			       "llama-bench Markdown/CSV/JSON/JSONL/SQL, LLMPerf, trtllm-bench, GenAI-Perf or GuideLLM summary JSON, Prometheus text");
 	assert_int_equal(runobs_load(&set, CAL "probe_too_few.csv", &o, &e), -1);
 	assert_contains(e.msg, "not a known format");
 	runobs_set_free(&set);

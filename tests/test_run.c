@@ -109,7 +109,7 @@ static void light_load_is_the_step_model(void **state)
 static char *json_of(struct run_result *r)
 {
 	double p[] = { 50, 90, 99 };
-	struct report_opts o = { p, 3, false };
+	struct report_opts o = { p, 3, false, 0 };
 	json_t *j = report_json(r, &o);
 	char *s = json_dumps(j, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
 	json_decref(j);

@@ -184,9 +184,10 @@ static void cli_text_and_json(void **state)
 	run_cmd(&c, "'%s' validate", SERVESIM_BIN);
 	assert_int_equal(c.status, 2);
 	cmd_result_free(&c);
+	/* Ollama responses are read too (validateany.h), but name no servesim model. */
 	run_cmd(&c, "'%s' validate '%s'", SERVESIM_BIN, CAL "ollama_generate.jsonl");
 	assert_int_equal(c.status, 2);
-	assert_contains(c.err, "ollama_generate.jsonl:2:1: invalid JSON");
+	assert_contains(c.err, "pass --model");
 	cmd_result_free(&c);
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "inidoc.h"
+#include "modelname.h"
 #include "xalloc.h"
 
 #ifndef SERVESIM_SOURCE_DIR
@@ -27,13 +28,13 @@ static const struct {
 	[CATALOG_PLOTS] = { "plots", ".gp" },
 };
 
-static bool is_dir(const char *p)
+bool catalog_is_dir(const char *p)
 {
 	struct stat st;
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static bool is_file(const char *p)
+bool catalog_is_file(const char *p)
 {
 	struct stat st;
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
@@ -72,12 +73,12 @@ static int data_root(char *out, size_t cap)
 	}
 	char exe[PATH_MAX], probe[PATH_MAX];
 	if (catalog_exe_dir(exe, sizeof exe) == 0 &&
-	    join(probe, sizeof probe, exe, "/../share/servesim/models") && is_dir(probe) &&
+	    join(probe, sizeof probe, exe, "/../share/servesim/models") && catalog_is_dir(probe) &&
 	    join(out, cap, exe, "/../share/servesim"))
 		return 0;
 	if (!join(out, cap, SERVESIM_SOURCE_DIR, "") || !join(probe, sizeof probe, out, "/models"))
 		return -1;
-	return is_dir(probe) ? 0 : -1;
+	return catalog_is_dir(probe) ? 0 : -1;
 }
 
 /* The folders are found once per process (pthread_once), so threads of a
@@ -93,7 +94,7 @@ static void find_dirs(void)
 		return;
 	for (int k = 0; k < 4; k++) {
 		snprintf(dirs[k], sizeof dirs[k], "%s/%s", root, kinds[k].folder);
-		dir_found[k] = is_dir(dirs[k]);
+		dir_found[k] = catalog_is_dir(dirs[k]);
 	}
 }
 
@@ -177,7 +178,20 @@ static int model_alias(const char *name, char *out, size_t cap)
 int catalog_resolve(enum catalog_kind kind, const char *name, char *out,
 		    size_t cap, struct err *e)
 {
-	if (is_file(name)) {
+	if (kind == CATALOG_MODELS) {
+		struct modelname mn;
+		if (modelname_resolve(name, &mn, e))
+			return -1;
+		snprintf(out, cap, "%s", mn.path);
+		return 0;
+	}
+	return catalog_resolve_id(kind, name, out, cap, e);
+}
+
+int catalog_resolve_id(enum catalog_kind kind, const char *name, char *out,
+		       size_t cap, struct err *e)
+{
+	if (catalog_is_file(name)) {
 		snprintf(out, cap, "%s", name);
 		return 0;
 	}

@@ -12,6 +12,7 @@
 #ifndef SERVESIM_CATALOG_H
 #define SERVESIM_CATALOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -27,9 +28,15 @@ enum catalog_kind {
 const char *catalog_dir(enum catalog_kind kind);
 
 /* Resolves name to a file path in out. Returns 0, or -1 with e listing the
- * known ids when the name is neither a file nor a known id. */
+ * known ids when the name is neither a file nor a known id. Models take
+ * every name modelname.h does (folders, the Hugging Face cache, Ollama
+ * tags, .gguf files). */
 int catalog_resolve(enum catalog_kind kind, const char *name, char *out,
 		    size_t cap, struct err *e);
+
+/* The same for files and ids of the data folders only (and aliases.ini). */
+int catalog_resolve_id(enum catalog_kind kind, const char *name, char *out,
+		       size_t cap, struct err *e);
 
 /* The sorted ids of kind; *ids is the caller's (free each and the array).
  * Returns the count (0 when the folder is missing). */
@@ -38,6 +45,10 @@ size_t catalog_list(enum catalog_kind kind, char ***ids);
 /* The folder of the running executable, in out. Returns 0, or -1 when it
  * cannot be read or does not fit. */
 int catalog_exe_dir(char *out, size_t cap);
+
+/* Whether p names a regular file / a folder (stat follows links). */
+bool catalog_is_file(const char *p);
+bool catalog_is_dir(const char *p);
 
 /* The id of a path: its base name without extension, in out. */
 void catalog_id_of(const char *path, char *out, size_t cap);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_statistics_double.h>
+
 #include "xalloc.h"
 
 const char *const benchres_metric_keys[] = { "ttft", "tpot", "itl", "e2el", NULL };
@@ -59,14 +61,6 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* numpy.percentile, linear interpolation, of sorted v[0..n). */
-static double percentile(const double *v, size_t n, double p)
-{
-	double pos = p / 100 * (double)(n - 1);
-	size_t lo = (size_t)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
-	return v[lo] + (v[hi] - v[lo]) * (pos - (double)lo);
-}
-
 /* E2EL from `latencies` (seconds) when the summary keys lack it. */
 static void e2el_from_latencies(struct benchres *b, const json_t *lat)
 {
@@ -88,9 +82,9 @@ static void e2el_from_latencies(struct benchres *b, const json_t *lat)
 	if (isnan(s[BENCH_MEAN]))
 		s[BENCH_MEAN] = sum / (double)n;
 	if (isnan(s[BENCH_MEDIAN]))
-		s[BENCH_MEDIAN] = percentile(v, n, 50);
+		s[BENCH_MEDIAN] = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.50);
 	if (isnan(s[BENCH_P99]))
-		s[BENCH_P99] = percentile(v, n, 99);
+		s[BENCH_P99] = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.99);
 	free(v);
 }
 
@@ -141,13 +135,29 @@ int benchres_from_json(struct benchres *b, const json_t *top, const char *path, 
 			if (get_num(top, key, &b->ms[m][s], path, e))
 				return -1;
 		}
+	/* SGLang's bench_serving writes the same statistics with its own E2E
+	 * and token-total names (bench_serving.py; formats.md §5). */
+	bool sglang = json_object_get(top, "mean_e2e_latency_ms") || json_object_get(top, "sharegpt_output_len") ||
+		      json_object_get(top, "accept_length");
+	for (int s = 0; s < BENCH_N_STATS && sglang; s++) {
+		char key[48];
+		snprintf(key, sizeof key, "%s_e2e_latency_ms", benchres_stat_keys[s]);
+		if (isnan(b->ms[BENCH_E2EL][s]) && get_num(top, key, &b->ms[BENCH_E2EL][s], path, e))
+			return -1;
+	}
+	if (sglang && b->total_input < 0 && get_count(top, "total_input", &b->total_input, path, e))
+		return -1;
+	if (sglang && b->total_output < 0 && get_count(top, "total_output", &b->total_output, path, e))
+		return -1;
 	b->has_input_lens = has_array(top, "input_lens");
 	b->has_output_lens = has_array(top, "output_lens");
 	b->has_start_times = has_array(top, "start_times");
 	b->has_latencies = has_array(top, "latencies");
 	if (b->has_latencies)
 		e2el_from_latencies(b, json_object_get(top, "latencies"));
-	if (json_object_get(top, "request_goodput:"))
+	if (sglang)
+		snprintf(b->version, sizeof b->version, "sglang bench_serving");
+	else if (json_object_get(top, "request_goodput:"))
 		snprintf(b->version, sizeof b->version, "benchmark_serving.py (old)");
 	else if (b->has_start_times || b->has_latencies || json_object_get(top, "rtfx"))
 		snprintf(b->version, sizeof b->version, "serve.py (newest)");

@@ -14,6 +14,10 @@
  * is there, as numpy computes them. The per-request arrays themselves are
  * trace.h's business (trace_load reads them for replay).
  *
+ * SGLang's bench_serving results (one JSON line each) carry the same keys
+ * but mean_/median_/p99_e2e_latency_ms for E2E and, in the newest
+ * version, total_input / total_output: read as the vLLM names.
+ *
  * Absent numbers are NAN; absent counts are -1.
  */
 #ifndef SERVESIM_BENCHRES_H

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "num.h"
 #include "xalloc.h"
 
@@ -38,23 +39,6 @@ bool calibcsv_sibling(const char *path, char *out, size_t cap)
 	return n > 0 && (size_t)n < cap;
 }
 
-/* Splits a plain CSV line in place; returns the number of fields. */
-static int split(char *s, char **f, int max)
-{
-	int n = 0;
-	for (char *p = s;;) {
-		if (n < max)
-			f[n] = p;
-		n++;
-		char *c = strchr(p, ',');
-		if (!c)
-			break;
-		*c = '\0';
-		p = c + 1;
-	}
-	return n;
-}
-
 typedef int (*row_fn)(struct calibcsv *c, char **f, const int *col, const char *path, int line,
 		      struct err *e);
 
@@ -66,7 +50,8 @@ static int read_table(struct calibcsv *c, const char *path, const char *const *c
 	FILE *fp = fopen(path, "r");
 	if (!fp)
 		return err_set(e, "%s: cannot open: %s", path, strerror(errno));
-	char *buf = NULL, *f[MAX_COLS];
+	char *buf = NULL, **f;
+	struct csv_row row = { 0 };
 	size_t cap = 0;
 	int line = 0, n_head = 0, col[MAX_COLS], rc = 0;
 	while (!rc && getline(&buf, &cap, fp) != -1) {
@@ -74,9 +59,11 @@ static int read_table(struct calibcsv *c, const char *path, const char *const *c
 		buf[strcspn(buf, "\r\n")] = '\0';
 		if (!buf[0])
 			continue;
-		int n = split(buf, f, MAX_COLS);
-		if (n > MAX_COLS) {
-			rc = err_set(e, "%s:%d: more than %d fields", path, line, MAX_COLS);
+		int n = csv_split(buf, strlen(buf), &row);   /* RFC 4180 (csv.h) */
+		f = row.f;
+		if (n < 0 || n > MAX_COLS) {
+			rc = n < 0 ? err_set(e, "%s:%d: a quoted field is not closed", path, line)
+				   : err_set(e, "%s:%d: more than %d fields", path, line, MAX_COLS);
 			break;
 		}
 		if (!n_head) {
@@ -97,6 +84,7 @@ static int read_table(struct calibcsv *c, const char *path, const char *const *c
 			rc = fn(c, f, col, path, line, e);
 	}
 	free(buf);
+	csv_row_free(&row);
 	fclose(fp);
 	if (!rc && n_head == 0)
 		rc = err_set(e, "%s: empty (expected a header and rows)", path);

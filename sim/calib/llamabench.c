@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "num.h"
 #include "xalloc.h"
 
 #define MAX_FIELDS 96
-#define FIELD_MAX 512
 
 bool llamabench_sniff_header(const char *line)
 {
@@ -18,53 +18,6 @@ bool llamabench_sniff_json(const json_t *o)
 {
 	return json_is_object(o) && json_object_get(o, "n_prompt") && json_object_get(o, "n_gen") &&
 	       json_object_get(o, "avg_ns");
-}
-
-/* Splits one CSV line (quotes allowed, "" inside quotes) into fields,
- * each cut to FIELD_MAX - 1 characters. Returns the field count, or -1
- * for an unterminated quote. */
-static int split_csv(const char *s, size_t len, char fields[][FIELD_MAX], int max)
-{
-	int n = 0;
-	size_t i = 0;
-	for (;;) {
-		char *out = fields[n < max ? n : max - 1];
-		size_t o = 0;
-		if (i < len && s[i] == '"') {
-			i++;
-			for (;;) {
-				if (i >= len)
-					return -1;
-				if (s[i] == '"') {
-					if (i + 1 < len && s[i + 1] == '"') {
-						if (o < FIELD_MAX - 1)
-							out[o++] = '"';
-						i += 2;
-						continue;
-					}
-					i++;
-					break;
-				}
-				if (o < FIELD_MAX - 1)
-					out[o++] = s[i];
-				i++;
-			}
-			while (i < len && s[i] != ',')
-				i++;
-		} else {
-			while (i < len && s[i] != ',') {
-				if (o < FIELD_MAX - 1 && s[i] != '\r')
-					out[o++] = s[i];
-				i++;
-			}
-		}
-		out[o] = '\0';
-		n++;
-		if (i >= len)
-			break;
-		i++;   /* ',' */
-	}
-	return n;
 }
 
 enum { C_PROMPT, C_GEN, C_DEPTH, C_UBATCH, C_AVG, C_TYPE, C_FILE, N_COLS };
@@ -87,7 +40,8 @@ int llamabench_parse_csv(struct llamabench_list *out, const char *text, const ch
 			 struct err *e)
 {
 	memset(out, 0, sizeof *out);
-	char(*f)[FIELD_MAX] = xmalloc(MAX_FIELDS * sizeof *f);
+	struct csv_row row = { 0 };
+	char **f = NULL;
 	int col[N_COLS], line = 0, n_head = 0, rc = 0;
 	for (int c = 0; c < N_COLS; c++)
 		col[c] = -1;
@@ -100,7 +54,8 @@ int llamabench_parse_csv(struct llamabench_list *out, const char *text, const ch
 			p = next;
 			continue;
 		}
-		int n = split_csv(p, len, f, MAX_FIELDS);
+		int n = csv_split(p, len, &row);   /* RFC 4180 (csv.h) */
+		f = row.f;
 		if (n < 0 || n > MAX_FIELDS) {
 			rc = err_set(e, "%s:%d: expected a CSV line of at most %d fields%s", path, line, MAX_FIELDS,
 				     n < 0 ? " (a quote is not closed)" : "");
@@ -143,7 +98,7 @@ int llamabench_parse_csv(struct llamabench_list *out, const char *text, const ch
 		out->v[out->len++] = t;
 		p = next;
 	}
-	free(f);
+	csv_row_free(&row);
 	if (!rc && out->len == 0)
 		rc = err_set(e, "%s: no llama-bench tests (a header and no rows)", path);
 	return rc;

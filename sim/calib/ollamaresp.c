@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonvals.h"
 #include "xalloc.h"
 
 static const char *const metric_keys[] = {
@@ -20,7 +21,7 @@ bool ollamaresp_sniff(const json_t *o)
 			return true;
 	/* A response whose counts were all zero still has these. */
 	return json_object_get(o, "done") && json_object_get(o, "model") &&
-	       (json_object_get(o, "response") || json_object_get(o, "done_reason"));
+	       (json_object_get(o, "response") || json_object_get(o, "message") || json_object_get(o, "done_reason"));
 }
 
 /* A non-negative integer key; missing = 0 (omitempty). */
@@ -41,53 +42,45 @@ static int get_ns(const json_t *o, const char *key, int64_t *out, const char *pa
 int ollamaresp_parse(struct ollamaresp_list *out, const char *text, const char *path, struct err *e)
 {
 	memset(out, 0, sizeof *out);
-	int line = 0;
-	size_t skipped = 0;
-	for (const char *p = text; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		line++;
-		const char *q = p;
-		while (q < p + len && (*q == ' ' || *q == '\t' || *q == '\r'))
-			q++;
-		if (q < p + len) {
-			json_error_t je;
-			json_t *o = json_loadb(p, len, JSON_REJECT_DUPLICATES, &je);
-			if (!o)
-				return err_set(e, "%s:%d:%d: invalid JSON: %s (expected one /api/generate response a line)",
-					       path, line, je.column, je.text);
-			if (!json_is_object(o) || !ollamaresp_sniff(o)) {
-				json_decref(o);
-				return err_set(e, "%s:%d: expected an Ollama /api/generate response (prompt_eval_count, eval_count, eval_duration …)",
-					       path, line);
-			}
-			const json_t *done = json_object_get(o, "done");
-			if (json_is_false(done)) {
-				skipped++;
-			} else {
-				struct ollamaresp r = { .line = line };
-				const char *model = json_string_value(json_object_get(o, "model"));
-				snprintf(r.model, sizeof r.model, "%s", model ? model : "");
-				if (get_ns(o, "prompt_eval_count", &r.prompt_eval_count, path, line, e) ||
-				    get_ns(o, "eval_count", &r.eval_count, path, line, e) ||
-				    get_ns(o, "prompt_eval_duration", &r.prompt_eval_duration_ns, path, line, e) ||
-				    get_ns(o, "eval_duration", &r.eval_duration_ns, path, line, e) ||
-				    get_ns(o, "total_duration", &r.total_duration_ns, path, line, e) ||
-				    get_ns(o, "load_duration", &r.load_duration_ns, path, line, e)) {
-					json_decref(o);
-					return -1;
-				}
-				xgrow(&out->v, &out->cap, out->len + 1, sizeof *out->v);
-				out->v[out->len++] = r;
-			}
-			json_decref(o);
-		}
-		p += len + (nl ? 1 : 0);
+	struct jsonvals vals;
+	if (jsonvals_parse(&vals, text, path, e)) {
+		jsonvals_free(&vals);
+		return err_prefix(e, "expected Ollama /api/generate or /api/chat responses");
 	}
-	if (out->len == 0)
-		return err_set(e, "%s: no finished /api/generate response (%zu streaming chunks with \"done\": false, none with the metrics)",
-			       path, skipped);
-	return 0;
+	size_t skipped = 0;
+	int rc = 0;
+	for (size_t i = 0; i < vals.len && !rc; i++) {
+		const json_t *o = vals.v[i];
+		int line = vals.line[i];
+		if (!json_is_object(o) || !ollamaresp_sniff(o)) {
+			rc = err_set(e, "%s:%d: expected an Ollama /api/generate or /api/chat response (prompt_eval_count, eval_count, eval_duration …)",
+				     path, line);
+			break;
+		}
+		if (json_is_false(json_object_get(o, "done"))) {
+			skipped++;
+			continue;
+		}
+		struct ollamaresp r = { .line = line };
+		const char *model = json_string_value(json_object_get(o, "model"));
+		snprintf(r.model, sizeof r.model, "%s", model ? model : "");
+		if (get_ns(o, "prompt_eval_count", &r.prompt_eval_count, path, line, e) ||
+		    get_ns(o, "eval_count", &r.eval_count, path, line, e) ||
+		    get_ns(o, "prompt_eval_duration", &r.prompt_eval_duration_ns, path, line, e) ||
+		    get_ns(o, "eval_duration", &r.eval_duration_ns, path, line, e) ||
+		    get_ns(o, "total_duration", &r.total_duration_ns, path, line, e) ||
+		    get_ns(o, "load_duration", &r.load_duration_ns, path, line, e)) {
+			rc = -1;
+			break;
+		}
+		xgrow(&out->v, &out->cap, out->len + 1, sizeof *out->v);
+		out->v[out->len++] = r;
+	}
+	jsonvals_free(&vals);
+	if (!rc && out->len == 0)
+		rc = err_set(e, "%s: no finished /api/generate response (%zu streaming chunks with \"done\": false, none with the metrics)",
+			     path, skipped);
+	return rc;
 }
 
 void ollamaresp_free(struct ollamaresp_list *l)

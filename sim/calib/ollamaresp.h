@@ -1,7 +1,8 @@
 /*
- * ollamaresp: Ollama /api/generate responses, one JSON object a line (what
- * `curl … /api/generate` prints, non-streaming, or the last line of a
- * stream), as formats.md §4 and SEED C10 describe them.
+ * ollamaresp: Ollama /api/generate and /api/chat responses (api/types.go
+ * GenerateResponse, ChatResponse: the same embedded Metrics), as JSON
+ * lines, one pretty-printed object or several (jsonvals.h), as formats.md
+ * §4 and SEED C10 describe them.
  *
  * Durations are integer nanoseconds; Ollama leaves zero values out
  * (omitempty), so a missing key reads as 0. Lines with "done": false

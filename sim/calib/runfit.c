@@ -34,8 +34,7 @@ enum { N_FIT_IDS = sizeof fit_ids / sizeof *fit_ids, N_CORE_IDS = 4 };
 
 /* ---- simulating the observations ----------------------------------------- */
 
-/* The metrics of one measured point, from the request records. */
-static void measure(const struct run_result *res, const struct runobs *ob, const struct runobs_point *pt,
+void runfit_measure(const struct run_result *res, const struct runobs *ob, const struct runobs_point *pt,
 		    double ms[OBS_N_METRICS])
 {
 	double ttft = 0, e2e = 0, out = 0, gaps = 0, n_gaps = 0;
@@ -90,7 +89,7 @@ static void simulate_one(void *ctx, size_t i)
 		j->failed[i] = 1;
 	} else {
 		for (int p = 0; p < ob->n_pts; p++)
-			measure(&res, ob, &ob->pts[p], j->ms[i][p]);
+			runfit_measure(&res, ob, &ob->pts[p], j->ms[i][p]);
 	}
 	run_result_free(&res);
 }

@@ -85,4 +85,11 @@ int runfit_fit(struct runfit_result *res, const struct runobs_set *set, const st
 
 void runfit_result_free(struct runfit_result *res);   /* safe on a zeroed struct */
 
+/* The metrics of one measured point of ob from a simulated run's request
+ * records, as the measurement defines them (its clock, its ITL). NAN where
+ * the run produced none. Cannot fail. */
+struct run_result;
+void runfit_measure(const struct run_result *res, const struct runobs *ob, const struct runobs_point *pt,
+		    double ms[OBS_N_METRICS]);
+
 #endif

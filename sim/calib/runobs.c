@@ -12,17 +12,27 @@
 #include "benchres.h"
 #include "calibcsv.h"
 #include "catalog.h"
+#include "jsonvals.h"
 #include "llamabench.h"
+#include "llamabenchtext.h"
+#include "llamaserver.h"
+#include "ollamaverbose.h"
+#include "otherbench.h"
 #include "obscheck.h"
 #include "ollamaresp.h"
 #include "promscrape.h"
+#include "sglangmetrics.h"
+#include "textfile.h"
+#include "vllmlog.h"
 #include "xalloc.h"
 
 const char *const runobs_metric_names[] = { "ttft", "itl", "e2e", NULL };
 
 #define MAX_FILE_BYTES ((size_t)1 << 30)
-#define TRIED "vllm bench serve result JSON, Ollama /api/generate JSON lines, llama-bench CSV/JSON/JSONL, " \
-	      "Prometheus text of vLLM's /metrics, servesim calibration CSVs (*_experiments.csv, *_measured.csv)"
+#define TRIED "vllm bench serve result JSON (one or --append-result's several), SGLang bench_serving JSON lines, " \
+	      "Ollama /api/generate or /api/chat JSON, `ollama run --verbose` text, llama-server responses, llama-bench Markdown/CSV/JSON/JSONL/SQL, " \
+	      "LLMPerf, trtllm-bench, GenAI-Perf or GuideLLM summary JSON, " \
+	      "Prometheus text of vLLM's or SGLang's /metrics, servesim calibration CSVs (*_experiments.csv, *_measured.csv)"
 
 static void note(struct runobs_set *set, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct runobs_set *set, const char *fmt, ...)
@@ -44,34 +54,7 @@ static const char *base_name(const char *path)
 
 static char *slurp(const char *path, struct err *e)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		err_set(e, "%s: cannot open: %s", path, strerror(errno));
-		return NULL;
-	}
-	size_t cap = 1 << 16, n = 0;
-	char *buf = xmalloc(cap);
-	size_t got;
-	while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-		n += got;
-		if (n > MAX_FILE_BYTES) {
-			fclose(f);
-			free(buf);
-			err_set(e, "%s: larger than %zu bytes", path, MAX_FILE_BYTES);
-			return NULL;
-		}
-		if (cap - n < 2)
-			buf = xrealloc(buf, cap *= 2);
-	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		err_set(e, "%s: read error", path);
-		return NULL;
-	}
-	buf[n] = '\0';
-	return buf;
+	return textfile_read(path, MAX_FILE_BYTES, e);
 }
 
 /* ---- building a scenario ----------------------------------------------- */
@@ -543,6 +526,21 @@ static int from_calibration(struct runobs_set *set, enum calibcsv_kind kind, con
 
 /* ---- detection -------------------------------------------------------------------- */
 
+/* llama-server responses: as the Ollama lines its runner would write. */
+static int from_llamaserver(struct runobs_set *set, const char *text, const char *path,
+			    const struct runobs_opts *o, struct err *e)
+{
+	char *lines = llamaserver_to_ollama(text, path, e);
+	if (!lines)
+		return -1;
+	size_t first = set->len;
+	int rc = from_ollama(set, lines, path, o, e);
+	for (size_t i = first; i < set->len; i++)
+		set->v[i].format = "llama-server";
+	free(lines);
+	return rc;
+}
+
 static int from_json_text(struct runobs_set *set, const char *text, const char *path,
 			  const struct runobs_opts *o, struct err *e, bool *handled)
 {
@@ -561,6 +559,28 @@ static int from_json_text(struct runobs_set *set, const char *text, const char *
 			llamabench_free(&l);
 		} else if (ollamaresp_sniff(top)) {
 			rc = from_ollama(set, text, path, o, e);
+		} else if (llamaserver_sniff(top)) {
+			rc = from_llamaserver(set, text, path, o, e);
+		} else if (otherbench_sniff(top)) {
+			/* LLMPerf, trtllm-bench, GenAI-Perf, GuideLLM: as vllm results. */
+			json_t *runs = otherbench_as_vllm(top, path, e), *run;
+			size_t k;
+			rc = runs ? 0 : -1;
+			json_array_foreach(runs, k, run) {
+				if (rc || (rc = from_vllm(set, run, path, o, e)))
+					break;
+				struct runobs *ob = &set->v[set->len - 1];
+				ob->format = otherbench_sniff(top);
+				if (set->n_notes) {   /* from_vllm's note speaks of vLLM's --save-detailed */
+					free(set->notes[--set->n_notes]);
+					note(set, "%s: a %s summary: replayed as %lld requests of its mean lengths (%lld in, %lld out)",
+					     path, ob->format, (long long)ob->sc.num_prompts, (long long)ob->sc.input.mean,
+					     (long long)ob->sc.output.mean);
+				}
+				if (json_array_size(runs) > 1)
+					snprintf(set->v[set->len - 1].id, sizeof set->v->id, "%s#%zu", base_name(path), k);
+			}
+			json_decref(runs);
 		} else if (llamabench_sniff_json(top)) {
 			struct llamabench_list l;
 			rc = llamabench_parse_jsonl(&l, text, path, e);
@@ -574,25 +594,57 @@ static int from_json_text(struct runobs_set *set, const char *text, const char *
 		json_decref(top);
 		return rc;
 	}
-	/* Several JSON values: JSON lines. Decide by the first line. */
-	const char *nl = strchr(text, '\n');
-	json_t *first = json_loadb(text, nl ? (size_t)(nl - text) : strlen(text), 0, &je);
+	/* Several JSON values (JSON lines, --append-result, pretty objects one
+	 * after another): decide by the first. */
+	struct jsonvals vals;
+	int bad = jsonvals_parse(&vals, text, path, e);
+	if (bad && vals.len == 0) {
+		jsonvals_free(&vals);
+		*handled = false;
+		return 0;
+	}
+	json_t *first = vals.v[0];
 	int rc = 0;
-	if (first && ollamaresp_sniff(first)) {
+	if (ollamaresp_sniff(first)) {
 		rc = from_ollama(set, text, path, o, e);
-	} else if (first && llamabench_sniff_json(first)) {
+	} else if (llamaserver_sniff(first)) {
+		rc = from_llamaserver(set, text, path, o, e);
+	} else if (llamabench_sniff_json(first)) {
 		struct llamabench_list l;
 		rc = llamabench_parse_jsonl(&l, text, path, e);
 		if (!rc)
 			rc = from_llamabench(set, &l, path, o, e);
 		llamabench_free(&l);
-	} else if (first && benchres_sniff(first)) {
-		rc = err_set(e, "%s: several vllm bench serve results, one a line (--append-result?): keep one result per file",
-			     path);
+	} else if (benchres_sniff(first)) {
+		/* vllm bench serve --append-result, or SGLang's appended lines:
+		 * one observation per result. A value that does not parse is the
+		 * file's error (e says where), not the end of it. */
+		rc = bad;
+		for (size_t i = 0; i < vals.len && !rc; i++) {
+			if (!benchres_sniff(vals.v[i])) {
+				rc = err_set(e, "%s:%d: expected another benchmark result like the first", path, vals.line[i]);
+				break;
+			}
+			/* The per-request arrays of one result among several cannot be
+			 * a trace of the file: each replays at its mean lengths. */
+			json_t *one = json_deep_copy(vals.v[i]);
+			static const char *const arrays[] = { "input_lens", "output_lens", "start_times", NULL };
+			for (const char *const *a = arrays; *a; a++)
+				json_object_del(one, *a);
+			rc = from_vllm(set, one, path, o, e);
+			json_decref(one);
+			if (!rc && json_object_get(vals.v[i], "input_lens") && set->n_notes) {
+				free(set->notes[--set->n_notes]);
+				note(set, "%s:%d: one of several results in the file: its input_lens/output_lens are not a trace of it, so it replays at its mean lengths",
+				     path, vals.line[i]);
+			}
+			if (!rc)
+				snprintf(set->v[set->len - 1].id, sizeof set->v->id, "%s:%d", base_name(path), vals.line[i]);
+		}
 	} else {
 		*handled = false;
 	}
-	json_decref(first);
+	jsonvals_free(&vals);
 	return rc;
 }
 
@@ -607,7 +659,9 @@ int runobs_load(struct runobs_set *set, const char *path, const struct runobs_op
 	int rc = 0;
 	bool handled = false;
 	if (*p == '{' || *p == '[') {
-		rc = from_json_text(set, text, path, o, e, &handled);
+		char *clean = jsonvals_sanitize(text);   /* Python's Infinity (SGLang) */
+		rc = from_json_text(set, clean, path, o, e, &handled);
+		free(clean);
 	} else if (*p) {
 		char first[1024];
 		size_t n = strcspn(p, "\r\n");
@@ -624,6 +678,28 @@ int runobs_load(struct runobs_set *set, const char *path, const struct runobs_op
 			llamabench_free(&l);
 		} else if (promscrape_sniff(text, "vllm:")) {
 			rc = from_prometheus(set, text, path, o, e);
+		} else if (sglangmetrics_sniff(text)) {
+			char *as_vllm = sglangmetrics_as_vllm(text);
+			rc = from_prometheus(set, as_vllm, path, o, e);
+			free(as_vllm);
+		} else if (ollamaverbose_sniff(text) || llamabenchtext_sniff_md(text) || llamabenchtext_sniff_sql(text)) {
+			bool ollama = ollamaverbose_sniff(text);
+			char *conv = ollama ? ollamaverbose_to_jsonl(text, path, e) :
+				     llamabenchtext_sniff_md(text) ? llamabenchtext_md_to_csv(text, path, e) :
+								     llamabenchtext_sql_to_csv(text, path, e);
+			struct llamabench_list l = { 0 };
+			if (!conv)
+				rc = -1;
+			else if (ollama)
+				rc = from_ollama(set, conv, path, o, e);
+			else if (!(rc = llamabench_parse_csv(&l, conv, path, e)))
+				rc = from_llamabench(set, &l, path, o, e);
+			llamabench_free(&l);
+			free(conv);
+		} else if (vllmlog_sniff(text)) {
+			rc = err_set(e, "%s: a vllm serve start-up log: it has memory figures, no latencies; "
+					"servesim validate checks its KV pool against the simulated one",
+				     path);
 		} else if (promscrape_sniff(text, "llamacpp:")) {
 			rc = err_set(e, "%s: a llama-server /metrics scrape: only vLLM's /metrics (vllm:…) is read; use llama-bench or the responses' timings instead",
 				     path);

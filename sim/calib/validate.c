@@ -154,7 +154,7 @@ int validate_run(struct validate_result *r, const char *path, const struct valid
 	}
 	r->n_requests = (long long)res.reqs.len;
 	double pct[] = { 99 };
-	struct report_opts ro = { pct, 1, false };
+	struct report_opts ro = { pct, 1, false, 0 };
 	json_t *pred = report_json(&res, &ro);
 	fill_rows(r, pred);
 	json_decref(pred);

@@ -41,6 +41,12 @@ int cli_parse_format(const char *s, unsigned allowed, enum out_format *out, stru
 
 int cli_print_json(json_t *j)
 {
+	/* Every JSON result says which servesim wrote it (servesim.version). */
+	json_t *ss = json_object_get(j, "servesim");
+	if (json_is_object(ss) && !json_object_get(ss, "version"))
+		json_object_set_new(ss, "version", json_string(SERVESIM_VERSION));
+	else if (json_is_object(j) && !ss)
+		json_object_set_new(j, "servesim", json_pack("{s:s}", "version", SERVESIM_VERSION));
 	int rc = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
 	json_decref(j);
 	if (rc || fputc('\n', stdout) == EOF || fflush(stdout))

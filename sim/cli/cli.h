@@ -32,6 +32,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_vllm_flags(int argc, char **argv);
 
 /* Prints "servesim VERB: message" to stderr and returns EXIT_BAD_INPUT. */
 int cli_fail(const char *verb, const struct err *e);
@@ -42,7 +43,8 @@ int cli_misuse(const char *verb, const char *fmt, ...) __attribute__((format(pri
 int cli_parse_format(const char *s, unsigned allowed, enum out_format *out, struct err *e);
 
 /* Writes j to stdout as indented JSON with a final newline and drops the
- * reference. Returns EXIT_OK or EXIT_FAIL. */
+ * reference. An object gets servesim.version (added to its "servesim"
+ * object, or as one). Returns EXIT_OK or EXIT_FAIL. */
 int cli_print_json(json_t *j);
 
 /* A JSON real that prints as an integer when it is one (counts, ids). */

@@ -24,6 +24,20 @@ void cliplan_init(struct cliplan *c, const char *verb, int replications)
 void cliplan_free(struct cliplan *c)
 {
 	inidoc_free(&c->ov);
+	vllmflags_free(&c->vllm);
+}
+
+int cliplan_args(struct cliplan *c, const struct option *opts, int *argc, char ***argv, struct err *e)
+{
+	if (vllmflags_rewrite(c->verb, opts, *argc, *argv, &c->vllm, e))
+		return -1;
+	if (c->vllm.out.any)
+		return err_set(e, "vllm bench serve's output flags (--save-result, --percentile-metrics, --result-dir, …) "
+				  "belong to servesim run; %s writes its own --format",
+			       c->verb);
+	*argc = c->vllm.argc;
+	*argv = c->vllm.argv;
+	return 0;
 }
 
 int cliplan_int(const char *flag, const char *s, int64_t min, int64_t max, const char *what,
@@ -167,9 +181,11 @@ int cliplan_scenario(struct cliplan *c, int argc, char **argv, int optind_, stru
 		return err_set(e, "expected at most one scenario, got '%s' too", argv[optind_ + 1]);
 	c->scenario = NULL;
 	if (optind_ == argc - 1) {
-		if (catalog_resolve(CATALOG_SCENARIOS, argv[optind_], c->path, sizeof c->path, e))
+		/* A scenario, or a model as `vllm serve MODEL` names it. */
+		int r = vllmflags_scenario_or_model(argv[optind_], c->path, sizeof c->path, &c->ov, e);
+		if (r < 0)
 			return -1;
-		c->scenario = c->path;
+		c->scenario = r ? c->path : NULL;
 	}
 	return scenario_load(sc, c->scenario, &c->ov, e);
 }

@@ -18,6 +18,7 @@
 #include "plan.h"
 #include "resultdoc.h"
 #include "scenario.h"
+#include "vllmflags.h"
 #include "tune.h"
 
 /* getopt_long entries for the shared options (their codes are 1000…). */
@@ -78,7 +79,8 @@
 	"                      slices' --format json outputs with servesim merge\n"               \
 	"  --format F          text (default), csv or json\n"                                     \
 	"  --plot DIR          also write DIR/result.json, the data files and the pictures\n"     \
-	"  --svg               pictures as SVG instead of PNG\n"
+	"  --svg               pictures as SVG instead of PNG\n"                                 \
+	VLLMFLAGS_HELP
 
 struct cliplan {
 	const char *verb;
@@ -93,6 +95,7 @@ struct cliplan {
 	char path[4096];
 	struct plan_opts search;     /* CLIPLAN_SEARCH_OPTIONS; see cliplan_search */
 	bool max_load_given;
+	struct vllm_args vllm;       /* the command line with vLLM's flags rewritten */
 	bool fixed;                  /* --fixed: no tuning */
 	const char *search_specs[TUNE_MAX_AXES];  /* --search, in order (borrowed argv) */
 	int n_search;
@@ -105,6 +108,12 @@ struct cliplan {
  * search defaults. Cannot fail; cliplan_free is safe after it. */
 void cliplan_init(struct cliplan *c, const char *verb, int replications);
 void cliplan_free(struct cliplan *c);
+
+/* Rewrites vLLM's flags in argc and argv into --set (vllmflags.h) against
+ * the verb's table; the new argv lives in c. vllm bench serve's output
+ * flags (--save-result, …) are refused: only servesim run writes them.
+ * Returns 0 or -1 with e. */
+int cliplan_args(struct cliplan *c, const struct option *opts, int *argc, char ***argv, struct err *e);
 
 /* Handles option code opt (from CLIPLAN_OPTIONS) with its argument.
  * Returns 1 when it was a shared option and was fine, 0 when it is not a

@@ -137,6 +137,8 @@ int cmd_advise(int argc, char **argv)
 	int c, rc = EXIT_BAD_INPUT;
 	int64_t v;
 	cliplan_init(&cp, "advise", 3);
+	if (cliplan_args(&cp, opts, &argc, &argv, &e))   /* vLLM's flags (vllmflags.h) */
+		goto fail;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		int bad = 0;

@@ -59,6 +59,8 @@ int cmd_compare(int argc, char **argv)
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT;
 	cliplan_init(&cp, "compare", 3);
+	if (cliplan_args(&cp, opts, &argc, &argv, &e))
+		goto fail;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		int r = cliplan_option(&cp, c, optarg, &e);

@@ -105,6 +105,12 @@ int cmd_model(int argc, char **argv)
 		json_object_set_new(o, "attention_flops_per_token_at_context", cli_real(attn, 0));
 		json_object_set_new(o, "kv_bytes_per_token", cli_real(kv, 0));
 		json_object_set_new(o, "kv_bytes_at_context", cli_real(kv * (double)ctx, 0));
+		if (m.attn_softcap > 0 || m.final_softcap > 0) {
+			json_object_set_new(o, "attn_logit_softcapping", json_real(m.attn_softcap));
+			json_object_set_new(o, "final_logit_softcapping", json_real(m.final_softcap));
+		}
+		if (m.file_weight_bytes > 0)
+			json_object_set_new(o, "gguf_tensor_bytes", cli_real(m.file_weight_bytes, 0));
 		return cli_print_json(o);
 	}
 	printf("%s (%s)\n", m.id, m.model_type);
@@ -127,6 +133,12 @@ int cmd_model(int argc, char **argv)
 	       p.total / 1e9, p.active / 1e9, p.active_compute / 1e9);
 	printf("  weights at %s (%.4g bits/weight; stored as %s): %.2f GB\n", w->name,
 	       w->bits_per_weight, m.weights, wbytes / 1e9);
+	if (m.file_weight_bytes > 0)
+		printf("  GGUF tensors as stored: %.2f GB (%+.1f%% against the estimate above)\n", m.file_weight_bytes / 1e9,
+		       100 * (wbytes - m.file_weight_bytes) / m.file_weight_bytes);
+	if (m.attn_softcap > 0 || m.final_softcap > 0)
+		printf("  logit soft-capping: attention %.4g, final %.4g (not timed: an element-wise tanh)\n",
+		       m.attn_softcap, m.final_softcap);
 	printf("  FLOPs per token: %.2f GFLOP in matmuls + %.2f GFLOP attention at %lld tokens of context\n",
 	       lin / 1e9, attn / 1e9, (long long)ctx);
 	printf("  KV cache (%s): %.0f bytes per token (%.1f KiB); %lld tokens hold %.3f GB\n", kv_dtype,

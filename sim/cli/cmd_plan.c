@@ -152,6 +152,8 @@ int cmd_plan(int argc, char **argv)
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT, bad;
 	cliplan_init(&cp, "plan", 5);
+	if (cliplan_args(&cp, opts, &argc, &argv, &e))
+		goto fail;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		int r = cliplan_option(&cp, c, optarg, &e);

@@ -12,16 +12,19 @@
 #include "plot.h"
 #include "report.h"
 #include "run.h"
+#include "vllmflags.h"
 
 static void help(void)
 {
-	printf("usage: servesim run [SCENARIO] [--model M] [--hardware H] [--set SECTION.KEY=VALUE]…\n"
+	printf("usage: servesim run [SCENARIO|MODEL] [--model M] [--hardware H] [--set SECTION.KEY=VALUE]…\n"
 	       "                    [--seed N] [--format text|json|prom] [--out DIR]\n"
 	       "                    [--metric-percentiles 50,90,99]\n\n"
 	       "Simulates serving a workload. Without SCENARIO: Llama-3.1-8B on H100 SXM, 200\n"
 	       "prompts at 4 req/s (vllm bench serve --num-prompts 200 --request-rate 4).\n"
-	       "SCENARIO is a scenario id (servesim list) or an INI path.\n\n"
-	       "  --model M           run.model (id, Hugging Face id or config.json path)\n"
+	       "SCENARIO is a scenario id (servesim list) or an INI path; a model name there\n"
+	       "instead (as in `vllm serve MODEL`) runs the default workload on that model.\n\n"
+	       "  --model M           run.model: an id, a Hugging Face id (aliases, the local HF\n"
+	       "                      cache), a config.json or folder, an Ollama tag, a .gguf\n"
 	       "  --hardware H        run.hardware (id or INI path)\n"
 	       "  --set S.K=V         override any scenario key, e.g. --set workload.request_rate=8\n"
 	       "  --seed N            run.seed\n"
@@ -34,7 +37,12 @@ static void help(void)
 	       "  --metric-percentiles P,…  percentiles to report (default 99)\n"
 	       "  --save-detailed     json: add the per-request arrays of vllm bench serve\n"
 	       "                      (input_lens, output_lens, ttfts, latencies, start_times,\n"
-	       "                      errors; no itls) and Ollama's fields per request\n");
+	       "                      errors; no itls) and Ollama's fields per request\n"
+	       "  --save-result       also write the JSON result file as vllm bench serve does\n"
+	       "                      (--result-dir, --result-filename, --append-result, --label,\n"
+	       "                      --metadata K=V…); --percentile-metrics ttft,tpot,itl,e2el\n"
+	       "                      chooses the metrics reported (default: all four)\n"
+	       VLLMFLAGS_HELP);
 }
 
 static int parse_percentiles(const char *s, double *out, size_t *n, struct err *e)
@@ -77,6 +85,13 @@ int cmd_run(int argc, char **argv)
 	struct inidoc ov = { 0 };
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT;
+	struct vllm_args va;
+	if (vllmflags_rewrite("run", opts, argc, argv, &va, &e)) {
+		vllmflags_free(&va);
+		return cli_fail("run", &e);
+	}
+	argc = va.argc;
+	argv = va.argv;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		int bad = 0;
@@ -85,7 +100,7 @@ int cmd_run(int argc, char **argv)
 			bad = cli_parse_format(optarg, 1u << FMT_TEXT | 1u << FMT_JSON | 1u << FMT_PROM, &fmt, &e);
 			break;
 		case 'H': bad = inidoc_add_overridef(&ov, &e, "run.hardware=%s", optarg); break;
-		case 'h': help(); inidoc_free(&ov); return EXIT_OK;
+		case 'h': help(); inidoc_free(&ov); vllmflags_free(&va); return EXIT_OK;
 		case 'm': bad = inidoc_add_overridef(&ov, &e, "run.model=%s", optarg); break;
 		case 'o': out_dir = optarg; break;
 		case 'P': plot_dir = optarg; break;
@@ -93,25 +108,31 @@ int cmd_run(int argc, char **argv)
 		case 'd': detailed = true; break;
 		case 's': bad = inidoc_add_overridef(&ov, &e, "run.seed=%s", optarg); break;
 		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
-		default: inidoc_free(&ov); return cli_misuse("run", "unknown option");
+		default: inidoc_free(&ov); vllmflags_free(&va); return cli_misuse("run", "unknown option");
 		}
 		if (bad) {
 			inidoc_free(&ov);
+			vllmflags_free(&va);
 			return cli_fail("run", &e);
 		}
 	}
 	if (optind < argc - 1) {
 		inidoc_free(&ov);
-		return cli_misuse("run", "expected at most one scenario, got '%s' too", argv[optind + 1]);
+		rc = cli_misuse("run", "expected at most one scenario, got '%s' too", argv[optind + 1]);
+		vllmflags_free(&va);
+		return rc;
 	}
 	char path[4096];
 	const char *scenario_path = NULL;
 	if (optind == argc - 1) {
-		if (catalog_resolve(CATALOG_SCENARIOS, argv[optind], path, sizeof path, &e)) {
+		/* A scenario, or a model as `vllm serve MODEL` names it. */
+		int r = vllmflags_scenario_or_model(argv[optind], path, sizeof path, &ov, &e);
+		if (r < 0) {
 			inidoc_free(&ov);
+			vllmflags_free(&va);
 			return cli_fail("run", &e);
 		}
-		scenario_path = path;
+		scenario_path = r ? path : NULL;
 	}
 	struct scenario sc;
 	struct run_result res;
@@ -120,7 +141,17 @@ int cmd_run(int argc, char **argv)
 		cli_fail("run", &e);
 		goto out;
 	}
-	struct report_opts ro = { pct, n_pct, detailed };
+	struct report_opts ro = { pct, n_pct, detailed || va.out.save_detailed, va.out.percentile_metrics };
+	if (va.out.save_result) {
+		json_t *j = report_json(&res, &ro);
+		int bad = vllmflags_save_result(&va.out, j, &sc, sc.model, &e);
+		json_decref(j);
+		if (bad) {
+			fprintf(stderr, "servesim run: %s\n", e.msg);
+			rc = EXIT_FAIL;
+			goto out;
+		}
+	}
 	if (out_dir && report_csv(out_dir, &res, &e)) {
 		fprintf(stderr, "servesim run: %s\n", e.msg);
 		rc = EXIT_FAIL;
@@ -146,5 +177,6 @@ int cmd_run(int argc, char **argv)
 out:
 	run_result_free(&res);
 	inidoc_free(&ov);
+	vllmflags_free(&va);
 	return rc;
 }

@@ -50,6 +50,8 @@ int cmd_sweep(int argc, char **argv)
 	int c, rc = EXIT_BAD_INPUT;
 	double duration = 0;
 	cliplan_init(&cp, "sweep", 1);
+	if (cliplan_args(&cp, opts, &argc, &argv, &e))
+		goto fail;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		int r = cliplan_option(&cp, c, optarg, &e);

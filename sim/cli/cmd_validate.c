@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "validate.h"
+#include "validateany.h"
 
 static void help(void)
 {
@@ -20,6 +21,12 @@ static void help(void)
 	       "per-request arrays are absent. Prints measured against predicted mean, median\n"
 	       "and P99 of TTFT, TPOT, ITL and E2EL and the throughputs, with the error of each:\n"
 	       "100 x (predicted - measured) / measured.\n\n"
+	       "Every other result format calibrate runs reads is replayed too (SGLang\n"
+	       "bench_serving lines, --append-result files, Ollama JSON or `ollama run --verbose`\n"
+	       "text, llama-bench Markdown/CSV/JSON/SQL, vLLM or SGLang /metrics): mean TTFT,\n"
+	       "ITL and E2E per observation; --model names the model those files do not. A\n"
+	       "vllm serve start-up log is checked against the simulated KV pool (weights,\n"
+	       "activation peak, KV cache GiB and tokens).\n\n"
 	       "  --model M      default: the result's model_id (servesim list shows the known ones)\n"
 	       "  --hardware H   default: %s (the result does not name its GPU)\n"
 	       "  --set S.K=V    any scenario override, e.g. --set engine.max_num_batched_tokens=2048\n"
@@ -125,12 +132,26 @@ int cmd_validate(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		inidoc_free(&ov);
-		return cli_misuse("validate", "expected at least one vllm bench serve result file");
+		return cli_misuse("validate", "expected at least one result file (vllm bench serve JSON, SGLang, Ollama, llama-bench, /metrics, a vllm serve log)");
 	}
 	vo.overrides = &ov;
 	json_t *all = fmt == FMT_JSON ? json_array() : NULL;
 	int rc = EXIT_OK;
 	for (int i = optind; i < argc; i++) {
+		if (!validateany_is_vllm_result(argv[i])) {
+			/* SGLang, Ollama, llama-bench, /metrics, --append-result, a
+			 * start-up log: validateany.h. */
+			json_t *r = validateany_run(argv[i], &vo, &e);
+			if (!r) {
+				rc = cli_fail("validate", &e);
+				break;
+			}
+			if (all)
+				json_array_append_new(all, r);
+			else
+				validateany_print(stdout, r), json_decref(r);
+			continue;
+		}
 		struct validate_result r;
 		if (validate_run(&r, argv[i], &vo, &e)) {
 			rc = cli_fail("validate", &e);

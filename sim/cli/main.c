@@ -26,7 +26,8 @@ static const struct verb {
 	{ "advise", cmd_advise, "what limits a run and which remedies help, each simulated" },
 	{ "plot", cmd_plot, "gnuplot pictures of a sweep/plan/compare result or a run's --out folder" },
 	{ "merge", cmd_merge, "join the --shard K/N outputs of sweep, plan or compare" },
-	{ "validate", cmd_validate, "replay a real vllm bench serve result; measured vs predicted" },
+	{ "validate", cmd_validate, "replay a real run's result (vLLM, SGLang, Ollama, llama-bench, …); measured vs predicted" },
+	{ "vllm-flags", cmd_vllm_flags, "the vllm serve / vllm bench serve flags servesim takes, and what each becomes" },
 };
 
 static void usage(FILE *f)
@@ -34,7 +35,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: servesim VERB [options]   (servesim VERB --help for each)\n\nverbs:\n");
 	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
 		fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
-	fprintf(f, "\nData folders: $SERVESIM_DATA_DIR, else the installed share/servesim, else the source tree.\n");
+	fprintf(f, "\nservesim --version prints the version.\n");
+	fprintf(f, "Data folders: $SERVESIM_DATA_DIR, else the installed share/servesim, else the source tree.\n");
 }
 
 /* Every verb's output reaches stdout whole or the command says it did not:
@@ -58,6 +60,10 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_BAD_INPUT;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("servesim %s\n", SERVESIM_VERSION);
+		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_statistics_double.h>
+
 #include "xalloc.h"
 
 void samples_add(struct samples *s, double v)
@@ -57,11 +59,9 @@ double samples_percentile(struct samples *s, double p)
 	if (!s->n)
 		return 0;
 	samples_sort(s);
-	double rank = p / 100 * (double)(s->n - 1);
-	size_t lo = (size_t)floor(rank);
-	size_t hi = lo + 1 < s->n ? lo + 1 : lo;
-	double frac = rank - (double)lo;
-	return s->v[lo] + (s->v[hi] - s->v[lo]) * frac;
+	/* numpy.percentile's linear interpolation at rank p/100·(n-1), which
+	 * is GSL's definition too. */
+	return gsl_stats_quantile_from_sorted_data(s->v, 1, s->n, p / 100);
 }
 
 static double double_of(uint64_t b)

@@ -7,7 +7,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "archdefaults.h"
 #include "catalog.h"
+#include "gguf.h"
+#include "modelname.h"
 
 /* Reading fields: each helper names the file and the field on failure. */
 struct reader {
@@ -314,6 +317,17 @@ static int read_weights(const struct reader *r, struct model *m)
 					 type && !strcmp(type, "float") ? "nvfp4" : "int4");
 			break;
 		}
+	} else if (!strcasecmp(method, "modelopt")) {
+		/* NVIDIA ModelOpt (hf_quant_config.json's quantization.quant_algo). */
+		const char *algo = json_string_value(json_object_get(q, "quant_algo"));
+		if (algo && !strcasecmp(algo, "NVFP4"))
+			snprintf(m->weights, sizeof m->weights, "nvfp4");
+		else if (algo && !strncasecmp(algo, "FP8", 3))
+			snprintf(m->weights, sizeof m->weights, "fp8");
+		else if (algo && strstr(algo, "W4A"))
+			snprintf(m->weights, sizeof m->weights, "int4");
+		else if (algo && strstr(algo, "W8A"))
+			snprintf(m->weights, sizeof m->weights, "int8");
 	} else if (!strcasecmp(method, "bitsandbytes")) {
 		snprintf(m->weights, sizeof m->weights, "%s",
 			 json_is_true(json_object_get(q, "load_in_8bit")) ? "int8" : "int4");
@@ -321,22 +335,11 @@ static int read_weights(const struct reader *r, struct model *m)
 	return 0;
 }
 
-int model_load(struct model *m, const char *path, struct err *e)
+/* Reads the model from a parsed config (top, borrowed). */
+static int from_config(struct model *m, json_t *top, const char *path, struct err *e)
 {
-	memset(m, 0, sizeof *m);
-	catalog_id_of(path, m->id, sizeof m->id);
-	json_error_t je;
-	json_t *top = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!top) {
-		if (je.line <= 0)
-			return err_set(e, "%s: %s", path, je.text);
-		return err_set(e, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
-	}
-	int rc = -1;
-	if (!json_is_object(top)) {
-		err_set(e, "%s: expected a JSON object (a Hugging Face config.json)", path);
-		goto out;
-	}
+	if (!json_is_object(top))
+		return err_set(e, "%s: expected a JSON object (a Hugging Face config.json)", path);
 	struct reader r = { .path = path, .top = top, .cfg = top, .e = e };
 	json_t *text = json_object_get(top, "text_config");
 	if (json_is_object(text))
@@ -345,37 +348,129 @@ int model_load(struct model *m, const char *path, struct err *e)
 	if (!type)
 		type = json_string_value(json_object_get(top, "model_type"));
 	snprintf(m->model_type, sizeof m->model_type, "%s", type ? type : "");
+	if (arch_normalize(r.cfg, m->model_type, path, e))
+		return -1;
+	m->ffn_matrices = arch_ffn_matrices(m->model_type);
 
 	if (need_int(&r, "num_hidden_layers", &m->n_layers) ||
 	    need_int(&r, "hidden_size", &m->hidden) ||
 	    need_int(&r, "vocab_size", &m->vocab) ||
 	    need_int(&r, "intermediate_size", &m->dense_ffn_width))
-		goto out;
+		return -1;
 	/* Absent: 0, and the engines choose (vLLM's 4096 fallback); present,
 	 * a context of 0 tokens is no context: an error, not the fallback. */
 	m->max_position_embeddings = 0;
 	if (field(&r, "max_position_embeddings") &&
 	    need_int(&r, "max_position_embeddings", &m->max_position_embeddings))
-		goto out;
+		return -1;
 	if (read_attention(&r, m) || read_moe(&r, m) || read_weights(&r, m) ||
 	    read_rotary(&r, m) || read_vision(&r, m))
-		goto out;
+		return -1;
+	json_t *cap = field(&r, "attn_logit_softcapping");
+	m->attn_softcap = json_is_number(cap) ? json_number_value(cap) : 0;
+	cap = field(&r, "final_logit_softcapping");
+	m->final_softcap = json_is_number(cap) ? json_number_value(cap) : 0;
 	json_t *tie = json_object_get(top, "tie_word_embeddings");
 	if (!json_is_boolean(tie))
 		tie = field(&r, "tie_word_embeddings");
 	m->tie_embeddings = json_is_boolean(tie) ? json_is_true(tie) : default_tie(m);
-	rc = 0;
-out:
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && !strcasecmp(s + n - k, suffix);
+}
+
+/* A checkpoint whose quantization is in a file beside config.json, as vLLM
+ * reads it (model_executor/model_loader/weight_utils.py get_quant_config):
+ * NVIDIA ModelOpt's hf_quant_config.json ({producer: {name: modelopt},
+ * quantization: {quant_algo}}) and AutoGPTQ's quantize_config.json
+ * ({bits, group_size, …}). Sets top.quantization_config when the config
+ * has none. Returns 0, or -1 with e for a sibling that does not parse. */
+static int side_quant_config(json_t *top, const char *path, struct err *e)
+{
+	if (json_object_get(top, "quantization_config") || json_object_get(top, "compression_config"))
+		return 0;
+	const char *slash = strrchr(path, '/');
+	static const char *const names[] = { "hf_quant_config.json", "quantize_config.json" };
+	for (int i = 0; i < 2; i++) {
+		char side[4096];
+		snprintf(side, sizeof side, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, names[i]);
+		if (!catalog_is_file(side))
+			continue;
+		json_error_t je;
+		json_t *j = json_load_file(side, JSON_REJECT_DUPLICATES, &je);
+		if (!json_is_object(j)) {
+			json_decref(j);
+			return err_set(e, "%s:%d:%d: expected a JSON object (%s)", side, je.line, je.column, je.text);
+		}
+		json_t *q;
+		if (i == 0) {
+			const char *algo = json_string_value(json_object_get(json_object_get(j, "quantization"), "quant_algo"));
+			q = json_pack("{s:s, s:s}", "quant_method", "modelopt", "quant_algo", algo ? algo : "");
+		} else {
+			q = json_deep_copy(j);
+			if (!json_object_get(q, "quant_method"))
+				json_object_set_new(q, "quant_method", json_string("gptq"));
+		}
+		json_object_set_new(top, "quantization_config", q);
+		json_decref(j);
+		return 0;
+	}
+	return 0;
+}
+
+int model_load(struct model *m, const char *path, struct err *e)
+{
+	memset(m, 0, sizeof *m);
+	catalog_id_of(path, m->id, sizeof m->id);
+	if (ends_with(path, ".gguf")) {
+		/* A GGUF file: its header as a config, its tensors' types as the
+		 * stored precision. */
+		json_t *cfg;
+		struct gguf_weights w;
+		if (gguf_to_config(path, &cfg, &w, e))
+			return -1;
+		char *dot = strrchr(m->id, '.');
+		if (dot && !strcasecmp(dot, ".gguf"))
+			*dot = '\0';
+		int rc = from_config(m, cfg, path, e);
+		json_decref(cfg);
+		if (rc == 0) {
+			snprintf(m->weights, sizeof m->weights, "%s", w.precision);
+			m->file_weight_bytes = w.tensor_bytes;
+		}
+		return rc;
+	}
+	json_error_t je;
+	json_t *top = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (!top) {
+		if (je.line <= 0)
+			return err_set(e, "%s: %s", path, je.text);
+		return err_set(e, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
+	}
+	if (json_is_object(top) && side_quant_config(top, path, e)) {
+		json_decref(top);
+		return -1;
+	}
+	int rc = from_config(m, top, path, e);
 	json_decref(top);
 	return rc;
 }
 
 int model_load_named(struct model *m, const char *name, struct err *e)
 {
-	char path[4096];
-	if (catalog_resolve(CATALOG_MODELS, name, path, sizeof path, e))
+	struct modelname mn;
+	if (modelname_resolve(name, &mn, e) || model_load(m, mn.path, e))
 		return -1;
-	return model_load(m, path, e);
+	/* The id people gave (an HF cache snapshot's file is config.json). */
+	if (mn.id[0])
+		snprintf(m->id, sizeof m->id, "%s", mn.id);
+	if (mn.weights[0])
+		snprintf(m->weights, sizeof m->weights, "%s", mn.weights);
+	return 0;
 }
 
 void model_params(const struct model *m, struct model_params *p)
@@ -396,11 +491,11 @@ void model_params(const struct model *m, struct model_params *p)
 		if (m->attention_bias)
 			p->attn_per_layer += H * hd + 2 * kv;
 	}
-	p->dense_ffn_per_layer = 3 * D * (double)m->dense_ffn_width;
+	p->dense_ffn_per_layer = (double)m->ffn_matrices * D * (double)m->dense_ffn_width;
 	if (m->n_moe_layers) {
 		double w = (double)m->expert_ffn_width;
-		p->expert = 3 * D * w + (m->expert_bias ? 2 * w + D : 0);
-		p->shared_per_layer = 3 * D * (double)m->shared_ffn_width;
+		p->expert = (double)m->ffn_matrices * D * w + (m->expert_bias ? 2 * w + D : 0);
+		p->shared_per_layer = (double)m->ffn_matrices * D * (double)m->shared_ffn_width;
 		p->router_per_layer = D * (double)m->n_experts + (m->expert_bias ? (double)m->n_experts : 0);
 	}
 	p->norms = (2 * (double)m->n_layers + 1) * D;

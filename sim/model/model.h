@@ -39,6 +39,7 @@ struct model {
 	 * n_experts routed experts of expert_ffn_width, top-k of them per token,
 	 * plus shared_ffn_width of always-on shared experts. */
 	int64_t dense_ffn_width;
+	int ffn_matrices;             /* 3 gated (SwiGLU, GeGLU), 2 plain (GPT-2, Falcon) */
 	int64_t n_moe_layers;         /* 0 for dense models */
 	int64_t n_experts, experts_per_token;
 	int64_t expert_ffn_width, shared_ffn_width;
@@ -60,6 +61,13 @@ struct model {
 	 * kept 16-bit); 0 for a text-only config. */
 	double vision_params;
 
+	/* Gemma 2's tanh soft-capping of attention logits and final logits
+	 * (0 = none); parsed and shown, not timed: a cheap element-wise op. */
+	double attn_softcap, final_softcap;
+
+	/* A GGUF file's tensors as stored, bytes (0 for a config.json). */
+	double file_weight_bytes;
+
 	/* What the checkpoint is stored in: "bf16", "fp8", "mxfp4", … */
 	char weights[16];
 	/* The quantization config leaves attention in 16-bit (an `ignore`
@@ -67,11 +75,16 @@ struct model {
 	bool quant_skips_attention;
 };
 
-/* Reads a config.json into *m. Returns 0, or -1 with e naming the file and
- * line:column for a syntax error, or the field for a missing/invalid one. */
+/* Reads a config.json, or a .gguf file's header (gguf.h), into *m.
+ * Omitted fields take the architecture's transformers defaults
+ * (archdefaults.h); hybrid linear-attention / Mamba models are refused.
+ * Returns 0, or -1 with e naming the file and line:column for a syntax
+ * error, or the field for a missing/invalid one. */
 int model_load(struct model *m, const char *path, struct err *e);
 
-/* Resolves name (an id, a Hugging Face id or a path) and loads it. */
+/* Resolves name (an id, a Hugging Face id, a config.json, a model folder,
+ * an Ollama tag or a .gguf file: modelname.h) and loads it; an Ollama
+ * tag's quantization becomes m->weights. */
 int model_load_named(struct model *m, const char *name, struct err *e);
 
 /* Parameter groups, derived from the dimensions; counts, not bytes. */

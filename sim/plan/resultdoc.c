@@ -43,6 +43,7 @@ json_t *resultdoc_new(const struct resultdoc_kind *k)
 {
 	json_t *doc = json_object();
 	json_object_set_new(doc, "kind", json_string(k->name));
+	json_object_set_new(doc, "servesim", json_pack("{s:s}", "version", SERVESIM_VERSION));
 	return doc;
 }
 

@@ -120,7 +120,9 @@ static void vllm_block(FILE *f, struct run_result *res, struct group_metrics *g,
 	       dur > 0 ? (double)(g->total_input + g->total_output) / dur : 0);
 	for (int m = 0; m < 4; m++) {
 		/* vllm bench serve prints ttft, tpot, itl by default; e2el on request.
-		 * servesim always prints all four. */
+		 * servesim prints all four unless --percentile-metrics chose. */
+		if (o->metrics_mask && !(o->metrics_mask & 1u << m))
+			continue;
 		struct summary s;
 		summarize(g, m, o, &s);
 		centered(f, metrics[m].title, '-');
@@ -358,6 +360,8 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 static void put_metrics(json_t *o, struct group_metrics *g, const struct report_opts *opts)
 {
 	for (int m = 0; m < 4; m++) {
+		if (opts->metrics_mask && !(opts->metrics_mask & 1u << m))
+			continue;
 		struct summary s;
 		summarize(g, m, opts, &s);
 		char key[64];
@@ -518,6 +522,7 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	struct group_metrics *g = &res->all;
 	double n = g->completed ? (double)g->completed : 1;
 	json_t *ss = json_object();
+	json_object_set_new(ss, "version", json_string(SERVESIM_VERSION));
 	json_object_set_new(ss, "scenario", json_string(sc->path));
 	json_object_set_new(ss, "hardware", json_string(res->hw.id));
 	json_object_set_new(ss, "weights", json_string(res->weights->name));

@@ -24,6 +24,8 @@ struct report_opts {
 	const double *percentiles;   /* --metric-percentiles, default {99} */
 	size_t n_percentiles;
 	bool detailed;               /* --save-detailed: per-request arrays in JSON */
+	unsigned metrics_mask;       /* --percentile-metrics: bit m of ttft, tpot,
+				      * itl, e2el; 0 = all four */
 };
 
 void report_text(FILE *f, struct run_result *res, const struct report_opts *o);

@@ -14,7 +14,7 @@
 #include "vllmver.h"
 #include "xalloc.h"
 
-const char *const scenario_trace_formats[] = { "auto", "vllm", "azure", "mooncake", "csv", NULL };
+const char *const scenario_trace_formats[] = { "auto", "vllm", "azure", "mooncake", "csv", "burstgpt", NULL };
 static const char *const arrival_names[] = { "poisson", "gamma", "constant", NULL };
 static const char *const ramp_names[] = { "none", "linear", "exponential", NULL };
 static const char *const dist_names[] = { "uniform", "normal", "lognormal", "empirical", NULL };
@@ -68,7 +68,7 @@ static const struct inidoc_key keys[] = {
 	{ "workload", "turns", INI_INT, F(turns), 0, 1, 1e6, "turns per conversation >= 1", NULL },
 	{ "workload", "trace", INI_STRING, F(trace), 0, 0, 0, "a trace file", NULL },
 	{ "workload", "trace_format", INI_ENUM, F(trace_format), 0, 0, 0,
-	  "auto, vllm, azure, mooncake or csv", scenario_trace_formats },
+	  "auto, vllm, azure, mooncake, csv or burstgpt", scenario_trace_formats },
 	{ "workload", "trace_time_scale", INI_DOUBLE, F(trace_time_scale), INI_MIN_EXCLUSIVE, 0, BIG,
 	  "a factor > 0 on trace times", NULL },
 

@@ -12,8 +12,13 @@
  *             hash_ids (ids of 512-token prefix blocks; equal ids = same KV).
  *   csv       plain CSV with a header naming timestamp_s, input_tokens,
  *             output_tokens (in any order; other columns ignored).
+ *   burstgpt  BurstGPT CSV: Timestamp (seconds), Model, Request tokens,
+ *             Response tokens, Total tokens, Log Type; rows with 0
+ *             response tokens (failed) are left out, counted in
+ *             skipped_failed.
+ * CSV is RFC 4180 (csv.h): quoted fields may hold commas.
  * "auto" picks by content: a JSON object → vllm, JSON lines → mooncake, a
- * header with TIMESTAMP → azure, else csv.
+ * header with TIMESTAMP → azure, with Request tokens → burstgpt, else csv.
  *
  * Errors name the file, the line (JSON: line and column) and the field:
  * `trace.csv:12: ContextTokens: expected a positive integer, got 'x'`.

@@ -2,7 +2,8 @@
 """Every scenario in scenarios/ and scenarios/calibration/, run with the
 engine's new timing off (engine.vllm_version = 0.10: synchronous scheduling,
 no CUDA-graph padding, one step overhead, blocks hittable after their step),
-must give the JSON servesim 1 gave, byte for byte but for "date".
+must give the JSON servesim 1 gave, byte for byte but for "date" and
+"servesim.version".
 
 The references in refs/ were made by servesim 1's code (main before issue
 18) on the pinned profiles in hw/ (their [efficiency] written out), so they
@@ -52,6 +53,7 @@ def run(binary, path):
                          env=dict(os.environ, SERVESIM_DATA_DIR=ROOT)).stdout
     j = json.loads(out)
     j.pop("date", None)
+    j.get("servesim", {}).pop("version", None)  # which servesim wrote it (issue 16)
     return json.dumps(j, indent=1, sort_keys=False) + "\n"
 
 

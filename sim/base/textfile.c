@@ -1,0 +1,40 @@
+#include "textfile.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+char *textfile_read(const char *path, size_t max_bytes, struct err *e)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		err_set(e, "%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 1 << 16, n = 0, got;
+	char *buf = xmalloc(cap);
+	while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+		n += got;
+		if (n > max_bytes) {
+			fclose(f);
+			free(buf);
+			err_set(e, "%s: larger than %zu bytes", path, max_bytes);
+			return NULL;
+		}
+		if (cap - n < 2)
+			buf = xrealloc(buf, cap *= 2);
+	}
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		free(buf);
+		err_set(e, "%s: read error", path);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}

@@ -1,0 +1,71 @@
+/*
+ * trace_int: what trace.c (the reader's helpers, detection, trace_load),
+ * trace_csv.c (Azure, plain CSV, BurstGPT) and trace_json.c (Mooncake,
+ * vLLM results) share. Other modules use trace.h.
+ */
+#ifndef SERVESIM_TRACE_INT_H
+#define SERVESIM_TRACE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "csv.h"
+#include "err.h"
+#include "trace.h"
+
+#define NS_PER_S 1000000000LL
+#define SHOWN_CHARS 64  /* how much of a bad value a message quotes */
+
+/* One trace file being read. Rows go straight into t; raw times go into
+ * time_s and are made relative (and scaled to seconds) once all are read. */
+struct reader {
+	const char *path;
+	FILE *f;
+	struct err *e;
+	struct trace *t;
+	size_t cap;             /* capacity of t->rows */
+	char *line;             /* the current line, without its line ending */
+	size_t line_cap;
+	long lineno;            /* 1-based; 0 before the first line */
+	long nul_line;          /* the first line holding a NUL byte; 0: none */
+	long nul_column;
+	char **fields;          /* the current CSV line's fields (csv.h) */
+	size_t n_fields;
+	struct csv_row row;     /* their storage */
+	bool timed;             /* the rows carry send times */
+	double time_divisor;    /* raw time units per second */
+	bool have_t0;
+	int64_t t0_s, t0_ns;    /* Azure: the first row's wall clock */
+};
+
+struct trace_format {
+	const char *name;
+	int (*load)(struct reader *rd);
+};
+
+/* "path:line: …", or "path: …" when line is 0. Returns -1. */
+int trace_fail_at(const struct reader *rd, long line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The next line into rd->line (without its ending); its number, or -1 at
+ * the end of the file (or a read error: ferror). */
+long trace_next_line(struct reader *rd);
+bool trace_is_blank(const char *s);
+long trace_next_nonblank(struct reader *rd);
+int trace_read_error(const struct reader *rd);      /* returns -1 */
+int trace_no_requests(const struct reader *rd);     /* returns -1 */
+struct trace_row *trace_add_row(struct reader *rd); /* a zeroed row */
+/* A token count in a text field: an integer in [1, INT32_MAX]. */
+int trace_text_count(const struct reader *rd, const char *key, const char *text, int32_t *out);
+/* rd->line into rd->fields (RFC 4180). */
+void trace_split_commas(struct reader *rd);
+/* The index of header column name among rd->fields, or -1. */
+int trace_column_of(const struct reader *rd, const char *name);
+
+int trace_load_azure(struct reader *rd);
+int trace_load_plain_csv(struct reader *rd);
+int trace_load_burstgpt(struct reader *rd);
+int trace_load_mooncake(struct reader *rd);
+int trace_load_vllm(struct reader *rd);
+
+#endif
