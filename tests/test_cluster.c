@@ -28,7 +28,7 @@ static char *all_formats(const char *scenario, const char *extra)
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	static const double p99[] = { 99 };
-	struct report_opts o = { p99, 1, false };
+	struct report_opts o = { .percentiles = p99, .n_percentiles = 1 };
 	report_text(m, &r, &o);
 	json_t *j = report_json(&r, &o);
 	char *js = json_dumps(j, JSON_SORT_KEYS);

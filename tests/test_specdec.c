@@ -66,7 +66,7 @@ static void accepted_fraction_follows_the_probabilities(void **state)
 	assert_false(r.engine.async_scheduling);   /* vLLM turns it off */
 	assert_true(r.engine.spec_draft_s > 0);
 	static const double p99[] = { 99 };
-	struct report_opts o = { p99, 1, false };
+	struct report_opts o = { .percentiles = p99, .n_percentiles = 1 };
 	json_t *j = report_json(&r, &o);
 	json_t *sp = json_object_get(json_object_get(j, "servesim"), "speculative");
 	assert_non_null(sp);

@@ -87,7 +87,10 @@ static bool from_hf_cache(const char *name, const char *quant, const char *cache
 	if (!slash || strchr(slash + 1, '/') || slash == name || !slash[1])
 		return false;
 	char repo[4096], snap[4096 + 600];
-	snprintf(repo, sizeof repo, "%s/models--%.*s--%s", cache, (int)(slash - name), name, slash + 1);
+	int len = snprintf(repo, sizeof repo, "%s/models--%.*s--%s", cache, (int)(slash - name), name,
+			 slash + 1);
+	if (len < 0 || (size_t)len >= sizeof repo)
+		return false;   /* a path longer than any file system takes */
 	char ref[128] = "";
 	snprintf(snap, sizeof snap, "%s/refs/main", repo);
 	FILE *f = fopen(snap, "r");
