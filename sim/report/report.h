@@ -5,8 +5,9 @@
  *   json  the `vllm bench serve --save-result` keys with the same meanings
  *         and units, a `stages` array with the same keys per stage, and a
  *         `servesim` object for what vLLM does not report;
- *   prom  Prometheus exposition text of vLLM's metrics (C12), with vLLM's
- *         names, labels and histogram buckets;
+ *   prom  Prometheus exposition text of vLLM's metrics (C12 and the rest
+ *         of vLLM's loggers), with vLLM's names, labels and histogram
+ *         buckets; or OpenMetrics over the simulated run, timestamped;
  *   csv   per-request records, the time series and the ITL histogram
  *         (requests.csv, timeseries.csv, itl_histogram.csv), into a folder, each
  *         file written whole (temporary file, then rename) or not at all.
@@ -32,6 +33,15 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o);
 json_t *report_json(struct run_result *res, const struct report_opts *o);
 
 void report_prom(FILE *f, struct run_result *res);
+
+/* The same metrics over the simulated run as OpenMetrics text: a scrape
+ * every second (coarser for long runs: at most REPORT_OM_MAX_SCRAPES),
+ * from simulated time 0 to just after the end, each sample stamped
+ * epoch_s + its simulated time (s), ending "# EOF". Cannot fail; the file
+ * variant writes path whole or not at all (0, or -1 with e). */
+#define REPORT_OM_MAX_SCRAPES 360
+void report_openmetrics(FILE *f, struct run_result *res, double epoch_s);
+int report_openmetrics_file(const char *path, struct run_result *res, double epoch_s, struct err *e);
 
 /* Where the mean TTFT and the mean ITL went, as JSON objects (ms). */
 json_t *report_ttft_breakdown(const struct group_metrics *g);
