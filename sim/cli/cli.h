@@ -31,6 +31,7 @@ int cmd_plan(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Prints "servesim VERB: message" to stderr and returns EXIT_BAD_INPUT. */
 int cli_fail(const char *verb, const struct err *e);

@@ -23,6 +23,7 @@ static const struct verb {
 	{ "compare", cmd_compare, "one workload on several GPUs side by side, with cost" },
 	{ "plot", cmd_plot, "gnuplot pictures of a sweep/plan/compare result or a run's --out folder" },
 	{ "merge", cmd_merge, "join the --shard K/N outputs of sweep, plan or compare" },
+	{ "report", cmd_report, "one self-contained HTML page of a run, sweep, plan or compare, to share" },
 	{ "validate", cmd_validate, "replay a real vllm bench serve result; measured vs predicted" },
 };
 

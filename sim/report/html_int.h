@@ -1,0 +1,55 @@
+/*
+ * html_int: what the HTML report's writers share: escaped text, tables,
+ * numbers, colours and the closing sections (configuration, what the
+ * numbers rest on). html.c writes the page, html_run.c a simulated run,
+ * html_doc.c the result documents (sweep, plan, compare) and the JSON of
+ * a run.
+ */
+#ifndef SERVESIM_HTML_INT_H
+#define SERVESIM_HTML_INT_H
+
+#include <stdio.h>
+
+#include "html.h"
+#include "svg.h"
+
+#define HTML_N_COLORS 8
+extern const char *const html_colors[HTML_N_COLORS];
+
+/* printf-style text, escaped. Cannot fail. */
+void html_text(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A number with `dec` decimals into buf, "–" when not finite. */
+const char *html_num(char *buf, size_t cap, double v, int dec);
+
+/* A table: html_table(f, caption, heads, n) opens it; html_row adds n
+ * escaped cells (a cell starting with '\t' is right-aligned as a number);
+ * html_table_end closes it. */
+void html_table(FILE *f, const char *caption, const char *const *heads, size_t n);
+void html_row(FILE *f, const char *const *cells, size_t n);
+void html_table_end(FILE *f);
+
+/* The answer box: <div class="answer"> … </div>, its first line bold. */
+void html_answer_begin(FILE *f, const char *headline);
+void html_answer_end(FILE *f);
+
+/* The question a section answers, as its heading. */
+void html_question(FILE *f, const char *question);
+
+/* What a hardware profile's numbers rest on (its sources) and how far
+ * real runs check it (the accuracy figures), for the device id hw_id.
+ * Loads the profile; says so when it cannot. Cannot fail. */
+void html_basis_hardware(FILE *f, const char *hw_id);
+
+/* The last part of a path ("c13-bench-serve.ini" of "/x/scenarios/…"),
+ * so a page shows no folder of the machine it was made on. */
+const char *html_basename(const char *path);
+
+/* Section writers. Each returns 0 or -1 with e. */
+int html_run_section(FILE *f, struct html_source *s, struct err *e);
+int html_doc_section(FILE *f, struct html_source *s, struct err *e);
+
+/* One line for the page title: what the source is about. */
+void html_doc_title(char *out, size_t cap, const struct html_source *s);
+
+#endif
