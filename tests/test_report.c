@@ -267,12 +267,48 @@ static void test_bad_epoch(void **state)
 	cmd_result_free(&r);
 }
 
+/* run --plot DIR --svg: SVG pictures whose subtitle says what ran (not
+ * the folder), with TTFT and ITL on log axes. Needs gnuplot. */
+static void test_run_plot_svg(void **state)
+{
+	(void)state;
+	struct cmd_result r;
+	run_cmd(&r, "command -v gnuplot");
+	bool have = r.status == 0;
+	cmd_result_free(&r);
+	if (!have) {
+		print_message("gnuplot not found: run --plot --svg check skipped\n");
+		skip();
+	}
+	char dir[] = "/tmp/servesim-plot-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	run_cmd(&r, "'%s' run c17-kv-pressure --set workload.num_prompts=60 --plot '%s' --svg --format json", SERVESIM_BIN,
+		dir);
+	assert_int_equal(r.status, 0);
+	assert_contains(r.err, "(SVG)");
+	cmd_result_free(&r);
+	char path[512];
+	snprintf(path, sizeof path, "%s/latency_cdf.svg", dir);
+	char *svg = slurp_path(path);
+	assert_contains(svg, "<svg");
+	assert_contains(svg, "llama-3.1-8b on h100-sxm, c17-kv-pressure.ini, 60 requests");
+	assert_null(strstr(svg, dir));
+	assert_contains(svg, "Inter-token latency (ms, log scale)");
+	assert_contains(svg, "Time to first token (ms, log scale)");
+	free(svg);
+	snprintf(path, sizeof path, "%s/timeseries.svg", dir);
+	assert_int_equal(access(path, R_OK), 0);
+	run_cmd(&r, "rm -rf '%s'", dir);
+	cmd_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_timeline_windows),
 		cmocka_unit_test(test_openmetrics_matches_end_scrape),
 		cmocka_unit_test(test_bad_epoch),
+		cmocka_unit_test(test_run_plot_svg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -239,7 +239,7 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 			 json_number_value(v));
 	}
 	snprintf(sub, sizeof sub, "%s, %s%s", resultdoc_str(doc, "model") ? resultdoc_str(doc, "model") : "",
-		 resultdoc_str(doc, "scenario"), limits);
+		 plot_basename(resultdoc_str(doc, "scenario")), limits);
 	if (plot_var(vars, sizeof vars, "data", path) || plot_text(vars, sizeof vars, "subtitle", sub) ||
 	    plot_var(vars, sizeof vars, "slo", slo ? "1" : "0") ||
 	    plot_var(vars, sizeof vars, "cost", json_is_true(json_object_get(doc, "cost")) ? "1" : "0"))

@@ -113,12 +113,6 @@ void html_question(FILE *f, const char *question)
 	fputs("</h2>\n", f);
 }
 
-const char *html_basename(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-	return slash ? slash + 1 : path ? path : "";
-}
-
 /* How far real runs check a device's predictions. One row a device with
  * runs behind it; the figures are docs/accuracy.md's (whole-run MAPE of
  * the 15 vLLM v0.15.1 runs of ../shared/calibration with the shipped
@@ -209,7 +203,7 @@ static int write_page(FILE *f, struct html_source *sources, size_t n, struct err
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputs(", ", f);
-		svg_escape(f, html_basename(sources[i].label));
+		svg_escape(f, plot_basename(sources[i].label));
 	}
 	fputs("</p></header>\n", f);
 	for (size_t i = 0; i < n; i++) {

@@ -70,7 +70,7 @@ static void doc_configuration(FILE *f, json_t *doc)
 {
 	fputs("<h3>Configuration</h3>\n<p>", f);
 	const char *sc = str(doc, "scenario");
-	html_text(f, "Scenario: %s.", sc ? html_basename(sc) : "not recorded");
+	html_text(f, "Scenario: %s.", sc ? plot_basename(sc) : "not recorded");
 	fputs("</p>\n", f);
 	json_t *set = json_object_get(doc, "set");
 	if (json_array_size(set)) {
@@ -246,7 +246,7 @@ static void sweep_plot(FILE *f, json_t *doc, const char *title, const char *ylab
 
 static void sweep_title(char *out, size_t cap, json_t *doc)
 {
-	size_t n = (size_t)snprintf(out, cap, "Sweep of %s over ", html_basename(str(doc, "scenario")));
+	size_t n = (size_t)snprintf(out, cap, "Sweep of %s over ", plot_basename(str(doc, "scenario")));
 	size_t i;
 	json_t *v;
 	json_array_foreach(json_object_get(doc, "vary"), i, v)
@@ -268,7 +268,7 @@ static int sweep_section(FILE *f, json_t *doc, struct err *e)
 			kn += (size_t)snprintf(varied + kn, sizeof varied - kn, "%s%s", ki ? " and " : "", str(kv, "key"));
 	}
 	snprintf(question, sizeof question, "How do latency and throughput change with %s (%s)?", varied,
-		 html_basename(str(doc, "scenario")));
+		 plot_basename(str(doc, "scenario")));
 	html_question(f, question);
 	json_t *points = json_object_get(doc, "points");
 	const char *xkey = sweep_x_key(doc);
@@ -673,7 +673,7 @@ static int run_json_section(FILE *f, json_t *doc, struct err *e)
 	html_table_end(f);
 	json_t *ss = json_object_get(doc, "servesim");
 	fputs("<h3>Configuration</h3>\n<p>", f);
-	html_text(f, "Scenario: %s; seed %g; tensor parallel %g.", html_basename(str(ss, "scenario")), num(ss, "seed"),
+	html_text(f, "Scenario: %s; seed %g; tensor parallel %g.", plot_basename(str(ss, "scenario")), num(ss, "seed"),
 		  num(ss, "tensor_parallel_size"));
 	fputs("</p>\n<h3>What the numbers rest on</h3>\n", f);
 	if (str(ss, "hardware"))
@@ -731,5 +731,5 @@ void html_doc_title(char *out, size_t cap, const struct html_source *s)
 	if (k)
 		k->title(out, cap, s->doc);
 	else
-		snprintf(out, cap, "%s", html_basename(s->label));
+		snprintf(out, cap, "%s", plot_basename(s->label));
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "html.h"
+#include "plot.h"
 #include "svg.h"
 
 #define HTML_N_COLORS 8
@@ -41,9 +42,6 @@ void html_question(FILE *f, const char *question);
  * Loads the profile; says so when it cannot. Cannot fail. */
 void html_basis_hardware(FILE *f, const char *hw_id);
 
-/* The last part of a path ("c13-bench-serve.ini" of "/x/scenarios/…"),
- * so a page shows no folder of the machine it was made on. */
-const char *html_basename(const char *path);
 
 /* Section writers. Each returns 0 or -1 with e. */
 int html_run_section(FILE *f, struct html_source *s, struct err *e);

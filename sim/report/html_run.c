@@ -28,7 +28,7 @@ static void workload_words(char *out, size_t cap, const struct run_result *res)
 	const struct scenario *sc = &res->sc;
 	size_t n = res->reqs.len;
 	if (sc->trace[0])
-		snprintf(out, cap, "%zu requests replayed from the trace %s", n, html_basename(sc->trace));
+		snprintf(out, cap, "%zu requests replayed from the trace %s", n, plot_basename(sc->trace));
 	else if (sc->users > 0)
 		snprintf(out, cap, "%zu requests from %lld closed-loop users", n, (long long)sc->users);
 	else if (sc->n_stages > 1)
@@ -359,7 +359,7 @@ static void configuration(FILE *f, const struct html_source *s)
 {
 	const struct run_result *res = s->run;
 	fputs("<h3>Configuration</h3>\n<p>", f);
-	html_text(f, "Scenario: %s; seed %lld.", s->scenario_path ? html_basename(s->scenario_path) : "the built-in default",
+	html_text(f, "Scenario: %s; seed %lld.", s->scenario_path ? plot_basename(s->scenario_path) : "the built-in default",
 		  (long long)res->sc.seed);
 	fputs("</p>\n", f);
 	if (s->overrides && s->overrides->len) {
