@@ -218,19 +218,25 @@ static void test_doc_reports(void **state)
 	struct cmd_result r;
 	run_cmd(&r, "'%s' sweep --vary request_rate=2,8,16 --replications 2 --set workload.num_prompts=40 "
 		    "--format json > '%s/sweep.json' && '%s' compare --hardware h100-sxm,l40s --slo ttft_p99_ms=3000 "
-		    "--replications 2 --set workload.num_prompts=40 --duration 0 --max-load 64 --format json > '%s/cmp.json'",
-		SERVESIM_BIN, dir, SERVESIM_BIN, dir);
+		    "--replications 2 --set workload.num_prompts=40 --duration 0 --max-load 64 --format json > '%s/cmp.json' && "
+		    "'%s' plan --slo ttft_p99_ms=2000,itl_p99_ms=100 --target-rate 20 --hardware h100-sxm,l40s "
+		    "--replications 2 --set workload.num_prompts=40 --duration 0 --max-load 64 --format json > '%s/plan.json'",
+		SERVESIM_BIN, dir, SERVESIM_BIN, dir, SERVESIM_BIN, dir);
 	assert_int_equal(r.status, 0);
 	cmd_result_free(&r);
-	run_cmd(&r, "'%s' report '%s/sweep.json' '%s/cmp.json' --out '%s/docs.html'", SERVESIM_BIN, dir, dir, dir);
+	run_cmd(&r, "'%s' report '%s/sweep.json' '%s/cmp.json' '%s/plan.json' --out '%s/docs.html'", SERVESIM_BIN, dir,
+		dir, dir, dir);
 	assert_int_equal(r.status, 0);
 	cmd_result_free(&r);
 	char path[512];
 	snprintf(path, sizeof path, "%s/docs.html", dir);
 	char *html = slurp(path);
 	assert_self_contained(html);
-	/* sweep: TTFT, ITL, E2E, throughput, requests; compare: three bars. */
-	assert_int_equal(count(html, "<svg "), 8);
+	/* sweep: TTFT, ITL, E2E, throughput, requests; compare: three bars;
+	 * plan: the search, load and cost bars. */
+	assert_int_equal(count(html, "<svg "), 11);
+	assert_contains(html, "Which configuration serves 20 req/s within ttft_p99_ms ≤ 2000, itl_p99_ms ≤ 100 at the lowest cost?");
+	assert_contains(html, "× h100-sxm TP1 bf16: ");   /* the winner, first */
 	assert_contains(html, "(bars: 95% CI over replications)");
 	assert_contains(html, "How do latency and throughput change with workload.request_rate");
 	assert_contains(html, "Which GPU serves llama-3.1-8b best (ttft_p99_ms ≤ 3000)?");

@@ -34,7 +34,7 @@ static struct series *find(struct scrape *s, const char *key)
 			return &s->v[i];
 	assert_true(s->n < MAX_SERIES);
 	struct series *r = &s->v[s->n++];
-	snprintf(r->key, sizeof r->key, "%s", key);
+	snprintf(r->key, sizeof r->key, "%.399s", key);
 	r->n = 0;
 	return r;
 }
