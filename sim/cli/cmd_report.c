@@ -11,6 +11,7 @@
 #include "catalog.h"
 #include "cli.h"
 #include "html.h"
+#include "resultdoc.h"
 #include "run.h"
 #include "scenario.h"
 #include "xalloc.h"
@@ -60,19 +61,6 @@ static bool is_json_file(const char *path)
 	return c == '{';
 }
 
-static json_t *load_json(const char *path, struct err *e)
-{
-	json_error_t je;
-	json_t *doc = json_load_file(path, 0, &je);
-	if (!doc) {
-		if (je.line > 0)
-			err_set(e, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
-		else
-			err_set(e, "%s: %s", path, je.text);
-	}
-	return doc;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -114,7 +102,7 @@ int cmd_report(int argc, char **argv)
 		const char *arg = optind < argc ? argv[optind + (int)i] : NULL;
 		src[i].label = arg ? arg : "the built-in default scenario";
 		if (arg && is_json_file(arg)) {
-			src[i].doc = load_json(arg, &e);
+			src[i].doc = resultdoc_read_json(arg, &e);
 			if (!src[i].doc || html_check_doc(src[i].doc, arg, &e)) {
 				cli_fail("report", &e);
 				goto out;

@@ -2,12 +2,13 @@
  * html_int: what the HTML report's writers share: escaped text, tables,
  * numbers, colours and the closing sections (configuration, what the
  * numbers rest on). html.c writes the page, html_run.c a simulated run,
- * html_doc.c the result documents (sweep, plan, compare) and the JSON of
- * a run.
+ * html_doc.c the kinds of result document and what their sections share,
+ * html_sweep.c a sweep, html_plan.c a plan and a compare.
  */
 #ifndef SERVESIM_HTML_INT_H
 #define SERVESIM_HTML_INT_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "html.h"
@@ -49,5 +50,27 @@ int html_doc_section(FILE *f, struct html_source *s, struct err *e);
 
 /* One line for the page title: what the source is about. */
 void html_doc_title(char *out, size_t cap, const struct html_source *s);
+
+/* What the document sections share (html_doc.c). None can fail.
+ * html_slo_words: a search's SLO, "ttft_p99_ms ≤ 2000, …" or "no SLO".
+ * html_doc_configuration: the scenario (file name), --set, the search.
+ * html_doc_basis: the hardware profile of each device of items (or of
+ *   the document's scenario), with its sources and accuracy.
+ * html_cell_num: a right-aligned number cell for html_row.
+ * html_bar_plot: one bar per category. */
+void html_slo_words(char *out, size_t cap, json_t *doc);
+void html_doc_configuration(FILE *f, json_t *doc);
+void html_doc_basis(FILE *f, json_t *doc, json_t *items);
+void html_cell_num(char *buf, size_t cap, double v, int dec);
+void html_bar_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel, const char *name,
+		   const char *color, const char *const *cats, const double *idx, const double *v, size_t n);
+
+/* Each kind's title (the question) and section. Return 0 or -1 with e. */
+void html_sweep_title(char *out, size_t cap, json_t *doc);
+int html_sweep_section(FILE *f, json_t *doc, struct err *e);
+void html_plan_title(char *out, size_t cap, json_t *doc);
+int html_plan_section(FILE *f, json_t *doc, struct err *e);
+void html_compare_title(char *out, size_t cap, json_t *doc);
+int html_compare_section(FILE *f, json_t *doc, struct err *e);
 
 #endif
