@@ -46,9 +46,11 @@ int html_plan_section(FILE *f, json_t *doc, struct err *e)
 		candidate_name(name, sizeof name, c);
 		double usd = num(c, "usd_per_hour");
 		if (isfinite(usd))
-			snprintf(head, sizeof head, "%g × %s: %g GPUs, %.2f USD/hour", num(c, "replicas"), name, num(c, "gpus"), usd);
+			snprintf(head, sizeof head, "%g × %s: %g GPU%s, %.2f USD/hour", num(c, "replicas"), name, num(c, "gpus"),
+				 num(c, "gpus") == 1 ? "" : "s", usd);
 		else
-			snprintf(head, sizeof head, "%g × %s: %g GPUs", num(c, "replicas"), name, num(c, "gpus"));
+			snprintf(head, sizeof head, "%g × %s: %g GPU%s", num(c, "replicas"), name, num(c, "gpus"),
+				 num(c, "gpus") == 1 ? "" : "s");
 		html_answer_begin(f, head);
 		fputs("<p>", f);
 		html_text(f, "Each replica holds %g req/s within the SLO (first failing load %g req/s); limited by %s. %s",

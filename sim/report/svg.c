@@ -290,8 +290,14 @@ void svg_plot(FILE *f, const struct svg_plot *p)
 		}
 	}
 	double top = 30 + 16.0 * (double)legend_rows, bottom = H - 44, left = 64, right = W - 18;
-	if (p->xcats)
-		bottom -= 18;   /* room for slanted category labels */
+	if (p->xcats) {
+		/* Room for the slanted category labels (20 degrees): their height. */
+		size_t longest = 0;
+		for (size_t i = 0; i < p->n_xcats; i++)
+			if (p->xcats[i] && strlen(p->xcats[i]) > longest)
+				longest = strlen(p->xcats[i]);
+		bottom -= fmin(90, 8 + (double)longest * CHAR_PX * 0.342);
+	}
 	struct axis x = { .log = p->xlog && !p->xcats, .cat = p->xcats != NULL };
 	struct axis y = { .log = p->ylog };
 	double lo, hi;
