@@ -236,15 +236,19 @@ static void timeseries_plots(FILE *f, const struct run_result *res)
 		wait.y[wait.n++] = (double)w;
 		kv.y[kv.n++] = 100 * k;
 	}
+	bool vllm = res->sc.engine_kind == ENGINE_VLLM;
 	struct svg_series rw[] = {
-		{ "running (vllm:num_requests_running)", html_colors[0], run.x, run.y, NULL, run.n, SVG_LINE },
-		{ "waiting (vllm:num_requests_waiting)", html_colors[1], wait.x, wait.y, NULL, wait.n, SVG_LINE },
+		{ vllm ? "running (vllm:num_requests_running)" : "running (busy slots)", html_colors[0], run.x, run.y,
+		  NULL, run.n, SVG_LINE },
+		{ vllm ? "waiting (vllm:num_requests_waiting)" : "waiting (queued for a slot)", html_colors[1], wait.x,
+		  wait.y, NULL, wait.n, SVG_LINE },
 	};
 	struct svg_plot p1 = { .title = "Requests running and waiting", .xlabel = "simulated time (s)",
 			       .ylabel = "requests", .y_from_zero = true, .series = rw, .n_series = 2 };
 	svg_plot(f, &p1);
 	struct svg_series ks[] = {
-		{ "KV cache usage (vllm:kv_cache_usage_perc)", html_colors[2], kv.x, kv.y, NULL, kv.n, SVG_LINE },
+		{ vllm ? "KV cache usage (vllm:kv_cache_usage_perc)" : "KV cells in use", html_colors[2], kv.x, kv.y, NULL,
+		  kv.n, SVG_LINE },
 	};
 	struct svg_plot p2 = { .title = "KV pool usage", .xlabel = "simulated time (s)", .ylabel = "KV cache used (%)",
 			       .y_from_zero = true, .series = ks, .n_series = 1 };
