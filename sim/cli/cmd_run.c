@@ -139,7 +139,11 @@ int cmd_run(int argc, char **argv)
 	struct scenario sc;
 	struct run_result res;
 	memset(&res, 0, sizeof res);
-	if (scenario_load(&sc, scenario_path, &ov, &e) || run_simulate_timeline(&sc, &res, &e)) {
+	/* The timeline (token gaps and steps by second) only feeds the
+	 * Prometheus metrics: recorded for --format prom and --out alone. */
+	bool timeline = fmt == FMT_PROM || out_dir;
+	if (scenario_load(&sc, scenario_path, &ov, &e) ||
+	    (timeline ? run_simulate_timeline : run_simulate)(&sc, &res, &e)) {
 		cli_fail("run", &e);
 		goto out;
 	}
