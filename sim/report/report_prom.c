@@ -392,7 +392,18 @@ static void cache_config_info(const struct prom_out *o)
 		 (long long)es->block_size, sc->kv_cache_dtype ? "fp8" : "auto",
 		 sc->enable_prefix_caching ? "True" : "False", sc->gpu_memory_utilization,
 		 (long long)es->num_cpu_blocks, (long long)es->num_gpu_blocks);
-	gauge_const(o, "vllm:cache_config_info", "Information of the LLMEngine CacheConfig", labels, 1);
+	if (!o->openmetrics) {
+		gauge_const(o, "vllm:cache_config_info", "Information of the LLMEngine CacheConfig", labels, 1);
+		return;
+	}
+	/* OpenMetrics has an info type: family vllm:cache_config, sample
+	 * vllm:cache_config_info, the same series vLLM's gauge gives. */
+	fprintf(o->f, "# HELP vllm:cache_config Information of the LLMEngine CacheConfig\n"
+		      "# TYPE vllm:cache_config info\n");
+	for (size_t k = 0; k < o->n_scrapes; k++) {
+		char ts[48];
+		fprintf(o->f, "vllm:cache_config_info{%s} 1%s\n", labels, stamp(o, k, ts, sizeof ts));
+	}
 }
 
 static void vllm_metrics(struct prom_out *o)
