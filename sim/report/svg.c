@@ -109,7 +109,7 @@ static void linear_ticks(struct axis *a, double lo, double hi, double room_px, b
 
 /* Log ticks: decades, with 2 and 5 when there are few; labels dropped
  * (the grid line stays) where they would overlap. */
-static void log_ticks(struct axis *a, double lo, double hi, double room_px, bool horizontal)
+static void log_ticks(struct axis *a, double lo, double hi, bool horizontal)
 {
 	if (!(lo > 0))
 		lo = hi > 0 ? hi / 10 : 1;
@@ -163,7 +163,6 @@ static void log_ticks(struct axis *a, double lo, double hi, double room_px, bool
 		last_px = px;
 		last_w = w;
 	}
-	(void)room_px;
 }
 
 static void data_range(const struct svg_plot *p, bool x, const struct axis *a, double *lo, double *hi)
@@ -310,7 +309,7 @@ void svg_plot(FILE *f, const struct svg_plot *p)
 	else if (p->y_from_zero && !y.log && lo > 0)
 		lo = 0;
 	if (y.log)
-		log_ticks(&y, lo, hi, bottom - top, false);
+		log_ticks(&y, lo, hi, false);
 	else
 		linear_ticks(&y, lo, hi, bottom - top, false, p->y_fixed);
 	left = fmax(left, labels_px(&y) + 30);
@@ -328,7 +327,7 @@ void svg_plot(FILE *f, const struct svg_plot *p)
 	} else {
 		data_range(p, true, &x, &lo, &hi);
 		if (x.log)
-			log_ticks(&x, lo, hi, right - left, true);
+			log_ticks(&x, lo, hi, true);
 		else
 			linear_ticks(&x, lo, hi, right - left, true, false);
 	}
