@@ -53,8 +53,11 @@ static void test_svg_escapes_text(void **state)
 	(void)state;
 	double x[] = { 1, 2 }, y[] = { 3, 4 };
 	struct svg_series s = { "a <b>\"c\"", "#000", x, y, NULL, 2, SVG_LINE };
-	struct svg_plot p = { .title = "<script>alert(1)</script> & co", .xlabel = "x'", .ylabel = "y",
-			      .series = &s, .n_series = 1 };
+	struct svg_plot p = { .title = "<script>alert(1)</script> & co",
+			      .xlabel = "x'",
+			      .ylabel = "y",
+			      .series = &s,
+			      .n_series = 1 };
 	char *out = plot_text(&p);
 	assert_contains(out, "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co");
 	assert_contains(out, "a &lt;b&gt;&quot;c&quot;");
@@ -98,8 +101,8 @@ static void assert_no_overlap(const struct labels *l)
 	for (size_t i = 1; i < l->n; i++) {
 		double need = 6.6 * (double)(strlen(l->text[i]) + strlen(l->text[i - 1])) / 2 + 4;
 		if (l->x[i] - l->x[i - 1] < need)
-			fail_msg("labels '%s' at %.1f and '%s' at %.1f run together", l->text[i - 1], l->x[i - 1],
-				 l->text[i], l->x[i]);
+			fail_msg("labels '%s' at %.1f and '%s' at %.1f run together",
+				 l->text[i - 1], l->x[i - 1], l->text[i], l->x[i]);
 	}
 }
 
@@ -109,8 +112,15 @@ static void test_log_axis(void **state)
 	/* An ITL CDF: one zero (not on a log axis), then 0.5 ms to a 400 ms stall. */
 	double x[] = { 0, 0.5, 5, 6, 7, 40, 400 }, y[] = { 0.1, 0.2, 0.5, 0.9, 0.99, 0.999, 1 };
 	struct svg_series s = { "itl", "#2ca02c", x, y, NULL, 7, SVG_STEP };
-	struct svg_plot p = { .title = "t", .xlabel = "ms", .ylabel = "f", .xlog = true, .y_fixed = true,
-			      .ymin = 0, .ymax = 1, .series = &s, .n_series = 1 };
+	struct svg_plot p = { .title = "t",
+			      .xlabel = "ms",
+			      .ylabel = "f",
+			      .xlog = true,
+			      .y_fixed = true,
+			      .ymin = 0,
+			      .ymax = 1,
+			      .series = &s,
+			      .n_series = 1 };
 	char *out = plot_text(&p);
 	struct labels l;
 	x_labels(out, &l);
@@ -147,12 +157,19 @@ static void test_linear_labels_never_overlap(void **state)
 {
 	(void)state;
 	/* Wide numbers on a narrow plot: the ticks thin out, labels stay apart. */
-	double ranges[][2] = { { 0, 123456 }, { 0.001, 0.0173 }, { 990, 1010 }, { -5, 5 }, { 0, 1e9 } };
+	double ranges[][2] = {
+		{ 0, 123456 }, { 0.001, 0.0173 }, { 990, 1010 }, { -5, 5 }, { 0, 1e9 }
+	};
 	for (size_t r = 0; r < sizeof ranges / sizeof *ranges; r++) {
 		double x[] = { ranges[r][0], ranges[r][1] }, y[] = { 1, 2 };
 		struct svg_series s = { "s", "#000", x, y, NULL, 2, SVG_LINE };
-		struct svg_plot p = { .title = "t", .xlabel = "x", .ylabel = "y", .series = &s, .n_series = 1,
-				      .width = 300, .height = 200 };
+		struct svg_plot p = { .title = "t",
+				      .xlabel = "x",
+				      .ylabel = "y",
+				      .series = &s,
+				      .n_series = 1,
+				      .width = 300,
+				      .height = 200 };
 		char *out = plot_text(&p);
 		struct labels l;
 		x_labels(out, &l);
@@ -183,7 +200,8 @@ static void test_run_report(void **state)
 	char dir[] = "/tmp/servesim-html-XXXXXX";
 	assert_non_null(mkdtemp(dir));
 	struct cmd_result r;
-	run_cmd(&r, "'%s' report c13-bench-serve --set workload.num_prompts=80 --out '%s/run.html'", SERVESIM_BIN, dir);
+	run_cmd(&r, "'%s' report c13-bench-serve --set workload.num_prompts=80 --out '%s/run.html'",
+		SERVESIM_BIN, dir);
 	assert_int_equal(r.status, 0);
 	cmd_result_free(&r);
 	char path[512];
@@ -195,11 +213,11 @@ static void test_run_report(void **state)
 	assert_true(strstr(html, "class=\"answer\"") < strstr(html, "<svg"));
 	assert_int_equal(count(html, "<svg "), 5);
 	assert_int_equal(count(html, "<g class=\"series\""), 6);
-	assert_int_equal(count(html, "d=\"\""), 0);   /* no empty line */
+	assert_int_equal(count(html, "d=\"\""), 0); /* no empty line */
 	assert_contains(html, "TTFT distribution (CDF, log axis)");
 	assert_contains(html, "ITL distribution (CDF, log axis)");
 	assert_contains(html, "USD per million output tokens");
-	assert_contains(html, "servesim " );
+	assert_contains(html, "servesim ");
 	assert_contains(html, "Hardware profile h100-sxm");
 	assert_contains(html, "workload.num_prompts=80");
 	/* No folder of this machine: the scenario by its file name. */
@@ -216,16 +234,22 @@ static void test_doc_reports(void **state)
 	char dir[] = "/tmp/servesim-html-XXXXXX";
 	assert_non_null(mkdtemp(dir));
 	struct cmd_result r;
-	run_cmd(&r, "'%s' sweep --vary request_rate=2,8,16 --replications 2 --set workload.num_prompts=40 "
-		    "--format json > '%s/sweep.json' && '%s' compare --hardware h100-sxm,l40s --slo ttft_p99_ms=3000 "
-		    "--replications 2 --set workload.num_prompts=40 --duration 0 --max-load 64 --format json > '%s/cmp.json' && "
-		    "'%s' plan --slo ttft_p99_ms=2000,itl_p99_ms=100 --target-rate 20 --hardware h100-sxm,l40s "
-		    "--replications 2 --set workload.num_prompts=40 --duration 0 --max-load 64 --format json > '%s/plan.json'",
+	run_cmd(&r,
+		"'%s' sweep --vary request_rate=2,8,16 --replications 2 --set "
+		"workload.num_prompts=40 "
+		"--format json > '%s/sweep.json' && '%s' compare --hardware h100-sxm,l40s --slo "
+		"ttft_p99_ms=3000 "
+		"--replications 2 --set workload.num_prompts=40 --duration 0 --max-load 64 "
+		"--format json > '%s/cmp.json' && "
+		"'%s' plan --slo ttft_p99_ms=2000,itl_p99_ms=100 --target-rate 20 --hardware "
+		"h100-sxm,l40s "
+		"--replications 2 --set workload.num_prompts=40 --duration 0 --max-load 64 "
+		"--format json > '%s/plan.json'",
 		SERVESIM_BIN, dir, SERVESIM_BIN, dir, SERVESIM_BIN, dir);
 	assert_int_equal(r.status, 0);
 	cmd_result_free(&r);
-	run_cmd(&r, "'%s' report '%s/sweep.json' '%s/cmp.json' '%s/plan.json' --out '%s/docs.html'", SERVESIM_BIN, dir,
-		dir, dir, dir);
+	run_cmd(&r, "'%s' report '%s/sweep.json' '%s/cmp.json' '%s/plan.json' --out '%s/docs.html'",
+		SERVESIM_BIN, dir, dir, dir, dir);
 	assert_int_equal(r.status, 0);
 	cmd_result_free(&r);
 	char path[512];
@@ -235,8 +259,9 @@ static void test_doc_reports(void **state)
 	/* sweep: TTFT, ITL, E2E, throughput, requests; compare: three bars;
 	 * plan: the search, load and cost bars. */
 	assert_int_equal(count(html, "<svg "), 11);
-	assert_contains(html, "Which configuration serves 20 req/s within ttft_p99_ms ≤ 2000, itl_p99_ms ≤ 100 at the lowest cost?");
-	assert_contains(html, "× h100-sxm TP1 bf16: ");   /* the winner, first */
+	assert_contains(html, "Which configuration serves 20 req/s within ttft_p99_ms ≤ 2000, "
+			      "itl_p99_ms ≤ 100 at the lowest cost?");
+	assert_contains(html, "× h100-sxm TP1 bf16: "); /* the winner, first */
 	assert_contains(html, "(bars: 95% CI over replications)");
 	assert_contains(html, "How do latency and throughput change with workload.request_rate");
 	assert_contains(html, "Which GPU serves llama-3.1-8b best (ttft_p99_ms ≤ 3000)?");
@@ -244,10 +269,13 @@ static void test_doc_reports(void **state)
 	free(html);
 
 	/* Not a result: exit 2 naming the file, and no page left behind. */
-	run_cmd(&r, "echo '{\"kind\": \"nonsense\"}' > '%s/bad.json' && '%s' report '%s/bad.json' --out '%s/bad.html'",
+	run_cmd(&r,
+		"echo '{\"kind\": \"nonsense\"}' > '%s/bad.json' && '%s' report '%s/bad.json' "
+		"--out '%s/bad.html'",
 		dir, SERVESIM_BIN, dir, dir);
 	assert_int_equal(r.status, 2);
-	assert_contains(r.err, "bad.json: expected the JSON of servesim sweep, plan, compare or run, got nonsense");
+	assert_contains(r.err, "bad.json: expected the JSON of servesim sweep, plan, compare or "
+			       "run, got nonsense");
 	snprintf(path, sizeof path, "%s/bad.html", dir);
 	assert_int_equal(access(path, F_OK), -1);
 	cmd_result_free(&r);
@@ -281,10 +309,10 @@ static unsigned char *png_rgb(const unsigned char *png, size_t len, uint32_t *w,
 		if (!memcmp(type, "IHDR", 4)) {
 			*w = be32(data);
 			*h = be32(data + 4);
-			assert_int_equal(data[8], 8);       /* bit depth */
+			assert_int_equal(data[8], 8); /* bit depth */
 			ctype = data[9];
 			assert_true(ctype == 2 || ctype == 6);
-			assert_int_equal(data[12], 0);      /* not interlaced */
+			assert_int_equal(data[12], 0); /* not interlaced */
 		} else if (!memcmp(type, "IDAT", 4)) {
 			memcpy(idat + idat_len, data, n);
 			idat_len += n;
@@ -298,11 +326,17 @@ static unsigned char *png_rgb(const unsigned char *png, size_t len, uint32_t *w,
 	assert_int_equal(uncompress(raw, &raw_len, idat, (uLong)idat_len), Z_OK);
 	free(idat);
 	for (uint32_t y = 0; y < *h; y++) {
-		unsigned char *row = raw + y * stride + 1, *prev = y ? raw + (y - 1) * stride + 1 : NULL;
+		unsigned char *row = raw + y * stride + 1,
+			      *prev = y ? raw + (y - 1) * stride + 1 : NULL;
 		int ft = row[-1];
 		for (size_t i = 0; i < (size_t)*w * bpp; i++) {
-			int a = i >= bpp ? row[i - bpp] : 0, b = prev ? prev[i] : 0, c = prev && i >= bpp ? prev[i - bpp] : 0;
-			int add = ft == 1 ? a : ft == 2 ? b : ft == 3 ? (a + b) / 2 : ft == 4 ? paeth(a, b, c) : 0;
+			int a = i >= bpp ? row[i - bpp] : 0, b = prev ? prev[i] : 0,
+			    c = prev && i >= bpp ? prev[i - bpp] : 0;
+			int add = ft == 1   ? a
+				  : ft == 2 ? b
+				  : ft == 3 ? (a + b) / 2
+				  : ft == 4 ? paeth(a, b, c)
+					    : 0;
 			row[i] = (unsigned char)(row[i] + add);
 		}
 		for (uint32_t x = 0; x < *w; x++)
@@ -318,17 +352,20 @@ static void test_browser_renders(void **state)
 {
 	(void)state;
 	if (access("/usr/bin/chromium", X_OK) != 0) {
-		print_message("chromium not found (Debian: apt-get install chromium): browser check skipped\n");
+		print_message("chromium not found (Debian: apt-get install chromium): browser "
+			      "check skipped\n");
 		skip();
 	}
 	char dir[] = "/tmp/servesim-html-XXXXXX";
 	assert_non_null(mkdtemp(dir));
 	struct cmd_result r;
-	run_cmd(&r, "'%s' report c13-bench-serve --set workload.num_prompts=80 --out '%s/run.html' && "
-		    "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-		    "--disable-background-networking --disable-component-update --disable-sync "
-		    "--user-data-dir='%s/profile' --screenshot='%s/run.png' --window-size=1200,2600 "
-		    "'file://%s/run.html'",
+	run_cmd(&r,
+		"'%s' report c13-bench-serve --set workload.num_prompts=80 --out '%s/run.html' && "
+		"timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic "
+		"--no-first-run "
+		"--disable-background-networking --disable-component-update --disable-sync "
+		"--user-data-dir='%s/profile' --screenshot='%s/run.png' --window-size=1200,2600 "
+		"'file://%s/run.html'",
 		SERVESIM_BIN, dir, dir, dir, dir);
 	if (r.status != 0)
 		fail_msg("chromium: exit %d: %s", r.status, r.err);
@@ -352,8 +389,10 @@ static void test_browser_renders(void **state)
 	for (uint32_t y = 0; y < h; y++)
 		for (uint32_t x = 0; x < w; x++) {
 			const unsigned char *p = rgb + ((size_t)y * w + x) * 3;
-			int mx = p[0] > p[1] ? (p[0] > p[2] ? p[0] : p[2]) : (p[1] > p[2] ? p[1] : p[2]);
-			int mn = p[0] < p[1] ? (p[0] < p[2] ? p[0] : p[2]) : (p[1] < p[2] ? p[1] : p[2]);
+			int mx = p[0] > p[1] ? (p[0] > p[2] ? p[0] : p[2])
+					     : (p[1] > p[2] ? p[1] : p[2]);
+			int mn = p[0] < p[1] ? (p[0] < p[2] ? p[0] : p[2])
+					     : (p[1] < p[2] ? p[1] : p[2]);
 			ink += mx < 200;
 			/* Saturated colour (the plots' lines, marks and bars), away
 			 * from the answer box's left border. */
@@ -362,14 +401,16 @@ static void test_browser_renders(void **state)
 		}
 	for (size_t b = 0; b < sizeof colour_in_band / sizeof *colour_in_band; b++)
 		bands += colour_in_band[b] > 150;
-	print_message("browser: %zu of %u pixels inked, coloured plot lines in %zu bands of 200 px\n", ink, w * h, bands);
+	print_message(
+		"browser: %zu of %u pixels inked, coloured plot lines in %zu bands of 200 px\n",
+		ink, w * h, bands);
 	assert_true(ink > (size_t)w * h / 50);
 	/* Five plots in three rows of about 330 px: colour in at least 4 bands. */
 	assert_true(bands >= 4);
 	free(rgb);
 #else
 	print_message("built without zlib: the screenshot is checked as a PNG only\n");
-	assert_true(len > 20000);   /* a blank page compresses to a few kB */
+	assert_true(len > 20000); /* a blank page compresses to a few kB */
 #endif
 	free(png);
 	run_cmd(&r, "rm -rf '%s'", dir);

@@ -16,7 +16,7 @@
 #define MAX_SERIES 2048
 
 struct series {
-	char key[400];          /* name{labels} */
+	char key[400]; /* name{labels} */
 	double value, ts;
 	int n;
 };
@@ -43,8 +43,10 @@ static bool grows(const char *key)
 {
 	const char *brace = strchr(key, '{');
 	size_t n = brace ? (size_t)(brace - key) : strlen(key);
-	return (n > 6 && !strncmp(key + n - 6, "_total", 6)) || (n > 7 && !strncmp(key + n - 7, "_bucket", 7)) ||
-	       (n > 6 && !strncmp(key + n - 6, "_count", 6)) || (n > 4 && !strncmp(key + n - 4, "_sum", 4));
+	return (n > 6 && !strncmp(key + n - 6, "_total", 6)) ||
+	       (n > 7 && !strncmp(key + n - 7, "_bucket", 7)) ||
+	       (n > 6 && !strncmp(key + n - 6, "_count", 6)) ||
+	       (n > 4 && !strncmp(key + n - 4, "_sum", 4));
 }
 
 /* The name of a histogram sample (before "_bucket", "_count"), into out. */
@@ -76,7 +78,7 @@ static void parse(const char *text, struct scrape *s)
 		line += len + (end ? 1 : 0);
 		if (!strcmp(buf, "# EOF")) {
 			s->eof = true;
-			assert_int_equal(*line, '\0');   /* nothing after it */
+			assert_int_equal(*line, '\0'); /* nothing after it */
 			continue;
 		}
 		if (buf[0] == '#' || !buf[0])
@@ -93,7 +95,8 @@ static void parse(const char *text, struct scrape *s)
 			if (!(ts > r->ts))
 				fail_msg("%s: timestamp %g after %g", buf, ts, r->ts);
 			if (grows(buf) && v < r->value)
-				fail_msg("%s: a counter falls from %g to %g at %g", buf, r->value, v, ts);
+				fail_msg("%s: a counter falls from %g to %g at %g", buf, r->value,
+					 v, ts);
 		}
 		r->value = v;
 		r->ts = ts;
@@ -105,14 +108,17 @@ static void parse(const char *text, struct scrape *s)
 				prev_bucket = -1;
 			snprintf(hist, sizeof hist, "%s", base);
 			if (v < prev_bucket)
-				fail_msg("%s: %g below the bucket before it (%g)", buf, v, prev_bucket);
-			prev_bucket = strstr(buf, "le=\"+Inf\"") ? -v - 1 : v;   /* -(+Inf)-1: marks it */
+				fail_msg("%s: %g below the bucket before it (%g)", buf, v,
+					 prev_bucket);
+			prev_bucket =
+				strstr(buf, "le=\"+Inf\"") ? -v - 1 : v; /* -(+Inf)-1: marks it */
 		} else if (strstr(buf, "_count{")) {
 			base_name(buf, "_count{", base, sizeof base);
 			if (strcmp(base, hist) || prev_bucket > -1)
 				fail_msg("%s: no +Inf bucket just before it", buf);
 			if (v != -prev_bucket - 1)
-				fail_msg("%s = %g but its +Inf bucket is %g", buf, v, -prev_bucket - 1);
+				fail_msg("%s = %g but its +Inf bucket is %g", buf, v,
+					 -prev_bucket - 1);
 		}
 	}
 }
@@ -145,7 +151,8 @@ static void test_openmetrics_matches_end_scrape(void **state)
 	assert_non_null(mkdtemp(dir));
 	struct cmd_result prom, json;
 	const char *set = "--set workload.num_prompts=120 --set workload.request_rate=12";
-	run_cmd(&prom, "'%s' run %s --format prom --out '%s' --epoch 1700000000", SERVESIM_BIN, set, dir);
+	run_cmd(&prom, "'%s' run %s --format prom --out '%s' --epoch 1700000000", SERVESIM_BIN, set,
+		dir);
 	assert_int_equal(prom.status, 0);
 	run_cmd(&json, "'%s' run %s --format json", SERVESIM_BIN, set);
 	assert_int_equal(json.status, 0);
@@ -157,14 +164,14 @@ static void test_openmetrics_matches_end_scrape(void **state)
 	parse(prom.out, &end);
 	parse(om_text, &om);
 	assert_false(end.eof);
-	assert_true(om.eof);   /* OpenMetrics ends with # EOF */
+	assert_true(om.eof); /* OpenMetrics ends with # EOF */
 
 	/* Every series over time ends where the end-of-run scrape is. */
 	for (size_t i = 0; i < om.n; i++) {
 		double want = value_of(&end, om.v[i].key);
 		/* sums: the same values added in another order */
 		assert_double_near(om.v[i].value, want, 1e-9 * fabs(want) + 1e-12);
-		assert_true(om.v[i].n >= 10);   /* 120 requests at 12/s: over 10 s of scrapes */
+		assert_true(om.v[i].n >= 10); /* 120 requests at 12/s: over 10 s of scrapes */
 	}
 	/* Samples start at --epoch, one scrape a second for a short run. */
 	assert_contains(om_text, "vllm:num_requests_running" L "} 0 1700000000.000\n");
@@ -178,19 +185,28 @@ static void test_openmetrics_matches_end_scrape(void **state)
 	out_tokens = strtod(strstr(json.out, "\"total_output_tokens\":") + 22, NULL);
 	in_tokens = strtod(strstr(json.out, "\"total_input_tokens\":") + 21, NULL);
 	assert_double_near(completed, 120, 0);
-	assert_double_near(value_of(&om, "vllm:request_success_total" L ",finished_reason=\"length\"}"), completed, 0);
+	assert_double_near(
+		value_of(&om, "vllm:request_success_total" L ",finished_reason=\"length\"}"),
+		completed, 0);
 	assert_double_near(value_of(&om, "vllm:generation_tokens_total" L "}"), out_tokens, 0);
 	assert_double_near(value_of(&om, "vllm:prompt_tokens_total" L "}"), in_tokens, 0);
 	/* One gap between each two tokens of a request. */
-	assert_double_near(value_of(&om, "vllm:inter_token_latency_seconds_count" L "}"), out_tokens - completed, 0);
-	assert_double_near(value_of(&om, "vllm:inter_token_latency_seconds_bucket" L ",le=\"+Inf\"}"),
+	assert_double_near(value_of(&om, "vllm:inter_token_latency_seconds_count" L "}"),
 			   out_tokens - completed, 0);
+	assert_double_near(
+		value_of(&om, "vllm:inter_token_latency_seconds_bucket" L ",le=\"+Inf\"}"),
+		out_tokens - completed, 0);
 	/* Each request once in each per-request histogram. */
 	static const char *const per_request[] = {
-		"vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds",
-		"vllm:request_queue_time_seconds", "vllm:request_prefill_time_seconds",
-		"vllm:request_decode_time_seconds", "vllm:request_inference_time_seconds",
-		"vllm:request_prompt_tokens", "vllm:request_generation_tokens", "vllm:request_params_n",
+		"vllm:time_to_first_token_seconds",
+		"vllm:e2e_request_latency_seconds",
+		"vllm:request_queue_time_seconds",
+		"vllm:request_prefill_time_seconds",
+		"vllm:request_decode_time_seconds",
+		"vllm:request_inference_time_seconds",
+		"vllm:request_prompt_tokens",
+		"vllm:request_generation_tokens",
+		"vllm:request_params_n",
 	};
 	for (size_t i = 0; i < sizeof per_request / sizeof *per_request; i++) {
 		char key[256];
@@ -200,7 +216,8 @@ static void test_openmetrics_matches_end_scrape(void **state)
 	/* Steps: the sum of their tokens is every token computed at least
 	 * (prompts + outputs, less cached prefixes, plus recomputation). */
 	double iter_sum = value_of(&om, "vllm:iteration_tokens_total_sum" L "}");
-	assert_true(iter_sum >= 0.5 * (in_tokens + out_tokens) && iter_sum <= 2 * (in_tokens + out_tokens));
+	assert_true(iter_sum >= 0.5 * (in_tokens + out_tokens) &&
+		    iter_sum <= 2 * (in_tokens + out_tokens));
 	/* The gauges moved during the run and are back at 0 after it. */
 	assert_double_near(value_of(&om, "vllm:num_requests_running" L "}"), 0, 0);
 	assert_contains(om_text, "vllm:cache_config_info{block_size=\"16\"");
@@ -211,13 +228,15 @@ static void test_openmetrics_matches_end_scrape(void **state)
 	/* promtool accepts it, where installed. */
 	if (access("/usr/bin/promtool", X_OK) == 0) {
 		struct cmd_result pt;
-		run_cmd(&pt, "promtool tsdb create-blocks-from openmetrics '%s' '%s/tsdb'", path, dir);
+		run_cmd(&pt, "promtool tsdb create-blocks-from openmetrics '%s' '%s/tsdb'", path,
+			dir);
 		if (pt.status != 0)
 			fail_msg("promtool: %s%s", pt.out, pt.err);
 		assert_contains(pt.out, "BLOCK ULID");
 		cmd_result_free(&pt);
 	} else {
-		print_message("promtool not found (Debian: apt-get install prometheus): format check only\n");
+		print_message("promtool not found (Debian: apt-get install prometheus): format "
+			      "check only\n");
 	}
 	struct cmd_result rm;
 	run_cmd(&rm, "rm -rf '%s'", dir);
@@ -232,24 +251,24 @@ static void test_timeline_windows(void **state)
 {
 	(void)state;
 	struct timeline *t = timeline_create();
-	timeline_gap(t, 0, 0.01);                 /* le 0.01: an edge counts itself */
-	timeline_gap(t, 999999999, 0.0100001);    /* le 0.025, still window 0 */
-	timeline_gap(t, 1000000000, 100);         /* above 80: +Inf, window 1 */
-	timeline_step(t, 5500000000LL, 300);      /* le 512, window 5 */
+	timeline_gap(t, 0, 0.01);	       /* le 0.01: an edge counts itself */
+	timeline_gap(t, 999999999, 0.0100001); /* le 0.025, still window 0 */
+	timeline_gap(t, 1000000000, 100);      /* above 80: +Inf, window 1 */
+	timeline_step(t, 5500000000LL, 300);   /* le 512, window 5 */
 	int64_t c[TIMELINE_N_ITL + 1] = { 0 };
 	double sum = 0;
 	timeline_accumulate(t, &t->itl, 0, 1, c, &sum);
 	assert_int_equal(c[0], 1);
 	assert_int_equal(c[1], 1);
 	assert_double_near(sum, 0.0200001, 1e-12);
-	timeline_accumulate(t, &t->itl, 1, 1000, c, &sum);   /* past the end adds nothing more */
+	timeline_accumulate(t, &t->itl, 1, 1000, c, &sum); /* past the end adds nothing more */
 	assert_int_equal(c[TIMELINE_N_ITL], 1);
 	int64_t s[TIMELINE_N_ITER + 1] = { 0 };
 	double ssum = 0;
 	timeline_accumulate(t, &t->iter, 0, 5, s, &ssum);
 	assert_double_near(ssum, 0, 0);
 	timeline_accumulate(t, &t->iter, 5, 6, s, &ssum);
-	assert_int_equal(s[7], 1);                 /* edges 1 8 16 32 64 128 256 512 */
+	assert_int_equal(s[7], 1); /* edges 1 8 16 32 64 128 256 512 */
 	assert_double_near(ssum, 300, 0);
 	timeline_destroy(t);
 	timeline_destroy(NULL);
@@ -282,8 +301,10 @@ static void test_run_plot_svg(void **state)
 	}
 	char dir[] = "/tmp/servesim-plot-XXXXXX";
 	assert_non_null(mkdtemp(dir));
-	run_cmd(&r, "'%s' run c17-kv-pressure --set workload.num_prompts=60 --plot '%s' --svg --format json", SERVESIM_BIN,
-		dir);
+	run_cmd(&r,
+		"'%s' run c17-kv-pressure --set workload.num_prompts=60 --plot '%s' --svg --format "
+		"json",
+		SERVESIM_BIN, dir);
 	assert_int_equal(r.status, 0);
 	assert_contains(r.err, "(SVG)");
 	cmd_result_free(&r);

@@ -18,25 +18,34 @@
 
 static void help(void)
 {
-	printf("usage: servesim report [SCENARIO|RESULT.json]… [--out FILE] [--model M] [--hardware H]\n"
+	printf("usage: servesim report [SCENARIO|RESULT.json]… [--out FILE] [--model M] "
+	       "[--hardware H]\n"
 	       "                       [--set SECTION.KEY=VALUE]… [--seed N]\n\n"
-	       "Writes one HTML page, self-contained (inline SVG plots and CSS, no script, nothing\n"
+	       "Writes one HTML page, self-contained (inline SVG plots and CSS, no script, "
+	       "nothing\n"
 	       "fetched from the network), that reads the same mailed, offline or printed. Each\n"
-	       "input gets a section: the question, the answer first (which GPU, how many, at what\n"
+	       "input gets a section: the question, the answer first (which GPU, how many, at "
+	       "what\n"
 	       "cost, under which SLO), tables and plots, the configuration and what the numbers\n"
 	       "rest on (hardware profile sources, the accuracy figures).\n\n"
-	       "  SCENARIO      a scenario id (servesim list) or INI path: simulated for the report\n"
+	       "  SCENARIO      a scenario id (servesim list) or INI path: simulated for the "
+	       "report\n"
 	       "                (running/waiting/KV usage and throughput over time, TTFT and ITL\n"
 	       "                CDFs on log axes). Without any input: the built-in default.\n"
-	       "  RESULT.json   the --format json output of servesim sweep (latency and throughput\n"
-	       "                against the varied key, 95%% CIs), plan (the cheapest configuration\n"
-	       "                within the SLO, each candidate's search), compare (the devices side\n"
+	       "  RESULT.json   the --format json output of servesim sweep (latency and "
+	       "throughput\n"
+	       "                against the varied key, 95%% CIs), plan (the cheapest "
+	       "configuration\n"
+	       "                within the SLO, each candidate's search), compare (the devices "
+	       "side\n"
 	       "                by side) or run (its tables)\n\n"
-	       "  --out FILE    where the page goes, written whole or not at all (default: stdout)\n"
+	       "  --out FILE    where the page goes, written whole or not at all (default: "
+	       "stdout)\n"
 	       "  --model M, --hardware H, --set S.K=V, --seed N\n"
 	       "                as servesim run, for every SCENARIO input\n\n"
 	       "Example:\n"
-	       "  servesim plan c13-bench-serve --slo ttft_p99_ms=2000 --hardware h100-sxm,l40s \\\n"
+	       "  servesim plan c13-bench-serve --slo ttft_p99_ms=2000 --hardware h100-sxm,l40s "
+	       "\\\n"
 	       "      --target-rate 20 --format json > plan.json\n"
 	       "  servesim report plan.json c13-bench-serve --out report.html\n");
 }
@@ -80,13 +89,28 @@ int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		int bad = 0;
 		switch (c) {
-		case 'H': bad = inidoc_add_overridef(&ov, &e, "run.hardware=%s", optarg); break;
-		case 'h': help(); inidoc_free(&ov); return EXIT_OK;
-		case 'm': bad = inidoc_add_overridef(&ov, &e, "run.model=%s", optarg); break;
-		case 'o': out = optarg; break;
-		case 's': bad = inidoc_add_overridef(&ov, &e, "run.seed=%s", optarg); break;
-		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
-		default: inidoc_free(&ov); return cli_misuse("report", "unknown option");
+		case 'H':
+			bad = inidoc_add_overridef(&ov, &e, "run.hardware=%s", optarg);
+			break;
+		case 'h':
+			help();
+			inidoc_free(&ov);
+			return EXIT_OK;
+		case 'm':
+			bad = inidoc_add_overridef(&ov, &e, "run.model=%s", optarg);
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 's':
+			bad = inidoc_add_overridef(&ov, &e, "run.seed=%s", optarg);
+			break;
+		case 'S':
+			bad = inidoc_add_override(&ov, optarg, &e);
+			break;
+		default:
+			inidoc_free(&ov);
+			return cli_misuse("report", "unknown option");
 		}
 		if (bad) {
 			inidoc_free(&ov);
@@ -96,7 +120,7 @@ int cmd_report(int argc, char **argv)
 	size_t n = optind < argc ? (size_t)(argc - optind) : 1;
 	struct html_source *src = xcalloc(n, sizeof *src);
 	struct run_result *runs = xcalloc(n, sizeof *runs);
-	char (*paths)[4096] = xcalloc(n, sizeof *paths);
+	char(*paths)[4096] = xcalloc(n, sizeof *paths);
 	int rc = EXIT_BAD_INPUT;
 	for (size_t i = 0; i < n; i++) {
 		const char *arg = optind < argc ? argv[optind + (int)i] : NULL;
@@ -114,7 +138,8 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 		struct scenario sc;
-		if (scenario_load(&sc, arg ? paths[i] : NULL, &ov, &e) || run_simulate(&sc, &runs[i], &e)) {
+		if (scenario_load(&sc, arg ? paths[i] : NULL, &ov, &e) ||
+		    run_simulate(&sc, &runs[i], &e)) {
 			cli_fail("report", &e);
 			goto out;
 		}

@@ -19,11 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TIMELINE_WINDOW_NS 1000000000LL   /* one simulated second */
+#define TIMELINE_WINDOW_NS 1000000000LL /* one simulated second */
 
 /* vLLM's vllm:inter_token_latency_seconds buckets (s) and
  * vllm:iteration_tokens_total buckets (tokens), from vllm/v1/metrics/loggers.py. */
-#define TIMELINE_N_ITL 19
+#define TIMELINE_N_ITL	19
 #define TIMELINE_N_ITER 13
 extern const double timeline_itl_edges[TIMELINE_N_ITL];
 extern const double timeline_iter_edges[TIMELINE_N_ITER];
@@ -31,19 +31,19 @@ extern const double timeline_iter_edges[TIMELINE_N_ITER];
 struct timeline_hist {
 	size_t n_edges;
 	const double *edges;
-	int64_t *counts;          /* n_windows × (n_edges + 1) */
-	double *sums;             /* n_windows */
+	int64_t *counts; /* n_windows × (n_edges + 1) */
+	double *sums;	 /* n_windows */
 };
 
 struct timeline {
-	size_t n_windows;         /* windows allocated (>= last recorded + 1) */
+	size_t n_windows; /* windows allocated (>= last recorded + 1) */
 	struct timeline_hist itl, iter;
 };
 
 /* An empty timeline (caller frees with timeline_destroy). Cannot fail
  * (out of memory aborts). */
 struct timeline *timeline_create(void);
-void timeline_destroy(struct timeline *t);   /* NULL is a no-op */
+void timeline_destroy(struct timeline *t); /* NULL is a no-op */
 
 /* Records a token gap of gap_s seconds ending at t_ns, and a step of
  * tokens tokens starting at t_ns. t_ns must be >= 0. Cannot fail. */

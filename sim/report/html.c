@@ -20,15 +20,18 @@ const char *const html_colors[HTML_N_COLORS] = {
 static const char css[] =
 	"body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;"
 	"color:#222;max-width:1080px;margin:24px auto;padding:0 16px}\n"
-	"h1{font-size:22px;margin:0 0 4px}h2{font-size:19px;margin:36px 0 8px;border-bottom:2px solid #ddd}"
+	"h1{font-size:22px;margin:0 0 4px}h2{font-size:19px;margin:36px 0 8px;border-bottom:2px "
+	"solid #ddd}"
 	"h3{font-size:16px;margin:22px 0 6px}\n"
 	".meta{color:#666;font-size:13px}\n"
-	".answer{background:#f3f7fc;border-left:5px solid #1f77b4;padding:10px 16px;margin:12px 0}\n"
+	".answer{background:#f3f7fc;border-left:5px solid #1f77b4;padding:10px 16px;margin:12px "
+	"0}\n"
 	".answer p{margin:4px 0}.answer .big{font-size:18px;font-weight:600}\n"
 	"table{border-collapse:collapse;margin:8px 0 16px;font-size:13.5px}\n"
 	".tables{display:flex;flex-wrap:wrap;gap:0 28px;align-items:flex-start}\n"
 	"caption{text-align:left;font-weight:600;padding:4px 0}\n"
-	"th,td{border-bottom:1px solid #e3e3e3;padding:3px 10px;text-align:left;vertical-align:top}\n"
+	"th,td{border-bottom:1px solid #e3e3e3;padding:3px "
+	"10px;text-align:left;vertical-align:top}\n"
 	"th{background:#fafafa}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
 	"pre{background:#f7f7f7;padding:8px 12px;overflow-x:auto;font-size:12.5px}\n"
 	".plots{display:flex;flex-wrap:wrap;gap:12px}\n"
@@ -121,10 +124,12 @@ static const struct {
 	const char *hw_id;
 	const char *text;
 } accuracy[] = {
-	{ "h100-sxm",
-	  "Checked against 15 real vLLM v0.15.1 runs on H100 SXM (4 models, TP 1-4): whole-run mean TTFT within "
-	  "13.5%, mean ITL 4.6%, mean E2E latency 4.5% (MAPE; the defaults were fitted to these runs). Tails are "
-	  "looser: p99 TTFT about 30%, since simulated steps are deterministic (docs/accuracy.md)." },
+	{ "h100-sxm", "Checked against 15 real vLLM v0.15.1 runs on H100 SXM (4 models, TP 1-4): "
+		      "whole-run mean TTFT within "
+		      "13.5%, mean ITL 4.6%, mean E2E latency 4.5% (MAPE; the defaults were fitted "
+		      "to these runs). Tails are "
+		      "looser: p99 TTFT about 30%, since simulated steps are deterministic "
+		      "(docs/accuracy.md)." },
 };
 
 void html_basis_hardware(FILE *f, const char *hw_id)
@@ -148,32 +153,43 @@ void html_basis_hardware(FILE *f, const char *hw_id)
 	if (accuracy_text)
 		svg_escape(f, accuracy_text);
 	else if (hw.calibrated)
-		html_text(f, "%s carries its own fitted [efficiency] section (%s); no run shipped with servesim checks it.",
-			  hw.name, hw.source_efficiency[0] ? hw.source_efficiency : "no source given");
+		html_text(f,
+			  "%s carries its own fitted [efficiency] section (%s); no run shipped "
+			  "with servesim checks it.",
+			  hw.name,
+			  hw.source_efficiency[0] ? hw.source_efficiency : "no source given");
 	else
-		html_text(f, "No real run on %s checks these predictions: its achievable fractions are the defaults of "
-			     "its device class, fitted on H100 runs. Calibrate with your own runs (servesim calibrate runs) "
-			     "before relying on absolute numbers.", hw.name);
+		html_text(f,
+			  "No real run on %s checks these predictions: its achievable fractions "
+			  "are the defaults of "
+			  "its device class, fitted on H100 runs. Calibrate with your own runs "
+			  "(servesim calibrate runs) "
+			  "before relying on absolute numbers.",
+			  hw.name);
 	fputs("</p>\n", f);
 	static const char *const heads[] = { "figure", "value", "source" };
 	html_table(f, NULL, heads, 3);
 	char v[128];
 	const char *rows[][3] = {
 		{ "device", hw.name, hw.source_device },
-		{ "memory bandwidth (GB/s)", html_num(v, sizeof v, hw.bandwidth_gb_s, 0), hw.source_memory },
+		{ "memory bandwidth (GB/s)", html_num(v, sizeof v, hw.bandwidth_gb_s, 0),
+		  hw.source_memory },
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
 		html_row(f, rows[i], 3);
 	char c[64];
-	const char *row_c[3] = { "dense BF16 (TFLOP/s)", html_num(c, sizeof c, hw.bf16_tflops, 0), hw.source_compute };
+	const char *row_c[3] = { "dense BF16 (TFLOP/s)", html_num(c, sizeof c, hw.bf16_tflops, 0),
+				 hw.source_compute };
 	html_row(f, row_c, 3);
 	char l[64];
-	const char *row_l[3] = { "interconnect (GB/s per direction)", html_num(l, sizeof l, hw.ic_bandwidth_gb_s, 0),
+	const char *row_l[3] = { "interconnect (GB/s per direction)",
+				 html_num(l, sizeof l, hw.ic_bandwidth_gb_s, 0),
 				 hw.source_interconnect };
 	html_row(f, row_l, 3);
 	if (hw.has_price) {
 		char p[64];
-		const char *row_p[3] = { "price (USD per GPU-hour)", html_num(p, sizeof p, hw.price_per_hour_usd, 2),
+		const char *row_p[3] = { "price (USD per GPU-hour)",
+					 html_num(p, sizeof p, hw.price_per_hour_usd, 2),
 					 hw.source_price };
 		html_row(f, row_p, 3);
 	}
@@ -191,9 +207,11 @@ static int write_page(FILE *f, struct html_source *sources, size_t n, struct err
 	char title[512];
 	html_doc_title(title, sizeof title, &sources[0]);
 	if (n > 1)
-		snprintf(title + strlen(title), sizeof title - strlen(title), " (and %zu more)", n - 1);
+		snprintf(title + strlen(title), sizeof title - strlen(title), " (and %zu more)",
+			 n - 1);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>servesim: ",
+	      "<meta name=\"viewport\" content=\"width=device-width, "
+	      "initial-scale=1\">\n<title>servesim: ",
 	      f);
 	svg_escape(f, title);
 	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header><h1>", css);
@@ -213,9 +231,13 @@ static int write_page(FILE *f, struct html_source *sources, size_t n, struct err
 		fputs("</section>\n", f);
 	}
 	fputs("<footer><p class=\"meta\">", f);
-	html_text(f, "Made by servesim %s, a discrete-event simulator of LLM serving (vLLM V1, Ollama, "
-		     "llama.cpp server). Every number on this page is a prediction; the sections \"What the numbers "
-		     "rest on\" say how far real runs check it.", SERVESIM_VERSION);
+	html_text(
+		f,
+		"Made by servesim %s, a discrete-event simulator of LLM serving (vLLM V1, Ollama, "
+		"llama.cpp server). Every number on this page is a prediction; the sections \"What "
+		"the numbers "
+		"rest on\" say how far real runs check it.",
+		SERVESIM_VERSION);
 	fputs("</p></footer>\n</body>\n</html>\n", f);
 	return 0;
 }

@@ -26,11 +26,11 @@
 struct run_result;
 
 struct html_source {
-	const char *label;             /* what the user named: a scenario or a file */
-	struct run_result *run;        /* a simulated run, or NULL */
-	const char *scenario_path;     /* its INI (NULL: the built-in default) */
-	const struct inidoc *overrides;/* its --set overrides, or NULL */
-	json_t *doc;                   /* a result document, or NULL (borrowed) */
+	const char *label;		/* what the user named: a scenario or a file */
+	struct run_result *run;		/* a simulated run, or NULL */
+	const char *scenario_path;	/* its INI (NULL: the built-in default) */
+	const struct inidoc *overrides; /* its --set overrides, or NULL */
+	json_t *doc;			/* a result document, or NULL (borrowed) */
 };
 
 /* Whether doc is a document the report shows (sweep, plan, compare, or

@@ -33,7 +33,8 @@ void html_slo_words(char *out, size_t cap, json_t *doc)
 	json_object_foreach(slo, k, v)
 	{
 		if (n < cap)
-			n += (size_t)snprintf(out + n, cap - n, "%s%s ≤ %g", n ? ", " : "", k, json_number_value(v));
+			n += (size_t)snprintf(out + n, cap - n, "%s%s ≤ %g", n ? ", " : "", k,
+					      json_number_value(v));
 	}
 	if (!out[0])
 		snprintf(out, cap, "no SLO");
@@ -87,7 +88,8 @@ void html_doc_configuration(FILE *f, json_t *doc)
 	json_t *search = json_object_get(doc, "search");
 	if (search) {
 		fputs("<p>Search:</p>\n<pre>", f);
-		char *s = json_dumps(search, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+		char *s = json_dumps(search, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+						     JSON_REAL_PRECISION(10));
 		svg_escape(f, s);
 		free(s);
 		fputs("</pre>\n", f);
@@ -120,7 +122,8 @@ void html_doc_basis(FILE *f, json_t *doc, json_t *items)
 	for (size_t k = 0; k < n_seen; k++)
 		html_basis_hardware(f, seen[k]);
 	if (n_seen == 0)
-		fputs("<p class=\"note\">The document does not say which device it ran on.</p>\n", f);
+		fputs("<p class=\"note\">The document does not say which device it ran on.</p>\n",
+		      f);
 }
 
 void html_cell_num(char *buf, size_t cap, double v, int dec)
@@ -129,27 +132,34 @@ void html_cell_num(char *buf, size_t cap, double v, int dec)
 	html_num(buf + 1, cap - 1, v, dec);
 }
 
-void html_bar_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel, const char *name,
-		   const char *color, const char *const *cats, const double *idx, const double *v, size_t n)
+void html_bar_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel,
+		   const char *name, const char *color, const char *const *cats, const double *idx,
+		   const double *v, size_t n)
 {
 	struct svg_series s = { name, color, idx, v, NULL, n, SVG_BARS };
-	struct svg_plot p = { .title = title, .xlabel = xlabel, .ylabel = ylabel, .xcats = cats, .n_xcats = n,
-			      .series = &s, .n_series = 1 };
+	struct svg_plot p = { .title = title,
+			      .xlabel = xlabel,
+			      .ylabel = ylabel,
+			      .xcats = cats,
+			      .n_xcats = n,
+			      .series = &s,
+			      .n_series = 1 };
 	svg_plot(f, &p);
 }
-
 
 /* ---- the JSON of servesim run ---- */
 
 static bool is_run_json(json_t *doc)
 {
-	return json_is_object(json_object_get(doc, "servesim")) && json_is_number(json_object_get(doc, "completed"));
+	return json_is_object(json_object_get(doc, "servesim")) &&
+	       json_is_number(json_object_get(doc, "completed"));
 }
 
 static void run_json_title(char *out, size_t cap, json_t *doc)
 {
 	json_t *ss = json_object_get(doc, "servesim");
-	snprintf(out, cap, "How does %s on %s serve %g prompts?", str(doc, "model_id") ? str(doc, "model_id") : "?",
+	snprintf(out, cap, "How does %s on %s serve %g prompts?",
+		 str(doc, "model_id") ? str(doc, "model_id") : "?",
 		 str(ss, "hardware") ? str(ss, "hardware") : "?", num(doc, "num_prompts"));
 }
 
@@ -159,14 +169,17 @@ static int run_json_section(FILE *f, json_t *doc, struct err *e)
 	char q[512], head[256];
 	run_json_title(q, sizeof q, doc);
 	html_question(f, q);
-	snprintf(head, sizeof head, "%.2f req/s, %.0f output tokens/s", num(doc, "request_throughput"),
-		 num(doc, "output_throughput"));
+	snprintf(head, sizeof head, "%.2f req/s, %.0f output tokens/s",
+		 num(doc, "request_throughput"), num(doc, "output_throughput"));
 	html_answer_begin(f, head);
 	fputs("<p>", f);
-	html_text(f, "TTFT p50 %.1f ms, p99 %.1f ms · ITL p50 %.2f ms, p99 %.2f ms · %g completed, %g failed.",
-		  num(doc, "median_ttft_ms"), num(doc, "p99_ttft_ms"), num(doc, "median_itl_ms"), num(doc, "p99_itl_ms"),
-		  num(doc, "completed"), num(doc, "failed"));
-	fputs("</p>\n<p class=\"note\">From the JSON of servesim run: the plots over time and the distributions "
+	html_text(f,
+		  "TTFT p50 %.1f ms, p99 %.1f ms · ITL p50 %.2f ms, p99 %.2f ms · %g completed, %g "
+		  "failed.",
+		  num(doc, "median_ttft_ms"), num(doc, "p99_ttft_ms"), num(doc, "median_itl_ms"),
+		  num(doc, "p99_itl_ms"), num(doc, "completed"), num(doc, "failed"));
+	fputs("</p>\n<p class=\"note\">From the JSON of servesim run: the plots over time and the "
+	      "distributions "
 	      "need the run itself (servesim report SCENARIO).</p>\n",
 	      f);
 	html_answer_end(f);
@@ -186,7 +199,8 @@ static int run_json_section(FILE *f, json_t *doc, struct err *e)
 	html_table_end(f);
 	json_t *ss = json_object_get(doc, "servesim");
 	fputs("<h3>Configuration</h3>\n<p>", f);
-	html_text(f, "Scenario: %s; seed %g; tensor parallel %g.", plot_basename(str(ss, "scenario")), num(ss, "seed"),
+	html_text(f, "Scenario: %s; seed %g; tensor parallel %g.",
+		  plot_basename(str(ss, "scenario")), num(ss, "seed"),
 		  num(ss, "tensor_parallel_size"));
 	fputs("</p>\n<h3>What the numbers rest on</h3>\n", f);
 	if (str(ss, "hardware"))
@@ -220,8 +234,8 @@ int html_check_doc(json_t *doc, const char *label, struct err *e)
 {
 	if (kind_of(doc))
 		return 0;
-	return err_set(e, "%s: expected the JSON of servesim sweep, plan, compare or run, got %s", label,
-		       str(doc, "kind") ? str(doc, "kind") : "a document without \"kind\"");
+	return err_set(e, "%s: expected the JSON of servesim sweep, plan, compare or run, got %s",
+		       label, str(doc, "kind") ? str(doc, "kind") : "a document without \"kind\"");
 }
 
 int html_doc_section(FILE *f, struct html_source *s, struct err *e)
@@ -246,4 +260,3 @@ void html_doc_title(char *out, size_t cap, const struct html_source *s)
 	else
 		snprintf(out, cap, "%s", plot_basename(s->label));
 }
-

@@ -43,7 +43,6 @@ void html_question(FILE *f, const char *question);
  * Loads the profile; says so when it cannot. Cannot fail. */
 void html_basis_hardware(FILE *f, const char *hw_id);
 
-
 /* Section writers. Each returns 0 or -1 with e. */
 int html_run_section(FILE *f, struct html_source *s, struct err *e);
 int html_doc_section(FILE *f, struct html_source *s, struct err *e);
@@ -62,8 +61,9 @@ void html_slo_words(char *out, size_t cap, json_t *doc);
 void html_doc_configuration(FILE *f, json_t *doc);
 void html_doc_basis(FILE *f, json_t *doc, json_t *items);
 void html_cell_num(char *buf, size_t cap, double v, int dec);
-void html_bar_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel, const char *name,
-		   const char *color, const char *const *cats, const double *idx, const double *v, size_t n);
+void html_bar_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel,
+		   const char *name, const char *color, const char *const *cats, const double *idx,
+		   const double *v, size_t n);
 
 /* Each kind's title (the question) and section. Return 0 or -1 with e. */
 void html_sweep_title(char *out, size_t cap, json_t *doc);

@@ -21,15 +21,17 @@ void html_plan_title(char *out, size_t cap, json_t *doc)
 	html_slo_words(slo, sizeof slo, doc);
 	double target = num(doc, "target_rate");
 	if (isfinite(target))
-		snprintf(out, cap, "Which configuration serves %g req/s within %s at the lowest cost?", target, slo);
+		snprintf(out, cap,
+			 "Which configuration serves %g req/s within %s at the lowest cost?",
+			 target, slo);
 	else
 		snprintf(out, cap, "How much load does each configuration take within %s?", slo);
 }
 
 static void candidate_name(char *out, size_t cap, json_t *c)
 {
-	snprintf(out, cap, "%s TP%g %s", str(c, "hardware") ? str(c, "hardware") : "?", num(c, "tensor_parallel_size"),
-		 str(c, "weights") ? str(c, "weights") : "");
+	snprintf(out, cap, "%s TP%g %s", str(c, "hardware") ? str(c, "hardware") : "?",
+		 num(c, "tensor_parallel_size"), str(c, "weights") ? str(c, "weights") : "");
 }
 
 int html_plan_section(FILE *f, json_t *doc, struct err *e)
@@ -46,20 +48,25 @@ int html_plan_section(FILE *f, json_t *doc, struct err *e)
 		candidate_name(name, sizeof name, c);
 		double usd = num(c, "usd_per_hour");
 		if (isfinite(usd))
-			snprintf(head, sizeof head, "%g × %s: %g GPU%s, %.2f USD/hour", num(c, "replicas"), name, num(c, "gpus"),
+			snprintf(head, sizeof head, "%g × %s: %g GPU%s, %.2f USD/hour",
+				 num(c, "replicas"), name, num(c, "gpus"),
 				 num(c, "gpus") == 1 ? "" : "s", usd);
 		else
-			snprintf(head, sizeof head, "%g × %s: %g GPU%s", num(c, "replicas"), name, num(c, "gpus"),
-				 num(c, "gpus") == 1 ? "" : "s");
+			snprintf(head, sizeof head, "%g × %s: %g GPU%s", num(c, "replicas"), name,
+				 num(c, "gpus"), num(c, "gpus") == 1 ? "" : "s");
 		html_answer_begin(f, head);
 		fputs("<p>", f);
-		html_text(f, "Each replica holds %g req/s within the SLO (first failing load %g req/s); limited by %s. %s",
-			  num(c, "max_rate"), num(c, "first_failing_load"), str(c, "limit") ? str(c, "limit") : "–",
+		html_text(f,
+			  "Each replica holds %g req/s within the SLO (first failing load %g "
+			  "req/s); limited by %s. %s",
+			  num(c, "max_rate"), num(c, "first_failing_load"),
+			  str(c, "limit") ? str(c, "limit") : "–",
 			  str(c, "limit_detail") ? str(c, "limit_detail") : "");
 		fputs("</p>\n", f);
 		if (isfinite(num(c, "usd_per_1m_output_tokens"))) {
 			fputs("<p>", f);
-			html_text(f, "%.4f USD per million output tokens at the limit.", num(c, "usd_per_1m_output_tokens"));
+			html_text(f, "%.4f USD per million output tokens at the limit.",
+				  num(c, "usd_per_1m_output_tokens"));
 			fputs("</p>\n", f);
 		}
 	} else {
@@ -67,13 +74,15 @@ int html_plan_section(FILE *f, json_t *doc, struct err *e)
 	}
 	html_answer_end(f);
 
-	static const char *const heads[] = { "rank", "candidate", "status", "max req/s", "replicas", "GPUs",
-					     "USD/hour", "USD/1M tok", "TTFT p99", "ITL p99", "limit" };
+	static const char *const heads[] = { "rank",	 "candidate", "status",	  "max req/s",
+					     "replicas", "GPUs",      "USD/hour", "USD/1M tok",
+					     "TTFT p99", "ITL p99",   "limit" };
 	html_table(f, "Candidates, ranked (latencies at the limit, ms)", heads, 11);
 	json_t *ranking = json_object_get(doc, "ranking");
 	size_t n_rank = json_array_size(ranking), r;
 	for (r = 0; r < json_array_size(cands); r++) {
-		size_t idx = r < n_rank ? (size_t)json_integer_value(json_array_get(ranking, r)) : r;
+		size_t idx =
+			r < n_rank ? (size_t)json_integer_value(json_array_get(ranking, r)) : r;
 		json_t *c = json_array_get(cands, idx);
 		json_t *at = json_object_get(c, "at_limit");
 		char rank[32], c3[32], c4[32], c5[32], c6[32], c7[32], c8[32], c9[32];
@@ -86,7 +95,8 @@ int html_plan_section(FILE *f, json_t *doc, struct err *e)
 		html_cell_num(c7, sizeof c7, num(c, "usd_per_1m_output_tokens"), 4);
 		html_cell_num(c8, sizeof c8, num(at, "ttft_p99_ms"), 1);
 		html_cell_num(c9, sizeof c9, num(at, "itl_p99_ms"), 2);
-		const char *cells[] = { rank, name, str(c, "status"), c3, c4, c5, c6, c7, c8, c9, str(c, "limit") };
+		const char *cells[] = { rank, name, str(c, "status"), c3, c4, c5, c6, c7,
+					c8,   c9,   str(c, "limit") };
 		html_row(f, cells, 11);
 	}
 	html_table_end(f);
@@ -98,7 +108,7 @@ int html_plan_section(FILE *f, json_t *doc, struct err *e)
 		total += json_array_size(json_object_get(json_array_get(cands, i), "tried"));
 	struct svg_series *series = xcalloc(nc + 1, sizeof *series);
 	double *buf = xcalloc(2 * (total + 2), sizeof *buf);
-	char (*names)[160] = xcalloc(nc + 1, sizeof *names);
+	char(*names)[160] = xcalloc(nc + 1, sizeof *names);
 	const char **cats = xcalloc(nc ? nc : 1, sizeof *cats);
 	double *idx = xcalloc(nc ? nc : 1, sizeof *idx), *rate = xcalloc(nc ? nc : 1, sizeof *rate);
 	double *cost = xcalloc(nc ? nc : 1, sizeof *cost);
@@ -122,7 +132,9 @@ int html_plan_section(FILE *f, json_t *doc, struct err *e)
 		for (size_t t = 0; t < nt; t++)
 			lo = fmin(lo, x[t]), hi = fmax(hi, x[t]);
 		candidate_name(names[i], sizeof names[i], c);
-		series[i] = (struct svg_series){ names[i], html_colors[i % HTML_N_COLORS], x, y, NULL, nt, SVG_POINTS };
+		series[i] = (struct svg_series){
+			names[i], html_colors[i % HTML_N_COLORS], x, y, NULL, nt, SVG_POINTS
+		};
 		off += 2 * nt;
 		cats[i] = names[i];
 		idx[i] = (double)i;
@@ -131,20 +143,27 @@ int html_plan_section(FILE *f, json_t *doc, struct err *e)
 	}
 	double *lx = buf + off, *ly = lx + 2;
 	lx[0] = isfinite(lo) ? lo : 0, lx[1] = isfinite(hi) ? hi : 1, ly[0] = ly[1] = 1;
-	series[nc] = (struct svg_series){ "SLO limit (ratio 1)", "#7f7f7f", lx, ly, NULL, 2, SVG_LINE };
+	series[nc] =
+		(struct svg_series){ "SLO limit (ratio 1)", "#7f7f7f", lx, ly, NULL, 2, SVG_LINE };
 	fputs("<div class=\"plots\">\n", f);
 	struct svg_plot ps = { .title = "The search: worst SLO ratio at each load",
 			       .xlabel = str(json_object_get(doc, "search"), "by") &&
-						 !strcmp(str(json_object_get(doc, "search"), "by"), "concurrency") ?
-					 "max_concurrency" : "request rate (req/s, log axis)",
-			       .ylabel = "worst ratio (≤ 1 passes)", .xlog = true, .y_from_zero = true,
-			       .series = series, .n_series = nc + 1 };
+							 !strcmp(str(json_object_get(doc, "search"),
+								     "by"),
+								 "concurrency")
+						 ? "max_concurrency"
+						 : "request rate (req/s, log axis)",
+			       .ylabel = "worst ratio (≤ 1 passes)",
+			       .xlog = true,
+			       .y_from_zero = true,
+			       .series = series,
+			       .n_series = nc + 1 };
 	svg_plot(f, &ps);
-	html_bar_plot(f, "Load each configuration takes", "candidate", "req/s", "max req/s within the SLO, per replica",
-		      html_colors[0], cats, idx, rate, nc);
+	html_bar_plot(f, "Load each configuration takes", "candidate", "req/s",
+		      "max req/s within the SLO, per replica", html_colors[0], cats, idx, rate, nc);
 	if (json_is_true(json_object_get(doc, "cost")))
-		html_bar_plot(f, "What it costs", "candidate", "USD/hour", "USD/hour for the target rate", html_colors[3],
-			      cats, idx, cost, nc);
+		html_bar_plot(f, "What it costs", "candidate", "USD/hour",
+			      "USD/hour for the target rate", html_colors[3], cats, idx, cost, nc);
 	fputs("</div>\n", f);
 	free(cost);
 	free(rate);
@@ -158,14 +177,14 @@ int html_plan_section(FILE *f, json_t *doc, struct err *e)
 	return 0;
 }
 
-
 /* ---- compare ---- */
 
 void html_compare_title(char *out, size_t cap, json_t *doc)
 {
 	char slo[256];
 	html_slo_words(slo, sizeof slo, doc);
-	snprintf(out, cap, "Which GPU serves %s best (%s)?", str(doc, "model") ? str(doc, "model") : "the model", slo);
+	snprintf(out, cap, "Which GPU serves %s best (%s)?",
+		 str(doc, "model") ? str(doc, "model") : "the model", slo);
 }
 
 int html_compare_section(FILE *f, json_t *doc, struct err *e)
@@ -189,32 +208,44 @@ int html_compare_section(FILE *f, json_t *doc, struct err *e)
 			any |= isfinite(num(json_array_get(rows, i), by));
 	}
 	for (size_t i = 1; i < nr; i++) {
-		double a = num(json_array_get(rows, i), by), b = num(json_array_get(rows, best), by);
+		double a = num(json_array_get(rows, i), by),
+		       b = num(json_array_get(rows, best), by);
 		if (isfinite(a) && (!isfinite(b) || (lowest ? a < b : a > b)))
 			best = i;
 	}
 	json_t *br = json_array_get(rows, best);
 	char head[512];
 	if (!any)
-		snprintf(head, sizeof head, "No device was searched against an SLO; see the table for each at the scenario's load.");
+		snprintf(head, sizeof head,
+			 "No device was searched against an SLO; see the table for each at the "
+			 "scenario's load.");
 	else if (lowest)
-		snprintf(head, sizeof head, "%s: %.4f USD per million output tokens within the SLO (%g req/s per GPU set)",
+		snprintf(head, sizeof head,
+			 "%s: %.4f USD per million output tokens within the SLO (%g req/s per GPU "
+			 "set)",
 			 str(br, "hardware"), num(br, by), num(br, "max_rate"));
 	else
-		snprintf(head, sizeof head, "%s: the most load within the SLO, %g req/s", str(br, "hardware"), num(br, by));
+		snprintf(head, sizeof head, "%s: the most load within the SLO, %g req/s",
+			 str(br, "hardware"), num(br, by));
 	html_answer_begin(f, head);
 	fputs("<p>", f);
-	html_text(f, "%s (%s): decode ceiling %.0f tokens/s single-stream; at the scenario's load TTFT p99 %.1f ms, "
-		     "ITL p99 %.2f ms. %s",
-		  str(br, "device") ? str(br, "device") : "", str(br, "hardware"), num(br, "decode_ceiling_tok_s"),
-		  num(json_object_get(br, "at_load"), "ttft_p99_ms"), num(json_object_get(br, "at_load"), "itl_p99_ms"),
+	html_text(f,
+		  "%s (%s): decode ceiling %.0f tokens/s single-stream; at the scenario's load "
+		  "TTFT p99 %.1f ms, "
+		  "ITL p99 %.2f ms. %s",
+		  str(br, "device") ? str(br, "device") : "", str(br, "hardware"),
+		  num(br, "decode_ceiling_tok_s"),
+		  num(json_object_get(br, "at_load"), "ttft_p99_ms"),
+		  num(json_object_get(br, "at_load"), "itl_p99_ms"),
 		  str(br, "limit_detail") ? str(br, "limit_detail") : "");
 	fputs("</p>\n", f);
 	html_answer_end(f);
 
-	static const char *const heads[] = { "device", "TP", "ceiling tok/s", "out tok/s at load", "TTFT p99",
-					     "ITL p99", "max req/s in SLO", "status", "USD/hour", "USD/1M tok",
-					     "USD/1M tok in SLO" };
+	static const char *const heads[] = {
+		"device",   "TP",	  "ceiling tok/s",    "out tok/s at load",
+		"TTFT p99", "ITL p99",	  "max req/s in SLO", "status",
+		"USD/hour", "USD/1M tok", "USD/1M tok in SLO"
+	};
 	html_table(f, "Devices (latencies at the scenario's load, ms)", heads, 11);
 	const char **cats = xcalloc(nr ? nr : 1, sizeof *cats);
 	double *idx = xcalloc(nr ? nr : 1, sizeof *idx), *rate = xcalloc(nr ? nr : 1, sizeof *rate);
@@ -231,7 +262,8 @@ int html_compare_section(FILE *f, json_t *doc, struct err *e)
 		html_cell_num(c[8], sizeof c[8], num(r, "usd_per_hour"), 2);
 		html_cell_num(c[9], sizeof c[9], num(r, "usd_per_1m_output_tokens"), 4);
 		html_cell_num(c[10], sizeof c[10], num(r, "usd_per_1m_output_tokens_at_slo"), 4);
-		const char *cells[11] = { str(r, "hardware"), c[1], c[2], c[3], c[4], c[5], c[6], str(r, "status"), c[8], c[9], c[10] };
+		const char *cells[11] = { str(r, "hardware"), c[1], c[2], c[3], c[4], c[5], c[6],
+					  str(r, "status"),   c[8], c[9], c[10] };
 		html_row(f, cells, 11);
 		cats[i] = str(r, "hardware") ? str(r, "hardware") : "?";
 		idx[i] = (double)i;
@@ -243,11 +275,12 @@ int html_compare_section(FILE *f, json_t *doc, struct err *e)
 	fputs("<div class=\"plots\">\n", f);
 	html_bar_plot(f, "Throughput at the scenario's load", "device", "output tokens/s",
 		      "output tokens/s at the scenario's load", html_colors[0], cats, idx, thr, nr);
-	html_bar_plot(f, "Load within the SLO", "device", "req/s", "max req/s within the SLO", html_colors[2], cats, idx,
-		      rate, nr);
+	html_bar_plot(f, "Load within the SLO", "device", "req/s", "max req/s within the SLO",
+		      html_colors[2], cats, idx, rate, nr);
 	if (json_is_true(json_object_get(doc, "cost")))
 		html_bar_plot(f, "Cost per token within the SLO", "device", "USD per 1M tokens",
-			      "USD per 1M output tokens within the SLO", html_colors[3], cats, idx, usd, nr);
+			      "USD per 1M output tokens within the SLO", html_colors[3], cats, idx,
+			      usd, nr);
 	fputs("</div>\n", f);
 	free(thr);
 	free(usd);
@@ -258,4 +291,3 @@ int html_compare_section(FILE *f, json_t *doc, struct err *e)
 	html_doc_basis(f, doc, rows);
 	return 0;
 }
-

@@ -28,9 +28,11 @@ static void workload_words(char *out, size_t cap, const struct run_result *res)
 	const struct scenario *sc = &res->sc;
 	size_t n = res->reqs.len;
 	if (sc->trace[0])
-		snprintf(out, cap, "%zu requests replayed from the trace %s", n, plot_basename(sc->trace));
+		snprintf(out, cap, "%zu requests replayed from the trace %s", n,
+			 plot_basename(sc->trace));
 	else if (sc->users > 0)
-		snprintf(out, cap, "%zu requests from %lld closed-loop users", n, (long long)sc->users);
+		snprintf(out, cap, "%zu requests from %lld closed-loop users", n,
+			 (long long)sc->users);
 	else if (sc->n_stages > 1)
 		snprintf(out, cap, "%zu prompts in %d load stages", n, sc->n_stages);
 	else if (isinf(sc->request_rate))
@@ -39,7 +41,8 @@ static void workload_words(char *out, size_t cap, const struct run_result *res)
 		snprintf(out, cap, "%zu prompts at %g req/s", n, sc->request_rate);
 	if (sc->max_concurrency > 0) {
 		size_t len = strlen(out);
-		snprintf(out + len, cap - len, ", at most %lld in flight", (long long)sc->max_concurrency);
+		snprintf(out + len, cap - len, ", at most %lld in flight",
+			 (long long)sc->max_concurrency);
 	}
 }
 
@@ -49,9 +52,11 @@ static void question(char *out, size_t cap, const struct run_result *res)
 	workload_words(w, sizeof w, res);
 	char par[64] = "";
 	if (res->sc.tensor_parallel_size > 1 || res->sc.pipeline_parallel_size > 1)
-		snprintf(par, sizeof par, ", TP %lld × PP %lld", (long long)res->sc.tensor_parallel_size,
+		snprintf(par, sizeof par, ", TP %lld × PP %lld",
+			 (long long)res->sc.tensor_parallel_size,
 			 (long long)res->sc.pipeline_parallel_size);
-	snprintf(out, cap, "How does %s (%s) on %s%s serve %s?", res->model.id, res->weights->name, res->hw.id, par, w);
+	snprintf(out, cap, "How does %s (%s) on %s%s serve %s?", res->model.id, res->weights->name,
+		 res->hw.id, par, w);
 }
 
 static void answer(FILE *f, const struct run_result *res, json_t *j)
@@ -63,31 +68,42 @@ static void answer(FILE *f, const struct run_result *res, json_t *j)
 	html_answer_begin(f, a);
 	char t50[32], t99[32], i50[32], i99[32];
 	fputs("<p>", f);
-	html_text(f, "TTFT p50 %s ms, p99 %s ms · ITL p50 %s ms, p99 %s ms · %lld of %zu requests completed.",
-		  html_num(t50, sizeof t50, num(j, "median_ttft_ms"), 1), html_num(t99, sizeof t99, num(j, "p99_ttft_ms"), 1),
-		  html_num(i50, sizeof i50, num(j, "median_itl_ms"), 2), html_num(i99, sizeof i99, num(j, "p99_itl_ms"), 2),
-		  (long long)res->all.completed, res->reqs.len);
+	html_text(f,
+		  "TTFT p50 %s ms, p99 %s ms · ITL p50 %s ms, p99 %s ms · %lld of %zu requests "
+		  "completed.",
+		  html_num(t50, sizeof t50, num(j, "median_ttft_ms"), 1),
+		  html_num(t99, sizeof t99, num(j, "p99_ttft_ms"), 1),
+		  html_num(i50, sizeof i50, num(j, "median_itl_ms"), 2),
+		  html_num(i99, sizeof i99, num(j, "p99_itl_ms"), 2), (long long)res->all.completed,
+		  res->reqs.len);
 	fputs("</p>\n<p>", f);
 	const struct scenario *sc = &res->sc;
 	if (sc->slo_ttft_ms || sc->slo_tpot_ms || sc->slo_e2el_ms) {
-		double good = res->all.completed ? (double)res->all.good / (double)res->all.completed : 0;
+		double good =
+			res->all.completed ? (double)res->all.good / (double)res->all.completed : 0;
 		char lim[160] = "";
 		size_t n = 0;
 		if (sc->slo_ttft_ms)
-			n += (size_t)snprintf(lim + n, sizeof lim - n, "TTFT ≤ %g ms ", sc->slo_ttft_ms);
+			n += (size_t)snprintf(lim + n, sizeof lim - n, "TTFT ≤ %g ms ",
+					      sc->slo_ttft_ms);
 		if (sc->slo_tpot_ms && n < sizeof lim)
-			n += (size_t)snprintf(lim + n, sizeof lim - n, "TPOT ≤ %g ms ", sc->slo_tpot_ms);
+			n += (size_t)snprintf(lim + n, sizeof lim - n, "TPOT ≤ %g ms ",
+					      sc->slo_tpot_ms);
 		if (sc->slo_e2el_ms && n < sizeof lim)
 			snprintf(lim + n, sizeof lim - n, "E2E ≤ %g ms ", sc->slo_e2el_ms);
-		html_text(f, "SLO (each request: %s): %.1f%% of requests meet it; goodput %s req/s. ", lim, 100 * good,
-			  html_num(b, sizeof b, num(j, "request_goodput"), 2));
+		html_text(f,
+			  "SLO (each request: %s): %.1f%% of requests meet it; goodput %s req/s. ",
+			  lim, 100 * good, html_num(b, sizeof b, num(j, "request_goodput"), 2));
 	}
 	int64_t gpus = sc->tensor_parallel_size * sc->pipeline_parallel_size;
 	if (res->hw.has_price && thr > 0) {
 		double usd_h = res->hw.price_per_hour_usd * (double)gpus;
-		html_text(f, "Cost: %lld × %s at %.2f USD/GPU-hour = %.2f USD/hour; at this load %.3f USD per million "
-			     "output tokens.",
-			  (long long)gpus, res->hw.id, res->hw.price_per_hour_usd, usd_h, usd_h / (thr * 3600 / 1e6));
+		html_text(f,
+			  "Cost: %lld × %s at %.2f USD/GPU-hour = %.2f USD/hour; at this load %.3f "
+			  "USD per million "
+			  "output tokens.",
+			  (long long)gpus, res->hw.id, res->hw.price_per_hour_usd, usd_h,
+			  usd_h / (thr * 3600 / 1e6));
 	} else {
 		html_text(f, "%lld × %s; the profile has no price.", (long long)gpus, res->hw.id);
 	}
@@ -150,7 +166,8 @@ static void run_tables(FILE *f, const struct run_result *res, json_t *j)
 	if (res->sc.engine_kind == ENGINE_VLLM) {
 		kv_row(f, "GPU KV blocks", (double)es->num_gpu_blocks, 0);
 		kv_row(f, "Block size (tokens)", (double)es->block_size, 0);
-		kv_row(f, "KV pool (GiB per GPU)", (double)es->num_gpu_blocks * es->kv_bytes_per_block / 1073741824.0, 2);
+		kv_row(f, "KV pool (GiB per GPU)",
+		       (double)es->num_gpu_blocks * es->kv_bytes_per_block / 1073741824.0, 2);
 		kv_row(f, "max_num_batched_tokens", (double)es->max_num_batched_tokens, 0);
 		kv_row(f, "max_num_seqs", (double)es->max_num_seqs, 0);
 		kv_row(f, "Peak KV cache usage (%)", 100 * es->peak_kv_usage, 1);
@@ -162,8 +179,11 @@ static void run_tables(FILE *f, const struct run_result *res, json_t *j)
 	}
 	kv_row(f, "Peak requests waiting", (double)res->peak_waiting, 0);
 	kv_row(f, "Prefix cache hit rate (%)",
-	       es->prefix_queries ? 100.0 * (double)es->prefix_hits / (double)es->prefix_queries : 0, 1);
-	kv_row(f, "Engine busy (%)", res->end_ns ? 100 * es->busy_s / ((double)res->end_ns / 1e9) : 0, 1);
+	       es->prefix_queries ? 100.0 * (double)es->prefix_hits / (double)es->prefix_queries
+				  : 0,
+	       1);
+	kv_row(f, "Engine busy (%)",
+	       res->end_ns ? 100 * es->busy_s / ((double)res->end_ns / 1e9) : 0, 1);
 	html_table_end(f);
 	json_t *ss = json_object_get(j, "servesim");
 	static const struct {
@@ -238,27 +258,37 @@ static void timeseries_plots(FILE *f, const struct run_result *res)
 	}
 	bool vllm = res->sc.engine_kind == ENGINE_VLLM;
 	struct svg_series rw[] = {
-		{ vllm ? "running (vllm:num_requests_running)" : "running (busy slots)", html_colors[0], run.x, run.y,
-		  NULL, run.n, SVG_LINE },
-		{ vllm ? "waiting (vllm:num_requests_waiting)" : "waiting (queued for a slot)", html_colors[1], wait.x,
-		  wait.y, NULL, wait.n, SVG_LINE },
+		{ vllm ? "running (vllm:num_requests_running)" : "running (busy slots)",
+		  html_colors[0], run.x, run.y, NULL, run.n, SVG_LINE },
+		{ vllm ? "waiting (vllm:num_requests_waiting)" : "waiting (queued for a slot)",
+		  html_colors[1], wait.x, wait.y, NULL, wait.n, SVG_LINE },
 	};
-	struct svg_plot p1 = { .title = "Requests running and waiting", .xlabel = "simulated time (s)",
-			       .ylabel = "requests", .y_from_zero = true, .series = rw, .n_series = 2 };
+	struct svg_plot p1 = { .title = "Requests running and waiting",
+			       .xlabel = "simulated time (s)",
+			       .ylabel = "requests",
+			       .y_from_zero = true,
+			       .series = rw,
+			       .n_series = 2 };
 	svg_plot(f, &p1);
 	struct svg_series ks[] = {
-		{ vllm ? "KV cache usage (vllm:kv_cache_usage_perc)" : "KV cells in use", html_colors[2], kv.x, kv.y, NULL,
-		  kv.n, SVG_LINE },
+		{ vllm ? "KV cache usage (vllm:kv_cache_usage_perc)" : "KV cells in use",
+		  html_colors[2], kv.x, kv.y, NULL, kv.n, SVG_LINE },
 	};
-	struct svg_plot p2 = { .title = "KV pool usage", .xlabel = "simulated time (s)", .ylabel = "KV cache used (%)",
-			       .y_from_zero = true, .series = ks, .n_series = 1 };
+	struct svg_plot p2 = { .title = "KV pool usage",
+			       .xlabel = "simulated time (s)",
+			       .ylabel = "KV cache used (%)",
+			       .y_from_zero = true,
+			       .series = ks,
+			       .n_series = 1 };
 	svg_plot(f, &p2);
 	xy_free(&run);
 	xy_free(&wait);
 	xy_free(&kv);
 
 	/* Output tokens in each second from the first send. */
-	size_t secs = res->end_ns > res->token_origin_ns ? (size_t)((res->end_ns - res->token_origin_ns) / 1000000000) + 1 : 0;
+	size_t secs = res->end_ns > res->token_origin_ns
+			      ? (size_t)((res->end_ns - res->token_origin_ns) / 1000000000) + 1
+			      : 0;
 	if (secs > res->n_seconds)
 		secs = res->n_seconds;
 	struct xy thr;
@@ -268,10 +298,15 @@ static void timeseries_plots(FILE *f, const struct run_result *res)
 		thr.y[thr.n++] = (double)res->tokens_per_second[i];
 	}
 	struct svg_series ts[] = {
-		{ "output tokens in each second", html_colors[3], thr.x, thr.y, NULL, thr.n, SVG_LINE },
+		{ "output tokens in each second", html_colors[3], thr.x, thr.y, NULL, thr.n,
+		  SVG_LINE },
 	};
-	struct svg_plot p3 = { .title = "Output throughput over time", .xlabel = "simulated time (s)",
-			       .ylabel = "output tokens/s", .y_from_zero = true, .series = ts, .n_series = 1 };
+	struct svg_plot p3 = { .title = "Output throughput over time",
+			       .xlabel = "simulated time (s)",
+			       .ylabel = "output tokens/s",
+			       .y_from_zero = true,
+			       .series = ts,
+			       .n_series = 1 };
 	svg_plot(f, &p3);
 	xy_free(&thr);
 }
@@ -329,10 +364,19 @@ static void cdf_plots(FILE *f, struct run_result *res, json_t *j)
 		snprintf(lslo, sizeof lslo, "SLO %g ms", res->sc.slo_ttft_ms);
 		tm[n_tm++] = (struct svg_mark){ res->sc.slo_ttft_ms, lslo, "#9467bd" };
 	}
-	struct svg_series ts[] = { { "TTFT per request", html_colors[0], ttft.x, ttft.y, NULL, ttft.n, SVG_STEP } };
-	struct svg_plot p1 = { .title = "TTFT distribution (CDF, log axis)", .xlabel = "time to first token (ms)",
-			       .ylabel = "fraction of requests at or below", .xlog = true, .y_fixed = true, .ymin = 0,
-			       .ymax = 1, .series = ts, .n_series = 1, .marks = tm, .n_marks = n_tm };
+	struct svg_series ts[] = { { "TTFT per request", html_colors[0], ttft.x, ttft.y, NULL,
+				     ttft.n, SVG_STEP } };
+	struct svg_plot p1 = { .title = "TTFT distribution (CDF, log axis)",
+			       .xlabel = "time to first token (ms)",
+			       .ylabel = "fraction of requests at or below",
+			       .xlog = true,
+			       .y_fixed = true,
+			       .ymin = 0,
+			       .ymax = 1,
+			       .series = ts,
+			       .n_series = 1,
+			       .marks = tm,
+			       .n_marks = n_tm };
 	svg_plot(f, &p1);
 	xy_free(&ttft);
 
@@ -349,11 +393,19 @@ static void cdf_plots(FILE *f, struct run_result *res, json_t *j)
 		{ num(j, "median_itl_ms"), i50, "#555555" },
 		{ num(j, "p99_itl_ms"), i99, "#d62728" },
 	};
-	struct svg_series is[] = { { "every gap between two tokens", html_colors[2], itl.x, itl.y, NULL, itl.n,
-				     SVG_STEP } };
-	struct svg_plot p2 = { .title = "ITL distribution (CDF, log axis)", .xlabel = "inter-token latency (ms)",
-			       .ylabel = "fraction of output tokens at or below", .xlog = true, .y_fixed = true,
-			       .ymin = 0, .ymax = 1, .series = is, .n_series = 1, .marks = im, .n_marks = 2 };
+	struct svg_series is[] = { { "every gap between two tokens", html_colors[2], itl.x, itl.y,
+				     NULL, itl.n, SVG_STEP } };
+	struct svg_plot p2 = { .title = "ITL distribution (CDF, log axis)",
+			       .xlabel = "inter-token latency (ms)",
+			       .ylabel = "fraction of output tokens at or below",
+			       .xlog = true,
+			       .y_fixed = true,
+			       .ymin = 0,
+			       .ymax = 1,
+			       .series = is,
+			       .n_series = 1,
+			       .marks = im,
+			       .n_marks = 2 };
 	svg_plot(f, &p2);
 	xy_free(&itl);
 }
@@ -363,7 +415,8 @@ static void configuration(FILE *f, const struct html_source *s)
 {
 	const struct run_result *res = s->run;
 	fputs("<h3>Configuration</h3>\n<p>", f);
-	html_text(f, "Scenario: %s; seed %lld.", s->scenario_path ? plot_basename(s->scenario_path) : "the built-in default",
+	html_text(f, "Scenario: %s; seed %lld.",
+		  s->scenario_path ? plot_basename(s->scenario_path) : "the built-in default",
 		  (long long)res->sc.seed);
 	fputs("</p>\n", f);
 	if (s->overrides && s->overrides->len) {
@@ -409,8 +462,10 @@ int html_run_section(FILE *f, struct html_source *s, struct err *e)
 	fputs("<h3>What the numbers rest on</h3>\n<p>", f);
 	struct model_params mp;
 	model_params(&res->model, &mp);
-	html_text(f, "Model %s (%s config: %.2f B parameters, weights %s). Step times come from the hardware "
-		     "profile below through the roofline step model (docs/step-model.md).",
+	html_text(f,
+		  "Model %s (%s config: %.2f B parameters, weights %s). Step times come from the "
+		  "hardware "
+		  "profile below through the roofline step model (docs/step-model.md).",
 		  res->model.id, res->model.model_type, mp.total / 1e9, res->weights->name);
 	fputs("</p>\n", f);
 	html_basis_hardware(f, res->hw.id);

@@ -89,7 +89,6 @@ static void report_prom_llamacpp(FILE *f, const struct run_result *res, const ch
 	}
 }
 
-
 /* ---- vLLM: one table, two renderings ---- */
 
 /* One observation of a request metric: its value and when vLLM records it. */
@@ -106,8 +105,18 @@ static int by_time(const void *a, const void *b)
 
 /* What a request metric is, from its record (completed requests only). */
 enum req_metric {
-	RM_TTFT, RM_E2E, RM_QUEUE, RM_INFERENCE, RM_PREFILL, RM_DECODE, RM_PREFILL_PER_TOKEN,
-	RM_REQUEST_TPOT, RM_PROMPT_TOKENS, RM_GENERATION_TOKENS, RM_ONE, RM_PREEMPTIONS,
+	RM_TTFT,
+	RM_E2E,
+	RM_QUEUE,
+	RM_INFERENCE,
+	RM_PREFILL,
+	RM_DECODE,
+	RM_PREFILL_PER_TOKEN,
+	RM_REQUEST_TPOT,
+	RM_PROMPT_TOKENS,
+	RM_GENERATION_TOKENS,
+	RM_ONE,
+	RM_PREEMPTIONS,
 };
 
 /* The value of m for r and when vLLM records it; false when r has none
@@ -117,12 +126,25 @@ static bool req_value(const struct request *r, enum req_metric m, struct obs *o)
 	const double ns = 1e9;
 	o->t_ns = r->finish_ns;
 	switch (m) {
-	case RM_TTFT: o->t_ns = r->first_token_ns; o->v = (double)(r->first_token_ns - r->send_ns) / ns; break;
-	case RM_E2E: o->v = (double)(r->finish_ns - r->send_ns) / ns; break;
-	case RM_QUEUE: o->v = (double)(r->first_scheduled_ns - r->enqueue_ns) / ns; break;
-	case RM_INFERENCE: o->v = (double)(r->last_token_ns - r->first_scheduled_ns) / ns; break;
-	case RM_PREFILL: o->v = (double)(r->first_token_ns - r->first_scheduled_ns) / ns; break;
-	case RM_DECODE: o->v = (double)(r->last_token_ns - r->first_token_ns) / ns; break;
+	case RM_TTFT:
+		o->t_ns = r->first_token_ns;
+		o->v = (double)(r->first_token_ns - r->send_ns) / ns;
+		break;
+	case RM_E2E:
+		o->v = (double)(r->finish_ns - r->send_ns) / ns;
+		break;
+	case RM_QUEUE:
+		o->v = (double)(r->first_scheduled_ns - r->enqueue_ns) / ns;
+		break;
+	case RM_INFERENCE:
+		o->v = (double)(r->last_token_ns - r->first_scheduled_ns) / ns;
+		break;
+	case RM_PREFILL:
+		o->v = (double)(r->first_token_ns - r->first_scheduled_ns) / ns;
+		break;
+	case RM_DECODE:
+		o->v = (double)(r->last_token_ns - r->first_token_ns) / ns;
+		break;
 	case RM_PREFILL_PER_TOKEN:
 		if (r->prompt_len <= 0)
 			return false;
@@ -133,10 +155,19 @@ static bool req_value(const struct request *r, enum req_metric m, struct obs *o)
 			return false;
 		o->v = (double)(r->last_token_ns - r->first_token_ns) / ns / (r->output_len - 1);
 		break;
-	case RM_PROMPT_TOKENS: o->t_ns = r->first_token_ns; o->v = r->prompt_len; break;
-	case RM_GENERATION_TOKENS: o->v = r->output_len; break;
-	case RM_ONE: o->v = 1; break;
-	case RM_PREEMPTIONS: o->v = r->preemptions; break;
+	case RM_PROMPT_TOKENS:
+		o->t_ns = r->first_token_ns;
+		o->v = r->prompt_len;
+		break;
+	case RM_GENERATION_TOKENS:
+		o->v = r->output_len;
+		break;
+	case RM_ONE:
+		o->v = 1;
+		break;
+	case RM_PREEMPTIONS:
+		o->v = r->preemptions;
+		break;
 	}
 	return true;
 }
@@ -160,7 +191,7 @@ struct prom_out {
 	FILE *f;
 	const struct run_result *res;
 	bool openmetrics;
-	char labels[512];            /* model_name="…",engine="0" */
+	char labels[512]; /* model_name="…",engine="0" */
 	size_t n_scrapes;
 	int64_t interval_ns;
 	double epoch_s;
@@ -192,7 +223,8 @@ enum gauge_src { G_RUNNING, G_WAITING, G_KV };
 
 /* A gauge from the time series: the last sample at or before the scrape;
  * 0 once the run is over (nothing runs, waits or holds KV then). */
-static void gauge_ts(const struct prom_out *o, const char *name, const char *help, enum gauge_src src)
+static void gauge_ts(const struct prom_out *o, const char *name, const char *help,
+		     enum gauge_src src)
 {
 	family(o, name, "gauge", help);
 	const struct run_result *res = o->res;
@@ -204,7 +236,9 @@ static void gauge_ts(const struct prom_out *o, const char *name, const char *hel
 		double v = 0;
 		if (j > 0 && t < res->end_ns) {
 			const struct ts_row *r = &res->ts[j - 1];
-			v = src == G_RUNNING ? (double)r->running : src == G_WAITING ? (double)r->waiting : r->kv_usage;
+			v = src == G_RUNNING   ? (double)r->running
+			    : src == G_WAITING ? (double)r->waiting
+					       : r->kv_usage;
 		}
 		char ts[48];
 		fprintf(o->f, "%s{%s} %.6g%s\n", name, o->labels, v, stamp(o, k, ts, sizeof ts));
@@ -213,8 +247,8 @@ static void gauge_ts(const struct prom_out *o, const char *name, const char *hel
 
 /* A counter: the sum of m's observations before each scrape, plus (for
  * generation tokens) the token gaps of the timeline. extra: more labels. */
-static void counter_obs(const struct prom_out *o, const char *name, const char *help, const char *extra,
-			enum req_metric m, bool plus_gaps)
+static void counter_obs(const struct prom_out *o, const char *name, const char *help,
+			const char *extra, enum req_metric m, bool plus_gaps)
 {
 	family(o, name, "counter", help);
 	size_t n, j = 0, w = 0;
@@ -228,7 +262,8 @@ static void counter_obs(const struct prom_out *o, const char *name, const char *
 			acc += v[j].v;
 		double total = acc;
 		if (plus_gaps && tl) {
-			size_t upto = t == INT64_MAX ? tl->n_windows : (size_t)(t / TIMELINE_WINDOW_NS);
+			size_t upto =
+				t == INT64_MAX ? tl->n_windows : (size_t)(t / TIMELINE_WINDOW_NS);
 			timeline_accumulate(tl, &tl->itl, w, upto, gaps, &gap_sum);
 			w = upto > w ? upto : w;
 			int64_t g = 0;
@@ -239,14 +274,15 @@ static void counter_obs(const struct prom_out *o, const char *name, const char *
 			total += (double)o->res->all.itl.n;
 		}
 		char ts[48];
-		fprintf(o->f, "%s_total{%s%s} %.17g%s\n", name, o->labels, extra, total, stamp(o, k, ts, sizeof ts));
+		fprintf(o->f, "%s_total{%s%s} %.17g%s\n", name, o->labels, extra, total,
+			stamp(o, k, ts, sizeof ts));
 	}
 	free(v);
 }
 
 /* One histogram sample set: cumulative counts over edges, then +Inf. */
-static void hist_point(const struct prom_out *o, const char *name, const double *edges, size_t n_edges,
-		       const int64_t *counts, double sum, size_t k)
+static void hist_point(const struct prom_out *o, const char *name, const double *edges,
+		       size_t n_edges, const int64_t *counts, double sum, size_t k)
 {
 	char ts[48];
 	stamp(o, k, ts, sizeof ts);
@@ -254,22 +290,22 @@ static void hist_point(const struct prom_out *o, const char *name, const double 
 	int64_t acc = 0;
 	for (size_t b = 0; b < n_edges; b++) {
 		acc += counts[b];
-		fprintf(o->f, "%s_bucket{%s,le=\"%s\"} %lld%s\n", name, o->labels, le_text(edges[b]).s,
-			(long long)acc, st);
+		fprintf(o->f, "%s_bucket{%s,le=\"%s\"} %lld%s\n", name, o->labels,
+			le_text(edges[b]).s, (long long)acc, st);
 	}
 	acc += counts[n_edges];
 	fprintf(o->f, "%s_bucket{%s,le=\"+Inf\"} %lld%s\n", name, o->labels, (long long)acc, st);
-	if (o->openmetrics)   /* OpenMetrics orders _count before _sum; either parses */
-		fprintf(o->f, "%s_count{%s} %lld%s\n%s_sum{%s} %.9g%s\n", name, o->labels, (long long)acc, st,
-			name, o->labels, sum, st);
+	if (o->openmetrics) /* OpenMetrics orders _count before _sum; either parses */
+		fprintf(o->f, "%s_count{%s} %lld%s\n%s_sum{%s} %.9g%s\n", name, o->labels,
+			(long long)acc, st, name, o->labels, sum, st);
 	else
-		fprintf(o->f, "%s_sum{%s} %.9g\n%s_count{%s} %lld\n", name, o->labels, sum, name, o->labels,
-			(long long)acc);
+		fprintf(o->f, "%s_sum{%s} %.9g\n%s_count{%s} %lld\n", name, o->labels, sum, name,
+			o->labels, (long long)acc);
 }
 
 /* A histogram of a request metric over the given bucket edges. */
-static void hist_obs(const struct prom_out *o, const char *name, const char *help, enum req_metric m,
-		     const double *edges, size_t n_edges)
+static void hist_obs(const struct prom_out *o, const char *name, const char *help,
+		     enum req_metric m, const double *edges, size_t n_edges)
 {
 	family(o, name, "histogram", help);
 	size_t n, j = 0;
@@ -329,8 +365,8 @@ static void hist_timeline(const struct prom_out *o, const char *name, const char
 
 /* A gauge that is one number all run long (end-of-run peaks, the info
  * gauge): the same value at every scrape. */
-static void gauge_const(const struct prom_out *o, const char *name, const char *help, const char *labels,
-			double v)
+static void gauge_const(const struct prom_out *o, const char *name, const char *help,
+			const char *labels, double v)
 {
 	family(o, name, "gauge", help);
 	for (size_t k = 0; k < o->n_scrapes; k++) {
@@ -393,7 +429,8 @@ static void cache_config_info(const struct prom_out *o)
 		 sc->enable_prefix_caching ? "True" : "False", sc->gpu_memory_utilization,
 		 (long long)es->num_cpu_blocks, (long long)es->num_gpu_blocks);
 	if (!o->openmetrics) {
-		gauge_const(o, "vllm:cache_config_info", "Information of the LLMEngine CacheConfig", labels, 1);
+		gauge_const(o, "vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
+			    labels, 1);
 		return;
 	}
 	/* OpenMetrics has an info type: family vllm:cache_config, sample
@@ -402,7 +439,8 @@ static void cache_config_info(const struct prom_out *o)
 		      "# TYPE vllm:cache_config info\n");
 	for (size_t k = 0; k < o->n_scrapes; k++) {
 		char ts[48];
-		fprintf(o->f, "vllm:cache_config_info{%s} 1%s\n", labels, stamp(o, k, ts, sizeof ts));
+		fprintf(o->f, "vllm:cache_config_info{%s} 1%s\n", labels,
+			stamp(o, k, ts, sizeof ts));
 	}
 }
 
@@ -414,67 +452,90 @@ static void vllm_metrics(struct prom_out *o)
 	label_value(model, sizeof model, res->model.id);
 	snprintf(o->labels, sizeof o->labels, "model_name=\"%s\",engine=\"0\"", model);
 	if (!o->openmetrics)
-		fprintf(o->f, "# servesim: the scrape vLLM's /metrics would give at the end of the run\n");
-	gauge_ts(o, "vllm:num_requests_running", "Number of requests in model execution batches.", G_RUNNING);
-	gauge_ts(o, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", G_WAITING);
+		fprintf(o->f, "# servesim: the scrape vLLM's /metrics would give at the end of the "
+			      "run\n");
+	gauge_ts(o, "vllm:num_requests_running", "Number of requests in model execution batches.",
+		 G_RUNNING);
+	gauge_ts(o, "vllm:num_requests_waiting", "Number of requests waiting to be processed.",
+		 G_WAITING);
 	gauge_ts(o, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", G_KV);
 	if (!o->openmetrics) {
-		gauge_const(o, "servesim:peak_num_requests_waiting", "Peak of vllm:num_requests_waiting during the run.",
-			    o->labels, (double)res->peak_waiting);
-		gauge_const(o, "servesim:peak_kv_cache_usage_perc", "Peak of vllm:kv_cache_usage_perc during the run.",
-			    o->labels, es->peak_kv_usage);
+		gauge_const(o, "servesim:peak_num_requests_waiting",
+			    "Peak of vllm:num_requests_waiting during the run.", o->labels,
+			    (double)res->peak_waiting);
+		gauge_const(o, "servesim:peak_kv_cache_usage_perc",
+			    "Peak of vllm:kv_cache_usage_perc during the run.", o->labels,
+			    es->peak_kv_usage);
 	}
-	counter_obs(o, "vllm:num_preemptions", "Cumulative number of preemption from the engine.", "",
-		    RM_PREEMPTIONS, false);
-	counter_obs(o, "vllm:prompt_tokens", "Number of prefill tokens processed.", "", RM_PROMPT_TOKENS, false);
-	counter_obs(o, "vllm:generation_tokens", "Number of generation tokens processed.", "", RM_ONE, true);
-	counter_total(o, "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.",
+	counter_obs(o, "vllm:num_preemptions", "Cumulative number of preemption from the engine.",
+		    "", RM_PREEMPTIONS, false);
+	counter_obs(o, "vllm:prompt_tokens", "Number of prefill tokens processed.", "",
+		    RM_PROMPT_TOKENS, false);
+	counter_obs(o, "vllm:generation_tokens", "Number of generation tokens processed.", "",
+		    RM_ONE, true);
+	counter_total(o, "vllm:prefix_cache_queries",
+		      "Prefix cache queries, in terms of number of queried tokens.",
 		      es->prefix_queries);
-	counter_total(o, "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
-		      es->prefix_hits);
+	counter_total(o, "vllm:prefix_cache_hits",
+		      "Prefix cache hits, in terms of number of cached tokens.", es->prefix_hits);
 	counter_obs(o, "vllm:request_success", "Count of successfully processed requests.",
 		    ",finished_reason=\"length\"", RM_ONE, false);
-	hist_obs(o, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", RM_TTFT,
-		 ttft_buckets, sizeof ttft_buckets / sizeof *ttft_buckets);
-	hist_timeline(o, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", true);
-	hist_obs(o, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", RM_E2E,
-		 e2e_buckets, sizeof e2e_buckets / sizeof *e2e_buckets);
+	hist_obs(o, "vllm:time_to_first_token_seconds",
+		 "Histogram of time to first token in seconds.", RM_TTFT, ttft_buckets,
+		 sizeof ttft_buckets / sizeof *ttft_buckets);
+	hist_timeline(o, "vllm:inter_token_latency_seconds",
+		      "Histogram of inter-token latency in seconds.", true);
+	hist_obs(o, "vllm:e2e_request_latency_seconds",
+		 "Histogram of e2e request latency in seconds.", RM_E2E, e2e_buckets,
+		 sizeof e2e_buckets / sizeof *e2e_buckets);
 	/* The rest of vllm/v1/metrics/loggers.py. */
 	size_t ne = sizeof e2e_buckets / sizeof *e2e_buckets;
-	hist_obs(o, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
-		 RM_QUEUE, e2e_buckets, ne);
-	hist_obs(o, "vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
-		 RM_INFERENCE, e2e_buckets, ne);
-	hist_obs(o, "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
-		 RM_PREFILL, e2e_buckets, ne);
-	hist_obs(o, "vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
-		 RM_DECODE, e2e_buckets, ne);
-	hist_obs(o, "vllm:time_per_prefill_token_request_seconds", "Time spent per token during prefill phase in seconds",
-		 RM_PREFILL_PER_TOKEN, prefill_per_token_buckets,
+	hist_obs(o, "vllm:request_queue_time_seconds",
+		 "Histogram of time spent in WAITING phase for request.", RM_QUEUE, e2e_buckets,
+		 ne);
+	hist_obs(o, "vllm:request_inference_time_seconds",
+		 "Histogram of time spent in RUNNING phase for request.", RM_INFERENCE, e2e_buckets,
+		 ne);
+	hist_obs(o, "vllm:request_prefill_time_seconds",
+		 "Histogram of time spent in PREFILL phase for request.", RM_PREFILL, e2e_buckets,
+		 ne);
+	hist_obs(o, "vllm:request_decode_time_seconds",
+		 "Histogram of time spent in DECODE phase for request.", RM_DECODE, e2e_buckets,
+		 ne);
+	hist_obs(o, "vllm:time_per_prefill_token_request_seconds",
+		 "Time spent per token during prefill phase in seconds", RM_PREFILL_PER_TOKEN,
+		 prefill_per_token_buckets,
 		 sizeof prefill_per_token_buckets / sizeof *prefill_per_token_buckets);
 	hist_obs(o, "vllm:request_time_per_output_token_seconds",
-		 "Histogram of time_per_output_token_seconds per request.", RM_REQUEST_TPOT, timeline_itl_edges,
-		 TIMELINE_N_ITL);
+		 "Histogram of time_per_output_token_seconds per request.", RM_REQUEST_TPOT,
+		 timeline_itl_edges, TIMELINE_N_ITL);
 	/* The name vLLM before 0.11 gave inter_token_latency_seconds, which
 	 * its example Grafana dashboard still plots. */
-	hist_timeline(o, "vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.", true);
+	hist_timeline(o, "vllm:time_per_output_token_seconds",
+		      "Histogram of time per output token in seconds.", true);
 	double b125[64];
 	size_t n125 = buckets_125(es->max_model_len, b125, sizeof b125 / sizeof *b125);
-	hist_obs(o, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", RM_PROMPT_TOKENS, b125, n125);
-	hist_obs(o, "vllm:request_generation_tokens", "Number of generation tokens processed.", RM_GENERATION_TOKENS,
-		 b125, n125);
-	hist_timeline(o, "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", false);
+	hist_obs(o, "vllm:request_prompt_tokens", "Number of prefill tokens processed.",
+		 RM_PROMPT_TOKENS, b125, n125);
+	hist_obs(o, "vllm:request_generation_tokens", "Number of generation tokens processed.",
+		 RM_GENERATION_TOKENS, b125, n125);
+	hist_timeline(o, "vllm:iteration_tokens_total",
+		      "Histogram of number of tokens per engine_step.", false);
 	/* vllm bench serve sends max_tokens = the output length, n = 1. */
 	hist_obs(o, "vllm:request_max_num_generation_tokens",
-		 "Histogram of maximum number of requested generation tokens.", RM_GENERATION_TOKENS, b125, n125);
-	hist_obs(o, "vllm:request_params_n", "Histogram of the n request parameter.", RM_ONE, params_n_buckets,
-		 sizeof params_n_buckets / sizeof *params_n_buckets);
-	hist_obs(o, "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
+		 "Histogram of maximum number of requested generation tokens.",
 		 RM_GENERATION_TOKENS, b125, n125);
+	hist_obs(o, "vllm:request_params_n", "Histogram of the n request parameter.", RM_ONE,
+		 params_n_buckets, sizeof params_n_buckets / sizeof *params_n_buckets);
+	hist_obs(o, "vllm:request_params_max_tokens",
+		 "Histogram of the max_tokens request parameter.", RM_GENERATION_TOKENS, b125,
+		 n125);
 	/* Deprecated in vLLM 0.9 for kv_cache_usage_perc; the example
 	 * dashboard's "Cache Utilization" panel reads it. */
 	gauge_ts(o, "vllm:gpu_cache_usage_perc",
-		 "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use vllm:kv_cache_usage_perc instead.", G_KV);
+		 "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use "
+		 "vllm:kv_cache_usage_perc instead.",
+		 G_KV);
 	cache_config_info(o);
 }
 
@@ -508,7 +569,8 @@ void report_openmetrics(FILE *f, struct run_result *res, double epoch_s)
 	o.n_scrapes = (size_t)(res->end_ns / o.interval_ns) + 2;
 	if (res->sc.engine_kind != ENGINE_VLLM) {
 		char ts[48];
-		snprintf(ts, sizeof ts, " %.3f", epoch_s + (double)(o.n_scrapes - 1) * (double)o.interval_ns / 1e9);
+		snprintf(ts, sizeof ts, " %.3f",
+			 epoch_s + (double)(o.n_scrapes - 1) * (double)o.interval_ns / 1e9);
 		report_prom_llamacpp(f, res, ts);
 	} else {
 		vllm_metrics(&o);

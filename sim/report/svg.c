@@ -3,20 +3,31 @@
 #include <math.h>
 #include <string.h>
 
-#define FONT_PX 12.0
-#define CHAR_PX 6.6     /* mean advance of a 12 px sans-serif digit or letter */
+#define FONT_PX	  12.0
+#define CHAR_PX	  6.6 /* mean advance of a 12 px sans-serif digit or letter */
 #define MAX_TICKS 24
 
 void svg_escape(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*s, f);
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			fputc(*s, f);
 		}
 	}
 }
@@ -25,8 +36,8 @@ void svg_escape(FILE *f, const char *s)
  * empty label is a grid line only). */
 struct axis {
 	bool log, cat;
-	double lo, hi;             /* data units */
-	double p0, p1;             /* pixels lo, hi map to */
+	double lo, hi; /* data units */
+	double p0, p1; /* pixels lo, hi map to */
 	size_t n_ticks;
 	double tick[MAX_TICKS];
 	char label[MAX_TICKS][24];
@@ -34,7 +45,8 @@ struct axis {
 
 static double to_px(const struct axis *a, double v)
 {
-	double t = a->log ? (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo)) : (v - a->lo) / (a->hi - a->lo);
+	double t = a->log ? (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo))
+			  : (v - a->lo) / (a->hi - a->lo);
 	if (t < 0)
 		t = 0;
 	if (t > 1)
@@ -59,7 +71,7 @@ static void tick_text(char *out, size_t cap, double v, double step)
 	}
 	int dec = step > 0 && step < 1 ? (int)ceil(-log10(step) - 1e-9) : 0;
 	if (step > 0 && fabs(step * pow(10, dec) - round(step * pow(10, dec))) > 1e-6)
-		dec++;   /* 2.5, 0.25 */
+		dec++; /* 2.5, 0.25 */
 	if (dec > 9)
 		dec = 9;
 	snprintf(out, cap, "%.*f%s", dec, fabs(v) < step * 1e-6 ? 0.0 : v, unit);
@@ -83,7 +95,8 @@ static double labels_px(const struct axis *a)
 }
 
 /* Linear ticks with at most `fit` labels along the axis. */
-static void linear_ticks(struct axis *a, double lo, double hi, double room_px, bool horizontal, bool fixed)
+static void linear_ticks(struct axis *a, double lo, double hi, double room_px, bool horizontal,
+			 bool fixed)
 {
 	if (!(hi > lo)) {
 		double d = fabs(lo) > 0 ? fabs(lo) * 0.1 : 1;
@@ -92,11 +105,13 @@ static void linear_ticks(struct axis *a, double lo, double hi, double room_px, b
 	}
 	for (int target = 6; target >= 2; target--) {
 		double step = nice_step((hi - lo) / target);
-		double l = fixed ? lo : floor(lo / step + 1e-9) * step, h = fixed ? hi : ceil(hi / step - 1e-9) * step;
+		double l = fixed ? lo : floor(lo / step + 1e-9) * step,
+		       h = fixed ? hi : ceil(hi / step - 1e-9) * step;
 		a->lo = l;
 		a->hi = h;
 		a->n_ticks = 0;
-		for (double v = ceil(l / step - 1e-9) * step; v <= h + step * 1e-9 && a->n_ticks < MAX_TICKS; v += step) {
+		for (double v = ceil(l / step - 1e-9) * step;
+		     v <= h + step * 1e-9 && a->n_ticks < MAX_TICKS; v += step) {
 			a->tick[a->n_ticks] = v;
 			tick_text(a->label[a->n_ticks], sizeof a->label[0], v, step);
 			a->n_ticks++;
@@ -165,7 +180,8 @@ static void log_ticks(struct axis *a, double lo, double hi, bool horizontal)
 	}
 }
 
-static void data_range(const struct svg_plot *p, bool x, const struct axis *a, double *lo, double *hi)
+static void data_range(const struct svg_plot *p, bool x, const struct axis *a, double *lo,
+		       double *hi)
 {
 	*lo = INFINITY;
 	*hi = -INFINITY;
@@ -197,7 +213,8 @@ static void data_range(const struct svg_plot *p, bool x, const struct axis *a, d
 	}
 }
 
-static void series_path(FILE *f, const struct svg_series *se, const struct axis *x, const struct axis *y)
+static void series_path(FILE *f, const struct svg_series *se, const struct axis *x,
+			const struct axis *y)
 {
 	bool started = false;
 	for (size_t i = 0; i < se->n; i++) {
@@ -222,14 +239,18 @@ static void draw_series(FILE *f, const struct svg_plot *p, size_t s, size_t bar_
 	svg_escape(f, se->name);
 	fputs("\">", f);
 	if (se->kind == SVG_BARS) {
-		double cat_px = (x->p1 - x->p0) / (x->hi - x->lo), w = 0.8 * cat_px / (double)n_bars;
+		double cat_px = (x->p1 - x->p0) / (x->hi - x->lo),
+		       w = 0.8 * cat_px / (double)n_bars;
 		double base = to_px(y, y->log ? y->lo : fmax(y->lo, 0));
 		for (size_t i = 0; i < se->n; i++) {
 			if (!showable(y, se->y[i]))
 				continue;
-			double cx = to_px(x, se->x[i]) - 0.4 * cat_px + w * (double)bar_i, py = to_px(y, se->y[i]);
-			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>", cx,
-				fmin(py, base), w * 0.92, fabs(base - py), se->color);
+			double cx = to_px(x, se->x[i]) - 0.4 * cat_px + w * (double)bar_i,
+			       py = to_px(y, se->y[i]);
+			fprintf(f,
+				"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				"fill=\"%s\"/>",
+				cx, fmin(py, base), w * 0.92, fabs(base - py), se->color);
 		}
 	} else {
 		fputs("<path fill=\"none\" stroke=\"", f);
@@ -245,11 +266,15 @@ static void draw_series(FILE *f, const struct svg_plot *p, size_t s, size_t bar_
 			double px = to_px(x, se->x[i]), py = to_px(y, se->y[i]);
 			if (se->err && isfinite(se->err[i]) && se->err[i] > 0) {
 				double lo = se->y[i] - se->err[i], hi = se->y[i] + se->err[i];
-				double plo = showable(y, lo) ? to_px(y, lo) : y->p0, phi = to_px(y, hi);
-				fprintf(f, "<path stroke=\"%s\" stroke-width=\"1.2\" d=\"M%.1f %.1fV%.1fM%.1f %.1fh8M%.1f %.1fh8\"/>",
+				double plo = showable(y, lo) ? to_px(y, lo) : y->p0,
+				       phi = to_px(y, hi);
+				fprintf(f,
+					"<path stroke=\"%s\" stroke-width=\"1.2\" d=\"M%.1f "
+					"%.1fV%.1fM%.1f %.1fh8M%.1f %.1fh8\"/>",
 					se->color, px, plo, phi, px - 4, plo, px - 4, phi);
 			}
-			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.2\" fill=\"%s\"/>", px, py, se->color);
+			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.2\" fill=\"%s\"/>", px,
+				py, se->color);
 		}
 	fputs("</g>\n", f);
 }
@@ -264,8 +289,8 @@ static void legend(FILE *f, const struct svg_plot *p, double left, double top, d
 			x = left;
 			yy += 16;
 		}
-		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"4\" fill=\"%s\"/>", x, yy - 4,
-			p->series[s].color);
+		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"4\" fill=\"%s\"/>", x,
+			yy - 4, p->series[s].color);
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"lg\">", x + 16, yy);
 		svg_escape(f, name);
 		fputs("</text>", f);
@@ -280,7 +305,10 @@ void svg_plot(FILE *f, const struct svg_plot *p)
 	{
 		double x = 0;
 		for (size_t s = 0; s < p->n_series; s++) {
-			double w = 18 + (double)strlen(p->series[s].name ? p->series[s].name : "") * CHAR_PX + 14;
+			double w = 18 +
+				   (double)strlen(p->series[s].name ? p->series[s].name : "") *
+					   CHAR_PX +
+				   14;
 			if (x + w > W - 80 && x > 0) {
 				legend_rows++;
 				x = 0;
@@ -332,7 +360,9 @@ void svg_plot(FILE *f, const struct svg_plot *p)
 			linear_ticks(&x, lo, hi, right - left, true, false);
 	}
 
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\">\n",
+	fprintf(f,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" viewBox=\"0 0 %.0f "
+		"%.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\">\n",
 		W, H, W, H);
 	fputs("<title>", f);
 	svg_escape(f, p->title);
@@ -347,7 +377,8 @@ void svg_plot(FILE *f, const struct svg_plot *p)
 		double py = to_px(&y, y.tick[i]);
 		fprintf(f, "<path d=\"M%.1f %.1fH%.1f\"/>", left, py, right);
 		if (y.label[i][0])
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>", left - 6, py + 4, y.label[i]);
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+				left - 6, py + 4, y.label[i]);
 	}
 	for (size_t i = 0; i < x.n_ticks; i++) {
 		double px = to_px(&x, x.tick[i]);
@@ -356,17 +387,20 @@ void svg_plot(FILE *f, const struct svg_plot *p)
 		if (!x.label[i][0])
 			continue;
 		if (x.cat) {
-			fprintf(f, "<text transform=\"translate(%.1f %.1f) rotate(-20)\" text-anchor=\"end\">", px + 4,
-				bottom + 16);
+			fprintf(f,
+				"<text transform=\"translate(%.1f %.1f) rotate(-20)\" "
+				"text-anchor=\"end\">",
+				px + 4, bottom + 16);
 			svg_escape(f, x.label[i]);
 			fputs("</text>", f);
 		} else {
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", px, bottom + 16,
-				x.label[i]);
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+				px, bottom + 16, x.label[i]);
 		}
 	}
 	fputs("</g>\n", f);
-	fprintf(f, "<path class=\"frame\" d=\"M%.1f %.1fV%.1fH%.1f\"/>\n", left, top, bottom, right);
+	fprintf(f, "<path class=\"frame\" d=\"M%.1f %.1fV%.1fH%.1f\"/>\n", left, top, bottom,
+		right);
 	/* Series, then the marks over them. */
 	size_t n_bars = 0, bar_i = 0;
 	for (size_t s = 0; s < p->n_series; s++)
@@ -379,18 +413,20 @@ void svg_plot(FILE *f, const struct svg_plot *p)
 		if (!showable(&x, p->marks[m].x))
 			continue;
 		double px = to_px(&x, p->marks[m].x);
-		fprintf(f, "<path stroke=\"%s\" stroke-dasharray=\"5 4\" d=\"M%.1f %.1fV%.1f\"/>", p->marks[m].color,
-			px, top, bottom);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"mk\" fill=\"%s\">", px + 3, top + 12 + 13.0 * (double)m,
-			p->marks[m].color);
+		fprintf(f, "<path stroke=\"%s\" stroke-dasharray=\"5 4\" d=\"M%.1f %.1fV%.1f\"/>",
+			p->marks[m].color, px, top, bottom);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"mk\" fill=\"%s\">", px + 3,
+			top + 12 + 13.0 * (double)m, p->marks[m].color);
 		svg_escape(f, p->marks[m].label);
 		fputs("</text>\n", f);
 	}
 	/* Axis titles. */
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"ax\">", (left + right) / 2,
-		H - 8);
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"ax\">",
+		(left + right) / 2, H - 8);
 	svg_escape(f, p->xlabel);
-	fprintf(f, "</text>\n<text transform=\"translate(14 %.1f) rotate(-90)\" text-anchor=\"middle\" class=\"ax\">",
+	fprintf(f,
+		"</text>\n<text transform=\"translate(14 %.1f) rotate(-90)\" "
+		"text-anchor=\"middle\" class=\"ax\">",
 		(top + bottom) / 2);
 	svg_escape(f, p->ylabel);
 	fputs("</text>\n</svg>\n", f);

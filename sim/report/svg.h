@@ -19,22 +19,22 @@
 #include <stdio.h>
 
 enum svg_kind {
-	SVG_LINE,       /* straight segments between points */
-	SVG_STEP,       /* a staircase: right then up (an empirical CDF) */
-	SVG_POINTS,     /* markers joined by a thin line, with err as bars */
-	SVG_BARS,       /* one bar per point from 0 (categorical x) */
+	SVG_LINE,   /* straight segments between points */
+	SVG_STEP,   /* a staircase: right then up (an empirical CDF) */
+	SVG_POINTS, /* markers joined by a thin line, with err as bars */
+	SVG_BARS,   /* one bar per point from 0 (categorical x) */
 };
 
 struct svg_series {
-	const char *name;       /* legend text */
-	const char *color;      /* CSS colour, e.g. "#1f77b4" */
-	const double *x, *y;    /* n points; x is the category index for a categorical axis */
-	const double *err;      /* ± half-width of an interval at each point, or NULL */
+	const char *name;    /* legend text */
+	const char *color;   /* CSS colour, e.g. "#1f77b4" */
+	const double *x, *y; /* n points; x is the category index for a categorical axis */
+	const double *err;   /* ± half-width of an interval at each point, or NULL */
 	size_t n;
 	enum svg_kind kind;
 };
 
-struct svg_mark {               /* a vertical reference line (a percentile, an SLO) */
+struct svg_mark { /* a vertical reference line (a percentile, an SLO) */
 	double x;
 	const char *label;
 	const char *color;
@@ -44,16 +44,16 @@ struct svg_plot {
 	const char *title;
 	const char *xlabel, *ylabel;
 	bool xlog, ylog;
-	bool y_from_zero;       /* linear y: start at 0 whatever the data */
-	bool y_fixed;           /* use ymin..ymax as given */
+	bool y_from_zero; /* linear y: start at 0 whatever the data */
+	bool y_fixed;	  /* use ymin..ymax as given */
 	double ymin, ymax;
-	const char *const *xcats;   /* categorical x labels (n_xcats), or NULL */
+	const char *const *xcats; /* categorical x labels (n_xcats), or NULL */
 	size_t n_xcats;
 	const struct svg_series *series;
 	size_t n_series;
 	const struct svg_mark *marks;
 	size_t n_marks;
-	int width, height;      /* pixels; 0: 516 × 330 (two side by side on the page) */
+	int width, height; /* pixels; 0: 516 × 330 (two side by side on the page) */
 };
 
 /* Writes the plot as one <svg> element. Cannot fail (stdio errors show
