@@ -192,6 +192,18 @@ static void assert_self_contained(const char *html)
 	/* The only http is the SVG namespace, one per plot. */
 	assert_int_equal(count(html, "http"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
 	assert_contains(html, "</html>\n");
+	/* Every element the writers open is closed. */
+	static const char *const pairs[][2] = {
+		{ "<section>", "</section>" }, { "<table>", "</table>" }, { "<svg ", "</svg>" },
+		{ "<div", "</div>" },	       { "<g ", "</g>" },	  { "<tr>", "</tr>" },
+		{ "<pre>", "</pre>" },
+	};
+	for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+		if (count(html, pairs[i][0]) != count(html, pairs[i][1]))
+			fail_msg("%zu %s but %zu %s", count(html, pairs[i][0]), pairs[i][0],
+				 count(html, pairs[i][1]), pairs[i][1]);
+	/* <p> and <p class=…>, not <path> */
+	assert_int_equal(count(html, "<p>") + count(html, "<p "), count(html, "</p>"));
 }
 
 static void test_run_report(void **state)

@@ -274,6 +274,41 @@ static void test_timeline_windows(void **state)
 	timeline_destroy(NULL);
 }
 
+/* Ollama and llama.cpp: llama-server's metrics, one scrape at the end,
+ * still a file promtool takes (its "counters" without _total are gauges). */
+static void test_openmetrics_llamacpp(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/servesim-report-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	struct cmd_result r;
+	run_cmd(&r, "'%s' run c28-ollama-vs-vllm --set workload.num_prompts=8 --out '%s'",
+		SERVESIM_BIN, dir);
+	assert_int_equal(r.status, 0);
+	cmd_result_free(&r);
+	char path[512];
+	snprintf(path, sizeof path, "%s/openmetrics.txt", dir);
+	char *text = slurp_path(path);
+	struct scrape om;
+	parse(text, &om);
+	assert_true(om.eof);
+	assert_contains(text,
+			"# TYPE llamacpp:prompt_tokens counter\nllamacpp:prompt_tokens_total ");
+	assert_contains(text, "# TYPE llamacpp:n_tokens_max gauge\n");
+	assert_true(value_of(&om, "llamacpp:tokens_predicted_total") > 0);
+	free(text);
+	free(om.v);
+	if (access("/usr/bin/promtool", X_OK) == 0) {
+		run_cmd(&r, "promtool tsdb create-blocks-from openmetrics '%s' '%s/tsdb'", path,
+			dir);
+		if (r.status != 0)
+			fail_msg("promtool: %s%s", r.out, r.err);
+		cmd_result_free(&r);
+	}
+	run_cmd(&r, "rm -rf '%s'", dir);
+	cmd_result_free(&r);
+}
+
 /* A bad --epoch is refused with exit 2 before anything is written. */
 static void test_bad_epoch(void **state)
 {
@@ -328,6 +363,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_timeline_windows),
 		cmocka_unit_test(test_openmetrics_matches_end_scrape),
+		cmocka_unit_test(test_openmetrics_llamacpp),
 		cmocka_unit_test(test_bad_epoch),
 		cmocka_unit_test(test_run_plot_svg),
 	};
