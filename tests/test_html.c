@@ -231,6 +231,7 @@ static void test_run_report(void **state)
 	assert_contains(html, "USD per million output tokens");
 	assert_contains(html, "servesim ");
 	assert_contains(html, "Hardware profile h100-sxm");
+	assert_contains(html, "No real run of llama-3.1-8b checks servesim");
 	assert_contains(html, "workload.num_prompts=80");
 	/* No folder of this machine: the scenario by its file name. */
 	assert_contains(html, "c13-bench-serve.ini");

@@ -196,6 +196,47 @@ void html_basis_hardware(FILE *f, const char *hw_id)
 	html_table_end(f);
 }
 
+/* Each model the 15 real H100 runs cover, with its errors there (whole
+ * run, mean TTFT, mean ITL, mean E2E, simulated against measured, as of
+ * servesim 0.1.0; docs/accuracy.md has the table they come from). */
+static const struct {
+	const char *model_id;
+	const char *text;
+} model_accuracy[] = {
+	{ "llama-2-7b",
+	  "4 runs at TP 1: mean TTFT −16% to +15%, mean ITL −8% to +1%, mean E2E −8% to +1%." },
+	{ "llama-3.1-70b",
+	  "2 runs at TP 4: mean TTFT −6% to −5%, mean ITL +1% to +7%, mean E2E +1% to +7%." },
+	{ "mistral-nemo-12b",
+	  "2 runs at TP 1 and 2: mean TTFT +3% to +7%, mean ITL 0% to +12%, mean E2E 0% to +12%." },
+	{ "qwen2.5-7b-instruct",
+	  "2 runs at TP 1: mean TTFT 0% to +6%, mean ITL −8% to −4%, mean E2E −8% to −4%." },
+	{ "yi-34b", "1 run at TP 2: mean TTFT −4%, mean ITL +1%, mean E2E +1%." },
+	{ "llama-4-scout-17b-16e", "4 runs at TP 2: mean TTFT −56% to −19% (too low: a known gap), "
+				   "mean ITL −11% to +10%, mean E2E −11% to +10%." },
+};
+
+void html_basis_model(FILE *f, const char *model_id)
+{
+	fputs("<p>", f);
+	for (size_t i = 0; i < sizeof model_accuracy / sizeof *model_accuracy; i++)
+		if (!strcmp(model_accuracy[i].model_id, model_id)) {
+			html_text(
+				f,
+				"Real vLLM runs of %s on H100 SXM, simulated against measured: %s",
+				model_id, model_accuracy[i].text);
+			fputs("</p>\n", f);
+			return;
+		}
+	html_text(f,
+		  "No real run of %s checks servesim: the real runs it is checked against (H100 "
+		  "SXM) are of "
+		  "llama-2-7b, llama-3.1-70b, mistral-nemo-12b, qwen2.5-7b-instruct, yi-34b and "
+		  "llama-4-scout-17b-16e. The step model derives %s's costs from its config.json.",
+		  model_id, model_id);
+	fputs("</p>\n", f);
+}
+
 /* The kinds of section, by what the source holds. */
 static int section(FILE *f, struct html_source *s, struct err *e)
 {

@@ -16,6 +16,7 @@
 
 #include "resultdoc.h"
 #include "run.h"
+#include "model.h"
 #include "scenario.h"
 #include "xalloc.h"
 
@@ -40,9 +41,10 @@ void html_slo_words(char *out, size_t cap, json_t *doc)
 		snprintf(out, cap, "no SLO");
 }
 
-/* The hardware the document's scenario runs on (when its file is here):
- * the scenario loaded with the document's --set overrides. */
-static bool scenario_hardware(json_t *doc, char *out, size_t cap)
+/* The hardware and the model (its file id) the document's scenario runs
+ * (when its file is here): the scenario loaded with the document's --set
+ * overrides. False when it cannot be loaded. */
+static bool scenario_names(json_t *doc, char *hw, size_t hw_cap, char *model, size_t model_cap)
 {
 	const char *path = str(doc, "scenario");
 	struct inidoc ov = { 0 };
@@ -62,7 +64,9 @@ static bool scenario_hardware(json_t *doc, char *out, size_t cap)
 	inidoc_free(&ov);
 	if (rc)
 		return false;
-	snprintf(out, cap, "%s", sc.hardware);
+	snprintf(hw, hw_cap, "%s", sc.hardware);
+	struct model m;
+	snprintf(model, model_cap, "%s", model_load_named(&m, sc.model, &e) ? sc.model : m.id);
 	return true;
 }
 
@@ -117,8 +121,13 @@ void html_doc_basis(FILE *f, json_t *doc, json_t *items)
 		if (!dup && n_seen < 16)
 			snprintf(seen[n_seen++], sizeof seen[0], "%s", hw);
 	}
-	if (n_seen == 0 && scenario_hardware(doc, seen[0], sizeof seen[0]))
-		n_seen = 1;
+	char hw[INI_VALUE_MAX], model[INI_VALUE_MAX] = "";
+	if (scenario_names(doc, hw, sizeof hw, model, sizeof model) && n_seen == 0)
+		snprintf(seen[n_seen++], sizeof seen[0], "%s", hw);
+	if (str(doc, "model"))
+		snprintf(model, sizeof model, "%s", str(doc, "model"));
+	if (model[0])
+		html_basis_model(f, model);
 	for (size_t k = 0; k < n_seen; k++)
 		html_basis_hardware(f, seen[k]);
 	if (n_seen == 0)

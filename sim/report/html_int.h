@@ -43,6 +43,10 @@ void html_question(FILE *f, const char *question);
  * Loads the profile; says so when it cannot. Cannot fail. */
 void html_basis_hardware(FILE *f, const char *hw_id);
 
+/* How far real runs of the model check the predictions (the errors of
+ * the H100 runs of that model), or that none does. Cannot fail. */
+void html_basis_model(FILE *f, const char *model_id);
+
 /* Section writers. Each returns 0 or -1 with e. */
 int html_run_section(FILE *f, struct html_source *s, struct err *e);
 int html_doc_section(FILE *f, struct html_source *s, struct err *e);

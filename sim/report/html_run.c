@@ -468,6 +468,7 @@ int html_run_section(FILE *f, struct html_source *s, struct err *e)
 		  "profile below through the roofline step model (docs/step-model.md).",
 		  res->model.id, res->model.model_type, mp.total / 1e9, res->weights->name);
 	fputs("</p>\n", f);
+	html_basis_model(f, res->model.id);
 	html_basis_hardware(f, res->hw.id);
 	json_decref(j);
 	return 0;
