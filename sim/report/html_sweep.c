@@ -207,9 +207,10 @@ int html_sweep_section(FILE *f, json_t *doc, struct err *e)
 	html_text(f,
 		  "There: TTFT p99 %.1f ms, ITL p99 %.2f ms, E2E p99 %.0f ms, peak KV usage "
 		  "%.0f%%, %g preemptions "
-		  "(%g replications per point).",
+		  "(%g replication%s per point).",
 		  num(bp, "ttft_p99_ms"), num(bp, "itl_p99_ms"), num(bp, "e2el_p99_ms"),
-		  100 * num(bp, "peak_kv_usage"), num(bp, "preemptions"), num(doc, "replications"));
+		  100 * num(bp, "peak_kv_usage"), num(bp, "preemptions"), num(doc, "replications"),
+		  num(doc, "replications") == 1 ? "" : "s");
 	fputs("</p>\n", f);
 	html_answer_end(f);
 
