@@ -291,15 +291,22 @@ static void timeseries_plots(FILE *f, const struct run_result *res)
 			      : 0;
 	if (secs > res->n_seconds)
 		secs = res->n_seconds;
+	/* Long runs: the mean of each group of `per` seconds, still tokens/s. */
+	size_t per = secs > MAX_POINTS ? (secs + MAX_POINTS - 1) / MAX_POINTS : 1;
 	struct xy thr;
-	xy_alloc(&thr, secs);
-	for (size_t i = 0; i < secs; i++) {
-		thr.x[thr.n] = (double)res->token_origin_ns / 1e9 + (double)i + 0.5;
-		thr.y[thr.n++] = (double)res->tokens_per_second[i];
+	xy_alloc(&thr, secs / per + 1);
+	for (size_t i = 0; i < secs; i += per) {
+		double sum = 0;
+		size_t n = 0;
+		for (; n < per && i + n < secs; n++)
+			sum += (double)res->tokens_per_second[i + n];
+		thr.x[thr.n] = (double)res->token_origin_ns / 1e9 + (double)i + (double)n / 2;
+		thr.y[thr.n++] = sum / (double)n;
 	}
 	struct svg_series ts[] = {
-		{ "output tokens in each second", html_colors[3], thr.x, thr.y, NULL, thr.n,
-		  SVG_LINE },
+		{ per > 1 ? "output tokens/s (mean of each few seconds)"
+			  : "output tokens in each second",
+		  html_colors[3], thr.x, thr.y, NULL, thr.n, SVG_LINE },
 	};
 	struct svg_plot p3 = { .title = "Output throughput over time",
 			       .xlabel = "simulated time (s)",
