@@ -39,14 +39,18 @@ static void c14_system_prompt(void **state)
 	for (size_t i = 1; i < cached.reqs.len; i++)
 		assert_true(cached.reqs.v[i].cached_tokens >= 2992);
 	assert_int_equal(cached.reqs.v[0].cached_tokens, 0);
-	/* ... so their TTFT falls back to within 30% of no system prompt at
-	 * all (what remains: the uncached tail block and reading 3,000 tokens
-	 * of KV in attention). */
-	double later = 0;
+	/* ... so their TTFT in the engine (from reaching it; the API server
+	 * still tokenizes all 3,200 tokens) falls back to within 30% of no
+	 * system prompt at all (what remains: the uncached tail block and
+	 * reading 3,000 tokens of KV in attention). */
+	double later = 0, base = 0;
 	for (size_t i = 1; i < cached.all.ttft.n; i++)
-		later += (double)(cached.reqs.v[i].first_token_ns - cached.reqs.v[i].send_ns) / 1e9;
+		later += (double)(cached.reqs.v[i].first_token_ns - cached.reqs.v[i].enqueue_ns) / 1e9;
 	later /= (double)(cached.all.ttft.n - 1);
-	assert_true(later < 1.3 * mean_ttft(&none));
+	for (size_t i = 0; i < none.all.ttft.n; i++)
+		base += (double)(none.reqs.v[i].first_token_ns - none.reqs.v[i].enqueue_ns) / 1e9;
+	base /= (double)none.all.ttft.n;
+	assert_true(later < 1.3 * base);
 	run_result_free(&none);
 	run_result_free(&sys);
 	run_result_free(&cached);

@@ -200,12 +200,23 @@ static int explain_run(const struct scenario *sc, enum out_format fmt)
 		} t[] = {
 			{ "API and tokenizer path", 1e3 * g->sum_ttft_overhead_s / n },
 			{ "queue (before first scheduled)", 1e3 * g->sum_ttft_queue_s / n },
+			{ "waiting for the batch queue", 1e3 * g->sum_ttft_batch_queue_s / n },
 			{ "own prefill compute", 1e3 * g->sum_ttft_own_s / n },
 			{ "steps shared with other requests", 1e3 * g->sum_ttft_shared_s / n },
+			{ "CUDA-graph padding", 1e3 * g->sum_ttft_graph_pad_s / n },
 			{ "waiting between chunks", 1e3 * g->sum_ttft_between_s / n },
+			{ "output path (detokenize, SSE)", 1e3 * g->sum_ttft_output_s / n },
 		};
+		/* The rows of vLLM's newer timing show where it is on (issue 18). */
 		for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-			printf("  %-36s %9.2f ms  %5.1f%%\n", t[i].what, t[i].ms, ttft > 0 ? 100 * t[i].ms / ttft : 0);
+			if ((i != 2 && i != 5 && i != 7) || es->timing)
+				printf("  %-36s %9.2f ms  %5.1f%%\n", t[i].what, t[i].ms,
+				       ttft > 0 ? 100 * t[i].ms / ttft : 0);
+		if (es->vllm_version)
+			printf("  (vLLM %s timing: async scheduling %s; %lld steps replayed a CUDA graph, %lld ran eager, largest capture size %lld)\n",
+			       es->vllm_version, es->async_scheduling ? "on" : "off",
+			       (long long)es->graph_steps, (long long)es->eager_steps,
+			       (long long)es->max_capture_size);
 		double itl = 1e3 * (es->itl_weights_s + es->itl_kv_s + es->itl_prefill_s + es->itl_overhead_s +
 				    es->itl_pipeline_s) / nd;
 		printf("\nMean step seen by a decode token %.2f ms (mean ITL %.2f ms):\n", itl,

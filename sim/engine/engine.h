@@ -21,7 +21,9 @@
 
 struct engine_hooks {
 	void *ctx;
-	/* A request produced a token at t (its first token included). */
+	/* A request's client sees a token at t (its first token included): or,
+	 * when the engine streams in chunks, the request's chunk tokens at once
+	 * (one inter-token gap, as vllm bench serve counts a chunk). */
 	void (*on_token)(void *ctx, size_t req, int64_t t_ns);
 	/* A request finished (or failed: state REQ_FAILED, fail_reason set). */
 	void (*on_done)(void *ctx, size_t req, int64_t t_ns);
@@ -46,6 +48,12 @@ struct engine_stats {
 	int64_t prefix_queries, prefix_hits, prefix_cpu_hits;   /* tokens */
 	int64_t steps;
 	double busy_s;
+	/* vLLM's timing (issue 18): the version's row, async scheduling, and
+	 * how steps ran: replaying a CUDA graph (with the tokens padding
+	 * added) or eager. */
+	const char *vllm_version;          /* static; NULL for other engines */
+	bool async_scheduling, timing;
+	int64_t graph_steps, eager_steps, padded_tokens, max_capture_size;
 	/* Where step time went, summed over steps (seconds). */
 	struct perf_breakdown time;
 	/* Where decode tokens' steps went, summed over decode tokens (seconds):
@@ -88,6 +96,10 @@ struct engine_class {
 	int64_t (*start_step)(struct engine *eng, int64_t now);
 	/* Applies the step that started last; now is its end. */
 	void (*end_step)(struct engine *eng, int64_t now);
+	/* The API server's path before the engine for request r sent at now,
+	 * in ns (the engine may queue it behind the server's other work);
+	 * NULL: the hardware profile's request_overhead_ms. */
+	int64_t (*request_path_ns)(struct engine *eng, const struct request *r, int64_t now);
 	void (*gauges)(const struct engine *eng, struct engine_gauges *out);
 	void (*stats)(const struct engine *eng, struct engine_stats *st);
 };

@@ -12,6 +12,7 @@ size_t reqtab_add(struct reqtab *t)
 	t->v[t->len].conversation = -1;
 	t->v[t->len].first_scheduled_ns = -1;
 	t->v[t->len].first_token_ns = -1;
+	t->v[t->len].first_launch_ns = -1;
 	return t->len++;
 }
 

@@ -20,6 +20,8 @@ struct request {
 	int32_t stage;            /* load stage it belongs to (sent during) */
 	int32_t conversation;     /* -1 when not part of a conversation */
 	int32_t turn;
+	int32_t priority;         /* vLLM's request priority: lower runs first under
+				   * --scheduling-policy priority; 0 by default */
 	/* Prompt content, for prefix caching: tokens [0, shared_len) are the
 	 * shared prefix of group shared_key; the rest belong to own_key (the
 	 * conversation, or the request alone), position by position. Mooncake
@@ -33,10 +35,13 @@ struct request {
 	int state;                /* enum req_state */
 	int32_t num_computed;     /* tokens whose KV is in the cache */
 	int32_t generated;        /* output tokens produced */
+	int32_t chunk;            /* of which not yet sent to the client (the engine sets
+				   * it; on_token takes them: one SSE chunk) */
 	int32_t *blocks;          /* KV block ids, owned while running */
 	int32_t n_blocks, cap_blocks;
 	int32_t n_hashed;         /* leading blocks registered in the prefix cache */
-	int32_t scheduled;        /* tokens scheduled in the current step */
+	int32_t pending;          /* sampled tokens of steps in flight (vLLM's
+				   * num_output_placeholders): 0 or 1, 2 with async */
 	int32_t cached_tokens;    /* prefix-cache hit at first scheduling */
 
 	/* Timing (ns). */
@@ -47,6 +52,13 @@ struct request {
 	/* Steps before the first token: this request's share of them (by
 	 * tokens) and the rest, spent on other requests in the same steps. */
 	int64_t prefill_own_ns, prefill_shared_ns;
+	/* vLLM's timing (issue 18): the start of the first step it is in (-1
+	 * until then; later than first_scheduled_ns with async scheduling,
+	 * which schedules a step while the one before runs), the CUDA-graph
+	 * padding of its steps before the first token, and the output path
+	 * of its first token. */
+	int64_t first_launch_ns, ttft_pad_ns, first_output_ns;
+	int64_t kv_ready_ns;      /* its CPU-tier blocks are in the GPU pool (parked) */
 	/* Ollama and llama-server (engine/ollama.c). */
 	int64_t load_ns;          /* waiting for the model to load: Ollama's load_duration */
 	int32_t prompt_eval_count;/* prompt tokens after truncation, cached ones included */

@@ -1,13 +1,11 @@
 /*
- * The vLLM V1 engine: Scheduler.schedule() (vllm/v1/core/sched/scheduler.py),
- * the KV cache manager and block pool (kvpool.c), sized as gpu_worker.py
- * sizes it. ../shared/reference/formats.md §3 has the condensed source.
+ * The vLLM V1 engine class: steps and start-up. EngineCore.step (or, with
+ * async scheduling, step_with_batch_queue: a queue of two steps) around
+ * one scheduler pass each (vllmsched.c), the step's time from the step
+ * model with vLLM's overheads (sim/perf/overhead.c), the KV pool sized as
+ * gpu_worker.py sizes it. ../shared/reference/formats.md §3 has the
+ * condensed source; docs/engine-vllm.md the whole story.
  *
- * One step: spend max_num_batched_tokens on the running requests in order
- * (decodes and unfinished prefill chunks), preempting the last-admitted
- * running request when a block cannot be had; then, if nobody was
- * preempted, admit waiting requests first come first served while
- * max_num_seqs and free blocks allow, after a prefix-cache lookup.
  * A request samples a token in the step that computes its last known
  * token; a preempted request is recomputed from scratch (its own cached
  * blocks may still hit).
@@ -17,320 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "kvpool.h"
+#include "vllm_int.h"
+#include "vllmver.h"
 #include "xalloc.h"
-
-struct deque {            /* ring buffer of request indices */
-	size_t *v;
-	size_t cap, head, len;
-};
-
-static void dq_grow(struct deque *q)
-{
-	if (q->len < q->cap)
-		return;
-	size_t ncap = q->cap ? 2 * q->cap : 64;
-	size_t *nv = xmalloc(ncap * sizeof *nv);
-	for (size_t i = 0; i < q->len; i++)
-		nv[i] = q->v[(q->head + i) % q->cap];
-	free(q->v);
-	q->v = nv;
-	q->cap = ncap;
-	q->head = 0;
-}
-
-static void dq_push_back(struct deque *q, size_t x)
-{
-	dq_grow(q);
-	q->v[(q->head + q->len++) % q->cap] = x;
-}
-
-static void dq_push_front(struct deque *q, size_t x)
-{
-	dq_grow(q);
-	q->head = (q->head + q->cap - 1) % q->cap;
-	q->v[q->head] = x;
-	q->len++;
-}
-
-static size_t dq_front(const struct deque *q)
-{
-	return q->v[q->head];
-}
-
-static void dq_pop_front(struct deque *q)
-{
-	q->head = (q->head + 1) % q->cap;
-	q->len--;
-}
-
-struct engine {
-	struct engine_setup setup;
-	struct perf perf;
-	struct kvpool *pool;
-	int64_t block_size, mnbt, max_seqs, max_model_len, threshold;
-	bool caching, chunked;
-	double cpu_block_transfer_s;     /* one block over the host link */
-	size_t *running;                 /* admission order */
-	size_t n_running, cap_running;
-	struct deque waiting;
-	size_t *scheduled;               /* this step's requests */
-	size_t n_scheduled, cap_scheduled;
-	double step_extra_s;             /* CPU-tier loads in this step */
-	int64_t step_tokens;             /* tokens in the current step */
-	int32_t *hits;                   /* prefix-lookup scratch, kept across steps */
-	size_t cap_hits;
-	struct engine_stats st;
-};
-
-static struct request *req(struct engine *g, size_t i)
-{
-	return &g->setup.reqs->v[i];
-}
-
-/* splitmix64's finalizer: a bijection on 64-bit words. */
-static uint64_t scramble(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-/* Combines a key and a value; 0 is kept free for "no hash". */
-static uint64_t mix(uint64_t a, uint64_t b)
-{
-	uint64_t x = scramble(a ^ scramble(b + 0x9e3779b97f4a7c15ULL));
-	return x ? x : 1;
-}
-
-/* The content hash of block j of r. Identity is positional within a key,
- * so equal keys up to a block mean equal chained hashes, as vLLM's
- * hash(parent, tokens) chain gives. */
-static uint64_t block_hash(const struct request *r, int64_t j, int64_t bs)
-{
-	int64_t start = j * bs, end = start + bs;
-	if (r->n_block512 > 0 && end <= (int64_t)r->n_block512 * 512) {
-		uint64_t a = r->block512[start / 512], b = r->block512[(end - 1) / 512];
-		return mix(mix(a, b), (uint64_t)start);
-	}
-	if (end <= r->shared_len)
-		return mix(r->shared_key, (uint64_t)j);
-	return mix(r->own_key, (uint64_t)j);
-}
-
-static int64_t cdiv(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
-
-static int64_t num_tokens(const struct request *r)
-{
-	return (int64_t)r->prompt_len + r->generated;
-}
-
-static void push_block(struct request *r, int32_t b)
-{
-	if (r->n_blocks == r->cap_blocks) {
-		r->cap_blocks = r->cap_blocks ? 2 * r->cap_blocks : 8;
-		r->blocks = xrealloc(r->blocks, (size_t)r->cap_blocks * sizeof *r->blocks);
-	}
-	r->blocks[r->n_blocks++] = b;
-}
-
-/* Registers the hashes of r's blocks that became full. Called once per
- * request per step: the common case (no block filled) costs a compare. */
-static void cache_full_blocks(struct engine *g, struct request *r)
-{
-	if (!g->caching || r->num_computed < (int64_t)(r->n_hashed + 1) * g->block_size)
-		return;
-	int64_t full = r->num_computed / g->block_size;
-	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++)
-		kvpool_set_hash(g->pool, r->blocks[j], block_hash(r, j, g->block_size));
-	if (full > r->n_hashed)
-		r->n_hashed = (int32_t)(full < r->n_blocks ? full : r->n_blocks);
-}
-
-static void free_blocks(struct engine *g, struct request *r)
-{
-	for (int32_t j = r->n_blocks; j-- > 0;)
-		kvpool_release(g->pool, r->blocks[j]);
-	r->n_blocks = 0;
-	r->n_hashed = 0;
-}
-
-static void preempt_last(struct engine *g)
-{
-	size_t victim = g->running[g->n_running - 1];
-	struct request *r = req(g, victim);
-	g->n_running--;
-	free_blocks(g, r);
-	r->num_computed = 0;
-	r->state = REQ_WAITING;
-	r->preemptions++;
-	g->st.preemptions++;
-	dq_push_front(&g->waiting, victim);
-}
-
-/* Allocates blocks so r holds cdiv(tokens, B); false when the pool is
- * short. The common decode step needs none: that test is inline. */
-static bool grow_slow(struct engine *g, struct request *r, int64_t tokens);
-
-static inline bool grow_to(struct engine *g, struct request *r, int64_t tokens)
-{
-	return tokens <= (int64_t)r->n_blocks * g->block_size || grow_slow(g, r, tokens);
-}
-
-static bool grow_slow(struct engine *g, struct request *r, int64_t tokens)
-{
-	int64_t need = cdiv(tokens, g->block_size) - r->n_blocks;
-	if (need > kvpool_num_free(g->pool))
-		return false;
-	for (int64_t i = 0; i < need; i++)
-		push_block(r, kvpool_alloc(g->pool));
-	return true;
-}
-
-static void add_to_step(struct engine *g, struct perf_step *step, size_t i, int64_t n)
-{
-	struct request *r = req(g, i);
-	r->scheduled = (int32_t)n;
-	bool samples = r->num_computed + n >= num_tokens(r);
-	perf_step_add(step, &g->perf, n, r->num_computed, samples);
-	if (g->n_scheduled == g->cap_scheduled) {
-		g->cap_scheduled = g->cap_scheduled ? 2 * g->cap_scheduled : 64;
-		g->scheduled = xrealloc(g->scheduled, g->cap_scheduled * sizeof *g->scheduled);
-	}
-	g->scheduled[g->n_scheduled++] = i;
-}
-
-static int64_t clip(const struct engine *g, int64_t n, int64_t budget, const struct request *r)
-{
-	if (g->threshold > 0 && n > g->threshold)
-		n = g->threshold;
-	if (n > budget)
-		n = budget;
-	int64_t room = g->max_model_len - 1 - r->num_computed;
-	/* The last token of a request at max_model_len is never fed back. */
-	if (n > room && room > 0)
-		n = room;
-	return n;
-}
-
-/* Schedules the running requests; returns false when one was preempted. */
-static bool schedule_running(struct engine *g, struct perf_step *step, int64_t *budget)
-{
-	bool preempted = false;
-	for (size_t i = 0; i < g->n_running && *budget > 0; i++) {
-		size_t idx = g->running[i];
-		struct request *r = req(g, idx);
-		int64_t n = clip(g, num_tokens(r) - r->num_computed, *budget, r);
-		if (n <= 0)
-			continue;
-		bool got = false;
-		while (!(got = grow_to(g, r, r->num_computed + n))) {
-			bool self = g->running[g->n_running - 1] == idx;
-			preempt_last(g);
-			preempted = true;
-			if (self)
-				break;
-		}
-		if (!got)
-			break;
-		add_to_step(g, step, idx, n);
-		*budget -= n;
-	}
-	return !preempted;
-}
-
-/* Leading prefix-cache hits of r: GPU blocks into gpu[], then the count
- * of further blocks found in the CPU tier. */
-static int64_t lookup_prefix(struct engine *g, const struct request *r, int32_t *gpu,
-			     int64_t *n_gpu, int64_t max_blocks)
-{
-	int64_t j = 0;
-	*n_gpu = 0;
-	if (!g->caching)
-		return 0;
-	for (; j < max_blocks; j++) {
-		int32_t b = kvpool_lookup(g->pool, block_hash(r, j, g->block_size));
-		if (b < 0)
-			break;
-		gpu[(*n_gpu)++] = b;
-	}
-	int64_t cpu = 0;
-	while (j + cpu < max_blocks &&
-	       kvpool_lookup_cpu(g->pool, block_hash(r, j + cpu, g->block_size)))
-		cpu++;
-	return cpu;
-}
-
-static void schedule_waiting(struct engine *g, struct perf_step *step, int64_t *budget, int64_t now)
-{
-	while (g->waiting.len && *budget > 0 && (int64_t)g->n_running < g->max_seqs) {
-		size_t idx = dq_front(&g->waiting);
-		struct request *r = req(g, idx);
-		int64_t total = num_tokens(r);
-		int64_t max_hit = (total - 1) / g->block_size;
-		xgrow(&g->hits, &g->cap_hits, (size_t)max_hit, sizeof *g->hits);
-		int32_t *hits = g->hits;
-		int64_t n_gpu;
-		int64_t n_cpu = lookup_prefix(g, r, hits, &n_gpu, max_hit);
-		int64_t cached = (n_gpu + n_cpu) * g->block_size;
-		int64_t n = total - cached;
-		if (!g->chunked && n > *budget)
-			break;
-		n = clip(g, n, *budget, r);
-		/* Blocks to allocate: everything not already on the GPU; free
-		 * cached hits leave the free queue when touched. */
-		int64_t need = cdiv(cached + n, g->block_size) - n_gpu;
-		int64_t free_after_touch = kvpool_num_free(g->pool);
-		for (int64_t i = 0; i < n_gpu; i++)
-			free_after_touch -= kvpool_is_free(g->pool, hits[i]);
-		if (need > free_after_touch)
-			break;
-		dq_pop_front(&g->waiting);
-		for (int64_t i = 0; i < n_gpu; i++) {
-			kvpool_touch(g->pool, hits[i]);
-			push_block(r, hits[i]);
-		}
-		for (int64_t i = 0; i < n_cpu; i++) {
-			int32_t b = kvpool_alloc(g->pool);
-			push_block(r, b);
-			kvpool_set_hash(g->pool, b, block_hash(r, n_gpu + i, g->block_size));
-		}
-		r->n_hashed = (int32_t)(n_gpu + n_cpu);
-		r->num_computed = (int32_t)cached;
-		bool ok = grow_to(g, r, cached + n);
-		assert(ok);
-		(void)ok;
-		g->step_extra_s += (double)n_cpu * g->cpu_block_transfer_s;
-		if (r->first_scheduled_ns < 0) {
-			r->first_scheduled_ns = now;
-			r->cached_tokens = (int32_t)cached;
-			g->st.prefix_queries += total;
-			g->st.prefix_hits += cached;
-			g->st.prefix_cpu_hits += n_cpu * g->block_size;
-		}
-		r->state = REQ_RUNNING;
-		if (g->n_running == g->cap_running) {
-			g->cap_running = g->cap_running ? 2 * g->cap_running : 64;
-			g->running = xrealloc(g->running, g->cap_running * sizeof *g->running);
-		}
-		g->running[g->n_running++] = idx;
-		add_to_step(g, step, idx, n);
-		*budget -= n;
-	}
-}
 
 /* Attributes a step of s seconds: to the decode tokens it produces (what
  * their steps are made of) and to the prefills in it (their own share by
- * tokens, and the rest). */
-static void account_step(struct engine *g, const struct perf_step *step, double s)
+ * tokens, and the rest; pad_s of it is CUDA-graph padding). */
+static void account_step(struct engine *g, const struct batch *b, double s, double pad_s,
+			 int64_t now)
 {
+	const struct perf_step *step = &b->step;
 	if (step->dec_seqs > 0) {
 		struct perf_step dec;
 		struct perf_breakdown d;
@@ -344,43 +39,67 @@ static void account_step(struct engine *g, const struct perf_step *step, double 
 		g->st.itl_prefill_s += n * (s - alone);
 		g->st.itl_tokens += step->dec_seqs;
 	}
-	for (size_t k = 0; k < g->n_scheduled; k++) {
-		struct request *r = req(g, g->scheduled[k]);
+	double work = s - pad_s;
+	for (size_t k = 0; k < b->len; k++) {
+		struct request *r = req(g, b->idx[k]);
 		if (r->first_token_ns >= 0)
 			continue;
-		int64_t own = llround(s * 1e9 * (double)r->scheduled / (double)step->tokens);
+		if (r->first_launch_ns < 0)
+			r->first_launch_ns = now;
+		int64_t own = llround(work * 1e9 * (double)b->n[k] / (double)step->tokens);
 		r->prefill_own_ns += own;
-		r->prefill_shared_ns += llround(s * 1e9) - own;
+		r->prefill_shared_ns += llround(work * 1e9) - own;
+		r->ttft_pad_ns += llround(pad_s * 1e9);
 	}
 }
 
-static int64_t vllm_start_step(struct engine *g, int64_t now)
+/* The CUDA-graph padding of a step (seconds), for the TTFT parts: the
+ * step's operator rows again, only for steps that pad and hold a request
+ * before its first token (never a plain decode step). */
+static double graph_pad_s(struct engine *g, const struct batch *b)
 {
-	struct perf_step step;
-	perf_step_clear(&step);
-	g->n_scheduled = 0;
-	g->step_extra_s = 0;
-	int64_t budget = g->mnbt;
-	if (schedule_running(g, &step, &budget))
-		schedule_waiting(g, &step, &budget, now);
-	if (g->n_scheduled == 0)
-		return -1;
-	g->step_tokens = step.tokens;
-	struct perf_breakdown b;
-	double s = perf_step_time(&g->perf, &step, &b) + g->step_extra_s;
+	if (!g->timing || overhead_padded(&g->ovh, b->step.tokens) <= b->step.tokens)
+		return 0;
+	bool first = false;
+	for (size_t k = 0; k < b->len && !first; k++)
+		first = req(g, b->idx[k])->first_token_ns < 0;
+	if (!first)
+		return 0;
+	struct perf_op ops[PERF_N_OPS];
+	double total = perf_step_ops(&g->perf, &b->step, ops), parts[4];
+	const struct perf_op *dense = &ops[PERF_DENSE];
+	double tok = (double)b->step.tokens;
+	overhead_step_s(&g->ovh, tok, (double)b->step.seqs, total - ops[PERF_OVERHEAD].time_s,
+			dense->compute_bound ? dense->time_s / tok : 0, parts);
+	return parts[2];
+}
+
+/* Starts b on the GPU at now; returns its duration in ns. */
+static int64_t launch(struct engine *g, const struct batch *b, int64_t now)
+{
+	const struct perf_step *step = &b->step;
+	g->step_tokens = step->tokens;
+	struct perf_breakdown bd;
+	double s = perf_step_time(&g->perf, step, &bd) + b->extra_s;
 	g->st.steps++;
 	g->st.busy_s += s;
-	g->st.time.dense += b.dense;
-	g->st.time.experts += b.experts;
-	g->st.time.lm_head += b.lm_head;
-	g->st.time.attn_prefill += b.attn_prefill;
-	g->st.time.attn_decode += b.attn_decode;
-	g->st.time.allreduce += b.allreduce;
-	g->st.time.offload += b.offload;
-	g->st.time.overhead += b.overhead + g->step_extra_s;
-	g->st.time.pipeline += b.pipeline;
+	g->st.time.dense += bd.dense;
+	g->st.time.experts += bd.experts;
+	g->st.time.lm_head += bd.lm_head;
+	g->st.time.attn_prefill += bd.attn_prefill;
+	g->st.time.attn_decode += bd.attn_decode;
+	g->st.time.allreduce += bd.allreduce;
+	g->st.time.offload += bd.offload;
+	g->st.time.overhead += bd.overhead + b->extra_s;
+	g->st.time.pipeline += bd.pipeline;
 	g->st.time.total += s;
-	account_step(g, &step, s);
+	if (g->timing) {
+		int64_t padded = overhead_padded(&g->ovh, step->tokens);
+		g->st.graph_steps += padded > 0;
+		g->st.eager_steps += padded == 0;
+		g->st.padded_tokens += padded > 0 ? padded - step->tokens : 0;
+	}
+	account_step(g, b, s, graph_pad_s(g, b), now);
 	double usage = kvpool_usage(g->pool);
 	if (usage > g->st.peak_kv_usage)
 		g->st.peak_kv_usage = usage;
@@ -388,26 +107,92 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	return ns > 0 ? ns : 1;
 }
 
+/* Without async scheduling a step is scheduled and run at once. With it,
+ * EngineCore keeps a batch queue of two: the step scheduled while the
+ * last one ran starts now, and the next is scheduled at once, against
+ * the state the running step will leave (its tokens count as computed,
+ * its samples as pending). A request that arrives during a step is first
+ * seen at its end, so it runs in the step after the next. */
+static int64_t vllm_start_step(struct engine *g, int64_t now)
+{
+	struct batch *run = &g->batch[g->cur];
+	vllm_unpark(g, now);
+	if (!g->queued)
+		vllm_schedule(g, run, now);
+	g->queued = false;
+	if (run->len == 0) {
+		if (!g->parked.len)
+			return -1;
+		/* Nothing to run but a load in flight: the engine loop passes
+		 * with empty steps (each polls the connector; a request that
+		 * arrives meanwhile is seen at the next) until the load lands. */
+		g->idle_wait = true;
+		g->step_tokens = 0;
+		int64_t wait = req(g, reqq_front(&g->parked))->kv_ready_ns - now;
+		int64_t poll = llround(g->ovh.prof->idle_poll_us * 1e3);
+		return wait < 1 ? 1 : wait < poll ? wait : poll;
+	}
+	int64_t ns = launch(g, run, now);
+	if (g->async) {
+		struct batch *next = &g->batch[1 - g->cur];
+		vllm_schedule(g, next, now);
+		g->queued = next->len > 0;
+	}
+	return ns;
+}
+
+/* AsyncLLM's one output handler does every step's output work in turn:
+ * work of ns nanoseconds handed to it at now is done at the returned
+ * time. (Tokenization before the engine is not queued on it: vLLM batches
+ * concurrent requests' tokenization, AsyncMicrobatchTokenizer.) */
+static int64_t output_handler(struct engine *g, int64_t now, int64_t ns)
+{
+	int64_t start = g->output_free_ns > now ? g->output_free_ns : now;
+	g->output_free_ns = start + ns;
+	return g->output_free_ns;
+}
+
 static void vllm_end_step(struct engine *g, int64_t now)
 {
+	struct batch *b = &g->batch[g->cur];
+	if (g->idle_wait) {
+		g->idle_wait = false;
+		return;
+	}
 	bool any_done = false;
-	for (size_t k = 0; k < g->n_scheduled; k++) {
-		size_t idx = g->scheduled[k];
+	/* The output path: the clients see this step's tokens once the output
+	 * handler has done their work (after what it had queued). */
+	int64_t seen = g->timing ? output_handler(g, now, overhead_output_ns(&g->ovh, b->step.sampled)) : now;
+	int64_t out_ns = seen - now;
+	for (size_t k = 0; k < b->len; k++) {
+		size_t idx = b->idx[k];
 		struct request *r = req(g, idx);
-		if (r->state != REQ_RUNNING)
-			continue;
-		r->num_computed += r->scheduled;
-		r->scheduled = 0;
-		cache_full_blocks(g, r);
-		if (r->num_computed < num_tokens(r))
+		bool running = r->state == REQ_RUNNING;
+		if (!g->cache_at_alloc && running)
+			vllm_cache_full_blocks(g, r, r->num_computed);
+		if (!b->samples[k])
 			continue;                     /* a prefill chunk, no token yet */
+		/* A request preempted while this step ran keeps its token, as
+		 * update_from_output keeps it. */
+		r->pending--;
 		r->generated++;
-		g->setup.hooks.on_token(g->setup.hooks.ctx, idx, now);
-		if (r->generated >= r->output_len) {
+		if (r->first_token_ns < 0)
+			r->first_output_ns = out_ns;
+		/* --stream-interval: the output path sends a stream's tokens in
+		 * chunks of that many (the first and the last at once). */
+		bool last = r->generated >= r->output_len;
+		if (++r->chunk >= g->stream_interval || r->generated == 1 || last)
+			g->setup.hooks.on_token(g->setup.hooks.ctx, idx, seen);
+		if (last) {
 			r->state = REQ_FINISHED;
-			r->finish_ns = now;
-			free_blocks(g, r);
-			any_done = true;
+			r->finish_ns = seen;
+			if (running) {
+				vllm_free_blocks(g, r);
+				any_done = true;
+			} else {
+				reqq_remove(&g->waiting, idx);
+				g->setup.hooks.on_done(g->setup.hooks.ctx, idx, seen);
+			}
 		}
 	}
 	if (any_done) {
@@ -415,13 +200,15 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		for (size_t i = 0; i < g->n_running; i++) {
 			size_t idx = g->running[i];
 			if (req(g, idx)->state == REQ_FINISHED)
-				g->setup.hooks.on_done(g->setup.hooks.ctx, idx, now);
+				g->setup.hooks.on_done(g->setup.hooks.ctx, idx, seen);
 			else
 				g->running[w++] = idx;
 		}
 		g->n_running = w;
 	}
-	g->n_scheduled = 0;
+	b->len = 0;
+	if (g->async)
+		g->cur = 1 - g->cur;
 }
 
 static void fail(struct engine *g, size_t idx, int64_t now, const char *why)
@@ -448,13 +235,23 @@ static void vllm_submit(struct engine *g, size_t idx, int64_t now)
 		return;
 	}
 	r->state = REQ_WAITING;
-	dq_push_back(&g->waiting, idx);
+	vllm_enqueue_waiting(g, idx, false);
+}
+
+/* The API server's path: servesim 1's one constant, or the overhead
+ * model's fixed part plus tokenization. */
+static int64_t vllm_request_path_ns(struct engine *g, const struct request *r, int64_t now)
+{
+	(void)now;
+	if (!g->timing)
+		return llround(g->setup.hw->eff.request_overhead_ms * 1e6);
+	return overhead_request_ns(&g->ovh, r->prompt_len);
 }
 
 static void vllm_gauges(const struct engine *g, struct engine_gauges *out)
 {
 	out->running = (int64_t)g->n_running;
-	out->waiting = (int64_t)g->waiting.len;
+	out->waiting = (int64_t)(g->waiting.len + g->parked.len);
 	out->kv_usage = kvpool_usage(g->pool);
 	out->step_tokens = g->step_tokens;
 }
@@ -539,6 +336,43 @@ static int size_pool(struct engine *g, struct err *e)
 	return 0;
 }
 
+/* What the scenario's vLLM version (vllmver.h) and its own keys make of
+ * the scheduler and the overheads: async scheduling (vLLM turns it off
+ * with pipeline parallelism), CUDA graphs, where prefix hashes register,
+ * and SchedulerConfig's rule that more than one partial prefill caps
+ * chunks at 4% of max_model_len. */
+static int resolve_timing(struct engine *g, struct err *e)
+{
+	const struct scenario *sc = g->setup.sc;
+	const struct vllm_version *v = vllmver_find(sc->vllm_version);
+	assert(v);                       /* scenario_load checked it */
+	bool pp = sc->pipeline_parallel_size > 1;
+	g->async = sc->async_scheduling_given ? sc->async_scheduling : v->async_scheduling && !pp;
+	if (g->async && pp)
+		return err_set(e, "%s: [engine] async_scheduling: not modelled with pipeline_parallel_size > 1 (servesim runs pipeline stages synchronously)",
+			       sc->async_scheduling_at);
+	g->timing = v->timing;
+	g->priority = sc->scheduling_policy == SCHED_PRIORITY;
+	g->stream_interval = sc->stream_interval;
+	g->cache_at_alloc = v->cache_at_alloc;
+	if (sc->max_num_partial_prefills > 1 && g->threshold == 0)
+		g->threshold = (int64_t)((double)g->max_model_len * 0.04);
+	g->st.vllm_version = v->name;
+	g->st.async_scheduling = g->async;
+	g->st.timing = g->timing;
+	if (!g->timing)
+		return 0;
+	const struct overhead_profile *prof = overhead_profile_find(v->overhead);
+	assert(prof);
+	double layers = g->perf.stage_layers;
+	double moe = g->perf.n_moe_layers * layers / (double)g->setup.model->n_layers;
+	overhead_model_init(&g->ovh, prof, g->setup.hw, g->async, sc->enforce_eager, g->max_seqs,
+			    g->mnbt, layers, moe);
+	g->perf.overhead = &g->ovh;
+	g->st.max_capture_size = g->ovh.n_capture ? g->ovh.capture[g->ovh.n_capture - 1] : 0;
+	return 0;
+}
+
 static struct engine *vllm_create(const struct engine_setup *setup, struct err *e)
 {
 	struct engine *g = xcalloc(1, sizeof *g);
@@ -559,7 +393,8 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 		return NULL;
 	}
 	perf_pipeline(&g->perf, (int)sc->pipeline_parallel_size);
-	if (size_pool(g, e)) {
+	if (size_pool(g, e) || resolve_timing(g, e)) {
+		kvpool_destroy(g->pool);
 		free(g);
 		return NULL;
 	}
@@ -576,8 +411,13 @@ static void vllm_destroy(struct engine *g)
 		return;
 	kvpool_destroy(g->pool);
 	free(g->running);
-	free(g->waiting.v);
-	free(g->scheduled);
+	reqq_free(&g->waiting);
+	reqq_free(&g->parked);
+	for (int i = 0; i < 2; i++) {
+		free(g->batch[i].idx);
+		free(g->batch[i].n);
+		free(g->batch[i].samples);
+	}
 	free(g->hits);
 	free(g);
 }
@@ -589,6 +429,7 @@ const struct engine_class vllm_engine_class = {
 	.submit = vllm_submit,
 	.start_step = vllm_start_step,
 	.end_step = vllm_end_step,
+	.request_path_ns = vllm_request_path_ns,
 	.gauges = vllm_gauges,
 	.stats = vllm_stats,
 };

@@ -149,6 +149,9 @@ int hw_load(struct hw_profile *hw, const char *path, struct err *e)
 		size_t off = keys[i].offset - offsetof(struct hw_profile, eff);
 		*(double *)((char *)&hw->eff + off) = *(double *)((char *)&given + off);
 		hw->calibrated = true;
+		hw->overheads_given |= !strcmp(keys[i].key, "step_overhead_us") ? HW_GIVEN_STEP_OVERHEAD :
+				       !strcmp(keys[i].key, "step_overhead_per_seq_us") ? HW_GIVEN_STEP_PER_SEQ :
+				       !strcmp(keys[i].key, "request_overhead_ms") ? HW_GIVEN_REQUEST_OVERHEAD : 0;
 	}
 	for (size_t i = 0; i < N_KEYS; i++)
 		if (seen[i] && !strcmp(keys[i].key, "price_per_hour_usd"))

@@ -46,8 +46,13 @@ struct hw_efficiency {
 	double request_overhead_ms;  /* per request: API, tokenizer, detokenizer; lands in TTFT */
 };
 
+/* Which of [efficiency]'s overhead keys a profile sets itself (an engine
+ * with its own fitted defaults keeps those for the others). */
+enum { HW_GIVEN_STEP_OVERHEAD = 1, HW_GIVEN_STEP_PER_SEQ = 2, HW_GIVEN_REQUEST_OVERHEAD = 4 };
+
 struct hw_profile {
 	char id[64];
+	unsigned overheads_given;    /* HW_GIVEN_* bits */
 	char name[INI_VALUE_MAX];
 	int hw_class;                /* enum hw_class */
 	int vendor;                  /* index into hw_vendor_names */

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "overhead.h"
+
 /* Whether a weight group stored at bytes per parameter multiplies in the
  * precision's low-precision dtype (fp8, int8, fp4) rather than bf16. */
 static bool group_low(const struct precision *w, double bytes)
@@ -211,12 +213,15 @@ static double ops_one(const struct perf *p, const struct perf_step *s, double m,
 		ops[PERF_OFFLOAD].time_s = p->offload_bytes / link;
 		ops[PERF_OFFLOAD].peak_bytes_s = link;
 	}
-	ops[PERF_OVERHEAD].time_s =
-		(p->eff.step_overhead_us + p->eff.step_overhead_per_seq_us * (double)s->seqs / m) * 1e-6;
 	double total = 0;
 	for (int i = 0; i < PERF_N_OPS; i++)
 		total += ops[i].time_s;
-	return total;
+	const struct perf_op *dense = &ops[PERF_DENSE];
+	ops[PERF_OVERHEAD].time_s =
+		p->overhead ? overhead_step_s(p->overhead, T, (double)s->seqs / m, total,
+					      dense->compute_bound ? dense->time_s / T : 0, NULL) :
+		(p->eff.step_overhead_us + p->eff.step_overhead_per_seq_us * (double)s->seqs / m) * 1e-6;
+	return total + ops[PERF_OVERHEAD].time_s;
 }
 
 /* The operator groups that scale with the layers a stage holds. */

@@ -39,6 +39,8 @@
 #include "model.h"
 #include "precision.h"
 
+struct overhead_model;
+
 /* Precomputed per (model, device, precision, TP): bytes and FLOPs per
  * token of each operator group, per GPU. A plain record. */
 struct perf {
@@ -70,6 +72,9 @@ struct perf {
 	double offload_bytes;        /* weights in host memory, streamed over the
 				      * host link every step (vLLM --cpu-offload-gb);
 				      * set by the engine, 0 by default */
+	/* Engine-level overheads (sim/perf/overhead.h), set by the engine;
+	 * NULL: [efficiency]'s step_overhead_us + step_overhead_per_seq_us. */
+	const struct overhead_model *overhead;
 	int64_t n_layers;
 	int pp;                      /* pipeline stages (perf_pipeline), 1 by default */
 	double stage_layers;         /* layers on the fullest stage, ceil(L/pp) */

@@ -97,6 +97,13 @@ json_t *report_ttft_breakdown(const struct group_metrics *g)
 	json_object_set_new(o, "own_prefill_ms", json_real(1e3 * g->sum_ttft_own_s / n));
 	json_object_set_new(o, "shared_steps_ms", json_real(1e3 * g->sum_ttft_shared_s / n));
 	json_object_set_new(o, "between_chunks_ms", json_real(1e3 * g->sum_ttft_between_s / n));
+	/* vLLM's newer timing (issue 18); absent where it is off, so servesim
+	 * 1's timing (engine.vllm_version = 0.10) keeps its output. */
+	if (g->sum_ttft_batch_queue_s > 0 || g->sum_ttft_graph_pad_s > 0 || g->sum_ttft_output_s > 0) {
+		json_object_set_new(o, "batch_queue_ms", json_real(1e3 * g->sum_ttft_batch_queue_s / n));
+		json_object_set_new(o, "graph_padding_ms", json_real(1e3 * g->sum_ttft_graph_pad_s / n));
+		json_object_set_new(o, "output_path_ms", json_real(1e3 * g->sum_ttft_output_s / n));
+	}
 	return o;
 }
 
@@ -188,6 +195,16 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 			    json_real(es->prefix_queries ? (double)es->prefix_hits / (double)es->prefix_queries : 0));
 	json_object_set_new(ss, "engine_steps", json_integer(es->steps));
 	json_object_set_new(ss, "engine_busy_s", json_real(es->busy_s));
+	if (es->timing) {            /* vLLM's newer timing (docs/engine-vllm.md) */
+		json_t *t = json_object();
+		json_object_set_new(t, "vllm_version", json_string(es->vllm_version));
+		json_object_set_new(t, "async_scheduling", json_boolean(es->async_scheduling));
+		json_object_set_new(t, "max_cudagraph_capture_size", json_integer(es->max_capture_size));
+		json_object_set_new(t, "cudagraph_steps", json_integer(es->graph_steps));
+		json_object_set_new(t, "eager_steps", json_integer(es->eager_steps));
+		json_object_set_new(t, "cudagraph_padded_tokens", json_integer(es->padded_tokens));
+		json_object_set_new(ss, "vllm_timing", t);
+	}
 	json_object_set_new(ss, "mean_queue_ms", json_real(1e3 * g->sum_ttft_queue_s / n));
 	json_object_set_new(ss, "p99_queue_ms", json_real(1e3 * samples_percentile(&g->queue, 99)));
 	json_object_set_new(ss, "mean_ttft_breakdown", report_ttft_breakdown(g));

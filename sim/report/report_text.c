@@ -129,6 +129,13 @@ static void vllm_engine_text(FILE *f, const struct run_result *res)
 	line_int(f, "max_model_len:", es->max_model_len);
 	line_int(f, "Engine steps:", es->steps);
 	line_f(f, "Engine busy (%):", res->end_ns ? 100 * es->busy_s / ((double)res->end_ns / 1e9) : 0);
+	if (es->timing) {            /* vLLM's newer timing (docs/engine-vllm.md) */
+		fprintf(f, "%-40s %s\n", "vLLM version (timing):", es->vllm_version);
+		fprintf(f, "%-40s %s\n", "Async scheduling:", es->async_scheduling ? "on" : "off");
+		line_int(f, "Largest CUDA-graph size:", es->max_capture_size);
+		line_int(f, "Steps replaying a CUDA graph:", es->graph_steps);
+		line_int(f, "Steps run eager:", es->eager_steps);
+	}
 	centered(f, "KV cache pool", '-');
 	line_int(f, "GPU KV blocks:", es->num_gpu_blocks);
 	line_int(f, "Block size (tokens):", es->block_size);
@@ -167,6 +174,11 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	line_f(f, "Own prefill compute (ms):", 1e3 * g->sum_ttft_own_s / n);
 	line_f(f, "Steps shared with other requests (ms):", 1e3 * g->sum_ttft_shared_s / n);
 	line_f(f, "Waiting between chunks (ms):", 1e3 * g->sum_ttft_between_s / n);
+	if (es->timing) {            /* vLLM's newer timing (docs/engine-vllm.md) */
+		line_f(f, "Waiting for the batch queue (ms):", 1e3 * g->sum_ttft_batch_queue_s / n);
+		line_f(f, "CUDA-graph padding (ms):", 1e3 * g->sum_ttft_graph_pad_s / n);
+		line_f(f, "Output path (ms):", 1e3 * g->sum_ttft_output_s / n);
+	}
 	double nd = es->itl_tokens ? (double)es->itl_tokens : 1;
 	centered(f, "Where ITL went (mean per decode token)", '-');
 	line_f(f, "Reading weights (ms):", 1e3 * es->itl_weights_s / nd);

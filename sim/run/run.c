@@ -14,6 +14,8 @@ enum ev_kind {
 	EV_WANT_SEND,    /* the workload wants to send request arg */
 	EV_ENQUEUE,      /* request arg reaches the engine (after the API path) */
 	EV_STEP_END,     /* the engine's current step ends */
+	EV_KICK,         /* an idle engine looks at what reached it (after every
+			  * request of the same instant was submitted) */
 };
 
 struct run {
@@ -23,6 +25,8 @@ struct run {
 	struct engine *eng;
 	struct workload *wl;
 	bool engine_busy;
+	bool drain_first, kick_pending; /* vLLM's timing: EngineCore drains its whole
+					 * input queue before it schedules */
 	int64_t in_flight;             /* sent and not done (client side) */
 	size_t *client_queue;          /* waiting on max_concurrency, FIFO */
 	size_t cq_head, cq_len, cq_cap;
@@ -74,6 +78,11 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 	struct run *rn = ctx;
 	struct run_result *res = rn->res;
 	struct request *r = &res->reqs.v[idx];
+	int32_t n = r->chunk;
+	r->chunk = 0;
+	if (n > 1)                           /* a chunk of a stream_interval > 1 */
+		for (int32_t k = 1; k < n; k++)
+			count_token(res, t);
 	if (r->first_token_ns >= 0) {
 		int64_t gap = t - r->last_token_ns;
 		double itl = (double)gap * 1e-9;
@@ -98,7 +107,9 @@ static void send(struct run *rn, size_t idx, int64_t now)
 	rn->in_flight++;
 	if (rn->in_flight > rn->res->max_concurrent)
 		rn->res->max_concurrent = rn->in_flight;
-	evq_push(rn->q, now + rn->overhead_ns, EV_ENQUEUE, (int64_t)idx);
+	int64_t api = rn->cls->request_path_ns ? rn->cls->request_path_ns(rn->eng, r, now) :
+									    rn->overhead_ns;
+	evq_push(rn->q, now + api, EV_ENQUEUE, (int64_t)idx);
 }
 
 static void record_done(struct run *rn, const struct request *r)
@@ -131,11 +142,20 @@ static void record_done(struct run *rn, const struct request *r)
 		m->cached_tokens += r->cached_tokens;
 		double api = (double)(r->enqueue_ns - r->send_ns) / 1e9;
 		double own = (double)r->prefill_own_ns / 1e9, shared = (double)r->prefill_shared_ns / 1e9;
+		/* vLLM's timing: waiting in the batch queue (scheduled while the
+		 * step before ran), CUDA-graph padding, the first token's output
+		 * path; all 0 for servesim 1's timing and for other engines. */
+		double batch = r->first_launch_ns >= 0 ?
+			       (double)(r->first_launch_ns - r->first_scheduled_ns) / 1e9 : 0;
+		double pad = (double)r->ttft_pad_ns / 1e9, out = (double)r->first_output_ns / 1e9;
 		m->sum_ttft_overhead_s += api;
 		m->sum_ttft_queue_s += queue;
 		m->sum_ttft_own_s += own;
 		m->sum_ttft_shared_s += shared;
-		double between = ttft - api - queue - own - shared;
+		m->sum_ttft_batch_queue_s += batch;
+		m->sum_ttft_graph_pad_s += pad;
+		m->sum_ttft_output_s += out;
+		double between = ttft - api - queue - batch - own - shared - pad - out;
 		m->sum_ttft_between_s += between > 0 ? between : 0;   /* ns rounding */
 		bool good = (!sc->slo_ttft_ms || ttft * 1e3 <= sc->slo_ttft_ms) &&
 			    (!sc->slo_tpot_ms || tpot * 1e3 <= sc->slo_tpot_ms) &&
@@ -284,6 +304,7 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 		}
 	}
 	rn.q = evq_create();
+	rn.drain_first = st0.timing;
 	rn.overhead_ns = (int64_t)llround(res->hw.eff.request_overhead_ms * 1e6);
 	rn.sample_every_ns = (int64_t)llround(sc->timeseries_interval_s * 1e9);
 	if (rn.sample_every_ns < 1)
@@ -303,6 +324,17 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 			break;
 		case EV_ENQUEUE:
 			rn.cls->submit(rn.eng, (size_t)ev.arg, ev.time_ns);
+			if (rn.engine_busy || rn.kick_pending)
+				break;
+			if (rn.drain_first) {
+				rn.kick_pending = true;
+				evq_push(rn.q, ev.time_ns, EV_KICK, 0);
+			} else {
+				start_step(&rn, ev.time_ns);
+			}
+			break;
+		case EV_KICK:
+			rn.kick_pending = false;
 			if (!rn.engine_busy)
 				start_step(&rn, ev.time_ns);
 			break;

@@ -35,6 +35,10 @@ struct group_metrics {
 	 * its chunks (scheduled, not yet finished, not in a step). */
 	double sum_ttft_overhead_s, sum_ttft_queue_s, sum_ttft_own_s, sum_ttft_shared_s,
 		sum_ttft_between_s;
+	/* vLLM's timing (issue 18): waiting in the batch queue (scheduled, the
+	 * step before still running), CUDA-graph padding of its steps, the
+	 * first token's output path (detokenize, SSE). */
+	double sum_ttft_batch_queue_s, sum_ttft_graph_pad_s, sum_ttft_output_s;
 };
 
 struct ts_row {            /* one time-series sample, at a step's start */

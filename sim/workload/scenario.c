@@ -8,6 +8,7 @@
 
 #include "num.h"
 #include "precision.h"
+#include "vllmver.h"
 #include "xalloc.h"
 
 const char *const scenario_trace_formats[] = { "auto", "vllm", "azure", "mooncake", "csv", NULL };
@@ -16,6 +17,7 @@ static const char *const ramp_names[] = { "none", "linear", "exponential", NULL 
 static const char *const dist_names[] = { "uniform", "normal", "lognormal", "empirical", NULL };
 static const char *const engine_names[] = { "vllm", "ollama", "llamacpp", NULL };
 static const char *const kv_dtype_names[] = { "auto", "fp8", NULL };
+static const char *const policy_names[] = { "fcfs", "priority", NULL };
 
 #define F(field) offsetof(struct scenario, field)
 #define BIG DBL_MAX
@@ -86,6 +88,16 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "cpu_offload_gb", INI_DOUBLE, F(cpu_offload_gb), 0, 0, 1e6,
 	  "GiB of weights per GPU kept in host memory, >= 0 (vLLM --cpu-offload-gb)", NULL },
 	{ "engine", "kv_cache_dtype", INI_ENUM, F(kv_cache_dtype), 0, 0, 0, "auto or fp8", kv_dtype_names },
+	/* vLLM's timing (issue 18): the version picks the defaults (vllmver.c). */
+	{ "engine", "vllm_version", INI_STRING, F(vllm_version), 0, 0, 0, "a vLLM version 0.MINOR[.PATCH], >= 0.8",
+	  NULL },
+	{ "engine", "async_scheduling", INI_BOOL, F(async_scheduling), 0, 0, 0, "true or false", NULL },
+	{ "engine", "enforce_eager", INI_BOOL, F(enforce_eager), 0, 0, 0, "true or false", NULL },
+	{ "engine", "max_num_partial_prefills", INI_INT, F(max_num_partial_prefills), 0, 1, 1e6,
+	  "an integer >= 1", NULL },
+	{ "engine", "scheduling_policy", INI_ENUM, F(scheduling_policy), 0, 0, 0, "fcfs or priority",
+	  policy_names },
+	{ "engine", "stream_interval", INI_INT, F(stream_interval), 0, 1, 1e6, "a token count >= 1", NULL },
 	{ "engine", "num_parallel", INI_INT, F(num_parallel), 0, 1, 1e6, "a slot count >= 1", NULL },
 	{ "engine", "num_ctx", INI_INT, F(num_ctx), 0, 2, 1e9, "tokens per slot, >= 2", NULL },
 	{ "engine", "max_queue", INI_INT, F(max_queue), 0, 1, 1e9, "a request count >= 1", NULL },
@@ -135,6 +147,8 @@ void scenario_default(struct scenario *sc)
 	sc->enable_prefix_caching = true;
 	sc->enable_chunked_prefill = true;
 	sc->num_gpu_blocks_override = -1;
+	sc->max_num_partial_prefills = 1;    /* vllm serve --max-num-partial-prefills */
+	sc->stream_interval = 1;             /* --stream-interval */
 	sc->num_parallel = -1;
 	sc->num_ctx = -1;
 	sc->max_queue = 512;                 /* OLLAMA_MAX_QUEUE (envconfig) */
@@ -235,6 +249,14 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	key_at(doc, "engine", "num_ctx", sc->num_ctx_at, sizeof sc->num_ctx_at);
 	key_at(doc, "engine", "num_gpu", sc->num_gpu_at, sizeof sc->num_gpu_at);
 	key_at(doc, "engine", "cpu_hardware", sc->cpu_hardware_at, sizeof sc->cpu_hardware_at);
+	if ((en = inidoc_find(doc, "engine", "vllm_version")) && !vllmver_find(sc->vllm_version)) {
+		char at[INI_VALUE_MAX + 32];
+		key_at(doc, "engine", "vllm_version", at, sizeof at);
+		return err_set(e, "%s: [engine] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.8 (V1), got '%s'",
+			       at, sc->vllm_version);
+	}
+	sc->async_scheduling_given = inidoc_find(doc, "engine", "async_scheduling") != NULL;
+	key_at(doc, "engine", "async_scheduling", sc->async_scheduling_at, sizeof sc->async_scheduling_at);
 	if (sc->weights[0] && !precision_find(sc->weights)) {
 		char names[512];
 		precision_names(names, sizeof names);

@@ -21,6 +21,7 @@ enum arrival_kind { ARRIVAL_POISSON, ARRIVAL_GAMMA, ARRIVAL_CONSTANT };
 enum ramp_kind { RAMP_NONE, RAMP_LINEAR, RAMP_EXPONENTIAL };
 enum len_dist { LEN_UNIFORM, LEN_NORMAL, LEN_LOGNORMAL, LEN_EMPIRICAL };
 enum engine_kind { ENGINE_VLLM, ENGINE_OLLAMA, ENGINE_LLAMACPP };
+enum sched_policy { SCHED_FCFS, SCHED_PRIORITY };
 
 #define SCENARIO_MAX_STAGES 32
 
@@ -85,6 +86,15 @@ struct scenario {
 	double kv_offload_gib;
 	double cpu_offload_gb;             /* weights per GPU in host memory, GiB */
 	int kv_cache_dtype;                /* 0 auto, 1 fp8 */
+	/* vLLM's timing (engine/vllmver.c picks the defaults of the version). */
+	char vllm_version[INI_VALUE_MAX];  /* "" = the newest servesim knows */
+	bool async_scheduling;             /* --async-scheduling, when given */
+	bool async_scheduling_given;       /* else the version's default */
+	char async_scheduling_at[INI_VALUE_MAX + 32];
+	bool enforce_eager;                /* --enforce-eager: no CUDA graphs */
+	int64_t max_num_partial_prefills;  /* > 1: long_prefill_token_threshold 4% of max_model_len */
+	int scheduling_policy;             /* enum sched_policy (--scheduling-policy) */
+	int64_t stream_interval;           /* tokens per streamed chunk (--stream-interval) */
 	/* [engine], kind = ollama or llamacpp (engine/ollama.c; -1 = the
 	 * engine's default, resolved with the model and the device). */
 	int64_t num_parallel;              /* slots: Ollama 1, llama-server 4 */

@@ -395,6 +395,14 @@ static int mooncake_row(struct reader *rd, const json_t *o)
 	if (!json_int_in(out, 1, INT32_MAX, &v))
 		return json_bad(rd, rd->lineno, "output_length", count, out);
 	r->output_len = (int32_t)v;
+	/* Optional: the request's vLLM priority (lower is served first under
+	 * --scheduling-policy priority). */
+	const json_t *pr = json_object_get(o, "priority");
+	if (pr && !json_is_null(pr)) {
+		if (!json_int_in(pr, INT32_MIN, INT32_MAX, &v))
+			return json_bad(rd, rd->lineno, "priority", "an integer", pr);
+		r->priority = (int32_t)v;
+	}
 	if (!json_is_array(hs) || json_array_size(hs) > INT32_MAX)
 		return json_bad(rd, rd->lineno, "hash_ids", ids, hs);
 	size_t n = json_array_size(hs);

@@ -34,6 +34,7 @@ struct trace_row {
 	int32_t output_len;
 	int32_t n_hash_ids;     /* 0 unless mooncake */
 	uint64_t *hash_ids;     /* owned by the trace; NULL when n_hash_ids is 0 */
+	int32_t priority;       /* vLLM request priority (mooncake "priority"), 0 if none */
 };
 
 struct trace {

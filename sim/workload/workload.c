@@ -223,6 +223,7 @@ static int from_trace(struct workload *w, struct reqtab *reqs, struct err *e)
 		r->own_key = 0xd0 * 0x100000000000000ULL + (uint64_t)i;
 		r->n_block512 = row->n_hash_ids;
 		r->block512 = row->hash_ids;
+		r->priority = row->priority;
 		double t = times ? times[i] : row->time_s * sc->trace_time_scale;
 		r->want_send_ns = (int64_t)llround(t * 1e9);
 	}

@@ -1,0 +1,90 @@
+/*
+ * vllm_int: what the vLLM V1 engine's files share (vllm.c: the engine
+ * class, steps and start-up; vllmsched.c: one scheduler pass and the KV
+ * blocks). Not for other modules: they see engine.h.
+ *
+ * Invariants: a request is in at most one of running, waiting and parked;
+ * its num_computed counts the tokens of every step it is in (scheduled
+ * ones included), pending the sampled tokens of those steps; with async
+ * scheduling at most two steps hold it (batch[cur] running, batch[1 - cur]
+ * queued).
+ */
+#ifndef SERVESIM_VLLM_INT_H
+#define SERVESIM_VLLM_INT_H
+
+#include "engine.h"
+#include "kvpool.h"
+#include "overhead.h"
+#include "reqq.h"
+
+/* One scheduled step: its requests, their tokens, whether each samples. */
+struct batch {
+	size_t *idx;
+	int32_t *n;
+	bool *samples;
+	size_t len, cap;
+	struct perf_step step;
+	double extra_s;                  /* CPU-tier loads in this step */
+};
+
+struct engine {
+	struct engine_setup setup;
+	struct perf perf;
+	struct kvpool *pool;
+	int64_t block_size, mnbt, max_seqs, max_model_len, threshold;
+	bool caching, chunked;
+	/* vLLM's timing (vllmver.h, overhead.h). With async scheduling
+	 * batch[cur] is on the GPU and batch[1 - cur], when queued, was
+	 * scheduled while it ran and starts when it ends (EngineCore's batch
+	 * queue of two); without, batch[0] is the only one. */
+	bool async, timing, cache_at_alloc;
+	bool priority;                   /* --scheduling-policy priority, else fcfs */
+	int64_t stream_interval;         /* tokens a streamed chunk carries */
+	struct overhead_model ovh;
+	struct batch batch[2];
+	int cur;
+	bool queued;
+	double cpu_block_transfer_s;     /* one block over the host link */
+	size_t *running;                 /* admission order */
+	size_t n_running, cap_running;
+	struct reqq waiting;
+	struct reqq parked;              /* loading CPU-tier blocks, by kv_ready_ns */
+	int64_t link_free_ns;            /* the host link's loads end here */
+	bool idle_wait;                  /* the "step" running waits on a load */
+	int64_t output_free_ns;          /* the output handler's work queued until here */
+	int64_t step_tokens;             /* tokens in the current step */
+	int32_t *hits;                   /* prefix-lookup scratch, kept across steps */
+	size_t cap_hits;
+	struct engine_stats st;
+};
+
+static inline struct request *req(struct engine *g, size_t i)
+{
+	return &g->setup.reqs->v[i];
+}
+
+static inline int64_t cdiv(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+/* One scheduler pass into b, at now (Scheduler.schedule): running requests
+ * first, preempting when a block cannot be had; then, if nobody was
+ * preempted, waiting ones. Cannot fail. */
+void vllm_schedule(struct engine *g, struct batch *b, int64_t now);
+
+/* Moves parked requests whose CPU-tier blocks are in by now back to the
+ * waiting queue. */
+void vllm_unpark(struct engine *g, int64_t now);
+
+/* Into the waiting queue, in the policy's order (front: a preempted or
+ * reloaded request, first under FCFS). */
+void vllm_enqueue_waiting(struct engine *g, size_t idx, bool front);
+
+/* Registers the hashes of r's blocks that its first tokens fill. */
+void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens);
+
+/* Releases r's blocks, last first. */
+void vllm_free_blocks(struct engine *g, struct request *r);
+
+#endif

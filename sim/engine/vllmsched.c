@@ -1,0 +1,421 @@
+/*
+ * vllmsched: one pass of vLLM V1's Scheduler.schedule()
+ * (vllm/v1/core/sched/scheduler.py) and the KV blocks it hands out
+ * (kvpool.c), over the engine of vllm_int.h.
+ *
+ * Spend max_num_batched_tokens on the running requests in order (decodes
+ * and unfinished prefill chunks), preempting when a block cannot be had
+ * (the last admitted, or under the priority policy the last by (priority,
+ * arrival)); then, if nobody was preempted, admit waiting requests in
+ * order while max_num_seqs and free blocks allow, after a prefix-cache
+ * lookup. A CPU-tier hit parks its request until its blocks are loaded
+ * (vLLM 0.11 on; servesim 1's timing adds the load to the step instead).
+ * With async scheduling a request whose step in flight samples its last
+ * token is skipped.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vllm_int.h"
+#include "xalloc.h"
+
+/* splitmix64's finalizer: a bijection on 64-bit words. */
+static uint64_t scramble(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/* Combines a key and a value; 0 is kept free for "no hash". */
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	uint64_t x = scramble(a ^ scramble(b + 0x9e3779b97f4a7c15ULL));
+	return x ? x : 1;
+}
+
+/* The content hash of block j of r. Identity is positional within a key,
+ * so equal keys up to a block mean equal chained hashes, as vLLM's
+ * hash(parent, tokens) chain gives. */
+static uint64_t block_hash(const struct request *r, int64_t j, int64_t bs)
+{
+	int64_t start = j * bs, end = start + bs;
+	if (r->n_block512 > 0 && end <= (int64_t)r->n_block512 * 512) {
+		uint64_t a = r->block512[start / 512], b = r->block512[(end - 1) / 512];
+		return mix(mix(a, b), (uint64_t)start);
+	}
+	if (end <= r->shared_len)
+		return mix(r->shared_key, (uint64_t)j);
+	return mix(r->own_key, (uint64_t)j);
+}
+
+/* Its tokens, sampled ones still in flight included (vLLM's num_tokens
+ * plus num_output_placeholders). */
+static int64_t num_tokens(const struct request *r)
+{
+	return (int64_t)r->prompt_len + r->generated + r->pending;
+}
+
+static void push_block(struct request *r, int32_t b)
+{
+	if (r->n_blocks == r->cap_blocks) {
+		r->cap_blocks = r->cap_blocks ? 2 * r->cap_blocks : 8;
+		r->blocks = xrealloc(r->blocks, (size_t)r->cap_blocks * sizeof *r->blocks);
+	}
+	r->blocks[r->n_blocks++] = b;
+}
+
+/* Registers the hashes of r's blocks that the first tokens fill. Called
+ * once per request per step: the common case (no block filled) costs a
+ * compare. */
+void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
+{
+	if (!g->caching || tokens < (int64_t)(r->n_hashed + 1) * g->block_size)
+		return;
+	int64_t full = tokens / g->block_size;
+	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++)
+		kvpool_set_hash(g->pool, r->blocks[j], block_hash(r, j, g->block_size));
+	if (full > r->n_hashed)
+		r->n_hashed = (int32_t)(full < r->n_blocks ? full : r->n_blocks);
+}
+
+void vllm_free_blocks(struct engine *g, struct request *r)
+{
+	for (int32_t j = r->n_blocks; j-- > 0;)
+		kvpool_release(g->pool, r->blocks[j]);
+	r->n_blocks = 0;
+	r->n_hashed = 0;
+}
+
+/* Whether request a comes after request b under --scheduling-policy
+ * priority: vLLM orders by (priority, arrival_time), lower first. */
+static bool comes_after(struct engine *g, size_t a, size_t b)
+{
+	const struct request *ra = req(g, a), *rb = req(g, b);
+	if (ra->priority != rb->priority)
+		return ra->priority > rb->priority;
+	if (ra->enqueue_ns != rb->enqueue_ns)
+		return ra->enqueue_ns > rb->enqueue_ns;
+	return a > b;
+}
+
+/* Into the waiting queue: FCFS appends a new request and puts a preempted
+ * or reloaded one first; priority keeps the queue in (priority, arrival)
+ * order (O(queue) per insertion). */
+void vllm_enqueue_waiting(struct engine *g, size_t idx, bool front)
+{
+	struct reqq *q = &g->waiting;
+	if (!g->priority) {
+		if (front)
+			reqq_push_front(q, idx);
+		else
+			reqq_push_back(q, idx);
+		return;
+	}
+	reqq_push_back(q, idx);
+	for (size_t k = q->len - 1; k > 0; k--) {
+		size_t *prev = reqq_at(q, k - 1), *cur = reqq_at(q, k);
+		if (!comes_after(g, *prev, *cur))
+			break;
+		size_t t = *prev;
+		*prev = *cur;
+		*cur = t;
+	}
+}
+
+/* Where in running the request to preempt is: the last admitted (FCFS),
+ * or the last by (priority, arrival) (priority). */
+static size_t victim_at(struct engine *g)
+{
+	size_t v = g->n_running - 1;
+	if (g->priority)
+		for (size_t i = 0; i < g->n_running; i++)
+			if (comes_after(g, g->running[i], g->running[v]))
+				v = i;
+	return v;
+}
+
+static void preempt_at(struct engine *g, size_t pos)
+{
+	size_t victim = g->running[pos];
+	struct request *r = req(g, victim);
+	memmove(&g->running[pos], &g->running[pos + 1], (g->n_running - pos - 1) * sizeof *g->running);
+	g->n_running--;
+	vllm_free_blocks(g, r);
+	r->num_computed = 0;
+	r->state = REQ_WAITING;
+	r->preemptions++;
+	g->st.preemptions++;
+	vllm_enqueue_waiting(g, victim, true);
+}
+
+/* Takes request idx back out of step b (priority preemption of a request
+ * scheduled earlier in the same pass), returning its tokens to the budget.
+ * O(step): it rebuilds the step's sums. */
+static void unschedule(struct engine *g, struct batch *b, size_t idx, int64_t *budget)
+{
+	size_t k = b->len;
+	while (k-- > 0 && b->idx[k] != idx) {
+	}
+	assert(k < b->len);
+	struct request *r = req(g, idx);
+	*budget += b->n[k];
+	r->pending -= b->samples[k];
+	r->num_computed -= b->n[k];
+	b->len--;
+	memmove(&b->idx[k], &b->idx[k + 1], (b->len - k) * sizeof *b->idx);
+	memmove(&b->n[k], &b->n[k + 1], (b->len - k) * sizeof *b->n);
+	memmove(&b->samples[k], &b->samples[k + 1], (b->len - k) * sizeof *b->samples);
+	perf_step_clear(&b->step);
+	for (k = 0; k < b->len; k++) {
+		const struct request *o = req(g, b->idx[k]);
+		perf_step_add(&b->step, &g->perf, b->n[k], o->num_computed - b->n[k], b->samples[k]);
+	}
+}
+
+/* Allocates blocks so r holds cdiv(tokens, B); false when the pool is
+ * short. The common decode step needs none: that test is inline. */
+static bool grow_slow(struct engine *g, struct request *r, int64_t tokens);
+
+static inline bool grow_to(struct engine *g, struct request *r, int64_t tokens)
+{
+	return tokens <= (int64_t)r->n_blocks * g->block_size || grow_slow(g, r, tokens);
+}
+
+static bool grow_slow(struct engine *g, struct request *r, int64_t tokens)
+{
+	int64_t need = cdiv(tokens, g->block_size) - r->n_blocks;
+	if (need > kvpool_num_free(g->pool))
+		return false;
+	for (int64_t i = 0; i < need; i++)
+		push_block(r, kvpool_alloc(g->pool));
+	return true;
+}
+
+/* Puts n tokens of request i into the step. Its tokens count as
+ * computed from here on (vLLM's num_computed_tokens moves at scheduling),
+ * and a sampled token is pending until the step ends. */
+static void add_to_step(struct engine *g, struct batch *b, size_t i, int64_t n)
+{
+	struct request *r = req(g, i);
+	bool samples = r->num_computed + n >= num_tokens(r);
+	perf_step_add(&b->step, &g->perf, n, r->num_computed, samples);
+	if (b->len == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 64;
+		b->idx = xrealloc(b->idx, b->cap * sizeof *b->idx);
+		b->n = xrealloc(b->n, b->cap * sizeof *b->n);
+		b->samples = xrealloc(b->samples, b->cap * sizeof *b->samples);
+	}
+	b->idx[b->len] = i;
+	b->n[b->len] = (int32_t)n;
+	b->samples[b->len++] = samples;
+	r->num_computed += (int32_t)n;
+	r->pending += samples;
+	if (g->cache_at_alloc) {
+		/* KVCacheManager.allocate_slots caches the blocks it allocates:
+		 * a request admitted later in this step can hit them. */
+		int64_t known = (int64_t)r->prompt_len + r->generated;
+		vllm_cache_full_blocks(g, r, r->num_computed < known ? r->num_computed : known);
+	}
+}
+
+static int64_t clip(const struct engine *g, int64_t n, int64_t budget, const struct request *r)
+{
+	if (g->threshold > 0 && n > g->threshold)
+		n = g->threshold;
+	if (n > budget)
+		n = budget;
+	int64_t room = g->max_model_len - 1 - r->num_computed;
+	/* The last token of a request at max_model_len is never fed back. */
+	if (n > room && room > 0)
+		n = room;
+	return n;
+}
+
+/* Schedules the running requests; returns false when one was preempted. */
+static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
+{
+	bool preempted = false;
+	for (size_t i = 0; i < g->n_running && *budget > 0; i++) {
+		size_t idx = g->running[i];
+		struct request *r = req(g, idx);
+		/* Async scheduling: a request whose step in flight samples its
+		 * last token is not scheduled again (scheduler.py: "avoid
+		 * scheduling an extra step"). */
+		if (r->pending > 0 && r->num_computed + 1 >= (int64_t)r->prompt_len + r->output_len)
+			continue;
+		int64_t n = clip(g, num_tokens(r) - r->num_computed, *budget, r);
+		if (n <= 0)
+			continue;
+		bool got = false;
+		while (!(got = grow_to(g, r, r->num_computed + n))) {
+			size_t pos = victim_at(g);
+			bool self = pos == i;
+			if (pos < i) {
+				/* Priority: a request already in this step goes. */
+				unschedule(g, b, g->running[pos], budget);
+				i--;
+			}
+			preempt_at(g, pos);
+			preempted = true;
+			if (self)
+				break;
+		}
+		if (!got)
+			break;
+		add_to_step(g, b, idx, n);
+		*budget -= n;
+	}
+	return !preempted;
+}
+
+/* Leading prefix-cache hits of r: GPU blocks into gpu[], then the count
+ * of further blocks found in the CPU tier. */
+static int64_t lookup_prefix(struct engine *g, const struct request *r, int32_t *gpu,
+			     int64_t *n_gpu, int64_t max_blocks)
+{
+	int64_t j = 0;
+	*n_gpu = 0;
+	if (!g->caching)
+		return 0;
+	for (; j < max_blocks; j++) {
+		int32_t b = kvpool_lookup(g->pool, block_hash(r, j, g->block_size));
+		if (b < 0)
+			break;
+		gpu[(*n_gpu)++] = b;
+	}
+	int64_t cpu = 0;
+	while (j + cpu < max_blocks &&
+	       kvpool_lookup_cpu(g->pool, block_hash(r, j + cpu, g->block_size)))
+		cpu++;
+	return cpu;
+}
+
+/* A CPU-tier hit with vLLM's offloading connector: the request gets GPU
+ * blocks for the n_cpu blocks found in host memory and waits
+ * (WAITING_FOR_REMOTE_KVS) while they cross the host link, one load after
+ * another, instead of joining a step; it is back in the waiting queue, at
+ * its front, once they are in (unpark). */
+static void park(struct engine *g, size_t idx, int64_t n_cpu, int64_t now)
+{
+	struct request *r = req(g, idx);
+	for (int64_t i = 0; i < n_cpu; i++)
+		push_block(r, kvpool_alloc(g->pool));
+	int64_t start = g->link_free_ns > now ? g->link_free_ns : now;
+	r->kv_ready_ns = start + llround((double)n_cpu * g->cpu_block_transfer_s * 1e9);
+	g->link_free_ns = r->kv_ready_ns;
+	if (r->first_scheduled_ns < 0)
+		g->st.prefix_cpu_hits += n_cpu * g->block_size;
+	reqq_push_back(&g->parked, idx);
+}
+
+/* Parked requests whose blocks are in by now: their blocks hashed (others
+ * may hit them from here), back at the front of the waiting queue in the
+ * order they were parked. */
+void vllm_unpark(struct engine *g, int64_t now)
+{
+	size_t n = 0;
+	while (n < g->parked.len && req(g, *reqq_at(&g->parked, n))->kv_ready_ns <= now)
+		n++;
+	for (size_t k = n; k-- > 0;) {
+		size_t idx = *reqq_at(&g->parked, k);
+		struct request *r = req(g, idx);
+		for (int32_t j = r->n_hashed; j < r->n_blocks; j++)
+			kvpool_set_hash(g->pool, r->blocks[j], block_hash(r, j, g->block_size));
+		r->n_hashed = r->n_blocks;
+		r->num_computed = r->n_blocks * (int32_t)g->block_size;
+		vllm_enqueue_waiting(g, idx, true);
+	}
+	for (size_t k = 0; k < n; k++)
+		reqq_pop_front(&g->parked);
+}
+
+static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget, int64_t now)
+{
+	while (g->waiting.len && *budget > 0 && (int64_t)g->n_running < g->max_seqs) {
+		size_t idx = reqq_front(&g->waiting);
+		struct request *r = req(g, idx);
+		int64_t total = num_tokens(r);
+		int64_t n_gpu = 0, n_cpu = 0, cached;
+		int32_t *hits = g->hits;
+		bool held = r->n_blocks > 0;     /* back from a CPU-tier load */
+		if (held) {
+			cached = r->num_computed;
+		} else {
+			int64_t max_hit = (total - 1) / g->block_size;
+			xgrow(&g->hits, &g->cap_hits, (size_t)max_hit, sizeof *g->hits);
+			hits = g->hits;
+			n_cpu = lookup_prefix(g, r, hits, &n_gpu, max_hit);
+			cached = (n_gpu + n_cpu) * g->block_size;
+		}
+		int64_t n = total - cached;
+		if (!g->chunked && n > *budget)
+			break;
+		n = clip(g, n, *budget, r);
+		/* Blocks to allocate: everything not already on the GPU; free
+		 * cached hits leave the free queue when touched. A request to
+		 * park needs only the blocks it loads. */
+		bool parks = g->timing && n_cpu > 0;
+		int64_t need = parks ? n_cpu : cdiv(cached + n, g->block_size) - n_gpu - r->n_blocks;
+		int64_t free_after_touch = kvpool_num_free(g->pool);
+		for (int64_t i = 0; i < n_gpu; i++)
+			free_after_touch -= kvpool_is_free(g->pool, hits[i]);
+		if (need > free_after_touch)
+			break;
+		reqq_pop_front(&g->waiting);
+		for (int64_t i = 0; i < n_gpu; i++) {
+			kvpool_touch(g->pool, hits[i]);
+			push_block(r, hits[i]);
+		}
+		if (parks) {
+			r->n_hashed = (int32_t)n_gpu;
+			park(g, idx, n_cpu, now);
+			continue;
+		}
+		for (int64_t i = 0; i < n_cpu; i++) {
+			int32_t blk = kvpool_alloc(g->pool);
+			push_block(r, blk);
+			kvpool_set_hash(g->pool, blk, block_hash(r, n_gpu + i, g->block_size));
+		}
+		if (!held)
+			r->n_hashed = (int32_t)(n_gpu + n_cpu);
+		r->num_computed = (int32_t)cached;
+		bool ok = grow_to(g, r, cached + n);
+		assert(ok);
+		(void)ok;
+		b->extra_s += (double)n_cpu * g->cpu_block_transfer_s;
+		if (r->first_scheduled_ns < 0) {
+			r->first_scheduled_ns = now;
+			r->cached_tokens = (int32_t)cached;
+			g->st.prefix_queries += total;
+			g->st.prefix_hits += cached;
+			g->st.prefix_cpu_hits += n_cpu * g->block_size;
+		}
+		r->state = REQ_RUNNING;
+		if (g->n_running == g->cap_running) {
+			g->cap_running = g->cap_running ? 2 * g->cap_running : 64;
+			g->running = xrealloc(g->running, g->cap_running * sizeof *g->running);
+		}
+		g->running[g->n_running++] = idx;
+		add_to_step(g, b, idx, n);
+		*budget -= n;
+	}
+}
+
+/* One scheduler pass into b, at now: running requests first, then, if
+ * nobody was preempted, waiting ones. */
+void vllm_schedule(struct engine *g, struct batch *b, int64_t now)
+{
+	perf_step_clear(&b->step);
+	b->len = 0;
+	b->extra_s = 0;
+	int64_t budget = g->mnbt;
+	if (schedule_running(g, b, &budget))
+		schedule_waiting(g, b, &budget, now);
+}
+

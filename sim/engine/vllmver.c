@@ -1,0 +1,61 @@
+/*
+ * vllmver: the table of vLLM versions and their defaults.
+ */
+#include "vllmver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+
+static const struct vllm_version rows[] = {
+	{ .name = "0.8", .minor = 8, .async_scheduling = false, .timing = false, .cache_at_alloc = false,
+	  .overhead = NULL,
+	  .source = "servesim 1's model of V1 (synchronous EngineCore.step, as V1 ran until "
+		    "--async-scheduling existed)" },
+	{ .name = "0.11", .minor = 11, .async_scheduling = false, .timing = true, .cache_at_alloc = true,
+	  .overhead = "vllm-v1",
+	  .source = "v0.11.0: cudagraph_mode FULL_AND_PIECEWISE by default (config/compilation.py); "
+		    "async scheduling opt-in; KVCacheManager.allocate_slots caches blocks as it allocates" },
+	{ .name = "0.13", .minor = 13, .async_scheduling = true, .timing = true, .cache_at_alloc = true,
+	  .overhead = "vllm-v1",
+	  .source = "vllm-project/vllm#27614: async scheduling on by default (off with pipeline "
+		    "parallelism and speculative decoding)" },
+	{ .name = "0.15", .minor = 15, .async_scheduling = true, .timing = true, .cache_at_alloc = true,
+	  .overhead = "vllm-v1",
+	  .source = "v0.15.1, the version of the 15 calibration runs (../shared/calibration)" },
+};
+
+enum { N_ROWS = sizeof rows / sizeof *rows };
+
+const struct vllm_version *vllmver_newest(void)
+{
+	return &rows[N_ROWS - 1];
+}
+
+const struct vllm_version *vllmver_find(const char *text)
+{
+	if (!text[0])
+		return vllmver_newest();
+	if (text[0] == 'v')
+		text++;
+	if (strncmp(text, "0.", 2))
+		return NULL;
+	const char *p = text + 2;
+	char *end;
+	if (*p < '0' || *p > '9')
+		return NULL;
+	long minor = strtol(p, &end, 10);
+	if (*end == '.') {
+		const char *patch = end + 1;
+		if (*patch < '0' || *patch > '9')
+			return NULL;
+		strtol(patch, &end, 10);
+	}
+	if (*end || minor < rows[0].minor)
+		return NULL;
+	const struct vllm_version *best = &rows[0];
+	for (int i = 0; i < N_ROWS; i++)
+		if (rows[i].minor <= minor)
+			best = &rows[i];
+	return best;
+}

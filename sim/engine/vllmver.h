@@ -1,0 +1,39 @@
+/*
+ * vllmver: the vLLM versions servesim knows, and what each one does by
+ * default. The one place a version-dependent default is chosen: the
+ * scenario's engine.vllm_version (newest when unset) picks a row, and each
+ * behaviour's own key (engine.async_scheduling, engine.enforce_eager …)
+ * overrides the row.
+ *
+ * Rows are ordered oldest first; a version between two rows takes the
+ * older one, a version past the last row the newest. The oldest row
+ * (0.8-0.10) is servesim 1's timing: synchronous scheduling, one fitted
+ * per-step overhead and request overhead from the hardware profile, no
+ * CUDA-graph padding, blocks hittable once their step ends.
+ */
+#ifndef SERVESIM_VLLMVER_H
+#define SERVESIM_VLLMVER_H
+
+#include <stdbool.h>
+
+struct vllm_version {
+	const char *name;            /* "0.15": the first release the row describes */
+	int minor;                   /* 0.minor */
+	bool async_scheduling;       /* --async-scheduling on by default */
+	bool timing;                 /* CUDA graphs, split overheads, output path
+				      * (sim/perf/overhead.c); false: servesim 1's */
+	bool cache_at_alloc;         /* a block's hash is registered when it is
+				      * allocated (same-step prefix hits) */
+	const char *overhead;        /* overhead profile (overhead_profile_find);
+				      * NULL without timing */
+	const char *source;
+};
+
+/* The row for text ("0.15", "0.15.1", "v0.13.0"; "" = newest). NULL when
+ * text is not a 0.MINOR[.PATCH] version at or after 0.8 (V1's first). */
+const struct vllm_version *vllmver_find(const char *text);
+
+/* The newest row. Cannot fail. */
+const struct vllm_version *vllmver_newest(void);
+
+#endif

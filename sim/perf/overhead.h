@@ -1,0 +1,119 @@
+/*
+ * overhead: what a serving engine spends around the GPU's work, split into
+ * what it is (issue 18), per engine family and version:
+ *   - before the engine, per request: the API server's HTTP, chat template,
+ *     tokenization and add_request (a fixed part plus one per prompt token);
+ *   - per step on the engine core's CPU: schedule(), preparing the inputs,
+ *     update_from_output (a fixed part plus one per sequence). Synchronous
+ *     scheduling runs it between GPU steps; async scheduling runs it while
+ *     the previous step is on the GPU, so only what exceeds the GPU step
+ *     shows;
+ *   - launches: a step of at most the largest CUDA-graph capture size is
+ *     padded to the next capture size and replays one graph; a larger step
+ *     runs eager (torch.compile'd), one host launch per kernel per layer
+ *     (more for MoE layers), which shows only where the launches outrun
+ *     the GPU; --enforce-eager runs every step so, through PyTorch's
+ *     slower eager dispatch;
+ *   - per step, never hidden: what the components leave unexplained
+ *     (the sampled tokens' device-to-host sync among it), fitted;
+ *   - after each step, per stream: the output path (detokenization, the
+ *     SSE chunk), which delays when a client sees its tokens, not the
+ *     next step.
+ * Each component number sits in the profile table with its source; the
+ * remainders (request_overhead_ms before the engine, step_overhead_us +
+ * step_overhead_per_seq_us per step, never hidden: the hardware profile's
+ * [efficiency], so calibrate can fit them) are fitted to the 15 runs of
+ * ../shared/calibration.
+ *
+ * An overhead_model is a plain record resolved once per engine; the step
+ * cost is O(1) and allocation-free (it runs once per step).
+ */
+#ifndef SERVESIM_OVERHEAD_H
+#define SERVESIM_OVERHEAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hwprofile.h"
+
+struct overhead_profile {
+	const char *name;
+	double request_per_token_us;   /* tokenization, per prompt token */
+	double step_cpu_us;            /* engine core CPU per step (overlapped with async) */
+	double step_cpu_per_seq_us;    /* and per sequence */
+	double graph_launch_us;        /* one CUDA-graph replay */
+	double kernel_launch_us;       /* one eager kernel launch, host side */
+	double uncompiled_launch_us;   /* the same under --enforce-eager (no torch.compile) */
+	double kernels_per_layer;      /* eager kernels of a dense layer */
+	double moe_kernels_per_layer;  /* of an MoE layer */
+	double idle_poll_us;           /* an engine-loop pass with nothing to schedule
+					* while KV loads are in flight */
+	double output_us;              /* output path, per step */
+	double output_per_stream_us;   /* and per stream with a token */
+	/* The remainders' defaults, fitted to the 15 runs of
+	 * ../shared/calibration with the components above (a hardware
+	 * profile that sets [efficiency]'s key of the same name wins). */
+	double request_overhead_ms, step_overhead_us, step_overhead_per_seq_us;
+	const char *source;
+};
+
+#define OVERHEAD_MAX_CAPTURE 64
+
+struct overhead_model {
+	const struct overhead_profile *prof;
+	double request_overhead_ms;    /* the remainders: the profile's, or the */
+	double step_overhead_us;       /* hardware profile's where it sets them */
+	double step_overhead_per_seq_us;
+	bool async;                    /* CPU work overlaps the GPU step */
+	int n_capture;                 /* 0: eager always (--enforce-eager) */
+	int32_t capture[OVERHEAD_MAX_CAPTURE];   /* ascending capture sizes, tokens */
+	double eager_launch_s;         /* host time to launch one eager forward */
+};
+
+/* The profile named name, or NULL. */
+const struct overhead_profile *overhead_profile_find(const char *name);
+
+/* vLLM's default capture sizes (VllmConfig._set_cudagraph_sizes): [1, 2, 4],
+ * multiples of 8 below 256, of 16 from 256, up to min(2 × max_num_seqs,
+ * 512, max_num_batched_tokens). Writes at most cap sizes into out and
+ * returns how many. Cannot fail. */
+int overhead_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int32_t *out,
+			   int cap);
+
+/* Fills *o. hw: where it sets the remainders itself, its values win.
+ * eager: --enforce-eager (no graphs). layers, moe_layers: the
+ * layers on the (fullest) GPU. Cannot fail. */
+void overhead_model_init(struct overhead_model *o, const struct overhead_profile *prof,
+			 const struct hw_profile *hw, bool async, bool eager,
+			 int64_t max_num_seqs, int64_t max_num_batched_tokens, double layers,
+			 double moe_layers);
+
+/* The capture size a step of tokens runs at, or 0 when it runs eager. */
+static inline int64_t overhead_padded(const struct overhead_model *o, int64_t tokens)
+{
+	if (o->n_capture == 0 || tokens > o->capture[o->n_capture - 1] || tokens <= 0)
+		return 0;
+	int64_t p = tokens <= 4 ? (tokens <= 1 ? 1 : tokens <= 2 ? 2 : 4) :
+		    tokens < 256 ? (tokens + 7) / 8 * 8 : (tokens + 15) / 16 * 16;
+	/* The regular grid, unless max_num_batched_tokens cut the list. */
+	return p <= o->capture[o->n_capture - 1] ? p : o->capture[o->n_capture - 1];
+}
+
+/* What a step adds to its GPU work, in seconds.
+ *   tokens, seqs    the step's (per microbatch with a pipeline);
+ *   gpu_s           its GPU time (every other row of the step);
+ *   dense_tok_s     the dense matmuls' time per token when they are
+ *                   compute bound, else 0 (what a padded token costs).
+ * With parts non-NULL, also its parts: [0] CPU that shows, [1] launches,
+ * [2] graph padding, [3] the fitted rest. */
+double overhead_step_s(const struct overhead_model *o, double tokens, double seqs, double gpu_s,
+		       double dense_tok_s, double *parts);
+
+/* Before the engine: a request of prompt_len tokens, in ns. */
+int64_t overhead_request_ns(const struct overhead_model *o, int64_t prompt_len);
+
+/* After a step that produced tokens for streams streams, until the
+ * clients see them, in ns. */
+int64_t overhead_output_ns(const struct overhead_model *o, int64_t streams);
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * The engine-level overhead model (sim/perf/overhead.c, issue 18):
+ * vLLM's CUDA-graph capture sizes and padding per max_num_seqs and budget,
+ * async scheduling hiding the engine core's CPU under the GPU, eager
+ * launches, and a run's request path, steps and output path to the
+ * nanosecond, the output handler as a bottleneck.
+ */
+#include "simutil.h"
+
+#include "overhead.h"
+#include "steptime.h"
+
+/* vLLM's default capture sizes: [1, 2, 4], multiples of 8 below 256, of 16
+ * from 256, up to min(2 × max_num_seqs, 512, max_num_batched_tokens). */
+static void capture_sizes_follow_vllm(void **state)
+{
+	(void)state;
+	static const struct {
+		int64_t seqs, mnbt;
+		int n, last;
+	} cases[] = {
+		{ 128, 8192, 3 + 31 + 1, 256 },  /* 1 2 4, 8..248, 256 */
+		{ 256, 8192, 3 + 31 + 17, 512 }, /* and 256..512 by 16 */
+		{ 1024, 2048, 51, 512 },
+		{ 128, 100, 3 + 12, 96 },        /* the budget cuts the list */
+		{ 1, 8192, 2, 2 },               /* [1, 2] */
+		{ 160, 8192, 3 + 31 + 5, 320 },  /* 2 × 160: 256, 272, 288, 304, 320 */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		int32_t sz[OVERHEAD_MAX_CAPTURE];
+		int n = overhead_capture_sizes(cases[i].seqs, cases[i].mnbt, sz, OVERHEAD_MAX_CAPTURE);
+		assert_int_equal(n, cases[i].n);
+		assert_int_equal(sz[n - 1], cases[i].last);
+		for (int k = 1; k < n; k++)
+			assert_true(sz[k] > sz[k - 1]);
+	}
+}
+
+/* A step runs at the next capture size; past the largest, eager (0). */
+static void steps_pad_to_the_next_capture_size(void **state)
+{
+	(void)state;
+	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
+	assert_non_null(p);
+	struct hw_profile hw = { 0 };
+	static const struct {
+		int64_t seqs, mnbt, tokens, padded;
+	} cases[] = {
+		{ 128, 8192, 1, 1 }, { 128, 8192, 3, 4 }, { 128, 8192, 5, 8 },
+		{ 128, 8192, 17, 24 }, { 128, 8192, 250, 256 }, { 128, 8192, 256, 256 },
+		{ 128, 8192, 257, 0 }, { 256, 8192, 257, 272 }, { 256, 8192, 500, 512 },
+		{ 256, 8192, 513, 0 }, { 128, 100, 90, 96 }, { 128, 100, 97, 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct overhead_model o;
+		overhead_model_init(&o, p, &hw, true, false, cases[i].seqs, cases[i].mnbt, 32, 0);
+		assert_int_equal(overhead_padded(&o, cases[i].tokens), cases[i].padded);
+		/* --enforce-eager: never a graph. */
+		overhead_model_init(&o, p, &hw, true, true, cases[i].seqs, cases[i].mnbt, 32, 0);
+		assert_int_equal(overhead_padded(&o, cases[i].tokens), 0);
+	}
+}
+
+/* Async scheduling runs the engine core's CPU work under the GPU step:
+ * none of it shows while the GPU step is longer, all of it shows without
+ * async scheduling. The fitted rest shows either way. */
+static void async_hides_the_cpu_under_the_gpu(void **state)
+{
+	(void)state;
+	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
+	struct hw_profile hw = { 0 };
+	struct overhead_model sync, async;
+	overhead_model_init(&sync, p, &hw, false, false, 128, 8192, 32, 0);
+	overhead_model_init(&async, p, &hw, true, false, 128, 8192, 32, 0);
+	double ps[4], pa[4], gpu = 0.010;
+	overhead_step_s(&sync, 64, 64, gpu, 0, ps);
+	overhead_step_s(&async, 64, 64, gpu, 0, pa);
+	double cpu = (p->step_cpu_us + 64 * p->step_cpu_per_seq_us) * 1e-6;
+	assert_double_rel(ps[0], cpu, 1e-12);
+	assert_double_near(pa[0], 0, 0);
+	assert_double_rel(pa[3], ps[3], 1e-12);
+	/* A GPU step shorter than the CPU work: the excess shows. */
+	double tiny = cpu / 4;
+	overhead_step_s(&async, 1, 1, tiny, 0, pa);
+	double cpu1 = (p->step_cpu_us + p->step_cpu_per_seq_us) * 1e-6;
+	assert_double_rel(pa[0], cpu1 - tiny - pa[1], 1e-9);
+	/* Eager launches queue ahead of the GPU: hidden by a long step. */
+	overhead_step_s(&async, 1000, 4, 1.0, 0, pa);
+	assert_double_near(pa[1], 0, 0);
+	overhead_step_s(&async, 1000, 4, 0, 0, pa);
+	assert_double_rel(pa[1], 32 * p->kernels_per_layer * p->kernel_launch_us * 1e-6, 1e-12);
+}
+
+/* One request alone under vLLM 0.15's timing: TTFT = the request path
+ * (the fitted fixed part plus tokenization of 1,000 tokens) + one prefill
+ * step (eager: 1,000 tokens is past the largest capture size; its CPU
+ * hidden under the GPU by async scheduling) + the output path of one
+ * stream; each later gap is one decode step (a graph of size 1). Exact to
+ * the nanosecond rounding of each step. */
+static void light_load_is_the_paths_and_the_steps(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.num_prompts=1", "workload.random_input_len=1000",
+		 "workload.random_output_len=5", NULL);
+	assert_true(r.engine.async_scheduling);
+	const struct overhead_profile *prof = overhead_profile_find("vllm-v1");
+	struct overhead_model o;
+	overhead_model_init(&o, prof, &r.hw, true, false, r.engine.max_num_seqs,
+			    r.engine.max_num_batched_tokens, (double)r.model.n_layers, 0);
+	struct perf p;
+	perf_init(&p, &r.model, &r.hw, r.weights, 1, 2);
+	p.overhead = &o;
+	struct perf_step s;
+	perf_step_clear(&s);
+	perf_step_add(&s, &p, 1000, 0, true);
+	int64_t prefill = llround(perf_step_time(&p, &s, NULL) * 1e9);
+	int64_t api = overhead_request_ns(&o, 1000), out = overhead_output_ns(&o, 1);
+	assert_int_equal(api, llround(prof->request_overhead_ms * 1e6 + prof->request_per_token_us * 1e6));
+	assert_int_equal(out, llround((prof->output_us + prof->output_per_stream_us) * 1e3));
+	const struct request *q = &r.reqs.v[0];
+	assert_int_equal(q->first_token_ns - q->send_ns, api + prefill + out);
+	int64_t t = q->first_token_ns;
+	for (int k = 1; k < 5; k++) {
+		perf_step_clear(&s);
+		perf_step_add(&s, &p, 1, 1000 + k - 1, true);
+		t += llround(perf_step_time(&p, &s, NULL) * 1e9);
+	}
+	assert_int_equal(q->finish_ns, t);
+	assert_int_equal(r.engine.graph_steps, 4);
+	assert_int_equal(r.engine.eager_steps, 1);
+	run_result_free(&r);
+}
+
+/* AsyncLLM's one output handler does each step's output work in turn:
+ * 1,000 streams of Llama-3.2-1B on a B200 make 10.05 ms of output work a
+ * step (50 us + 10 us a stream) against steps of about 8 ms, so the
+ * clients see a token every 10.05 ms, not every step (within 1%: the
+ * first and last steps carry fewer streams). */
+static void the_output_handler_can_be_the_bottleneck(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "run.model=llama-3.2-1b", "run.hardware=b200", "workload.num_prompts=1000",
+		 "workload.request_rate=inf", "workload.random_input_len=16",
+		 "workload.random_output_len=64", "engine.max_num_seqs=1024", NULL);
+	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
+	double work = (p->output_us + 1000 * p->output_per_stream_us) * 1e-6;
+	double step = r.engine.busy_s / (double)r.engine.steps;
+	assert_true(step < 0.9 * work);
+	assert_double_rel(mean_tpot(&r), work, 0.01);
+	run_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(capture_sizes_follow_vllm),
+		cmocka_unit_test(steps_pad_to_the_next_capture_size),
+		cmocka_unit_test(async_hides_the_cpu_under_the_gpu),
+		cmocka_unit_test(light_load_is_the_paths_and_the_steps),
+		cmocka_unit_test(the_output_handler_can_be_the_bottleneck),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
