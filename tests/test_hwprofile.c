@@ -36,6 +36,16 @@ static void every_profile_loads(void **state)
 			assert_true(hw.capacity_gb > 0 && hw.bandwidth_gb_s > 0 && hw.bf16_tflops > 0);
 			assert_true(hw_memory_bytes(&hw) > 0);
 			assert_true(hw.source_memory[0] && hw.source_compute[0]);
+			/* Issue 11: every shipped profile carries its device facts,
+			 * with a source, consistent with its peaks: the clock under
+			 * load at most the quoted one, the stream at most the
+			 * datasheet bandwidth. */
+			assert_true(hw.arch.present);
+			assert_true(hw.source_arch[0]);
+			assert_true(hw.arch.sustained_clock_mhz <= hw.arch.boost_clock_mhz);
+			assert_true(hw.arch.memory_type != HW_MEM_UNKNOWN);
+			assert_true(hw_stream_bandwidth(&hw) <= hw.bandwidth_gb_s * 1e9);
+			assert_true(hw_clock_ratio(&hw) > 0.5 && hw_clock_ratio(&hw) <= 1);
 		}
 		free(ids[i]);
 	}
@@ -186,6 +196,54 @@ static void bad_syntax(void **state)
 	assert_contains(e.msg, "key = value");
 }
 
+/* [arch]: the clock under load cannot exceed the quoted one, and the
+ * measured stream cannot exceed the datasheet peak. */
+static void bad_arch_sustained_above_boost(void **state)
+{
+	(void)state;
+	struct err e;
+	load_bad("hw_arch_sustained.ini", &e);
+	assert_contains(e.msg, "hw_arch_sustained.ini");
+	assert_contains(e.msg, "sustained_clock_mhz");
+	assert_contains(e.msg, "1900");
+}
+
+static void bad_arch_unknown_key(void **state)
+{
+	(void)state;
+	struct err e;
+	load_bad("hw_arch_unknown_key.ini", &e);
+	assert_contains(e.msg, "hw_arch_unknown_key.ini:18:");
+	assert_contains(e.msg, "warp_size");
+}
+
+static void bad_arch_tensor_cores(void **state)
+{
+	(void)state;
+	struct err e;
+	load_bad("hw_arch_bad_enum.ini", &e);
+	assert_contains(e.msg, "hw_arch_bad_enum.ini:16:");
+	assert_contains(e.msg, "hopper");
+}
+
+/* The GeForce parts' FP16-accumulate rate is twice the FP32-accumulate one
+ * PyTorch gets (Ada whitepaper: 330.3 vs 165.2 on the RTX 4090); the
+ * datacenter parts have one rate. */
+static void accumulate_peaks(void **state)
+{
+	(void)state;
+	struct hw_profile g, h;
+	load(&g, "rtx-4090");
+	load(&h, "h100-sxm");
+	assert_double_near(hw_peak_flops_acc16(&g), 330.3e12, 1);
+	assert_double_near(hw_peak_flops(&g, MATMUL_BF16), 165.2e12, 1);
+	assert_double_near(hw_peak_flops_acc16(&h), hw_peak_flops(&h, MATMUL_BF16), 1);
+	/* H100 SXM publishes a streaming figure: 3000 of 3350 GB/s. */
+	assert_double_near(hw_stream_bandwidth(&h), 3000e9, 1);
+	/* A profile without one takes its memory type's fraction (GDDR6X 0.95). */
+	assert_double_near(hw_stream_bandwidth(&g), 0.95 * 1008e9, 1);
+}
+
 static void unknown_id_lists_known(void **state)
 {
 	(void)state;
@@ -211,6 +269,10 @@ int main(void)
 		cmocka_unit_test(bad_negative_bandwidth),
 		cmocka_unit_test(bad_long_line),
 		cmocka_unit_test(bad_syntax),
+		cmocka_unit_test(bad_arch_sustained_above_boost),
+		cmocka_unit_test(bad_arch_unknown_key),
+		cmocka_unit_test(bad_arch_tensor_cores),
+		cmocka_unit_test(accumulate_peaks),
 		cmocka_unit_test(unknown_id_lists_known),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,46 +8,7 @@
  * whole KV cache, linear in the context (C16); weights are read once per
  * step whatever the batch (C19).
  */
-#include "testutil.h"
-
-#include "hwprofile.h"
-#include "model.h"
-#include "precision.h"
-#include "steptime.h"
-
-static struct model llama, mixtral;
-static struct hw_profile h100;
-
-static int setup(void **state)
-{
-	(void)state;
-	struct err e = { { 0 } };
-	if (model_load_named(&llama, "llama-3.1-8b", &e) ||
-	    model_load_named(&mixtral, "mixtral-8x7b", &e) || hw_load_named(&h100, "h100-sxm", &e)) {
-		fprintf(stderr, "setup: %s\n", e.msg);
-		return -1;
-	}
-	return 0;
-}
-
-static void init(struct perf *p, const struct model *m, const char *weights, int tp, bool ideal)
-{
-	const struct precision *w = precision_find(weights);
-	assert_non_null(w);
-	perf_init(p, m, &h100, w, tp, 2);
-	if (ideal)
-		perf_ideal(p);
-}
-
-/* One step of `seqs` sequences each adding n tokens after ctx. */
-static double step(const struct perf *p, int seqs, int64_t n, int64_t ctx, struct perf_breakdown *b)
-{
-	struct perf_step s;
-	perf_step_clear(&s);
-	for (int i = 0; i < seqs; i++)
-		perf_step_add(&s, p, n, ctx, true);
-	return perf_step_time(p, &s, b);
-}
+#include "perfutil.h"
 
 /* Batch-1 decode of Llama-3.1-8B at context 1 on H100 SXM (3350 GB/s).
  *
@@ -134,7 +95,10 @@ static void prefill_compute_bound_superlinear(void **state)
 			      ideal ? "ideal" : "profile", t200 * 1e3, t2000 * 1e3, t4000 * 1e3);
 		assert_true(t2000 > 5 * t200);
 		assert_true(t4000 > 2 * t2000);
-		assert_true(b4000.attn_prefill > 3.9 * b2000.attn_prefill);   /* ~n², n² + n terms */
+		/* ~n², n² + n terms; with the backend's kernel the efficiency
+		 * rises with length (FA3's curve: 0.47 to 0.57 of peak from
+		 * 1k to 2k keys per query), so the profile's ratio is lower. */
+		assert_true(b4000.attn_prefill > (ideal ? 3.9 : 3.0) * b2000.attn_prefill);
 		if (ideal) {
 			/* At 2000 tokens the dense matmuls run at peak FLOP/s,
 			 * well above their bytes ÷ bandwidth: compute-bound. */
@@ -242,8 +206,7 @@ static void decode_attention_rises_with_sequences(void **state)
 	(void)state;
 	struct perf p;
 	init(&p, &llama, "bf16", 1, false);
-	const struct hw_efficiency *e = &p.eff;
-	assert_true(e->attention_half_seqs > 0);
+	assert_true(p.decode_half > 0);
 	double bytes_per_token = 131072;
 	/* 64,000 tokens of KV as S sequences of 64000/S - 1 cached tokens. */
 	static const int seqs[] = { 1, 2, 8, 16, 32, 64, 128, 256 };
@@ -251,15 +214,18 @@ static void decode_attention_rises_with_sequences(void **state)
 	for (int i = 0; i < 8; i++) {
 		struct perf_breakdown b;
 		step(&p, seqs[i], 1, 64000 / seqs[i] - 1, &b);
-		double S = seqs[i] > e->attention_half_seqs ? seqs[i] : e->attention_half_seqs;
-		double want = 64000 * bytes_per_token /
-			      (3350e9 * e->attention_bandwidth * S / (S + e->attention_half_seqs));
+		/* The backend's paged-decode row: decode_bw (bytes/s at many
+		 * sequences) and decode_half, plus its kernels' launch floor. */
+		double h = p.decode_half;
+		double S = seqs[i] > h ? seqs[i] : h;
+		double want = 64000 * bytes_per_token / (p.decode_bw * S / (S + h)) +
+			      (double)p.n_layers * p.attn_fixed_s;
 		assert_double_rel(b.attn_decode, want, 1e-9);
-		double rate = 64000 * bytes_per_token / b.attn_decode;
+		double rate = 64000 * bytes_per_token / (b.attn_decode - (double)p.n_layers * p.attn_fixed_s);
 		assert_true(rate >= prev_rate);
 		prev_rate = rate;
-		/* Floor: a lone stream at half of attention_bandwidth. */
-		assert_true(rate >= 0.5 * 3350e9 * e->attention_bandwidth * (1 - 1e-12));
+		/* Floor: a lone stream at half of the kernel's bandwidth. */
+		assert_true(rate >= 0.5 * p.decode_bw * (1 - 1e-12));
 	}
 	for (int n = 1; n <= 300; n++) {
 		struct perf_breakdown b;
@@ -391,6 +357,7 @@ static void pipeline_microbatches(void **state)
 		assert_true(ops[PERF_PIPELINE].time_s >= hop * (1 - 1e-12));
 	}
 }
+
 
 int main(void)
 {

@@ -73,6 +73,7 @@ double probepred_time_us(const struct probepred *pp, const struct hw_efficiency 
 	}
 	struct perf p;
 	perf_init(&p, &pp->layer, pp->hw, precision_find("bf16"), pp->tp, 2.0);
+	perf_use_scalars(&p);   /* the fit adjusts eff's scalars, not the backend's curves */
 	p.eff = kernel_only(eff);
 	struct perf_step s;
 	perf_step_clear(&s);

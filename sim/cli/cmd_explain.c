@@ -77,6 +77,26 @@ bad:
 		       spec);
 }
 
+/* Which kernel each operator row ran, the efficiency applied to its
+ * bounding resource's peak, and where that number comes from. */
+static void print_kernels(const struct perf *p, const struct perf_op *ops)
+{
+	if (!p->backend)
+		return;
+	printf("\nkernels (backend %s; efficiency of the bounding peak, its source):\n", p->backend->name);
+	for (int i = 0; i < PERF_N_OPS; i++) {
+		const struct perf_op *op = &ops[i];
+		if (op->time_s <= 0 || !op->kernel)
+			continue;
+		printf("  %-18s %s, %.2f\n  %-18s   %s\n", op->name, op->kernel, op->eff, "",
+		       op->source ? op->source : "");
+	}
+	if (p->backend->kernel_us > 0)
+		printf("  %-18s %.0f + %.0f kernels a layer at %.1f us each\n  %-18s   %s\n", "launch floor",
+		       p->backend->gemm_kernels, p->backend->attn_kernels, p->backend->kernel_us, "",
+		       p->backend->launch_source);
+}
+
 static int explain_step(const struct scenario *sc, const char *batch, bool ideal,
 			enum out_format fmt)
 {
@@ -96,6 +116,10 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 	perf_offload(&p, sc->cpu_offload_gb,
 		     model_weight_bytes_per_gpu(&m, w, (int)sc->tensor_parallel_size,
 						(int)sc->pipeline_parallel_size));
+	perf_use_engine(&p, sc->engine_kind == ENGINE_VLLM ? "vllm" : "llama.cpp");
+	perf_set_router_skew(&p, sc->moe_router_skew);
+	if (sc->enable_expert_parallel)
+		perf_expert_parallel(&p, (int)sc->tensor_parallel_size);
 	if (ideal)
 		perf_ideal(&p);
 	struct perf_step step;
@@ -129,9 +153,15 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 				      op->flops / op->time_s / op->peak_flops :
 				      op->peak_bytes_s > 0 ? op->bytes / op->time_s / op->peak_bytes_s : 0;
 			json_object_set_new(r, "fraction_of_peak", json_real(frac));
+			if (op->kernel) {
+				json_object_set_new(r, "kernel", json_string(op->kernel));
+				json_object_set_new(r, "efficiency", json_real(op->eff));
+				json_object_set_new(r, "source", json_string(op->source ? op->source : ""));
+			}
 			json_array_append_new(arr, r);
 		}
 		json_object_set_new(o, "operators", arr);
+		json_object_set_new(o, "backend", json_string(p.backend ? p.backend->name : "ideal"));
 		json_object_set_new(o, "step_ms", json_real(total * 1e3));
 		return cli_print_json(o);
 	}
@@ -165,6 +195,7 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 			       100 * frac);
 	}
 	printf("%-18s %12s %10s %10.3f\n", "step", "", "", total * 1e3);
+	print_kernels(&p, ops);
 	return EXIT_OK;
 }
 

@@ -745,11 +745,15 @@ static int resolve(struct engine *g, struct err *e)
 					       sc->num_gpu_at, (long long)(m->n_layers - rep), g->cpu_hw.id,
 					       on_cpu / 1e9, hw_memory_bytes(&g->cpu_hw) / 1e9);
 			perf_init(&g->cpu, m, &g->cpu_hw, w, 1, 2);
+			perf_use_engine(&g->cpu, "llama.cpp");
+			perf_set_router_skew(&g->cpu, sc->moe_router_skew);
 			/* f32 activations cross once per micro-batch. */
 			g->xfer_s_per_token = (double)m->hidden * 4 / (hw->host_bandwidth_gb_s * 1e9);
 		}
 	}
 	perf_init(&g->gpu, m, hw, w, 1, 2);   /* KV in f16: llama.cpp's and Ollama's default */
+	perf_use_engine(&g->gpu, "llama.cpp");   /* its kernels: MMQ/MMVQ, cuBLAS FP16 compute */
+	perf_set_router_skew(&g->gpu, sc->moe_router_skew);
 	g->load_ns = g->fl->cold_loads ? (int64_t)llround(total / (sc->load_bandwidth_gb_s * 1e9) * 1e9) : 0;
 	if (g->load_ns == 0)
 		g->keep_alive_ns = INT64_MAX;   /* loaded before the run (inf bandwidth): never cold */

@@ -385,6 +385,9 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 	resolve_defaults(g, sc, setup->hw, setup->model);
 	perf_init(&g->perf, setup->model, setup->hw, setup->weights, (int)sc->tensor_parallel_size,
 		  sc->kv_cache_dtype == 1 ? 1 : 2);
+	perf_set_router_skew(&g->perf, sc->moe_router_skew);
+	if (sc->enable_expert_parallel)
+		perf_expert_parallel(&g->perf, (int)sc->tensor_parallel_size);
 	if (sc->pipeline_parallel_size > setup->model->n_layers) {
 		err_set(e, "%s: [engine] pipeline_parallel_size: expected at most the model's %lld layers, got %lld",
 			sc->pipeline_parallel_at, (long long)setup->model->n_layers,

@@ -15,9 +15,17 @@ const char *const hw_link_names[] = {
 	"none", "pcie3", "pcie4", "pcie5", "nvlink3", "nvlink4", "nvlink5",
 	"infinity-fabric", "nvlink-c2c", "unified", NULL
 };
+const char *const hw_tensor_gen_names[] = {
+	"none", "volta", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "apple", NULL
+};
+const char *const hw_memory_type_names[] = {
+	"unknown", "hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x", "gddr7", "lpddr5", "lpddr5x",
+	"ddr5", NULL
+};
 
 #define F(field) offsetof(struct hw_profile, field)
 #define E(field) (offsetof(struct hw_profile, eff) + offsetof(struct hw_efficiency, field))
+#define A(field) (offsetof(struct hw_profile, arch) + offsetof(struct hw_arch, field))
 #define REQ INI_REQUIRED
 #define POS INI_REQUIRED | INI_MIN_EXCLUSIVE
 
@@ -41,7 +49,30 @@ static const struct inidoc_key keys[] = {
 	{ "compute", "fp8_tflops", INI_DOUBLE, F(fp8_tflops), INI_MIN_EXCLUSIVE, 0, 1e6, "dense TFLOP/s, > 0", NULL },
 	{ "compute", "int8_tops", INI_DOUBLE, F(int8_tops), INI_MIN_EXCLUSIVE, 0, 1e6, "dense TOPS, > 0", NULL },
 	{ "compute", "fp4_tflops", INI_DOUBLE, F(fp4_tflops), INI_MIN_EXCLUSIVE, 0, 1e6, "dense TFLOP/s, > 0", NULL },
+	{ "compute", "fp16_acc16_tflops", INI_DOUBLE, F(fp16_acc16_tflops), INI_MIN_EXCLUSIVE, 0, 1e6,
+	  "dense TFLOP/s with FP16 accumulate, > 0", NULL },
 	{ "compute", "source", INI_STRING, F(source_compute), REQ, 0, 0, "where the compute figures come from", NULL },
+	{ "arch", "sm_count", INI_DOUBLE, A(sm_count), INI_MIN_EXCLUSIVE, 0, 1e6,
+	  "SMs / CUs / GPU cores / CPU cores, > 0", NULL },
+	{ "arch", "boost_clock_mhz", INI_DOUBLE, A(boost_clock_mhz), INI_MIN_EXCLUSIVE, 0, 1e5,
+	  "MHz, > 0", NULL },
+	{ "arch", "sustained_clock_mhz", INI_DOUBLE, A(sustained_clock_mhz), INI_MIN_EXCLUSIVE, 0, 1e5,
+	  "MHz, > 0 and at most boost_clock_mhz", NULL },
+	{ "arch", "tensor_cores", INI_ENUM, A(tensor_gen), 0, 0, 0,
+	  "one of none, volta, ampere, ada, hopper, blackwell, cdna2, cdna3, apple", hw_tensor_gen_names },
+	{ "arch", "l2_mb", INI_DOUBLE, A(l2_mb), 0, 0, 1e6, "MB >= 0", NULL },
+	{ "arch", "memory_type", INI_ENUM, A(memory_type), 0, 0, 0,
+	  "one of unknown, hbm2, hbm2e, hbm3, hbm3e, gddr6, gddr6x, gddr7, lpddr5, lpddr5x, ddr5",
+	  hw_memory_type_names },
+	{ "arch", "stream_bandwidth_gb_s", INI_DOUBLE, A(stream_bandwidth_gb_s), INI_MIN_EXCLUSIVE, 0, 1e6,
+	  "measured streaming bandwidth in GB/s, > 0 and at most bandwidth_gb_s", NULL },
+	{ "arch", "matmul_bf16_tflops", INI_DOUBLE, A(matmul_bf16_tflops), INI_MIN_EXCLUSIVE, 0, 1e6,
+	  "measured dense BF16 GEMM TFLOP/s, > 0", NULL },
+	{ "arch", "matmul_fp8_tflops", INI_DOUBLE, A(matmul_fp8_tflops), INI_MIN_EXCLUSIVE, 0, 1e6,
+	  "measured dense FP8 GEMM TFLOP/s, > 0", NULL },
+	{ "arch", "matmul_fp4_tflops", INI_DOUBLE, A(matmul_fp4_tflops), INI_MIN_EXCLUSIVE, 0, 1e6,
+	  "measured dense FP4 GEMM TFLOP/s, > 0", NULL },
+	{ "arch", "source", INI_STRING, F(source_arch), 0, 0, 0, "where the architecture facts come from", NULL },
 	{ "interconnect", "kind", INI_ENUM, F(ic_kind), REQ, 0, 0,
 	  "one of none, pcie3, pcie4, pcie5, nvlink3, nvlink4, nvlink5, infinity-fabric, nvlink-c2c, unified",
 	  hw_link_names },
@@ -87,12 +118,19 @@ enum { N_KEYS = sizeof keys / sizeof *keys };
 
 void hw_default_efficiency(int hw_class, struct hw_efficiency *eff)
 {
-	/* Defaults per class. The datacenter-GPU row is fitted to the 15 real
-	 * vLLM runs on H100 of ../shared/calibration by
-	 * tests/accuracy/tune_h100.py (one set for all runs; README "Accuracy
-	 * against real runs"); the other GPU rows reuse it with a lower compute
-	 * ceiling, unverified; CPU and Apple rows follow llama.cpp's
-	 * measurements (README "Step-time model"). */
+	/* Defaults per class: the documented fallback. A device with [arch]
+	 * facts takes its kernel-level efficiencies from the backend tables
+	 * (sim/perf/backend.c) instead; these rows then set only the
+	 * kernel-level numbers of the "roofline, no kernel data" row and the
+	 * engine-level overheads of engines without their own overhead
+	 * profile (vLLM's are sim/perf/overhead.c's, refitted on the backend
+	 * tables by `vllm_h100.py --cross-validate`, docs/accuracy.md; these
+	 * rows keep servesim 1's values, which issue 18's legacy timing
+	 * reproduces). The datacenter-GPU row was fitted to the 15 real vLLM
+	 * runs on H100 of ../shared/calibration by tests/accuracy/tune_h100.py;
+	 * the other GPU rows reuse it with a lower compute ceiling,
+	 * unverified; CPU and Apple rows follow llama.cpp's measurements
+	 * (docs/step-model.md). */
 #define OTHER_GPU                                                                    \
 	{ .bandwidth = 0.87, .attention_bandwidth = 0.92, .attention_half_seqs = 16,       \
 	  .compute_max = 0.70, .compute_half_tokens = 24, .attention_compute = 0.43,       \
@@ -126,6 +164,40 @@ void hw_default_efficiency(int hw_class, struct hw_efficiency *eff)
 	*eff = by_class[hw_class];
 }
 
+/* The facts of [arch] that depend on each other: all or none of the
+ * ones the step model needs, sustained <= boost, stream <= peak. */
+static int check_arch(struct hw_profile *hw, const char *path, struct err *e)
+{
+	struct hw_arch *a = &hw->arch;
+	bool any = a->sm_count > 0 || a->boost_clock_mhz > 0 || a->sustained_clock_mhz > 0;
+	if (!any) {
+		if (a->stream_bandwidth_gb_s > 0 || a->tensor_gen || a->memory_type || a->l2_mb > 0 ||
+		    a->matmul_bf16_tflops > 0 || a->matmul_fp8_tflops > 0 || a->matmul_fp4_tflops > 0) {
+			err_set(e, "%s: [arch] sm_count: expected sm_count, boost_clock_mhz and "
+				   "sustained_clock_mhz with the other [arch] keys", path);
+			return -1;
+		}
+		return 0;
+	}
+	if (a->sm_count <= 0 || a->boost_clock_mhz <= 0 || a->sustained_clock_mhz <= 0) {
+		err_set(e, "%s: [arch]: expected sm_count, boost_clock_mhz and sustained_clock_mhz together",
+			path);
+		return -1;
+	}
+	if (a->sustained_clock_mhz > a->boost_clock_mhz) {
+		err_set(e, "%s: [arch] sustained_clock_mhz: expected at most boost_clock_mhz (%g), got '%g'",
+			path, a->boost_clock_mhz, a->sustained_clock_mhz);
+		return -1;
+	}
+	if (a->stream_bandwidth_gb_s > hw->bandwidth_gb_s) {
+		err_set(e, "%s: [arch] stream_bandwidth_gb_s: expected at most [memory] bandwidth_gb_s (%g), got '%g'",
+			path, hw->bandwidth_gb_s, a->stream_bandwidth_gb_s);
+		return -1;
+	}
+	a->present = true;
+	return 0;
+}
+
 int hw_load(struct hw_profile *hw, const char *path, struct err *e)
 {
 	memset(hw, 0, sizeof *hw);
@@ -148,6 +220,7 @@ int hw_load(struct hw_profile *hw, const char *path, struct err *e)
 			continue;
 		size_t off = keys[i].offset - offsetof(struct hw_profile, eff);
 		*(double *)((char *)&hw->eff + off) = *(double *)((char *)&given + off);
+		hw->eff_given |= 1u << (off / sizeof(double));
 		hw->calibrated = true;
 		hw->overheads_given |= !strcmp(keys[i].key, "step_overhead_us") ? HW_GIVEN_STEP_OVERHEAD :
 				       !strcmp(keys[i].key, "step_overhead_per_seq_us") ? HW_GIVEN_STEP_PER_SEQ :
@@ -158,7 +231,7 @@ int hw_load(struct hw_profile *hw, const char *path, struct err *e)
 			hw->has_price = true;
 	if (hw->fp16_tflops == 0)
 		hw->fp16_tflops = hw->bf16_tflops;
-	return 0;
+	return check_arch(hw, path, e);
 }
 
 int hw_load_named(struct hw_profile *hw, const char *name, struct err *e)
@@ -197,4 +270,58 @@ double hw_peak_flops(const struct hw_profile *hw, enum matmul_dtype d)
 		break;
 	}
 	return tf * 1e12;
+}
+
+double hw_peak_flops_acc16(const struct hw_profile *hw)
+{
+	double tf = hw->fp16_acc16_tflops > 0 ? hw->fp16_acc16_tflops : hw->fp16_tflops;
+	return (tf > 0 ? tf : hw->bf16_tflops) * 1e12;
+}
+
+double hw_clock_ratio(const struct hw_profile *hw)
+{
+	if (!hw->arch.present)
+		return 1;
+	return hw->arch.sustained_clock_mhz / hw->arch.boost_clock_mhz;
+}
+
+/* What a streaming kernel (copy, STREAM triad, a large GEMV) reaches of
+ * the datasheet peak, by memory type, where a device publishes no
+ * measurement of its own. Each row names the measurement it stands on. */
+static double memory_type_stream_fraction(int type)
+{
+	static const double frac[HW_MEM_N] = {
+		[HW_MEM_UNKNOWN] = 0.87,  /* the H100 fit (hw_default_efficiency), no component data */
+		/* HBM: H100 SXM HBM3 copies/triads at 3.07-3.12 of 3.35 TB/s
+		 * (0.92-0.93, D2D copy + STREAM triad, CUDA events); Nsight
+		 * shows 2.8 TB/s (0.84) for coalesced weight loads in serving.
+		 * 0.90 sits between; HBM2/2e/3e take the same (uncertain). */
+		[HW_MEM_HBM2] = 0.90, [HW_MEM_HBM2E] = 0.90, [HW_MEM_HBM3] = 0.90, [HW_MEM_HBM3E] = 0.90,
+		/* GDDR: llama.cpp test-backend-ops MUL_MAT bf16 m=4096 n=1
+		 * k=14336 on an RTX 3090 Ti (GDDR6X, 1008 GB/s): 0.96 TFLOPS
+		 * = 962 GB/s, 0.95 of peak (llama.cpp PR #15131). GDDR6 and
+		 * GDDR7 take 0.92 (uncertain: no published figure here). */
+		[HW_MEM_GDDR6] = 0.92, [HW_MEM_GDDR6X] = 0.95, [HW_MEM_GDDR7] = 0.92,
+		/* Apple unified memory: llama.cpp Metal's fitted 0.94 (llama-bench
+		 * tg128 on eight chips, measured_public.md A: end-to-end, no
+		 * component measurement). */
+		[HW_MEM_LPDDR5] = 0.94, [HW_MEM_LPDDR5X] = 0.94,
+		/* Desktop DDR5: STREAM-class figures reach about 0.7 of the
+		 * JEDEC peak (the CPU class default; uncertain). */
+		[HW_MEM_DDR5] = 0.70,
+	};
+	return type >= 0 && type < HW_MEM_N ? frac[type] : frac[HW_MEM_UNKNOWN];
+}
+
+double hw_stream_bandwidth(const struct hw_profile *hw)
+{
+	double peak = hw->bandwidth_gb_s * 1e9;
+	if (!hw->arch.present) {
+		struct hw_efficiency d;
+		hw_default_efficiency(hw->hw_class, &d);
+		return peak * d.bandwidth;
+	}
+	if (hw->arch.stream_bandwidth_gb_s > 0)
+		return hw->arch.stream_bandwidth_gb_s * 1e9;
+	return peak * memory_type_stream_fraction(hw->arch.memory_type);
 }

@@ -5,13 +5,19 @@
  * precision, interconnect, price) and of the achievable fractions the
  * step-time model applies to them ([efficiency]). Every figure in the file
  * carries a `source`; hardware_profiles/README.md documents each key.
- * When a profile has no [efficiency] section, the defaults of its device
- * class apply (hw_default_efficiency; sources in the README).
+ * The [arch] section holds the micro-architecture facts the step model
+ * derives its kernel efficiencies from (sim/perf/backend.c): SM count,
+ * clocks, tensor-core generation, L2, memory type, measured streaming
+ * bandwidth. Keys a profile's [efficiency] section gives override what is
+ * derived, key by key (eff_given); the device-class row of
+ * hw_default_efficiency is the documented fallback for a device without
+ * facts and sets the engine-level overheads.
  */
 #ifndef SERVESIM_HWPROFILE_H
 #define SERVESIM_HWPROFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "err.h"
 #include "inidoc.h"
@@ -46,6 +52,33 @@ struct hw_efficiency {
 	double request_overhead_ms;  /* per request: API, tokenizer, detokenizer; lands in TTFT */
 };
 
+/* Tensor-core generations: which kernels an engine runs (FlashAttention-3
+ * needs Hopper, FP8 needs Ada or later, FP4 Blackwell). */
+enum hw_tensor_gen {
+	HW_TC_NONE, HW_TC_VOLTA, HW_TC_AMPERE, HW_TC_ADA, HW_TC_HOPPER, HW_TC_BLACKWELL,
+	HW_TC_CDNA2, HW_TC_CDNA3, HW_TC_APPLE, HW_TC_N
+};
+
+enum hw_memory_type {
+	HW_MEM_UNKNOWN, HW_MEM_HBM2, HW_MEM_HBM2E, HW_MEM_HBM3, HW_MEM_HBM3E, HW_MEM_GDDR6,
+	HW_MEM_GDDR6X, HW_MEM_GDDR7, HW_MEM_LPDDR5, HW_MEM_LPDDR5X, HW_MEM_DDR5, HW_MEM_N
+};
+
+/* Micro-architecture facts ([arch]); every number has a source in the file. */
+struct hw_arch {
+	bool present;                /* the profile has an [arch] section with sm_count */
+	double sm_count;             /* SMs (NVIDIA), CUs (AMD), GPU cores (Apple), cores (CPU) */
+	double boost_clock_mhz;      /* the clock the datasheet's tensor peaks are quoted at */
+	double sustained_clock_mhz;  /* what the clock settles at under a long matmul load */
+	int tensor_gen;              /* enum hw_tensor_gen */
+	double l2_mb;                /* last-level on-chip cache, MB */
+	int memory_type;             /* enum hw_memory_type */
+	double stream_bandwidth_gb_s; /* measured streaming read/copy, GB/s; 0: not published */
+	double matmul_bf16_tflops;   /* measured best-shape dense BF16 GEMM (FP32 accumulate); 0: none */
+	double matmul_fp8_tflops;    /* … and FP8; 0: none */
+	double matmul_fp4_tflops;    /* … and FP4 (NVFP4); 0: none */
+};
+
 /* Which of [efficiency]'s overhead keys a profile sets itself (an engine
  * with its own fitted defaults keeps those for the others). */
 enum { HW_GIVEN_STEP_OVERHEAD = 1, HW_GIVEN_STEP_PER_SEQ = 2, HW_GIVEN_REQUEST_OVERHEAD = 4 };
@@ -60,6 +93,9 @@ struct hw_profile {
 	double usable_gib;           /* what the runtime reports; 0 when unknown */
 	double bandwidth_gb_s;       /* peak memory bandwidth, decimal GB/s */
 	double fp32_tflops, bf16_tflops, fp16_tflops, fp8_tflops, int8_tops, fp4_tflops;
+	double fp16_acc16_tflops;    /* fp16 matmul with fp16 accumulate; 0: the fp16 rate
+				      * (bf16/fp16 are FP32-accumulate rates) */
+	struct hw_arch arch;
 	int ic_kind;                 /* index into hw_link_names */
 	double ic_bandwidth_gb_s;    /* GPU-to-GPU, per direction */
 	double ic_latency_us;
@@ -68,15 +104,22 @@ struct hw_profile {
 	double price_per_hour_usd;   /* 0 when the profile has none */
 	bool has_price;
 	bool calibrated;             /* the profile had its own [efficiency] */
+	unsigned eff_given;          /* HW_EFF_BIT(field) for each [efficiency] key the file gave */
 	struct hw_efficiency eff;
 	char source_device[INI_VALUE_MAX], source_memory[INI_VALUE_MAX];
 	char source_compute[INI_VALUE_MAX], source_interconnect[INI_VALUE_MAX];
 	char source_price[INI_VALUE_MAX], source_efficiency[INI_VALUE_MAX];
+	char source_arch[INI_VALUE_MAX];
 };
+
+/* The bit of eff_given for the hw_efficiency field at byte offset off. */
+#define HW_EFF_BIT(field) (1u << (offsetof(struct hw_efficiency, field) / sizeof(double)))
 
 extern const char *const hw_class_names[];
 extern const char *const hw_vendor_names[];
 extern const char *const hw_link_names[];
+extern const char *const hw_tensor_gen_names[];
+extern const char *const hw_memory_type_names[];
 
 /* Reads path into *hw. Returns 0, or -1 with e as `path:line: [section]
  * key: expected …, got '…'` (or the missing key). */
@@ -92,7 +135,22 @@ void hw_default_efficiency(int hw_class, struct hw_efficiency *eff);
 double hw_memory_bytes(const struct hw_profile *hw);
 
 /* Dense peak FLOP/s for matmuls in dtype d; falls back to the nearest
- * wider dtype the device has (no fp8 on A100: bf16 rate). */
+ * wider dtype the device has (no fp8 on A100: bf16 rate). The 16-bit
+ * rate is the FP32-accumulate one. */
 double hw_peak_flops(const struct hw_profile *hw, enum matmul_dtype d);
+
+/* FP16 matmuls with FP16 accumulate (llama.cpp's cuBLAS path): twice
+ * the FP32-accumulate rate on GeForce parts, the same elsewhere. */
+double hw_peak_flops_acc16(const struct hw_profile *hw);
+
+/* The fraction of the datasheet clock a long matmul load holds:
+ * sustained / boost, 1 without [arch] facts. In (0, 1]. */
+double hw_clock_ratio(const struct hw_profile *hw);
+
+/* Achievable streaming bandwidth, bytes/s: the measured figure of [arch]
+ * when published, else the datasheet peak times the typical fraction of
+ * its memory type (sim/hw/hwprofile.c, each with its source); without
+ * [arch], peak × the class default's bandwidth fraction. */
+double hw_stream_bandwidth(const struct hw_profile *hw);
 
 #endif

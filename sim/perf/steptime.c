@@ -67,8 +67,119 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->window = (double)m->sliding_window;
 	p->attn_flops_per_pair = 2 * (double)m->n_heads * (double)(m->head_dim + m->v_head_dim) / t;
 	p->hidden_bytes_per_token = (double)m->hidden * 2;
+	p->head_dim = (double)m->head_dim;
+	p->weights_quantized = gb.dense < 2;
+	p->low_dtype = w->matmul;
+	/* The widest matmul of a layer sets the column tiles of its waves:
+	 * the fused gate/up projection (or the fused QKV when wider). */
+	double ffn = m->n_moe_layers < m->n_layers ? 2 * (double)m->dense_ffn_width : 0;
+	double qkv = (double)(m->n_heads + 2 * m->n_kv_heads) * (double)m->head_dim;
+	p->tiles_n_dense = ceil(fmax(fmax(ffn, qkv), (double)m->hidden) / t / 128);
+	p->tiles_n_expert = ceil(2 * (double)m->expert_ffn_width / t / 128);
 	perf_pipeline(p, 1);
+	p->ep = 1;
+	perf_set_router_skew(p, 0);
+	perf_use_engine(p, "vllm");
 }
+
+/* The peak a kernel row's fraction is of, over the 16-bit (FP32-accumulate)
+ * peak perf_init's groups are rated at. */
+static double peak_gain(const struct hw_profile *hw, const struct perf_kernel *k)
+{
+	double base = hw_peak_flops(hw, MATMUL_BF16);
+	if (k->peak == KPEAK_ACC16)
+		return hw_peak_flops_acc16(hw) / base;
+	if (k->peak == KPEAK_INT8)
+		return hw_peak_flops(hw, MATMUL_INT8) / base;
+	return 1;
+}
+
+void perf_use_engine(struct perf *p, const char *engine)
+{
+	const struct hw_profile *hw = p->hw;
+	const struct perf_backend *b = perf_backend_for(engine, hw);
+	const struct hw_efficiency *e = &hw->eff;   /* class defaults under the given keys */
+	unsigned given = hw->eff_given;
+#define GIVEN(f) ((given & HW_EFF_BIT(f)) != 0)
+	int gen = hw->arch.present ? hw->arch.tensor_gen : -2;   /* no facts: only wildcard rows */
+	double clock = hw_clock_ratio(hw), stream = hw_stream_bandwidth(hw), hd = p->head_dim;
+	bool llama = !strcmp(b->engine, "llama.cpp");
+	p->backend = b;
+	/* llama.cpp picks its GEMM by the weights' storage (MMQ for GGUF
+	 * quants), vLLM by the matmul dtype (the low row for FP8/INT8/FP4). */
+	p->k_gemm = perf_kernel_find(b, KOP_GEMM, llama && p->weights_quantized ? KDT_LOW : KDT_16, gen, 0);
+	p->k_gemm_low = perf_kernel_find(b, KOP_GEMM, KDT_LOW, gen, 0);
+	p->k_moe = perf_kernel_find(b, KOP_MOE, KDT_ANY, gen, 0);
+	p->k_prefill = perf_kernel_find(b, KOP_ATTN_PREFILL, KDT_ANY, gen, (int)hd);
+	p->k_decode = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, gen, (int)hd);
+	const struct perf_kernel *k = p->k_gemm, *kl = p->k_gemm_low, *km = p->k_moe;
+	p->gemm_cmax = GIVEN(compute_max) || k->fallback ? e->compute_max
+							  : k->compute_frac * clock * peak_gain(hw, k);
+	p->gemm_half = GIVEN(compute_half_tokens) || k->fallback ? e->compute_half_tokens : k->half;
+	p->gemm_bw = GIVEN(bandwidth) || k->fallback ? p->bw * e->bandwidth : stream * k->bw_frac;
+	p->gemm_lp = GIVEN(low_precision_compute) || kl->fallback || k->fallback
+		     ? e->low_precision_compute : kl->compute_frac / k->compute_frac;
+	/* A measured best-shape GEMM rate ([arch] matmul_*_tflops) replaces
+	 * clock × fraction for the rows rated at the dtype's peak: serving
+	 * shapes reach MAMF_SERVING of it (uncertain: the H100 row's 0.82 is
+	 * about 0.95 of cuBLAS's best shapes). GeForce parts beat their
+	 * datasheet this way (clocks above the quoted boost). */
+	const double MAMF_SERVING = 0.95;
+	double mm16 = hw->arch.matmul_bf16_tflops * 1e12;
+	enum matmul_dtype ld = p->low_dtype == MATMUL_FP4 ? MATMUL_FP4 : MATMUL_FP8;
+	double mm8 = (ld == MATMUL_FP4 ? hw->arch.matmul_fp4_tflops : hw->arch.matmul_fp8_tflops) * 1e12;
+	if (!GIVEN(compute_max) && !k->fallback && k->peak == KPEAK_DTYPE && mm16 > 0) {
+		double lowc = p->gemm_lp * p->gemm_cmax;   /* the low row's fraction of its own peak */
+		p->gemm_cmax = MAMF_SERVING * mm16 / hw_peak_flops(hw, MATMUL_BF16);
+		if (!GIVEN(low_precision_compute) && !kl->fallback)
+			p->gemm_lp = (mm8 > 0 ? MAMF_SERVING * mm8 / hw_peak_flops(hw, ld) : lowc) /
+				     p->gemm_cmax;
+	}
+	p->moe_cmax = GIVEN(moe_efficiency) || km->fallback ? e->moe_efficiency * p->gemm_cmax
+							     : km->compute_frac * clock * peak_gain(hw, km);
+	p->moe_bw = GIVEN(moe_efficiency) || km->fallback ? e->moe_efficiency * p->gemm_bw : stream * km->bw_frac;
+	p->prefill_clock = GIVEN(attention_compute) || p->k_prefill->fallback || !p->k_prefill->curve ? 0 : clock;
+	p->decode_bw = GIVEN(attention_bandwidth) || p->k_decode->fallback ? p->bw * e->attention_bandwidth
+									   : stream * p->k_decode->bw_frac;
+	p->decode_half = GIVEN(attention_half_seqs) || p->k_decode->fallback ? e->attention_half_seqs
+									     : p->k_decode->half;
+	p->sm_count = k->waves && hw->arch.present ? hw->arch.sm_count : 0;
+	p->gemm_fixed_s = b->gemm_kernels * b->kernel_us * 1e-6;
+	p->attn_fixed_s = b->attn_kernels * b->kernel_us * 1e-6;
+	p->lm_fixed_s = b->gemm_kernels > 0 ? b->kernel_us * 1e-6 : 0;
+	/* The engine's step overhead on this backend, unless the profile
+	 * gives one; a later perf_use_engine restores the class's. */
+	struct hw_efficiency cls;
+	hw_default_efficiency(hw->hw_class, &cls);
+	p->eff.step_overhead_us = GIVEN(step_overhead_us) || !hw->arch.present ? e->step_overhead_us
+			        : b->step_overhead_us >= 0 ? b->step_overhead_us : cls.step_overhead_us;
+#undef GIVEN
+}
+
+void perf_use_scalars(struct perf *p)
+{
+	p->backend = NULL;
+}
+
+/* The scalar model: every kernel field from p->eff (no backend). */
+static void scalar_fields(const struct perf *p, struct perf *q)
+{
+	*q = *p;
+	const struct hw_efficiency *e = &p->eff;
+	q->k_gemm = q->k_gemm_low = q->k_moe = q->k_prefill = q->k_decode = NULL;
+	q->gemm_cmax = e->compute_max;
+	q->gemm_half = e->compute_half_tokens;
+	q->gemm_bw = p->bw * e->bandwidth;
+	q->gemm_lp = e->low_precision_compute;
+	q->moe_cmax = e->moe_efficiency * e->compute_max;
+	q->moe_bw = e->moe_efficiency * q->gemm_bw;
+	q->prefill_clock = 0;
+	q->decode_bw = p->bw * e->attention_bandwidth;
+	q->decode_half = e->attention_half_seqs;
+	q->sm_count = 0;
+	q->gemm_fixed_s = q->attn_fixed_s = q->lm_fixed_s = 0;
+}
+
 
 void perf_pipeline(struct perf *p, int pp)
 {
@@ -86,6 +197,7 @@ double perf_offload(struct perf *p, double gib, double weight_bytes_per_gpu)
 
 void perf_ideal(struct perf *p)
 {
+	p->backend = NULL;
 	p->eff = (struct hw_efficiency){ .bandwidth = 1, .attention_bandwidth = 1, .compute_max = 1,
 					 .compute_half_tokens = 0, .attention_compute = 1,
 					 .attention_half_seqs = 0, .moe_efficiency = 1,
@@ -127,25 +239,72 @@ static double link_s(const struct perf *p, double bytes)
 	return bytes / (p->hw->ic_bandwidth_gb_s * 1e9) + p->hw->ic_latency_us * 1e-6;
 }
 
-/* Achieved fraction of peak for a matmul of m rows (tokens). */
-static double matmul_eff(const struct perf *p, double m)
+/* The share of a non-persistent GEMM's waves that has work: tiles /
+ * (ceil(tiles / SMs) · SMs) for 128-column tiles of 64 or 128 rows,
+ * whichever fills the waves better (cuBLAS's heuristic picks among such
+ * CUTLASS threadblock shapes). More SMs at the same rate each never
+ * lengthen a GEMM: ceil(tiles / SMs) waves only fall. */
+static double wave_eff(double m, double tiles_n, double sms)
 {
-	return p->eff.compute_max * m / (m + p->eff.compute_half_tokens);
+	double best = 0;
+	for (double tm = 64; tm <= 128; tm *= 2) {
+		double tiles = ceil(m / tm) * tiles_n;
+		best = fmax(best, tiles / (ceil(tiles / sms) * sms));
+	}
+	return best;
+}
+
+/* Achieved fraction of peak for a matmul of m rows (tokens): the kernel's
+ * curve, times its wave quantization when it is not persistent. */
+static double matmul_eff(const struct perf *q, double m, double tiles_n)
+{
+	double e = q->gemm_cmax * m / (m + q->gemm_half);
+	if (q->sm_count > 0 && tiles_n > 0)
+		e *= wave_eff(m, tiles_n, q->sm_count);
+	return e;
+}
+
+/* Triton fused_moe's BLOCK_SIZE_M by batch tokens, as vLLM's tuned
+ * configs pick it (E=8,N=3584 A100 config, vLLM PR #3389: 32 up to 96
+ * tokens, 64 to 512, 128 above; 16 below 32 in the default config). */
+static double moe_block_m(double tokens)
+{
+	return tokens <= 32 ? 16 : tokens <= 96 ? 32 : tokens <= 512 ? 64 : 128;
 }
 
 /* The roofline of one operator: max(FLOPs / achievable FLOP/s, bytes /
- * achievable bandwidth). */
+ * achievable bandwidth), plus its kernels' fixed cost. */
 static void roofline(struct perf_op *op, const char *name, double flops, double peak,
-		     double ceff, double bytes, double bw, double beff)
+		     double ceff, double bytes, double bw, double fixed_s)
 {
 	double tc = flops > 0 ? flops / (peak * ceff) : 0;
-	double tm = bytes > 0 ? bytes / (bw * beff) : 0;
-	*op = (struct perf_op){ name, flops, bytes, tc > tm ? tc : tm, peak, bw, tc > tm };
+	double tm = bytes > 0 ? bytes / bw : 0;
+	*op = (struct perf_op){ .name = name, .flops = flops, .bytes = bytes,
+				.time_s = (tc > tm ? tc : tm) + fixed_s, .peak_flops = peak,
+				.peak_bytes_s = bw, .compute_bound = tc > tm };
+	op->eff = tc > tm ? ceff : 0;
+}
+
+static void cite(struct perf_op *op, const struct perf_kernel *k, const struct perf *p, double bw)
+{
+	if (!op->compute_bound && op->peak_bytes_s > 0)
+		op->eff = bw / p->bw;
+	op->peak_bytes_s = p->bw;
+	if (!k) {
+		/* The scalar model: a backend's fallback row when the device has
+		 * no [arch] facts, or a perf without a backend (probe fits). */
+		op->kernel = p->backend ? "roofline, no kernel data" : "profile [efficiency] scalars";
+		op->source = p->hw->calibrated ? p->hw->source_efficiency
+					       : "device-class defaults (hw_default_efficiency)";
+		return;
+	}
+	op->kernel = k->kernel;
+	op->source = k->source;
 }
 
 /* The operator rows of one microbatch, 1/m of the step's batch (m = 1:
  * the whole step), through every layer. */
-static double ops_one(const struct perf *p, const struct perf_step *s, double m, struct perf_op *ops)
+static double ops_one(const struct perf *p0, const struct perf_step *s, double m, struct perf_op *ops)
 {
 	static const char *const names[PERF_N_OPS] = {
 		"dense matmuls", "MoE experts", "LM head", "prefill attention",
@@ -156,53 +315,92 @@ static double ops_one(const struct perf *p, const struct perf_step *s, double m,
 		ops[i] = (struct perf_op){ .name = names[i] };
 	if (s->tokens <= 0)
 		return 0;
-	double T = (double)s->tokens / m, sampled = (double)s->sampled / m;
-	double beff = p->eff.bandwidth, lp = p->eff.low_precision_compute;
+	struct perf qs;
+	const struct perf *q = p0;
+	bool kernels = p0->backend && p0->hw->arch.present;   /* else the scalar model */
+	if (!kernels) {
+		scalar_fields(p0, &qs);
+		q = &qs;
+	}
+	const struct perf *p = q;
+	double T = (double)s->tokens / m, sampled = (double)s->sampled / m, L = (double)p->n_layers;
+	double lp = q->gemm_lp;
 	roofline(&ops[PERF_DENSE], names[PERF_DENSE], p->dense_flops_per_token * T,
-		 p->peak_dense * low_factor(p->dense_low, lp),
-		 matmul_eff(p, T), p->dense_bytes, p->bw, beff);
-	if (sampled > 0)
+		 p->peak_dense * low_factor(p->dense_low, lp), matmul_eff(q, T, q->tiles_n_dense),
+		 p->dense_bytes, q->gemm_bw, L * q->gemm_fixed_s);
+	cite(&ops[PERF_DENSE], q->k_gemm, p, q->gemm_bw);
+	if (sampled > 0) {
 		roofline(&ops[PERF_LM_HEAD], names[PERF_LM_HEAD], p->lm_head_flops_per_token * sampled,
-			 p->peak_lm_head * low_factor(p->lm_head_low, lp), matmul_eff(p, sampled),
-			 p->lm_head_bytes, p->bw, beff);
+			 p->peak_lm_head * low_factor(p->lm_head_low, lp), matmul_eff(q, sampled, 0),
+			 p->lm_head_bytes, q->gemm_bw, q->lm_fixed_s);
+		cite(&ops[PERF_LM_HEAD], q->k_gemm, p, q->gemm_bw);
+	}
 	if (p->n_moe_layers > 0) {
-		double E = p->n_experts, k = p->experts_per_token;
-		double touched = E * (1 - pow(1 - k / E, T));
-		double f = p->eff.moe_efficiency;
-		assert(f > 0);
+		double k = p->experts_per_token;
+		double touched = perf_moe_touched(p, T, NULL), routed = T * k;
+		if (p->ep > 1)
+			touched = perf_moe_first_gpu(p, T, &routed);   /* the busiest GPU's */
+		double tpe = routed / touched, bm = moe_block_m(T);
+		/* Each expert's rows pad to whole BLOCK_SIZE_M tiles: the
+		 * grouped GEMM's curve in tokens per expert (the scalar model:
+		 * the dense matmul's curve at tpe). */
+		double curve = kernels ? tpe / (ceil(tpe / bm) * bm) : tpe / (tpe + q->gemm_half);
+		assert(q->moe_cmax > 0);
 		roofline(&ops[PERF_EXPERTS], names[PERF_EXPERTS],
-			 p->n_moe_layers * p->expert_flops_per_token * T * k,
-			 p->peak_expert * low_factor(p->expert_low, lp),
-			 f * matmul_eff(p, T * k / touched), p->n_moe_layers * touched * p->expert_bytes,
-			 p->bw, f * beff);
+			 p->n_moe_layers * p->expert_flops_per_token * routed,
+			 p->peak_expert * low_factor(p->expert_low, lp), q->moe_cmax * curve,
+			 p->n_moe_layers * touched * p->expert_bytes, q->moe_bw, 0);
+		cite(&ops[PERF_EXPERTS], q->k_moe, p, q->moe_bw);
 	}
 	double pairs = (p->full_layers * s->pre_pairs_full + p->sliding_layers * s->pre_pairs_win) / m;
 	double pre_kv = (p->full_layers * s->pre_ctx_full + p->sliding_layers * s->pre_ctx_win) / m;
-	roofline(&ops[PERF_ATTN_PREFILL], names[PERF_ATTN_PREFILL], pairs * p->attn_flops_per_pair,
-		 p->peak_attn, p->eff.attention_compute, pre_kv * p->kv_bytes_per_token_layer, p->bw, beff);
+	if (pairs > 0) {
+		double ac = p->eff.attention_compute;
+		if (q->prefill_clock > 0) {
+			/* The kernel's curve at the step's mean keys per query. */
+			double queries = (double)(s->tokens - s->dec_seqs);
+			double kpq = queries > 0 ? s->pre_pairs_full / queries : 1;
+			ac = perf_curve_at(q->k_prefill->curve, kpq) * q->prefill_clock;
+		}
+		roofline(&ops[PERF_ATTN_PREFILL], names[PERF_ATTN_PREFILL], pairs * p->attn_flops_per_pair,
+			 p->peak_attn, ac, pre_kv * p->kv_bytes_per_token_layer, q->gemm_bw, L * q->attn_fixed_s);
+		cite(&ops[PERF_ATTN_PREFILL], q->k_prefill, p, q->gemm_bw);
+	}
 	double dec_kv = (p->full_layers * s->dec_ctx_full + p->sliding_layers * s->dec_ctx_win) / m;
 	if (s->dec_seqs > 0) {
 		/* Paged decode attention runs one thread block per (sequence,
 		 * KV head): few sequences leave SMs idle, and the bandwidth
 		 * reached rises as S / (S + half). Below `half` sequences
 		 * flash-decoding splits each context across blocks instead, so
-		 * a small batch reads its KV at half of attention_bandwidth,
+		 * a small batch reads its KV at half of the kernel's bandwidth,
 		 * not less: a lone long-context stream is not starved (C6). */
-		double h = p->eff.attention_half_seqs;
+		double h = q->decode_half;
 		double S = fmax((double)s->dec_seqs / m, h);
+		double bw = q->decode_bw * (S > 0 ? S / (S + h) : 1);
+		/* With prefill in the step the attention kernels are launched
+		 * once for both; otherwise decode pays them. */
 		roofline(&ops[PERF_ATTN_DECODE], names[PERF_ATTN_DECODE],
 			 dec_kv * p->attn_flops_per_pair, p->peak_attn, p->eff.attention_compute,
-			 dec_kv * p->kv_bytes_per_token_layer, p->bw,
-			 p->eff.attention_bandwidth * (S > 0 ? S / (S + h) : 1));
+			 dec_kv * p->kv_bytes_per_token_layer, bw, pairs > 0 ? 0 : L * q->attn_fixed_s);
+		cite(&ops[PERF_ATTN_DECODE], q->k_decode, p, bw);
 	}
 	if (p->tp > 1) {
-		double t = p->tp;
 		double bytes = T * p->hidden_bytes_per_token;
-		/* Ring all-reduce: 2(t-1) hops, each moving 1/t of the data. */
-		double one = 2 * (t - 1) * link_s(p, bytes / t);
-		ops[PERF_ALLREDUCE].bytes = 2 * (double)p->n_layers * bytes;
-		ops[PERF_ALLREDUCE].time_s = 2 * (double)p->n_layers * one;
+		const struct perf_collective *alg = NULL;
+		double one;
+		if (kernels) {
+			one = perf_allreduce_s(p0->backend, p->hw, p->tp, bytes, &alg);
+		} else {
+			/* Ring all-reduce: 2(t-1) hops, each moving 1/t of the data. */
+			double t = p->tp;
+			one = 2 * (t - 1) * link_s(p, bytes / t);
+		}
+		ops[PERF_ALLREDUCE].bytes = 2 * L * bytes;
+		ops[PERF_ALLREDUCE].time_s = 2 * L * one;
 		ops[PERF_ALLREDUCE].peak_bytes_s = p->hw->ic_bandwidth_gb_s * 1e9;
+		ops[PERF_ALLREDUCE].kernel = alg ? alg->name : "ring all-reduce (scalar model)";
+		ops[PERF_ALLREDUCE].eff = alg ? alg->link_frac : 1;
+		ops[PERF_ALLREDUCE].source = alg ? alg->source : "profile interconnect latency_us and bandwidth";
 	}
 	if (p->offload_bytes > 0) {
 		/* The offloaded weights cross the host link each forward pass; the

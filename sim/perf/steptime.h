@@ -21,10 +21,20 @@
  *     until every sequence has its token: the longer of one microbatch's
  *     trip through all stages and the microbatches queued at the slowest
  *     stage (the last: it also runs the LM head and the sampler).
- * Compute efficiency rises with the tokens in a matmul:
- * compute_max · M / (M + compute_half_tokens), times low_precision_compute
- * for 8- and 4-bit matmuls (against their own peak). With every efficiency at 1
- * and no overhead, a batch-1 decode step is weight bytes ÷ bandwidth (C8).
+ * The efficiencies come from the backend's kernel rows (backend.h: which
+ * kernel the engine runs for each group on this device, its curve of
+ * shape and its source) applied to the device facts (hwprofile.h: clock
+ * under load, SMs, accumulate-type peaks, streaming bandwidth); keys a
+ * profile's [efficiency] section gives override them one by one, and a
+ * perf without a backend (perf_use_scalars) is the scalar model of
+ * p->eff alone: compute_max · M / (M + compute_half_tokens), times
+ * low_precision_compute for 8- and 4-bit matmuls. Each group adds its
+ * kernels' fixed launch cost per layer (the small-batch decode floor).
+ * Routed experts: distinct experts touched by a batch under a Zipf router
+ * of exponent router_skew (0: uniform), tokens per expert padded to the
+ * grouped GEMM's BLOCK_SIZE_M. All-reduce: the backend's collective rows
+ * by message size, group size and link. With every efficiency at 1 and no
+ * overhead (perf_ideal), a batch-1 decode step is weight bytes ÷ bandwidth (C8).
  *
  * The accumulation struct is built incrementally by the scheduler, so the
  * cost of a step is O(sequences in it), with no allocation.
@@ -35,10 +45,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "hwprofile.h"
 #include "model.h"
 #include "precision.h"
 
+enum { PERF_TOUCH_N = 24 };
 struct overhead_model;
 
 /* Precomputed per (model, device, precision, TP): bytes and FLOPs per
@@ -78,6 +90,31 @@ struct perf {
 	int64_t n_layers;
 	int pp;                      /* pipeline stages (perf_pipeline), 1 by default */
 	double stage_layers;         /* layers on the fullest stage, ceil(L/pp) */
+
+	double head_dim;             /* query/key head size: picks the attention curve */
+	bool weights_quantized;      /* dense weights below 16 bits (llama.cpp: MMQ) */
+	int low_dtype;               /* the precision's matmul dtype (enum matmul_dtype) */
+
+	/* Kernel efficiencies (perf_init; NULL backend: p->eff's scalars). */
+	const struct perf_backend *backend;
+	const struct perf_kernel *k_gemm, *k_gemm_low, *k_moe, *k_prefill, *k_decode;
+	double gemm_cmax, gemm_half;   /* 16-bit GEMM: fraction of peak at large M, M at half */
+	double gemm_lp;                /* low-precision GEMM fraction ÷ the 16-bit one */
+	double gemm_bw;                /* bytes/s a weight-streaming GEMM reaches */
+	double moe_cmax, moe_bw;       /* grouped GEMM: fraction of peak, bytes/s */
+	double prefill_clock;          /* prefill attention: curve × this; 0: eff.attention_compute */
+	double decode_bw, decode_half; /* decode attention: bytes/s at many sequences, half point */
+	double sm_count;               /* for tile waves; 0: no wave quantization */
+	double tiles_n_dense, tiles_n_expert;   /* 128-wide column tiles of the widest matmul */
+	double gemm_fixed_s, attn_fixed_s;      /* launch floor of one layer's kernels */
+	double lm_fixed_s;
+	double router_skew;            /* Zipf exponent of expert popularity; 0: uniform */
+	double touched_tab[PERF_TOUCH_N];  /* experts touched at T = 2^i tokens (router_skew > 0) */
+	/* Expert parallelism (perf_expert_parallel): ep GPUs each hold E/ep
+	 * whole experts, the first GPU the most popular ones. */
+	int ep;                        /* 1: experts sliced by tensor parallelism */
+	double ep_share;               /* routing choices that land on the first GPU, of k */
+	double ep_touched_tab[PERF_TOUCH_N];   /* its experts touched at T = 2^i tokens */
 };
 
 /* The work of one step, accumulated sequence by sequence. */
@@ -109,6 +146,33 @@ void perf_pipeline(struct perf *p, int pp);
 
 /* Sets every efficiency to 1 and the overheads to 0: the datasheet line. */
 void perf_ideal(struct perf *p);
+
+/* Runs the engine's kernels ("vllm", "ollama", "llama.cpp"; perf_init
+ * takes vLLM's, or llama.cpp's on Apple and CPU): re-derives the kernel
+ * efficiencies from that backend's rows. */
+void perf_use_engine(struct perf *p, const char *engine);
+
+/* Drops the backend: p->eff's scalars alone set every efficiency (what a
+ * probe fit adjusts). */
+void perf_use_scalars(struct perf *p);
+
+/* Expert popularity as a Zipf law of exponent skew >= 0 (0: uniform). */
+void perf_set_router_skew(struct perf *p, double skew);
+
+/* Expert parallelism over the tp GPUs (vLLM --enable-expert-parallel):
+ * experts are placed whole, E/ep a GPU in order, instead of sliced; the
+ * MoE step lasts as long as the busiest GPU (the first: the most popular
+ * experts under a skewed router). ep = 1 undoes it. */
+void perf_expert_parallel(struct perf *p, int ep);
+
+/* Under expert parallelism: the experts of the first (busiest) GPU that a
+ * batch of tokens touches; *routed gets the routing choices that land
+ * there. */
+double perf_moe_first_gpu(const struct perf *p, double tokens, double *routed);
+
+/* Expected distinct experts a batch of tokens touches, and (when busiest
+ * is not NULL) the expected tokens of the most popular expert. */
+double perf_moe_touched(const struct perf *p, double tokens, double *busiest);
 
 static inline void perf_step_clear(struct perf_step *s)
 {
@@ -158,6 +222,9 @@ struct perf_op {
 	double time_s;
 	double peak_flops, peak_bytes_s;   /* the device's, for the achieved fraction */
 	bool compute_bound;
+	const char *kernel;        /* what the backend runs for it (NULL: none named) */
+	double eff;                /* efficiency applied to the bounding resource's peak */
+	const char *source;        /* where that efficiency comes from */
 };
 
 /* Fills ops[PERF_N_OPS] for the step and returns its duration in seconds

@@ -88,6 +88,10 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "cpu_offload_gb", INI_DOUBLE, F(cpu_offload_gb), 0, 0, 1e6,
 	  "GiB of weights per GPU kept in host memory, >= 0 (vLLM --cpu-offload-gb)", NULL },
 	{ "engine", "kv_cache_dtype", INI_ENUM, F(kv_cache_dtype), 0, 0, 0, "auto or fp8", kv_dtype_names },
+	{ "engine", "moe_router_skew", INI_DOUBLE, F(moe_router_skew), 0, 0, 10,
+	  "a Zipf exponent in [0, 10] (0: uniform routing)", NULL },
+	{ "engine", "enable_expert_parallel", INI_BOOL, F(enable_expert_parallel), 0, 0, 0, "true or false",
+	  NULL },
 	/* vLLM's timing (issue 18): the version picks the defaults (vllmver.c). */
 	{ "engine", "vllm_version", INI_STRING, F(vllm_version), 0, 0, 0, "a vLLM version 0.MINOR[.PATCH], >= 0.8",
 	  NULL },

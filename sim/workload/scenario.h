@@ -86,6 +86,9 @@ struct scenario {
 	double kv_offload_gib;
 	double cpu_offload_gb;             /* weights per GPU in host memory, GiB */
 	int kv_cache_dtype;                /* 0 auto, 1 fp8 */
+	double moe_router_skew;            /* Zipf exponent of expert popularity, 0 uniform
+					    * (servesim's own; docs/step-model.md) */
+	bool enable_expert_parallel;       /* vLLM --enable-expert-parallel: experts whole over the tp GPUs */
 	/* vLLM's timing (engine/vllmver.c picks the defaults of the version). */
 	char vllm_version[INI_VALUE_MAX];  /* "" = the newest servesim knows */
 	bool async_scheduling;             /* --async-scheduling, when given */

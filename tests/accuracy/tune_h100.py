@@ -1,6 +1,14 @@
 #!/usr/bin/env python3
 """How the datacenter-GPU efficiency defaults were chosen (issue 4).
 
+Since issue 11 these are the device-class fallback row ("roofline, no
+kernel data"): a profile with [arch] facts takes its kernel efficiencies
+from the backend tables (sim/perf/backend.c); vLLM's engine-level
+overheads are sim/perf/overhead.c's remainders, set by
+`vllm_h100.py --cross-validate` (docs/accuracy.md). Writing every key
+below into [efficiency], as this search does, overrides the backend rows,
+so it tunes the scalar model.
+
 A coordinate search over the [efficiency] keys of an H100 SXM profile
 (and its interconnect.latency_us, a public estimate the TP runs pin down),
 minimising the sum of squares of MAPE_ttft/15, MAPE_itl/8 and

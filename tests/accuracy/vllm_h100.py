@@ -14,10 +14,14 @@ the same way from the simulated means and output length
 Also checks the simulated GPU KV pool (servesim.num_gpu_blocks) against the
 block count vLLM reported at start-up (within 3%).
 
-usage: vllm_h100.py [SERVESIM] [--json] [--summary-only] [--calibration DIR] [--set S.K=V]…
+usage: vllm_h100.py [SERVESIM] [--json] [--summary-only] [--cross-validate] [--calibration DIR] [--set S.K=V]…
   SERVESIM        the binary (default build/sim/servesim in the repo root)
   --json          also print the summary as JSON (last thing on stdout)
   --summary-only  leave out the per-stage table
+  --cross-validate  leave one model family out: set the engine-level
+                  parameters (step and request overheads) on the other
+                  families, predict the one left out (crossval.py); prints
+                  one line per fold and last `cv ttft X% itl Y% e2e Z%`
   --set S.K=V     passed to every `servesim run` (e.g. run.hardware=PROFILE.ini)
   --calibration   the folder holding the two CSVs (default ../shared/calibration
                   next to the repo, else shared/calibration inside it)
@@ -46,7 +50,8 @@ def usage(msg):
 
 
 def parse_args(argv):
-    opts = {"binary": None, "json": False, "summary_only": False, "calibration": None, "sets": []}
+    opts = {"binary": None, "json": False, "summary_only": False, "calibration": None, "sets": [],
+            "cross_validate": False}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -54,6 +59,8 @@ def parse_args(argv):
             opts["json"] = True
         elif a == "--summary-only":
             opts["summary_only"] = True
+        elif a == "--cross-validate":
+            opts["cross_validate"] = True
         elif a == "--set":
             if i + 1 >= len(argv):
                 usage("--set needs SECTION.KEY=VALUE")
@@ -132,6 +139,8 @@ def main(argv):
     if not os.access(opts["binary"], os.X_OK):
         usage("no servesim binary at %s (build first, or pass its path)" % opts["binary"])
     experiments, measured = load_csvs(opts["calibration"])
+    if opts["cross_validate"]:
+        return cross_validate_main(opts, experiments, measured)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda e: simulate(opts["binary"], e["experiment"], opts["sets"]), experiments))
@@ -230,6 +239,27 @@ def main(argv):
         print()
         print(json.dumps(summary, indent=1, sort_keys=True))
     return 1 if failures else 0
+
+
+def cross_validate_main(opts, experiments, measured):
+    import crossval
+    meas = {(e, m): v for (e, s, m), v in measured.items() if s == -1}
+    defaults = crossval.shipped_defaults()
+    print("engine-level parameters at the shipped defaults: " +
+          ", ".join("%s %g" % kv for kv in defaults.items()))
+    try:
+        folds, cv, full, insample = crossval.cross_validate(opts["binary"], experiments, meas, defaults,
+                                                            sets=opts["sets"])
+    except RuntimeError as ex:
+        sys.stderr.write("vllm_h100.py: run failed: %s\n" % ex)
+        return 1
+    print("fit on all %d runs: step %.1f us, per-seq %.2f us, request %.2f ms -> in-sample "
+          "ttft %.2f%% itl %.2f%% e2e %.2f%%" % (len(experiments), full["step_overhead_us"],
+                                                full["step_overhead_per_seq_us"], full["request_overhead_ms"],
+                                                insample["ttft_mean"], insample["itl_mean"],
+                                                insample["e2e_mean"]))
+    print("cv ttft %.1f%% itl %.1f%% e2e %.1f%%" % (cv["ttft_mean"], cv["itl_mean"], cv["e2e_mean"]))
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,129 @@
+/*
+ * backend: the kernels an engine runs on a device, and what each reaches
+ * (DESIGN "Where the data flow is going next": backend tables).
+ *
+ * A backend (vLLM on CUDA, vLLM on ROCm, llama.cpp on CUDA / Metal / CPU)
+ * is a table of kernel rows, `{ .op, .dtype, .gen, .kernel, ..., .source }`,
+ * looked up by operator group, matmul dtype and tensor-core generation:
+ * the first row that matches wins, and every table ends with the named
+ * place-holder row "roofline, no kernel data" (the device-class scalars of
+ * hw_default_efficiency), so a lookup never fails and `explain` can say
+ * which row it used. Each row gives achieved efficiency as a curve of the
+ * operator's shape, every number with the component-level measurement it
+ * comes from (or `uncertain:` where none supports it):
+ *   - matmuls: compute_frac · M / (M + half_tokens) of the clock-adjusted
+ *     peak of the row's accumulate type, times tile-wave quantization
+ *     over the device's SMs for kernels that are not persistent;
+ *   - grouped MoE GEMMs: the same, per expert, with tokens per expert
+ *     padded to the kernel's BLOCK_SIZE_M;
+ *   - prefill attention: a table of the fraction of peak by keys per query
+ *     (FlashAttention-2/3 benchmark curves), per head-dim class;
+ *   - decode attention: bw_frac · S / (S + half_seqs) of streaming bandwidth;
+ *   - memory-bound reads: bw_frac of the device's streaming bandwidth
+ *     (hw_stream_bandwidth), plus kernel_us per kernel launched (the
+ *     backend's kernels a layer): at small batch a step's achieved
+ *     bandwidth is bytes / (bytes / bw + kernels · kernel_us), so it
+ *     falls with bytes per kernel and rises to bw as kernels grow.
+ * Collectives are rows too (perf_allreduce_s): one-shot / two-shot custom
+ * all-reduce, NCCL/RCCL ring, by link, fitted to published benchmark tables.
+ *
+ * Tables are const and static; lookups are O(rows) and done once, in
+ * perf_init; nothing here allocates or can fail.
+ */
+#ifndef SERVESIM_BACKEND_H
+#define SERVESIM_BACKEND_H
+
+#include <stdbool.h>
+
+#include "hwprofile.h"
+
+/* Operator groups a kernel row serves (a subset of perf_op_kind). */
+enum perf_kop { KOP_GEMM, KOP_MOE, KOP_ATTN_PREFILL, KOP_ATTN_DECODE, KOP_N };
+
+/* The matmul dtype class a row serves. */
+enum perf_kdtype { KDT_ANY, KDT_16, KDT_LOW };
+
+#define KGEN_ANY (-1)
+
+/* The peak a row's compute_frac is a fraction of: the precision's matmul
+ * dtype (FP32-accumulate at 16 bits), FP16 with FP16 accumulate
+ * (llama.cpp's cuBLAS path), or INT8 (llama.cpp's MMQ). */
+enum perf_kpeak { KPEAK_DTYPE, KPEAK_ACC16, KPEAK_INT8 };
+
+/* Achieved fraction of peak by x (log-linear between points, clamped at
+ * the ends). */
+struct perf_curve {
+	int n;
+	double x[8], y[8];
+};
+
+struct perf_kernel {
+	int op;                      /* enum perf_kop */
+	int dtype;                   /* enum perf_kdtype */
+	int gen;                     /* enum hw_tensor_gen, or KGEN_ANY */
+	int head_dim_max;            /* attention: rows for head dims up to this; 0 any */
+	const char *kernel;          /* what the engine runs, by its name */
+	int peak;                    /* enum perf_kpeak: which peak compute_frac is of */
+	bool waves;                  /* one tile per SM per wave (not persistent / stream-K) */
+	double compute_frac;         /* of the clock-adjusted peak, large shapes */
+	double half;                 /* matmul: M tokens at half of compute_frac;
+				      * decode attention: sequences at half of bw_frac */
+	const struct perf_curve *curve;  /* prefill attention: fraction of peak by keys per query */
+	double bw_frac;              /* of hw_stream_bandwidth */
+	bool fallback;               /* the "roofline, no kernel data" row: class scalars */
+	const char *source;
+};
+
+/* An all-reduce algorithm: time = latency_us + hops · profile latency_us
+ * + traffic(tp) · bytes / (link bandwidth · link_frac). */
+enum perf_traffic { TRAFFIC_ONE_SHOT, TRAFFIC_TWO_SHOT, TRAFFIC_RING };
+
+struct perf_collective {
+	const char *name;
+	int traffic;                 /* enum perf_traffic */
+	bool nvlink_only;            /* needs every GPU pair on NVLink / Infinity Fabric */
+	double max_bytes;            /* largest message it takes; 0: any */
+	int tp_max;                  /* largest group it runs for; 0: any */
+	double latency_us;           /* fixed */
+	bool ring_hops;              /* adds 2(tp-1) × the profile's per-hop latency */
+	double link_frac;            /* of the profile's per-direction link bandwidth */
+	const char *source;
+};
+
+struct perf_backend {
+	const char *name;            /* "vllm-cuda" … */
+	const char *engine;          /* "vllm", "llama.cpp" */
+	double kernel_us;            /* fixed cost of one kernel in a step (launch, ramp, tail) */
+	double gemm_kernels;         /* kernels a decoder layer launches for its matmuls, norms, activations */
+	double attn_kernels;         /* … and for attention (rope, cache write, attention) */
+	const char *launch_source;
+	double step_overhead_us;     /* the engine's per-step CPU cost on this backend, replacing the
+				      * device class's (fitted to vLLM); < 0: the class's */
+	const struct perf_kernel *rows;
+	int n_rows;
+	const struct perf_collective *coll;
+	int n_coll;
+};
+
+/* The backend an engine ("vllm", "ollama", "llama.cpp") runs on hw: by
+ * vendor and class. Unknown engine names take vLLM's. Never NULL. */
+const struct perf_backend *perf_backend_for(const char *engine, const struct hw_profile *hw);
+
+/* A backend by name ("vllm-cuda", …), or NULL. */
+const struct perf_backend *perf_backend_find(const char *name);
+
+/* The first row of b for (op, dtype, tensor gen, head dim); the
+ * fallback row when none matches. Never NULL. */
+const struct perf_kernel *perf_kernel_find(const struct perf_backend *b, int op, int dtype, int gen,
+					   int head_dim);
+
+/* The curve's value at x (log-linear in x, clamped). */
+double perf_curve_at(const struct perf_curve *c, double x);
+
+/* One all-reduce of bytes per GPU over tp GPUs on hw: the fastest of b's
+ * algorithms that may run there (as vLLM dispatches); *alg (when not
+ * NULL) names it. tp <= 1 costs 0. */
+double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
+			const struct perf_collective **alg);
+
+#endif

@@ -1,0 +1,118 @@
+/*
+ * moe: which experts a batch reaches (the routing half of the step model's
+ * MoE row; steptime.h declares the functions, struct perf holds the state).
+ *
+ * Expert popularity is a Zipf law of exponent router_skew over experts
+ * 1..E (0: uniform). A token picks k distinct experts, expert i among them
+ * with probability q_i = min(1, k · i^-skew / Σ j^-skew); a batch of T
+ * tokens touches Σ (1 − (1 − q_i)^T) distinct experts. Under expert
+ * parallelism the ep GPUs hold E/ep whole experts each, in order, so the
+ * first GPU holds the most popular ones and is the busiest. Both sums are
+ * tabulated at T = 2^j once (perf_set_router_skew: O(E · PERF_TOUCH_N));
+ * a step looks them up in O(1).
+ */
+#include "steptime.h"
+
+#include <assert.h>
+#include <math.h>
+
+/* Expert i's (1-based) chance to be among a token's k picks. */
+static double pick_prob(const struct perf *p, double i, double z)
+{
+	if (p->router_skew <= 0)
+		return p->experts_per_token / p->n_experts;
+	return fmin(1, p->experts_per_token * pow(i, -p->router_skew) / z);
+}
+
+void perf_set_router_skew(struct perf *p, double skew)
+{
+	assert(skew >= 0);
+	p->router_skew = skew;
+	if (p->n_experts <= 0)
+		return;
+	double z = 0;
+	for (double i = 1; i <= p->n_experts; i++)
+		z += pow(i, -skew);
+	/* The first GPU of an expert-parallel group: experts 1 … E/ep. */
+	double local = p->ep > 1 ? floor(p->n_experts / p->ep) : p->n_experts;
+	p->ep_share = 0;
+	for (double i = 1; i <= local; i++)
+		p->ep_share += pick_prob(p, i, z);
+	for (int j = 0; j < PERF_TOUCH_N; j++) {
+		double T = ldexp(1, j), t = 0;
+		for (double i = 1; i <= local; i++)
+			t += 1 - pow(1 - pick_prob(p, i, z), T);
+		p->ep_touched_tab[j] = t;
+	}
+	if (skew <= 0)
+		return;
+	/* Expert i's share of routing choices ∝ i^-skew; a token picks k
+	 * distinct experts, expert i among them with probability
+	 * q_i = min(1, k·share_i). Tabulated once at T = 2^j tokens: O(E) a
+	 * point, none per step. */
+	for (int j = 0; j < PERF_TOUCH_N; j++) {
+		double T = ldexp(1, j), touched = 0;
+		for (double i = 1; i <= p->n_experts; i++)
+			touched += 1 - pow(1 - pick_prob(p, i, z), T);
+		p->touched_tab[j] = touched;
+	}
+}
+
+void perf_expert_parallel(struct perf *p, int ep)
+{
+	assert(ep >= 1);
+	if (ep == p->ep || p->n_experts <= 0)
+		return;
+	/* Whole experts instead of 1/tp slices of each. */
+	double f = (double)ep / (double)(p->ep > 0 ? p->ep : 1);
+	p->expert_bytes *= f;
+	p->expert_flops_per_token *= f;
+	p->ep = ep;
+	perf_set_router_skew(p, p->router_skew);
+}
+
+/* Log-linear in T between tabulated powers of two; below one token the
+ * first point scales down linearly. */
+static double tab_at(const double *tab, double T)
+{
+	double j = log2(T);
+	if (j <= 0)
+		return tab[0] * T;
+	if (j >= PERF_TOUCH_N - 1)
+		return tab[PERF_TOUCH_N - 1];
+	int i = (int)j;
+	return tab[i] + (j - i) * (tab[i + 1] - tab[i]);
+}
+
+double perf_moe_touched(const struct perf *p, double T, double *busiest)
+{
+	double E = p->n_experts, k = p->experts_per_token;
+	if (E <= 0 || T <= 0) {
+		if (busiest)
+			*busiest = 0;
+		return 0;
+	}
+	double q0 = k / E, touched;
+	if (p->router_skew <= 0) {
+		touched = E * (1 - pow(1 - k / E, T));
+	} else {
+		double z = 0;
+		if (busiest)
+			for (double i = 1; i <= E; i++)
+				z += pow(i, -p->router_skew);
+		q0 = busiest ? pick_prob(p, 1, z) : q0;
+		touched = tab_at(p->touched_tab, T);
+	}
+	if (busiest)
+		*busiest = T * q0;
+	return fmin(touched, fmin(E, T * k));
+}
+
+double perf_moe_first_gpu(const struct perf *p, double T, double *routed)
+{
+	double E = p->n_experts, k = p->experts_per_token;
+	*routed = T * p->ep_share;
+	if (p->router_skew > 0)
+		return tab_at(p->ep_touched_tab, T);
+	return floor(E / p->ep) * (1 - pow(1 - k / E, T));
+}
