@@ -1,46 +1,30 @@
 /*
- * Calibration (issue 7): servesim-probe's CSV read back, the GSL fit of the
- * [efficiency] section recovering known parameters from synthetic
- * measurements, the profile it writes, `calibrate gpu` without a GPU, the
- * real-run formats of `calibrate runs` and its Nelder-Mead fit.
- *
- * The synthetic probe file is what servesim-probe would write on an H100
- * for Llama-3.1-8B if the step-time model were exactly right with known
- * efficiencies, each time multiplied by exp(N(0, 0.02)): 2% noise, seeded.
- * The fit starts from the h100-sxm defaults, which differ from the truth by
- * 10-150%.
+ * Calibration (issue 7): the profile a fit writes, the real-run formats of
+ * `calibrate runs` and its Nelder-Mead fit. The GPU probe's CSV, its fit
+ * and `calibrate gpu` are tests/test_probefit.c.
  */
 #include "testutil.h"
 
-#include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
 #include <sys/stat.h>
 
 #include "calibcsv.h"
 #include "catalog.h"
 #include "effparam.h"
-#include "fit.h"
 #include "hwprofile.h"
 #include "llamabench.h"
-#include "probecsv.h"
-#include "probepred.h"
-#include "proberun.h"
 #include "profwrite.h"
 #include "runfit.h"
 #include "runobs.h"
 
 #define CAL TEST_DATA_DIR "/calib/"
 
-/* The parameters the synthetic GPU has. */
+/* A set of efficiencies unlike the defaults (profwrite round trip). */
 static const struct hw_efficiency truth = {
 	.bandwidth = 0.86, .attention_bandwidth = 0.69, .attention_half_seqs = 6,
 	.compute_max = 0.62, .compute_half_tokens = 90, .attention_compute = 0.33,
 	.low_precision_compute = 1, .moe_efficiency = 1,
 	.step_overhead_us = 1400, .step_overhead_per_seq_us = 4, .request_overhead_ms = 10,
 };
-
-/* Llama-3.1-8B (models/llama-3.1-8b.json). */
-static const struct probe_dims llama8b = { 4096, 14336, 32, 8, 128, 128256, 1 };
 
 struct tmp {
 	char dir[64];
@@ -75,271 +59,6 @@ static void load_h100(struct hw_profile *hw)
 	struct err e;
 	if (hw_load_named(hw, "h100-sxm", &e))
 		fail_msg("%s", e.msg);
-}
-
-/* One row: the prediction under truth, with noise. */
-static void put_row(FILE *f, const struct probepred *pp, gsl_rng *rng, struct probe_row *r)
-{
-	double t = probepred_time_us(pp, &truth, r) * exp(gsl_ran_gaussian(rng, 0.02));
-	fprintf(f, "%s,%s,%lld,%lld,%s,%.3f,%.0f,%.0f\n", probe_kind_names[r->kind], r->shape,
-		(long long)r->tokens, (long long)r->context, probe_dtype_names[r->dtype], t, r->bytes, r->flops);
-}
-
-/* Writes the synthetic probe CSV: the probe's own grid of shapes. */
-static void write_synthetic(const char *path, const struct hw_profile *hw)
-{
-	struct probepred pp;
-	probepred_init(&pp, hw, &llama8b);
-	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-	gsl_rng_set(rng, 20261130);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fprintf(f, "# servesim-probe: 1\n# device: NVIDIA H100 80GB HBM3\n# sm: 90\n");
-	fprintf(f, "# dims: hidden=4096 intermediate=14336 heads=32 kv_heads=8 head_dim=128 vocab=128256 tp=1\n");
-	fprintf(f, "kind,shape,tokens,context,dtype,time_us,bytes,flops\n");
-	static const double mib[] = { 256, 1024, 4096 };
-	for (int i = 0; i < 3; i++)
-		for (int k = PROBE_STREAM_READ; k <= PROBE_D2D_COPY; k++) {
-			struct probe_row r = { .kind = k, .dtype = PROBE_DT_NONE };
-			snprintf(r.shape, sizeof r.shape, "buf_%.0fMiB", mib[i]);
-			r.bytes = mib[i] * 1048576.0 * (k == PROBE_D2D_COPY ? 2 : 1);
-			put_row(f, &pp, rng, &r);
-		}
-	static const struct {
-		const char *name;
-		int64_t n, k;
-	} w[] = { { "qkv", 6144, 4096 }, { "o", 4096, 4096 }, { "gate_up", 28672, 4096 },
-		  { "down", 4096, 14336 }, { "lm_head", 128256, 4096 } };
-	for (int dt = PROBE_DT_BF16; dt <= PROBE_DT_FP8; dt++)
-		for (size_t i = 0; i < 5; i++)
-			for (int64_t m = 1; m <= 16384; m *= 2) {
-				struct probe_row r = { .kind = PROBE_GEMM, .dtype = dt, .tokens = m,
-						       .gemm_n = w[i].n, .gemm_k = w[i].k };
-				snprintf(r.shape, sizeof r.shape, "%s_n%lld_k%lld", w[i].name, (long long)w[i].n,
-					 (long long)w[i].k);
-				r.bytes = (double)w[i].n * (double)w[i].k * (dt == PROBE_DT_FP8 ? 1 : 2);
-				r.flops = 2.0 * (double)m * (double)w[i].n * (double)w[i].k;
-				put_row(f, &pp, rng, &r);
-			}
-	for (int64_t c = 128; c <= 32768; c *= 2) {
-		struct probe_row r = { .kind = PROBE_ATTN_PREFILL, .dtype = PROBE_DT_BF16, .tokens = c };
-		snprintf(r.shape, sizeof r.shape, "prompt");
-		put_row(f, &pp, rng, &r);
-	}
-	for (int64_t c = 4096; c <= 32768; c *= 2) {
-		struct probe_row r = { .kind = PROBE_ATTN_PREFILL, .dtype = PROBE_DT_BF16, .tokens = 2048,
-				       .context = c - 2048 };
-		snprintf(r.shape, sizeof r.shape, "chunk");
-		put_row(f, &pp, rng, &r);
-	}
-	static const int64_t batches[] = { 1, 4, 8, 16, 32, 64, 128 };
-	for (int b = 0; b < 7; b++)
-		for (int64_t c = 128; c <= 32768; c *= 2) {
-			struct probe_row r = { .kind = PROBE_ATTN_DECODE, .dtype = PROBE_DT_BF16,
-					       .tokens = batches[b], .context = c };
-			snprintf(r.shape, sizeof r.shape, "paged_b%lld", (long long)batches[b]);
-			put_row(f, &pp, rng, &r);
-		}
-	static const int64_t dec[] = { 1, 16, 64, 256 }, pre[] = { 512, 2048, 8192 };
-	for (int i = 0; i < 4; i++) {
-		struct probe_row r = { .kind = PROBE_LAYER, .dtype = PROBE_DT_BF16, .tokens = dec[i],
-				       .context = 1024, .decode = true };
-		snprintf(r.shape, sizeof r.shape, "decode");
-		put_row(f, &pp, rng, &r);
-	}
-	for (int i = 0; i < 3; i++) {
-		struct probe_row r = { .kind = PROBE_LAYER, .dtype = PROBE_DT_BF16, .tokens = pre[i] };
-		snprintf(r.shape, sizeof r.shape, "prefill");
-		put_row(f, &pp, rng, &r);
-	}
-	assert_int_equal(fclose(f), 0);
-	gsl_rng_free(rng);
-}
-
-/* ---- probe CSV ----------------------------------------------------------- */
-
-static void probecsv_reads_the_probe_format(void **state)
-{
-	(void)state;
-	struct tmp t;
-	tmp_make(&t);
-	char path[128];
-	tmp_path(&t, "probe.csv", path, sizeof path);
-	struct hw_profile hw;
-	load_h100(&hw);
-	write_synthetic(path, &hw);
-	struct probe_data d;
-	struct err e;
-	if (probecsv_load(&d, path, &e))
-		fail_msg("%s", e.msg);
-	assert_string_equal(d.device, "NVIDIA H100 80GB HBM3");
-	assert_true(d.has_dims);
-	assert_int_equal(d.dims.hidden, 4096);
-	assert_int_equal(d.dims.vocab, 128256);
-	/* 6 bandwidth + 150 gemm + 13 prefill + 63 decode + 7 layer rows */
-	assert_int_equal(d.len, 239);
-	assert_int_equal(d.rows[6].kind, PROBE_GEMM);
-	assert_int_equal(d.rows[6].gemm_n, 6144);
-	assert_int_equal(d.rows[6].gemm_k, 4096);
-	assert_string_equal(probecsv_hardware_id(d.device), "h100-sxm");
-	probecsv_free(&d);
-	tmp_clean(&t);
-}
-
-static void probecsv_errors_name_file_and_line(void **state)
-{
-	(void)state;
-	struct probe_data d;
-	struct err e;
-	assert_int_equal(probecsv_load(&d, CAL "probe_bad_number.csv", &e), -1);
-	assert_contains(e.msg, "probe_bad_number.csv:7: time_us: expected a time in microseconds > 0, got 'fast'");
-	probecsv_free(&d);
-	assert_int_equal(probecsv_load(&d, CAL "probe_no_header.csv", &e), -1);
-	assert_contains(e.msg, "probe_no_header.csv:2: expected the header");
-	probecsv_free(&d);
-	assert_null(probecsv_hardware_id("Some Future GPU"));
-	assert_string_equal(probecsv_hardware_id("NVIDIA L40S"), "l40s");
-	assert_string_equal(probecsv_hardware_id("NVIDIA L4"), "l4");
-}
-
-/* ---- the probe fit ------------------------------------------------------- */
-
-static void fit_recovers_known_parameters(void **state)
-{
-	(void)state;
-	struct tmp t;
-	tmp_make(&t);
-	char path[128];
-	tmp_path(&t, "probe.csv", path, sizeof path);
-	struct hw_profile hw;
-	load_h100(&hw);
-	write_synthetic(path, &hw);
-	struct probe_data d;
-	struct err e;
-	if (probecsv_load(&d, path, &e))
-		fail_msg("%s", e.msg);
-	struct fit_result r;
-	if (fit_probe(&r, &d, &hw, NULL, &e))
-		fail_msg("%s", e.msg);
-	assert_true(r.converged);
-	/* Fractions to 3% of their value and the GEMM half-efficiency point to 20%:
-	 * 2% noise on ~150 rows pins the fractions to well under 1%; the
-	 * half point is seen only by the few GEMMs near the compute/memory
-	 * crossover, hence the wider band. */
-	assert_double_rel(r.after.bandwidth, truth.bandwidth, 0.03);
-	assert_double_rel(r.after.attention_bandwidth, truth.attention_bandwidth, 0.03);
-	assert_double_rel(r.after.compute_max, truth.compute_max, 0.03);
-	assert_double_rel(r.after.attention_compute, truth.attention_compute, 0.03);
-	assert_double_rel(r.after.compute_half_tokens, truth.compute_half_tokens, 0.20);
-	/* The decode-batch half point to 15%: only the decode rows at batches
-	 * 8..64 see it (below it the floor holds, above it the curve is
-	 * flat); over five noise seeds it came out within 5%. */
-	assert_double_rel(r.after.attention_half_seqs, truth.attention_half_seqs, 0.15);
-	/* Not seen by kernels: untouched. */
-	assert_double_near(r.after.step_overhead_us, hw.eff.step_overhead_us, 0);
-	assert_double_near(r.after.request_overhead_ms, hw.eff.request_overhead_ms, 0);
-	/* The residual is the noise: RMS of ln-ratios near 0.02. */
-	assert_true(r.rms_after < 0.03);
-	assert_true(r.rms_before > 0.2);
-	/* fp8 GEMMs are reported, not fitted. */
-	size_t other = 0;
-	for (size_t i = 0; i < d.len; i++)
-		other += r.use[i] == FIT_ROW_OTHER_DTYPE;
-	assert_int_equal(other, 75);
-	fit_result_free(&r);
-	probecsv_free(&d);
-	tmp_clean(&t);
-}
-
-static void fit_refuses_too_few_points(void **state)
-{
-	(void)state;
-	struct hw_profile hw;
-	load_h100(&hw);
-	struct probe_data d;
-	struct err e;
-	if (probecsv_load(&d, CAL "probe_too_few.csv", &e))
-		fail_msg("%s", e.msg);
-	struct fit_result r;
-	assert_int_equal(fit_probe(&r, &d, &hw, NULL, &e), -1);
-	assert_contains(e.msg, "too few measurements to fit: 2 usable rows");
-	probecsv_free(&d);
-}
-
-static void fit_cli_writes_a_profile_run_can_use(void **state)
-{
-	(void)state;
-	struct tmp t;
-	tmp_make(&t);
-	char csv[128], out[128];
-	tmp_path(&t, "probe.csv", csv, sizeof csv);
-	tmp_path(&t, "h100-mine.ini", out, sizeof out);
-	struct hw_profile hw;
-	load_h100(&hw);
-	write_synthetic(csv, &hw);
-	struct cmd_result c;
-	run_cmd(&c, "SOURCE_DATE_EPOCH=1800000000 '%s' calibrate fit '%s' --model llama-3.1-8b --out '%s'",
-		SERVESIM_BIN, csv, out);
-	if (c.status != 0)
-		fail_msg("exit %d: %s", c.status, c.err);
-	/* Every row with its error before and after. */
-	assert_contains(c.out, "measured_us");
-	assert_contains(c.out, "before_us");
-	assert_contains(c.out, "after_us");
-	assert_contains(c.out, "gemm          lm_head_n128256_k4096");
-	assert_contains(c.out, "not fitted: other dtype");
-	assert_contains(c.err, "base profile h100-sxm");
-	cmd_result_free(&c);
-
-	struct hw_profile mine;
-	struct err e;
-	if (hw_load(&mine, out, &e))
-		fail_msg("%s", e.msg);
-	assert_true(mine.calibrated);
-	assert_double_near(mine.bandwidth_gb_s, 3350, 0);          /* the base's keys */
-	assert_double_near(mine.bf16_tflops, 989.4, 1e-9);
-	assert_double_rel(mine.eff.compute_max, truth.compute_max, 0.03);
-	assert_contains(mine.source_efficiency, "fitted by servesim calibrate from probe.csv on 2027-01-15");
-	cmd_result_free(&c);
-
-	/* The written profile runs. */
-	run_cmd(&c, "'%s' run --hardware '%s' --set workload.num_prompts=20 --format json", SERVESIM_BIN, out);
-	assert_int_equal(c.status, 0);
-	cmd_result_free(&c);
-	tmp_clean(&t);
-}
-
-static void fit_cli_writes_nothing_when_it_cannot_fit(void **state)
-{
-	(void)state;
-	struct tmp t;
-	tmp_make(&t);
-	char csv[128], out[128];
-	tmp_path(&t, "probe.csv", csv, sizeof csv);
-	tmp_path(&t, "out.ini", out, sizeof out);
-	struct hw_profile hw;
-	load_h100(&hw);
-	write_synthetic(csv, &hw);
-	struct cmd_result c;
-	/* One iteration cannot converge. */
-	run_cmd(&c, "'%s' calibrate fit '%s' --max-iter 1 --out '%s'", SERVESIM_BIN, csv, out);
-	assert_int_equal(c.status, 2);
-	assert_contains(c.err, "did not converge");
-	assert_contains(c.err, "nothing written");
-	assert_false(file_exists(out));
-	cmd_result_free(&c);
-	run_cmd(&c, "'%s' calibrate fit '%s' --out '%s'", SERVESIM_BIN, CAL "probe_too_few.csv", out);
-	assert_int_equal(c.status, 2);
-	assert_contains(c.err, "too few measurements");
-	assert_false(file_exists(out));
-	cmd_result_free(&c);
-	/* Dims that are not the model's. */
-	run_cmd(&c, "'%s' calibrate fit '%s' --model llama-3.1-70b --out '%s'", SERVESIM_BIN, csv, out);
-	assert_int_equal(c.status, 2);
-	assert_contains(c.err, "the probe measured hidden=4096");
-	assert_false(file_exists(out));
-	cmd_result_free(&c);
-	tmp_clean(&t);
 }
 
 static void profwrite_round_trip(void **state)
@@ -380,55 +99,6 @@ static void profwrite_round_trip(void **state)
 	assert_int_equal(profwrite_save(out2, "/nonexistent/base.ini", &eff, "x", NULL, 0, &e), -1);
 	assert_contains(e.msg, "/nonexistent/base.ini: cannot open");
 	assert_false(file_exists(out2));
-	tmp_clean(&t);
-}
-
-/* ---- calibrate gpu ------------------------------------------------------- */
-
-static void gpu_without_cuda_or_without_a_device(void **state)
-{
-	(void)state;
-	struct tmp t;
-	tmp_make(&t);
-	char out[128];
-	tmp_path(&t, "gpu.ini", out, sizeof out);
-	struct cmd_result c;
-	if (!proberun_available()) {
-		run_cmd(&c, "'%s' calibrate gpu --model llama-3.1-8b --out '%s'", SERVESIM_BIN, out);
-		assert_int_equal(c.status, 1);
-		assert_contains(c.err, "built without CUDA support");
-		assert_false(file_exists(out));
-		cmd_result_free(&c);
-		tmp_clean(&t);
-		return;
-	}
-	/* A CUDA build: the probe's self-check needs a GPU. */
-	char probe[4096];
-	struct err e;
-	snprintf(probe, sizeof probe, "%s", SERVESIM_BIN);
-	*strrchr(probe, '/') = '\0';
-	strcat(probe, "/servesim-probe");
-	if (!file_exists(probe)) {
-		tmp_clean(&t);
-		fail_msg("a CUDA build without %s", probe);
-	}
-	run_cmd(&c, "'%s' --check", probe);
-	if (c.status == 1 && strstr(c.err, "no CUDA device")) {
-		/* No GPU here: calibrate gpu says so, writes nothing, exits 1. */
-		cmd_result_free(&c);
-		run_cmd(&c, "'%s' calibrate gpu --model llama-3.1-8b --out '%s'", SERVESIM_BIN, out);
-		assert_int_equal(c.status, 1);
-		assert_contains(c.err, "no CUDA device");
-		assert_false(file_exists(out));
-		cmd_result_free(&c);
-		tmp_clean(&t);
-		(void)e;
-		skip();
-	}
-	if (c.status != 0)
-		fail_msg("servesim-probe --check: exit %d\n%s%s", c.status, c.out, c.err);
-	assert_contains(c.out, "check: all ok");
-	cmd_result_free(&c);
 	tmp_clean(&t);
 }
 
@@ -744,14 +414,7 @@ static void runs_cli_fits_mixed_formats(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(probecsv_reads_the_probe_format),
-		cmocka_unit_test(probecsv_errors_name_file_and_line),
-		cmocka_unit_test(fit_recovers_known_parameters),
-		cmocka_unit_test(fit_refuses_too_few_points),
-		cmocka_unit_test(fit_cli_writes_a_profile_run_can_use),
-		cmocka_unit_test(fit_cli_writes_nothing_when_it_cannot_fit),
 		cmocka_unit_test(profwrite_round_trip),
-		cmocka_unit_test(gpu_without_cuda_or_without_a_device),
 		cmocka_unit_test(runs_read_ollama_responses),
 		cmocka_unit_test(runs_read_llama_bench_in_three_forms),
 		cmocka_unit_test(runs_read_a_vllm_metrics_scrape),

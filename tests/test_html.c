@@ -274,7 +274,15 @@ static void test_doc_reports(void **state)
 	assert_int_equal(count(html, "<svg "), 11);
 	assert_contains(html, "Which configuration serves 20 req/s within ttft_p99_ms ≤ 2000, "
 			      "itl_p99_ms ≤ 100 at the lowest cost?");
-	assert_contains(html, "× h100-sxm TP1 bf16: "); /* the winner, first */
+	/* The plan's answer first: replicas × the winner, its GPUs and cost. */
+	const char *big = strstr(strstr(html, "Which configuration serves"), "<p class=\"big\">");
+	assert_non_null(big);
+	char answer[256];
+	snprintf(answer, sizeof answer, "%.*s", (int)strcspn(big + 15, "<"), big + 15);
+	assert_non_null(strstr(answer, " × "));
+	assert_non_null(strstr(answer, " TP1 bf16: "));
+	assert_non_null(strstr(answer, " GPU"));
+	assert_non_null(strstr(answer, " USD/hour"));
 	assert_contains(html, "(bars: 95% CI over replications)");
 	assert_contains(html, "How do latency and throughput change with workload.request_rate");
 	assert_contains(html, "Which GPU serves llama-3.1-8b best (ttft_p99_ms ≤ 3000)?");

@@ -14,9 +14,9 @@
 #define SWEEP "sweep --set workload.num_prompts=60 --vary request_rate=2:14:4 --vary max_num_seqs=8,64 " \
 	      "--replications 2"
 #define PLAN "plan --set workload.num_prompts=60 --slo ttft_p99_ms=400,itl_p99_ms=60 --tp 1,2 " \
-	     "--hardware h100-sxm,l40s --replications 2 --duration 5 --target-rate 30"
+	     "--hardware h100-sxm,l40s --replications 2 --duration 5 --target-rate 30 --fixed"
 #define COMPARE "compare --set workload.num_prompts=60 --hardware a100-80gb-sxm,h100-sxm,l40s " \
-		"--slo itl_p99_ms=80 --replications 2 --duration 5"
+		"--slo ttft_p99_ms=500,itl_p99_ms=80 --replications 2 --duration 5 --fixed"
 
 static char tmpdir[64];
 

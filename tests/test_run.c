@@ -188,6 +188,7 @@ static void conversations_hit_their_history(void **state)
 static void trace_replay(void **state)
 {
 	(void)state;
+	skip_without_dir(TRACE_SHARED_DIR);
 	struct run_result r;
 	simulate(&r, NULL, "workload.trace=" TRACE_SHARED_DIR "/mooncake_synthetic.jsonl",
 		 "workload.num_prompts=400", "run.model=llama-3.1-8b", "engine.max_model_len=131072", NULL);

@@ -223,6 +223,27 @@ static void one_replication_is_the_run(void **state)
 	inidoc_free(&ov);
 }
 
+/* --duration: each point sends rate × S requests (the scenario's 200 are a
+ * floor), and a point the engine cannot keep up with is warned about. */
+static void duration_scales_the_requests(void **state)
+{
+	(void)state;
+	struct cmd_result r;
+	run_cmd(&r, "'%s' sweep c13-bench-serve --vary request_rate=2,20,200 --duration 15 --format csv",
+		SERVESIM_BIN);
+	assert_int_equal(r.status, 0);
+	/* 2 req/s × 15 s = 30 < 200: the floor; 20 × 15 = 300; 200 × 15 = 3000. */
+	assert_contains(r.out, ",200.00,");   /* completed */
+	assert_contains(r.out, ",300.00,");
+	assert_contains(r.out, ",3000.00,");
+	/* One H100 serves tens of req/s of this load (README plan example),
+	 * not 200: that point, and only that one, falls short. */
+	assert_contains(r.err, "warning: point 2 achieved");
+	assert_null(strstr(r.err, "warning: point 1"));
+	assert_null(strstr(r.err, "warning: point 0"));
+	cmd_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +254,7 @@ int main(void)
 		cmocka_unit_test(student_t_intervals),
 		cmocka_unit_test(intervals_shrink_with_replications),
 		cmocka_unit_test(one_replication_is_the_run),
+		cmocka_unit_test(duration_scales_the_requests),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,9 @@
  * assert_contains(haystack, needle): needle is a substring; both are shown
  * on failure (for error messages).
  *
+ * skip_without_dir(dir): skips the test, saying why on stderr, when dir (a
+ * folder of ../shared, which a bare clone lacks) is missing.
+ *
  * run_cmd(&r, fmt, …): runs a shell command, capturing stdout, stderr and
  * the exit status; free with cmd_result_free. For the CLI tests.
  */
@@ -26,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,6 +62,16 @@ static inline void test_contains(const char *hay, const char *needle, const char
 }
 
 #define assert_contains(hay, needle) test_contains((hay), (needle), #hay, __FILE__, __LINE__)
+
+#define skip_without_dir(dir)                                                              \
+	do {                                                                               \
+		struct stat st_;                                                           \
+		if (stat((dir), &st_) != 0 || !S_ISDIR(st_.st_mode)) {                      \
+			fprintf(stderr, "skipped: %s is missing (../shared is not beside the " \
+					"source tree)\n", (dir));                                \
+			skip();                                                            \
+		}                                                                          \
+	} while (0)
 
 struct cmd_result {
 	int status;   /* exit status; -1 when the command did not exit normally */

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ".NAME.PID.tmp" beside path; false when it does not fit. */
@@ -48,4 +50,147 @@ void wholefile_abort(FILE *f, const char *path)
 	fclose(f);
 	if (tmp_of(path, tmp, sizeof tmp))
 		unlink(tmp);
+}
+
+int wholefile_mkdirs(const char *dir, struct err *e)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+		return err_set(e, "%s: the path is too long", dir);
+	/* Each ancestor in turn. */
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		struct stat st;
+		if (stat(buf, &st) != 0 && mkdir(buf, 0777) != 0 && errno != EEXIST)
+			return err_set(e, "%s: cannot create the folder: %s", buf, strerror(errno));
+		if (stat(buf, &st) == 0 && !S_ISDIR(st.st_mode))
+			return err_set(e, "%s: cannot create the folder: a file of that name exists", buf);
+		*p = c;
+		if (!c)
+			break;
+	}
+	return 0;
+}
+
+/* path's parent folder in out ("." when it has none). */
+static void parent_of(const char *path, char *out, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(out, cap, ".");
+	else if (slash == path)
+		snprintf(out, cap, "/");
+	else
+		snprintf(out, cap, "%.*s", (int)(slash - path), path);
+}
+
+int wholedir_open(struct wholedir *d, const char *dir, struct err *e)
+{
+	memset(d, 0, sizeof *d);
+	size_t len = strlen(dir);
+	while (len > 1 && dir[len - 1] == '/')
+		len--;   /* "out/" names the folder "out" */
+	if (len == 0 || len >= sizeof d->dir)
+		return err_set(e, "%s: expected a folder name that fits in %d bytes", dir, PATH_MAX - 1);
+	memcpy(d->dir, dir, len);
+	d->dir[len] = '\0';
+	char parent[PATH_MAX];
+	parent_of(d->dir, parent, sizeof parent);
+	if (wholefile_mkdirs(parent, e))
+		return -1;
+	struct stat st;
+	if (stat(d->dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return err_set(e, "%s: not a folder", d->dir);
+		snprintf(d->stage, sizeof d->stage, "%s", d->dir);
+		return 0;
+	}
+	d->fresh = true;
+	if (!tmp_of(d->dir, d->stage, sizeof d->stage))
+		return err_set(e, "%s: the path is too long", d->dir);
+	if (mkdir(d->stage, 0777) != 0)
+		return err_set(e, "%s: cannot create the folder: %s", d->stage, strerror(errno));
+	return 0;
+}
+
+/* Where file i of the folder is written now. */
+static bool staged_path(const struct wholedir *d, int i, char *out, size_t cap)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof path, "%s/%s", d->stage, d->names[i]);
+	if (n < 0 || (size_t)n >= sizeof path)
+		return false;
+	if (d->fresh) {
+		snprintf(out, cap, "%s", path);
+		return true;
+	}
+	return tmp_of(path, out, cap);
+}
+
+FILE *wholedir_file(struct wholedir *d, const char *name, struct err *e)
+{
+	char path[PATH_MAX];
+	if (d->n == WHOLEDIR_MAX_FILES || strchr(name, '/') ||
+	    (size_t)snprintf(d->names[d->n], sizeof d->names[d->n], "%s", name) >= sizeof d->names[d->n])
+		return err_set(e, "%s/%s: not a file name servesim writes", d->dir, name), NULL;
+	if (!staged_path(d, d->n, path, sizeof path))
+		return err_set(e, "%s/%s: the path is too long", d->dir, name), NULL;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return err_set(e, "%s: cannot write: %s", path, strerror(errno)), NULL;
+	d->n++;
+	return f;
+}
+
+int wholedir_close(struct wholedir *d, FILE *f, struct err *e)
+{
+	bool ok = !ferror(f);
+	int saved = errno;
+	if (fclose(f) != 0) {
+		ok = false;
+		saved = errno;
+	}
+	if (!ok)
+		return err_set(e, "%s/%s: cannot write: %s", d->dir, d->names[d->n - 1], strerror(saved));
+	return 0;
+}
+
+int wholedir_commit(struct wholedir *d, struct err *e)
+{
+	if (d->fresh) {
+		if (rename(d->stage, d->dir) == 0)
+			return 0;
+		int saved = errno;
+		wholedir_abort(d);
+		return err_set(e, "%s: cannot put the folder in place: %s", d->dir, strerror(saved));
+	}
+	/* Renames do not run out of space: once every file is staged they all
+	 * go in place. */
+	for (int i = 0; i < d->n; i++) {
+		char tmp[PATH_MAX], path[PATH_MAX + sizeof d->names[0] + 1];
+		staged_path(d, i, tmp, sizeof tmp);
+		snprintf(path, sizeof path, "%s/%s", d->dir, d->names[i]);
+		if (rename(tmp, path) != 0) {
+			int saved = errno;
+			wholedir_abort(d);
+			return err_set(e, "%s: cannot put it in place: %s", path, strerror(saved));
+		}
+	}
+	d->n = 0;
+	return 0;
+}
+
+void wholedir_abort(struct wholedir *d)
+{
+	for (int i = 0; i < d->n; i++) {
+		char path[PATH_MAX];
+		if (staged_path(d, i, path, sizeof path))
+			unlink(path);
+	}
+	d->n = 0;
+	if (d->fresh)
+		rmdir(d->stage);
 }

@@ -34,7 +34,10 @@ int proberun_dims(struct probe_dims *d, const struct model *m, int tp, struct er
 		return err_set(e, "%s: MLA attention (kv_lora_rank): the probe's kernels measure grouped-query attention only",
 			       m->id);
 	int64_t ffn = m->dense_ffn_width > 0 ? m->dense_ffn_width : m->expert_ffn_width;
-	*d = (struct probe_dims){ m->hidden, ffn, m->n_heads, m->n_kv_heads, m->head_dim, m->vocab, tp };
+	*d = (struct probe_dims){ m->hidden, ffn, m->n_heads, m->n_kv_heads, m->head_dim, m->vocab, tp,
+				  m->n_experts > 1 ? m->n_experts : 0,
+				  m->n_experts > 1 ? m->experts_per_token : 0,
+				  m->n_sliding_layers > 0 ? m->sliding_window : 0 };
 	if (m->n_heads % tp || ffn % tp)
 		return err_set(e, "--tp %d: %s has %lld attention heads and an FFN width of %lld; both must divide by tp",
 			       tp, m->id, (long long)m->n_heads, (long long)ffn);
@@ -76,14 +79,16 @@ int proberun_exec(const char *probe, const struct probe_dims *d, int budget_s, c
 {
 	if (!WITH_CUDA)
 		return err_set(e, NO_CUDA);
-	char a[8][32];
-	const long long v[8] = { d->hidden, d->intermediate, d->heads, d->kv_heads, d->head_dim, d->vocab,
-				 d->tp, budget_s };
-	for (int i = 0; i < 8; i++)
+	char a[11][32];
+	const long long v[11] = { d->hidden, d->intermediate, d->heads, d->kv_heads, d->head_dim, d->vocab,
+				  d->tp, budget_s, d->experts, d->experts_per_token > 0 ? d->experts_per_token : 1,
+				  d->window };
+	for (int i = 0; i < 11; i++)
 		snprintf(a[i], sizeof a[i], "%lld", v[i]);
 	char *argv[] = { (char *)probe, "--hidden", a[0], "--intermediate", a[1], "--heads", a[2],
 			 "--kv-heads", a[3], "--head-dim", a[4], "--vocab", a[5], "--tp", a[6],
-			 "--budget-s", a[7], "--out", (char *)csv_path, NULL };
+			 "--budget-s", a[7], "--out", (char *)csv_path, "--window", a[10],
+			 d->experts ? "--experts" : NULL, a[8], "--experts-per-token", a[9], NULL };
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
@@ -99,6 +104,10 @@ int proberun_exec(const char *probe, const struct probe_dims *d, int budget_s, c
 			return err_set(e, "%s: wait: %s", probe, strerror(errno));
 	if (WIFSIGNALED(ws))
 		return err_set(e, "%s: killed by signal %d", probe, WTERMSIG(ws));
+	if (WEXITSTATUS(ws) == 3) {
+		err_set(e, "%s: some families failed on the GPU (see '# failed:' in %s)", probe, csv_path);
+		return 1;
+	}
 	if (WEXITSTATUS(ws) != 0)
 		return err_set(e, "%s: exited with status %d (its message is above)", probe, WEXITSTATUS(ws));
 	return 0;

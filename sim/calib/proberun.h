@@ -30,8 +30,10 @@ int proberun_dims(struct probe_dims *d, const struct model *m, int tp, struct er
 int proberun_find(char *out, size_t cap, const char *explicit_path, struct err *e);
 
 /* Runs probe with dims, writing its CSV to csv_path, for at most budget_s
- * seconds of measuring. Returns 0 when it exited 0, or -1 with e (could
- * not start, killed, non-zero exit). */
+ * seconds of measuring. Returns 0 when it exited 0; 1 with e saying so
+ * when some families failed (exit 3: the CSV holds the others); -1 with
+ * e (could not start, killed, another non-zero exit; the CSV, flushed row
+ * by row, holds what was measured before). */
 int proberun_exec(const char *probe, const struct probe_dims *d, int budget_s, const char *csv_path,
 		  struct err *e);
 

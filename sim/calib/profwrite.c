@@ -80,8 +80,8 @@ static void put_cut(FILE *f, const char *prefix, const char *text)
 	fprintf(f, "%s%.*s\n", prefix, room > 0 ? room : 0, text);
 }
 
-static int write_body(FILE *out, FILE *base, const struct hw_efficiency *eff, const char *source,
-		      const char *const *comments, size_t n_comments)
+static int write_body(FILE *out, FILE *base, const struct hw_efficiency *eff, const bool *write,
+		      const char *source, const char *const *comments, size_t n_comments)
 {
 	char *line = NULL, sec[64] = "", name[64];
 	size_t cap = 0;
@@ -111,7 +111,8 @@ static int write_body(FILE *out, FILE *base, const struct hw_efficiency *eff, co
 		put_cut(out, "; ", comments[i]);
 	fprintf(out, "[efficiency]\n");
 	for (int id = 0; id < EFF_N_PARAMS; id++)
-		fprintf(out, "%s = %.6g\n", effparam_get(id)->key, effparam_value(eff, id));
+		if (!write || write[id])
+			fprintf(out, "%s = %.6g\n", effparam_get(id)->key, effparam_value(eff, id));
 	for (size_t i = 0; i < n_kept; i++) {
 		fputs(kept[i], out);
 		if (kept[i][strlen(kept[i]) - 1] != '\n')
@@ -126,6 +127,13 @@ static int write_body(FILE *out, FILE *base, const struct hw_efficiency *eff, co
 int profwrite_save(const char *out_path, const char *base_path, const struct hw_efficiency *eff,
 		   const char *source, const char *const *comments, size_t n_comments, struct err *e)
 {
+	return profwrite_save_keys(out_path, base_path, eff, NULL, source, comments, n_comments, e);
+}
+
+int profwrite_save_keys(const char *out_path, const char *base_path, const struct hw_efficiency *eff,
+			const bool *write, const char *source, const char *const *comments,
+			size_t n_comments, struct err *e)
+{
 	FILE *base = fopen(base_path, "r");
 	if (!base)
 		return err_set(e, "%s: cannot open: %s", base_path, strerror(errno));
@@ -134,7 +142,7 @@ int profwrite_save(const char *out_path, const char *base_path, const struct hw_
 		fclose(base);
 		return -1;
 	}
-	int rc = write_body(out, base, eff, source, comments, n_comments);
+	int rc = write_body(out, base, eff, write, source, comments, n_comments);
 	fclose(base);
 	if (rc) {
 		wholefile_abort(out, out_path);

@@ -14,6 +14,7 @@
 #ifndef SERVESIM_PROFWRITE_H
 #define SERVESIM_PROFWRITE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -25,6 +26,13 @@
  * or -1 with e set and no file at out_path. */
 int profwrite_save(const char *out_path, const char *base_path, const struct hw_efficiency *eff,
 		   const char *source, const char *const *comments, size_t n_comments, struct err *e);
+
+/* The same, writing only the [efficiency] keys whose write[id] is true
+ * (write NULL: all), so a key left out keeps meaning "the class's (or the
+ * engine's) default" when the profile is loaded. */
+int profwrite_save_keys(const char *out_path, const char *base_path, const struct hw_efficiency *eff,
+			const bool *write, const char *source, const char *const *comments,
+			size_t n_comments, struct err *e);
 
 /* "YYYY-MM-DD" (UTC) of now, or of $SOURCE_DATE_EPOCH when set, so tests
  * and reproducible builds get a fixed date. out must hold 11 bytes. */

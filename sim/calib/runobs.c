@@ -13,6 +13,7 @@
 #include "calibcsv.h"
 #include "catalog.h"
 #include "llamabench.h"
+#include "obscheck.h"
 #include "ollamaresp.h"
 #include "promscrape.h"
 #include "xalloc.h"
@@ -124,10 +125,15 @@ static struct runobs_point *add_point(struct runobs *ob, int stage)
 	return p;
 }
 
-static void push(struct runobs_set *set, const struct runobs *ob)
+/* Adds ob to set once obscheck_values accepts it; otherwise -1 with e
+ * and nothing is added. */
+static int push(struct runobs_set *set, const struct runobs *ob, const char *path, struct err *e)
 {
+	if (obscheck_values(ob, path, e))
+		return -1;
 	xgrow(&set->v, &set->cap, set->len + 1, sizeof *set->v);
 	set->v[set->len++] = *ob;
+	return 0;
 }
 
 /* The run.* settings of a one-model observation. */
@@ -141,10 +147,13 @@ static int add_run(struct inidoc *ov, const char *model, const char *weights, co
 	return 0;
 }
 
-/* One request alone: in prompt tokens, out generated, no shared prefix. */
+/* One request alone: in prompt tokens, out generated, no shared prefix,
+ * and a max_model_len that holds it (the model's full context may not fit
+ * the device's KV pool, which vLLM refuses at start-up: startup.h). */
 static int add_single_request(struct inidoc *ov, long long in, long long out, struct err *e)
 {
-	return inidoc_add_overridef(ov, e, "workload.num_prompts=1") || inidoc_add_overridef(ov, e, "workload.request_rate=inf") ||
+	return inidoc_add_overridef(ov, e, "engine.max_model_len=%lld", in + out < 2 ? 2 : in + out) ||
+	       inidoc_add_overridef(ov, e, "workload.num_prompts=1") || inidoc_add_overridef(ov, e, "workload.request_rate=inf") ||
 	       inidoc_add_overridef(ov, e, "workload.max_concurrency=1") ||
 	       inidoc_add_overridef(ov, e, "workload.random_input_len=%lld", in) ||
 	       inidoc_add_overridef(ov, e, "workload.random_output_len=%lld", out) ||
@@ -223,8 +232,7 @@ static int from_vllm(struct runobs_set *set, const json_t *top, const char *path
 	p->ms[OBS_TTFT] = b.ms[BENCH_TTFT][BENCH_MEAN];
 	p->ms[OBS_ITL] = b.ms[BENCH_ITL][BENCH_MEAN];
 	p->ms[OBS_E2E] = b.ms[BENCH_E2EL][BENCH_MEAN];
-	push(set, &ob);
-	return 0;
+	return push(set, &ob, path, e);
 }
 
 /* ---- Ollama ------------------------------------------------------------------ */
@@ -247,7 +255,7 @@ static int from_ollama(struct runobs_set *set, const char *text, const char *pat
 	for (size_t i = 0; i < l.len; i++) {
 		const struct ollamaresp *r = &l.v[i];
 		if (r->prompt_eval_count < 1 || r->eval_count < 1 ||
-		    (r->prompt_eval_duration_ns <= 0 && r->eval_duration_ns <= 0)) {
+		    (r->prompt_eval_duration_ns == 0 && r->eval_duration_ns == 0)) {
 			skipped++;
 			continue;
 		}
@@ -263,13 +271,18 @@ static int from_ollama(struct runobs_set *set, const char *text, const char *pat
 			return err_prefix(e, "%s:%d", path, r->line);
 		}
 		struct runobs_point *p = add_point(&ob, -1);
-		if (r->prompt_eval_duration_ns > 0)
+		/* 0 is "not reported"; anything else is measured, and push
+		 * refuses what cannot be (a negative duration). */
+		if (r->prompt_eval_duration_ns != 0)
 			p->ms[OBS_TTFT] = (double)r->prompt_eval_duration_ns / 1e6;
-		if (r->eval_count >= 2 && r->eval_duration_ns > 0)
+		if (r->eval_count >= 2 && r->eval_duration_ns != 0)
 			p->ms[OBS_ITL] = (double)r->eval_duration_ns / (double)r->eval_count / 1e6;
-		if (r->prompt_eval_duration_ns > 0 && r->eval_duration_ns > 0)
-			p->ms[OBS_E2E] = (double)(r->prompt_eval_duration_ns + r->eval_duration_ns) / 1e6;
-		push(set, &ob);
+		if (r->prompt_eval_duration_ns != 0 && r->eval_duration_ns != 0)
+			p->ms[OBS_E2E] = ((double)r->prompt_eval_duration_ns + (double)r->eval_duration_ns) / 1e6;
+		if (push(set, &ob, path, e)) {
+			ollamaresp_free(&l);
+			return -1;
+		}
 	}
 	if (skipped)
 		note(set, "%s: %zu responses without prompt_eval_count/eval_count or durations skipped", path, skipped);
@@ -323,7 +336,8 @@ static int from_llamabench(struct runobs_set *set, struct llamabench_list *l, co
 			p->ms[OBS_ITL] = t->avg_ns / (double)t->n_gen / 1e6;
 		else
 			p->ms[OBS_E2E] = t->avg_ns / 1e6;
-		push(set, &ob);
+		if (push(set, &ob, path, e))
+			return -1;
 	}
 	if (depth)
 		note(set, "%s: %zu tests with n_depth > 0 skipped (a simulation starts with an empty KV cache)",
@@ -351,7 +365,9 @@ static double hist_mean_ms(const struct promscrape *s, const char *name)
 	double sum = promscrape_sum(s, k, &f1);
 	snprintf(k, sizeof k, "%s_count", name);
 	double n = promscrape_sum(s, k, &f2);
-	return f1 && f2 && n > 0 ? sum / n * 1e3 : NAN;
+	/* An empty histogram (count 0) measured nothing; a negative count or
+	 * sum is measured nonsense, which push refuses. */
+	return f1 && f2 && n != 0 ? sum / n * 1e3 : NAN;
 }
 
 static double hist_count(const struct promscrape *s, const char *name)
@@ -398,6 +414,9 @@ static int from_prometheus(struct runobs_set *set, const char *text, const char 
 	if (!(n_req >= 1))
 		rc = err_set(e, "%s: vllm:request_success_total (or vllm:e2e_request_latency_seconds_count): no finished request in the scrape",
 			     path);
+	else if (!(n_req <= 9e15) || !(in <= 1e9) || !(out <= 1e9))
+		rc = err_set(e, "%s: vllm:request_success_total, the token counters: expected counts below 9e15 requests and mean lengths below 1e9 tokens, got %g requests, %g and %g tokens",
+			     path, n_req, in, out);
 	else if (!(in >= 1) || !(out >= 1))
 		rc = err_set(e, "%s: vllm:prompt_tokens_total, vllm:generation_tokens_total (or the request_prompt/generation_tokens histograms): missing or zero: the mean lengths are unknown",
 			     path);
@@ -435,7 +454,7 @@ static int from_prometheus(struct runobs_set *set, const char *text, const char 
 		else
 			rc = finish(&ob, NULL, &ov, o, e);
 		if (!rc)
-			push(set, &ob);
+			rc = push(set, &ob, path, e);
 	}
 	inidoc_free(&ov);
 	promscrape_free(&s);
@@ -513,7 +532,7 @@ static int from_calibration(struct runobs_set *set, enum calibcsv_kind kind, con
 		else
 			rc = finish(&ob, ini, &ov, o, e);
 		if (!rc)
-			push(set, &ob);
+			rc = push(set, &ob, meas_path, e);
 	}
 	if (!rc && (o->model || o->weights))
 		note(set, "%s: --model and --weights do not apply to the calibration experiments, which name their own",

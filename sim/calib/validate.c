@@ -146,6 +146,7 @@ int validate_run(struct validate_result *r, const char *path, const struct valid
 	inidoc_free(&doc);
 	if (rc)
 		return err_prefix(e, "%s", path);
+	r->sc = sc;
 	struct run_result res;
 	if (run_simulate(&sc, &res, e)) {
 		run_result_free(&res);

@@ -26,6 +26,7 @@
 #include "benchres.h"
 #include "err.h"
 #include "inidoc.h"
+#include "scenario.h"
 
 #define VALIDATE_N_ROWS (BENCH_N_METRICS * BENCH_N_STATS + 3)
 #define VALIDATE_DEFAULT_HARDWARE "h100-sxm"
@@ -51,6 +52,7 @@ struct validate_result {
 	struct validate_row rows[VALIDATE_N_ROWS];
 	char notes[4][512];
 	int n_notes;
+	struct scenario sc;              /* the replay as simulated (advise starts from it) */
 };
 
 /* Replays path. Returns 0, or -1 with e naming the file (and what is

@@ -12,12 +12,13 @@ int cli_fail(const char *verb, const struct err *e)
 
 int cli_misuse(const char *verb, const char *fmt, ...)
 {
+	char raw[ERR_MSG_MAX], msg[ERR_MSG_MAX];
 	va_list ap;
-	fprintf(stderr, "servesim %s: ", verb);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'servesim %s --help'.\n", verb);
+	err_escape(msg, sizeof msg, raw);   /* an argument quoted stays on the line */
+	fprintf(stderr, "servesim %s: %s\nTry 'servesim %s --help'.\n", verb, msg, verb);
 	return EXIT_BAD_INPUT;
 }
 

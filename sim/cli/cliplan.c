@@ -17,6 +17,8 @@ void cliplan_init(struct cliplan *c, const char *verb, int replications)
 	c->replications = replications;
 	c->shard = (struct shard){ 1, 1 };
 	plan_opts_default(&c->search);
+	c->max_gmu = 0.9;
+	plan_cost_default(&c->cost);
 }
 
 void cliplan_free(struct cliplan *c)
@@ -84,6 +86,33 @@ int cliplan_option(struct cliplan *c, int opt, const char *arg, struct err *e)
 	case 1014:
 		return cliplan_double("--tolerance", arg, 1e-4, 0.5, "a fraction in [0.0001, 0.5]",
 				      &c->search.tolerance, e) ? -1 : 1;
+	case 1015:
+		c->fixed = true;
+		return 1;
+	case 1016:
+		if (c->n_search == TUNE_MAX_AXES)
+			return err_set(e, "--search: expected at most %d, got '%s' too", TUNE_MAX_AXES, arg);
+		c->search_specs[c->n_search++] = arg;
+		return 1;
+	case 1017:
+		return cliplan_double("--max-gpu-memory-utilization", arg, 0.01, 1, "a fraction in (0, 1]",
+				      &c->max_gmu, e) ? -1 : 1;
+	case 1018:
+		if (strcmp(arg, "cloud") && strcmp(arg, "own"))
+			return err_set(e, "--cost: expected cloud or own, got '%s'", arg);
+		c->cost.own = arg[0] == 'o';
+		return 1;
+	case 1019:
+		c->cost_own_flags = true;
+		return cliplan_double("--years", arg, 0.01, 100, "years in (0, 100]", &c->cost.years, e) ? -1 : 1;
+	case 1020:
+		c->cost_own_flags = true;
+		return cliplan_double("--power-usd-kwh", arg, 0, 100, "USD per kWh >= 0", &c->cost.usd_per_kwh, e) ?
+			       -1 : 1;
+	case 1021:
+		c->cost_own_flags = true;
+		return cliplan_double("--utilization", arg, 0.001, 1, "a fraction in (0, 1]", &c->cost.utilization,
+				      e) ? -1 : 1;
 	}
 	return 0;
 }
@@ -98,6 +127,37 @@ void cliplan_search(const struct cliplan *c, struct plan_opts *out)
 			out->max_rate = 1024;
 		out->max_rate = floor(out->max_rate) >= 1 ? floor(out->max_rate) : 1;
 	}
+}
+
+int cliplan_cost_check(const struct cliplan *c, struct err *e)
+{
+	if (c->cost_own_flags && !c->cost.own)
+		return err_set(e, "--years, --power-usd-kwh, --utilization: expected --cost own with them (cloud prices are per hour already)");
+	return 0;
+}
+
+json_t *cliplan_cost_json(const struct plan_cost *pc)
+{
+	if (!pc->own)
+		return json_pack("{ss}", "kind", "cloud");
+	return json_pack("{ss sf sf sf}", "kind", "own", "years", pc->years, "power_usd_per_kwh", pc->usd_per_kwh,
+			 "utilization", pc->utilization);
+}
+
+int cliplan_tune_space(const struct cliplan *c, const struct scenario *sc, const struct inidoc *ov,
+		       struct tune_space *out, struct err *e)
+{
+	tune_space_default(out, sc, c->max_gmu);
+	if (c->fixed) {
+		if (c->n_search)
+			return err_set(e, "--search: expected no --search with --fixed (which keeps the scenario's settings)");
+		out->n = 0;
+		return 0;
+	}
+	for (int i = 0; i < c->n_search; i++)
+		if (tune_space_add(out, c->search_specs[i], e))
+			return -1;
+	return tune_space_check(out, c->scenario, ov, e);
 }
 
 int cliplan_scenario(struct cliplan *c, int argc, char **argv, int optind_, struct scenario *sc,

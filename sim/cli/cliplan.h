@@ -18,6 +18,7 @@
 #include "plan.h"
 #include "resultdoc.h"
 #include "scenario.h"
+#include "tune.h"
 
 /* getopt_long entries for the shared options (their codes are 1000…). */
 #define CLIPLAN_OPTIONS                                              \
@@ -36,7 +37,14 @@
 	{ "confidence", required_argument, NULL, 1011 },             \
 	{ "duration", required_argument, NULL, 1012 },               \
 	{ "max-load", required_argument, NULL, 1013 },               \
-	{ "tolerance", required_argument, NULL, 1014 }
+	{ "tolerance", required_argument, NULL, 1014 },              \
+	{ "fixed", no_argument, NULL, 1015 },                        \
+	{ "search", required_argument, NULL, 1016 },                 \
+	{ "max-gpu-memory-utilization", required_argument, NULL, 1017 }, \
+	{ "cost", required_argument, NULL, 1018 },                   \
+	{ "years", required_argument, NULL, 1019 },                  \
+	{ "power-usd-kwh", required_argument, NULL, 1020 },          \
+	{ "utilization", required_argument, NULL, 1021 }
 
 #define CLIPLAN_SEARCH_HELP                                                                          \
 	"  --by rate|concurrency  what the SLO search varies (default rate)\n"                         \
@@ -47,7 +55,18 @@
 	"  --max-load X        the search's upper end (default 1000 req/s, or 1024 requests)\n"      \
 	"  --duration S        rate search: every load sends at least rate × S requests, so runs\n" \
 	"                      at high rates last long enough for a queue to build (default 60;\n"  \
-	"                      0: the scenario's num_prompts at every load)\n"
+	"                      0: the scenario's num_prompts at every load)\n"                     \
+	"  --fixed             keep the scenario's engine settings (no tuning)\n"                  \
+	"  --search K=V1,V2,…  tuning: search [engine] key K over these values (replaces that\n"   \
+	"                      axis, or adds one; repeatable). Default axes: max_num_batched_tokens,\n" \
+	"                      enable_chunked_prefill, long_prefill_token_threshold, max_num_seqs,\n" \
+	"                      kv_cache_dtype, enable_prefix_caching (shared prefixes only),\n"    \
+	"                      gpu_memory_utilization (up to the bound below)\n"                   \
+	"  --max-gpu-memory-utilization F  tuning's bound on gpu_memory_utilization (default\n"   \
+	"                      0.9, vLLM's default: the scenario's own when higher)\n"             \
+	"  --cost cloud|own    price a GPU-hour at the profile's cloud price (default), or\n"      \
+	"                      own it: purchase over --years (default 3) at --utilization\n"      \
+	"                      (default 0.6) plus power at --power-usd-kwh (default 0.12)\n"
 
 /* The --help lines of the shared options. */
 #define CLIPLAN_HELP                                                                             \
@@ -74,6 +93,12 @@ struct cliplan {
 	char path[4096];
 	struct plan_opts search;     /* CLIPLAN_SEARCH_OPTIONS; see cliplan_search */
 	bool max_load_given;
+	bool fixed;                  /* --fixed: no tuning */
+	const char *search_specs[TUNE_MAX_AXES];  /* --search, in order (borrowed argv) */
+	int n_search;
+	double max_gmu;              /* --max-gpu-memory-utilization */
+	struct plan_cost cost;       /* --cost, --years, --power-usd-kwh, --utilization */
+	bool cost_own_flags;         /* one of the last three was given */
 };
 
 /* Defaults: text, all processors, `replications`, shard 1/1, plan's
@@ -89,6 +114,20 @@ int cliplan_option(struct cliplan *c, int opt, const char *arg, struct err *e);
 /* The SLO search's options with --replications, --jobs and the default
  * upper end of a concurrency search filled in. */
 void cliplan_search(const struct cliplan *c, struct plan_opts *out);
+
+/* Checks the --cost flags together (--years etc. only with --cost own).
+ * Returns 0 or -1 with e. */
+int cliplan_cost_check(const struct cliplan *c, struct err *e);
+
+/* The "cost_basis" object of a document ({"kind": "cloud"} or the own
+ * model's figures). Cannot fail. */
+json_t *cliplan_cost_json(const struct plan_cost *pc);
+
+/* The tuning space for base scenario sc (tune_space_default with
+ * --search applied and checked against the scenario with overrides ov).
+ * Returns 0 or -1 with e naming --search. */
+int cliplan_tune_space(const struct cliplan *c, const struct scenario *sc, const struct inidoc *ov,
+		       struct tune_space *out, struct err *e);
 
 /* Takes the optional SCENARIO argument (argv[optind…]) and loads the base
  * scenario with --set into *sc. Returns 0 or -1 with e. */

@@ -1,8 +1,8 @@
 /*
  * servesim calibrate: fit a hardware profile's [efficiency] section to
  * measurements, and write the result as a new profile.
- *   fit PROBE.csv   servesim-probe's GPU measurements (fit.h)
- *   gpu             run servesim-probe here, then fit (proberun.h)
+ *   fit PROBE.csv   servesim-probe's GPU measurements (fit.h)     } cmd_calibrate_probe.c
+ *   gpu             run servesim-probe here, then fit (proberun.h) }
  *   runs FILE…      real serving runs: vllm bench serve results, Ollama
  *                   responses, llama-bench, vLLM /metrics scrapes, the
  *                   calibration CSVs (runobs.h, runfit.h)
@@ -17,24 +17,22 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "calibrate_int.h"
 #include "cli.h"
 #include "effparam.h"
-#include "fit.h"
 #include "num.h"
-#include "probecsv.h"
-#include "proberun.h"
 #include "profwrite.h"
 #include "runfit.h"
 #include "runobs.h"
 
 #define DEFAULT_MAX_REQUESTS 5000
-#define DEFAULT_BUDGET_S 240
 
-static void help(FILE *f)
+void calib_help(FILE *f)
 {
 	fprintf(f,
-		"usage: servesim calibrate fit PROBE.csv --out PROFILE.ini [--hardware H] [--model M]\n"
+		"usage: servesim calibrate fit PROBE.csv [RERUN.csv…] --out PROFILE.ini [--hardware H] [--model M]\n"
 		"                          [--weights bf16|fp8] [--max-iter N]\n"
+		"       servesim calibrate fit --list\n"
 		"       servesim calibrate gpu --model M --out PROFILE.ini [--tp N] [--hardware H]\n"
 		"                          [--probe PATH] [--probe-csv FILE] [--budget-s S]\n"
 		"       servesim calibrate runs FILE… --hardware H --out PROFILE.ini [--model M]\n"
@@ -47,11 +45,17 @@ static void help(FILE *f)
 		"      where nvcc exists; it runs on a bare GPU box). GSL nonlinear least squares\n"
 		"      on ln(predicted/measured) through the step-time model's rooflines: bandwidth,\n"
 		"      attention_bandwidth, attention_half_seqs, compute_max, compute_half_tokens,\n"
-		"      attention_compute.\n"
+		"      attention_compute, low_precision_compute (fp8 rows), moe_efficiency (moe_gemm\n"
+		"      rows). Attention measured by a kernel below production grade only bounds\n"
+		"      its efficiency from below. The overheads are written only when the base\n"
+		"      profile sets them.\n"
+		"      --list prints the probe families the fit reads and what each sets.\n"
 		"      --hardware defaults to the profile of the probe's device; --model checks the\n"
 		"      probe's dims; --weights picks the GEMM dtype whose rows are fitted.\n"
 		"gpu   runs servesim-probe on this machine's GPU for the model (at --tp), then fit.\n"
-		"      A build without CUDA exits 1 with 'built without CUDA support'.\n"
+		"      The measurements are kept (--probe-csv, default PROFILE.ini.probe.csv)\n"
+		"      whatever the fit does. A build without CUDA exits 1 ('built without CUDA\n"
+		"      support'); scripts/probe-on-gpu measures a GPU box without servesim.\n"
 		"runs  real runs: vllm bench serve result JSON (any version), Ollama /api/generate\n"
 		"      responses (JSON lines), llama-bench CSV/JSON/JSONL, a vLLM /metrics scrape, or\n"
 		"      the calibration CSVs (*_experiments.csv / *_measured.csv). Nelder-Mead on the\n"
@@ -68,13 +72,13 @@ static void help(FILE *f)
 		DEFAULT_MAX_REQUESTS);
 }
 
-static const char *base_name(const char *path)
+const char *calib_base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
 	return s ? s + 1 : path;
 }
 
-static int parse_int_opt(const char *name, const char *s, long long lo, long long hi, long long *out,
+int calib_parse_int(const char *name, const char *s, long long lo, long long hi, long long *out,
 			 struct err *e)
 {
 	int64_t v;
@@ -84,14 +88,18 @@ static int parse_int_opt(const char *name, const char *s, long long lo, long lon
 	return 0;
 }
 
-static void print_eff_change(FILE *f, const struct hw_efficiency *before, const struct hw_efficiency *after,
-			     const bool *fitted, const double *stderr_after)
+/* bounded: parameters a stand-in kernel bounded from below (NULL: none). */
+void calib_print_eff_change(FILE *f, const struct hw_efficiency *before, const struct hw_efficiency *after,
+			     const bool *fitted, const double *stderr_after, const bool *bounded)
 {
 	fprintf(f, "%-26s %12s %12s\n", "parameter", "before", "after");
 	for (int id = 0; id < EFF_N_PARAMS; id++) {
 		const struct effparam *p = effparam_get(id);
 		fprintf(f, "%-26s %12.4g %12.4g", p->key, effparam_value(before, id), effparam_value(after, id));
-		if (!fitted[id])
+		if (bounded && bounded[id] && !fitted[id])
+			fprintf(f, "   (%s: lower bound from a stand-in kernel)",
+				effparam_value(after, id) > effparam_value(before, id) ? "raised" : "kept");
+		else if (!fitted[id])
 			fprintf(f, "   (kept)");
 		else if (stderr_after && stderr_after[id] > 0)
 			fprintf(f, "   ± %.2g", stderr_after[id]);
@@ -99,12 +107,12 @@ static void print_eff_change(FILE *f, const struct hw_efficiency *before, const 
 	}
 }
 
-static double pct(double pred, double meas)
+double calib_pct(double pred, double meas)
 {
 	return meas > 0 && isfinite(pred) ? 100 * (pred - meas) / meas : NAN;
 }
 
-static void put_pct(FILE *f, double v)
+void calib_put_pct(FILE *f, double v)
 {
 	if (isnan(v))
 		fprintf(f, " %8s", "-");
@@ -113,246 +121,11 @@ static void put_pct(FILE *f, double v)
 }
 
 /* Loads the base profile named by name (an id or a path). */
-static int load_base(const char *name, char *path, size_t cap, struct hw_profile *hw, struct err *e)
+int calib_load_base(const char *name, char *path, size_t cap, struct hw_profile *hw, struct err *e)
 {
 	if (catalog_resolve(CATALOG_HARDWARE, name, path, cap, e))
 		return -1;
 	return hw_load(hw, path, e);
-}
-
-/* ---- fit ------------------------------------------------------------------- */
-
-static void print_probe_table(const struct probe_data *d, const struct fit_result *r)
-{
-	static const char *const why[] = { "", "other dtype", "launch-bound" };
-	printf("%-13s %-22s %7s %7s %-5s %12s %12s %9s %12s %9s\n", "kind", "shape", "tokens", "context",
-	       "dtype", "measured_us", "before_us", "error", "after_us", "error");
-	for (size_t i = 0; i < d->len; i++) {
-		const struct probe_row *row = &d->rows[i];
-		printf("%-13s %-22s %7lld %7lld %-5s %12.2f %12.2f", probe_kind_names[row->kind], row->shape,
-		       (long long)row->tokens, (long long)row->context, probe_dtype_names[row->dtype], row->time_us,
-		       r->before_us[i]);
-		put_pct(stdout, pct(r->before_us[i], row->time_us));
-		printf(" %12.2f", r->after_us[i]);
-		put_pct(stdout, pct(r->after_us[i], row->time_us));
-		printf("%s%s\n", r->use[i] ? "  not fitted: " : "", why[r->use[i]]);
-	}
-}
-
-/* Fits probe_path on hardware (NULL: from the probe's device) and writes
- * out. model: optional check of the dims. */
-static int fit_and_write(const char *probe_path, const char *hardware, const char *model_name,
-			 int dtype, int max_iter, const char *out)
-{
-	struct err e;
-	struct probe_data d;
-	int rc = EXIT_BAD_INPUT;
-	if (probecsv_load(&d, probe_path, &e)) {
-		cli_fail("calibrate fit", &e);
-		probecsv_free(&d);
-		return rc;
-	}
-	if (model_name) {
-		struct model m;
-		struct probe_dims md;
-		if (model_load_named(&m, model_name, &e) ||
-		    proberun_dims(&md, &m, d.has_dims ? (int)d.dims.tp : 1, &e)) {
-			cli_fail("calibrate fit", &e);
-			goto out;
-		}
-		if (!d.has_dims) {
-			d.dims = md;
-			d.has_dims = true;
-		} else if (memcmp(&md, &d.dims, sizeof md)) {
-			fprintf(stderr, "servesim calibrate fit: %s: the probe measured hidden=%lld intermediate=%lld heads=%lld kv_heads=%lld head_dim=%lld vocab=%lld, but %s has hidden=%lld intermediate=%lld heads=%lld kv_heads=%lld head_dim=%lld vocab=%lld\n",
-				probe_path, (long long)d.dims.hidden, (long long)d.dims.intermediate,
-				(long long)d.dims.heads, (long long)d.dims.kv_heads, (long long)d.dims.head_dim,
-				(long long)d.dims.vocab, model_name, (long long)md.hidden, (long long)md.intermediate,
-				(long long)md.heads, (long long)md.kv_heads, (long long)md.head_dim, (long long)md.vocab);
-			goto out;
-		}
-	}
-	if (!hardware) {
-		hardware = probecsv_hardware_id(d.device);
-		if (!hardware) {
-			fprintf(stderr, "servesim calibrate fit: %s: device '%s' has no known profile: pass --hardware\n",
-				probe_path, d.device[0] ? d.device : "(none recorded)");
-			goto out;
-		}
-		fprintf(stderr, "servesim calibrate fit: device '%s': base profile %s\n", d.device, hardware);
-	}
-	char base_path[4096];
-	struct hw_profile hw;
-	if (load_base(hardware, base_path, sizeof base_path, &hw, &e)) {
-		cli_fail("calibrate fit", &e);
-		goto out;
-	}
-	struct fit_opts fo = { dtype, max_iter };
-	struct fit_result r;
-	if (fit_probe(&r, &d, &hw, &fo, &e)) {
-		cli_fail("calibrate fit", &e);
-		goto out;
-	}
-	print_probe_table(&d, &r);
-	printf("\n%zu rows, %zu fitted; RMS of ln(predicted/measured) over them: %.3f before, %.3f after\n",
-	       d.len, r.n_used, r.rms_before, r.rms_after);
-	printf("base profile %s (%s); %s\n\n", hw.id, hw.calibrated ? "its own [efficiency]" : "class defaults",
-	       r.status);
-	print_eff_change(stdout, &r.before, &r.after, r.fitted, r.stderr_after);
-	fflush(stdout);
-	if (!r.converged) {
-		fprintf(stderr, "servesim calibrate fit: %s: the fit %s; nothing written\n", probe_path, r.status);
-		fit_result_free(&r);
-		goto out;
-	}
-	char date[16], source[512], c0[640], c1[256], c2[256];
-	profwrite_date(date, sizeof date);
-	snprintf(source, sizeof source, "fitted by servesim calibrate from %s on %s", base_name(probe_path), date);
-	snprintf(c0, sizeof c0, "Calibrated copy of %s: [efficiency] fitted by `servesim calibrate fit` to servesim-probe measurements of %s",
-		 hw.id, d.device[0] ? d.device : "an unnamed device");
-	snprintf(c1, sizeof c1, "probe dims: hidden=%lld intermediate=%lld heads=%lld kv_heads=%lld head_dim=%lld vocab=%lld tp=%lld",
-		 (long long)d.dims.hidden, (long long)d.dims.intermediate, (long long)d.dims.heads,
-		 (long long)d.dims.kv_heads, (long long)d.dims.head_dim, (long long)d.dims.vocab, (long long)d.dims.tp);
-	snprintf(c2, sizeof c2, "fit: %zu of %zu rows; RMS ln(predicted/measured) %.3f before, %.3f after; %s", r.n_used,
-		 d.len, r.rms_before, r.rms_after, r.status);
-	const char *comments[] = { c0, c1, c2 };
-	int wrc = profwrite_save(out, base_path, &r.after, source, comments, 3, &e);
-	fit_result_free(&r);
-	if (wrc) {
-		fprintf(stderr, "servesim calibrate fit: %s\n", e.msg);
-		rc = EXIT_FAIL;
-		goto out;
-	}
-	printf("\nwrote %s (servesim run --hardware %s)\n", out, out);
-	rc = EXIT_OK;
-out:
-	probecsv_free(&d);
-	return rc;
-}
-
-static int calibrate_fit(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "hardware", required_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "max-iter", required_argument, NULL, 'i' },
-		{ "model", required_argument, NULL, 'm' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "weights", required_argument, NULL, 'w' },
-		{ 0 },
-	};
-	const char *hardware = NULL, *model = NULL, *out = NULL;
-	int dtype = PROBE_DT_BF16, c;
-	long long max_iter = 0;
-	struct err e;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'H': hardware = optarg; break;
-		case 'h': help(stdout); return EXIT_OK;
-		case 'i':
-			if (parse_int_opt("max-iter", optarg, 1, 100000, &max_iter, &e))
-				return cli_fail("calibrate fit", &e);
-			break;
-		case 'm': model = optarg; break;
-		case 'o': out = optarg; break;
-		case 'w':
-			if (!strcmp(optarg, "bf16") || !strcmp(optarg, "fp16"))
-				dtype = PROBE_DT_BF16;
-			else if (!strcmp(optarg, "fp8"))
-				dtype = PROBE_DT_FP8;
-			else
-				return cli_misuse("calibrate fit", "--weights: expected bf16, fp16 or fp8, got '%s'", optarg);
-			break;
-		default: return cli_misuse("calibrate fit", "unknown option");
-		}
-	}
-	if (optind != argc - 1)
-		return cli_misuse("calibrate fit", "expected one probe CSV, got %d arguments", argc - optind);
-	if (!out)
-		return cli_misuse("calibrate fit", "--out PROFILE.ini is required");
-	return fit_and_write(argv[optind], hardware, model, dtype, (int)max_iter, out);
-}
-
-/* ---- gpu --------------------------------------------------------------------- */
-
-static int calibrate_gpu(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "budget-s", required_argument, NULL, 'b' },
-		{ "hardware", required_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "model", required_argument, NULL, 'm' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "probe", required_argument, NULL, 'p' },
-		{ "probe-csv", required_argument, NULL, 'c' },
-		{ "tp", required_argument, NULL, 't' },
-		{ 0 },
-	};
-	const char *hardware = NULL, *model_name = NULL, *out = NULL, *probe_path = NULL, *keep = NULL;
-	long long tp = 1, budget = DEFAULT_BUDGET_S;
-	struct err e;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		int bad = 0;
-		switch (c) {
-		case 'b': bad = parse_int_opt("budget-s", optarg, 10, 3600, &budget, &e); break;
-		case 'H': hardware = optarg; break;
-		case 'h': help(stdout); return EXIT_OK;
-		case 'm': model_name = optarg; break;
-		case 'o': out = optarg; break;
-		case 'p': probe_path = optarg; break;
-		case 'c': keep = optarg; break;
-		case 't': bad = parse_int_opt("tp", optarg, 1, 64, &tp, &e); break;
-		default: return cli_misuse("calibrate gpu", "unknown option");
-		}
-		if (bad)
-			return cli_fail("calibrate gpu", &e);
-	}
-	if (optind != argc)
-		return cli_misuse("calibrate gpu", "unexpected argument '%s'", argv[optind]);
-	if (!model_name || !out)
-		return cli_misuse("calibrate gpu", "--model M and --out PROFILE.ini are required");
-	if (!proberun_available()) {
-		proberun_find(NULL, 0, NULL, &e);
-		fprintf(stderr, "servesim calibrate gpu: %s\n", e.msg);
-		return EXIT_FAIL;
-	}
-	struct model m;
-	struct probe_dims dims;
-	if (model_load_named(&m, model_name, &e) || proberun_dims(&dims, &m, (int)tp, &e))
-		return cli_fail("calibrate gpu", &e);
-	char probe[4096];
-	if (proberun_find(probe, sizeof probe, probe_path, &e))
-		return cli_fail("calibrate gpu", &e);
-	char csv[4096];
-	if (keep) {
-		snprintf(csv, sizeof csv, "%s", keep);
-	} else {
-		const char *dir = getenv("TMPDIR");
-		snprintf(csv, sizeof csv, "%s/servesim-probe-XXXXXX.csv", dir && *dir ? dir : "/tmp");
-		int fd = mkstemps(csv, 4);
-		if (fd < 0) {
-			fprintf(stderr, "servesim calibrate gpu: %s: cannot create a temporary file\n", csv);
-			return EXIT_FAIL;
-		}
-		close(fd);
-	}
-	fprintf(stderr, "servesim calibrate gpu: running %s for %s (tp %lld), at most %lld s\n", probe, m.id, tp,
-		budget);
-	if (proberun_exec(probe, &dims, (int)budget, csv, &e)) {
-		fprintf(stderr, "servesim calibrate gpu: %s\n", e.msg);
-		if (!keep)
-			unlink(csv);
-		return EXIT_FAIL;
-	}
-	int rc = fit_and_write(csv, hardware, model_name, PROBE_DT_BF16, 0, out);
-	if (!keep)
-		unlink(csv);
-	else
-		fprintf(stderr, "servesim calibrate gpu: measurements kept in %s\n", csv);
-	return rc;
 }
 
 /* ---- runs ------------------------------------------------------------------------ */
@@ -397,12 +170,12 @@ static void print_runs_table(const struct runobs_set *set, const struct runfit_r
 	for (size_t k = 0; k < r->n_vals; k++) {
 		const struct runfit_value *v = &r->vals[k];
 		const struct runobs *ob = &set->v[v->obs];
-		double eb = pct(v->before_ms, v->measured_ms), ea = pct(v->after_ms, v->measured_ms);
+		double eb = calib_pct(v->before_ms, v->measured_ms), ea = calib_pct(v->after_ms, v->measured_ms);
 		printf("%-*.*s %5d %-6s %10.2f %10.2f", (int)w, (int)w, ob->id, ob->pts[v->point].stage,
 		       runobs_metric_names[v->metric], v->measured_ms, v->before_ms);
-		put_pct(stdout, eb);
+		calib_put_pct(stdout, eb);
 		printf(" %10.2f", v->after_ms);
-		put_pct(stdout, ea);
+		calib_put_pct(stdout, ea);
 		printf("%s\n", v->holdout ? "  held out" : "");
 		mape_add(v->holdout ? &hb : &tb, v->metric, eb);
 		mape_add(v->holdout ? &ha : &ta, v->metric, ea);
@@ -463,11 +236,11 @@ static int calibrate_runs(int argc, char **argv)
 		int bad = 0;
 		switch (c) {
 		case 'H': ro.hardware = optarg; break;
-		case 'h': help(stdout); inidoc_free(&ov); return EXIT_OK;
+		case 'h': calib_help(stdout); inidoc_free(&ov); return EXIT_OK;
 		case 'x': holdout_list = optarg; break;
-		case 'j': bad = parse_int_opt("jobs", optarg, 1, 1024, &v, &e), fo.jobs = (int)v; break;
-		case 'n': bad = parse_int_opt("max-evals", optarg, 10, 100000, &v, &e), fo.max_evals = (int)v; break;
-		case 'r': bad = parse_int_opt("max-requests", optarg, 0, 1000000000, &v, &e), ro.max_requests = v; break;
+		case 'j': bad = calib_parse_int("jobs", optarg, 1, 1024, &v, &e), fo.jobs = (int)v; break;
+		case 'n': bad = calib_parse_int("max-evals", optarg, 10, 100000, &v, &e), fo.max_evals = (int)v; break;
+		case 'r': bad = calib_parse_int("max-requests", optarg, 0, 1000000000, &v, &e), ro.max_requests = v; break;
 		case 'm': ro.model = optarg; break;
 		case 'o': out = optarg; break;
 		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
@@ -493,7 +266,7 @@ static int calibrate_runs(int argc, char **argv)
 	struct runobs_set set = { 0 };
 	bool *holdout = NULL;
 	struct runfit_result r = { 0 };
-	if (load_base(ro.hardware, base_path, sizeof base_path, &hw, &e)) {
+	if (calib_load_base(ro.hardware, base_path, sizeof base_path, &hw, &e)) {
 		cli_fail("calibrate runs", &e);
 		goto out;
 	}
@@ -523,7 +296,7 @@ static int calibrate_runs(int argc, char **argv)
 	if (r.n_holdout)
 		printf(", held-out runs %.4f → %.4f", r.holdout_before, r.holdout_after);
 	printf("\n%s\n\n", r.status);
-	print_eff_change(stdout, &r.before, &r.after, r.fitted, NULL);
+	calib_print_eff_change(stdout, &r.before, &r.after, r.fitted, NULL, NULL);
 	fflush(stdout);
 	if (!r.converged) {
 		fprintf(stderr, "servesim calibrate runs: the fit %s; nothing written\n", r.status);
@@ -533,9 +306,9 @@ static int calibrate_runs(int argc, char **argv)
 	profwrite_date(date, sizeof date);
 	if (argc - optind > 1)
 		snprintf(source, sizeof source, "fitted by servesim calibrate from %s and %d more files on %s",
-			 base_name(argv[optind]), argc - optind - 1, date);
+			 calib_base_name(argv[optind]), argc - optind - 1, date);
 	else
-		snprintf(source, sizeof source, "fitted by servesim calibrate from %s on %s", base_name(argv[optind]),
+		snprintf(source, sizeof source, "fitted by servesim calibrate from %s on %s", calib_base_name(argv[optind]),
 			 date);
 	snprintf(c0, sizeof c0, "Calibrated copy of %s: [efficiency] fitted by `servesim calibrate runs` to %zu real runs (%zu values, %zu held out)",
 		 hw.id, set.len, r.n_vals, r.n_holdout);
@@ -561,11 +334,11 @@ out:
 int cmd_calibrate(int argc, char **argv)
 {
 	if (argc < 2) {
-		help(stderr);
+		calib_help(stderr);
 		return EXIT_BAD_INPUT;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		help(stdout);
+		calib_help(stdout);
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "fit"))

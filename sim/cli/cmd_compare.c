@@ -14,12 +14,16 @@
 static void help(void)
 {
 	printf("usage: servesim compare [SCENARIO] --hardware H1,H2,…|all [--slo METRIC=VALUE,…]\n"
-	       "                        [--no-cost] [--set S.K=V]… [--replications N] [--jobs N]\n"
+	       "                        [--no-cost | --cost cloud|own [--years Y] [--power-usd-kwh P]\n"
+	       "                        [--utilization U]] [--fixed] [--search K=V,…]… [--set S.K=V]…\n"
+	       "                        [--replications N] [--jobs N]\n"
 	       "                        [--shard K/N] [--format text|csv|json] [--plot DIR] [--svg]\n\n"
 	       "Runs the scenario on each device: the single-stream decode ceiling (bandwidth ÷\n"
 	       "weight bytes, SEED C8), throughput and TTFT/ITL/E2EL percentiles at the scenario's\n"
 	       "load, the highest request rate within the SLO (as servesim plan searches it),\n"
-	       "$/hour, $ per 1M output tokens and output tok/s per $/hour.\n\n"
+	       "$/hour, $ per 1M output tokens and output tok/s per $/hour. With an SLO, each\n"
+	       "device is first tuned: its vLLM settings are searched for the highest rate within\n"
+	       "the SLO, so devices are compared at their best (--fixed: the scenario's settings).\n\n"
 	       "  --hardware H,…      device ids (servesim list), or 'all'\n"
 	       "  --slo M=V,…         as servesim plan (default: the scenario's [slo] as p99 limits;\n"
 	       "                      without either, no SLO search)\n"
@@ -49,6 +53,8 @@ int cmd_compare(int argc, char **argv)
 	char **ids = NULL;
 	size_t n_ids = 0, n_sel = 0;
 	struct compare_row *rows = NULL;
+	struct tune_cand *tc = NULL;
+	struct tune_space space = { 0 };
 	bool cost = true, slo_given = false;
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT;
@@ -82,12 +88,20 @@ int cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	cliplan_search(&cp, &po);
+	if (cliplan_cost_check(&cp, &e))
+		goto fail;
 	struct scenario base;
 	if (cliplan_scenario(&cp, argc, argv, optind, &base, &e))
 		goto fail;
 	if (!slo_given)
 		plan_slo_from_scenario(&slo, &base);
 	if (slo.n && plan_check_searchable(&base, &e))
+		goto fail;
+	if (!slo.n && cp.n_search) {
+		rc = cli_misuse("compare", "--search: expected an SLO (--slo or the scenario's [slo]) to tune for");
+		goto out;
+	}
+	if (slo.n && cliplan_tune_space(&cp, &base, &cp.ov, &space, &e))
 		goto fail;
 	if (!strcmp(hw_list, "all")) {
 		n_ids = catalog_list(CATALOG_HARDWARE, &ids);
@@ -109,6 +123,7 @@ int cmd_compare(int argc, char **argv)
 		}
 	}
 	rows = xcalloc(n_ids + 1, sizeof *rows);
+	tc = xcalloc(n_ids + 1, sizeof *tc);
 	for (size_t i = 0; i < n_ids; i++) {
 		char origin[INI_VALUE_MAX + 16], path[4096];
 		struct scenario sc = base;
@@ -119,20 +134,43 @@ int cmd_compare(int argc, char **argv)
 			goto fail;
 		}
 		snprintf(sc.hardware, sizeof sc.hardware, "%s", ids[i]);
-		if (compare_row_init(&row, i, &sc, cost, origin, &e))
+		if (compare_row_init(&row, i, &sc, false, origin, &e))
 			goto fail;
-		if (resultdoc_in_shard(&cp.shard, i))
+		if (cost && plan_cand_price(&row.cand, &cp.cost, origin, &e)) {
+			compare_row_free(&row);
+			goto fail;
+		}
+		if (resultdoc_in_shard(&cp.shard, i)) {
+			struct inidoc *ov = &tc[n_sel].ov;
+			inidoc_add_overrides(ov, &cp.ov);
+			if (inidoc_add_overridef(ov, &e, "run.hardware=%s", ids[i])) {
+				compare_row_free(&row);
+				goto fail;
+			}
+			tc[n_sel].path = cp.scenario;
 			rows[n_sel++] = row;
+		}
 	}
-	compare_run(rows, n_sel, &slo, &po);
-	rc = cliplan_emit(&cp, comparedoc_build(cp.scenario, &cp.ov, &slo, &po, cost, n_ids, &cp.shard, rows,
-					   n_sel));
+	for (size_t i = 0; i < n_sel; i++)
+		tc[i].cand = &rows[i].cand;
+	bool tune = slo.n && space.n;
+	compare_run(rows, n_sel, &slo, &po, tune ? tc : NULL, &space);
+	json_t *doc = comparedoc_build(cp.scenario, &cp.ov, &slo, &po, cost, n_ids, &cp.shard, rows, n_sel,
+				       tune ? tc : NULL, &space);
+	if (cost && cp.cost.own)
+		json_object_set_new(doc, "cost_basis", cliplan_cost_json(&cp.cost));
+	rc = cliplan_emit(&cp, doc);
 	goto out;
 fail:
 	rc = cli_fail("compare", &e);
 out:
-	for (size_t i = 0; i < n_sel; i++)
+	for (size_t i = 0; i < n_sel; i++) {
 		compare_row_free(&rows[i]);
+		tune_cand_free(&tc[i]);
+	}
+	for (size_t i = 0; tc && i <= n_sel && i < n_ids; i++)
+		inidoc_free(&tc[i].ov);
+	free(tc);
 	free(rows);
 	for (size_t i = 0; i < n_ids; i++)
 		free(ids[i]);

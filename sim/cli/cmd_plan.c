@@ -16,21 +16,27 @@
 static void help(void)
 {
 	printf("usage: servesim plan [SCENARIO] --slo METRIC=VALUE[,…] [--target-rate R]\n"
-	       "                     [--hardware H,…] [--tp N,…] [--weights P,…] [--by rate|concurrency]\n"
+	       "                     [--hardware H,…] [--tp N,…] [--pp N,…] [--weights P,…]\n"
+	       "                     [--by rate|concurrency]\n"
 	       "                     [--confidence C] [--tolerance F] [--max-load X] [--duration S]\n"
-	       "                     [--no-cost]\n"
+	       "                     [--no-cost | --cost cloud|own [--years Y] [--power-usd-kwh P]\n"
+	       "                     [--utilization U]] [--fixed] [--search K=V,…]…\n"
 	       "                     [--set S.K=V]… [--replications N] [--jobs N] [--shard K/N]\n"
 	       "                     [--format text|csv|json] [--plot DIR] [--svg]\n\n"
-	       "For each candidate (every combination of --hardware, --tp and --weights; each\n"
+	       "For each candidate (every combination of --hardware, --tp, --pp and --weights; each\n"
 	       "defaults to the scenario's own), finds the highest request rate (or, with --by\n"
 	       "concurrency, max_concurrency) whose SLO statistics stay within their limits,\n"
-	       "then the replicas and GPUs for --target-rate and what they cost, ranked.\n\n"
+	       "then the replicas and GPUs for --target-rate and what they cost, ranked. Each\n"
+	       "candidate is first tuned: its vLLM settings are searched for the highest rate\n"
+	       "within the SLO (--fixed: the scenario's own settings), and the output names the\n"
+	       "chosen setting as --set flags, with the runners-up.\n\n"
 	       "  --slo M=V,…         limits: ttft, tpot, itl or e2el, then mean, p50, p90, p95 or\n"
 	       "                      p99, then ms or s: e.g. ttft_p99_ms=2000,itl_p99_ms=50\n"
 	       "                      (default: the scenario's [slo], read as p99 limits)\n"
 	       "  --target-rate R     requests per second to serve (replicas = ceil(R / max rate))\n"
 	       "  --hardware H,…      device ids (servesim list)\n"
 	       "  --tp N,…            tensor parallel sizes\n"
+	       "  --pp N,…            pipeline parallel sizes\n"
 	       "  --weights P,…       weight precisions (bf16, fp8, int4, …)\n"
 	       "  --no-cost           no prices: rank by GPUs (or rate per GPU)\n"
 	       CLIPLAN_SEARCH_HELP
@@ -61,9 +67,10 @@ static int split(const char *flag, const char *s, char out[][INI_VALUE_MAX], int
 }
 
 struct lists {
-	char hw[MAX_LIST][INI_VALUE_MAX], tp[MAX_LIST][INI_VALUE_MAX], w[MAX_LIST][INI_VALUE_MAX];
-	int n_hw, n_tp, n_w;
-	bool hw_given, tp_given, w_given;
+	char hw[MAX_LIST][INI_VALUE_MAX], tp[MAX_LIST][INI_VALUE_MAX], pp[MAX_LIST][INI_VALUE_MAX];
+	char w[MAX_LIST][INI_VALUE_MAX];
+	int n_hw, n_tp, n_pp, n_w;
+	bool hw_given, tp_given, pp_given, w_given;
 };
 
 static int check_lists(const struct lists *l, struct err *e)
@@ -77,6 +84,11 @@ static int check_lists(const struct lists *l, struct err *e)
 		if (cliplan_int("--tp", l->tp[i], 1, 1024, "tensor parallel sizes >= 1 (e.g. 1,2,4,8)", &v, e))
 			return -1;
 	}
+	for (int i = 0; i < l->n_pp; i++) {
+		int64_t v;
+		if (cliplan_int("--pp", l->pp[i], 1, 1024, "pipeline parallel sizes >= 1 (e.g. 1,2,4)", &v, e))
+			return -1;
+	}
 	for (int i = 0; l->w_given && i < l->n_w; i++)
 		if (!precision_find(l->w[i])) {
 			char names[512];
@@ -87,18 +99,19 @@ static int check_lists(const struct lists *l, struct err *e)
 }
 
 /* Candidate i's scenario: the base file, --set, then its hardware, tp and
- * weights. */
+ * weights; *ov gets those overrides (the caller frees them). */
 static int cand_scenario(const struct cliplan *cp, const struct lists *l, int i, struct scenario *sc,
-			 char *origin, size_t cap, struct err *e)
+			 struct inidoc *ov, char *origin, size_t cap, struct err *e)
 {
-	int ih = i / (l->n_tp * l->n_w), it = i / l->n_w % l->n_tp, iw = i % l->n_w;
-	struct inidoc ov = { 0 };
-	inidoc_add_overrides(&ov, &cp->ov);
-	int rc = inidoc_add_overridef(&ov, e, "run.hardware=%s", l->hw[ih]) ||
-		 inidoc_add_overridef(&ov, e, "engine.tensor_parallel_size=%s", l->tp[it]) ||
-		 (l->w_given && inidoc_add_overridef(&ov, e, "run.weights=%s", l->w[iw]));
-	rc = rc || scenario_load(sc, cp->scenario, &ov, e);
-	inidoc_free(&ov);
+	int ih = i / (l->n_tp * l->n_pp * l->n_w), it = i / (l->n_pp * l->n_w) % l->n_tp;
+	int ip = i / l->n_w % l->n_pp, iw = i % l->n_w;
+	memset(ov, 0, sizeof *ov);
+	inidoc_add_overrides(ov, &cp->ov);
+	int rc = inidoc_add_overridef(ov, e, "run.hardware=%s", l->hw[ih]) ||
+		 inidoc_add_overridef(ov, e, "engine.tensor_parallel_size=%s", l->tp[it]) ||
+		 (l->pp_given && inidoc_add_overridef(ov, e, "engine.pipeline_parallel_size=%s", l->pp[ip])) ||
+		 (l->w_given && inidoc_add_overridef(ov, e, "run.weights=%s", l->w[iw]));
+	rc = rc || scenario_load(sc, cp->scenario, ov, e);
 	if (l->hw_given)
 		snprintf(origin, cap, "--hardware %s", l->hw[ih]);
 	else
@@ -117,6 +130,7 @@ int cmd_plan(int argc, char **argv)
 		{ "no-cost", no_argument, NULL, 'n' },
 		{ "slo", required_argument, NULL, 's' },
 		{ "target-rate", required_argument, NULL, 'r' },
+		{ "pp", required_argument, NULL, 'p' },
 		{ "tp", required_argument, NULL, 't' },
 		{ "weights", required_argument, NULL, 'w' },
 		{ 0 },
@@ -126,6 +140,8 @@ int cmd_plan(int argc, char **argv)
 	struct plan_slo slo = { 0 };
 	struct lists *l = xcalloc(1, sizeof *l);
 	struct plan_cand *cands = NULL;
+	struct tune_cand *tc = NULL;
+	struct tune_space space = { 0 };
 	size_t n_sel = 0;
 	double target = NAN;
 	bool cost = true, slo_given = false;
@@ -150,6 +166,7 @@ int cmd_plan(int argc, char **argv)
 					     &target, &e);
 			break;
 		case 't': bad = split("--tp", optarg, l->tp, &l->n_tp, &e); l->tp_given = true; break;
+		case 'p': bad = split("--pp", optarg, l->pp, &l->n_pp, &e); l->pp_given = true; break;
 		case 'w': bad = split("--weights", optarg, l->w, &l->n_w, &e); l->w_given = true; break;
 		default: rc = cli_misuse("plan", "unknown option"); goto out;
 		}
@@ -157,6 +174,8 @@ int cmd_plan(int argc, char **argv)
 			goto fail;
 	}
 	cliplan_search(&cp, &po);
+	if (cliplan_cost_check(&cp, &e))
+		goto fail;
 	struct scenario sc;
 	if (cliplan_scenario(&cp, argc, argv, optind, &sc, &e) || plan_check_searchable(&sc, &e))
 		goto fail;
@@ -168,32 +187,55 @@ int cmd_plan(int argc, char **argv)
 		snprintf(l->hw[l->n_hw++], INI_VALUE_MAX, "%s", sc.hardware);
 	if (!l->tp_given)
 		snprintf(l->tp[l->n_tp++], INI_VALUE_MAX, "%lld", (long long)sc.tensor_parallel_size);
+	if (!l->pp_given)
+		snprintf(l->pp[l->n_pp++], INI_VALUE_MAX, "%lld", (long long)sc.pipeline_parallel_size);
 	if (!l->w_given)
 		l->n_w = 1;
-	if (check_lists(l, &e))
+	if (check_lists(l, &e) || cliplan_tune_space(&cp, &sc, &cp.ov, &space, &e))
 		goto fail;
-	int total = l->n_hw * l->n_tp * l->n_w;
+	int total = l->n_hw * l->n_tp * l->n_pp * l->n_w;
 	cands = xcalloc((size_t)total, sizeof *cands);
+	tc = xcalloc((size_t)total, sizeof *tc);
 	for (int i = 0; i < total; i++) {
 		char origin[INI_VALUE_MAX + 64];
 		struct plan_cand cd;
+		struct inidoc ov;
 		/* Every candidate is checked (price included), not only the
 		 * shard's, so that every shard fails alike on bad input. */
-		if (cand_scenario(&cp, l, i, &sc, origin, sizeof origin, &e) ||
-		    plan_cand_init(&cd, (size_t)i, &sc, cost, origin, &e))
+		if (cand_scenario(&cp, l, i, &sc, &ov, origin, sizeof origin, &e) ||
+		    plan_cand_init(&cd, (size_t)i, &sc, false, origin, &e) ||
+		    (cost && plan_cand_price(&cd, &cp.cost, origin, &e))) {
+			inidoc_free(&ov);
 			goto fail;
-		if (resultdoc_in_shard(&cp.shard, (size_t)i))
+		}
+		if (resultdoc_in_shard(&cp.shard, (size_t)i)) {
+			tc[n_sel] = (struct tune_cand){ .path = cp.scenario, .ov = ov };
 			cands[n_sel++] = cd;
+		} else {
+			inidoc_free(&ov);
+		}
 	}
-	plan_search(cands, n_sel, &slo, &po);
-	rc = cliplan_emit(&cp, plandoc_build(cp.scenario, &cp.ov, &slo, &po, target, cost, (size_t)total,
-					 &cp.shard, cands, n_sel));
+	for (size_t i = 0; i < n_sel; i++)
+		tc[i].cand = &cands[i];
+	if (space.n)
+		tune_run(tc, n_sel, &space, &slo, &po);
+	else
+		plan_search(cands, n_sel, &slo, &po);
+	json_t *doc = plandoc_build(cp.scenario, &cp.ov, &slo, &po, target, cost, (size_t)total, &cp.shard, cands,
+				    n_sel, space.n ? tc : NULL, &space);
+	if (cost && cp.cost.own)
+		json_object_set_new(doc, "cost_basis", cliplan_cost_json(&cp.cost));
+	rc = cliplan_emit(&cp, doc);
 	goto out;
 fail:
 	rc = cli_fail("plan", &e);
 out:
-	for (size_t i = 0; i < n_sel; i++)
+	for (size_t i = 0; i < n_sel; i++) {
 		plan_cand_free(&cands[i]);
+		tune_cand_free(&tc[i]);
+		inidoc_free(&tc[i].ov);
+	}
+	free(tc);
 	free(cands);
 	free(l);
 	cliplan_free(&cp);

@@ -139,7 +139,7 @@ int cmd_report(int argc, char **argv)
 		}
 		struct scenario sc;
 		if (scenario_load(&sc, arg ? paths[i] : NULL, &ov, &e) ||
-		    run_simulate(&sc, &runs[i], &e)) {
+		    run_simulate_timeline(&sc, &runs[i], &e)) {
 			cli_fail("report", &e);
 			goto out;
 		}

@@ -59,15 +59,6 @@ static int parse_percentiles(const char *s, double *out, size_t *n, struct err *
 	return 0;
 }
 
-/* DIR/openmetrics.txt: vLLM's metrics over the run (report_openmetrics). */
-static int write_openmetrics(const char *dir, struct run_result *res, double epoch_s, struct err *e)
-{
-	char path[4200];
-	if (snprintf(path, sizeof path, "%s/openmetrics.txt", dir) >= (int)sizeof path)
-		return err_set(e, "--out %s: the path is too long", dir);
-	return report_openmetrics_file(path, res, epoch_s, e);
-}
-
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -148,7 +139,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	struct report_opts ro = { pct, n_pct, detailed };
-	if (out_dir && (report_csv(out_dir, &res, &e) || write_openmetrics(out_dir, &res, epoch_s, &e))) {
+	if (out_dir && report_out(out_dir, &res, epoch_s, &e)) {
 		fprintf(stderr, "servesim run: %s\n", e.msg);
 		rc = EXIT_FAIL;
 		goto out;

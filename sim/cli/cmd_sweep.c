@@ -3,6 +3,7 @@
  * throughput, goodput, latency percentiles, peak KV usage and preemptions,
  * each as a mean with its 95% confidence interval over replications.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "cliplan.h"
@@ -11,7 +12,7 @@
 
 static void help(void)
 {
-	printf("usage: servesim sweep [SCENARIO] --vary KEY=VALUES [--vary …] [--set S.K=V]…\n"
+	printf("usage: servesim sweep [SCENARIO] --vary KEY=VALUES [--vary …] [--duration S] [--set S.K=V]…\n"
 	       "                      [--replications N] [--jobs N] [--shard K/N]\n"
 	       "                      [--format text|csv|json] [--plot DIR] [--svg]\n\n"
 	       "Runs the scenario at every point of a grid. Without SCENARIO: the built-in\n"
@@ -20,6 +21,8 @@ static void help(void)
 	       "                      KEY: SECTION.KEY of a scenario, or one of %s.\n"
 	       "                      VALUES: comma-separated values or ranges START:STOP:STEP,\n"
 	       "                      e.g. request_rate=1:20:1  hardware=h100-sxm,a100-80gb-sxm\n"
+	       "  --duration S        every point with a request rate sends at least rate × S\n"
+	       "                      requests (as plan's --duration; default: num_prompts)\n"
 	       CLIPLAN_HELP
 	       "\nPer point: request and output throughput, goodput under the scenario's [slo],\n"
 	       "TTFT, TPOT, ITL and E2EL mean/p50/p90/p99 (ms), peak KV usage, preemptions.\n"
@@ -33,6 +36,7 @@ int cmd_sweep(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CLIPLAN_OPTIONS,
+		{ "duration", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "vary", required_argument, NULL, 'v' },
 		{ 0 },
@@ -44,6 +48,7 @@ int cmd_sweep(int argc, char **argv)
 	size_t n_pts = 0;
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT;
+	double duration = 0;
 	cliplan_init(&cp, "sweep", 1);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -56,6 +61,11 @@ int cmd_sweep(int argc, char **argv)
 			help();
 			rc = EXIT_OK;
 			goto out;
+		}
+		if (c == 'd') {
+			if (cliplan_double("--duration", optarg, 0, 1e7, "seconds >= 0", &duration, &e))
+				goto fail;
+			continue;
 		}
 		if (c != 'v') {
 			rc = cli_misuse("sweep", "unknown option");
@@ -72,13 +82,30 @@ int cmd_sweep(int argc, char **argv)
 	struct scenario sc;
 	struct sweep sw;
 	if (cliplan_scenario(&cp, argc, argv, optind, &sc, &e) ||
-	    sweep_init(&sw, cp.scenario, &cp.ov, axes, n_axes, &e) ||
-	    sweep_run(&sw, &cp.shard, cp.replications, cp.jobs, &pts, &n_pts, &e))
+	    sweep_init(&sw, cp.scenario, &cp.ov, axes, n_axes, &e))
+		goto fail;
+	sw.duration_s = duration;
+	if (sweep_run(&sw, &cp.shard, cp.replications, cp.jobs, &pts, &n_pts, &e))
 		goto fail;
 	size_t failed = 0;
-	for (size_t i = 0; i < n_pts; i++)
+	for (size_t i = 0; i < n_pts; i++) {
 		failed += pts[i].error != NULL;
-	rc = cliplan_emit(&cp, sweepdoc_build(&sw, &cp.shard, cp.replications, pts, n_pts));
+		/* An engine that cannot keep up finishes the run late: its
+		 * achieved rate falls short of the offered one (the run's
+		 * ramp and drain cost a few percent at most; 10% is not that). */
+		struct scenario ps;
+		double got = pts[i].s.mean[MEAS_REQUEST_THROUGHPUT];
+		if (pts[i].error || sweep_point_scenario(&sw, pts[i].index, &ps, &e) ||
+		    !isfinite(ps.request_rate) || ps.trace[0] || ps.n_stages || ps.users > 0 || ps.max_concurrency > 0)
+			continue;
+		if (got < 0.9 * ps.request_rate)
+			fprintf(stderr, "servesim sweep: warning: point %zu achieved %.4g req/s of the %.4g offered: the engine cannot keep up and a queue grows for the whole run (latencies there depend on the run's length)\n",
+				pts[i].index, got, ps.request_rate);
+	}
+	json_t *doc = sweepdoc_build(&sw, &cp.shard, cp.replications, pts, n_pts);
+	if (duration > 0)
+		json_object_set_new(doc, "duration_s", resultdoc_real(duration, 3));
+	rc = cliplan_emit(&cp, doc);
 	if (failed)
 		fprintf(stderr, "servesim sweep: %zu of %zu points could not run; their rows hold the reason\n",
 			failed, n_pts);

@@ -2,6 +2,8 @@
  * servesim: a discrete-event simulator of LLM serving. This file is the
  * verb table; each verb lives in its own cmd_<verb>.c.
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +23,7 @@ static const struct verb {
 	{ "sweep", cmd_sweep, "run a scenario over a grid of keys, with replications and 95% CIs" },
 	{ "plan", cmd_plan, "highest rate within an SLO per configuration; replicas, GPUs and cost" },
 	{ "compare", cmd_compare, "one workload on several GPUs side by side, with cost" },
+	{ "advise", cmd_advise, "what limits a run and which remedies help, each simulated" },
 	{ "plot", cmd_plot, "gnuplot pictures of a sweep/plan/compare result or a run's --out folder" },
 	{ "merge", cmd_merge, "join the --shard K/N outputs of sweep, plan or compare" },
 	{ "report", cmd_report, "one self-contained HTML page of a run, sweep, plan or compare, to share" },
@@ -35,6 +38,22 @@ static void usage(FILE *f)
 	fprintf(f, "\nData folders: $SERVESIM_DATA_DIR, else the installed share/servesim, else the source tree.\n");
 }
 
+/* Every verb's output reaches stdout whole or the command says it did not:
+ * a write error (a full disk, a closed pipe) is one line on stderr and exit
+ * status 1, whatever the verb returned (bad input, 2, stays 2). */
+static int stdout_checked(const char *verb, int rc)
+{
+	errno = 0;
+	bool failed = fflush(stdout) != 0;
+	int saved = errno;
+	failed |= ferror(stdout) != 0;
+	if (!failed)
+		return rc;
+	fprintf(stderr, "servesim %s: cannot write the output to stdout: %s\n", verb,
+		saved ? strerror(saved) : "a write failed");
+	return rc == EXIT_BAD_INPUT ? rc : EXIT_FAIL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -43,12 +62,14 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return EXIT_OK;
+		return stdout_checked("help", EXIT_OK);
 	}
 	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
 		if (!strcmp(argv[1], verbs[i].name))
-			return verbs[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "servesim: unknown verb '%s'\n", argv[1]);
+			return stdout_checked(verbs[i].name, verbs[i].run(argc - 1, argv + 1));
+	char verb[256];
+	err_escape(verb, sizeof verb, argv[1]);
+	fprintf(stderr, "servesim: unknown verb '%s'\n", verb);
 	usage(stderr);
 	return EXIT_BAD_INPUT;
 }

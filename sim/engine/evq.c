@@ -1,6 +1,7 @@
 #include "evq.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "xalloc.h"
@@ -84,4 +85,20 @@ int64_t evq_now(const struct evq *q)
 size_t evq_len(const struct evq *q)
 {
 	return q->len;
+}
+
+int evq_ns_of_s(double s, int64_t *ns)
+{
+	if (!(s >= 0 && s <= EVQ_HORIZON_S))   /* NaN fails too */
+		return -1;
+	*ns = (int64_t)llround(s * 1e9);
+	return 0;
+}
+
+int64_t evq_duration_ns(double s)
+{
+	if (!(s <= EVQ_HORIZON_S))   /* NaN too */
+		return EVQ_HORIZON_NS + 1;
+	int64_t ns = (int64_t)llround(s * 1e9);
+	return ns > 0 ? ns : 1;
 }

@@ -12,6 +12,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The simulator's horizon: no event is due later than 10^8 simulated
+ * seconds (about 3.2 years) after the start. Inputs whose times would reach
+ * past it are bad input (evq_ns_of_s says so); int64_t nanoseconds reach
+ * 92 times further, headroom for the steps that follow the last send. */
+#define EVQ_HORIZON_S 1e8
+#define EVQ_HORIZON_NS ((int64_t)100000000 * 1000000000)
+
+/* Simulated seconds s as nanoseconds in *ns, rounded. Returns 0, or -1
+ * (leaving *ns alone) when s is not a number in [0, EVQ_HORIZON_S]. */
+int evq_ns_of_s(double s, int64_t *ns);
+
+/* A duration of s seconds (a step) in nanoseconds, at least 1; a duration
+ * past the horizon (or not finite) is EVQ_HORIZON_NS + 1, so that the caller
+ * sees it cannot be scheduled instead of an overflowed integer. */
+int64_t evq_duration_ns(double s);
+
 struct event {
 	int64_t time_ns;
 	uint64_t seq;

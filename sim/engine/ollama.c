@@ -65,6 +65,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "evq.h"
 #include "xalloc.h"
 
 enum slot_state { SLOT_IDLE, SLOT_PROMPT, SLOT_GENERATING };
@@ -480,8 +481,7 @@ static int64_t ol_start_step(struct engine *g, int64_t now)
 	g->st.busy_s += s;
 	g->st.n_decode_total++;
 	g->st.n_busy_slots_total += busy_slots(g);
-	int64_t ns = (int64_t)llround(s * 1e9);
-	return ns > 0 ? ns : 1;
+	return evq_duration_ns(s);   /* past the horizon: run_simulate stops */
 }
 
 /* Frees s, keeping its KV as the prompt cache of the request it served. */

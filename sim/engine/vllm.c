@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evq.h"
 #include "vllm_int.h"
 #include "vllmver.h"
 #include "xalloc.h"
@@ -103,8 +104,7 @@ static int64_t launch(struct engine *g, const struct batch *b, int64_t now)
 	double usage = kvpool_usage(g->pool);
 	if (usage > g->st.peak_kv_usage)
 		g->st.peak_kv_usage = usage;
-	int64_t ns = (int64_t)llround(s * 1e9);
-	return ns > 0 ? ns : 1;
+	return evq_duration_ns(s);   /* past the horizon: run_simulate stops */
 }
 
 /* Without async scheduling a step is scheduled and run at once. With it,

@@ -89,6 +89,14 @@ static const struct inidoc_key keys[] = {
 	{ "price", "price_per_hour_usd", INI_DOUBLE, F(price_per_hour_usd), INI_MIN_EXCLUSIVE, 0, 1e6,
 	  "a price in USD per hour, > 0", NULL },
 	{ "price", "source", INI_STRING, F(source_price), 0, 0, 0, "a source", NULL },
+	{ "ownership", "purchase_usd", INI_DOUBLE, F(purchase_usd), INI_MIN_EXCLUSIVE, 0, 1e8,
+	  "a purchase price in USD, > 0", NULL },
+	{ "ownership", "board_power_w", INI_DOUBLE, F(board_power_w), INI_MIN_EXCLUSIVE, 0, 1e5,
+	  "watts, > 0", NULL },
+	{ "ownership", "server_overhead_w", INI_DOUBLE, F(server_overhead_w), 0, 0, 1e5,
+	  "watts per device, >= 0", NULL },
+	{ "ownership", "gpus_per_node", INI_INT, F(gpus_per_node), 0, 1, 1024, "a device count >= 1", NULL },
+	{ "ownership", "source", INI_STRING, F(source_ownership), 0, 0, 0, "a source", NULL },
 	{ "efficiency", "bandwidth", INI_DOUBLE, E(bandwidth), INI_MIN_EXCLUSIVE, 0, 1,
 	  "a fraction in (0, 1]", NULL },
 	{ "efficiency", "attention_bandwidth", INI_DOUBLE, E(attention_bandwidth), INI_MIN_EXCLUSIVE, 0, 1,
@@ -229,6 +237,10 @@ int hw_load(struct hw_profile *hw, const char *path, struct err *e)
 	for (size_t i = 0; i < N_KEYS; i++)
 		if (seen[i] && !strcmp(keys[i].key, "price_per_hour_usd"))
 			hw->has_price = true;
+		else if (seen[i] && !strcmp(keys[i].key, "purchase_usd"))
+			hw->has_ownership = true;
+	if (hw->gpus_per_node == 0)   /* an HGX/DGX-style 8-GPU server; 1 for a Mac or a CPU */
+		hw->gpus_per_node = hw->hw_class == HW_APPLE || hw->hw_class == HW_CPU ? 1 : 8;
 	if (hw->fp16_tflops == 0)
 		hw->fp16_tflops = hw->bf16_tflops;
 	return check_arch(hw, path, e);

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 #include "inidoc.h"
@@ -103,6 +104,13 @@ struct hw_profile {
 	double host_bandwidth_gb_s;  /* per direction */
 	double price_per_hour_usd;   /* 0 when the profile has none */
 	bool has_price;
+	/* [ownership]: what owning the device costs (plan's and compare's
+	 * --cost own). 0 when the profile has none. */
+	double purchase_usd;         /* one device, street price */
+	double board_power_w;        /* the device's board power (TDP/TBP) */
+	double server_overhead_w;    /* the server's draw per device besides the board (CPU, fans, PSU loss) */
+	int64_t gpus_per_node;       /* devices one typical server holds */
+	bool has_ownership;
 	bool calibrated;             /* the profile had its own [efficiency] */
 	unsigned eff_given;          /* HW_EFF_BIT(field) for each [efficiency] key the file gave */
 	struct hw_efficiency eff;
@@ -110,6 +118,7 @@ struct hw_profile {
 	char source_compute[INI_VALUE_MAX], source_interconnect[INI_VALUE_MAX];
 	char source_price[INI_VALUE_MAX], source_efficiency[INI_VALUE_MAX];
 	char source_arch[INI_VALUE_MAX];
+	char source_ownership[INI_VALUE_MAX];
 };
 
 /* The bit of eff_given for the hw_efficiency field at byte offset off. */

@@ -2,6 +2,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -27,8 +28,8 @@ static int need_int(const struct reader *r, const char *key, int64_t *out)
 	json_t *v = field(r, key);
 	if (!v)
 		return err_set(r->e, "%s: %s: missing; expected a positive integer", r->path, key);
-	if (!json_is_integer(v) || json_integer_value(v) <= 0)
-		return err_set(r->e, "%s: %s: expected a positive integer", r->path, key);
+	if (!json_is_integer(v) || json_integer_value(v) <= 0 || json_integer_value(v) > INT32_MAX)
+		return err_set(r->e, "%s: %s: expected an integer from 1 to %d", r->path, key, INT32_MAX);
 	*out = json_integer_value(v);
 	return 0;
 }
@@ -39,8 +40,8 @@ static int opt_int(const struct reader *r, const char *key, int64_t *out)
 	json_t *v = field(r, key);
 	if (!v)
 		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return err_set(r->e, "%s: %s: expected a non-negative integer", r->path, key);
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
+		return err_set(r->e, "%s: %s: expected an integer from 0 to %d", r->path, key, INT32_MAX);
 	*out = json_integer_value(v);
 	return 0;
 }
@@ -350,8 +351,11 @@ int model_load(struct model *m, const char *path, struct err *e)
 	    need_int(&r, "vocab_size", &m->vocab) ||
 	    need_int(&r, "intermediate_size", &m->dense_ffn_width))
 		goto out;
+	/* Absent: 0, and the engines choose (vLLM's 4096 fallback); present,
+	 * a context of 0 tokens is no context: an error, not the fallback. */
 	m->max_position_embeddings = 0;
-	if (opt_int(&r, "max_position_embeddings", &m->max_position_embeddings))
+	if (field(&r, "max_position_embeddings") &&
+	    need_int(&r, "max_position_embeddings", &m->max_position_embeddings))
 		goto out;
 	if (read_attention(&r, m) || read_moe(&r, m) || read_weights(&r, m) ||
 	    read_rotary(&r, m) || read_vision(&r, m))

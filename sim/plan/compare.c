@@ -7,7 +7,6 @@
 
 #include "hwprofile.h"
 #include "model.h"
-#include "par.h"
 #include "precision.h"
 #include "xalloc.h"
 
@@ -39,50 +38,34 @@ void compare_row_free(struct compare_row *r)
 	r->error = NULL;
 }
 
-struct task {
-	const struct scenario *sc;
-	int rep;
-	struct measure m;
-	char *error;
-};
-
-static void run_task(void *ctx, size_t i)
-{
-	struct task *t = &((struct task *)ctx)[i];
-	struct scenario sc;
-	struct err e;
-	measure_replica(&sc, t->sc, t->rep);
-	if (measure_run(&t->m, &sc, &e))
-		t->error = xstrdup(e.msg);
-}
-
 void compare_run(struct compare_row *rows, size_t n, const struct plan_slo *slo,
-		 const struct plan_opts *o)
+		 const struct plan_opts *o, struct tune_cand *tuned, const struct tune_space *space)
 {
-	int R = o->replications;
-	struct task *tasks = xcalloc(n * (size_t)R + 1, sizeof *tasks);
-	for (size_t t = 0; t < n * (size_t)R; t++)
-		tasks[t] = (struct task){ .sc = &rows[t / (size_t)R].cand.sc, .rep = (int)(t % (size_t)R) };
-	par_for(n * (size_t)R, o->jobs, run_task, tasks);
-	struct measure *reps = xcalloc((size_t)R, sizeof *reps);
+	if (!slo->n)
+		tuned = NULL;
+	if (tuned)
+		tune_run(tuned, n, space, slo, o);
+	struct scenario *scs = xcalloc(n + 1, sizeof *scs);
+	char **errors = xcalloc(n + 1, sizeof *errors);
+	struct measure_summary *at = xcalloc(n + 1, sizeof *at);
+	for (size_t i = 0; i < n; i++)
+		scs[i] = rows[i].cand.sc;
+	measure_many(scs, n, o->replications, o->jobs, at, errors);
 	struct plan_cand *search = xcalloc(n + 1, sizeof *search);
 	size_t *from = xcalloc(n + 1, sizeof *from), ns = 0;
 	for (size_t i = 0; i < n; i++) {
-		for (int r = 0; r < R; r++) {
-			struct task *t = &tasks[i * (size_t)R + (size_t)r];
-			reps[r] = t->m;
-			if (t->error && !rows[i].error)
-				rows[i].error = t->error;
-			else
-				free(t->error);
-		}
+		if (errors[i] && !rows[i].error)
+			rows[i].error = errors[i];
+		else
+			free(errors[i]);
 		if (rows[i].error) {
+			plan_cand_free(&rows[i].cand);
 			rows[i].cand.status = PLAN_INFEASIBLE;
 			rows[i].cand.error = xstrdup(rows[i].error);
 			continue;
 		}
-		measure_summarize(&rows[i].at_load, reps, R);
-		if (slo->n) {
+		rows[i].at_load = at[i];
+		if (slo->n && !tuned) {
 			search[ns] = rows[i].cand;
 			from[ns++] = i;
 		}
@@ -92,6 +75,7 @@ void compare_run(struct compare_row *rows, size_t n, const struct plan_slo *slo,
 		rows[from[k]].cand = search[k];
 	free(from);
 	free(search);
-	free(reps);
-	free(tasks);
+	free(at);
+	free(errors);
+	free(scs);
 }

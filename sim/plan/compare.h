@@ -17,6 +17,7 @@
 
 #include "measure.h"
 #include "plan.h"
+#include "tune.h"
 
 struct compare_row {
 	struct plan_cand cand;       /* the configuration and its SLO search */
@@ -34,10 +35,13 @@ int compare_row_init(struct compare_row *r, size_t index, const struct scenario 
 		     const char *origin, struct err *e);
 void compare_row_free(struct compare_row *r);
 
-/* Runs every row at load (R replications), then, when slo->n > 0, plan's
- * search on the rows that ran. Cannot fail: a row that cannot run keeps
+/* With an SLO and tuned (one tune_cand per row, its cand the row's; NULL:
+ * --fixed), first tunes every row (tune.h), so that the rest runs with
+ * each row's best setting. Then runs every row at load (R replications),
+ * then, when slo->n > 0 and not tuned, plan's search on the rows that ran
+ * (tuning has searched them). Cannot fail: a row that cannot run keeps
  * its error. */
 void compare_run(struct compare_row *rows, size_t n, const struct plan_slo *slo,
-		 const struct plan_opts *o);
+		 const struct plan_opts *o, struct tune_cand *tuned, const struct tune_space *space);
 
 #endif

@@ -1,6 +1,7 @@
 #include "comparedoc.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "plandoc.h"
@@ -15,14 +16,19 @@ enum { N_LOAD = sizeof load_metrics / sizeof *load_metrics };
 
 json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
 			 const struct plan_opts *o, bool cost, size_t total, const struct shard *sh,
-			 const struct compare_row *rows, size_t n)
+			 const struct compare_row *rows, size_t n, const struct tune_cand *tuned,
+			 const struct tune_space *space)
 {
+	if (!slo->n)
+		tuned = NULL;
 	json_t *doc = resultdoc_new(&comparedoc_kind);
 	resultdoc_header(doc, scenario, overrides);
 	if (n)
 		json_object_set_new(doc, "model", json_string(rows[0].cand.sc.model));
-	json_object_set_new(doc, "search", slo->n ? plandoc_search_json(slo, o) :
-						      json_pack("{si}", "replications", o->replications));
+	json_t *search = slo->n ? plandoc_search_json(slo, o) : json_pack("{si}", "replications", o->replications);
+	if (tuned)
+		json_object_set_new(search, "tune", tune_space_json(space));
+	json_object_set_new(doc, "search", search);
 	json_object_set_new(doc, "cost", json_boolean(cost));
 	json_t *items = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -36,6 +42,7 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 		json_object_set_new(it, "pipeline_parallel_size", json_integer(sc->pipeline_parallel_size));
 		resultdoc_put(it, "mem_bandwidth_gb_s", r->bandwidth_gb_s, 3);
 		resultdoc_put(it, "decode_ceiling_tok_s", r->decode_ceiling_tok_s, 3);
+		plandoc_put_tuning(it, tuned ? &tuned[i] : NULL, space, o);
 		if (r->error) {
 			json_object_set_new(it, "error", json_string(r->error));
 			json_array_append_new(items, it);
@@ -71,6 +78,11 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 	return doc;
 }
 
+static void text_label(json_t *it, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", resultdoc_str(it, "hardware"));
+}
+
 static void text(FILE *f, json_t *doc)
 {
 	json_t *search = json_object_get(doc, "search");
@@ -87,6 +99,7 @@ static void text(FILE *f, json_t *doc)
 		reps == 1 ? "" : "s", reps > 1 ? " (± lines: 95% confidence half-widths, Student t)" : "");
 	if (slo)
 		plandoc_search_text(f, search);
+	plandoc_cost_text(f, doc);
 	fprintf(f, "decode ceiling: tp × bandwidth ÷ weight bytes per token, batch 1, datasheet (SEED C8)\n\n");
 	fprintf(f, "%-16s %7s %9s %8s %9s %8s %8s %8s %8s %8s", "hardware", "GB/s", "ceil tok/s", "req/s",
 		"tok/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "E2EL p99");
@@ -147,6 +160,7 @@ static void text(FILE *f, json_t *doc)
 		if (resultdoc_str(it, "limit"))
 			fprintf(f, "  %s: %s: %s\n", resultdoc_str(it, "hardware"), resultdoc_str(it, "limit"),
 				resultdoc_str(it, "limit_detail"));
+	plandoc_tuning_text(f, doc, "rows", text_label);
 }
 
 static void csv(FILE *f, json_t *doc)
@@ -238,8 +252,9 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 		snprintf(limits + len, sizeof limits - len, "%s%s <= %g", len ? ", " : "; SLO ", key,
 			 json_number_value(v));
 	}
-	snprintf(sub, sizeof sub, "%s, %s%s", resultdoc_str(doc, "model") ? resultdoc_str(doc, "model") : "",
-		 plot_basename(resultdoc_str(doc, "scenario")), limits);
+	snprintf(sub, sizeof sub, "%s, %s%s%s", resultdoc_str(doc, "model") ? resultdoc_str(doc, "model") : "",
+		 plot_basename(resultdoc_str(doc, "scenario")), limits,
+		 json_object_get(search, "tune") ? "; each device at its tuned vLLM settings" : "");
 	if (plot_var(vars, sizeof vars, "data", path) || plot_text(vars, sizeof vars, "subtitle", sub) ||
 	    plot_var(vars, sizeof vars, "slo", slo ? "1" : "0") ||
 	    plot_var(vars, sizeof vars, "cost", json_is_true(json_object_get(doc, "cost")) ? "1" : "0"))
@@ -251,6 +266,35 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 	return 0;
 }
 
+/* What merge and plot read back (docschema.h). */
+static const struct docschema_field search_schema[] = {
+	{ .key = "replications", .type = DS_INT, .min = 1, .max = INT32_MAX },
+	{ .key = "by", .type = DS_STR, .optional = true },
+	{ .key = NULL },
+};
+
+static const struct docschema_field row_schema[] = {
+	{ .key = "row", .type = DS_INT, .min = 0, .max = INT32_MAX },
+	{ .key = "hardware", .type = DS_STR },
+	{ .key = "device", .type = DS_STR, .optional = true },
+	{ .key = "tensor_parallel_size", .type = DS_INT, .min = 1, .max = INT32_MAX },
+	{ .key = "at_load", .type = DS_OBJ, .optional = true },
+	{ .key = "limit", .type = DS_STR, .optional = true },
+	{ .key = "limit_detail", .type = DS_STR, .optional = true },
+	{ .key = "error", .type = DS_STR, .optional = true },
+	{ .key = NULL },
+};
+
+static const struct docschema_field compare_schema[] = {
+	{ .key = "scenario", .type = DS_STR },
+	{ .key = "model", .type = DS_STR, .optional = true },
+	{ .key = "search", .type = DS_OBJ, .sub = search_schema },
+	{ .key = "cost", .type = DS_BOOL, .optional = true },
+	{ .key = "rows_total", .type = DS_INT, .min = 0, .max = INT32_MAX },
+	{ .key = "rows", .type = DS_ARR, .sub = row_schema },
+	{ .key = NULL },
+};
+
 const struct resultdoc_kind comparedoc_kind = {
 	.name = "compare",
 	.items = "rows",
@@ -260,4 +304,5 @@ const struct resultdoc_kind comparedoc_kind = {
 	.text = text,
 	.csv = csv,
 	.plot = plot,
+	.schema = compare_schema,
 };

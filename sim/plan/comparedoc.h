@@ -25,7 +25,8 @@
  * Cannot fail. */
 json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
 			 const struct plan_opts *o, bool cost, size_t total, const struct shard *sh,
-			 const struct compare_row *rows, size_t n);
+			 const struct compare_row *rows, size_t n, const struct tune_cand *tuned,
+			 const struct tune_space *space);
 
 extern const struct resultdoc_kind comparedoc_kind;
 

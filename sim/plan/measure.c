@@ -2,10 +2,13 @@
 
 #include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "par.h"
 #include "run.h"
 #include "steptime.h"
+#include "xalloc.h"
 
 #define LAT(m, M)                                                                                  \
 	{ #m "_mean_ms", M " mean", 3 }, { #m "_p50_ms", M " p50", 3 }, { #m "_p90_ms", M " p90", 3 }, \
@@ -108,6 +111,49 @@ int measure_run(struct measure *m, const struct scenario *sc, struct err *e)
 	attribute(m, &res);
 	run_result_free(&res);
 	return 0;
+}
+
+struct many_task {
+	const struct scenario *sc;
+	int rep;
+	struct measure m;
+	char *error;
+};
+
+static void many_task(void *ctx, size_t i)
+{
+	struct many_task *t = &((struct many_task *)ctx)[i];
+	struct scenario sc;
+	struct err e;
+	measure_replica(&sc, t->sc, t->rep);
+	if (measure_run(&t->m, &sc, &e))
+		t->error = xstrdup(e.msg);
+}
+
+void measure_many(const struct scenario *scs, size_t n, int R, int jobs, struct measure_summary *out,
+		  char **errors)
+{
+	size_t nt = n * (size_t)R;
+	struct many_task *t = xcalloc(nt + 1, sizeof *t);
+	for (size_t k = 0; k < nt; k++)
+		t[k] = (struct many_task){ .sc = &scs[k / (size_t)R], .rep = (int)(k % (size_t)R) };
+	par_for(nt, jobs, many_task, t);
+	struct measure *reps = xcalloc((size_t)R, sizeof *reps);
+	for (size_t i = 0; i < n; i++) {
+		errors[i] = NULL;
+		for (int r = 0; r < R; r++) {
+			struct many_task *x = &t[i * (size_t)R + (size_t)r];
+			reps[r] = x->m;
+			if (x->error && !errors[i])
+				errors[i] = x->error;
+			else
+				free(x->error);
+		}
+		if (!errors[i])
+			measure_summarize(&out[i], reps, R);
+	}
+	free(reps);
+	free(t);
 }
 
 void measure_summarize(struct measure_summary *s, const struct measure *reps, int n)

@@ -146,13 +146,34 @@ int plan_cand_init(struct plan_cand *c, size_t index, const struct scenario *sc,
 	snprintf(c->weights, sizeof c->weights, "%.15s", sc->weights[0] ? sc->weights : m.weights);
 	if (!cost)
 		return 0;
+	struct plan_cost cloud;
+	plan_cost_default(&cloud);
+	return plan_cand_price(c, &cloud, origin, e);
+}
+
+void plan_cost_default(struct plan_cost *pc)
+{
+	*pc = (struct plan_cost){ .own = false, .years = 3, .usd_per_kwh = 0.12, .utilization = 0.6 };
+}
+
+int plan_cand_price(struct plan_cand *c, const struct plan_cost *pc, const char *origin, struct err *e)
+{
 	struct hw_profile hw;
-	if (hw_load_named(&hw, sc->hardware, e))
+	if (hw_load_named(&hw, c->sc.hardware, e))
 		return err_prefix(e, "%s", origin);
-	if (!hw.has_price)
-		return err_set(e, "%s: hardware '%s' has no [price] price_per_hour_usd; expected a profile with a price to compute cost (add one, or pass --no-cost)",
+	if (!pc->own) {
+		if (!hw.has_price)
+			return err_set(e, "%s: hardware '%s' has no [price] price_per_hour_usd; expected a profile with a price to compute cost (add one, pass --cost own to price owning it, or --no-cost)",
+				       origin, hw.id);
+		c->price_usd_per_gpu_hour = hw.price_per_hour_usd;
+		return 0;
+	}
+	if (!hw.has_ownership || !(hw.board_power_w > 0))
+		return err_set(e, "%s: hardware '%s' has no [ownership] purchase_usd and board_power_w; expected both to price owning it (add them, or pass --cost cloud or --no-cost)",
 			       origin, hw.id);
-	c->price_usd_per_gpu_hour = hw.price_per_hour_usd;
+	double capex_h = hw.purchase_usd / (pc->years * 8760);
+	double power_h = (hw.board_power_w + hw.server_overhead_w) / 1000 * pc->usd_per_kwh;
+	c->price_usd_per_gpu_hour = capex_h / pc->utilization + power_h;
 	return 0;
 }
 
@@ -187,7 +208,7 @@ static void at_load(struct scenario *out, const struct plan_cand *c, const struc
 		out->request_rate = load;
 		double n = ceil(load * o->duration_s);
 		if (n > (double)out->num_prompts)
-			out->num_prompts = n < 1e9 ? (int64_t)n : 1000000000;
+			out->num_prompts = n < SCENARIO_MAX_PROMPTS ? (int64_t)n : SCENARIO_MAX_PROMPTS;
 	}
 }
 

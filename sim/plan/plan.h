@@ -128,6 +128,28 @@ int plan_cand_init(struct plan_cand *c, size_t index, const struct scenario *sc,
 		   const char *origin, struct err *e);
 void plan_cand_free(struct plan_cand *c);
 
+/* What an hour of one GPU serving costs (--cost). Cloud: the profile's
+ * [price] price_per_hour_usd. Own: the purchase price spread over `years`
+ * of hours, divided by the utilization (an owned GPU costs its hours
+ * whether it serves or not, and serves only `utilization` of them), plus
+ * the power it draws while serving, board_power_w + server_overhead_w at
+ * usd_per_kwh ([ownership]; idle draw is not counted). Either way, $ per
+ * 1M tokens = this ÷ tokens per serving hour. */
+struct plan_cost {
+	bool own;
+	double years;                /* > 0 */
+	double usd_per_kwh;          /* >= 0 */
+	double utilization;          /* (0, 1] */
+};
+
+/* The cloud defaults, and --cost own's: 3 years, 0.12 $/kWh, 0.6. */
+void plan_cost_default(struct plan_cost *pc);
+
+/* Sets c->price_usd_per_gpu_hour by pc from c's hardware profile. A
+ * profile without the section pc needs is an error naming origin and what
+ * to do. Returns 0 or -1 with e. */
+int plan_cand_price(struct plan_cand *c, const struct plan_cost *pc, const char *origin, struct err *e);
+
 /* Whether sc's load can be searched: an open-loop workload, without a
  * trace, stages or closed-loop users. Returns 0 or -1 with e. */
 int plan_check_searchable(const struct scenario *sc, struct err *e);

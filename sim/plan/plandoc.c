@@ -1,6 +1,7 @@
 #include "plandoc.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,11 +71,15 @@ json_t *plandoc_cand_json(const struct plan_cand *c, const struct plan_slo *slo,
 
 json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
 		      const struct plan_opts *o, double target_rate, bool cost, size_t total,
-		      const struct shard *sh, const struct plan_cand *c, size_t n)
+		      const struct shard *sh, const struct plan_cand *c, size_t n,
+		      const struct tune_cand *tuned, const struct tune_space *space)
 {
 	json_t *doc = resultdoc_new(&plandoc_kind);
 	resultdoc_header(doc, scenario, overrides);
-	json_object_set_new(doc, "search", plandoc_search_json(slo, o));
+	json_t *search = plandoc_search_json(slo, o);
+	if (tuned)
+		json_object_set_new(search, "tune", tune_space_json(space));
+	json_object_set_new(doc, "search", search);
 	resultdoc_put(doc, "target_rate", target_rate, 6);
 	json_object_set_new(doc, "cost", json_boolean(cost));
 	json_t *items = json_array();
@@ -103,10 +108,70 @@ json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, cons
 		resultdoc_put(it, "usd_per_1m_output_tokens", tok_s > 0 ? usd_h / (tok_s * 3600) * 1e6 : NAN, 4);
 		if (c[i].error)
 			json_object_set_new(it, "error", json_string(c[i].error));
+		plandoc_put_tuning(it, tuned ? &tuned[i] : NULL, space, o);
 		json_array_append_new(items, it);
 	}
 	resultdoc_close(doc, &plandoc_kind, total, sh, items);
 	return doc;
+}
+
+void plandoc_cost_text(FILE *f, json_t *doc)
+{
+	json_t *b = json_object_get(doc, "cost_basis");
+	if (!json_is_true(json_object_get(doc, "cost")) || !b || strcmp(resultdoc_str(b, "kind"), "own"))
+		return;
+	fprintf(f, "cost: owned GPUs: purchase price over %g years at %g%% utilization, plus board and server power while serving at %g $/kWh ($/hour columns: per serving hour)\n",
+		resultdoc_num(b, "years"), 100 * resultdoc_num(b, "utilization"), resultdoc_num(b, "power_usd_per_kwh"));
+}
+
+void plandoc_put_tuning(json_t *it, const struct tune_cand *t, const struct tune_space *space,
+			const struct plan_opts *o)
+{
+	if (!t)
+		return;
+	json_t *tj = tune_item_json(t, space, o);
+	json_object_set(it, "config", json_object_get(tj, "config"));
+	json_object_set(it, "set", json_object_get(tj, "set"));
+	json_object_del(tj, "config");
+	json_object_del(tj, "set");
+	json_object_set_new(it, "tuning", tj);
+}
+
+void plandoc_tuning_text(FILE *f, json_t *doc, const char *items_key,
+			 void (*label)(json_t *it, char *out, size_t cap))
+{
+	json_t *items = json_object_get(doc, items_key), *it;
+	size_t i;
+	long long sims = 0, settings = 0, reused = 0, tuned = 0;
+	json_array_foreach(items, i, it) {
+		json_t *t = json_object_get(it, "tuning");
+		if (!t)
+			continue;
+		if (!tuned++)
+			fprintf(f, "\ntuned settings (the highest rate within the SLO; --fixed keeps the scenario's):\n");
+		char lab[512];
+		label(it, lab, sizeof lab);
+		const char *set = resultdoc_str(it, "set");
+		const char *status = resultdoc_str(it, "status");
+		if (resultdoc_str(it, "error") || (status && !strcmp(status, "infeasible"))) {
+			fprintf(f, "  %s: no setting tried starts (the reason is in its row)\n", lab);
+		} else {
+			fprintf(f, "  %s: %s\n", lab, set && set[0] ? set : "the scenario's own settings");
+		}
+		json_t *ru = json_object_get(t, "runners_up"), *r;
+		size_t k;
+		json_array_foreach(ru, k, r) {
+			const char *rs = resultdoc_str(r, "set");
+			fprintf(f, "    runner-up: %.4g req/s with %s\n", resultdoc_num(r, "max_rate"),
+				rs && rs[0] ? rs : "the scenario's own settings");
+		}
+		sims += (long long)resultdoc_num(t, "simulations");
+		settings += (long long)resultdoc_num(t, "settings_tried");
+		reused += (long long)resultdoc_num(t, "reused");
+	}
+	if (tuned)
+		fprintf(f, "tuning took %lld simulations: %lld settings searched over %lld candidate%s, %lld searches reused\n",
+			sims, settings, tuned, tuned == 1 ? "" : "s", reused);
 }
 
 /* Ranking: candidates that sustain some load first; then, with cost, the
@@ -191,9 +256,9 @@ static json_t *in_order(json_t *doc, size_t i)
 	size_t j;
 	json_t *it;
 	json_array_foreach(items, j, it)
-		if ((json_int_t)resultdoc_num(it, "candidate") == want)
+		if (json_integer_value(json_object_get(it, "candidate")) == want)
 			return it;
-	return NULL;
+	return json_array_get(items, i);   /* a ranking that names no candidate */
 }
 
 /* "ttft_p99_ms <= 2000, …" from a document's search object. */
@@ -212,7 +277,8 @@ void plandoc_search_text(FILE *f, json_t *search)
 {
 	int reps = (int)resultdoc_num(search, "replications");
 	double conf = resultdoc_num(search, "confidence");
-	bool conc = !strcmp(resultdoc_str(search, "by"), "concurrency");
+	const char *by = resultdoc_str(search, "by");   /* compare's search may lack it */
+	bool conc = by && !strcmp(by, "concurrency");
 	fprintf(f, "search: %s by doubling/halving then bisection", conc ? "max_concurrency" : "request rate");
 	if (conc)
 		fprintf(f, " to one request");
@@ -225,6 +291,18 @@ void plandoc_search_text(FILE *f, json_t *search)
 			100 * conf, reps - 1);
 	else
 		fprintf(f, "a load passes when every SLO statistic of its one run is within its limit (no confidence: 1 replication)\n");
+}
+
+/* "h100-sxm tp 2 bf16", with " pp N" after the tp when there are pipeline
+ * stages. */
+static void text_label(json_t *it, char *out, size_t cap)
+{
+	double pp = resultdoc_num(it, "pipeline_parallel_size");
+	char pps[32] = "";
+	if (pp > 1)
+		snprintf(pps, sizeof pps, " pp %lld", (long long)pp);
+	snprintf(out, cap, "%s tp %lld%s %s", resultdoc_str(it, "hardware"),
+		 (long long)resultdoc_num(it, "tensor_parallel_size"), pps, resultdoc_str(it, "weights"));
 }
 
 static void text(FILE *f, json_t *doc)
@@ -243,6 +321,7 @@ static void text(FILE *f, json_t *doc)
 		fprintf(f, "; shard %s (%zu of %lld candidates)", resultdoc_str(doc, "shard"), n,
 			(long long)resultdoc_num(doc, "candidates_total"));
 	fputc('\n', f);
+	plandoc_cost_text(f, doc);
 	plandoc_search_text(f, search);
 	fprintf(f, "latencies in ms at the highest load that passes\n\n");
 	fprintf(f, "%4s %-16s %3s %-7s %9s %s %8s %8s %8s %8s %-20s %8s %5s", "rank", "hardware", "tp",
@@ -256,8 +335,15 @@ static void text(FILE *f, json_t *doc)
 		json_t *it = in_order(doc, i), *at = json_object_get(it, "at_limit");
 		char rank[24];
 		snprintf(rank, sizeof rank, "%zu", i + 1);
-		fprintf(f, "%4s %-16s %3lld %-7s", ranking ? rank : "-", resultdoc_str(it, "hardware"),
-			(long long)resultdoc_num(it, "tensor_parallel_size"), resultdoc_str(it, "weights"));
+		char tp[32];
+		double pp = resultdoc_num(it, "pipeline_parallel_size");
+		if (pp > 1)
+			snprintf(tp, sizeof tp, "%lldx%lld", (long long)resultdoc_num(it, "tensor_parallel_size"),
+				 (long long)pp);
+		else
+			snprintf(tp, sizeof tp, "%lld", (long long)resultdoc_num(it, "tensor_parallel_size"));
+		fprintf(f, "%4s %-16s %3s %-7s", ranking ? rank : "-", resultdoc_str(it, "hardware"), tp,
+			resultdoc_str(it, "weights"));
 		resultdoc_cell(f, resultdoc_num(it, "max_rate"), 3, 9);
 		if (conc)
 			resultdoc_cell(f, resultdoc_num(it, "max_concurrency"), 0, 8);
@@ -277,18 +363,20 @@ static void text(FILE *f, json_t *doc)
 	fprintf(f, "\nlimits:\n");
 	for (size_t i = 0; i < n; i++) {
 		json_t *it = in_order(doc, i);
-		fprintf(f, "  %s tp %lld %s: %s: %s\n", resultdoc_str(it, "hardware"),
-			(long long)resultdoc_num(it, "tensor_parallel_size"), resultdoc_str(it, "weights"),
-			resultdoc_str(it, "limit"), resultdoc_str(it, "limit_detail"));
+		char lab[512];
+		text_label(it, lab, sizeof lab);
+		fprintf(f, "  %s: %s: %s\n", lab, resultdoc_str(it, "limit"), resultdoc_str(it, "limit_detail"));
 	}
+	plandoc_tuning_text(f, doc, "candidates", text_label);
 	for (size_t i = 0; i < n; i++) {
 		json_t *it = in_order(doc, i);
 		double win = resultdoc_num(it, "arrival_window_s");
 		double e2el = resultdoc_num(json_object_get(it, "at_limit"), "e2el_p99_ms") / 1e3;
+		char lab[512];
+		text_label(it, lab, sizeof lab);
 		if (win < 10 * e2el)
-			fprintf(f, "note: %s tp %lld %s: at its limit the requests arrive over only %.3g s, less than 10× its p99 E2EL (%.3g s): the run may end before a queue builds; a longer run (--duration, workload.num_prompts) may lower the limit\n",
-				resultdoc_str(it, "hardware"), (long long)resultdoc_num(it, "tensor_parallel_size"),
-				resultdoc_str(it, "weights"), win, e2el);
+			fprintf(f, "note: %s: at its limit the requests arrive over only %.3g s, less than 10× its p99 E2EL (%.3g s): the run may end before a queue builds; a longer run (--duration, workload.num_prompts) may lower the limit\n",
+				lab, win, e2el);
 	}
 	json_t *winner = json_object_get(doc, "winner");
 	if (!ranking)
@@ -309,6 +397,9 @@ static void text(FILE *f, json_t *doc)
 		fprintf(f, "; %.2f $/hour, %.3f $ per 1M output tokens", resultdoc_num(w, "usd_per_hour"),
 			resultdoc_num(w, "usd_per_1m_output_tokens"));
 	fprintf(f, "; bound by %s\n", resultdoc_str(w, "limit"));
+	const char *set = resultdoc_str(w, "set");
+	if (set && set[0])
+		fprintf(f, "reproduce it with: %s\n", set);
 }
 
 static void csv(FILE *f, json_t *doc)
@@ -430,6 +521,10 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 	snprintf(path, sizeof path, "%s/search.dat", dir);
 	json_t *search = json_object_get(doc, "search");
 	slo_line(search, slo, sizeof slo);
+	if (json_object_get(search, "tune")) {
+		size_t len = strlen(slo);
+		snprintf(slo + len, sizeof slo - len, "; each candidate at its tuned vLLM settings");
+	}
 	bool conc = !strcmp(resultdoc_str(search, "by"), "concurrency");
 	if (plot_var(vars, sizeof vars, "data", path) || plot_text(vars, sizeof vars, "series", series) ||
 	    plot_text(vars, sizeof vars, "subtitle", slo) ||
@@ -437,6 +532,45 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 		return err_set(e, "--plot %s: the plot's variables are too long", dir);
 	return plot_gnuplot("plan_search", dir, "plan_search", vars, o, e);
 }
+
+/* What merge and plot read back (docschema.h): the keys the renderers
+ * above use. */
+static const struct docschema_field search_schema[] = {
+	{ .key = "slo", .type = DS_OBJ, .optional = true },
+	{ .key = "by", .type = DS_STR },
+	{ .key = "replications", .type = DS_INT, .min = 1, .max = INT32_MAX },
+	{ .key = "confidence", .type = DS_NUM },
+	{ .key = "tolerance", .type = DS_NUM },
+	{ .key = "max_load", .type = DS_NUM },
+	{ .key = NULL },
+};
+
+static const struct docschema_field cand_schema[] = {
+	{ .key = "candidate", .type = DS_INT, .min = 0, .max = INT32_MAX },
+	{ .key = "hardware", .type = DS_STR },
+	{ .key = "tensor_parallel_size", .type = DS_INT, .min = 1, .max = INT32_MAX },
+	{ .key = "weights", .type = DS_STR },
+	{ .key = "status", .type = DS_STR },
+	{ .key = "max_rate", .type = DS_NUM },
+	{ .key = "at_limit", .type = DS_OBJ },
+	{ .key = "limit", .type = DS_STR },
+	{ .key = "limit_detail", .type = DS_STR },
+	{ .key = "tried", .type = DS_ARR },
+	{ .key = "replicas", .type = DS_NUM },
+	{ .key = "gpus", .type = DS_NUM },
+	{ .key = NULL },
+};
+
+static const struct docschema_field plan_schema[] = {
+	{ .key = "scenario", .type = DS_STR },
+	{ .key = "search", .type = DS_OBJ, .sub = search_schema },
+	{ .key = "cost", .type = DS_BOOL },
+	{ .key = "target_rate", .type = DS_NUM },
+	{ .key = "candidates_total", .type = DS_INT, .min = 0, .max = INT32_MAX },
+	{ .key = "candidates", .type = DS_ARR, .sub = cand_schema },
+	{ .key = "ranking", .type = DS_INT_ARR, .optional = true, .min = 0, .max = INT32_MAX },
+	{ .key = NULL },
+};
 
 const struct resultdoc_kind plandoc_kind = {
 	.name = "plan",
@@ -447,4 +581,5 @@ const struct resultdoc_kind plandoc_kind = {
 	.text = text,
 	.csv = csv,
 	.plot = plot,
+	.schema = plan_schema,
 };

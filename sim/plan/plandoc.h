@@ -11,7 +11,10 @@
  * max_rate (req/s per replica), first_failing_load, arrival_window_s,
  * at_limit (metrics at max_rate), limit and limit_detail, tried (load,
  * worst SLO ratio, pass for every load tried), replicas, gpus,
- * price_usd_per_gpu_hour, usd_per_hour, usd_per_1m_output_tokens; a whole
+ * price_usd_per_gpu_hour, usd_per_hour, usd_per_1m_output_tokens; when
+ * tuned (tune.h), "config" (the chosen engine settings), "set" (the --set
+ * flags that reproduce them) and "tuning" (settings tried, simulations,
+ * runners-up), and the search object carries "tune" (the space); a whole
  * document ends with "ranking" (candidate indices, best first) and
  * "winner".
  */
@@ -24,6 +27,7 @@
 
 #include "plan.h"
 #include "resultdoc.h"
+#include "tune.h"
 
 struct plot_opts;
 
@@ -40,7 +44,23 @@ json_t *plandoc_cand_json(const struct plan_cand *c, const struct plan_slo *slo,
  * caller's reference; cannot fail. */
 json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
 		      const struct plan_opts *o, double target_rate, bool cost, size_t total,
-		      const struct shard *sh, const struct plan_cand *c, size_t n);
+		      const struct shard *sh, const struct plan_cand *c, size_t n,
+		      const struct tune_cand *tuned, const struct tune_space *space);
+
+/* Prints the cost basis line of a document priced with --cost own
+ * (nothing for cloud prices). */
+void plandoc_cost_text(FILE *f, json_t *doc);
+
+/* Adds a tuned candidate's "config", "set" and "tuning" (tune_item_json)
+ * to item it; nothing when t is NULL. Cannot fail. */
+void plandoc_put_tuning(json_t *it, const struct tune_cand *t, const struct tune_space *space,
+			const struct plan_opts *o);
+
+/* Prints, per item under items_key that was tuned, the chosen setting as
+ * --set flags and its runners-up, then the simulations it took. label(it)
+ * names the item. */
+void plandoc_tuning_text(FILE *f, json_t *doc, const char *items_key,
+			 void (*label)(json_t *it, char *out, size_t cap));
 
 /* Prints the search method in words, from a document's "search" object. */
 void plandoc_search_text(FILE *f, json_t *search);

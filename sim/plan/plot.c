@@ -13,6 +13,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "num.h"
 #include "report.h"
 #include "resultdoc.h"
 #include "run.h"
@@ -23,23 +24,7 @@ extern char **environ;
 
 int plot_mkdir(const char *dir, struct err *e)
 {
-	char buf[4096];
-	if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
-		return err_set(e, "--plot %s: the path is too long", dir);
-	/* Each ancestor in turn, as mkdir -p. */
-	for (char *p = buf + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-		*p = '\0';
-		struct stat st;
-		if (stat(buf, &st) != 0 && mkdir(buf, 0777) != 0 && errno != EEXIST)
-			return err_set(e, "%s: cannot create the folder: %s", buf, strerror(errno));
-		*p = c;
-		if (!c)
-			break;
-	}
-	return 0;
+	return wholefile_mkdirs(dir, e);
 }
 
 /* dir/name in out (cap PATH_MAX); false when it does not fit. */
@@ -228,6 +213,22 @@ static const char *field(const char *line, int i)
 	return line;
 }
 
+/* Field i of a CSV line as a number (strictly: the whole field). Returns
+ * 0, or -1 when the line has no field i or it is not a number. */
+static int field_num(const char *line, int i, double *v)
+{
+	const char *s = field(line, i);
+	if (!s)
+		return -1;
+	char buf[128];
+	size_t n = strcspn(s, ",\r\n");
+	if (n >= sizeof buf)
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return num_parse_double(buf, v);
+}
+
 struct vec {
 	double *v;
 	size_t n, cap;
@@ -245,7 +246,8 @@ static void vec_add(struct vec *x, double v)
 static int write_cdf(const char *dir, const char *name, struct vec *x, struct plot_opts *o,
 		     double *p50, double *p99, struct err *e)
 {
-	qsort(x->v, x->n, sizeof *x->v, by_value);
+	if (x->n)   /* a run with no successful request: v is NULL */
+		qsort(x->v, x->n, sizeof *x->v, by_value);
 	FILE *f = plot_data_open(dir, name, e);
 	if (!f)
 		return -1;
@@ -279,13 +281,21 @@ static int read_requests(const char *path, struct vec *ttft, struct vec *tpot, s
 			     path);
 		goto out;
 	}
+	int lineno = 1;
 	while (getline(&line, &cap, f) > 0) {
+		lineno++;
 		const char *st = field(line, cs);
 		if (!st || strncmp(st, "ok", 2))
 			continue;
-		vec_add(ttft, strtod(field(line, ct), NULL));
-		if (strtol(field(line, co), NULL, 10) > 1)
-			vec_add(tpot, strtod(field(line, cp), NULL));
+		double t, p, n;
+		if (field_num(line, ct, &t) || field_num(line, co, &n) || (n > 1 && field_num(line, cp, &p))) {
+			rc = err_set(e, "%s:%d: expected numbers under ttft_s, tpot_s and output_tokens", path,
+				     lineno);
+			goto out;
+		}
+		vec_add(ttft, t);
+		if (n > 1)
+			vec_add(tpot, p);
 	}
 out:
 	free(line);

@@ -104,7 +104,8 @@ json_t *resultdoc_load(const char *path, struct err *e)
 	json_t *doc = resultdoc_read_json(path, e);
 	if (!doc)
 		return NULL;
-	if (!resultdoc_kind_of(doc, e)) {
+	const struct resultdoc_kind *k = resultdoc_kind_of(doc, e);
+	if (!k || docschema_check(doc, k->schema, e)) {
 		err_prefix(e, "%s", path);
 		json_decref(doc);
 		return NULL;

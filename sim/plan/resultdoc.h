@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "docschema.h"
 #include "err.h"
 #include "inidoc.h"
 
@@ -46,6 +47,9 @@ struct resultdoc_kind {
 	void (*csv)(FILE *f, json_t *doc);
 	/* Writes data files and plots into dir. Returns 0 or -1 with e. */
 	int (*plot)(json_t *doc, const char *dir, struct plot_opts *o, struct err *e);
+	/* What a document read back must hold (docschema.h), items included:
+	 * resultdoc_load checks it before text, csv, plot or merge read it. */
+	const struct docschema_field *schema;
 };
 
 /* Parses "K/N" (--shard). Returns 0 or -1 with e naming the flag. */
@@ -74,8 +78,9 @@ int resultdoc_print(FILE *f, json_t *doc, int fmt);
  * the JSON position. */
 json_t *resultdoc_read_json(const char *path, struct err *e);
 
-/* Reads a document from path. Returns it (the caller's reference) or NULL
- * with e naming the file and the JSON position. */
+/* Reads a document from path and checks it against its kind's schema.
+ * Returns it (the caller's reference) or NULL with e naming the file and
+ * the JSON position, or the key that is missing or of the wrong type. */
 json_t *resultdoc_load(const char *path, struct err *e);
 
 /* Joins the shards docs[0..n) (each a slice of the same run, every slice

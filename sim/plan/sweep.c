@@ -192,7 +192,7 @@ static int check_names(const struct sweep_axis *ax, struct err *e)
 int sweep_init(struct sweep *sw, const char *scenario_path, const struct inidoc *overrides,
 	       const struct sweep_axis *axes, size_t n_axes, struct err *e)
 {
-	*sw = (struct sweep){ scenario_path, overrides, axes, n_axes, 1 };
+	*sw = (struct sweep){ scenario_path, overrides, axes, n_axes, 1, 0 };
 	for (size_t a = 0; a < n_axes; a++) {
 		if (sw->n_points * axes[a].n > SWEEP_MAX_POINTS)
 			return err_set(e, "--vary: the grid has more than %d points", SWEEP_MAX_POINTS);
@@ -280,6 +280,10 @@ static void run_task(void *ctx, size_t i)
 	struct err e;
 	if (sweep_point_scenario(rc->sw, t->point, &base, &e) == 0) {
 		measure_replica(&sc, &base, t->rep);
+		double n = ceil(sc.request_rate * rc->sw->duration_s);
+		if (rc->sw->duration_s > 0 && isfinite(sc.request_rate) && !sc.trace[0] && !sc.n_stages &&
+		    n > (double)sc.num_prompts)
+			sc.num_prompts = n < 1e9 ? (int64_t)n : 1000000000;
 		if (measure_run(&t->m, &sc, &e) == 0)
 			return;
 	}

@@ -59,6 +59,9 @@ struct sweep {
 	const struct sweep_axis *axes;   /* borrowed */
 	size_t n_axes;
 	size_t n_points;                 /* product of the axis sizes */
+	double duration_s;               /* > 0: every point with a finite request_rate sends at
+					    least rate × this many requests, as plan's --duration
+					    (0: the scenario's num_prompts); set after sweep_init */
 };
 
 /* Fills *sw and checks the grid's size. Returns 0 or -1 with e. */

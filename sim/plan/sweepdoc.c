@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -390,6 +391,29 @@ fail:
 	return -1;
 }
 
+/* What merge and plot read back (docschema.h). */
+static const struct docschema_field axis_schema[] = {
+	{ .key = "key", .type = DS_STR },
+	{ .key = "values", .type = DS_ARR },
+	{ .key = NULL },
+};
+
+static const struct docschema_field point_schema[] = {
+	{ .key = "point", .type = DS_INT, .min = 0, .max = INT32_MAX },
+	{ .key = "values", .type = DS_OBJ },
+	{ .key = "error", .type = DS_STR, .optional = true },
+	{ .key = NULL },
+};
+
+static const struct docschema_field sweep_schema[] = {
+	{ .key = "scenario", .type = DS_STR },
+	{ .key = "vary", .type = DS_ARR, .sub = axis_schema },
+	{ .key = "replications", .type = DS_INT, .min = 1, .max = INT32_MAX },
+	{ .key = "points_total", .type = DS_INT, .min = 0, .max = INT32_MAX },
+	{ .key = "points", .type = DS_ARR, .sub = point_schema },
+	{ .key = NULL },
+};
+
 const struct resultdoc_kind sweepdoc_kind = {
 	.name = "sweep",
 	.items = "points",
@@ -399,4 +423,5 @@ const struct resultdoc_kind sweepdoc_kind = {
 	.text = text,
 	.csv = csv,
 	.plot = plot,
+	.schema = sweep_schema,
 };

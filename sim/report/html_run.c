@@ -14,6 +14,7 @@
 #include "report.h"
 #include "resultdoc.h"
 #include "run.h"
+#include "timeline.h"
 #include "xalloc.h"
 
 /* At most this many points a line: enough for a smooth curve, small for a
@@ -285,12 +286,27 @@ static void timeseries_plots(FILE *f, const struct run_result *res)
 	xy_free(&wait);
 	xy_free(&kv);
 
-	/* Output tokens in each second from the first send. */
-	size_t secs = res->end_ns > res->token_origin_ns
-			      ? (size_t)((res->end_ns - res->token_origin_ns) / 1000000000) + 1
-			      : 0;
-	if (secs > res->n_seconds)
-		secs = res->n_seconds;
+	/* Output tokens in each simulated second: the token gaps the timeline
+	 * counted there plus the first tokens of the requests (a run without a
+	 * timeline gets no throughput plot). */
+	if (!res->timeline)
+		return;
+	const struct timeline *tl = res->timeline;
+	size_t secs = (size_t)(res->end_ns / TIMELINE_WINDOW_NS) + 1;
+	double *tok = xcalloc(secs, sizeof *tok);
+	for (size_t w = 0; w < secs; w++) {
+		int64_t c[TIMELINE_N_ITL + 1] = { 0 };
+		double sum = 0;
+		timeline_accumulate(tl, &tl->itl, w, w + 1, c, &sum);
+		for (size_t k = 0; k <= TIMELINE_N_ITL; k++)
+			tok[w] += (double)c[k];
+	}
+	for (size_t i = 0; i < res->reqs.len; i++) {
+		const struct request *r = &res->reqs.v[i];
+		if (r->state == REQ_FINISHED && r->first_token_ns >= 0 &&
+		    (size_t)(r->first_token_ns / TIMELINE_WINDOW_NS) < secs)
+			tok[r->first_token_ns / TIMELINE_WINDOW_NS]++;
+	}
 	/* Long runs: the mean of each group of `per` seconds, still tokens/s. */
 	size_t per = secs > MAX_POINTS ? (secs + MAX_POINTS - 1) / MAX_POINTS : 1;
 	struct xy thr;
@@ -299,10 +315,11 @@ static void timeseries_plots(FILE *f, const struct run_result *res)
 		double sum = 0;
 		size_t n = 0;
 		for (; n < per && i + n < secs; n++)
-			sum += (double)res->tokens_per_second[i + n];
-		thr.x[thr.n] = (double)res->token_origin_ns / 1e9 + (double)i + (double)n / 2;
+			sum += tok[i + n];
+		thr.x[thr.n] = (double)i + (double)n / 2;
 		thr.y[thr.n++] = sum / (double)n;
 	}
+	free(tok);
 	struct svg_series ts[] = {
 		{ per > 1 ? "output tokens/s (mean of each few seconds)"
 			  : "output tokens in each second",

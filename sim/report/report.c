@@ -50,11 +50,7 @@ double report_group_duration(const struct group_metrics *g)
 
 int64_t report_peak_tokens_per_s(const struct run_result *res)
 {
-	int64_t best = 0;
-	for (size_t i = 0; i < res->n_seconds; i++)
-		if (res->tokens_per_second[i] > best)
-			best = res->tokens_per_second[i];
-	return best;
+	return res->peak_second_tokens;
 }
 
 void report_ollama_fields(const struct request *r, struct ollama_fields *o)

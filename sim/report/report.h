@@ -37,15 +37,18 @@ void report_prom(FILE *f, struct run_result *res);
 /* The same metrics over the simulated run as OpenMetrics text: a scrape
  * every second (coarser for long runs: at most REPORT_OM_MAX_SCRAPES),
  * from simulated time 0 to just after the end, each sample stamped
- * epoch_s + its simulated time (s), ending "# EOF". Cannot fail; the file
- * variant writes path whole or not at all (0, or -1 with e). */
+ * epoch_s + its simulated time (s), ending "# EOF". Cannot fail. */
 #define REPORT_OM_MAX_SCRAPES 360
-void report_openmetrics(FILE *f, struct run_result *res, double epoch_s);
-int report_openmetrics_file(const char *path, struct run_result *res, double epoch_s, struct err *e);
+void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s);
 
 /* Where the mean TTFT and the mean ITL went, as JSON objects (ms). */
 json_t *report_ttft_breakdown(const struct group_metrics *g);
 json_t *report_itl_breakdown(const struct engine_stats *es);
+
+/* run --out DIR: report_csv's files and DIR/openmetrics.txt
+ * (report_openmetrics from epoch_s), all in one folder written whole or
+ * not at all (wholedir). Returns 0, or -1 with e. */
+int report_out(const char *dir, const struct run_result *res, double epoch_s, struct err *e);
 
 /* Writes dir/requests.csv, dir/timeseries.csv and dir/itl_histogram.csv.
  * Returns 0, or -1 with e

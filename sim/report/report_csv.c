@@ -1,6 +1,7 @@
 /*
- * report_csv: requests.csv, timeseries.csv and itl_histogram.csv of a run,
- * into a folder, each written whole or not at all.
+ * report_csv: requests.csv, timeseries.csv and itl_histogram.csv of a run
+ * (and, for run --out, openmetrics.txt), into a folder written whole or
+ * not at all.
  */
 #include "report_int.h"
 
@@ -63,7 +64,9 @@ static void itl_histogram_csv(FILE *f, const struct run_result *res)
 	loghist_each(&res->all.itl, itl_row, f);
 }
 
-int report_csv(const char *dir, const struct run_result *res, struct err *e)
+/* The folder's files, and openmetrics.txt when om (epoch_s for it). */
+static int write_dir(const char *dir, const struct run_result *res, bool om, double epoch_s,
+		     struct err *e)
 {
 	static const struct {
 		const char *name;
@@ -73,19 +76,34 @@ int report_csv(const char *dir, const struct run_result *res, struct err *e)
 		{ "timeseries.csv", timeseries_csv },
 		{ "itl_histogram.csv", itl_histogram_csv },
 	};
-	struct stat st;
-	if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0)
-		return err_set(e, "--out %s: cannot create the folder: %s", dir, strerror(errno));
-	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-		char path[PATH_MAX];
-		if (snprintf(path, sizeof path, "%s/%s", dir, files[i].name) >= (int)sizeof path)
-			return err_set(e, "--out %s: the path is too long", dir);
-		FILE *f = wholefile_open(path, e);
-		if (!f)
+	size_t n = sizeof files / sizeof *files;
+	struct wholedir d;
+	if (wholedir_open(&d, dir, e))
+		return err_prefix(e, "--out");
+	for (size_t i = 0; i < n + om; i++) {
+		FILE *f = wholedir_file(&d, i < n ? files[i].name : "openmetrics.txt", e);
+		if (!f) {
+			wholedir_abort(&d);
 			return -1;
-		files[i].write(f, res);
-		if (wholefile_commit(f, path, e))
+		}
+		if (i < n)
+			files[i].write(f, res);
+		else
+			report_openmetrics(f, res, epoch_s);
+		if (wholedir_close(&d, f, e)) {
+			wholedir_abort(&d);
 			return -1;
+		}
 	}
-	return 0;
+	return wholedir_commit(&d, e);
+}
+
+int report_csv(const char *dir, const struct run_result *res, struct err *e)
+{
+	return write_dir(dir, res, false, 0, e);
+}
+
+int report_out(const char *dir, const struct run_result *res, double epoch_s, struct err *e)
+{
+	return write_dir(dir, res, true, epoch_s, e);
 }

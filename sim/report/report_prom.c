@@ -561,7 +561,7 @@ static int64_t om_interval_ns(int64_t end_ns)
 	return steps_s[n - 1] * TIMELINE_WINDOW_NS;
 }
 
-void report_openmetrics(FILE *f, struct run_result *res, double epoch_s)
+void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 {
 	struct prom_out o = { .f = f, .res = res, .openmetrics = true, .epoch_s = epoch_s };
 	o.interval_ns = om_interval_ns(res->end_ns);
@@ -576,13 +576,4 @@ void report_openmetrics(FILE *f, struct run_result *res, double epoch_s)
 		vllm_metrics(&o);
 	}
 	fprintf(f, "# EOF\n");
-}
-
-int report_openmetrics_file(const char *path, struct run_result *res, double epoch_s, struct err *e)
-{
-	FILE *f = wholefile_open(path, e);
-	if (!f)
-		return -1;
-	report_openmetrics(f, res, epoch_s);
-	return wholefile_commit(f, path, e);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "evq.h"
+#include "startup.h"
 #include "timeline.h"
 #include "workload.h"
 #include "xalloc.h"
@@ -32,6 +33,8 @@ struct run {
 	size_t cq_head, cq_len, cq_cap;
 	int64_t overhead_ns;           /* API + tokenizer path, per request */
 	int64_t next_sample_ns, sample_every_ns;
+	int64_t past_horizon_ns;       /* a step that would end past EVQ_HORIZON_NS began here; -1: none */
+	int64_t past_horizon_step_ns;
 };
 
 /* The stage group a request also counts in; none when the run has one
@@ -52,23 +55,19 @@ struct group_metrics *run_stage_metrics(struct run_result *res, int stage)
 static void count_token(struct run_result *res, int64_t t_ns)
 {
 	/* Tokens of one step share a time: skip the division for them. */
-	if (t_ns == res->last_token_ns) {
-		res->tokens_per_second[res->last_second]++;
-		return;
+	if (t_ns != res->last_token_ns) {
+		int64_t sec = (t_ns - res->token_origin_ns) / 1000000000;
+		assert(sec >= res->last_second);   /* the clock never goes back */
+		res->last_token_ns = t_ns;
+		if (sec != res->last_second) {
+			if (res->second_tokens > res->peak_second_tokens)
+				res->peak_second_tokens = res->second_tokens;
+			res->second_tokens = 0;
+			res->last_second = sec;
+		}
 	}
-	size_t sec = (size_t)((t_ns - res->token_origin_ns) / 1000000000);
-	res->last_token_ns = t_ns;
-	res->last_second = sec;
-	if (sec >= res->n_seconds) {
-		size_t n = res->n_seconds ? res->n_seconds : 64;
-		while (n <= sec)
-			n *= 2;
-		res->tokens_per_second = xrealloc(res->tokens_per_second, n * sizeof *res->tokens_per_second);
-		memset(res->tokens_per_second + res->n_seconds, 0,
-		       (n - res->n_seconds) * sizeof *res->tokens_per_second);
-		res->n_seconds = n;
-	}
-	res->tokens_per_second[sec]++;
+	if (++res->second_tokens > res->peak_second_tokens)
+		res->peak_second_tokens = res->second_tokens;
 }
 
 /* Once per output token: the simulator's hottest function after the
@@ -214,31 +213,54 @@ static void start_step(struct run *rn, int64_t now)
 {
 	int64_t d = rn->cls->start_step(rn->eng, now);
 	rn->engine_busy = d >= 0;
+	if (d > EVQ_HORIZON_NS - now) {   /* the run stops: run_simulate says why */
+		rn->past_horizon_ns = now;
+		rn->past_horizon_step_ns = d;
+		return;
+	}
 	if (d >= 0) {
 		sample(rn, now, d);
 		evq_push(rn->q, now + d, EV_STEP_END, 0);
 	}
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
 /* vLLM's max_concurrent_requests: every successful request counts in each
- * whole second (from the first send) it was active in; the peak. */
+ * whole second (from the first send) it was active in; the peak. A sweep
+ * over the requests' first and past-last seconds, sorted: O(n log n) time
+ * and O(n) memory in the requests, none in the simulated seconds. */
 static int64_t concurrent_per_second(const struct run_result *res)
 {
-	size_t n = (size_t)((res->end_ns - res->token_origin_ns) / 1000000000) + 2;
-	int64_t *diff = xcalloc(n + 1, sizeof *diff), best = 0, cur = 0;
+	size_t n = 0;
+	int64_t *in = xcalloc(res->reqs.len + 1, sizeof *in);
+	int64_t *out = xcalloc(res->reqs.len + 1, sizeof *out);
 	for (size_t i = 0; i < res->reqs.len; i++) {
 		const struct request *r = &res->reqs.v[i];
 		if (r->state != REQ_FINISHED)
 			continue;
-		diff[(r->send_ns - res->token_origin_ns) / 1000000000]++;
-		diff[(r->finish_ns - res->token_origin_ns) / 1000000000 + 1]--;
+		in[n] = (r->send_ns - res->token_origin_ns) / 1000000000;
+		out[n++] = (r->finish_ns - res->token_origin_ns) / 1000000000 + 1;
 	}
-	for (size_t s = 0; s < n; s++) {
-		cur += diff[s];
-		if (cur > best)
-			best = cur;
+	qsort(in, n, sizeof *in, cmp_i64);
+	qsort(out, n, sizeof *out, cmp_i64);
+	/* At each second where something starts: started so far minus
+	 * those whose past-last second is at or before it. */
+	int64_t best = 0;
+	for (size_t a = 0, b = 0; a < n; a++) {
+		while (a + 1 < n && in[a + 1] == in[a])
+			a++;
+		while (b < n && out[b] <= in[a])
+			b++;
+		if ((int64_t)(a + 1 - b) > best)
+			best = (int64_t)(a + 1 - b);
 	}
-	free(diff);
+	free(in);
+	free(out);
 	return best;
 }
 
@@ -290,6 +312,11 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	 * cannot fit max_model_len the scenario is wrong, not the requests. */
 	struct engine_stats st0;
 	rn.cls->stats(rn.eng, &st0);
+	if (startup_check(&setup, &st0, e)) {
+		rn.cls->destroy(rn.eng);
+		workload_destroy(rn.wl);
+		return -1;
+	}
 	if (!sc->trace[0] && sc->input.dist == LEN_UNIFORM && sc->output.dist == LEN_UNIFORM) {
 		double r = sc->random_range_ratio;
 		int64_t in = sc->random_prefix_len + (int64_t)ceil((double)sc->input.mean * (1 + r));
@@ -317,7 +344,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	}
 
 	struct event ev;
-	while (evq_pop(rn.q, &ev)) {
+	rn.past_horizon_ns = -1;
+	while (rn.past_horizon_ns < 0 && evq_pop(rn.q, &ev)) {
 		switch (ev.kind) {
 		case EV_WANT_SEND:
 			want_send(&rn, (size_t)ev.arg, ev.time_ns);
@@ -343,6 +371,18 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 			start_step(&rn, ev.time_ns);
 			break;
 		}
+	}
+	if (rn.past_horizon_ns >= 0) {
+		double step_s = (double)rn.past_horizon_step_ns / 1e9;
+		err_set(e, "%s: [run] hardware, model: a step at %.6g s takes %s%.6g s, past the simulator's horizon of %g s; expected a device profile (%s) fast enough for the model (%s)",
+			sc->path, (double)rn.past_horizon_ns / 1e9, rn.past_horizon_step_ns > EVQ_HORIZON_NS ? "more than " : "",
+			rn.past_horizon_step_ns > EVQ_HORIZON_NS ? EVQ_HORIZON_S : step_s, EVQ_HORIZON_S,
+			sc->hardware, sc->model);
+		rn.cls->destroy(rn.eng);
+		workload_destroy(rn.wl);
+		evq_destroy(rn.q);
+		free(rn.client_queue);
+		return -1;
 	}
 	res->end_ns = evq_now(rn.q);
 	res->max_concurrent_per_second = concurrent_per_second(res);
@@ -386,7 +426,6 @@ void run_result_free(struct run_result *res)
 		group_free(&res->stages[i]);
 	free(res->stages);
 	free(res->stage_starts_ns);
-	free(res->tokens_per_second);
 	free(res->ts);
 	timeline_destroy(res->timeline);
 	reqtab_free(&res->reqs);

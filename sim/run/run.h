@@ -60,14 +60,17 @@ struct run_result {
 	struct group_metrics *stages;
 	int n_stages;
 	int64_t *stage_starts_ns;      /* n_stages + 1 */
-	int64_t *tokens_per_second;    /* output tokens in each second from token_origin_ns */
-	size_t n_seconds;
+	/* Output tokens per whole second from token_origin_ns, counted as
+	 * they come (token times never go back): the second being counted and
+	 * the peak of those done. Memory does not grow with simulated time. */
 	int64_t last_token_ns;         /* count_token's cache: last time seen */
-	size_t last_second;
+	int64_t last_second;           /* the second being counted */
+	int64_t second_tokens;         /* tokens in it so far */
+	int64_t peak_second_tokens;    /* the most in one second: vLLM's max_output_tokens_per_s */
 	int64_t max_concurrent;        /* in flight at once, client side (instantaneous) */
 	int64_t max_concurrent_per_second;  /* vLLM's max_concurrent_requests: the most
 					     * successful requests active in one second */
-	int64_t token_origin_ns;       /* seconds of tokens_per_second count from here:
+	int64_t token_origin_ns;       /* seconds of the token count start here:
 					* the first send, as vLLM counts from it */
 	int64_t peak_waiting;
 	struct ts_row *ts;

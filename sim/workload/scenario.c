@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "evq.h"
 #include "num.h"
 #include "precision.h"
 #include "vllmver.h"
@@ -30,7 +31,8 @@ static const struct inidoc_key keys[] = {
 	{ "run", "timeseries_interval_s", INI_DOUBLE, F(timeseries_interval_s), INI_MIN_EXCLUSIVE, 0, BIG,
 	  "seconds > 0", NULL },
 
-	{ "workload", "num_prompts", INI_INT, F(num_prompts), 0, 1, 1e9, "an integer >= 1", NULL },
+	{ "workload", "num_prompts", INI_INT, F(num_prompts), 0, 1, SCENARIO_MAX_PROMPTS,
+	  "an integer from 1 to 10^7 (the most requests one run holds)", NULL },
 	{ "workload", "request_rate", INI_DOUBLE, F(request_rate), INI_MIN_EXCLUSIVE | INI_ALLOW_INF, 0, 1e9,
 	  "requests per second > 0, or inf", NULL },
 	{ "workload", "burstiness", INI_DOUBLE, F(burstiness), INI_MIN_EXCLUSIVE, 0, 1e6,
@@ -59,7 +61,8 @@ static const struct inidoc_key keys[] = {
 	{ "workload", "output_stddev", INI_DOUBLE, F(output.stddev), 0, 0, BIG, "a standard deviation >= 0", NULL },
 	{ "workload", "output_file", INI_STRING, F(output.file), 0, 0, 0, "a file of lengths", NULL },
 	{ "workload", "users", INI_INT, F(users), 0, 0, 1e7, "a user count >= 0 (0 = open loop)", NULL },
-	{ "workload", "think_time_s", INI_DOUBLE, F(think_time_s), 0, 0, BIG, "seconds >= 0", NULL },
+	{ "workload", "think_time_s", INI_DOUBLE, F(think_time_s), 0, 0, EVQ_HORIZON_S,
+	  "seconds from 0 to 10^8 (the simulator's horizon)", NULL },
 	{ "workload", "turns", INI_INT, F(turns), 0, 1, 1e6, "turns per conversation >= 1", NULL },
 	{ "workload", "trace", INI_STRING, F(trace), 0, 0, 0, "a trace file", NULL },
 	{ "workload", "trace_format", INI_ENUM, F(trace_format), 0, 0, 0,
@@ -71,6 +74,7 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "tensor_parallel_size", INI_INT, F(tensor_parallel_size), 0, 1, 1024, "an integer >= 1", NULL },
 	{ "engine", "pipeline_parallel_size", INI_INT, F(pipeline_parallel_size), 0, 1, 1024, "an integer >= 1",
 	  NULL },
+	{ "engine", "nnodes", INI_INT, F(nnodes), 0, 1, 1024, "a node count >= 1 (vLLM --nnodes)", NULL },
 	{ "engine", "max_num_batched_tokens", INI_INT, F(max_num_batched_tokens), 0, 1, 1e8,
 	  "a token count >= 1", NULL },
 	{ "engine", "max_num_seqs", INI_INT, F(max_num_seqs), 0, 1, 1e7, "an integer >= 1", NULL },
@@ -142,6 +146,7 @@ void scenario_default(struct scenario *sc)
 	sc->trace_time_scale = 1.0;
 	sc->engine_kind = ENGINE_VLLM;
 	sc->tensor_parallel_size = 1;
+	sc->nnodes = 1;
 	sc->pipeline_parallel_size = 1;
 	sc->max_num_batched_tokens = -1;
 	sc->max_num_seqs = -1;
@@ -274,9 +279,17 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 		if (parse_stages(sc, inidoc_find(doc, "workload", "stages"), doc->path, e))
 			return -1;
 		/* A stage sends rate × duration requests: that is num_prompts. */
-		double total = 0;
-		for (int i = 0; i < sc->n_stages; i++)
+		double total = 0, span_s = 0;
+		for (int i = 0; i < sc->n_stages; i++) {
 			total += round(sc->stages[i].rate * sc->stages[i].duration_s);
+			span_s += sc->stages[i].duration_s;
+		}
+		if (!(total <= SCENARIO_MAX_PROMPTS))
+			return err_set(e, "%s: [workload] stages: the stages send %g requests; expected at most %d (rate × duration summed)",
+				       doc->path, total, SCENARIO_MAX_PROMPTS);
+		if (!(span_s <= EVQ_HORIZON_S))
+			return err_set(e, "%s: [workload] stages: the stages last %g s; expected at most the simulator's horizon of %g s",
+				       doc->path, span_s, EVQ_HORIZON_S);
 		sc->num_prompts = (int64_t)total;
 		if (sc->num_prompts < 1)
 			return err_set(e, "%s: [workload] stages: the stages send no request", doc->path);

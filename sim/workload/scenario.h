@@ -24,6 +24,10 @@ enum engine_kind { ENGINE_VLLM, ENGINE_OLLAMA, ENGINE_LLAMACPP };
 enum sched_policy { SCHED_FCFS, SCHED_PRIORITY };
 
 #define SCENARIO_MAX_STAGES 32
+/* The most requests one run makes (num_prompts, the stages' sum): each
+ * holds a record of ~250 bytes and its latency samples, so 10^7 stay
+ * within a few GB. Checked up front; not a vLLM limit. */
+#define SCENARIO_MAX_PROMPTS 10000000
 
 struct stage {
 	double rate;          /* requests per second */
@@ -74,6 +78,7 @@ struct scenario {
 	int engine_kind;                   /* enum engine_kind */
 	int64_t tensor_parallel_size;
 	int64_t pipeline_parallel_size;    /* vLLM --pipeline-parallel-size; 1 = none */
+	int64_t nnodes;                    /* vLLM --nnodes: servers one replica spans (startup.h) */
 	int64_t max_num_batched_tokens;    /* -1 = vLLM's default for the device */
 	int64_t max_num_seqs;              /* -1 = vLLM's default for the device */
 	int64_t max_model_len;             /* -1 = the model's max_position_embeddings */

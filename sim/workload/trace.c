@@ -28,6 +28,8 @@ struct reader {
 	char *line;             /* the current line, without its line ending */
 	size_t line_cap;
 	long lineno;            /* 1-based; 0 before the first line */
+	long nul_line;          /* the first line holding a NUL byte; 0: none */
+	long nul_column;
 	char **fields;          /* the current CSV line split at commas */
 	size_t n_fields, fields_cap;
 	bool timed;             /* the rows carry send times */
@@ -58,13 +60,25 @@ static int fail_at(const struct reader *rd, long line, const char *fmt, ...)
 
 /* Reads the next line into rd->line without "\n" or "\r\n" (and without a
  * UTF-8 byte order mark on line 1). Returns its length, or -1 at the end of
- * the file or on a read error (ferror tells which). */
+ * the file, on a read error (ferror tells which) or at a line holding a NUL
+ * byte (rd->nul_line tells). */
 static long next_line(struct reader *rd)
 {
 	ssize_t n = getline(&rd->line, &rd->line_cap, rd->f);
 	if (n < 0)
 		return -1;
 	rd->lineno++;
+	const char *nul = memchr(rd->line, '\0', (size_t)n);
+	if (nul) {
+		/* Text ends there for every string function: a line read past
+		 * it would be silently cut (or dropped as blank). Stop here;
+		 * trace_load reports it. */
+		if (!rd->nul_line) {
+			rd->nul_line = rd->lineno;
+			rd->nul_column = (long)(nul - rd->line) + 1;
+		}
+		return -1;
+	}
 	if (n > 0 && rd->line[n - 1] == '\n')
 		rd->line[--n] = '\0';
 	if (n > 0 && rd->line[n - 1] == '\r')
@@ -650,6 +664,8 @@ int trace_load(struct trace *t, const char *path, const char *format, struct err
 	}
 	if (!rc)
 		rc = fmt->load(&rd);
+	if (rd.nul_line)   /* the first cause: reading stopped there */
+		rc = fail_at(&rd, rd.nul_line, "a NUL byte at column %ld; expected text", rd.nul_column);
 	if (!rc && ferror(rd.f))
 		rc = read_error(&rd);
 	if (!rc && t->len == 0)

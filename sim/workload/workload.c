@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evq.h"
 #include "num.h"
 #include "trace.h"
 #include "xalloc.h"
@@ -57,8 +58,15 @@ static int load_lengths(struct lengths *l, const char *path, const char *key, st
 	char *line = NULL;
 	size_t cap = 0, vcap = 0;
 	int lineno = 0;
-	while (getline(&line, &cap, f) > 0) {
+	ssize_t len;
+	while ((len = getline(&line, &cap, f)) > 0) {
 		lineno++;
+		if (memchr(line, '\0', (size_t)len)) {   /* the rest of the line would be lost */
+			err_set(e, "%s:%d: %s: a NUL byte; expected text", path, lineno, key);
+			free(line);
+			fclose(f);
+			return -1;
+		}
 		line[strcspn(line, "\r\n")] = '\0';
 		if (!line[0] || line[0] == '#')
 			continue;
@@ -147,6 +155,17 @@ static double rate_of(const struct scenario *sc, double rate, int64_t i, int64_t
 	return a * pow(b / a, progress);
 }
 
+/* A send time t (seconds) in ns, or -1 with e naming what set it when it
+ * is past the simulator's horizon (or not a time at all). */
+static int send_ns(const struct workload *w, double t, const char *what, int64_t *ns,
+		   struct err *e)
+{
+	if (evq_ns_of_s(t, ns) == 0)
+		return 0;
+	return err_set(e, "%s: %s: a request would be sent at %g s, past the simulator's horizon of %g s; expected a shorter run",
+		       w->sc->path[0] ? w->sc->path : "built-in default", what, t, EVQ_HORIZON_S);
+}
+
 /* Send times of n requests in one stage starting at t0, as serve.py's
  * get_request: i.i.d. gaps at each request's rate, cumulated, then (without
  * ramp-up) rescaled so the last lands at t0 + n/rate. */
@@ -177,8 +196,8 @@ static size_t new_conversation(struct workload *w, int64_t user)
 	return w->n_convs++;
 }
 
-/* The next turn of conversation conv, to be sent at t (seconds). */
-static size_t make_turn(struct workload *w, struct reqtab *reqs, size_t conv, double t)
+/* The next turn of conversation conv, to be sent at t_ns. */
+static size_t make_turn(struct workload *w, struct reqtab *reqs, size_t conv, int64_t t_ns)
 {
 	const struct scenario *sc = w->sc;
 	struct conversation *c = &w->convs[conv];
@@ -193,7 +212,7 @@ static size_t make_turn(struct workload *w, struct reqtab *reqs, size_t conv, do
 	r->own_key = 0xc0 * 0x100000000000000ULL + (uint64_t)conv;
 	r->conversation = sc->turns > 1 || sc->users > 0 ? (int32_t)conv : -1;
 	r->turn = c->turns_done;
-	r->want_send_ns = (int64_t)llround(t * 1e9);
+	r->want_send_ns = t_ns;
 	r->stage = 0;
 	c->turns_done++;
 	w->made++;
@@ -225,14 +244,23 @@ static int from_trace(struct workload *w, struct reqtab *reqs, struct err *e)
 		r->block512 = row->hash_ids;
 		r->priority = row->priority;
 		double t = times ? times[i] : row->time_s * sc->trace_time_scale;
-		r->want_send_ns = (int64_t)llround(t * 1e9);
+		int bad = times ? send_ns(w, t, "[workload] request_rate (for a trace without start_times)",
+					  &r->want_send_ns, e) :
+				  evq_ns_of_s(t, &r->want_send_ns);
+		if (bad) {
+			if (!times)
+				err_set(e, "%s: a row %g s after the first, scaled by [workload] trace_time_scale = %g, would be sent at %g s, past the simulator's horizon of %g s; expected a shorter trace or a smaller scale",
+					sc->trace, row->time_s, sc->trace_time_scale, t, EVQ_HORIZON_S);
+			free(times);
+			return -1;
+		}
 	}
 	free(times);
 	w->made = (int64_t)n;
 	return 0;
 }
 
-static void open_loop(struct workload *w, struct reqtab *reqs)
+static int open_loop(struct workload *w, struct reqtab *reqs, struct err *e)
 {
 	const struct scenario *sc = w->sc;
 	struct stage one = { sc->request_rate, 0 };
@@ -246,20 +274,32 @@ static void open_loop(struct workload *w, struct reqtab *reqs)
 		int64_t convs = (n + turns - 1) / turns;
 		double *times = xmalloc((size_t)(convs ? convs : 1) * sizeof *times);
 		stage_times(w, convs, stages[s].rate, t0, times);
+		const char *what = sc->n_stages ? "[workload] stages" : "[workload] request_rate, num_prompts";
 		for (int64_t i = 0; i < convs; i++) {
-			size_t idx = make_turn(w, reqs, new_conversation(w, -1), times[i]);
+			int64_t t_ns;
+			if (send_ns(w, times[i], what, &t_ns, e)) {
+				free(times);
+				return -1;
+			}
+			size_t idx = make_turn(w, reqs, new_conversation(w, -1), t_ns);
 			reqs->v[idx].stage = s;
 		}
 		free(times);
-		w->stage_starts[s] = (int64_t)llround(t0 * 1e9);
+		if (send_ns(w, t0, "[workload] stages", &w->stage_starts[s], e))
+			return -1;
 		t0 += sc->n_stages ? stages[s].duration_s : 0;
 	}
 	w->n_stages = n_stages;
-	w->stage_starts[n_stages] = (int64_t)llround(t0 * 1e9);
+	return send_ns(w, t0, "[workload] stages", &w->stage_starts[n_stages], e);
 }
 
 struct workload *workload_create(const struct scenario *sc, struct reqtab *reqs, struct err *e)
 {
+	if (sc->num_prompts > SCENARIO_MAX_PROMPTS) {
+		err_set(e, "%s: [workload] num_prompts: %lld requests; expected at most %d (each costs memory for its record)",
+			sc->path[0] ? sc->path : "built-in default", (long long)sc->num_prompts, SCENARIO_MAX_PROMPTS);
+		return NULL;
+	}
 	struct workload *w = xcalloc(1, sizeof *w);
 	w->sc = sc;
 	for (int i = 0; i < N_STREAMS; i++) {
@@ -282,8 +322,9 @@ struct workload *workload_create(const struct scenario *sc, struct reqtab *reqs,
 		for (int64_t u = 0; u < sc->users && w->made < sc->num_prompts; u++)
 			make_turn(w, reqs, new_conversation(w, u), 0);
 		w->n_stages = 1;
-	} else {
-		open_loop(w, reqs);
+	} else if (open_loop(w, reqs, e)) {
+		workload_destroy(w);
+		return NULL;
 	}
 	return w;
 }
@@ -300,12 +341,15 @@ int64_t workload_on_done(struct workload *w, struct reqtab *reqs, size_t idx, in
 	c->context = r->prompt_len + r->output_len;
 	double think = sc->think_time_s > 0 ? gsl_ran_exponential(w->rng[S_THINK], sc->think_time_s) : 0;
 	double t = (double)now / 1e9 + think;
+	int64_t t_ns;
+	if (evq_ns_of_s(t, &t_ns))
+		return -1;   /* the next turn would come after the horizon: no more turns */
 	if (c->turns_done >= sc->turns) {
 		if (c->user < 0)
 			return -1;                /* open loop: the conversation is over */
 		conv = new_conversation(w, w->convs[conv].user);
 	}
-	size_t next = make_turn(w, reqs, conv, t);
+	size_t next = make_turn(w, reqs, conv, t_ns);
 	reqs->v[next].stage = stage;
 	return (int64_t)next;
 }

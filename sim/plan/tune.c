@@ -1,0 +1,567 @@
+#include "tune.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resultdoc.h"
+#include "xalloc.h"
+
+/* ---- the space ---- */
+
+enum tk_type { TK_INT, TK_BOOL, TK_DTYPE, TK_FRACTION };
+
+#define F(field) offsetof(struct scenario, field)
+
+/* The engine knobs that move a configuration's SLO rate, in the order the
+ * descent visits them (the largest lever first), with their default
+ * values. The values bracket vLLM's defaults (2048 or 8192 tokens, 256 or
+ * 1024 sequences: vllm/engine/arg_utils.py) by factors of two: SEED C20-C21
+ * (a smaller token budget interrupts decode less, a larger one prefills
+ * faster) and C16-C17 (KV pool size: fp8 halves a token's bytes). */
+static const struct tune_key {
+	const char *key;
+	int type;                    /* enum tk_type */
+	size_t offset;               /* in struct scenario */
+	const char *values;          /* NULL: set by tune_space_default */
+} tune_keys[] = {
+	{ "max_model_len", TK_INT, F(max_model_len), NULL },
+	{ "max_num_batched_tokens", TK_INT, F(max_num_batched_tokens), "512,1024,2048,4096,8192,16384" },
+	{ "enable_chunked_prefill", TK_BOOL, F(enable_chunked_prefill), "true,false" },
+	{ "long_prefill_token_threshold", TK_INT, F(long_prefill_token_threshold), "0,256,1024" },
+	{ "max_num_seqs", TK_INT, F(max_num_seqs), "64,128,256,512,1024" },
+	{ "kv_cache_dtype", TK_DTYPE, F(kv_cache_dtype), "auto,fp8" },
+	{ "enable_prefix_caching", TK_BOOL, F(enable_prefix_caching), "true,false" },
+	{ "gpu_memory_utilization", TK_FRACTION, F(gpu_memory_utilization), NULL },
+};
+
+#undef F
+
+static const struct tune_key *key_row(const char *key)
+{
+	for (size_t i = 0; i < sizeof tune_keys / sizeof *tune_keys; i++)
+		if (!strcmp(tune_keys[i].key, key))
+			return &tune_keys[i];
+	return NULL;
+}
+
+/* The scenario's own value of key as text ("default" for an unset
+ * integer, "" for a key outside the table). */
+static void own_text(const struct scenario *sc, const char *key, char *out, size_t cap)
+{
+	const struct tune_key *k = key_row(key);
+	const char *p = k ? (const char *)sc + k->offset : NULL;
+	if (!k) {
+		snprintf(out, cap, "%s", "");
+	} else if (k->type == TK_INT) {
+		int64_t v = *(const int64_t *)(const void *)p;
+		if (v < 0)
+			snprintf(out, cap, "default");
+		else
+			snprintf(out, cap, "%lld", (long long)v);
+	} else if (k->type == TK_BOOL) {
+		snprintf(out, cap, "%s", *(const bool *)(const void *)p ? "true" : "false");
+	} else if (k->type == TK_DTYPE) {
+		snprintf(out, cap, "%s", *(const int *)(const void *)p == 1 ? "fp8" : "auto");
+	} else {
+		snprintf(out, cap, "%g", *(const double *)(const void *)p);
+	}
+}
+
+static int axis_values(struct tune_axis *a, const char *list, struct err *e)
+{
+	a->n = 0;
+	for (const char *p = list;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == 0 || len >= sizeof a->values[0] || a->n == TUNE_MAX_VALUES)
+			return err_set(e, "--search: %s: expected up to %d comma-separated values of up to %zu characters, got '%s'",
+				       a->key, TUNE_MAX_VALUES, sizeof a->values[0] - 1, list);
+		memcpy(a->values[a->n], p, len);
+		a->values[a->n++][len] = '\0';
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+void tune_space_default(struct tune_space *s, const struct scenario *sc, double max_gmu)
+{
+	memset(s, 0, sizeof *s);
+	if (sc->engine_kind != ENGINE_VLLM)
+		return;
+	bool shares = sc->random_prefix_len > 0 || sc->turns > 1;
+	/* vLLM's default max_model_len is the model's whole context, whose KV
+	 * a small device cannot hold for one request (startup.h refuses it,
+	 * as vLLM does); what a user passes instead is a length that holds the
+	 * workload's longest request: vLLM's random dataset has one. */
+	if (sc->max_model_len <= 0 && !sc->trace[0] && sc->input.dist == LEN_UNIFORM &&
+	    sc->output.dist == LEN_UNIFORM) {
+		double r = sc->random_range_ratio;
+		double in = (double)sc->random_prefix_len + ceil((double)sc->input.mean * (1 + r));
+		double out = ceil((double)sc->output.mean * (1 + r));
+		double need = in + (double)(sc->turns - 1) * (in - (double)sc->random_prefix_len + out) + out;
+		double len = 2048;
+		while (len < need)
+			len *= 2;
+		struct tune_axis *a = &s->axis[s->n++];
+		snprintf(a->key, sizeof a->key, "max_model_len");
+		snprintf(a->values[0], sizeof a->values[0], "%.0f", len);
+		a->n = 1;
+	}
+	for (size_t i = 0; i < sizeof tune_keys / sizeof *tune_keys; i++) {
+		const struct tune_key *k = &tune_keys[i];
+		if ((!strcmp(k->key, "enable_prefix_caching") && !shares) || !strcmp(k->key, "max_model_len"))
+			continue;
+		struct tune_axis *a = &s->axis[s->n];
+		snprintf(a->key, sizeof a->key, "%s", k->key);
+		if (k->values) {
+			struct err e;
+			axis_values(a, k->values, &e);   /* the table's lists are well formed */
+		} else {
+			/* gpu_memory_utilization: more memory only grows the KV
+			 * pool, so the user's bound is the one value worth
+			 * trying besides the scenario's own. */
+			if (!(max_gmu > sc->gpu_memory_utilization))
+				continue;
+			snprintf(a->values[0], sizeof a->values[0], "%g", max_gmu);
+			a->n = 1;
+		}
+		s->n++;
+	}
+}
+
+int tune_space_add(struct tune_space *s, const char *spec, struct err *e)
+{
+	const char *eq = strchr(spec, '=');
+	const char *key = spec;
+	if (!strncmp(key, "engine.", 7))
+		key += 7;
+	const char *dot = strchr(key, '.');
+	if (!eq || eq == key || (size_t)(eq - key) >= sizeof s->axis[0].key || (dot && dot < eq))
+		return err_set(e, "--search: expected [engine.]KEY=V1,V2,… (an [engine] key, e.g. max_num_batched_tokens=512,1024,2048), got '%s'",
+			       spec);
+	char name[48];
+	memcpy(name, key, (size_t)(eq - key));
+	name[eq - key] = '\0';
+	int i = 0;
+	while (i < s->n && strcmp(s->axis[i].key, name))
+		i++;
+	if (i == s->n) {
+		if (s->n == TUNE_MAX_AXES)
+			return err_set(e, "--search: expected at most %d axes, got '%s' too", TUNE_MAX_AXES, spec);
+		memset(&s->axis[i], 0, sizeof s->axis[i]);
+		snprintf(s->axis[i].key, sizeof s->axis[i].key, "%s", name);
+		s->n++;
+	}
+	return axis_values(&s->axis[i], eq + 1, e);
+}
+
+int tune_space_check(const struct tune_space *s, const char *path, const struct inidoc *base,
+		     struct err *e)
+{
+	for (int a = 0; a < s->n; a++)
+		for (int v = 0; v < s->axis[a].n; v++) {
+			struct inidoc ov = { 0 };
+			struct scenario sc;
+			inidoc_add_overrides(&ov, base);
+			int rc = inidoc_add_overridef(&ov, e, "engine.%s=%s", s->axis[a].key, s->axis[a].values[v]) ||
+				 scenario_load(&sc, path, &ov, e);
+			inidoc_free(&ov);
+			if (rc)
+				return err_prefix(e, "--search %s", s->axis[a].key);
+		}
+	return 0;
+}
+
+/* ---- settings ---- */
+
+/* The value axis a runs with in setting c: its pick, or the scenario's own. */
+static void axis_value(const struct tune_space *s, const struct tune_config *c, int a,
+		       const struct scenario *own, char *v, size_t cap)
+{
+	if (c->pick[a] >= 0)
+		snprintf(v, cap, "%s", s->axis[a].values[c->pick[a]]);
+	else
+		own_text(own, s->axis[a].key, v, cap);
+}
+
+/* The setting's key: per axis the value it runs with (the scenario's own
+ * value for -1, so that picking the value the scenario already has is the
+ * same setting). */
+static void fingerprint(const struct tune_space *s, const struct tune_config *c, const struct scenario *own,
+			char *out, size_t cap)
+{
+	out[0] = '\0';
+	for (int a = 0; a < s->n; a++) {
+		char v[32];
+		axis_value(s, c, a, own, v, sizeof v);
+		size_t len = strlen(out);
+		snprintf(out + len, cap - len, "%s=%s;", s->axis[a].key, v);
+	}
+}
+
+static int load_config(struct scenario *sc, const struct tune_cand *t, const struct tune_space *s,
+		       const struct tune_config *c, struct err *e)
+{
+	struct inidoc ov = { 0 };
+	inidoc_add_overrides(&ov, &t->ov);
+	int rc = 0;
+	for (int a = 0; a < s->n && !rc; a++)
+		if (c->pick[a] >= 0)
+			rc = inidoc_add_overridef(&ov, e, "engine.%s=%s", s->axis[a].key,
+						  s->axis[a].values[c->pick[a]]);
+	rc = rc || scenario_load(sc, t->path, &ov, e);
+	inidoc_free(&ov);
+	return rc;
+}
+
+json_t *tune_config_json(const struct tune_space *s, const struct tune_config *c,
+			 const struct scenario *own)
+{
+	json_t *j = json_object();
+	for (int a = 0; a < s->n; a++) {
+		char v[32];
+		axis_value(s, c, a, own, v, sizeof v);
+		json_t *val;
+		json_t *parsed = json_loads(v, JSON_DECODE_ANY, NULL);
+		if (parsed && (json_is_number(parsed) || json_is_boolean(parsed)))
+			val = parsed;
+		else {
+			json_decref(parsed);
+			val = json_string(v[0] ? v : "as the scenario");
+		}
+		json_object_set_new(j, s->axis[a].key, val);
+	}
+	return j;
+}
+
+void tune_config_flags(const struct tune_space *s, const struct tune_config *c, char *out, size_t cap)
+{
+	out[0] = '\0';
+	for (int a = 0; a < s->n; a++) {
+		if (c->pick[a] < 0)
+			continue;
+		size_t len = strlen(out);
+		snprintf(out + len, cap - len, "%s--set engine.%s=%s", len ? " " : "", s->axis[a].key,
+			 s->axis[a].values[c->pick[a]]);
+	}
+}
+
+/* ---- the search ---- */
+
+struct slot {
+	struct tune_cand *t;
+	size_t tried;                /* index in t->tried */
+};
+
+/* Index of the setting c of t in t->tried, adding it when new (then *is_new). */
+static size_t find_or_add(struct tune_cand *t, const struct tune_space *s, const struct tune_config *c,
+			  bool *is_new)
+{
+	char want[1024], have[1024];
+	fingerprint(s, c, &t->cand->sc, want, sizeof want);
+	for (size_t i = 0; i < t->n_tried; i++) {
+		fingerprint(s, &t->tried[i].cfg, &t->cand->sc, have, sizeof have);
+		if (!strcmp(want, have)) {
+			*is_new = false;
+			return i;
+		}
+	}
+	t->tried = xrealloc(t->tried, (t->n_tried + 1) * sizeof *t->tried);
+	t->tried[t->n_tried] = (struct tune_tried){ .cfg = *c, .rate = NAN };
+	*is_new = true;
+	return t->n_tried++;
+}
+
+/* Searches the settings in slots (coarse or fine by o), each starting at
+ * its candidate's best coarse rate so far (start > 0). With keep, the
+ * searched plan candidates are returned in keep[i] (the caller frees them);
+ * else they are freed. */
+static void search(struct slot *slots, size_t n, const double *start, const struct tune_space *s,
+		   const struct plan_slo *slo, const struct plan_opts *o, bool fine, struct plan_cand *keep)
+{
+	struct plan_cand *pc = xcalloc(n + 1, sizeof *pc);
+	size_t *from = xcalloc(n + 1, sizeof *from), m = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct tune_cand *t = slots[i].t;
+		struct tune_tried *tr = &t->tried[slots[i].tried];
+		struct plan_cand c = *t->cand;
+		struct err e;
+		c.evals = NULL;
+		c.n_evals = c.cap_evals = 0;
+		c.error = NULL;
+		if (load_config(&c.sc, t, s, &tr->cfg, &e)) {
+			tr->error = xstrdup(e.msg);
+			c.status = PLAN_INFEASIBLE;
+			c.error = xstrdup(e.msg);
+			if (keep)
+				keep[i] = c;
+			else
+				free(c.error);
+			continue;
+		}
+		if (start[i] > 0) {
+			if (o->by == PLAN_BY_CONCURRENCY)
+				c.sc.max_concurrency = (int64_t)fmax(1, floor(start[i]));
+			else
+				c.sc.request_rate = start[i];
+		}
+		pc[m] = c;
+		from[m++] = i;
+	}
+	plan_search(pc, m, slo, o);
+	for (size_t k = 0; k < m; k++) {
+		struct slot *sl = &slots[from[k]];
+		struct tune_tried *tr = &sl->t->tried[sl->tried];
+		double rate = pc[k].status == PLAN_INFEASIBLE ? 0 : isnan(pc[k].lo) ? 0 : pc[k].lo;
+		sl->t->simulations += (int64_t)(pc[k].n_evals ? pc[k].n_evals : 1) * o->replications;
+		if (pc[k].error && !tr->error)
+			tr->error = xstrdup(pc[k].error);
+		if (fine) {
+			tr->rate = rate;
+		} else {
+			tr->coarse_rate = rate;
+		}
+		if (keep)
+			keep[from[k]] = pc[k];
+		else
+			plan_cand_free(&pc[k]);
+	}
+	free(from);
+	free(pc);
+}
+
+/* One descent step: for each candidate, the settings that change axis a of
+ * its current one to each of the axis's values. */
+static void step_axis(struct tune_cand *t, size_t n, int a, struct tune_config *cur, const struct tune_space *s,
+		      const struct plan_slo *slo, const struct plan_opts *coarse, bool *moved)
+{
+	size_t cap = n * TUNE_MAX_VALUES + 1, ns = 0;
+	struct slot *slots = xcalloc(cap, sizeof *slots);
+	double *start = xcalloc(cap, sizeof *start);
+	size_t (*idx)[TUNE_MAX_VALUES] = xcalloc(n + 1, sizeof *idx);
+	/* max_model_len is searched only to rescue a setting that cannot
+	 * start (tune_space_default): one that runs keeps its own. */
+	bool rescue = !strcmp(s->axis[a].key, "max_model_len");
+	for (size_t i = 0; i < n; i++) {
+		bool is_new;
+		size_t now = find_or_add(&t[i], s, &cur[i], &is_new);
+		for (int v = 0; v < s->axis[a].n; v++) {
+			if (t[i].n_tried >= TUNE_MAX_CONFIGS || (rescue && !t[i].tried[now].error)) {
+				idx[i][v] = now;
+				continue;
+			}
+			struct tune_config c = cur[i];
+			c.pick[a] = (int8_t)v;
+			idx[i][v] = find_or_add(&t[i], s, &c, &is_new);
+			if (is_new) {
+				start[ns] = t[i].tried[now].coarse_rate;
+				slots[ns++] = (struct slot){ &t[i], idx[i][v] };
+			} else {
+				t[i].reused++;
+			}
+		}
+	}
+	search(slots, ns, start, s, slo, coarse, false, NULL);
+	for (size_t i = 0; i < n; i++) {
+		bool is_new;
+		size_t now = find_or_add(&t[i], s, &cur[i], &is_new), best = now;
+		double base = t[i].tried[now].coarse_rate, top = base;
+		for (int v = 0; v < s->axis[a].n; v++)
+			if (t[i].tried[idx[i][v]].coarse_rate > top) {
+				top = t[i].tried[idx[i][v]].coarse_rate;
+				best = idx[i][v];
+			}
+		if (best != now && top > base * (1 + coarse->tolerance)) {
+			cur[i] = t[i].tried[best].cfg;
+			*moved = true;
+		}
+	}
+	free(idx);
+	free(start);
+	free(slots);
+}
+
+static int by_coarse(const void *pa, const void *pb, void *ctx)
+{
+	const struct tune_tried *tr = ctx;
+	const size_t *a = pa, *b = pb;
+	double x = tr[*a].coarse_rate, y = tr[*b].coarse_rate;
+	if (x != y)
+		return x > y ? -1 : 1;
+	return (*a > *b) - (*a < *b);
+}
+
+/* Insertion sort of idx[0..n) by coarse rate, best first (n is small). */
+static void sort_by_coarse(size_t *idx, size_t n, const struct tune_tried *tr)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && by_coarse(&idx[j], &idx[j - 1], (void *)tr) < 0; j--) {
+			size_t x = idx[j];
+			idx[j] = idx[j - 1];
+			idx[j - 1] = x;
+		}
+}
+
+void tune_run(struct tune_cand *t, size_t n, const struct tune_space *s, const struct plan_slo *slo,
+	      const struct plan_opts *o)
+{
+	struct plan_opts coarse = *o;
+	coarse.replications = 1;
+	coarse.tolerance = fmax(o->tolerance, 0.05);
+	struct tune_config *cur = xcalloc(n + 1, sizeof *cur);
+	for (size_t i = 0; i < n; i++) {
+		memset(cur[i].pick, -1, sizeof cur[i].pick);
+		t[i].winner = -1;
+		t[i].n_finalists = 0;
+	}
+	/* The scenario's own setting first: every other starts from its rate. */
+	{
+		struct slot *slots = xcalloc(n + 1, sizeof *slots);
+		double *start = xcalloc(n + 1, sizeof *start);
+		for (size_t i = 0; i < n; i++) {
+			bool is_new;
+			slots[i] = (struct slot){ &t[i], find_or_add(&t[i], s, &cur[i], &is_new) };
+		}
+		search(slots, n, start, s, slo, &coarse, false, NULL);
+		free(start);
+		free(slots);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		bool moved = false;
+		for (int a = 0; a < s->n; a++)
+			step_axis(t, n, a, cur, s, slo, &coarse, &moved);
+		if (!moved)
+			break;
+	}
+	/* Fine: the finalists of every candidate in one search. */
+	struct slot *slots = xcalloc(n * TUNE_FINALISTS + 1, sizeof *slots);
+	double *start = xcalloc(n * TUNE_FINALISTS + 1, sizeof *start);
+	size_t ns = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t *idx = xcalloc(t[i].n_tried + 1, sizeof *idx);
+		for (size_t k = 0; k < t[i].n_tried; k++)
+			idx[k] = k;
+		sort_by_coarse(idx, t[i].n_tried, t[i].tried);
+		for (size_t k = 0; k < t[i].n_tried && t[i].n_finalists < TUNE_FINALISTS; k++) {
+			const struct tune_tried *tk = &t[i].tried[idx[k]];
+			bool same = false;
+			for (int f = 0; f < t[i].n_finalists; f++) {
+				const struct tune_tried *tf = &t[i].tried[t[i].finalists[f]];
+				same |= fabs(tf->coarse_rate - tk->coarse_rate) <= 1e-3 * tf->coarse_rate;
+			}
+			if ((tk->error || same) && t[i].n_finalists > 0)
+				continue;
+			t[i].finalists[t[i].n_finalists++] = (int)idx[k];
+			start[ns] = t[i].tried[idx[k]].coarse_rate;
+			slots[ns++] = (struct slot){ &t[i], idx[k] };
+		}
+		free(idx);
+	}
+	struct plan_cand *kept = xcalloc(ns + 1, sizeof *kept);
+	search(slots, ns, start, s, slo, o, true, kept);
+	/* The winner: the best fine rate; ties, the better coarse rank. */
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		int nf = t[i].n_finalists, best = 0;
+		for (int f = 1; f < nf; f++)
+			if (t[i].tried[t[i].finalists[f]].rate > t[i].tried[t[i].finalists[best]].rate)
+				best = f;
+		/* Finalists best first by fine rate (stable). */
+		int order[TUNE_FINALISTS], no = 0;
+		order[no++] = best;
+		for (int f = 0; f < nf; f++)
+			if (f != best)
+				order[no++] = f;
+		for (int x = 1; x < no; x++)
+			for (int y = x; y > 1 && t[i].tried[t[i].finalists[order[y]]].rate >
+							 t[i].tried[t[i].finalists[order[y - 1]]].rate;
+			     y--) {
+				int z = order[y];
+				order[y] = order[y - 1];
+				order[y - 1] = z;
+			}
+		int fin[TUNE_FINALISTS];
+		for (int f = 0; f < nf; f++)
+			fin[f] = t[i].finalists[order[f]];
+		t[i].winner = fin[0];
+		struct plan_cand *w = &kept[k + (size_t)order[0]];
+		struct scenario own;
+		struct err e;
+		plan_cand_free(t[i].cand);
+		*t[i].cand = *w;
+		if (!load_config(&own, &t[i], s, &t[i].tried[fin[0]].cfg, &e))
+			t[i].cand->sc = own;   /* without the search's starting load */
+		for (int f = 0; f < nf; f++) {
+			t[i].finalists[f] = fin[f];
+			if (f != order[0])
+				plan_cand_free(&kept[k + (size_t)f]);
+		}
+		k += (size_t)nf;
+	}
+	free(kept);
+	free(start);
+	free(slots);
+	free(cur);
+}
+
+void tune_cand_free(struct tune_cand *t)
+{
+	for (size_t i = 0; i < t->n_tried; i++)
+		free(t->tried[i].error);
+	free(t->tried);
+	t->tried = NULL;
+	t->n_tried = 0;
+}
+
+json_t *tune_item_json(const struct tune_cand *t, const struct tune_space *s, const struct plan_opts *o)
+{
+	(void)o;
+	json_t *j = json_object();
+	struct scenario base;
+	struct err e;
+	struct tune_config own;
+	memset(own.pick, -1, sizeof own.pick);
+	/* The scenario's own values, for the axes left as they are. */
+	if (load_config(&base, t, s, &own, &e))
+		base = t->cand->sc;
+	char flags[2048];
+	if (t->winner >= 0) {
+		const struct tune_tried *w = &t->tried[t->winner];
+		json_object_set_new(j, "config", tune_config_json(s, &w->cfg, &base));
+		tune_config_flags(s, &w->cfg, flags, sizeof flags);
+		json_object_set_new(j, "set", json_string(flags));
+	}
+	json_object_set_new(j, "settings_tried", json_integer((json_int_t)t->n_tried));
+	json_object_set_new(j, "simulations", json_integer(t->simulations));
+	json_object_set_new(j, "reused", json_integer(t->reused));
+	json_t *ru = json_array();
+	for (int f = 1; f < t->n_finalists; f++) {
+		const struct tune_tried *r = &t->tried[t->finalists[f]];
+		json_t *x = json_object();
+		json_object_set_new(x, "config", tune_config_json(s, &r->cfg, &base));
+		tune_config_flags(s, &r->cfg, flags, sizeof flags);
+		json_object_set_new(x, "set", json_string(flags));
+		resultdoc_put(x, "max_rate", r->rate, 4);
+		if (r->error)
+			json_object_set_new(x, "error", json_string(r->error));
+		json_array_append_new(ru, x);
+	}
+	json_object_set_new(j, "runners_up", ru);
+	return j;
+}
+
+json_t *tune_space_json(const struct tune_space *s)
+{
+	json_t *j = json_object();
+	for (int a = 0; a < s->n; a++) {
+		json_t *v = json_array();
+		for (int k = 0; k < s->axis[a].n; k++)
+			json_array_append_new(v, json_string(s->axis[a].values[k]));
+		json_object_set_new(j, s->axis[a].key, v);
+	}
+	return j;
+}

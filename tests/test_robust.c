@@ -1,0 +1,366 @@
+/*
+ * Robustness (issue 15, docs/robustness.md): each class of bad input the
+ * attack on servesim's inputs found is an error at its root, one line on
+ * stderr naming the file and key, exit 2; outputs are whole or absent; a
+ * write error is one line and exit 1. Through the command, as a user hits
+ * them. The parsers' crash-freedom on arbitrary bytes is tests/fuzz's.
+ */
+#include "testutil.h"
+
+#include <sys/stat.h>
+
+static char tmpdir[] = "/tmp/servesim-robust-XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* tmpdir/name holding text; the path in out. */
+static void write_file(char *out, size_t cap, const char *name, const char *text, size_t len)
+{
+	snprintf(out, cap, "%s/%s", tmpdir, name);
+	FILE *f = fopen(out, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static size_t count_lines(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* The command exits with status, and says so in one line holding each of
+ * the needles (NULL-terminated). */
+static void one_line_error(const char *cmd, int status, ...)
+{
+	struct cmd_result r;
+	run_cmd(&r, "%s", cmd);
+	if (r.status != status)
+		fail_msg("%s: exit %d, expected %d; stderr: %s", cmd, r.status, status, r.err);
+	assert_int_equal(count_lines(r.err), 1);
+	va_list ap;
+	va_start(ap, status);
+	const char *needle;
+	while ((needle = va_arg(ap, const char *)))
+		assert_contains(r.err, needle);
+	va_end(ap);
+	cmd_result_free(&r);
+}
+
+static void cmdf(char *out, size_t cap, const char *fmt, const char *arg)
+{
+	char tail[2048];
+	snprintf(tail, sizeof tail, fmt, arg);
+	snprintf(out, cap, "'%s' %s", SERVESIM_BIN, tail);
+}
+
+/* merge and plot read documents whose structure is not what servesim
+ * wrote: every one an error naming the file and the key, not a crash. */
+static void result_documents_are_checked(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *doc, *needle;
+	} bad[] = {
+		{ "{\"kind\":\"plan\",\"candidates\":[]}", "scenario: missing; expected a string" },
+		{ "{\"kind\":\"sweep\",\"points\":[{}]}", "scenario: missing" },
+		{ "{\"kind\":\"compare\",\"rows\":[]}", "scenario: missing" },
+		{ "{\"kind\":\"plan\",\"scenario\":\"s\",\"search\":{\"by\":\"rate\","
+		  "\"replications\":1,"
+		  "\"confidence\":0.95,\"tolerance\":0.02,\"max_load\":10},\"cost\":false,\"target_"
+		  "rate\":null,"
+		  "\"candidates_total\":1,\"candidates\":[{\"candidate\":0}]}",
+		  "candidates[0].hardware: missing; expected a string" },
+		{ "{\"kind\":\"plan\",\"scenario\":\"s\",\"search\":{\"by\":\"rate\","
+		  "\"replications\":1,"
+		  "\"confidence\":0.95,\"tolerance\":0.02,\"max_load\":10},\"cost\":false,\"target_"
+		  "rate\":null,"
+		  "\"candidates_total\":1,\"candidates\":[{\"candidate\":0,\"hardware\":\"h\","
+		  "\"tensor_parallel_size\":1e300}]}",
+		  "candidates[0].tensor_parallel_size: expected an integer, got a real number" },
+		{ "{\"kind\":\"sweep\",\"scenario\":\"s\",\"vary\":[],\"replications\":0,\"points_"
+		  "total\":0,"
+		  "\"points\":[]}",
+		  "replications: expected an integer from 1 to 2147483647, got 0" },
+		{ "{\"kind\":\"sweep\",\"scenario\":\"s\",\"vary\":[{\"key\":7,\"values\":[]}],"
+		  "\"replications\":1,\"points_total\":0,\"points\":[]}",
+		  "vary[0].key: expected a string, got an integer" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char path[512], cmd[4096];
+		write_file(path, sizeof path, "doc.json", bad[i].doc, strlen(bad[i].doc));
+		cmdf(cmd, sizeof cmd, "merge '%s'", path);
+		one_line_error(cmd, 2, path, bad[i].needle, NULL);
+		cmdf(cmd, sizeof cmd, "plot '%s'", path);
+		one_line_error(cmd, 2, path, bad[i].needle, NULL);
+	}
+}
+
+/* Every double that becomes an integer is range-checked: send times past
+ * the horizon, request counts past the limit, are errors naming the key. */
+static void times_and_counts_are_bounded(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *set, *needle;
+	} bad[] = {
+		{ "workload.stages=1:6e66",
+		  "[workload] stages: the stages send 6e+66 requests; expected at most 10000000" },
+		{ "workload.stages=1:10,1e-9:2e8", "[workload] stages: the stages last" },
+		{ "workload.request_rate=1e-8",
+		  "[workload] request_rate, num_prompts: a request would be sent at" },
+		{ "workload.request_rate=1e-7", "past the simulator's horizon of 1e+08 s" },
+		{ "workload.num_prompts=1e9",
+		  "[workload] num_prompts: expected an integer from 1 to 10^7" },
+		{ "workload.num_prompts=1000000000", "[workload] num_prompts" },
+		{ "workload.think_time_s=1e300", "[workload] think_time_s" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char cmd[4096];
+		cmdf(cmd, sizeof cmd, "run --set '%s'", bad[i].set);
+		one_line_error(cmd, 2, bad[i].needle, NULL);
+	}
+	/* Trace times: a timestamp of 1e308 s, a scale of 1e12 on 100 s, a
+	 * date typed twenty years after the first row. */
+	char trace[512], cmd[4096], set[1024];
+	const char *csv = "timestamp_s,input_tokens,output_tokens\n0,10,5\n1e308,10,5\n";
+	write_file(trace, sizeof trace, "far.csv", csv, strlen(csv));
+	snprintf(set, sizeof set, "run --set workload.trace=%s", trace);
+	cmdf(cmd, sizeof cmd, "%s", set);
+	one_line_error(cmd, 2, "far.csv: a row 1e+308 s after the first", "trace_time_scale = 1",
+		       "horizon", NULL);
+	csv = "timestamp_s,input_tokens,output_tokens\n0,10,5\n100,10,5\n";
+	write_file(trace, sizeof trace, "near.csv", csv, strlen(csv));
+	snprintf(set, sizeof set,
+		 "run --set workload.trace=%s --set workload.trace_time_scale=1e12", trace);
+	cmdf(cmd, sizeof cmd, "%s", set);
+	one_line_error(cmd, 2, "near.csv: a row 100 s after the first", "trace_time_scale = 1e+12",
+		       "1e+14 s", NULL);
+	csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n"
+	      "2046-11-16 18:15:50.9951690,396,109\n";
+	write_file(trace, sizeof trace, "azure2046.csv", csv, strlen(csv));
+	snprintf(set, sizeof set, "run --set workload.trace=%s", trace);
+	cmdf(cmd, sizeof cmd, "%s", set);
+	one_line_error(cmd, 2, "azure2046.csv: a row 7.25846e+08 s after the first", "horizon",
+		       NULL);
+}
+
+/* A device so slow that one step outlasts the horizon: an error naming the
+ * profile, not a wrapped clock or a zero TPOT. */
+static void steps_past_the_horizon(void **state)
+{
+	(void)state;
+	char src[512], prof[512], cmd[4096], tail[2048], text[16384];
+	snprintf(src, sizeof src, "%s/hardware_profiles/h100-sxm.ini", getenv("SERVESIM_DATA_DIR"));
+	FILE *f = fopen(src, "r");
+	assert_non_null(f);
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	char *at = strstr(text, "bandwidth_gb_s = 3350");
+	assert_non_null(at);
+	memcpy(at, "bandwidth_gb_s = 1e-9", strlen("bandwidth_gb_s = 1e-9"));
+	memset(at + strlen("bandwidth_gb_s = 1e-9"), ' ',
+	       strlen("bandwidth_gb_s = 3350") - strlen("bandwidth_gb_s = 1e-9"));
+	write_file(prof, sizeof prof, "slow.ini", text, strlen(text));
+	static const char *const engines[] = { "vllm", "ollama" };
+	for (int i = 0; i < 2; i++) {
+		snprintf(tail, sizeof tail, "run --set run.hardware=%s --set engine.kind=%s", prof,
+			 engines[i]);
+		cmdf(cmd, sizeof cmd, "%s", tail);
+		one_line_error(cmd, 2, "[run] hardware, model: a step at",
+			       "past the simulator's horizon", "slow.ini", NULL);
+	}
+}
+
+/* A NUL byte in a trace row is an error at its line, not a dropped row. */
+static void nul_in_a_trace_row(void **state)
+{
+	(void)state;
+	static const char csv[] = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+				  "2023-11-16 18:15:46.6805900,374,44\n"
+				  "\0"
+				  "2023-11-16 18:15:50.9951690,396,109\n";
+	char trace[512], cmd[4096], set[1024];
+	write_file(trace, sizeof trace, "nul.csv", csv, sizeof csv - 1);
+	snprintf(set, sizeof set, "run --set workload.trace=%s", trace);
+	cmdf(cmd, sizeof cmd, "%s", set);
+	one_line_error(cmd, 2, "nul.csv:3: a NUL byte at column 1; expected text", NULL);
+	/* And in an empirical length file: "12\0 34" is not 12. */
+	static const char lengths[] = "512\n12\0 34\n";
+	char file[512];
+	write_file(file, sizeof file, "lengths.txt", lengths, sizeof lengths - 1);
+	snprintf(set, sizeof set,
+		 "run --set workload.input_distribution=empirical --set workload.input_file=%s",
+		 file);
+	cmdf(cmd, sizeof cmd, "%s", set);
+	one_line_error(cmd, 2, "lengths.txt:2: input_file: a NUL byte; expected text", NULL);
+}
+
+/* A context of 0 tokens is an error, not vLLM's 4096 fallback. */
+static void zero_max_position_embeddings(void **state)
+{
+	(void)state;
+	static const char cfg[] = "{\"num_hidden_layers\":2,\"hidden_size\":64,\"vocab_size\":100,"
+				  "\"intermediate_size\":128,\"num_attention_heads\":4,"
+				  "\"max_position_embeddings\":0}";
+	char path[512], cmd[4096];
+	write_file(path, sizeof path, "config.json", cfg, sizeof cfg - 1);
+	cmdf(cmd, sizeof cmd, "model '%s'", path);
+	one_line_error(cmd, 2, "max_position_embeddings: expected an integer from 1 to", NULL);
+}
+
+/* calibrate runs: a measured latency that cannot be is an error naming
+ * the file and the key it came from, and no profile is written. */
+static void impossible_measurements(void **state)
+{
+	(void)state;
+	char src[512], text[65536];
+	snprintf(src, sizeof src, "%s/calib/vllm_summary_only.json", TEST_DATA_DIR);
+	FILE *f = fopen(src, "r");
+	assert_non_null(f);
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	static const char *const values[] = { "-36.9", "0", "1e300" };
+	for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+		char doc[65536], path[512], out[512], cmd[4096], tail[2048];
+		char *at = strstr(text, "\"mean_ttft_ms\": 36.9055");
+		assert_non_null(at);
+		snprintf(doc, sizeof doc, "%.*s\"mean_ttft_ms\": %s%s", (int)(at - text), text,
+			 values[i], at + strlen("\"mean_ttft_ms\": 36.9055"));
+		write_file(path, sizeof path, "bench.json", doc, strlen(doc));
+		snprintf(out, sizeof out, "%s/fitted.ini", tmpdir);
+		snprintf(tail, sizeof tail, "calibrate runs '%s' --hardware h100-sxm --out '%s'",
+			 path, out);
+		cmdf(cmd, sizeof cmd, "%s", tail);
+		one_line_error(cmd, 2, path,
+			       "mean_ttft_ms: expected a measured ttft latency in (0,", NULL);
+		assert_int_not_equal(access(out, F_OK), 0);
+	}
+	/* Prometheus: a negative _sum. */
+	static const char prom[] = "vllm:request_success_total{model_name=\"m\"} 10\n"
+				   "vllm:prompt_tokens_total{model_name=\"m\"} 1000\n"
+				   "vllm:generation_tokens_total{model_name=\"m\"} 500\n"
+				   "vllm:time_to_first_token_seconds_sum{model_name=\"m\"} -6.4\n"
+				   "vllm:time_to_first_token_seconds_count{model_name=\"m\"} 10\n";
+	char path[512], cmd[4096], tail[2048];
+	write_file(path, sizeof path, "metrics.prom", prom, sizeof prom - 1);
+	snprintf(tail, sizeof tail,
+		 "calibrate runs '%s' --hardware h100-sxm --model llama-3.1-8b --out '%s/p.ini'",
+		 path, tmpdir);
+	cmdf(cmd, sizeof cmd, "%s", tail);
+	one_line_error(cmd, 2, path, "vllm:time_to_first_token_seconds_sum / _count", "got -640 ms",
+		       NULL);
+}
+
+/* Quoted input stays on one line: control bytes are escaped. */
+static void messages_escape_control_bytes(void **state)
+{
+	(void)state;
+	static const char doc[] = "{\"kind\":\"a\\nb\\u001b[31m\"}";
+	static const char ini[] = "[run]\nmodel = x\x1b[2Jy\n";
+	char path[512], cmd[4096];
+	write_file(path, sizeof path, "ctl.json", doc, sizeof doc - 1);
+	cmdf(cmd, sizeof cmd, "merge '%s'", path);
+	one_line_error(cmd, 2, "got a\\nb\\x1b[31m", NULL);
+	write_file(path, sizeof path, "ctl.ini", ini, sizeof ini - 1);
+	cmdf(cmd, sizeof cmd, "run '%s'", path);
+	one_line_error(cmd, 2, "'x\\x1b[2Jy'", NULL);
+}
+
+/* A full stdout is one line and exit 1, for every verb that prints. */
+static void full_stdout(void **state)
+{
+	(void)state;
+	static const char *const verbs[] = {
+		"run",
+		"run --format json",
+		"run --format prom",
+		"ceiling",
+		"model llama-3.1-8b",
+		"list",
+		"explain c13-bench-serve",
+		"run --help",
+	};
+	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++) {
+		char cmd[4096];
+		cmdf(cmd, sizeof cmd, "%s > /dev/full", verbs[i]);
+		one_line_error(cmd, 1, "cannot write the output to stdout", NULL);
+	}
+}
+
+/* run --out: parents are created; a write failing midway (the file size
+ * limit standing in for a full disk) leaves no folder, no temporary. */
+static void out_folder_whole_or_absent(void **state)
+{
+	(void)state;
+	char dir[512], cmd[4096], check[1024];
+	snprintf(dir, sizeof dir, "%s/a/b/c", tmpdir);
+	cmdf(cmd, sizeof cmd, "run --out '%s' > /dev/null", dir);
+	struct cmd_result r;
+	run_cmd(&r, "%s", cmd);
+	assert_int_equal(r.status, 0);
+	cmd_result_free(&r);
+	static const char *const files[] = { "requests.csv", "timeseries.csv",
+					     "itl_histogram.csv" };
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(check, sizeof check, "%s/%s", dir, files[i]);
+		assert_int_equal(access(check, R_OK), 0);
+	}
+	/* 16 KiB: requests.csv (~32 KB for the default run) cannot be written. */
+	snprintf(dir, sizeof dir, "%s/full/out", tmpdir);
+	char tail[2048];
+	snprintf(tail, sizeof tail, "run --out '%s' > /dev/null", dir);
+	snprintf(cmd, sizeof cmd, "trap '' XFSZ; ulimit -f 16; '%s' %s", SERVESIM_BIN, tail);
+	one_line_error(cmd, 1, "requests.csv: cannot write", NULL);
+	assert_int_not_equal(access(dir, F_OK), 0);
+	snprintf(check, sizeof check, "%s/full", tmpdir);
+	run_cmd(&r, "ls -A '%s'", check);
+	assert_string_equal(r.out, ""); /* no temporary sibling left */
+	cmd_result_free(&r);
+	/* Into an existing folder: its old files stay as they were. */
+	snprintf(dir, sizeof dir, "%s/a/b/c", tmpdir);
+	snprintf(check, sizeof check, "%s/requests.csv", dir);
+	struct stat before, after;
+	assert_int_equal(stat(check, &before), 0);
+	snprintf(tail, sizeof tail, "run --out '%s' --set workload.num_prompts=2000 > /dev/null",
+		 dir);
+	snprintf(cmd, sizeof cmd, "trap '' XFSZ; ulimit -f 64; '%s' %s", SERVESIM_BIN, tail);
+	one_line_error(cmd, 1, "cannot write", NULL);
+	assert_int_equal(stat(check, &after), 0);
+	assert_int_equal(after.st_size, before.st_size);
+	run_cmd(&r, "ls -A '%s'", dir);
+	assert_string_equal(r.out, "itl_histogram.csv\nopenmetrics.txt\nrequests.csv\ntimeseries.csv\n");
+	cmd_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(result_documents_are_checked),
+		cmocka_unit_test(times_and_counts_are_bounded),
+		cmocka_unit_test(steps_past_the_horizon),
+		cmocka_unit_test(nul_in_a_trace_row),
+		cmocka_unit_test(zero_max_position_embeddings),
+		cmocka_unit_test(impossible_measurements),
+		cmocka_unit_test(messages_escape_control_bytes),
+		cmocka_unit_test(full_stdout),
+		cmocka_unit_test(out_folder_whole_or_absent),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

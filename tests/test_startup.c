@@ -1,0 +1,139 @@
+/*
+ * startup (engine/startup.h): what vLLM, Ollama and llama-server refuse at
+ * start-up is refused here with exit 2, the setting at fault and the value
+ * that would work; and plan lists such a candidate as infeasible with its
+ * reason instead of dropping it.
+ */
+#include "testutil.h"
+
+#include <stdbool.h>
+
+static void refused(const char *args, const char *want1, const char *want2)
+{
+	struct cmd_result r;
+	run_cmd(&r, "'%s' run --set workload.num_prompts=4 %s", SERVESIM_BIN, args);
+	if (r.status != 2)
+		fail_msg("servesim run %s: exit %d, expected 2\nstderr: %s", args, r.status, r.err);
+	assert_contains(r.err, want1);
+	if (want2)
+		assert_contains(r.err, want2);
+	cmd_result_free(&r);
+}
+
+static int runs(const char *args)
+{
+	struct cmd_result r;
+	run_cmd(&r, "'%s' run --set workload.num_prompts=4 %s", SERVESIM_BIN, args);
+	int st = r.status;
+	cmd_result_free(&r);
+	return st;
+}
+
+static void vllm_refuses_apple_gpus(void **state)
+{
+	(void)state;
+	refused("--set run.hardware=m2-ultra", "vLLM does not run on Apple GPUs",
+		"expected kind = ollama or kind = llamacpp");
+	/* The engines that do run there. */
+	assert_int_equal(runs("--set run.hardware=m2-ultra --set engine.kind=ollama --set run.weights=q4_k_m"), 0);
+}
+
+static void tp_must_divide_the_heads(void **state)
+{
+	(void)state;
+	/* Llama-3.1-8B has 32 attention heads. */
+	refused("--set engine.tensor_parallel_size=3",
+		"Total number of attention heads (32) must be divisible by tensor parallel size (3)",
+		"expected one of 1, 2, 4, 8, 16, 32");
+	assert_int_equal(runs("--set engine.tensor_parallel_size=4"), 0);
+}
+
+static void one_node_holds_eight_gpus(void **state)
+{
+	(void)state;
+	refused("--set engine.tensor_parallel_size=16",
+		"World size (16) is larger than the number of available GPUs (8) in this node",
+		"set nnodes = 2");
+	refused("--set engine.tensor_parallel_size=8 --set engine.pipeline_parallel_size=2",
+		"World size (16)", "set nnodes = 2");
+	/* Saying it spans two nodes is enough. */
+	assert_int_equal(runs("--set engine.tensor_parallel_size=16 --set engine.nnodes=2"), 0);
+}
+
+/* vLLM's check that one request of max_model_len fits the pool, and the
+ * largest max_model_len it names: that one runs, one block more does not. */
+static void the_pool_must_hold_max_model_len(void **state)
+{
+	(void)state;
+	struct cmd_result r;
+	run_cmd(&r, "'%s' run --set workload.num_prompts=4 --set run.hardware=a10g", SERVESIM_BIN);
+	assert_int_equal(r.status, 2);
+	assert_contains(r.err, "To serve at least one request with the models's max seq len (131072)");
+	assert_contains(r.err, "16.00 GiB KV cache is needed");   /* 131072 × 128 KiB (C16) */
+	const char *p = strstr(r.err, "estimated maximum model length is ");
+	assert_non_null(p);
+	long long fits = atoll(p + strlen("estimated maximum model length is "));
+	cmd_result_free(&r);
+	/* 24 GB less 16 GB of weights: a few GiB of KV, i.e. tens of
+	 * thousands of tokens, in blocks of 16. */
+	assert_true(fits > 8192 && fits < 131072);
+	assert_int_equal(fits % 16, 0);
+	char args[256];
+	snprintf(args, sizeof args, "--set run.hardware=a10g --set engine.max_model_len=%lld", fits);
+	assert_int_equal(runs(args), 0);
+	snprintf(args, sizeof args, "--set run.hardware=a10g --set engine.max_model_len=%lld", fits + 16);
+	refused(args, "estimated maximum model length is", NULL);
+}
+
+static void token_budget_checks(void **state)
+{
+	(void)state;
+	refused("--set engine.enable_chunked_prefill=false --set engine.max_num_batched_tokens=2048",
+		"max_num_batched_tokens (2048) is smaller than max_model_len (131072)",
+		"enable_chunked_prefill = true");
+	refused("--set engine.max_num_batched_tokens=256 --set engine.max_num_seqs=512",
+		"max_num_batched_tokens (256) must be greater than or equal to max_num_seqs (512)", NULL);
+}
+
+static void llama_cpp_has_no_fp8_cache(void **state)
+{
+	(void)state;
+	refused("--set engine.kind=ollama --set run.weights=q4_k_m --set engine.kv_cache_dtype=fp8",
+		"llama.cpp has no fp8 KV cache", "expected kv_cache_dtype = auto for kind = ollama");
+	refused("--set engine.kind=llamacpp --set run.weights=q4_k_m --set engine.kv_cache_dtype=fp8",
+		"for kind = llamacpp", NULL);
+	/* Ollama's own: num_ctx above the model's context. */
+	refused("--set engine.kind=ollama --set run.weights=q4_k_m --set engine.num_ctx=262144",
+		"num_ctx: expected at most the model's max_position_embeddings (131072", NULL);
+}
+
+/* plan keeps a refused candidate, as infeasible with the reason. */
+static void plan_lists_refused_candidates(void **state)
+{
+	(void)state;
+	struct cmd_result r;
+	run_cmd(&r, "'%s' plan --slo ttft_p99_ms=2000 --hardware a10g,h100-sxm --tp 1,3 --fixed "
+		    "--replications 1 --duration 5 --no-cost --format csv", SERVESIM_BIN);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	assert_contains(r.out, "a10g,1,bf16,infeasible");
+	assert_contains(r.out, "estimated maximum model length");
+	assert_contains(r.out, "h100-sxm,3,bf16,infeasible");
+	assert_contains(r.out, "must be divisible by tensor parallel size (3)");
+	assert_contains(r.out, "h100-sxm,1,bf16,ok");
+	cmd_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(vllm_refuses_apple_gpus),
+		cmocka_unit_test(tp_must_divide_the_heads),
+		cmocka_unit_test(one_node_holds_eight_gpus),
+		cmocka_unit_test(the_pool_must_hold_max_model_len),
+		cmocka_unit_test(token_budget_checks),
+		cmocka_unit_test(llama_cpp_has_no_fp8_cache),
+		cmocka_unit_test(plan_lists_refused_candidates),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
