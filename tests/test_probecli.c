@@ -73,6 +73,12 @@ static void fit_cli_writes_a_profile_run_can_use(void **state)
 	ini = test_slurp(f);
 	fclose(f);
 	assert_contains(ini, "lower bounds from stand-in kernels: attention_bandwidth >= 0.");
+	/* The kept attention_bandwidth is not written: the step model's own
+	 * derivation for the engine's decode kernel still applies. */
+	if (hw_load(&mine, out, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(mine.eff_given & HW_EFF_BIT(attention_bandwidth), 0);
+	assert_true(mine.eff_given & HW_EFF_BIT(compute_max));
 	free(ini);
 	rm_dir(dir);
 }

@@ -245,15 +245,17 @@ static int fit_and_write(const char *const *paths, int n, const char *hardware, 
 		 (long long)d.dims.kv_heads, (long long)d.dims.head_dim, (long long)d.dims.vocab, (long long)d.dims.tp);
 	snprintf(c2, sizeof c2, "fit: %zu of %zu rows; RMS ln(predicted/measured) %.3f before, %.3f after; %s", r.n_used,
 		 d.len, r.rms_before, r.rms_after, r.status);
-	/* The overheads are not kernel properties and the probe does not fit
-	 * them: written only when the base profile set them itself, so an
-	 * engine's own fitted overheads (sim/perf/overhead.c) still apply. */
+	/* Written: what was fitted, what a stand-in's bound raised, and what
+	 * the base profile gave itself. A key left out keeps meaning what the
+	 * step model derives for the engine's kernels (sim/perf/backend.c) and
+	 * the engine's own overheads (sim/perf/overhead.c); writing a kept
+	 * class default would override them. */
 	bool write[EFF_N_PARAMS];
-	for (int id = 0; id < EFF_N_PARAMS; id++)
-		write[id] = true;
-	write[EFF_STEP_OVERHEAD_US] = hw.overheads_given & HW_GIVEN_STEP_OVERHEAD;
-	write[EFF_STEP_OVERHEAD_PER_SEQ_US] = hw.overheads_given & HW_GIVEN_STEP_PER_SEQ;
-	write[EFF_REQUEST_OVERHEAD_MS] = hw.overheads_given & HW_GIVEN_REQUEST_OVERHEAD;
+	for (int id = 0; id < EFF_N_PARAMS; id++) {
+		unsigned bit = 1u << (effparam_get(id)->offset / sizeof(double));
+		write[id] = r.fitted[id] || (hw.eff_given & bit) ||
+			    (r.bounded[id] && effparam_value(&r.after, id) > effparam_value(&r.before, id));
+	}
 	const char *comments[] = { c0, c1, c2, c3 };
 	int wrc = profwrite_save_keys(out, base_path, &r.after, write, source, comments, n_bounded ? 4 : 3, &e);
 	fit_result_free(&r);
