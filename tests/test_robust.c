@@ -345,7 +345,7 @@ static void out_folder_whole_or_absent(void **state)
 	assert_int_equal(stat(check, &after), 0);
 	assert_int_equal(after.st_size, before.st_size);
 	run_cmd(&r, "ls -A '%s'", dir);
-	assert_string_equal(r.out, "itl_histogram.csv\nrequests.csv\ntimeseries.csv\n");
+	assert_string_equal(r.out, "itl_histogram.csv\nopenmetrics.txt\nrequests.csv\ntimeseries.csv\n");
 	cmd_result_free(&r);
 }
 

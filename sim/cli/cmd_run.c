@@ -17,7 +17,7 @@
 static void help(void)
 {
 	printf("usage: servesim run [SCENARIO|MODEL] [--model M] [--hardware H] [--set SECTION.KEY=VALUE]…\n"
-	       "                    [--seed N] [--format text|json|prom] [--out DIR]\n"
+	       "                    [--seed N] [--format text|json|prom] [--out DIR] [--epoch S]\n"
 	       "                    [--metric-percentiles 50,90,99]\n\n"
 	       "Simulates serving a workload. Without SCENARIO: Llama-3.1-8B on H100 SXM, 200\n"
 	       "prompts at 4 req/s (vllm bench serve --num-prompts 200 --request-rate 4).\n"
@@ -31,9 +31,15 @@ static void help(void)
 	       "  --format F          text (vllm bench serve summary + servesim sections),\n"
 	       "                      json (vllm --save-result keys + stages + servesim),\n"
 	       "                      prom (vLLM's Prometheus metrics)\n"
-	       "  --out DIR           also write DIR/requests.csv and DIR/timeseries.csv\n"
+	       "  --out DIR           also write DIR/requests.csv, DIR/timeseries.csv,\n"
+	       "                      DIR/itl_histogram.csv and DIR/openmetrics.txt (vLLM's metrics\n"
+	       "                      scraped every simulated second, timestamped, for promtool\n"
+	       "                      tsdb create-blocks-from openmetrics and Grafana)\n"
+	       "  --epoch S           openmetrics.txt: the Unix time simulated time 0 maps to\n"
+	       "                      (default 0; e.g. --epoch $(date +%%s))\n"
 	       "  --plot DIR          also write those CSVs to DIR with gnuplot pictures of them\n"
-	       "                      (TTFT and TPOT CDFs, KV usage and the queue over time)\n"
+	       "                      (TTFT, TPOT and ITL CDFs, KV usage and the queue over time)\n"
+	       "  --svg               --plot: SVG pictures instead of PNG\n"
 	       "  --metric-percentiles P,…  percentiles to report (default 99)\n"
 	       "  --save-detailed     json: add the per-request arrays of vllm bench serve\n"
 	       "                      (input_lens, output_lens, ttfts, latencies, start_times,\n"
@@ -64,6 +70,7 @@ static int parse_percentiles(const char *s, double *out, size_t *n, struct err *
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "epoch", required_argument, NULL, 'E' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "hardware", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
@@ -74,6 +81,7 @@ int cmd_run(int argc, char **argv)
 		{ "plot", required_argument, NULL, 'P' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "set", required_argument, NULL, 'S' },
+		{ "svg", no_argument, NULL, 'g' },
 		{ 0 },
 	};
 	enum out_format fmt = FMT_TEXT;
@@ -81,7 +89,8 @@ int cmd_run(int argc, char **argv)
 	const char *plot_dir = NULL;
 	double pct[16] = { 99 };
 	size_t n_pct = 1;
-	bool detailed = false;
+	bool detailed = false, svg = false;
+	double epoch_s = 0;
 	struct inidoc ov = { 0 };
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT;
@@ -106,6 +115,11 @@ int cmd_run(int argc, char **argv)
 		case 'P': plot_dir = optarg; break;
 		case 'p': bad = parse_percentiles(optarg, pct, &n_pct, &e); break;
 		case 'd': detailed = true; break;
+		case 'g': svg = true; break;
+		case 'E':
+			if (num_parse_double(optarg, &epoch_s) || !(epoch_s >= 0) || epoch_s > 1e11)
+				bad = err_set(&e, "--epoch: expected Unix seconds (0 or more), got '%s'", optarg);
+			break;
 		case 's': bad = inidoc_add_overridef(&ov, &e, "run.seed=%s", optarg); break;
 		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
 		default: inidoc_free(&ov); vllmflags_free(&va); return cli_misuse("run", "unknown option");
@@ -137,7 +151,11 @@ int cmd_run(int argc, char **argv)
 	struct scenario sc;
 	struct run_result res;
 	memset(&res, 0, sizeof res);
-	if (scenario_load(&sc, scenario_path, &ov, &e) || run_simulate(&sc, &res, &e)) {
+	/* The timeline (token gaps and steps by second) only feeds the
+	 * Prometheus metrics: recorded for --format prom and --out alone. */
+	bool timeline = fmt == FMT_PROM || out_dir;
+	if (scenario_load(&sc, scenario_path, &ov, &e) ||
+	    (timeline ? run_simulate_timeline : run_simulate)(&sc, &res, &e)) {
 		cli_fail("run", &e);
 		goto out;
 	}
@@ -152,7 +170,7 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (out_dir && report_csv(out_dir, &res, &e)) {
+	if (out_dir && report_out(out_dir, &res, epoch_s, &e)) {
 		fprintf(stderr, "servesim run: %s\n", e.msg);
 		rc = EXIT_FAIL;
 		goto out;
@@ -166,7 +184,7 @@ int cmd_run(int argc, char **argv)
 	if (fflush(stdout))
 		rc = EXIT_FAIL;
 	if (plot_dir && rc == EXIT_OK) {
-		struct plot_opts po = { 0 };
+		struct plot_opts po = { .svg = svg };
 		if (plot_run(&res, plot_dir, &po, &e)) {
 			fprintf(stderr, "servesim run: %s\n", e.msg);
 			rc = EXIT_FAIL;

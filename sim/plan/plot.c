@@ -353,7 +353,10 @@ static int write_itl_cdf(const char *in_path, const char *dir, struct plot_opts 
 	return rc;
 }
 
-static int plot_run_dir(const char *in, const char *out, struct plot_opts *o, struct err *e)
+/* A run folder's pictures. subtitle: what ran (NULL: the request count
+ * alone; the folder's name would say nothing and its path too much). */
+static int plot_run_dir(const char *in, const char *out, const char *subtitle, struct plot_opts *o,
+			struct err *e)
 {
 	char path[4200], ts[4200];
 	snprintf(path, sizeof path, "%s/requests.csv", in);
@@ -372,6 +375,8 @@ static int plot_run_dir(const char *in, const char *out, struct plot_opts *o, st
 	snprintf(hist, sizeof hist, "%s/itl_histogram.csv", in);
 	if (!rc)
 		rc = write_itl_cdf(hist, out, o, &i50, &i99, e);
+	char sub[600];
+	snprintf(sub, sizeof sub, "%s%s%zu requests", subtitle ? subtitle : "", subtitle ? ", " : "", ttft.n);
 	free(ttft.v);
 	free(tpot.v);
 	if (rc)
@@ -381,7 +386,7 @@ static int plot_run_dir(const char *in, const char *out, struct plot_opts *o, st
 	snprintf(d2, sizeof d2, "%s/tpot_cdf.dat", out);
 	snprintf(d3, sizeof d3, "%s/itl_cdf.dat", out);
 	int bad = plot_var(vars, sizeof vars, "ttft", d1) || plot_var(vars, sizeof vars, "tpot", d2) ||
-		  plot_var(vars, sizeof vars, "itl", d3) || plot_text(vars, sizeof vars, "subtitle", in);
+		  plot_var(vars, sizeof vars, "itl", d3) || plot_text(vars, sizeof vars, "subtitle", sub);
 	snprintf(num, sizeof num, "%.1f %.1f %.2f %.2f %.2f %.2f", t50, t99, p50, p99, i50, i99);
 	bad = bad || plot_var(vars, sizeof vars, "marks", num);
 	if (bad)
@@ -391,7 +396,7 @@ static int plot_run_dir(const char *in, const char *out, struct plot_opts *o, st
 	if (access(ts, R_OK) != 0)
 		return err_set(e, "%s: cannot read: %s", ts, strerror(errno));
 	vars[0] = '\0';
-	if (plot_var(vars, sizeof vars, "data", ts) || plot_text(vars, sizeof vars, "subtitle", in))
+	if (plot_var(vars, sizeof vars, "data", ts) || plot_text(vars, sizeof vars, "subtitle", sub))
 		return err_set(e, "%s: the plot's variables are too long", out);
 	return plot_gnuplot("timeseries", out, "timeseries", vars, o, e);
 }
@@ -401,7 +406,10 @@ int plot_run(const struct run_result *res, const char *dir, struct plot_opts *o,
 	if (plot_mkdir(dir, e) || report_csv(dir, res, e))
 		return -1;
 	o->n_data += 3;
-	return plot_run_dir(dir, dir, o, e);
+	char sub[512];
+	snprintf(sub, sizeof sub, "%s on %s, %s", res->model.id, res->hw.id,
+		 res->sc.path[0] ? plot_basename(res->sc.path) : "built-in default");
+	return plot_run_dir(dir, dir, sub, o, e);
 }
 
 int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct err *e)
@@ -414,7 +422,7 @@ int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct
 		snprintf(buf, sizeof buf, "%s/requests.csv", path);
 		if (access(buf, R_OK) == 0) {
 			snprintf(o->dir, sizeof o->dir, "%s", out_dir ? out_dir : path);
-			return plot_run_dir(path, o->dir, o, e);
+			return plot_run_dir(path, o->dir, NULL, o, e);
 		}
 		snprintf(buf, sizeof buf, "%s/result.json", path);
 		if (access(buf, R_OK) != 0)
@@ -439,6 +447,12 @@ int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct
 	int rc = plot_mkdir(dir, e) || k->plot(doc, dir, o, e) ? -1 : 0;
 	json_decref(doc);
 	return rc;
+}
+
+const char *plot_basename(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	return slash ? slash + 1 : path ? path : "";
 }
 
 void plot_note(const char *verb, const char *dir, const struct plot_opts *o)

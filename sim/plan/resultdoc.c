@@ -87,7 +87,7 @@ int resultdoc_print(FILE *f, json_t *doc, int fmt)
 	return ferror(f) || fflush(f) ? -1 : 0;
 }
 
-json_t *resultdoc_load(const char *path, struct err *e)
+json_t *resultdoc_read_json(const char *path, struct err *e)
 {
 	json_error_t je;
 	json_t *doc = json_load_file(path, 0, &je);
@@ -96,8 +96,15 @@ json_t *resultdoc_load(const char *path, struct err *e)
 			err_set(e, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
 		else
 			err_set(e, "%s: %s", path, je.text);   /* cannot open or read */
-		return NULL;
 	}
+	return doc;
+}
+
+json_t *resultdoc_load(const char *path, struct err *e)
+{
+	json_t *doc = resultdoc_read_json(path, e);
+	if (!doc)
+		return NULL;
 	const struct resultdoc_kind *k = resultdoc_kind_of(doc, e);
 	if (!k || docschema_check(doc, k->schema, e)) {
 		err_prefix(e, "%s", path);

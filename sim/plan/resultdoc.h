@@ -73,6 +73,11 @@ const struct resultdoc_kind *resultdoc_kind_of(json_t *doc, struct err *e);
  * 0, or -1 when stdout cannot be written. */
 int resultdoc_print(FILE *f, json_t *doc, int fmt);
 
+/* Reads any JSON file (a result of any kind, servesim run's JSON).
+ * Returns it (the caller's reference) or NULL with e naming the file and
+ * the JSON position. */
+json_t *resultdoc_read_json(const char *path, struct err *e);
+
 /* Reads a document from path and checks it against its kind's schema.
  * Returns it (the caller's reference) or NULL with e naming the file and
  * the JSON position, or the key that is missing or of the wrong type. */

@@ -5,8 +5,9 @@
  *   json  the `vllm bench serve --save-result` keys with the same meanings
  *         and units, a `stages` array with the same keys per stage, and a
  *         `servesim` object for what vLLM does not report;
- *   prom  Prometheus exposition text of vLLM's metrics (C12), with vLLM's
- *         names, labels and histogram buckets;
+ *   prom  Prometheus exposition text of vLLM's metrics (C12 and the rest
+ *         of vLLM's loggers), with vLLM's names, labels and histogram
+ *         buckets; or OpenMetrics over the simulated run, timestamped;
  *   csv   per-request records, the time series and the ITL histogram
  *         (requests.csv, timeseries.csv, itl_histogram.csv), into a folder, each
  *         file written whole (temporary file, then rename) or not at all.
@@ -35,9 +36,21 @@ json_t *report_json(struct run_result *res, const struct report_opts *o);
 
 void report_prom(FILE *f, struct run_result *res);
 
+/* The same metrics over the simulated run as OpenMetrics text: a scrape
+ * every second (coarser for long runs: at most REPORT_OM_MAX_SCRAPES),
+ * from simulated time 0 to just after the end, each sample stamped
+ * epoch_s + its simulated time (s), ending "# EOF". Cannot fail. */
+#define REPORT_OM_MAX_SCRAPES 360
+void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s);
+
 /* Where the mean TTFT and the mean ITL went, as JSON objects (ms). */
 json_t *report_ttft_breakdown(const struct group_metrics *g);
 json_t *report_itl_breakdown(const struct engine_stats *es);
+
+/* run --out DIR: report_csv's files and DIR/openmetrics.txt
+ * (report_openmetrics from epoch_s), all in one folder written whole or
+ * not at all (wholedir). Returns 0, or -1 with e. */
+int report_out(const char *dir, const struct run_result *res, double epoch_s, struct err *e);
 
 /* Writes dir/requests.csv, dir/timeseries.csv and dir/itl_histogram.csv.
  * Returns 0, or -1 with e

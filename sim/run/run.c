@@ -8,6 +8,7 @@
 
 #include "cluster.h"
 #include "evq.h"
+#include "timeline.h"
 #include "workload.h"
 #include "xalloc.h"
 
@@ -79,6 +80,8 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 		if (gap > r->max_itl_ns)
 			r->max_itl_ns = gap;
 		loghist_add(&res->all.itl, itl);
+		if (res->timeline)
+			timeline_gap(res->timeline, t, itl);
 		if (res->n_stages > 1 && r->stage >= 0 && r->stage < res->n_stages)
 			loghist_add(&res->stages[r->stage].itl, itl);
 		if (res->n_replicas)
@@ -226,6 +229,8 @@ static void sample(struct run *rn, int64_t now, int64_t step_ns)
 	cluster_gauges(rn->cl, &gg);
 	if (gg.waiting > res->peak_waiting)
 		res->peak_waiting = gg.waiting;
+	if (res->timeline && gg.step_tokens > 0)
+		timeline_step(res->timeline, now, gg.step_tokens);
 	if (now < rn->next_sample_ns)
 		return;
 	rn->next_sample_ns = now - now % rn->sample_every_ns + rn->sample_every_ns;
@@ -291,9 +296,11 @@ static void init_groups(struct run_result *res, const int64_t *starts, int n)
 		res->stages[i].start_ns = starts[i];
 }
 
-int run_simulate(const struct scenario *sc, struct run_result *res, struct err *e)
+static int simulate(const struct scenario *sc, struct run_result *res, bool timeline, struct err *e)
 {
 	memset(res, 0, sizeof *res);
+	if (timeline)
+		res->timeline = timeline_create();
 	res->sc = *sc;
 	res->last_token_ns = -1;
 	if (model_load_named(&res->model, sc->model, e) ||
@@ -392,6 +399,16 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 	return 0;
 }
 
+int run_simulate(const struct scenario *sc, struct run_result *res, struct err *e)
+{
+	return simulate(sc, res, false, e);
+}
+
+int run_simulate_timeline(const struct scenario *sc, struct run_result *res, struct err *e)
+{
+	return simulate(sc, res, true, e);
+}
+
 static void group_free(struct group_metrics *g)
 {
 	samples_free(&g->ttft);
@@ -416,6 +433,7 @@ void run_result_free(struct run_result *res)
 		loghist_free(&res->replicas[i].itl);
 	}
 	free(res->replicas);
+	timeline_destroy(res->timeline);
 	reqtab_free(&res->reqs);
 	memset(res, 0, sizeof *res);
 }

@@ -20,6 +20,8 @@
 #include "scenario.h"
 #include "stats.h"
 
+struct timeline;
+
 /* Metrics of a set of requests (the whole run, or one stage). Seconds. */
 struct group_metrics {
 	int64_t completed, failed, good;
@@ -89,6 +91,7 @@ struct run_result {
 	int64_t peak_waiting;
 	struct ts_row *ts;
 	size_t n_ts, cap_ts;
+	struct timeline *timeline;     /* NULL unless run_simulate_timeline */
 	int64_t end_ns;
 	/* A cluster of more than one replica: one entry each; a single engine
 	 * has none (n_replicas 0), its output unchanged. */
@@ -101,6 +104,10 @@ struct run_result {
  * *res (which the caller frees with run_result_free, also on failure).
  * Returns 0, or -1 with e set for bad input. */
 int run_simulate(const struct scenario *sc, struct run_result *res, struct err *e);
+
+/* run_simulate that also records res->timeline (timeline.h): every token
+ * gap and step size by simulated second, for metrics over time. */
+int run_simulate_timeline(const struct scenario *sc, struct run_result *res, struct err *e);
 
 void run_result_free(struct run_result *res);
 

@@ -1,0 +1,100 @@
+#include "timeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+const double timeline_itl_edges[TIMELINE_N_ITL] = { 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,
+						    0.3,  0.4,	 0.5,  0.75,  1.0, 2.5,	 5.0,
+						    7.5,  10.0,	 20.0, 40.0,  80.0 };
+const double timeline_iter_edges[TIMELINE_N_ITER] = { 1,   8,	 16,   32,   64,   128,	 256,
+						      512, 1024, 2048, 4096, 8192, 16384 };
+
+struct timeline *timeline_create(void)
+{
+	struct timeline *t = xcalloc(1, sizeof *t);
+	t->itl.n_edges = TIMELINE_N_ITL;
+	t->itl.edges = timeline_itl_edges;
+	t->iter.n_edges = TIMELINE_N_ITER;
+	t->iter.edges = timeline_iter_edges;
+	return t;
+}
+
+void timeline_destroy(struct timeline *t)
+{
+	if (!t)
+		return;
+	free(t->itl.counts);
+	free(t->itl.sums);
+	free(t->iter.counts);
+	free(t->iter.sums);
+	free(t);
+}
+
+static void hist_resize(struct timeline_hist *h, size_t old_n, size_t n)
+{
+	size_t w = h->n_edges + 1;
+	h->counts = xrealloc(h->counts, n * w * sizeof *h->counts);
+	h->sums = xrealloc(h->sums, n * sizeof *h->sums);
+	memset(h->counts + old_n * w, 0, (n - old_n) * w * sizeof *h->counts);
+	memset(h->sums + old_n, 0, (n - old_n) * sizeof *h->sums);
+}
+
+/* The window of t_ns, growing the arrays (doubling) to hold it. */
+static size_t window(struct timeline *t, int64_t t_ns)
+{
+	size_t w = (size_t)(t_ns / TIMELINE_WINDOW_NS);
+	if (w >= t->n_windows) {
+		size_t n = t->n_windows ? t->n_windows : 64;
+		while (n <= w)
+			n *= 2;
+		hist_resize(&t->itl, t->n_windows, n);
+		hist_resize(&t->iter, t->n_windows, n);
+		t->n_windows = n;
+	}
+	return w;
+}
+
+/* Index of the first edge >= v (Prometheus: a value counts in every
+ * bucket whose le is >= it), n_edges when above them all. */
+static size_t bucket(const struct timeline_hist *h, double v)
+{
+	size_t lo = 0, hi = h->n_edges;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (h->edges[mid] >= v)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+static void record(struct timeline *t, struct timeline_hist *h, int64_t t_ns, double v)
+{
+	size_t w = window(t, t_ns < 0 ? 0 : t_ns);
+	h->counts[w * (h->n_edges + 1) + bucket(h, v)]++;
+	h->sums[w] += v;
+}
+
+void timeline_gap(struct timeline *t, int64_t t_ns, double gap_s)
+{
+	record(t, &t->itl, t_ns, gap_s);
+}
+
+void timeline_step(struct timeline *t, int64_t t_ns, int64_t tokens)
+{
+	record(t, &t->iter, t_ns, (double)tokens);
+}
+
+void timeline_accumulate(const struct timeline *t, const struct timeline_hist *h, size_t from,
+			 size_t upto, int64_t *counts, double *sum)
+{
+	size_t nb = h->n_edges + 1;
+	for (size_t w = from; w < upto && w < t->n_windows; w++) {
+		for (size_t b = 0; b < nb; b++)
+			counts[b] += h->counts[w * nb + b];
+		*sum += h->sums[w];
+	}
+}

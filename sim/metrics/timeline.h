@@ -1,0 +1,61 @@
+/*
+ * timeline: what a run's Prometheus metrics need over time that the request
+ * records do not keep: every token gap (vllm:inter_token_latency_seconds)
+ * and every engine step's token count (vllm:iteration_tokens_total), as
+ * per-window histograms over vLLM's own bucket edges.
+ *
+ * Windows are TIMELINE_WINDOW_NS of simulated time from t = 0; window w
+ * holds the values recorded at times in [w, w+1) windows. Each window keeps
+ * one count per edge plus one above the last edge, not cumulative, and the
+ * sum of its values, so a scrape at any whole window is exact. Memory is
+ * about 300 bytes a simulated second; recording is O(log edges).
+ *
+ * A run records a timeline only when asked (run_simulate_timeline), since a
+ * sweep's thousands of runs do not need one.
+ */
+#ifndef SERVESIM_TIMELINE_H
+#define SERVESIM_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TIMELINE_WINDOW_NS 1000000000LL /* one simulated second */
+
+/* vLLM's vllm:inter_token_latency_seconds buckets (s) and
+ * vllm:iteration_tokens_total buckets (tokens), from vllm/v1/metrics/loggers.py. */
+#define TIMELINE_N_ITL	19
+#define TIMELINE_N_ITER 13
+extern const double timeline_itl_edges[TIMELINE_N_ITL];
+extern const double timeline_iter_edges[TIMELINE_N_ITER];
+
+struct timeline_hist {
+	size_t n_edges;
+	const double *edges;
+	int64_t *counts; /* n_windows × (n_edges + 1) */
+	double *sums;	 /* n_windows */
+};
+
+struct timeline {
+	size_t n_windows; /* windows allocated (>= last recorded + 1) */
+	struct timeline_hist itl, iter;
+};
+
+/* An empty timeline (caller frees with timeline_destroy). Cannot fail
+ * (out of memory aborts). */
+struct timeline *timeline_create(void);
+void timeline_destroy(struct timeline *t); /* NULL is a no-op */
+
+/* Records a token gap of gap_s seconds ending at t_ns, and a step of
+ * tokens tokens starting at t_ns. t_ns must be >= 0. Cannot fail. */
+void timeline_gap(struct timeline *t, int64_t t_ns, double gap_s);
+void timeline_step(struct timeline *t, int64_t t_ns, int64_t tokens);
+
+/* Adds the per-bucket counts (n_edges + 1, the last above every edge;
+ * not cumulative) and the sum of h's values in windows [from, upto) to
+ * counts and *sum; windows past those recorded add nothing. A writer
+ * walking its scrapes in order calls it once a scrape: O(windows) in all.
+ * Cannot fail. */
+void timeline_accumulate(const struct timeline *t, const struct timeline_hist *h, size_t from,
+			 size_t upto, int64_t *counts, double *sum);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * report_int: what report's writers share (text, JSON, Prometheus, CSV,
+ * HTML, each in its own report_<format>.c; report.h is the outside view).
+ *
+ * The numbers here are computed once, the same way for every format: the
+ * four vllm bench serve metrics and their summaries (ms), a group's
+ * duration, the peak output tokens in one second, and Ollama's
+ * per-request fields with their C10 rates. None of these can fail.
+ */
+#ifndef SERVESIM_REPORT_INT_H
+#define SERVESIM_REPORT_INT_H
+
+#include <stdint.h>
+
+#include "report.h"
+
+/* One metric of vllm bench serve: its key, title and how to read it. */
+struct report_metric {
+	const char *key;      /* ttft, tpot, itl, e2el */
+	const char *title;    /* block header */
+	const char *abbr;     /* TTFT, TPOT, ITL, E2EL */
+};
+
+/* Summary statistics of one metric in ms, exact for per-request samples,
+ * histogram-based for ITL. */
+struct summary {
+	double mean, median, std;
+	double p[16];
+};
+
+/* Ollama's per-request fields (api/types.go Metrics), in ns, from a
+ * request record; the same definitions for every engine (load 0 for vLLM).
+ * prompt_eval_count counts cached tokens too (Ollama on llama-server:
+ * cache_n + prompt_n), prompt_eval_duration only the slot's prompt steps;
+ * eval_* run from the first token to the last (llama-server's
+ * predicted_n, predicted_ms). */
+struct ollama_fields {
+	int64_t total_ns, load_ns, prompt_eval_count, prompt_eval_ns, eval_count, eval_ns;
+};
+
+/* Means of the Ollama fields and C10 rates over completed requests. */
+struct ollama_means {
+	double total_ms, load_ms, prompt_eval_count, prompt_eval_ms, eval_count, eval_ms;
+	double prefill_tok_s, decode_tok_s;
+	int64_t n, n_prefill, n_decode;
+	/* llama-server's /metrics counters */
+	int64_t prompt_tokens, predicted_tokens;
+	double prompt_s, predicted_s;
+};
+
+/* The metrics in vllm bench serve's order: ttft, tpot, itl, e2el. */
+extern const struct report_metric report_metrics[4];
+
+/* Summary of metric `which` (index into report_metrics) of g, in ms. */
+void report_summarize(struct group_metrics *g, int which, const struct report_opts *o,
+		      struct summary *s);
+void report_p_word(double p, char *out, size_t cap);
+double report_group_duration(const struct group_metrics *g);
+int64_t report_peak_tokens_per_s(const struct run_result *res);
+void report_ollama_fields(const struct request *r, struct ollama_fields *o);
+double report_c10_rate(int64_t count, int64_t ns);
+void report_ollama_means(const struct run_result *res, struct ollama_means *m);
+
+#endif

@@ -1,0 +1,584 @@
+/*
+ * report_prom: vLLM's metrics (C12 and the rest of vllm/v1/metrics/
+ * loggers.py) with vLLM's names, labels and buckets, or llama-server's for
+ * Ollama and llama.cpp, in two renderings of one table:
+ *   - Prometheus exposition text, as a scrape at the end of the run
+ *     (report_prom);
+ *   - OpenMetrics text with a scrape every few simulated seconds, each
+ *     sample timestamped (report_openmetrics), which `promtool tsdb
+ *     create-blocks-from openmetrics` turns into TSDB blocks.
+ * Each family is computed from the request records (a request's metrics
+ * count when vLLM records them: TTFT and prompt tokens at its first token,
+ * the rest when it finishes), the time series (gauges) and the run's
+ * timeline (token gaps and step sizes, when recorded). A scrape at time t
+ * counts what happened before t.
+ */
+#include "report_int.h"
+#include "report_replicas.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline.h"
+#include "wholefile.h"
+#include "xalloc.h"
+
+static const double ttft_buckets[] = { 0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
+				       1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0 };
+static const double prefill_per_token_buckets[] = { 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0 };
+static const double params_n_buckets[] = { 1, 2, 5, 10, 20 };
+static const double e2e_buckets[] = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
+				      40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
+
+/* A bucket edge as prometheus_client writes it: "0.025", "1.0", "10.0". */
+struct le_buf {
+	char s[32];
+};
+
+static struct le_buf le_text(double v)
+{
+	struct le_buf b;
+	snprintf(b.s, sizeof b.s, v == floor(v) ? "%.1f" : "%g", v);
+	return b;
+}
+
+/* llama-server's /metrics (tools/server: handle_metrics; formats.md §4),
+ * as scraped at the end of the run. Ollama exports no metrics of its own:
+ * these are its llama-server's. */
+static void report_prom_llamacpp(FILE *f, const struct run_result *res, const char *stamp)
+{
+	const struct engine_stats *es = &res->engine;
+	struct ollama_means m;
+	report_ollama_means(res, &m);
+	struct {
+		const char *name, *type, *help;
+		double v;
+	} rows[] = {
+		{ "prompt_tokens_total", "counter", "Number of prompt tokens processed.", (double)m.prompt_tokens },
+		{ "prompt_seconds_total", "counter", "Prompt process time", m.prompt_s },
+		{ "tokens_predicted_total", "counter", "Number of generation tokens processed.",
+		  (double)m.predicted_tokens },
+		{ "tokens_predicted_seconds_total", "counter", "Predict process time", m.predicted_s },
+		{ "n_decode_total", "counter", "Total number of llama_decode() calls", (double)es->n_decode_total },
+		{ "n_tokens_max", "counter", "Largest observed n_tokens.", (double)es->n_tokens_max },
+		{ "n_busy_slots_per_decode", "counter", "Average number of busy slots per llama_decode() call",
+		  es->n_decode_total ? (double)es->n_busy_slots_total / (double)es->n_decode_total : 0 },
+		{ "prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.",
+		  m.prompt_s > 0 ? (double)m.prompt_tokens / m.prompt_s : 0 },
+		{ "predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.",
+		  m.predicted_s > 0 ? (double)m.predicted_tokens / m.predicted_s : 0 },
+		{ "requests_processing", "gauge", "Number of requests processing.", 0 },
+		{ "requests_deferred", "gauge", "Number of requests deferred.", 0 },
+	};
+	if (!stamp) {
+		fprintf(f, "# servesim: the scrape llama-server's /metrics would give at the end of the run\n");
+		for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+			fprintf(f, "# HELP llamacpp:%s %s\n# TYPE llamacpp:%s %s\nllamacpp:%s %.9g\n", rows[i].name,
+				rows[i].help, rows[i].name, rows[i].type, rows[i].name, rows[i].v);
+		return;
+	}
+	/* OpenMetrics: a counter's family drops _total; llama-server's two
+	 * "counters" without it are gauges there. One scrape, at the end. */
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+		size_t n = strlen(rows[i].name);
+		bool total = n > 6 && !strcmp(rows[i].name + n - 6, "_total");
+		fprintf(f, "# HELP llamacpp:%.*s %s\n# TYPE llamacpp:%.*s %s\nllamacpp:%s %.9g%s\n",
+			(int)(total ? n - 6 : n), rows[i].name, rows[i].help, (int)(total ? n - 6 : n),
+			rows[i].name, total ? "counter" : "gauge", rows[i].name, rows[i].v, stamp);
+	}
+}
+
+/* ---- vLLM: one table, two renderings ---- */
+
+/* One observation of a request metric: its value and when vLLM records it. */
+struct obs {
+	int64_t t_ns;
+	double v;
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct obs *x = a, *y = b;
+	return (x->t_ns > y->t_ns) - (x->t_ns < y->t_ns);
+}
+
+/* What a request metric is, from its record (completed requests only). */
+enum req_metric {
+	RM_TTFT,
+	RM_E2E,
+	RM_QUEUE,
+	RM_INFERENCE,
+	RM_PREFILL,
+	RM_DECODE,
+	RM_PREFILL_PER_TOKEN,
+	RM_REQUEST_TPOT,
+	RM_PROMPT_TOKENS,
+	RM_GENERATION_TOKENS,
+	RM_ONE,
+	RM_PREEMPTIONS,
+};
+
+/* The value of m for r and when vLLM records it; false when r has none
+ * (TPOT of a one-token answer). */
+static bool req_value(const struct request *r, enum req_metric m, struct obs *o)
+{
+	const double ns = 1e9;
+	o->t_ns = r->finish_ns;
+	switch (m) {
+	case RM_TTFT:
+		o->t_ns = r->first_token_ns;
+		o->v = (double)(r->first_token_ns - r->send_ns) / ns;
+		break;
+	case RM_E2E:
+		o->v = (double)(r->finish_ns - r->send_ns) / ns;
+		break;
+	case RM_QUEUE:
+		o->v = (double)(r->first_scheduled_ns - r->enqueue_ns) / ns;
+		break;
+	case RM_INFERENCE:
+		o->v = (double)(r->last_token_ns - r->first_scheduled_ns) / ns;
+		break;
+	case RM_PREFILL:
+		o->v = (double)(r->first_token_ns - r->first_scheduled_ns) / ns;
+		break;
+	case RM_DECODE:
+		o->v = (double)(r->last_token_ns - r->first_token_ns) / ns;
+		break;
+	case RM_PREFILL_PER_TOKEN:
+		if (r->prompt_len <= 0)
+			return false;
+		o->v = (double)(r->first_token_ns - r->first_scheduled_ns) / ns / r->prompt_len;
+		break;
+	case RM_REQUEST_TPOT:
+		if (r->output_len <= 1)
+			return false;
+		o->v = (double)(r->last_token_ns - r->first_token_ns) / ns / (r->output_len - 1);
+		break;
+	case RM_PROMPT_TOKENS:
+		o->t_ns = r->first_token_ns;
+		o->v = r->prompt_len;
+		break;
+	case RM_GENERATION_TOKENS:
+		o->v = r->output_len;
+		break;
+	case RM_ONE:
+		o->v = 1;
+		break;
+	case RM_PREEMPTIONS:
+		o->v = r->preemptions;
+		break;
+	}
+	return true;
+}
+
+/* The observations of m over the completed requests, by time (caller frees). */
+static struct obs *collect(const struct run_result *res, enum req_metric m, size_t *n)
+{
+	struct obs *v = xcalloc(res->reqs.len ? res->reqs.len : 1, sizeof *v);
+	*n = 0;
+	for (size_t i = 0; i < res->reqs.len; i++)
+		if (res->reqs.v[i].state == REQ_FINISHED && req_value(&res->reqs.v[i], m, &v[*n]))
+			(*n)++;
+	qsort(v, *n, sizeof *v, by_time);
+	return v;
+}
+
+/* A rendering: Prometheus text with one scrape at the end (no
+ * timestamps), or OpenMetrics with scrapes at k·interval, k = 0..n-1,
+ * stamped epoch_s + k·interval. */
+struct prom_out {
+	FILE *f;
+	const struct run_result *res;
+	bool openmetrics;
+	char labels[512]; /* model_name="…",engine="0" */
+	size_t n_scrapes;
+	int64_t interval_ns;
+	double epoch_s;
+};
+
+static int64_t scrape_ns(const struct prom_out *o, size_t k)
+{
+	return o->openmetrics ? (int64_t)k * o->interval_ns : INT64_MAX;
+}
+
+/* " 12.000" (OpenMetrics) or "" into buf. */
+static const char *stamp(const struct prom_out *o, size_t k, char *buf, size_t cap)
+{
+	if (!o->openmetrics)
+		return "";
+	snprintf(buf, cap, " %.3f", o->epoch_s + (double)scrape_ns(o, k) / 1e9);
+	return buf;
+}
+
+/* HELP and TYPE. A counter's family is `name` in OpenMetrics and
+ * `name_total` in Prometheus text, as prometheus_client writes them. */
+static void family(const struct prom_out *o, const char *name, const char *type, const char *help)
+{
+	const char *suffix = !o->openmetrics && !strcmp(type, "counter") ? "_total" : "";
+	fprintf(o->f, "# HELP %s%s %s\n# TYPE %s%s %s\n", name, suffix, help, name, suffix, type);
+}
+
+enum gauge_src { G_RUNNING, G_WAITING, G_KV };
+
+/* A gauge from the time series: the last sample at or before the scrape;
+ * 0 once the run is over (nothing runs, waits or holds KV then). */
+static void gauge_ts(const struct prom_out *o, const char *name, const char *help,
+		     enum gauge_src src)
+{
+	family(o, name, "gauge", help);
+	const struct run_result *res = o->res;
+	size_t j = 0;
+	for (size_t k = 0; k < o->n_scrapes; k++) {
+		int64_t t = scrape_ns(o, k);
+		while (j < res->n_ts && res->ts[j].t_s * 1e9 <= (double)t)
+			j++;
+		double v = 0;
+		if (j > 0 && t < res->end_ns) {
+			const struct ts_row *r = &res->ts[j - 1];
+			v = src == G_RUNNING   ? (double)r->running
+			    : src == G_WAITING ? (double)r->waiting
+					       : r->kv_usage;
+		}
+		char ts[48];
+		fprintf(o->f, "%s{%s} %.6g%s\n", name, o->labels, v, stamp(o, k, ts, sizeof ts));
+	}
+}
+
+/* A counter: the sum of m's observations before each scrape, plus (for
+ * generation tokens) the token gaps of the timeline. extra: more labels. */
+static void counter_obs(const struct prom_out *o, const char *name, const char *help,
+			const char *extra, enum req_metric m, bool plus_gaps)
+{
+	family(o, name, "counter", help);
+	size_t n, j = 0, w = 0;
+	struct obs *v = collect(o->res, m, &n);
+	double acc = 0, gap_sum = 0;
+	int64_t gaps[TIMELINE_N_ITL + 1] = { 0 };
+	const struct timeline *tl = o->res->timeline;
+	for (size_t k = 0; k < o->n_scrapes; k++) {
+		int64_t t = scrape_ns(o, k);
+		for (; j < n && v[j].t_ns < t; j++)
+			acc += v[j].v;
+		double total = acc;
+		if (plus_gaps && tl) {
+			size_t upto =
+				t == INT64_MAX ? tl->n_windows : (size_t)(t / TIMELINE_WINDOW_NS);
+			timeline_accumulate(tl, &tl->itl, w, upto, gaps, &gap_sum);
+			w = upto > w ? upto : w;
+			int64_t g = 0;
+			for (size_t b = 0; b <= TIMELINE_N_ITL; b++)
+				g += gaps[b];
+			total += (double)g;
+		} else if (plus_gaps) {
+			total += (double)o->res->all.itl.n;
+		}
+		char ts[48];
+		fprintf(o->f, "%s_total{%s%s} %.17g%s\n", name, o->labels, extra, total,
+			stamp(o, k, ts, sizeof ts));
+	}
+	free(v);
+}
+
+/* One histogram sample set: cumulative counts over edges, then +Inf. */
+static void hist_point(const struct prom_out *o, const char *name, const double *edges,
+		       size_t n_edges, const int64_t *counts, double sum, size_t k)
+{
+	char ts[48];
+	stamp(o, k, ts, sizeof ts);
+	const char *st = o->openmetrics ? ts : "";
+	int64_t acc = 0;
+	for (size_t b = 0; b < n_edges; b++) {
+		acc += counts[b];
+		fprintf(o->f, "%s_bucket{%s,le=\"%s\"} %lld%s\n", name, o->labels,
+			le_text(edges[b]).s, (long long)acc, st);
+	}
+	acc += counts[n_edges];
+	fprintf(o->f, "%s_bucket{%s,le=\"+Inf\"} %lld%s\n", name, o->labels, (long long)acc, st);
+	if (o->openmetrics) /* OpenMetrics orders _count before _sum; either parses */
+		fprintf(o->f, "%s_count{%s} %lld%s\n%s_sum{%s} %.9g%s\n", name, o->labels,
+			(long long)acc, st, name, o->labels, sum, st);
+	else
+		fprintf(o->f, "%s_sum{%s} %.9g\n%s_count{%s} %lld\n", name, o->labels, sum, name,
+			o->labels, (long long)acc);
+}
+
+/* A histogram of a request metric over the given bucket edges. */
+static void hist_obs(const struct prom_out *o, const char *name, const char *help,
+		     enum req_metric m, const double *edges, size_t n_edges)
+{
+	family(o, name, "histogram", help);
+	size_t n, j = 0;
+	struct obs *v = collect(o->res, m, &n);
+	int64_t *counts = xcalloc(n_edges + 1, sizeof *counts);
+	double sum = 0;
+	for (size_t k = 0; k < o->n_scrapes; k++) {
+		int64_t t = scrape_ns(o, k);
+		for (; j < n && v[j].t_ns < t; j++) {
+			size_t b = 0;
+			while (b < n_edges && v[j].v > edges[b])
+				b++;
+			counts[b]++;
+			sum += v[j].v;
+		}
+		hist_point(o, name, edges, n_edges, counts, sum, k);
+	}
+	free(counts);
+	free(v);
+}
+
+/* A histogram of the timeline (token gaps, step sizes); in Prometheus text
+ * without a timeline, the token gaps come from the run's ITL histogram
+ * (loghist_count_le) and the step sizes are left out. */
+static void hist_timeline(const struct prom_out *o, const char *name, const char *help, bool gaps)
+{
+	const struct timeline *tl = o->res->timeline;
+	const double *edges = gaps ? timeline_itl_edges : timeline_iter_edges;
+	size_t n_edges = gaps ? TIMELINE_N_ITL : TIMELINE_N_ITER;
+	if (!tl && !gaps)
+		return;
+	family(o, name, "histogram", help);
+	int64_t counts[TIMELINE_N_ITL + 1] = { 0 };
+	double sum = 0;
+	if (!tl) {
+		const struct loghist *h = &o->res->all.itl;
+		int64_t prev = 0;
+		for (size_t b = 0; b < n_edges; b++) {
+			int64_t c = loghist_count_le(h, edges[b]);
+			counts[b] = c - prev;
+			prev = c;
+		}
+		counts[n_edges] = h->n - prev;
+		hist_point(o, name, edges, n_edges, counts, h->sum, 0);
+		return;
+	}
+	const struct timeline_hist *h = gaps ? &tl->itl : &tl->iter;
+	size_t w = 0;
+	for (size_t k = 0; k < o->n_scrapes; k++) {
+		int64_t t = scrape_ns(o, k);
+		size_t upto = t == INT64_MAX ? tl->n_windows : (size_t)(t / TIMELINE_WINDOW_NS);
+		timeline_accumulate(tl, h, w, upto, counts, &sum);
+		w = upto > w ? upto : w;
+		hist_point(o, name, edges, n_edges, counts, sum, k);
+	}
+}
+
+/* A gauge that is one number all run long (end-of-run peaks, the info
+ * gauge): the same value at every scrape. */
+static void gauge_const(const struct prom_out *o, const char *name, const char *help,
+			const char *labels, double v)
+{
+	family(o, name, "gauge", help);
+	for (size_t k = 0; k < o->n_scrapes; k++) {
+		char ts[48];
+		fprintf(o->f, "%s{%s} %.6g%s\n", name, labels, v, stamp(o, k, ts, sizeof ts));
+	}
+}
+
+/* A counter known only as an end-of-run total (the prefix cache's):
+ * Prometheus text only. */
+static void counter_total(const struct prom_out *o, const char *name, const char *help, int64_t v)
+{
+	if (o->openmetrics)
+		return;
+	family(o, name, "counter", help);
+	fprintf(o->f, "%s_total{%s} %lld\n", name, o->labels, (long long)v);
+}
+
+/* A label value with \, " and newline escaped (exposition formats). */
+static void label_value(char *out, size_t cap, const char *v)
+{
+	size_t n = 0;
+	for (; *v && n + 3 < cap; v++) {
+		if (*v == '\\' || *v == '"' || *v == '\n') {
+			out[n++] = '\\';
+			out[n++] = *v == '\n' ? 'n' : *v;
+		} else {
+			out[n++] = *v;
+		}
+	}
+	out[n] = '\0';
+}
+
+/* vLLM's build_1_2_5_buckets(max_model_len): 1, 2, 5, 10, … up to it. */
+static size_t buckets_125(int64_t max_value, double *out, size_t cap)
+{
+	size_t n = 0;
+	for (double p = 1; n < cap; p *= 10)
+		for (int i = 0; i < 3 && n < cap; i++) {
+			double v = p * (i == 0 ? 1 : i == 1 ? 2 : 5);
+			if (v > (double)max_value)
+				return n;
+			out[n++] = v;
+		}
+	return n;
+}
+
+/* vllm:cache_config_info: CacheConfig.metrics_info(), the keys servesim
+ * knows, as labels of a gauge set to 1. */
+static void cache_config_info(const struct prom_out *o)
+{
+	const struct run_result *res = o->res;
+	const struct engine_stats *es = &res->engine;
+	const struct scenario *sc = &res->sc;
+	char labels[768];
+	snprintf(labels, sizeof labels,
+		 "block_size=\"%lld\",cache_dtype=\"%s\",enable_prefix_caching=\"%s\",engine=\"0\","
+		 "gpu_memory_utilization=\"%g\",num_cpu_blocks=\"%lld\",num_gpu_blocks=\"%lld\"",
+		 (long long)es->block_size, sc->kv_cache_dtype ? "fp8" : "auto",
+		 sc->enable_prefix_caching ? "True" : "False", sc->gpu_memory_utilization,
+		 (long long)es->num_cpu_blocks, (long long)es->num_gpu_blocks);
+	if (!o->openmetrics) {
+		gauge_const(o, "vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
+			    labels, 1);
+		return;
+	}
+	/* OpenMetrics has an info type: family vllm:cache_config, sample
+	 * vllm:cache_config_info, the same series vLLM's gauge gives. */
+	fprintf(o->f, "# HELP vllm:cache_config Information of the LLMEngine CacheConfig\n"
+		      "# TYPE vllm:cache_config info\n");
+	for (size_t k = 0; k < o->n_scrapes; k++) {
+		char ts[48];
+		fprintf(o->f, "vllm:cache_config_info{%s} 1%s\n", labels,
+			stamp(o, k, ts, sizeof ts));
+	}
+}
+
+static void vllm_metrics(struct prom_out *o)
+{
+	const struct run_result *res = o->res;
+	const struct engine_stats *es = &res->engine;
+	char model[256];
+	label_value(model, sizeof model, res->model.id);
+	snprintf(o->labels, sizeof o->labels, "model_name=\"%s\",engine=\"0\"", model);
+	if (!o->openmetrics)
+		fprintf(o->f, "# servesim: the scrape vLLM's /metrics would give at the end of the "
+			      "run\n");
+	gauge_ts(o, "vllm:num_requests_running", "Number of requests in model execution batches.",
+		 G_RUNNING);
+	gauge_ts(o, "vllm:num_requests_waiting", "Number of requests waiting to be processed.",
+		 G_WAITING);
+	gauge_ts(o, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", G_KV);
+	if (!o->openmetrics) {
+		gauge_const(o, "servesim:peak_num_requests_waiting",
+			    "Peak of vllm:num_requests_waiting during the run.", o->labels,
+			    (double)res->peak_waiting);
+		gauge_const(o, "servesim:peak_kv_cache_usage_perc",
+			    "Peak of vllm:kv_cache_usage_perc during the run.", o->labels,
+			    es->peak_kv_usage);
+	}
+	counter_obs(o, "vllm:num_preemptions", "Cumulative number of preemption from the engine.",
+		    "", RM_PREEMPTIONS, false);
+	counter_obs(o, "vllm:prompt_tokens", "Number of prefill tokens processed.", "",
+		    RM_PROMPT_TOKENS, false);
+	counter_obs(o, "vllm:generation_tokens", "Number of generation tokens processed.", "",
+		    RM_ONE, true);
+	counter_total(o, "vllm:prefix_cache_queries",
+		      "Prefix cache queries, in terms of number of queried tokens.",
+		      es->prefix_queries);
+	counter_total(o, "vllm:prefix_cache_hits",
+		      "Prefix cache hits, in terms of number of cached tokens.", es->prefix_hits);
+	counter_obs(o, "vllm:request_success", "Count of successfully processed requests.",
+		    ",finished_reason=\"length\"", RM_ONE, false);
+	hist_obs(o, "vllm:time_to_first_token_seconds",
+		 "Histogram of time to first token in seconds.", RM_TTFT, ttft_buckets,
+		 sizeof ttft_buckets / sizeof *ttft_buckets);
+	hist_timeline(o, "vllm:inter_token_latency_seconds",
+		      "Histogram of inter-token latency in seconds.", true);
+	hist_obs(o, "vllm:e2e_request_latency_seconds",
+		 "Histogram of e2e request latency in seconds.", RM_E2E, e2e_buckets,
+		 sizeof e2e_buckets / sizeof *e2e_buckets);
+	/* The rest of vllm/v1/metrics/loggers.py. */
+	size_t ne = sizeof e2e_buckets / sizeof *e2e_buckets;
+	hist_obs(o, "vllm:request_queue_time_seconds",
+		 "Histogram of time spent in WAITING phase for request.", RM_QUEUE, e2e_buckets,
+		 ne);
+	hist_obs(o, "vllm:request_inference_time_seconds",
+		 "Histogram of time spent in RUNNING phase for request.", RM_INFERENCE, e2e_buckets,
+		 ne);
+	hist_obs(o, "vllm:request_prefill_time_seconds",
+		 "Histogram of time spent in PREFILL phase for request.", RM_PREFILL, e2e_buckets,
+		 ne);
+	hist_obs(o, "vllm:request_decode_time_seconds",
+		 "Histogram of time spent in DECODE phase for request.", RM_DECODE, e2e_buckets,
+		 ne);
+	hist_obs(o, "vllm:time_per_prefill_token_request_seconds",
+		 "Time spent per token during prefill phase in seconds", RM_PREFILL_PER_TOKEN,
+		 prefill_per_token_buckets,
+		 sizeof prefill_per_token_buckets / sizeof *prefill_per_token_buckets);
+	hist_obs(o, "vllm:request_time_per_output_token_seconds",
+		 "Histogram of time_per_output_token_seconds per request.", RM_REQUEST_TPOT,
+		 timeline_itl_edges, TIMELINE_N_ITL);
+	/* The name vLLM before 0.11 gave inter_token_latency_seconds, which
+	 * its example Grafana dashboard still plots. */
+	hist_timeline(o, "vllm:time_per_output_token_seconds",
+		      "Histogram of time per output token in seconds.", true);
+	double b125[64];
+	size_t n125 = buckets_125(es->max_model_len, b125, sizeof b125 / sizeof *b125);
+	hist_obs(o, "vllm:request_prompt_tokens", "Number of prefill tokens processed.",
+		 RM_PROMPT_TOKENS, b125, n125);
+	hist_obs(o, "vllm:request_generation_tokens", "Number of generation tokens processed.",
+		 RM_GENERATION_TOKENS, b125, n125);
+	hist_timeline(o, "vllm:iteration_tokens_total",
+		      "Histogram of number of tokens per engine_step.", false);
+	/* vllm bench serve sends max_tokens = the output length, n = 1. */
+	hist_obs(o, "vllm:request_max_num_generation_tokens",
+		 "Histogram of maximum number of requested generation tokens.",
+		 RM_GENERATION_TOKENS, b125, n125);
+	hist_obs(o, "vllm:request_params_n", "Histogram of the n request parameter.", RM_ONE,
+		 params_n_buckets, sizeof params_n_buckets / sizeof *params_n_buckets);
+	hist_obs(o, "vllm:request_params_max_tokens",
+		 "Histogram of the max_tokens request parameter.", RM_GENERATION_TOKENS, b125,
+		 n125);
+	/* Deprecated in vLLM 0.9 for kv_cache_usage_perc; the example
+	 * dashboard's "Cache Utilization" panel reads it. */
+	gauge_ts(o, "vllm:gpu_cache_usage_perc",
+		 "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use "
+		 "vllm:kv_cache_usage_perc instead.",
+		 G_KV);
+	cache_config_info(o);
+}
+
+void report_prom(FILE *f, struct run_result *res)
+{
+	if (res->sc.engine_kind != ENGINE_VLLM) {
+		report_prom_llamacpp(f, res, NULL);
+		return;
+	}
+	if (res->n_replicas) {   /* one series per engine (report_replicas.c) */
+		report_replicas_prom(f, res);
+		return;
+	}
+	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1 };
+	vllm_metrics(&o);
+}
+
+/* Scrapes every 1, 2, 5, 10, 15, 30 or 60 s, the first that keeps them
+ * to REPORT_OM_MAX_SCRAPES or fewer (a second is the timeline's window). */
+static int64_t om_interval_ns(int64_t end_ns)
+{
+	static const int64_t steps_s[] = { 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600 };
+	size_t n = sizeof steps_s / sizeof *steps_s;
+	for (size_t i = 0; i < n; i++)
+		if (end_ns / (steps_s[i] * TIMELINE_WINDOW_NS) + 2 <= REPORT_OM_MAX_SCRAPES)
+			return steps_s[i] * TIMELINE_WINDOW_NS;
+	return steps_s[n - 1] * TIMELINE_WINDOW_NS;
+}
+
+void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
+{
+	struct prom_out o = { .f = f, .res = res, .openmetrics = true, .epoch_s = epoch_s };
+	o.interval_ns = om_interval_ns(res->end_ns);
+	/* From 0 to the first scrape after the run ended (its gauges at 0). */
+	o.n_scrapes = (size_t)(res->end_ns / o.interval_ns) + 2;
+	if (res->sc.engine_kind != ENGINE_VLLM) {
+		char ts[48];
+		snprintf(ts, sizeof ts, " %.3f",
+			 epoch_s + (double)(o.n_scrapes - 1) * (double)o.interval_ns / 1e9);
+		report_prom_llamacpp(f, res, ts);
+	} else {
+		vllm_metrics(&o);
+	}
+	fprintf(f, "# EOF\n");
+}
