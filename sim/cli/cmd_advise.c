@@ -195,12 +195,10 @@ int cmd_advise(int argc, char **argv)
 	if (result)
 		json_object_set_new(doc, "scenario", json_string(result));
 	if (cp.fmt == FMT_JSON) {
-		char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		printf("%s\n", s);
-		free(s);
-	} else {
-		advise_text(stdout, doc);
+		rc = cli_print_json(doc);   /* servesim.version, as every JSON result; frees doc */
+		goto out;
 	}
+	advise_text(stdout, doc);
 	json_decref(doc);
 	rc = fflush(stdout) || ferror(stdout) ? EXIT_FAIL : EXIT_OK;
 	goto out;
