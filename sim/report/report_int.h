@@ -54,6 +54,17 @@ extern const struct report_metric report_metrics[4];
 /* Summary of metric `which` (index into report_metrics) of g, in ms. */
 void report_summarize(struct group_metrics *g, int which, const struct report_opts *o,
 		      struct summary *s);
+/* vLLM's histogram bucket edges (vllm/v1/metrics/loggers.py), seconds, for
+ * every Prometheus writer (report_prom.c, report_replicas.c). */
+extern const double report_ttft_buckets[], report_e2e_buckets[];
+extern const size_t report_n_ttft_buckets, report_n_e2e_buckets;
+
+/* A bucket edge as prometheus_client writes it: "0.025", "1.0", "10.0". */
+struct report_le {
+	char s[32];
+};
+struct report_le report_le_text(double v);
+
 void report_p_word(double p, char *out, size_t cap);
 double report_group_duration(const struct group_metrics *g);
 int64_t report_peak_tokens_per_s(const struct run_result *res);

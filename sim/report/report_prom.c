@@ -25,21 +25,19 @@
 #include "wholefile.h"
 #include "xalloc.h"
 
-static const double ttft_buckets[] = { 0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
+const double report_ttft_buckets[] = { 0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
 				       1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0 };
 static const double prefill_per_token_buckets[] = { 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0 };
 static const double params_n_buckets[] = { 1, 2, 5, 10, 20 };
-static const double e2e_buckets[] = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
+const double report_e2e_buckets[] = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
 				      40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
 
-/* A bucket edge as prometheus_client writes it: "0.025", "1.0", "10.0". */
-struct le_buf {
-	char s[32];
-};
+const size_t report_n_ttft_buckets = sizeof report_ttft_buckets / sizeof *report_ttft_buckets;
+const size_t report_n_e2e_buckets = sizeof report_e2e_buckets / sizeof *report_e2e_buckets;
 
-static struct le_buf le_text(double v)
+struct report_le report_le_text(double v)
 {
-	struct le_buf b;
+	struct report_le b;
 	snprintf(b.s, sizeof b.s, v == floor(v) ? "%.1f" : "%g", v);
 	return b;
 }
@@ -292,7 +290,7 @@ static void hist_point(const struct prom_out *o, const char *name, const double 
 	for (size_t b = 0; b < n_edges; b++) {
 		acc += counts[b];
 		fprintf(o->f, "%s_bucket{%s,le=\"%s\"} %lld%s\n", name, o->labels,
-			le_text(edges[b]).s, (long long)acc, st);
+			report_le_text(edges[b]).s, (long long)acc, st);
 	}
 	acc += counts[n_edges];
 	fprintf(o->f, "%s_bucket{%s,le=\"+Inf\"} %lld%s\n", name, o->labels, (long long)acc, st);
@@ -482,26 +480,26 @@ static void vllm_metrics(struct prom_out *o)
 	counter_obs(o, "vllm:request_success", "Count of successfully processed requests.",
 		    ",finished_reason=\"length\"", RM_ONE, false);
 	hist_obs(o, "vllm:time_to_first_token_seconds",
-		 "Histogram of time to first token in seconds.", RM_TTFT, ttft_buckets,
-		 sizeof ttft_buckets / sizeof *ttft_buckets);
+		 "Histogram of time to first token in seconds.", RM_TTFT, report_ttft_buckets,
+		 report_n_ttft_buckets);
 	hist_timeline(o, "vllm:inter_token_latency_seconds",
 		      "Histogram of inter-token latency in seconds.", true);
 	hist_obs(o, "vllm:e2e_request_latency_seconds",
-		 "Histogram of e2e request latency in seconds.", RM_E2E, e2e_buckets,
-		 sizeof e2e_buckets / sizeof *e2e_buckets);
+		 "Histogram of e2e request latency in seconds.", RM_E2E, report_e2e_buckets,
+		 report_n_e2e_buckets);
 	/* The rest of vllm/v1/metrics/loggers.py. */
-	size_t ne = sizeof e2e_buckets / sizeof *e2e_buckets;
+	size_t ne = report_n_e2e_buckets;
 	hist_obs(o, "vllm:request_queue_time_seconds",
-		 "Histogram of time spent in WAITING phase for request.", RM_QUEUE, e2e_buckets,
+		 "Histogram of time spent in WAITING phase for request.", RM_QUEUE, report_e2e_buckets,
 		 ne);
 	hist_obs(o, "vllm:request_inference_time_seconds",
-		 "Histogram of time spent in RUNNING phase for request.", RM_INFERENCE, e2e_buckets,
+		 "Histogram of time spent in RUNNING phase for request.", RM_INFERENCE, report_e2e_buckets,
 		 ne);
 	hist_obs(o, "vllm:request_prefill_time_seconds",
-		 "Histogram of time spent in PREFILL phase for request.", RM_PREFILL, e2e_buckets,
+		 "Histogram of time spent in PREFILL phase for request.", RM_PREFILL, report_e2e_buckets,
 		 ne);
 	hist_obs(o, "vllm:request_decode_time_seconds",
-		 "Histogram of time spent in DECODE phase for request.", RM_DECODE, e2e_buckets,
+		 "Histogram of time spent in DECODE phase for request.", RM_DECODE, report_e2e_buckets,
 		 ne);
 	hist_obs(o, "vllm:time_per_prefill_token_request_seconds",
 		 "Time spent per token during prefill phase in seconds", RM_PREFILL_PER_TOKEN,

@@ -2,6 +2,7 @@
  * report_replicas: per-replica lines, JSON and Prometheus series.
  */
 #include "report_replicas.h"
+#include "report_int.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -101,24 +102,8 @@ json_t *report_kv_transfer_json(const struct run_result *res)
 	return o;
 }
 
-static const double ttft_buckets[] = { 0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
-				       1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0 };
 static const double itl_buckets[] = { 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
 				      0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0 };
-static const double e2e_buckets[] = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
-				      40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
-
-/* A bucket edge as prometheus_client writes it: "0.025", "1.0", "10.0". */
-struct le_buf {
-	char s[32];
-};
-
-static struct le_buf le_text(double v)
-{
-	struct le_buf b;
-	snprintf(b.s, sizeof b.s, v == floor(v) ? "%.1f" : "%g", v);
-	return b;
-}
 
 static void hist_samples(FILE *f, const char *name, const char *help, struct series *ser, int n,
 			 size_t field, const double *edges, size_t ne)
@@ -135,7 +120,7 @@ static void hist_samples(FILE *f, const char *name, const char *help, struct ser
 		for (size_t b = 0; b < ne; b++) {
 			while (k < s->n && s->v[k] <= edges[b])
 				k++;
-			fprintf(f, "%s_bucket{%s,le=\"%s\"} %zu\n", name, labels, le_text(edges[b]).s, k);
+			fprintf(f, "%s_bucket{%s,le=\"%s\"} %zu\n", name, labels, report_le_text(edges[b]).s, k);
 		}
 		fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %zu\n%s_sum{%s} %.9g\n%s_count{%s} %zu\n", name, labels,
 			s->n, name, labels, sum, name, labels, s->n);
@@ -197,7 +182,7 @@ static void write_series(FILE *f, struct series *ser, int n)
 		fprintf(f, "vllm:request_success_total{%s,finished_reason=\"length\"} %lld\n", ser[i].labels,
 			(long long)ser[i].completed);
 	hist_samples(f, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ser,
-		     n, offsetof(struct series, ttft), ttft_buckets, sizeof ttft_buckets / sizeof *ttft_buckets);
+		     n, offsetof(struct series, ttft), report_ttft_buckets, report_n_ttft_buckets);
 	fprintf(f, "# HELP vllm:inter_token_latency_seconds Histogram of inter-token latency in seconds.\n"
 		   "# TYPE vllm:inter_token_latency_seconds histogram\n");
 	for (int i = 0; i < n; i++) {
@@ -205,13 +190,13 @@ static void write_series(FILE *f, struct series *ser, int n)
 		const struct loghist *h = ser[i].itl;
 		for (size_t b = 0; b < sizeof itl_buckets / sizeof *itl_buckets; b++)
 			fprintf(f, "vllm:inter_token_latency_seconds_bucket{%s,le=\"%s\"} %lld\n", labels,
-				le_text(itl_buckets[b]).s, (long long)loghist_count_le(h, itl_buckets[b]));
+				report_le_text(itl_buckets[b]).s, (long long)loghist_count_le(h, itl_buckets[b]));
 		fprintf(f, "vllm:inter_token_latency_seconds_bucket{%s,le=\"+Inf\"} %lld\n"
 			   "vllm:inter_token_latency_seconds_sum{%s} %.9g\nvllm:inter_token_latency_seconds_count{%s} %lld\n",
 			labels, (long long)h->n, labels, h->sum, labels, (long long)h->n);
 	}
 	hist_samples(f, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", ser,
-		     n, offsetof(struct series, e2el), e2e_buckets, sizeof e2e_buckets / sizeof *e2e_buckets);
+		     n, offsetof(struct series, e2el), report_e2e_buckets, report_n_e2e_buckets);
 }
 
 void report_replicas_prom(FILE *f, struct run_result *res)
