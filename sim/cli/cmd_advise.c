@@ -4,7 +4,6 @@
  * bench serve` result (as validate reads it) and optionally a Prometheus
  * scrape of the server taken during the run.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +12,12 @@
 #include "catalog.h"
 #include "cliplan.h"
 #include "promscrape.h"
+#include "textfile.h"
 #include "validate.h"
 #include "xalloc.h"
+
+/* A Prometheus scrape is kilobytes; a gigabyte is not one. */
+#define ADVISE_MAX_SCRAPE_BYTES ((size_t)1 << 30)
 
 static void help(void)
 {
@@ -45,33 +48,6 @@ static void help(void)
 	       "  servesim advise c17-kv-pressure\n");
 }
 
-/* The whole of a small text file (owned), or NULL with e. */
-static char *read_text(const char *path, struct err *e)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		err_set(e, "%s: cannot open: %s", path, strerror(errno));
-		return NULL;
-	}
-	size_t len = 0, cap = 4096;
-	char *buf = xmalloc(cap);
-	size_t got;
-	while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		len += got;
-		if (cap - len < 2)
-			buf = xrealloc(buf, cap *= 2);
-	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		err_set(e, "%s: cannot read", path);
-		return NULL;
-	}
-	buf[len] = '\0';
-	return buf;
-}
-
 /* The measured side of a real run into a->meas. */
 static int measured(struct advise *a, const struct validate_result *r, const char *metrics, struct err *e)
 {
@@ -91,7 +67,7 @@ static int measured(struct advise *a, const struct validate_result *r, const cha
 	m->v[MEAS_E2EL_P99] = b->ms[BENCH_E2EL][BENCH_P99];
 	if (!metrics)
 		return 0;
-	char *text = read_text(metrics, e);
+	char *text = textfile_read(metrics, ADVISE_MAX_SCRAPE_BYTES, e);
 	if (!text)
 		return -1;
 	struct promscrape s;
