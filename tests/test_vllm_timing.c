@@ -430,12 +430,14 @@ static void stream_interval_bunches_tokens(void **state)
 /* EngineCore drains its whole input queue before it schedules: two
  * requests reaching an idle engine at the same instant share its first
  * step. servesim 1 (0.10) started a step at the first and left the second
- * for the next. */
+ * for the next. (Two API servers, so that the two reach the engine at
+ * once: one server does one request after the other.) */
 static void same_instant_arrivals_share_the_first_step(void **state)
 {
 	(void)state;
 	struct run_result now, old;
-	simulate(&now, NULL, "workload.num_prompts=2", "workload.request_rate=inf", NULL);
+	simulate(&now, NULL, "workload.num_prompts=2", "workload.request_rate=inf",
+		 "engine.api_server_count=2", NULL);
 	simulate(&old, NULL, "workload.num_prompts=2", "workload.request_rate=inf",
 		 "engine.vllm_version=0.10", NULL);
 	assert_int_equal(now.reqs.v[0].enqueue_ns, now.reqs.v[1].enqueue_ns);

@@ -9,10 +9,21 @@
 
 static const struct overhead_profile profiles[] = {
 	{ .name = "vllm-v1",
-	  /* HF tokenizers (Rust) encode on the order of 1 M tokens/s on one
-	   * core; estimate, no vLLM-side measurement found (the 10-21 us per
-	   * token of tenstorrent/tt-inference-server#2173 at 131 tokens is
-	   * mostly its fixed cost). */
+	  /* The API server's own work per request on its event loop:
+	   * uvicorn's HTTP parse, the CompletionRequest model's validation,
+	   * SamplingParams, InputProcessor and the ZMQ send to the engine core.
+	   * Estimate: 0.5 ms (a minimal FastAPI route serves a few thousand
+	   * requests/s on one core; vLLM's request model and processor are
+	   * several times that work); no vLLM measurement of it found. */
+	  .request_us = 500,
+	  /* Tokenization, per prompt token, on the one-thread tokenizer
+	   * executor (vllm-project/vllm#25301) holding the GIL: the Qwen3
+	   * tokenizer encodes 1024 prompts of 10,000 tokens in 8.0 s on one
+	   * thread, 0.78 us a token, and batching them gains nothing without
+	   * TOKENIZERS_PARALLELISM (vllm-project/vllm#45759's benchmark);
+	   * HF tokenizers v0.23.1 encode English at 3.9 MB/s on one Xeon 8375C
+	   * core, ~1.1 us a token at ~4.5 bytes a token
+	   * (huggingface/tokenizers#2298's table). 1 us, between the two. */
 	  .request_per_token_us = 1.0,
 	  /* Scheduler.update_from_output: 0.142 ms at batch 128, 0.287 ms at
 	   * 256, i.e. 1.1 us per request (vllm-project/vllm#46112's
@@ -148,10 +159,19 @@ double overhead_step_s(const struct overhead_model *o, double tokens, double seq
 	return shown_cpu + launch + pad + rest;
 }
 
-int64_t overhead_request_ns(const struct overhead_model *o, int64_t prompt_len)
+int64_t overhead_request_ns(const struct overhead_model *o)
 {
-	return llround(o->request_overhead_ms * 1e6 +
-		       o->prof->request_per_token_us * 1e3 * (double)prompt_len);
+	return llround(o->prof->request_us * 1e3);
+}
+
+int64_t overhead_tokenize_ns(const struct overhead_model *o, int64_t prompt_len)
+{
+	return llround(o->prof->request_per_token_us * 1e3 * (double)prompt_len);
+}
+
+int64_t overhead_request_rest_ns(const struct overhead_model *o)
+{
+	return llround(o->request_overhead_ms * 1e6);
 }
 
 int64_t overhead_output_ns(const struct overhead_model *o, int64_t streams)

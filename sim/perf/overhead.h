@@ -38,6 +38,8 @@
 
 struct overhead_profile {
 	const char *name;
+	double request_us;             /* the API server's work per request (HTTP,
+					* request parsing, add_request) */
 	double request_per_token_us;   /* tokenization, per prompt token */
 	double step_cpu_us;            /* engine core CPU per step (overlapped with async) */
 	double step_cpu_per_seq_us;    /* and per sequence */
@@ -109,8 +111,15 @@ static inline int64_t overhead_padded(const struct overhead_model *o, int64_t to
 double overhead_step_s(const struct overhead_model *o, double tokens, double seqs, double gpu_s,
 		       double dense_tok_s, double *parts);
 
-/* Before the engine: a request of prompt_len tokens, in ns. */
-int64_t overhead_request_ns(const struct overhead_model *o, int64_t prompt_len);
+/* Before the engine, in ns: the API server's event-loop work for a
+ * request (HTTP, parsing, add_request), and its tokenizer's for a prompt
+ * of prompt_len tokens; each queues (engine/apiserver.h). */
+int64_t overhead_request_ns(const struct overhead_model *o);
+int64_t overhead_tokenize_ns(const struct overhead_model *o, int64_t prompt_len);
+
+/* Before the engine, not queued: the fitted remainder
+ * (request_overhead_ms), in ns. */
+int64_t overhead_request_rest_ns(const struct overhead_model *o);
 
 /* After a step that produced tokens for streams streams, until the
  * clients see them, in ns. */

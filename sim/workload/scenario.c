@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apiserver.h"
 #include "evq.h"
 #include "num.h"
 #include "precision.h"
@@ -108,6 +109,8 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "scheduling_policy", INI_ENUM, F(scheduling_policy), 0, 0, 0, "fcfs or priority",
 	  policy_names },
 	{ "engine", "stream_interval", INI_INT, F(stream_interval), 0, 1, 1e6, "a token count >= 1", NULL },
+	{ "engine", "api_server_count", INI_INT, F(api_server_count), 0, 1, APISERVER_MAX,
+	  "a process count in [1, 64]", NULL },
 	/* vLLM's --speculative-config; checked against engine/specdec.c's table. */
 	{ "engine", "speculative_method", INI_STRING, F(speculative_method), 0, 0, 0, "a method name", NULL },
 	{ "engine", "speculative_model", INI_STRING, F(speculative_model), 0, 0, 0,
@@ -168,6 +171,7 @@ void scenario_default(struct scenario *sc)
 	sc->num_gpu_blocks_override = -1;
 	sc->max_num_partial_prefills = 1;    /* vllm serve --max-num-partial-prefills */
 	sc->stream_interval = 1;             /* --stream-interval */
+	sc->api_server_count = 1;            /* --api-server-count */
 	sc->num_parallel = -1;
 	sc->num_ctx = -1;
 	sc->max_queue = 512;                 /* OLLAMA_MAX_QUEUE (envconfig) */

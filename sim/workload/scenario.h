@@ -116,6 +116,7 @@ struct scenario {
 	int64_t max_num_partial_prefills;  /* > 1: long_prefill_token_threshold 4% of max_model_len */
 	int scheduling_policy;             /* enum sched_policy (--scheduling-policy) */
 	int64_t stream_interval;           /* tokens per streamed chunk (--stream-interval) */
+	int64_t api_server_count;          /* API-server processes (--api-server-count) */
 	/* --speculative-config (engine/specdec.h); "" = off */
 	char speculative_method[INI_VALUE_MAX];
 	char speculative_model[INI_VALUE_MAX];
