@@ -49,6 +49,7 @@ static const struct inidoc_key keys[] = {
 	{ "workload", "ramp_up_end_rps", INI_DOUBLE, F(ramp_up_end_rps), INI_MIN_EXCLUSIVE, 0, 1e9,
 	  "requests per second > 0", NULL },
 	{ "workload", "stages", INI_STRING, F(stages_text), 0, 0, 0, "RATE:DURATION_S, …", NULL },
+	{ "workload", "priorities", INI_STRING, F(priorities_text), 0, 0, 0, "PRIORITY:WEIGHT, …", NULL },
 	{ "workload", "random_input_len", INI_INT, F(input.mean), 0, 1, 1e8, "a token count >= 1", NULL },
 	{ "workload", "random_output_len", INI_INT, F(output.mean), 0, 1, 1e8, "a token count >= 1", NULL },
 	{ "workload", "random_range_ratio", INI_DOUBLE, F(random_range_ratio), 0, 0, 0.999999999,
@@ -222,6 +223,45 @@ static int parse_stages(struct scenario *sc, const struct inidoc_entry *en,
 	return 0;
 }
 
+/* workload.priorities: "PRIORITY:WEIGHT, …", an integer priority (vLLM's
+ * request priority, lower first) and a relative weight > 0 each. */
+static int parse_priorities(struct scenario *sc, const struct inidoc_entry *en, const char *path,
+			    struct err *e)
+{
+	char buf[INI_VALUE_MAX], *save = NULL;
+	snprintf(buf, sizeof buf, "%s", sc->priorities_text);
+	sc->n_priorities = 0;
+	char at[INI_VALUE_MAX + 32];
+	if (en && en->line > 0)
+		snprintf(at, sizeof at, "%s:%d", path, en->line);
+	else
+		snprintf(at, sizeof at, "--set workload.priorities");
+	for (char *tok = strtok_r(buf, ",;", &save); tok; tok = strtok_r(NULL, ",;", &save)) {
+		char *colon = strchr(tok, ':');
+		double prio, weight;
+		if (!colon)
+			return err_set(e, "%s: [workload] priorities: expected PRIORITY:WEIGHT, got '%s'", at, tok);
+		*colon = '\0';
+		if (num_parse_double(tok, &prio) || prio != floor(prio) || !(fabs(prio) <= 1e9))
+			return err_set(e, "%s: [workload] priorities: expected an integer priority before ':', got '%s'",
+				       at, tok);
+		if (num_parse_double(colon + 1, &weight) || !(weight > 0) || isinf(weight))
+			return err_set(e, "%s: [workload] priorities: expected a weight > 0 after ':', got '%s'", at,
+				       colon + 1);
+		if (sc->n_priorities == SCENARIO_MAX_PRIORITIES)
+			return err_set(e, "%s: [workload] priorities: at most %d classes", at,
+				       SCENARIO_MAX_PRIORITIES);
+		sc->priorities[sc->n_priorities++] =
+			(struct priority_class){ .priority = (int32_t)prio, .weight = weight };
+	}
+	if (sc->n_priorities == 0)
+		return err_set(e, "%s: [workload] priorities: expected PRIORITY:WEIGHT, …, got nothing", at);
+	if (sc->trace[0])
+		return err_set(e, "%s: [workload] priorities: applies to synthetic workloads; a trace carries each request's own \"priority\"",
+			       at);
+	return 0;
+}
+
 /* A relative file named in the scenario is relative to the scenario.
  * Returns -1 when the joined path does not fit. */
 static int relative_to(char *file, const char *scenario_path)
@@ -335,6 +375,9 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	/* Ollama's library tags default to Q4_K_M; llama.cpp runs GGUF files. */
 	if (!sc->weights[0] && sc->engine_kind != ENGINE_VLLM)
 		snprintf(sc->weights, sizeof sc->weights, "q4_k_m");
+	if (sc->priorities_text[0] &&
+	    parse_priorities(sc, inidoc_find(doc, "workload", "priorities"), doc->path, e))
+		return -1;
 	if (sc->stages_text[0]) {
 		if (parse_stages(sc, inidoc_find(doc, "workload", "stages"), doc->path, e))
 			return -1;
