@@ -61,6 +61,27 @@ static void steps_pad_to_the_next_capture_size(void **state)
 	}
 }
 
+/* FULL_AND_PIECEWISE: a decode-only step (a token a sequence) replays one
+ * full graph; a step with prefill tokens launches one piece per attention
+ * layer plus one (33 for 32 layers), which queue ahead of the GPU: a long
+ * GPU step hides all but the first, a step with no GPU time shows them
+ * all. */
+static void decode_steps_replay_full_graphs_mixed_steps_pieces(void **state)
+{
+	(void)state;
+	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
+	struct hw_profile hw = { 0 };
+	struct overhead_model o;
+	overhead_model_init(&o, p, &hw, true, false, 128, 8192, 32, 0);
+	double parts[4];
+	overhead_step_s(&o, 64, 64, 0.010, 0, parts);
+	assert_double_rel(parts[1], p->graph_launch_us * 1e-6, 1e-12);
+	overhead_step_s(&o, 64, 4, 0.010, 0, parts);
+	assert_double_rel(parts[1], p->piece_launch_us * 1e-6, 1e-12);
+	overhead_step_s(&o, 64, 4, 0, 0, parts);
+	assert_double_rel(parts[1], 33 * p->piece_launch_us * 1e-6, 1e-12);
+}
+
 /* Async scheduling runs the engine core's CPU work under the GPU step:
  * none of it shows while the GPU step is longer, all of it shows without
  * async scheduling. The fitted rest shows either way. */
@@ -201,6 +222,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(capture_sizes_follow_vllm),
 		cmocka_unit_test(steps_pad_to_the_next_capture_size),
+		cmocka_unit_test(decode_steps_replay_full_graphs_mixed_steps_pieces),
 		cmocka_unit_test(async_hides_the_cpu_under_the_gpu),
 		cmocka_unit_test(light_load_is_the_paths_and_the_steps),
 		cmocka_unit_test(the_output_handler_can_be_the_bottleneck),

@@ -36,21 +36,28 @@ static const struct overhead_profile profiles[] = {
 	   * KV allocation 16.1%, output update 9.7%; its executor stub and
 	   * frontend excluded). Estimate from that study. */
 	  .step_cpu_us = 250,
-	  /* One cudaGraphLaunch of a whole-model graph: a few us of host time
-	   * (NVIDIA's "Getting Started with CUDA Graphs", 2019: tiny kernels
-	   * take ~3.8 us each launched one by one, ~3.4 us in a graph; quoted
-	   * from memory, not re-read); estimate 10 us for vLLM's piecewise
-	   * graphs (one per layer piece). */
-	  .graph_launch_us = 10,
+	  /* vLLM 0.11+ runs FULL_AND_PIECEWISE graphs: a decode-only step
+	   * replays one full graph, a step with prefill tokens one piece per
+	   * attention layer (attention itself between them).
+	   * A piece: 4.7 us. Voxtral-Mini-4B on one H200 decodes 209 tokens in
+	   * 1.150 s piecewise (12,272 graph launches, 59 a step) and 1.093 s
+	   * with full graphs (208, one a step) (vllm-project/vllm#51167's
+	   * table): 0.27 ms a step for 58 more launches.
+	   * A full replay: estimate 10 us of host time (cudaGraphLaunch of a
+	   * large graph; no vLLM measurement of it alone found). */
+	  .graph_launch_us = 10, .piece_launch_us = 4.7,
 	  /* An eager (torch.compile'd, not graphed) kernel launch from Python:
 	   * ~5 us of host time (CUDA launch ~2-4 us plus the wrapper).
 	   * Estimate. */
 	  .kernel_launch_us = 5,
 	  /* --enforce-eager also turns torch.compile off: every op goes through
-	   * PyTorch's eager dispatcher, ~20 us of host time per kernel
-	   * (estimate: PyTorch's per-op overhead is quoted at 10-30 us; it is
-	   * what makes small-batch decode with --enforce-eager up to about
-	   * twice as slow in vLLM users' reports). */
+	   * PyTorch's eager dispatcher. Estimate 20 us a kernel, 200 us a
+	   * dense layer, between two measurements of eager against graphed
+	   * decode: Llama-2-7B, 100 tokens in 1.2 s eager and 1.05 s with
+	   * graphs (vllm-project/vllm#1440, 2023: 1.5 ms a step, 47 us a
+	   * layer); Qwen2.5-Omni-7B's thinker on 2 A800s, TPOT 22 ms eager and
+	   * 13 ms with graphs (vllm-project/vllm-omni#7960: 9 ms a step, 320 us
+	   * a layer). */
 	  .uncompiled_launch_us = 20,
 	  /* A Llama-style layer under torch.compile: RMSNorm, QKV GEMM,
 	   * rotary, attention, O GEMM, fused add+RMSNorm, gate_up GEMM,
@@ -125,6 +132,7 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 	if (!eager)
 		o->n_capture = overhead_capture_sizes(max_num_seqs, max_num_batched_tokens, o->capture,
 						      OVERHEAD_MAX_CAPTURE);
+	o->pieces = layers + 1;
 	double kernels = (layers - moe_layers) * prof->kernels_per_layer +
 			 moe_layers * prof->moe_kernels_per_layer;
 	o->eager_launch_s = kernels * (eager ? prof->uncompiled_launch_us : prof->kernel_launch_us) * 1e-6;
@@ -138,7 +146,11 @@ double overhead_step_s(const struct overhead_model *o, double tokens, double seq
 	int64_t padded = overhead_padded(o, (int64_t)ceil(tokens));
 	double launch, pad = 0;
 	if (padded > 0) {
-		launch = p->graph_launch_us * 1e-6;
+		/* A decode-only step (a token a sequence) replays the full
+		 * graph; one with prefill tokens the pieces, which queue ahead
+		 * of the GPU like eager launches (the first always shows). */
+		double piece = p->piece_launch_us * 1e-6;
+		launch = tokens <= seqs ? p->graph_launch_us * 1e-6 : fmax(piece, o->pieces * piece - gpu_s);
 		pad = ((double)padded - tokens) * dense_tok_s;
 	} else {
 		/* Eager kernels queue ahead of the GPU: only launches that

@@ -9,7 +9,10 @@
  *     the previous step is on the GPU, so only what exceeds the GPU step
  *     shows;
  *   - launches: a step of at most the largest CUDA-graph capture size is
- *     padded to the next capture size and replays one graph; a larger step
+ *     padded to the next capture size and replays a graph: one full graph
+ *     for a decode-only step, one piece per layer for a step with prefill
+ *     tokens (vLLM's FULL_AND_PIECEWISE; the pieces' launches queue ahead
+ *     of the GPU and show only where they outrun it); a larger step
  *     runs eager (torch.compile'd), one host launch per kernel per layer
  *     (more for MoE layers), which shows only where the launches outrun
  *     the GPU; --enforce-eager runs every step so, through PyTorch's
@@ -43,7 +46,9 @@ struct overhead_profile {
 	double request_per_token_us;   /* tokenization, per prompt token */
 	double step_cpu_us;            /* engine core CPU per step (overlapped with async) */
 	double step_cpu_per_seq_us;    /* and per sequence */
-	double graph_launch_us;        /* one CUDA-graph replay */
+	double graph_launch_us;        /* one full CUDA-graph replay (a decode-only step) */
+	double piece_launch_us;        /* one piece of a piecewise graph (a step with
+					* prefill tokens: one piece per attention layer) */
 	double kernel_launch_us;       /* one eager kernel launch, host side */
 	double uncompiled_launch_us;   /* the same under --enforce-eager (no torch.compile) */
 	double kernels_per_layer;      /* eager kernels of a dense layer */
@@ -70,6 +75,7 @@ struct overhead_model {
 	int n_capture;                 /* 0: eager always (--enforce-eager) */
 	int32_t capture[OVERHEAD_MAX_CAPTURE];   /* ascending capture sizes, tokens */
 	double eager_launch_s;         /* host time to launch one eager forward */
+	double pieces;                 /* pieces of a piecewise graph: layers + 1 */
 };
 
 /* The profile named name, or NULL. */
