@@ -36,6 +36,56 @@ static void capture_sizes_follow_vllm(void **state)
 	}
 }
 
+/* vLLM V0's capture sizes: [1, 2, 4], multiples of 8 up to min(256,
+ * max_num_seqs rounded up); only decode-only steps replay them. */
+static void v0_graphs_decode_steps_only(void **state)
+{
+	(void)state;
+	static const struct {
+		int64_t seqs;
+		int n, last;
+	} cases[] = { { 128, 3 + 16, 128 }, { 1024, 3 + 32, 256 }, { 5, 4, 8 }, { 3, 3, 4 }, { 1, 1, 1 } };
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		int32_t sz[OVERHEAD_MAX_CAPTURE];
+		int n = overhead_capture_sizes_v0(cases[i].seqs, sz, OVERHEAD_MAX_CAPTURE);
+		assert_int_equal(n, cases[i].n);
+		assert_int_equal(sz[n - 1], cases[i].last);
+	}
+	const struct overhead_profile *p = overhead_profile_find("vllm-v0");
+	assert_non_null(p);
+	struct hw_profile hw = { 0 };
+	struct overhead_model o;
+	overhead_model_init(&o, p, &hw, false, false, 128, 8192, 32, 0);
+	assert_int_equal(overhead_padded(&o, 100, 100), 104);
+	assert_int_equal(overhead_padded(&o, 100, 4), 0);   /* a prefill chunk in it: eager */
+	assert_int_equal(overhead_padded(&o, 129, 129), 0);
+	/* Without async scheduling V0's per-sequence CPU all shows. */
+	double parts[4];
+	overhead_step_s(&o, 100, 100, 0.010, 0, parts);
+	assert_double_rel(parts[0], (p->step_cpu_us + 100 * p->step_cpu_per_seq_us) * 1e-6, 1e-12);
+}
+
+/* The versions' overheads order the decode step: V0 before v0.6 (output
+ * processing between steps) slower than V0 v0.6 (overlapped), slower than
+ * V1 v0.15 (async scheduling hides the engine core's CPU), on one
+ * decode-heavy run. */
+static void v0_steps_are_slower_than_v1s(void **state)
+{
+	(void)state;
+	struct run_result r5, r6, r15;
+	const char *w[] = { "workload.num_prompts=64", "workload.request_rate=inf",
+			    "workload.random_output_len=64" };
+	simulate(&r5, NULL, w[0], w[1], w[2], "engine.vllm_version=0.5", NULL);
+	simulate(&r6, NULL, w[0], w[1], w[2], "engine.vllm_version=0.6", NULL);
+	simulate(&r15, NULL, w[0], w[1], w[2], "engine.vllm_version=0.15", NULL);
+	assert_true(mean_tpot(&r5) > mean_tpot(&r6));
+	assert_true(mean_tpot(&r6) > mean_tpot(&r15));
+	assert_false(r5.engine.async_scheduling);
+	run_result_free(&r5);
+	run_result_free(&r6);
+	run_result_free(&r15);
+}
+
 /* A step runs at the next capture size; past the largest, eager (0). */
 static void steps_pad_to_the_next_capture_size(void **state)
 {
@@ -54,10 +104,10 @@ static void steps_pad_to_the_next_capture_size(void **state)
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct overhead_model o;
 		overhead_model_init(&o, p, &hw, true, false, cases[i].seqs, cases[i].mnbt, 32, 0);
-		assert_int_equal(overhead_padded(&o, cases[i].tokens), cases[i].padded);
+		assert_int_equal(overhead_padded(&o, cases[i].tokens, 1), cases[i].padded);
 		/* --enforce-eager: never a graph. */
 		overhead_model_init(&o, p, &hw, true, true, cases[i].seqs, cases[i].mnbt, 32, 0);
-		assert_int_equal(overhead_padded(&o, cases[i].tokens), 0);
+		assert_int_equal(overhead_padded(&o, cases[i].tokens, cases[i].tokens), 0);
 	}
 }
 
@@ -222,6 +272,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(capture_sizes_follow_vllm),
 		cmocka_unit_test(steps_pad_to_the_next_capture_size),
+		cmocka_unit_test(v0_graphs_decode_steps_only),
+		cmocka_unit_test(v0_steps_are_slower_than_v1s),
 		cmocka_unit_test(decode_steps_replay_full_graphs_mixed_steps_pieces),
 		cmocka_unit_test(async_hides_the_cpu_under_the_gpu),
 		cmocka_unit_test(light_load_is_the_paths_and_the_steps),

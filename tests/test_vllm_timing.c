@@ -528,11 +528,13 @@ static void versions_pick_the_defaults(void **state)
 	assert_false(vllmver_find("0.10.2")->timing);
 	assert_ptr_equal(vllmver_find(""), vllmver_newest());
 	assert_ptr_equal(vllmver_find("0.99"), vllmver_newest());
-	assert_null(vllmver_find("0.7"));
+	assert_null(vllmver_find("0.4"));
+	assert_string_equal(vllmver_find("0.7.3")->overhead, "vllm-v0");
+	assert_string_equal(vllmver_find("0.5")->overhead, "vllm-v0-sync");
 	assert_null(vllmver_find("1.0"));
 	assert_null(vllmver_find("0.x"));
 	struct cmd_result c;
-	run_cmd(&c, "'%s' run --set engine.vllm_version=0.7", SERVESIM_BIN);
+	run_cmd(&c, "'%s' run --set engine.vllm_version=0.4", SERVESIM_BIN);
 	assert_int_equal(c.status, 2);
 	assert_contains(c.err, "--set engine.vllm_version: [engine] vllm_version: expected a vLLM version");
 	cmd_result_free(&c);

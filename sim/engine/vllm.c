@@ -59,7 +59,7 @@ static void account_step(struct engine *g, const struct batch *b, double s, doub
  * before its first token (never a plain decode step). */
 static double graph_pad_s(struct engine *g, const struct batch *b)
 {
-	if (!g->timing || overhead_padded(&g->ovh, b->step.tokens) <= b->step.tokens)
+	if (!g->timing || overhead_padded(&g->ovh, b->step.tokens, b->step.seqs) <= b->step.tokens)
 		return 0;
 	bool first = false;
 	for (size_t k = 0; k < b->len && !first; k++)
@@ -112,7 +112,7 @@ static int64_t launch(struct engine *g, const struct batch *b, int64_t now)
 	g->st.time.pipeline += bd.pipeline;
 	g->st.time.total += s;
 	if (g->timing) {
-		int64_t padded = overhead_padded(&g->ovh, step->tokens);
+		int64_t padded = overhead_padded(&g->ovh, step->tokens, step->seqs);
 		g->st.graph_steps += padded > 0;
 		g->st.eager_steps += padded == 0;
 		g->st.padded_tokens += padded > 0 ? padded - step->tokens : 0;

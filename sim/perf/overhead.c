@@ -88,6 +88,47 @@ static const struct overhead_profile profiles[] = {
 	   * us and 5 us a sequence on the device-class scalars). */
 	  .request_overhead_ms = 0, .step_overhead_us = 1413, .step_overhead_per_seq_us = 0,
 	  .source = "vLLM V1 (EngineCore + AsyncLLM), v0.11 onwards" },
+	/* vLLM V0 (LLMEngine) before v0.6: schedule(), _prepare_model_input
+	 * (no persistent batch: rebuilt each step), sampling and
+	 * _process_model_outputs (detokenization included) run between the
+	 * GPU steps, nothing overlapped. */
+	{ .name = "vllm-v0-sync",
+	  .request_us = 500, .request_per_token_us = 1.0,   /* as V1's */
+	  /* Between two steps, per sequence: "when BS is 200, all this
+	   * together [sampling, prepare input, process_model_output, scheduler
+	   * time] can be 20ms" (vllm-project/vllm#6801, V0 v0.5, Aug 2024),
+	   * 100 us a sequence; _process_model_outputs alone takes 3.4 ms at
+	   * batch 32 on Llama-3-70B on 4 H100s (vllm-project/vllm#6913).
+	   * Fixed part: estimate 500 us (#6913: 0.2 ms of output processing at
+	   * batch 1, plus the scheduler and input preparation). */
+	  .step_cpu_us = 500, .step_cpu_per_seq_us = 100,
+	  /* V0's graphs are captured per decode batch size and replayed
+	   * whole (estimate as V1's full replay); prefill and mixed steps run
+	   * eager without torch.compile (V1's --enforce-eager figure). */
+	  .graph_launch_us = 10, .piece_launch_us = 0, .kernel_launch_us = 20,
+	  .uncompiled_launch_us = 20, .kernels_per_layer = 10, .moe_kernels_per_layer = 14,
+	  .v0_graphs = true,
+	  .output_us = 50, .output_per_stream_us = 10, .idle_poll_us = 200,
+	  /* The remainders: V1's fitted ones (no V0 run to fit them on). */
+	  .request_overhead_ms = 0, .step_overhead_us = 1413, .step_overhead_per_seq_us = 0,
+	  .source = "vLLM V0 (LLMEngine), before v0.6: synchronous output processing" },
+	/* vLLM V0 v0.6-v0.7: the asynchronous output processor
+	 * (vllm-project/vllm#7049, on by default) runs step k's
+	 * _process_model_outputs while step k+1 is on the GPU; the scheduler
+	 * and input preparation stay between the steps. */
+	{ .name = "vllm-v0",
+	  .request_us = 500, .request_per_token_us = 1.0,
+	  /* Estimate: half of #6801's 100 us a sequence stays between the
+	   * steps (scheduling, input preparation, sampling); the output
+	   * processing the async processor overlaps is the other half
+	   * (#6913 measured it at about that size). */
+	  .step_cpu_us = 400, .step_cpu_per_seq_us = 50,
+	  .graph_launch_us = 10, .piece_launch_us = 0, .kernel_launch_us = 20,
+	  .uncompiled_launch_us = 20, .kernels_per_layer = 10, .moe_kernels_per_layer = 14,
+	  .v0_graphs = true,
+	  .output_us = 50, .output_per_stream_us = 10, .idle_poll_us = 200,
+	  .request_overhead_ms = 0, .step_overhead_us = 1413, .step_overhead_per_seq_us = 0,
+	  .source = "vLLM V0 (LLMEngine), v0.6-v0.7: asynchronous output processing" },
 };
 
 const struct overhead_profile *overhead_profile_find(const char *name)
@@ -114,6 +155,20 @@ int overhead_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens,
 	return n;
 }
 
+int overhead_capture_sizes_v0(int64_t max_num_seqs, int32_t *out, int cap)
+{
+	int64_t max = max_num_seqs <= 4 ? (max_num_seqs <= 1 ? 1 : max_num_seqs <= 2 ? 2 : 4) :
+		      (max_num_seqs + 7) / 8 * 8;
+	if (max > 256)
+		max = 256;
+	int n = 0;
+	for (int64_t s = 1; s <= 4 && s <= max && n < cap; s *= 2)
+		out[n++] = (int32_t)s;
+	for (int64_t s = 8; s <= max && n < cap; s += 8)
+		out[n++] = (int32_t)s;
+	return n;
+}
+
 void overhead_model_init(struct overhead_model *o, const struct overhead_profile *prof,
 			 const struct hw_profile *hw, bool async, bool eager,
 			 int64_t max_num_seqs, int64_t max_num_batched_tokens, double layers,
@@ -130,8 +185,10 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 				      prof->step_overhead_per_seq_us;
 	o->async = async;
 	if (!eager)
-		o->n_capture = overhead_capture_sizes(max_num_seqs, max_num_batched_tokens, o->capture,
-						      OVERHEAD_MAX_CAPTURE);
+		o->n_capture = prof->v0_graphs ? overhead_capture_sizes_v0(max_num_seqs, o->capture,
+									   OVERHEAD_MAX_CAPTURE) :
+				 overhead_capture_sizes(max_num_seqs, max_num_batched_tokens, o->capture,
+							OVERHEAD_MAX_CAPTURE);
 	o->pieces = layers + 1;
 	double kernels = (layers - moe_layers) * prof->kernels_per_layer +
 			 moe_layers * prof->moe_kernels_per_layer;
@@ -143,7 +200,7 @@ double overhead_step_s(const struct overhead_model *o, double tokens, double seq
 {
 	const struct overhead_profile *p = o->prof;
 	double cpu = (p->step_cpu_us + p->step_cpu_per_seq_us * seqs) * 1e-6;
-	int64_t padded = overhead_padded(o, (int64_t)ceil(tokens));
+	int64_t padded = overhead_padded(o, (int64_t)ceil(tokens), (int64_t)ceil(seqs));
 	double launch, pad = 0;
 	if (padded > 0) {
 		/* A decode-only step (a token a sequence) replays the full

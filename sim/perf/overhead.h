@@ -53,6 +53,9 @@ struct overhead_profile {
 	double uncompiled_launch_us;   /* the same under --enforce-eager (no torch.compile) */
 	double kernels_per_layer;      /* eager kernels of a dense layer */
 	double moe_kernels_per_layer;  /* of an MoE layer */
+	bool v0_graphs;                /* vLLM V0's CUDA graphs: decode-only steps of at
+					* most min(256, max_num_seqs padded) sequences,
+					* everything else eager and uncompiled */
 	double idle_poll_us;           /* an engine-loop pass with nothing to schedule
 					* while KV loads are in flight */
 	double output_us;              /* output path, per step */
@@ -88,6 +91,11 @@ const struct overhead_profile *overhead_profile_find(const char *name);
 int overhead_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int32_t *out,
 			   int cap);
 
+/* vLLM V0's capture sizes (worker/model_runner.py _BATCH_SIZES_TO_CAPTURE):
+ * [1, 2, 4] and multiples of 8 up to min(256, max_num_seqs rounded up to
+ * the next of them). Writes at most cap sizes; returns how many. */
+int overhead_capture_sizes_v0(int64_t max_num_seqs, int32_t *out, int cap);
+
 /* Fills *o. hw: where it sets the remainders itself, its values win.
  * eager: --enforce-eager (no graphs). layers, moe_layers: the
  * layers on the (fullest) GPU. Cannot fail. */
@@ -96,10 +104,12 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 			 int64_t max_num_seqs, int64_t max_num_batched_tokens, double layers,
 			 double moe_layers);
 
-/* The capture size a step of tokens runs at, or 0 when it runs eager. */
-static inline int64_t overhead_padded(const struct overhead_model *o, int64_t tokens)
+/* The capture size a step of tokens for seqs sequences runs at, or 0 when
+ * it runs eager (V0 graphs only decode-only steps). */
+static inline int64_t overhead_padded(const struct overhead_model *o, int64_t tokens, int64_t seqs)
 {
-	if (o->n_capture == 0 || tokens > o->capture[o->n_capture - 1] || tokens <= 0)
+	if (o->n_capture == 0 || tokens > o->capture[o->n_capture - 1] || tokens <= 0 ||
+	    (o->prof->v0_graphs && tokens > seqs))
 		return 0;
 	int64_t p = tokens <= 4 ? (tokens <= 1 ? 1 : tokens <= 2 ? 2 : 4) :
 		    tokens < 256 ? (tokens + 7) / 8 * 8 : (tokens + 15) / 16 * 16;

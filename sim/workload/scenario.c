@@ -101,7 +101,7 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "enable_expert_parallel", INI_BOOL, F(enable_expert_parallel), 0, 0, 0, "true or false",
 	  NULL },
 	/* vLLM's timing (issue 18): the version picks the defaults (vllmver.c). */
-	{ "engine", "vllm_version", INI_STRING, F(vllm_version), 0, 0, 0, "a vLLM version 0.MINOR[.PATCH], >= 0.8",
+	{ "engine", "vllm_version", INI_STRING, F(vllm_version), 0, 0, 0, "a vLLM version 0.MINOR[.PATCH], >= 0.5",
 	  NULL },
 	{ "engine", "async_scheduling", INI_BOOL, F(async_scheduling), 0, 0, 0, "true or false", NULL },
 	{ "engine", "enforce_eager", INI_BOOL, F(enforce_eager), 0, 0, 0, "true or false", NULL },
@@ -359,7 +359,7 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	if ((en = inidoc_find(doc, "engine", "vllm_version")) && !vllmver_find(sc->vllm_version)) {
 		char at[INI_VALUE_MAX + 32];
 		key_at(doc, "engine", "vllm_version", at, sizeof at);
-		return err_set(e, "%s: [engine] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.8 (V1), got '%s'",
+		return err_set(e, "%s: [engine] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.5, got '%s'",
 			       at, sc->vllm_version);
 	}
 	if (check_speculative(sc, doc, e))
@@ -491,7 +491,7 @@ int scenario_pool(const struct scenario *base, int pool, struct scenario *out, s
 	    !vllmver_find(out->vllm_version)) {
 		char at[INI_VALUE_MAX + 32];
 		key_at(&doc, pool_names[pool], "vllm_version", at, sizeof at);
-		rc = err_set(e, "%s: [%s] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.8 (V1), got '%s'",
+		rc = err_set(e, "%s: [%s] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.5, got '%s'",
 			     at, pool_names[pool], out->vllm_version);
 	}
 	if (rc == 0) {
