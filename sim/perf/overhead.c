@@ -98,9 +98,11 @@ static const struct overhead_profile profiles[] = {
 	   * together [sampling, prepare input, process_model_output, scheduler
 	   * time] can be 20ms" (vllm-project/vllm#6801, V0 v0.5, Aug 2024),
 	   * 100 us a sequence; _process_model_outputs alone takes 3.4 ms at
-	   * batch 32 on Llama-3-70B on 4 H100s (vllm-project/vllm#6913).
-	   * Fixed part: estimate 500 us (#6913: 0.2 ms of output processing at
-	   * batch 1, plus the scheduler and input preparation). */
+	   * batch 32 on Llama-3-70B on 4 H100s (vllm-project/vllm#6913); the
+	   * multi-step RFC sees 5-13 ms of GPU bubble a decode step
+	   * (vllm-project/vllm#6854). Fixed part: estimate 500 us (#6913:
+	   * 0.2 ms of output processing at batch 1, plus the scheduler and
+	   * input preparation). */
 	  .step_cpu_us = 500, .step_cpu_per_seq_us = 100,
 	  /* V0's graphs are captured per decode batch size and replayed
 	   * whole (estimate as V1's full replay); prefill and mixed steps run
@@ -118,11 +120,10 @@ static const struct overhead_profile profiles[] = {
 	 * and input preparation stay between the steps. */
 	{ .name = "vllm-v0",
 	  .request_us = 500, .request_per_token_us = 1.0,
-	  /* Estimate: half of #6801's 100 us a sequence stays between the
-	   * steps (scheduling, input preparation, sampling); the output
-	   * processing the async processor overlaps is the other half
-	   * (#6913 measured it at about that size). */
-	  .step_cpu_us = 400, .step_cpu_per_seq_us = 50,
+	  /* Llama-2-7B at batch 256 on ShareGPT: 5-6 ms between two decode
+	   * steps (vllm-project/vllm#10634, V0 v0.6.4 era), about 20 us a
+	   * sequence after a fixed part (estimate 400 us). */
+	  .step_cpu_us = 400, .step_cpu_per_seq_us = 20,
 	  .graph_launch_us = 10, .piece_launch_us = 0, .kernel_launch_us = 20,
 	  .uncompiled_launch_us = 20, .kernels_per_layer = 10, .moe_kernels_per_layer = 14,
 	  .v0_graphs = true,
