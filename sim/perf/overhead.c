@@ -46,10 +46,11 @@ static const struct overhead_profile profiles[] = {
 	   * A full replay: estimate 10 us of host time (cudaGraphLaunch of a
 	   * large graph; no vLLM measurement of it alone found). */
 	  .graph_launch_us = 10, .piece_launch_us = 4.7,
-	  /* An eager (torch.compile'd, not graphed) kernel launch from Python:
-	   * ~5 us of host time (CUDA launch ~2-4 us plus the wrapper).
-	   * Estimate. */
-	  .kernel_launch_us = 5,
+	  /* An eager (torch.compile'd, not graphed) kernel launch: 6.8-9.1 us
+	   * of host time per Inductor kernel (CachingAutotuner.run, 0 to 19
+	   * arguments), of which cuLaunchKernel itself is 3.0 us
+	   * (meta-pytorch/tritonbench#1017, GB200); 7 us. */
+	  .kernel_launch_us = 7,
 	  /* --enforce-eager also turns torch.compile off: every op goes through
 	   * PyTorch's eager dispatcher. Estimate 20 us a kernel, 200 us a
 	   * dense layer, between two measurements of eager against graphed
