@@ -412,7 +412,10 @@ static int resolve_timing(struct engine *g, struct err *e)
 	if (g->async && spec)
 		return err_set(e, "%s: [engine] async_scheduling: vLLM turns it off with speculative decoding (#27614)",
 			       sc->async_scheduling_at);
-	g->timing = v->timing;
+	/* engine.overhead_profile picks another engine's (or version's)
+	 * overheads by name; it brings the split timing with it. */
+	const char *pname = sc->overhead_profile[0] ? sc->overhead_profile : v->overhead;
+	g->timing = v->timing || sc->overhead_profile[0];
 	g->priority = sc->scheduling_policy == SCHED_PRIORITY;
 	g->stream_interval = sc->stream_interval;
 	g->cache_at_alloc = v->cache_at_alloc;
@@ -423,8 +426,13 @@ static int resolve_timing(struct engine *g, struct err *e)
 	g->st.timing = g->timing;
 	if (!g->timing)
 		return 0;
-	const struct overhead_profile *prof = overhead_profile_find(v->overhead);
-	assert(prof);
+	const struct overhead_profile *prof = overhead_profile_find(pname);
+	if (!prof) {
+		char names[256];
+		overhead_profile_names(names, sizeof names);
+		return err_set(e, "%s: [engine] overhead_profile: expected one of %s, got '%s'",
+			       sc->overhead_profile_at, names, pname);
+	}
 	double layers = g->perf.stage_layers;
 	double moe = g->perf.n_moe_layers * layers / (double)g->setup.model->n_layers;
 	overhead_model_init(&g->ovh, prof, g->setup.hw, g->async, sc->enforce_eager, g->max_seqs,

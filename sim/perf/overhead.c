@@ -5,6 +5,7 @@
 #include "overhead.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const struct overhead_profile profiles[] = {
@@ -110,7 +111,7 @@ static const struct overhead_profile profiles[] = {
 	   * eager without torch.compile (V1's --enforce-eager figure). */
 	  .graph_launch_us = 10, .piece_launch_us = 0, .kernel_launch_us = 20,
 	  .uncompiled_launch_us = 20, .kernels_per_layer = 10, .moe_kernels_per_layer = 14,
-	  .v0_graphs = true,
+	  .decode_only_graphs = true,
 	  .output_us = 50, .output_per_stream_us = 10, .idle_poll_us = 200,
 	  /* The remainders: V1's fitted ones (no V0 run to fit them on). */
 	  .request_overhead_ms = 0, .step_overhead_us = 1413, .step_overhead_per_seq_us = 0,
@@ -127,11 +128,41 @@ static const struct overhead_profile profiles[] = {
 	  .step_cpu_us = 400, .step_cpu_per_seq_us = 20,
 	  .graph_launch_us = 10, .piece_launch_us = 0, .kernel_launch_us = 20,
 	  .uncompiled_launch_us = 20, .kernels_per_layer = 10, .moe_kernels_per_layer = 14,
-	  .v0_graphs = true,
+	  .decode_only_graphs = true,
 	  .output_us = 50, .output_per_stream_us = 10, .idle_poll_us = 200,
 	  .request_overhead_ms = 0, .step_overhead_us = 1413, .step_overhead_per_seq_us = 0,
 	  .source = "vLLM V0 (LLMEngine), v0.6-v0.7: asynchronous output processing" },
+	/* TensorRT-LLM's PyTorch backend with its overlap scheduler (the
+	 * default): PyExecutor prepares step k+1 while step k runs, one step
+	 * of lookahead. Run with engine.async_scheduling = true for the
+	 * overlap; the scheduler rules stay vLLM V1's. */
+	{ .name = "trtllm-pytorch",
+	  .request_us = 500, .request_per_token_us = 1.0,   /* as vLLM's (trtllm-serve) */
+	  /* Host step time 45.11 ms an iteration at max_batch_size 1536 a
+	   * rank (GPT-OSS-120B on GB200, attention DP 2; NVIDIA/TensorRT-LLM
+	   * #10273): 29 us a sequence, overlapped with the GPU step. Fixed
+	   * part: estimate 300 us. */
+	  .step_cpu_us = 300, .step_cpu_per_seq_us = 29,
+	  /* CUDA graphs for generation-only batches (its cuda_graph_config);
+	   * other steps eager. Launch costs as vLLM's (same PyTorch). */
+	  .graph_launch_us = 10, .piece_launch_us = 0, .kernel_launch_us = 7,
+	  .uncompiled_launch_us = 20, .kernels_per_layer = 10, .moe_kernels_per_layer = 14,
+	  .decode_only_graphs = true,
+	  .output_us = 50, .output_per_stream_us = 10, .idle_poll_us = 200,
+	  /* The host work the one step of lookahead leaves exposed: ~580 us an
+	   * iteration of GPU idle (Llama-3.1-8B FP8 on a B200, concurrency 64;
+	   * NVIDIA/TensorRT-LLM#13957's traces). */
+	  .request_overhead_ms = 0, .step_overhead_us = 580, .step_overhead_per_seq_us = 0,
+	  .source = "TensorRT-LLM PyTorch backend, overlap scheduler" },
 };
+
+void overhead_profile_names(char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof profiles / sizeof *profiles && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", profiles[i].name);
+}
 
 const struct overhead_profile *overhead_profile_find(const char *name)
 {
@@ -187,7 +218,7 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 				      prof->step_overhead_per_seq_us;
 	o->async = async;
 	if (!eager)
-		o->n_capture = prof->v0_graphs ? overhead_capture_sizes_v0(max_num_seqs, o->capture,
+		o->n_capture = prof->decode_only_graphs ? overhead_capture_sizes_v0(max_num_seqs, o->capture,
 									   OVERHEAD_MAX_CAPTURE) :
 				 overhead_capture_sizes(max_num_seqs, max_num_batched_tokens, o->capture,
 							OVERHEAD_MAX_CAPTURE);

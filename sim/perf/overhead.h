@@ -35,6 +35,7 @@
 #define SERVESIM_OVERHEAD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hwprofile.h"
@@ -53,9 +54,9 @@ struct overhead_profile {
 	double uncompiled_launch_us;   /* the same under --enforce-eager (no torch.compile) */
 	double kernels_per_layer;      /* eager kernels of a dense layer */
 	double moe_kernels_per_layer;  /* of an MoE layer */
-	bool v0_graphs;                /* vLLM V0's CUDA graphs: decode-only steps of at
-					* most min(256, max_num_seqs padded) sequences,
-					* everything else eager and uncompiled */
+	bool decode_only_graphs;       /* V0's (and TensorRT-LLM's) CUDA graphs:
+					* decode-only steps of at most min(256,
+					* max_num_seqs padded) sequences, the rest eager */
 	double idle_poll_us;           /* an engine-loop pass with nothing to schedule
 					* while KV loads are in flight */
 	double output_us;              /* output path, per step */
@@ -84,6 +85,9 @@ struct overhead_model {
 /* The profile named name, or NULL. */
 const struct overhead_profile *overhead_profile_find(const char *name);
 
+/* The profiles' names, ", "-separated, into buf (for messages). */
+void overhead_profile_names(char *buf, size_t size);
+
 /* vLLM's default capture sizes (VllmConfig._set_cudagraph_sizes): [1, 2, 4],
  * multiples of 8 below 256, of 16 from 256, up to min(2 × max_num_seqs,
  * 512, max_num_batched_tokens). Writes at most cap sizes into out and
@@ -109,7 +113,7 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 static inline int64_t overhead_padded(const struct overhead_model *o, int64_t tokens, int64_t seqs)
 {
 	if (o->n_capture == 0 || tokens > o->capture[o->n_capture - 1] || tokens <= 0 ||
-	    (o->prof->v0_graphs && tokens > seqs))
+	    (o->prof->decode_only_graphs && tokens > seqs))
 		return 0;
 	int64_t p = tokens <= 4 ? (tokens <= 1 ? 1 : tokens <= 2 ? 2 : 4) :
 		    tokens < 256 ? (tokens + 7) / 8 * 8 : (tokens + 15) / 16 * 16;

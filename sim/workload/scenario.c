@@ -104,6 +104,8 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "vllm_version", INI_STRING, F(vllm_version), 0, 0, 0, "a vLLM version 0.MINOR[.PATCH], >= 0.5",
 	  NULL },
 	{ "engine", "async_scheduling", INI_BOOL, F(async_scheduling), 0, 0, 0, "true or false", NULL },
+	{ "engine", "overhead_profile", INI_STRING, F(overhead_profile), 0, 0, 0,
+	  "an overhead profile name (sim/perf/overhead.c)", NULL },
 	{ "engine", "enforce_eager", INI_BOOL, F(enforce_eager), 0, 0, 0, "true or false", NULL },
 	{ "engine", "max_num_partial_prefills", INI_INT, F(max_num_partial_prefills), 0, 1, 1e6,
 	  "an integer >= 1", NULL },
@@ -356,6 +358,7 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	key_at(doc, "engine", "num_ctx", sc->num_ctx_at, sizeof sc->num_ctx_at);
 	key_at(doc, "engine", "num_gpu", sc->num_gpu_at, sizeof sc->num_gpu_at);
 	key_at(doc, "engine", "cpu_hardware", sc->cpu_hardware_at, sizeof sc->cpu_hardware_at);
+	key_at(doc, "engine", "overhead_profile", sc->overhead_profile_at, sizeof sc->overhead_profile_at);
 	if ((en = inidoc_find(doc, "engine", "vllm_version")) && !vllmver_find(sc->vllm_version)) {
 		char at[INI_VALUE_MAX + 32];
 		key_at(doc, "engine", "vllm_version", at, sizeof at);

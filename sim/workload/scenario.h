@@ -120,6 +120,8 @@ struct scenario {
 	bool enable_expert_parallel;       /* vLLM --enable-expert-parallel: experts whole over the tp GPUs */
 	/* vLLM's timing (engine/vllmver.c picks the defaults of the version). */
 	char vllm_version[INI_VALUE_MAX];  /* "" = the newest servesim knows */
+	char overhead_profile[INI_VALUE_MAX];  /* "" = the version's (sim/perf/overhead.c) */
+	char overhead_profile_at[INI_VALUE_MAX + 32];
 	bool async_scheduling;             /* --async-scheduling, when given */
 	bool async_scheduling_given;       /* else the version's default */
 	char async_scheduling_at[INI_VALUE_MAX + 32];
