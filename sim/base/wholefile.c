@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -50,6 +51,21 @@ void wholefile_abort(FILE *f, const char *path)
 	fclose(f);
 	if (tmp_of(path, tmp, sizeof tmp))
 		unlink(tmp);
+}
+
+int wholefile_temp(char *out, size_t cap, const char *stem, const char *suffix, struct err *e)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	int n = snprintf(out, cap, "%s/servesim-%s-XXXXXX%s", dir, stem, suffix);
+	if (n < 0 || (size_t)n >= cap)
+		return err_set(e, "%s: $TMPDIR: the path is too long", dir);
+	int fd = mkstemps(out, (int)strlen(suffix));
+	if (fd < 0)
+		return err_set(e, "%s: cannot create a temporary file: %s", out, strerror(errno));
+	close(fd);
+	return 0;
 }
 
 int wholefile_mkdirs(const char *dir, struct err *e)

@@ -37,6 +37,12 @@ int wholefile_commit(FILE *f, const char *path, struct err *e);
 /* Closes f and removes the temporary file: nothing is written. */
 void wholefile_abort(FILE *f, const char *path);
 
+/* Creates an empty scratch file of servesim's own (a gnuplot error log, a
+ * candidate profile) in $TMPDIR, or /tmp when unset: "servesim-STEM-XXXXXX"
+ * then suffix (may be ""), its name in out. Returns 0, or -1 with e naming
+ * the pattern and the reason. The caller unlinks it. */
+int wholefile_temp(char *out, size_t cap, const char *stem, const char *suffix, struct err *e);
+
 /* Creates dir and every missing ancestor (mkdir -p). Returns 0, or -1 with
  * e naming the folder that could not be made and why. */
 int wholefile_mkdirs(const char *dir, struct err *e);

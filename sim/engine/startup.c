@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "num.h"
+
 /* "1, 2, 4, 8" : the tensor parallel sizes up to max that divide heads. */
 static void divisors(int64_t heads, int64_t max, char *out, size_t cap)
 {
@@ -68,7 +70,7 @@ int startup_check(const struct engine_setup *setup, const struct engine_stats *s
 	 * statement of its size (a testing knob): no refusal. */
 	int64_t fits = st->num_gpu_blocks * st->block_size;
 	if (sc->num_gpu_blocks_override <= 0 && fits < st->max_model_len) {
-		double gib = 1073741824.0, per_token = st->kv_bytes_per_block / (double)st->block_size;
+		double gib = GIB, per_token = st->kv_bytes_per_block / (double)st->block_size;
 		return err_set(e, "%s: [engine] max_model_len: To serve at least one request with the models's max seq len (%lld), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %lld. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine; expected max_model_len <= %lld",
 			       sc->path, (long long)st->max_model_len, per_token * (double)st->max_model_len / gib,
 			       st->kv_bytes_per_block * (double)st->num_gpu_blocks / gib, (long long)fits,

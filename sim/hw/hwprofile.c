@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "num.h"
 
 const char *const hw_class_names[] = {
 	"datacenter-gpu", "workstation-gpu", "consumer-gpu", "cpu", "apple", NULL
@@ -257,7 +258,7 @@ int hw_load_named(struct hw_profile *hw, const char *name, struct err *e)
 double hw_memory_bytes(const struct hw_profile *hw)
 {
 	if (hw->usable_gib > 0)
-		return hw->usable_gib * 1073741824.0;
+		return hw->usable_gib * GIB;
 	return hw->capacity_gb * 1e9;
 }
 
