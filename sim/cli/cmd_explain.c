@@ -10,6 +10,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "list.h"
 #include "num.h"
 #include "report.h"
 #include "run.h"
@@ -37,10 +38,10 @@ static void help(void)
 static int parse_batch(const char *spec, const struct perf *p, struct perf_step *step,
 		       int64_t *n_prefill, int64_t *n_decode, struct err *e)
 {
-	char buf[1024], *save = NULL;
-	snprintf(buf, sizeof buf, "%s", spec);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *colon = strchr(tok, ':');
+	char tok[256];
+	int got;
+	for (const char *cur = spec; (got = list_next(&cur, tok, sizeof tok)) != 0;) {
+		char *colon = got > 0 ? strchr(tok, ':') : NULL;
 		int64_t a = 1, b = 0;
 		if (colon && !strncmp(tok, "prefill:", 8)) {
 			char *at = strchr(colon + 1, '@');
