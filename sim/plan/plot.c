@@ -22,9 +22,15 @@
 
 extern char **environ;
 
-int plot_mkdir(const char *dir, struct err *e)
+/* Ends a stage (wholefile.h) the pictures and data were written in: into
+ * place when rc is 0, else removed. Returns 0 or -1 (with e). */
+static int stage_end(struct wholedir *d, int rc, struct err *e)
 {
-	return wholefile_mkdirs(dir, e);
+	if (rc) {
+		wholedir_stage_abort(d);
+		return -1;
+	}
+	return wholedir_stage_commit(d, e);
 }
 
 /* dir/name in out (cap PATH_MAX); false when it does not fit. */
@@ -48,7 +54,10 @@ int plot_data_close(FILE *f, const char *dir, const char *name, struct plot_opts
 		    struct err *e)
 {
 	char path[PATH_MAX];
-	data_path(path, sizeof path, dir, name);   /* fitted when opened */
+	if (!data_path(path, sizeof path, dir, name)) {   /* it fitted when opened */
+		fclose(f);
+		return err_set(e, "%s: the path is too long", dir);
+	}
 	if (wholefile_commit(f, path, e))
 		return -1;
 	o->n_data++;
@@ -149,15 +158,15 @@ int plot_gnuplot(const char *script, const char *dir, const char *base, const ch
 int plot_doc(json_t *doc, const char *dir, struct plot_opts *o, struct err *e)
 {
 	const struct resultdoc_kind *k = resultdoc_kind_of(doc, e);
-	if (!k || plot_mkdir(dir, e))
+	struct wholedir d;
+	if (!k || wholedir_stage(&d, dir, e))
 		return -1;
-	FILE *f = plot_data_open(dir, "result.json", e);
+	FILE *f = plot_data_open(d.stage, "result.json", e);
 	if (!f)
-		return -1;
+		return stage_end(&d, -1, e);
 	resultdoc_print(f, doc, FMT_JSON);
-	if (plot_data_close(f, dir, "result.json", o, e))
-		return -1;
-	return k->plot(doc, dir, o, e);
+	int rc = plot_data_close(f, d.stage, "result.json", o, e) || k->plot(doc, d.stage, o, e) ? -1 : 0;
+	return stage_end(&d, rc, e);
 }
 
 /* ---- a run's folder: requests.csv and timeseries.csv ---- */
@@ -316,8 +325,6 @@ static int plot_run_dir(const char *in, const char *out, const char *subtitle, s
 	double t50 = 0, t99 = 0, p50 = 0, p99 = 0;
 	int rc = read_requests(path, &ttft, &tpot, e);
 	if (!rc)
-		rc = plot_mkdir(out, e);
-	if (!rc)
 		rc = write_cdf(out, "ttft_cdf.dat", &ttft, o, &t50, &t99, e);
 	if (!rc)
 		rc = write_cdf(out, "tpot_cdf.dat", &tpot, o, &p50, &p99, e);
@@ -354,13 +361,16 @@ static int plot_run_dir(const char *in, const char *out, const char *subtitle, s
 
 int plot_run(const struct run_result *res, const char *dir, struct plot_opts *o, struct err *e)
 {
-	if (plot_mkdir(dir, e) || report_csv(dir, res, e))
+	struct wholedir d;
+	if (wholedir_stage(&d, dir, e))
 		return -1;
+	if (report_csv(d.stage, res, e))
+		return stage_end(&d, -1, e);
 	o->n_data += 3;
 	char sub[512];
 	snprintf(sub, sizeof sub, "%s on %s, %s", res->model.id, res->hw.id,
 		 res->sc.path[0] ? plot_basename(res->sc.path) : "built-in default");
-	return plot_run_dir(dir, dir, sub, o, e);
+	return stage_end(&d, plot_run_dir(d.stage, d.stage, sub, o, e), e);
 }
 
 int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct err *e)
@@ -373,7 +383,10 @@ int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct
 		snprintf(buf, sizeof buf, "%s/requests.csv", path);
 		if (access(buf, R_OK) == 0) {
 			snprintf(o->dir, sizeof o->dir, "%s", out_dir ? out_dir : path);
-			return plot_run_dir(path, o->dir, NULL, o, e);
+			struct wholedir d;
+			if (wholedir_stage(&d, o->dir, e))
+				return -1;
+			return stage_end(&d, plot_run_dir(path, d.stage, NULL, o, e), e);
 		}
 		snprintf(buf, sizeof buf, "%s/result.json", path);
 		if (access(buf, R_OK) != 0)
@@ -395,7 +408,10 @@ int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct
 			snprintf(dir, cap, "/");
 	}
 	const struct resultdoc_kind *k = resultdoc_kind_of(doc, e);
-	int rc = plot_mkdir(dir, e) || k->plot(doc, dir, o, e) ? -1 : 0;
+	struct wholedir d;
+	int rc = wholedir_stage(&d, dir, e);
+	if (!rc)
+		rc = stage_end(&d, k->plot(doc, d.stage, o, e), e);
 	json_decref(doc);
 	return rc;
 }
