@@ -112,7 +112,7 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 		return cli_fail("explain", &e);
 	}
 	struct perf p;
-	perf_init(&p, &m, &hw, w, (int)sc->tensor_parallel_size, sc->kv_cache_dtype == 1 ? 1 : 2);
+	perf_init(&p, &m, &hw, w, (int)sc->tensor_parallel_size, kv_dtypes[sc->kv_cache_dtype].bytes_per_elem);
 	perf_pipeline(&p, (int)sc->pipeline_parallel_size);
 	perf_offload(&p, sc->cpu_offload_gb,
 		     model_weight_bytes_per_gpu(&m, w, (int)sc->tensor_parallel_size,

@@ -62,7 +62,7 @@ int specdec_init(struct specdec *s, const struct scenario *sc, const struct hw_p
 		if (model_load_named(&s->draft_model, sc->speculative_model, e))
 			return err_prefix(e, "%s: [engine] speculative_model", sc->path);
 		perf_init(&s->draft, &s->draft_model, hw, w, (int)sc->tensor_parallel_size,
-			  sc->kv_cache_dtype == 1 ? 1 : 2);
+			  kv_dtypes[sc->kv_cache_dtype].bytes_per_elem);
 	}
 	s->rng = workload_stream("speculative", sc->seed);
 	return 0;

@@ -45,7 +45,7 @@ static int vllm_setup(const struct engine_setup *su, struct err *e)
 static int gguf_setup(const struct engine_setup *su, struct err *e)
 {
 	const struct scenario *sc = su->sc;
-	if (sc->kv_cache_dtype == 1)
+	if (sc->kv_cache_dtype == KV_DTYPE_FP8)
 		return err_set(e, "%s: [engine] kv_cache_dtype: llama.cpp has no fp8 KV cache (its cache types are f16, q8_0 and q4_0: OLLAMA_KV_CACHE_TYPE, llama-server --cache-type-k); expected kv_cache_dtype = auto for kind = %s",
 			       sc->path, sc->engine_kind == ENGINE_OLLAMA ? "ollama" : "llamacpp");
 	return 0;

@@ -280,7 +280,7 @@ static void vllm_stats(const struct engine *g, struct engine_stats *st)
 static void resolve_defaults(struct engine *g, const struct scenario *sc,
 			     const struct hw_profile *hw, const struct model *m)
 {
-	bool big = hw_memory_bytes(hw) >= 70.0 * GIB && !strstr(hw->id, "a100") &&
+	bool big = hw_memory_bytes(hw) >= 70.0 * GIB && !hw->vllm_small_defaults &&
 		   hw->hw_class != HW_CPU;
 	g->mnbt = sc->max_num_batched_tokens > 0 ? sc->max_num_batched_tokens : big ? 8192 : 2048;
 	g->max_seqs = sc->max_num_seqs > 0 ? sc->max_num_seqs : big ? 1024 : 256;
@@ -303,7 +303,7 @@ static int size_pool(struct engine *g, struct err *e)
 	const struct model *m = g->setup.model;
 	const struct hw_profile *hw = g->setup.hw;
 	double tp = (double)sc->tensor_parallel_size;
-	double kv_elem = sc->kv_cache_dtype == 1 ? 1 : 2;
+	double kv_elem = kv_dtypes[sc->kv_cache_dtype].bytes_per_elem;
 	/* With pipeline stages the binding GPU is the last stage's: the
 	 * fullest stage's layers (their weights and KV), the LM head and the
 	 * sampler (model_weight_bytes_per_gpu). */
@@ -403,7 +403,7 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 	g->threshold = sc->long_prefill_token_threshold;
 	resolve_defaults(g, sc, setup->hw, setup->model);
 	perf_init(&g->perf, setup->model, setup->hw, setup->weights, (int)sc->tensor_parallel_size,
-		  sc->kv_cache_dtype == 1 ? 1 : 2);
+		  kv_dtypes[sc->kv_cache_dtype].bytes_per_elem);
 	perf_set_router_skew(&g->perf, sc->moe_router_skew);
 	if (sc->enable_expert_parallel)
 		perf_expert_parallel(&g->perf, (int)sc->tensor_parallel_size);

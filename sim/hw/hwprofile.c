@@ -38,6 +38,7 @@ static const struct inidoc_key keys[] = {
 	{ "device", "vendor", INI_ENUM, F(vendor), REQ, 0, 0, "one of nvidia, amd, apple, cpu, intel",
 	  hw_vendor_names },
 	{ "device", "source", INI_STRING, F(source_device), 0, 0, 0, "where the figures come from", NULL },
+	{ "device", "vllm_small_defaults", INI_BOOL, F(vllm_small_defaults), 0, 0, 0, "true or false", NULL },
 	{ "memory", "capacity_gb", INI_DOUBLE, F(capacity_gb), POS, 0, 1e6, "memory in GB, > 0", NULL },
 	{ "memory", "usable_gib", INI_DOUBLE, F(usable_gib), INI_MIN_EXCLUSIVE, 0, 1e6,
 	  "memory the runtime reports, in GiB, > 0", NULL },

@@ -65,7 +65,7 @@ static void own_text(const struct scenario *sc, const char *key, char *out, size
 	} else if (k->type == TK_BOOL) {
 		snprintf(out, cap, "%s", *(const bool *)(const void *)p ? "true" : "false");
 	} else if (k->type == TK_DTYPE) {
-		snprintf(out, cap, "%s", *(const int *)(const void *)p == 1 ? "fp8" : "auto");
+		snprintf(out, cap, "%s", kv_dtypes[*(const int *)(const void *)p].name);
 	} else {
 		snprintf(out, cap, "%g", *(const double *)(const void *)p);
 	}

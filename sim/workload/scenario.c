@@ -19,7 +19,6 @@ static const char *const arrival_names[] = { "poisson", "gamma", "constant", NUL
 static const char *const ramp_names[] = { "none", "linear", "exponential", NULL };
 static const char *const dist_names[] = { "uniform", "normal", "lognormal", "empirical", NULL };
 static const char *const engine_names[] = { "vllm", "ollama", "llamacpp", NULL };
-static const char *const kv_dtype_names[] = { "auto", "fp8", NULL };
 static const char *const policy_names[] = { "fcfs", "priority", NULL };
 
 #define F(field) offsetof(struct scenario, field)
