@@ -58,7 +58,6 @@
  * is proportional to the layers, so each device's part is its own
  * struct perf's time scaled by its share of the layers.
  */
-#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +67,7 @@
 #include "engine_int.h"
 #include "evq.h"
 #include "num.h"
+#include "simassert.h"
 #include "xalloc.h"
 
 enum slot_state { SLOT_IDLE, SLOT_PROMPT, SLOT_GENERATING };
@@ -527,7 +527,7 @@ static void ol_end_step(struct engine *g, int64_t now)
 		const struct entry *e = &g->batch[k];
 		struct slot *s = &g->slots[e->slot];
 		s->n_tokens += e->n;
-		assert(s->n_tokens < g->n_ctx && (e->decode || s->n_tokens <= s->n_prompt));
+		SIM_ASSERT(s->n_tokens < g->n_ctx && (e->decode || s->n_tokens <= s->n_prompt), now, s->req);
 		if (e->decode) {
 			emit(g, s, now);
 		} else if (s->n_tokens == s->n_prompt) {
