@@ -6,9 +6,9 @@
  * simulated time T s, request R", and aborts. For bugs only: bad input is
  * a returned error (err.h).
  *
- * Unlike assert(3) the check stays in release builds (NDEBUG), as ggml's
- * does: a comparison per call, and a wrong simulation that runs on
- * silently costs more than the branch.
+ * The check ignores NDEBUG (as ggml's does; CMakeLists keeps assert(3) on
+ * in every build type too): a comparison per call, and a wrong simulation
+ * that runs on silently costs more than the branch.
  */
 #ifndef SERVESIM_SIMASSERT_H
 #define SERVESIM_SIMASSERT_H

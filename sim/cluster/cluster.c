@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine_int.h"
 #include "startup.h"
 #include "workload.h"
 #include "xalloc.h"
@@ -422,20 +423,6 @@ int64_t cluster_replica_peak_waiting(const struct cluster *c, int i)
 	return c->rep[i].peak_waiting;
 }
 
-static void add_breakdown(struct perf_breakdown *a, const struct perf_breakdown *b)
-{
-	a->dense += b->dense;
-	a->experts += b->experts;
-	a->lm_head += b->lm_head;
-	a->attn_prefill += b->attn_prefill;
-	a->attn_decode += b->attn_decode;
-	a->allreduce += b->allreduce;
-	a->offload += b->offload;
-	a->overhead += b->overhead;
-	a->pipeline += b->pipeline;
-	a->total += b->total;
-}
-
 void cluster_stats(const struct cluster *c, struct engine_stats *st)
 {
 	cluster_replica_stats(c, 0, st);
@@ -453,7 +440,7 @@ void cluster_stats(const struct cluster *c, struct engine_stats *st)
 		st->graph_steps += o.graph_steps;
 		st->eager_steps += o.eager_steps;
 		st->padded_tokens += o.padded_tokens;
-		add_breakdown(&st->time, &o.time);
+		engine_time_add(&st->time, &o.time, 0, o.time.total);
 		st->itl_weights_s += o.itl_weights_s;
 		st->itl_kv_s += o.itl_kv_s;
 		st->itl_overhead_s += o.itl_overhead_s;

@@ -1,7 +1,8 @@
 /*
  * engine_int: what the engine implementations (vllm.c, ollama.c) share
  * behind engine.h: a request by its index, failing one at submission, and
- * adding a step's time breakdown to the run's. Internal to sim/engine.
+ * adding a step's time breakdown to the run's (the cluster adds its
+ * replicas' the same way). Not for the layers above the engines.
  *
  * Requests are named by index, never kept by pointer: the table moves when
  * closed-loop users add requests (request.h), so a pointer from engine_req
