@@ -14,6 +14,7 @@
 
 #include "apiserver.h"
 #include "engine.h"
+#include "engine_int.h"
 #include "kvpool.h"
 #include "overhead.h"
 #include "reqq.h"
@@ -66,7 +67,7 @@ struct engine {
 
 static inline struct request *req(struct engine *g, size_t i)
 {
-	return &g->setup.reqs->v[i];
+	return engine_req(&g->setup, i);
 }
 
 static inline int64_t cdiv(int64_t a, int64_t b)
