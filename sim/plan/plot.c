@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "catalog.h"
-#include "cli.h"
 #include "csv.h"
 #include "num.h"
+#include "outfmt.h"
 #include "report.h"
 #include "resultdoc.h"
 #include "run.h"
