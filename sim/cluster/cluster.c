@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_int.h"
 #include "rngstream.h"
+#include "engine_int.h"
 #include "startup.h"
 #include "workload.h"
 #include "xalloc.h"
