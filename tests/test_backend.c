@@ -154,6 +154,43 @@ static void allreduce_monotone(void **state)
 		}
 }
 
+/* A tensor-parallel group spanning nodes all-reduces over the NICs:
+ * nccl-tests #119's three A100 servers with four 200 Gb/s HDR NICs each
+ * (100 Gb/s a GPU) reach 96 GB/s peak bus bandwidth at 128 MiB; the
+ * scale-out row gives 94 (within 5%). Inside a node that row never runs,
+ * across nodes nothing else does; its time rises with the message and
+ * falls with the NIC rate, and never beats the same group inside one
+ * NVLink domain at a large message. */
+static void allreduce_across_nodes(void **state)
+{
+	(void)state;
+	const struct perf_backend *b = perf_backend_find("vllm-cuda");
+	struct hw_profile a100;
+	load_hw(&a100, "a100-80gb-sxm");
+	a100.network_gbit_s = 100;
+	const struct perf_collective *alg = NULL;
+	double bytes = 128.0 * 1024 * 1024, t = perf_allreduce_s(b, &a100, 24, bytes, &alg);
+	assert_non_null(alg);
+	assert_true(alg->scale_out);
+	double busbw = 2.0 * 23 / 24 * bytes / (t - alg->latency_us * 1e-6);
+	assert_double_rel(busbw, 96e9, 0.05);
+	perf_allreduce_s(b, &a100, 8, bytes, &alg);
+	assert_false(alg->scale_out);
+	for (int tp = 16; tp <= 32; tp *= 2) {
+		double prev = 0;
+		for (double x = 1024; x < 256e6; x *= 1.37) {
+			double s = perf_allreduce_s(b, &h100, tp, x, &alg);
+			assert_true(alg->scale_out);
+			assert_true(s >= prev);
+			prev = s;
+			struct hw_profile fast = h100;
+			fast.network_gbit_s *= 2;
+			assert_true(perf_allreduce_s(b, &fast, tp, x, NULL) <= s);
+		}
+	}
+	assert_true(perf_allreduce_s(b, &h100, 16, bytes, NULL) >= perf_allreduce_s(b, &h100, 8, bytes, NULL));
+}
+
 /* A skewed router (Zipf exponent 1.2) touches fewer experts than a uniform
  * one at the same batch, the same k at batch 1 (each token picks k
  * distinct experts) and all of them at a very large batch. */
@@ -442,6 +479,7 @@ int main(void)
 		cmocka_unit_test(hopper_gemm_pads_to_64_rows),
 		cmocka_unit_test(allreduce_matches_the_vllm_table),
 		cmocka_unit_test(allreduce_monotone),
+		cmocka_unit_test(allreduce_across_nodes),
 		cmocka_unit_test(skewed_router_touches_fewer),
 		cmocka_unit_test(faster_clock_or_more_sms_never_slower),
 		cmocka_unit_test(fp32_accumulate_bounds_consumer_prefill),

@@ -29,7 +29,8 @@
  *     bandwidth is bytes / (bytes / bw + kernels · kernel_us), so it
  *     falls with bytes per kernel and rises to bw as kernels grow.
  * Collectives are rows too (perf_allreduce_s): one-shot / two-shot custom
- * all-reduce, NCCL/RCCL ring, by link, fitted to published benchmark tables.
+ * all-reduce, NCCL/RCCL ring, by link, and NCCL over InfiniBand / RoCE
+ * for a group spanning nodes, fitted to published benchmark tables.
  *
  * Tables are const and static; lookups are O(rows) and done once, in
  * perf_init; nothing here allocates or can fail.
@@ -95,7 +96,10 @@ struct perf_collective {
 	int tp_max;                  /* largest group it runs for; 0: any */
 	double latency_us;           /* fixed */
 	bool ring_hops;              /* adds 2(tp-1) × the profile's per-hop latency */
-	double link_frac;            /* of the profile's per-direction link bandwidth */
+	double link_frac;            /* of the profile's per-direction link bandwidth; scale_out:
+				      * of the node's NICs (network_gbit_s × gpus_per_node) */
+	bool scale_out;              /* for a group spanning nodes (tp > gpus_per_node) only; the
+				      * other rows need the group inside one node */
 	const char *source;
 };
 
