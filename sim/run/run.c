@@ -308,9 +308,11 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 		return err_prefix(e, "%s", sc->path);
 	const char *wname = sc->weights[0] ? sc->weights : res->model.weights;
 	res->weights = precision_find(wname);
-	if (!res->weights)
-		return err_set(e, "%s: [run] weights: expected a precision (bf16, fp16, fp8, int8, int4, awq, gptq, mxfp4, nvfp4, f16, q8_0, q6_k, q5_k_m, q4_k_m, q4_0), got '%s'",
-			       sc->path, wname);
+	if (!res->weights) {
+		char names[512];
+		precision_names(names, sizeof names);
+		return err_set(e, "%s: [run] weights: expected one of %s, got '%s'", sc->path, names, wname);
+	}
 
 	struct run rn = { .res = res };
 	rn.wl = workload_create(&res->sc, &res->reqs, e);

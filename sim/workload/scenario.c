@@ -12,10 +12,10 @@
 #include "num.h"
 #include "precision.h"
 #include "specdec.h"
+#include "trace.h"
 #include "vllmver.h"
 #include "xalloc.h"
 
-const char *const scenario_trace_formats[] = { "auto", "vllm", "azure", "mooncake", "csv", "burstgpt", NULL };
 static const char *const arrival_names[] = { "poisson", "gamma", "constant", NULL };
 static const char *const ramp_names[] = { "none", "linear", "exponential", NULL };
 static const char *const dist_names[] = { "uniform", "normal", "lognormal", "empirical", NULL };
@@ -67,8 +67,8 @@ static const struct inidoc_key keys[] = {
 	  "seconds from 0 to 10^8 (the simulator's horizon)", NULL },
 	{ "workload", "turns", INI_INT, F(turns), 0, 1, 1e6, "turns per conversation >= 1", NULL },
 	{ "workload", "trace", INI_STRING, F(trace), 0, 0, 0, "a trace file", NULL },
-	{ "workload", "trace_format", INI_ENUM, F(trace_format), 0, 0, 0,
-	  "auto, vllm, azure, mooncake, csv or burstgpt", scenario_trace_formats },
+	/* Checked against trace.c's readers after binding. */
+	{ "workload", "trace_format", INI_STRING, F(trace_format), 0, 0, 0, "a trace format", NULL },
 	{ "workload", "trace_time_scale", INI_DOUBLE, F(trace_time_scale), INI_MIN_EXCLUSIVE, 0, BIG,
 	  "a factor > 0 on trace times", NULL },
 
@@ -156,6 +156,7 @@ void scenario_default(struct scenario *sc)
 	sc->prefix_groups = 1;
 	sc->turns = 1;
 	sc->trace_time_scale = 1.0;
+	snprintf(sc->trace_format, sizeof sc->trace_format, "auto");
 	snprintf(sc->engine.kind, sizeof sc->engine.kind, "%s", engine_classes[0]->name);
 	sc->engine.cls = engine_classes[0];  /* vllm */
 	sc->engine.tensor_parallel_size = 1;
@@ -314,6 +315,13 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	sc->num_prompts_given = inidoc_find(doc, "workload", "num_prompts") != NULL;
 	if (bind_kind(&sc->engine, doc, "engine", e))
 		return -1;
+	if (!trace_format_known(sc->trace_format)) {
+		char at[INI_VALUE_MAX + 32], names[128];
+		key_at(doc, "workload", "trace_format", at, sizeof at);
+		trace_format_list(names, sizeof names);
+		return err_set(e, "%s: [workload] trace_format: expected one of %s, got '%s'", at, names,
+			       sc->trace_format);
+	}
 	static const struct {
 		const char *key;
 		size_t off;
