@@ -313,6 +313,11 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 		precision_names(names, sizeof names);
 		return err_set(e, "%s: [run] weights: expected one of %s, got '%s'", sc->path, names, wname);
 	}
+	/* The CPU profile an engine runs the layers the device cannot hold on
+	 * (llama.cpp's partial offload): read here, passed in. */
+	struct hw_profile cpu_hw;
+	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.cpu_hardware, e))
+		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.cpu_hardware_at);
 
 	struct run rn = { .res = res };
 	rn.wl = workload_create(&res->sc, &res->reqs, e);
@@ -325,6 +330,7 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	rn.q = evq_create();
 	struct cluster_setup setup = {
 		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
+		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
 		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done }, .q = rn.q, .on_step = on_step,
 	};
 	rn.cl = cluster_create(&setup, e);
