@@ -119,6 +119,12 @@ size_t llama_queue_waiting(const struct engine *g);
 /* Fails request idx at now with why (through on_done). */
 void llama_fail(struct engine *g, size_t idx, int64_t now, const char *why);
 
+/* The classes' [engine] keys (engine_class.keys: llamacfg.h). */
+void llama_config_default(struct engine_config *c);
+void llama_config_locate(struct engine_config *c,
+			 void (*at)(const void *ctx, const char *key, char *out, size_t cap),
+			 const void *ctx);
+
 /* llamaresolve.c: the options, defaults and memory of g's setup. Returns 0
  * or -1 with e naming the key. */
 int llama_resolve(struct engine *g, struct err *e);

@@ -61,30 +61,30 @@ static int resolve_options(struct engine *g, struct err *e)
 	g->on_cpu_only = hw->hw_class == HW_CPU;
 	double gpu_bytes = gpu_bytes_of(hw);
 	int64_t train = m->max_position_embeddings;
-	g->n_parallel = cfg->num_parallel > 0 ? cfg->num_parallel : g->fl->num_parallel;
-	g->unified = cfg->num_parallel <= 0 && g->fl->unified_by_default;
-	if (cfg->num_ctx > 0)
-		g->n_ctx = cfg->num_ctx;
+	g->n_parallel = cfg->llama.num_parallel > 0 ? cfg->llama.num_parallel : g->fl->num_parallel;
+	g->unified = cfg->llama.num_parallel <= 0 && g->fl->unified_by_default;
+	if (cfg->llama.num_ctx > 0)
+		g->n_ctx = cfg->llama.num_ctx;
 	else if (g->fl->cold_loads)
 		g->n_ctx = ollama_default_ctx(hw, gpu_bytes, train);
 	else
 		g->n_ctx = train > 0 ? train : 4096;          /* llama-server -c 0 */
 	if (train > 0 && g->n_ctx > train)
 		return err_set(e, "%s: [engine] num_ctx: expected at most the model's max_position_embeddings (%lld for %s), got %lld",
-			       cfg->num_ctx_at, (long long)train, m->id, (long long)g->n_ctx);
+			       cfg->llama.num_ctx_at, (long long)train, m->id, (long long)g->n_ctx);
 	if (g->n_ctx < 2)
-		return err_set(e, "%s: [engine] num_ctx: expected at least 2 tokens, got %lld", cfg->num_ctx_at,
+		return err_set(e, "%s: [engine] num_ctx: expected at least 2 tokens, got %lld", cfg->llama.num_ctx_at,
 			       (long long)g->n_ctx);
-	g->n_batch = cfg->n_batch > 0 ? cfg->n_batch : g->fl->n_batch;
-	g->n_ubatch = cfg->n_ubatch > 0 ? cfg->n_ubatch : g->fl->n_ubatch;
+	g->n_batch = cfg->llama.n_batch > 0 ? cfg->llama.n_batch : g->fl->n_batch;
+	g->n_ubatch = cfg->llama.n_ubatch > 0 ? cfg->llama.n_ubatch : g->fl->n_ubatch;
 	g->n_ubatch = min64(g->n_ubatch, g->n_batch);   /* llama.cpp clamps n_ubatch to n_batch */
 	g->n_batch = max64(g->n_batch, g->n_parallel);  /* the batch always holds every decode */
-	g->max_queue = cfg->max_queue;
+	g->max_queue = cfg->llama.max_queue;
 	g->n_keep = min64(OLLAMA_NUM_KEEP, g->n_ctx - 1);
-	g->cache_prompt = cfg->cache_prompt;
-	g->truncate = cfg->truncate;
+	g->cache_prompt = cfg->llama.cache_prompt;
+	g->truncate = cfg->llama.truncate;
 	g->context_shift = g->fl->context_shift;
-	double keep = cfg->keep_alive_s;
+	double keep = cfg->llama.keep_alive_s;
 	g->keep_alive_ns = !g->fl->cold_loads || isinf(keep) ? INT64_MAX : (int64_t)llround(keep * 1e9);
 	return 0;
 }
@@ -119,11 +119,11 @@ static int place_layers(struct engine *g, struct placement *pl, struct err *e)
 	int64_t ngl;
 	if (g->on_cpu_only) {
 		ngl = all;
-	} else if (cfg->num_gpu >= 0) {
-		ngl = cfg->num_gpu;
+	} else if (cfg->llama.num_gpu >= 0) {
+		ngl = cfg->llama.num_gpu;
 		if (ngl > all)
 			return err_set(e, "%s: [engine] num_gpu: expected 0 to %lld (%s has %lld layers plus the output layer; -1 = as many as fit), got %lld",
-				       cfg->num_gpu_at, (long long)all, m->id, (long long)m->n_layers, (long long)ngl);
+				       cfg->llama.num_gpu_at, (long long)all, m->id, (long long)m->n_layers, (long long)ngl);
 	} else {
 		double room = gpu_bytes - GPU_RESERVE_BYTES;
 		if (L * (layer_b + kv_layer) + out_b <= room)
@@ -144,7 +144,7 @@ static int place_layers(struct engine *g, struct placement *pl, struct err *e)
 	} else {
 		if (on_gpu > gpu_bytes - GPU_RESERVE_BYTES)
 			return err_set(e, "%s: [engine] num_gpu: %lld layers of %s at %s with their KV cache need %.1f GB; %s has %.1f GB for them",
-				       cfg->num_gpu_at, (long long)ngl, m->id, w->name, on_gpu / 1e9, hw->id,
+				       cfg->llama.num_gpu_at, (long long)ngl, m->id, w->name, on_gpu / 1e9, hw->id,
 				       (gpu_bytes - GPU_RESERVE_BYTES) / 1e9);
 		if (rep < m->n_layers || !g->output_on_gpu) {
 			/* The run read [engine] cpu_hardware (engine_setup.cpu_hw). */
@@ -152,10 +152,10 @@ static int place_layers(struct engine *g, struct placement *pl, struct err *e)
 			g->cpu_hw = *g->setup.cpu_hw;
 			if (g->cpu_hw.hw_class != HW_CPU)
 				return err_set(e, "%s: [engine] cpu_hardware: expected a CPU profile (class = cpu) for the layers num_gpu leaves off the GPU, got '%s' (class %s)",
-					       cfg->cpu_hardware_at, g->cpu_hw.id, hw_class_names[g->cpu_hw.hw_class]);
+					       cfg->llama.cpu_hardware_at, g->cpu_hw.id, hw_class_names[g->cpu_hw.hw_class]);
 			if (on_cpu > hw_memory_bytes(&g->cpu_hw))
 				return err_set(e, "%s: [engine] num_gpu: the %lld layers left on %s need %.1f GB; it has %.1f GB",
-					       cfg->num_gpu_at, (long long)(m->n_layers - rep), g->cpu_hw.id,
+					       cfg->llama.num_gpu_at, (long long)(m->n_layers - rep), g->cpu_hw.id,
 					       on_cpu / 1e9, hw_memory_bytes(&g->cpu_hw) / 1e9);
 			perf_init(&g->cpu, m, &g->cpu_hw, w, 1, 2);
 			perf_use_engine(&g->cpu, "llama.cpp");
@@ -181,7 +181,7 @@ int llama_resolve(struct engine *g, struct err *e)
 	perf_init(&g->gpu, m, hw, w, 1, 2);   /* KV in f16: llama.cpp's and Ollama's default */
 	perf_use_engine(&g->gpu, "llama.cpp");   /* its kernels: MMQ/MMVQ, cuBLAS FP16 compute */
 	perf_set_router_skew(&g->gpu, cfg->moe_router_skew);
-	g->load_ns = g->fl->cold_loads ? (int64_t)llround(pl.total / (cfg->load_bandwidth_gb_s * 1e9) * 1e9) : 0;
+	g->load_ns = g->fl->cold_loads ? (int64_t)llround(pl.total / (cfg->llama.load_bandwidth_gb_s * 1e9) * 1e9) : 0;
 	if (g->load_ns == 0)
 		g->keep_alive_ns = INT64_MAX;   /* loaded before the run (inf bandwidth): never cold */
 

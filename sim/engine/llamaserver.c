@@ -40,6 +40,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -498,6 +499,18 @@ struct engine *llama_create(const struct engine_setup *setup, const struct flavo
 	return g;
 }
 
+void llama_config_default(struct engine_config *c)
+{
+	llamacfg_default(&c->llama);
+}
+
+void llama_config_locate(struct engine_config *c,
+			 void (*at)(const void *ctx, const char *key, char *out, size_t cap),
+			 const void *ctx)
+{
+	llamacfg_locate(&c->llama, at, ctx);
+}
+
 static struct engine *llamacpp_create(const struct engine_setup *setup, struct err *e)
 {
 	return llama_create(setup, &llamacpp_flavor, e);
@@ -521,6 +534,10 @@ const struct engine_class llamacpp_engine_class = {
 	.family = ENGINE_FAMILY_LLAMACPP,
 	.perf_engine = "llama.cpp",
 	.cpu_offload = true,
+	.keys = llamacfg_keys,
+	.config_offset = offsetof(struct engine_config, llama),
+	.config_default = llama_config_default,
+	.config_locate = llama_config_locate,
 	.create = llamacpp_create,
 	.destroy = llama_destroy,
 	.submit = llama_submit,

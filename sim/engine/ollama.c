@@ -20,6 +20,7 @@
  * and the next ones fail with the 503.
  */
 #include <math.h>
+#include <stddef.h>
 
 #include "llamacpp_int.h"
 
@@ -91,6 +92,10 @@ const struct engine_class ollama_engine_class = {
 	.family = ENGINE_FAMILY_LLAMACPP,
 	.perf_engine = "llama.cpp",
 	.cpu_offload = true,
+	.keys = llamacfg_keys,
+	.config_offset = offsetof(struct engine_config, llama),
+	.config_default = llama_config_default,
+	.config_locate = llama_config_locate,
 	.create = ollama_create,
 	.destroy = llama_destroy,
 	.submit = llama_submit,

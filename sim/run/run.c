@@ -316,8 +316,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	/* The CPU profile an engine runs the layers the device cannot hold on
 	 * (llama.cpp's partial offload): read here, passed in. */
 	struct hw_profile cpu_hw;
-	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.cpu_hardware, e))
-		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.cpu_hardware_at);
+	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.llama.cpu_hardware, e))
+		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.llama.cpu_hardware_at);
 
 	struct run rn = { .res = res };
 	rn.wl = workload_create(&res->sc, &res->reqs, e);
