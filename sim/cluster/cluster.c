@@ -316,7 +316,8 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 		struct replica *rp = &c->rep[i];
 		struct engine_setup es = {
 			.cfg = &s->sc->engine, .path = s->sc->path, .weights_at = s->sc->weights_at,
-			.seed = s->sc->seed, .model = s->model, .hw = s->hw, .weights = s->weights,
+			.seed = s->sc->seed, .model = s->model, .hw = s->hw, .cpu_hw = s->cpu_hw,
+			.weights = s->weights,
 			.reqs = s->reqs, .hooks = s->hooks,
 		};
 		if (i < c->n_prefill) {

@@ -7,6 +7,7 @@
 
 #include "hwprofile.h"
 #include "list.h"
+#include "latmetric.h"
 #include "model.h"
 #include "num.h"
 #include "par.h"
@@ -16,7 +17,6 @@ const char *const plan_status_names[] = { "ok", "not-reached", "unreachable", "i
 
 /* ---- SLO ---- */
 
-static const char *const slo_metrics[] = { "ttft", "tpot", "itl", "e2el" };
 static const char *const slo_stats[] = { "mean", "p50", "p90", "p95", "p99" };
 
 static int index_of(const char *const *v, size_t n, const char *s)
@@ -44,7 +44,7 @@ static int slo_item(struct plan_slo *slo, const char *item, struct err *e)
 	}
 	memcpy(name, item, (size_t)(eq - item));
 	name[eq - item] = '\0';
-	if (n != 3 || index_of(slo_metrics, 4, parts[0]) < 0)
+	if (n != 3 || lat_metric_find(parts[0]) < 0)
 		return err_set(e, "--slo: unknown metric '%s'; expected ttft, tpot, itl or e2el, then a statistic (mean, p50, p90, p95, p99) and a unit (ms or s), e.g. itl_p99_ms=50",
 			       name);
 	if (index_of(slo_stats, 5, parts[1]) < 0)
