@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planreplicas.h"
 #include "plot.h"
 #include "xalloc.h"
 
@@ -90,17 +91,15 @@ json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, cons
 		json_object_set_new(it, "hardware", json_string(sc->hardware));
 		json_object_set_new(it, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
 		json_object_set_new(it, "pipeline_parallel_size", json_integer(sc->pipeline_parallel_size));
-		json_object_set_new(it, "gpus_per_replica", json_integer(scenario_gpus(sc)));
+		json_object_set_new(it, "gpus_per_replica", json_integer(plan_unit_gpus(sc)));
 		json_object_set_new(it, "weights", json_string(c[i].weights));
 		json_t *sj = plandoc_cand_json(&c[i], slo, o);
 		json_object_update(it, sj);
 		json_decref(sj);
 		/* Capacity and cost: replicas for the target (one without it). */
 		double rate = plan_sustained_rate(&c[i], o);
-		double replicas = !(rate > 0) ? NAN : isnan(target_rate) ? 1 : ceil(target_rate / rate - 1e-9);
-		if (c[i].sim_replicas > 0)   /* --simulate-replicas: the cluster's own count */
-			replicas = (double)c[i].sim_replicas;
-		double gpus = replicas * (double)scenario_gpus(sc);
+		double replicas = plan_replicas_needed(&c[i], o, target_rate);   /* planreplicas.h */
+		double gpus = replicas * (double)plan_unit_gpus(sc);
 		double tok_s = plan_tokens_per_s(&c[i], o) * (isnan(target_rate) ? 1 : target_rate / rate);
 		double usd_h = gpus * c[i].price_usd_per_gpu_hour;
 		resultdoc_put(it, "replicas", replicas, 0);
