@@ -41,6 +41,9 @@ struct engine_setup {
 	const struct precision *weights;
 	struct reqtab *reqs;
 	struct engine_hooks hooks;
+	/* P/D prefill side (sim/cluster): a finished request keeps its KV
+	 * blocks until release_kv (vLLM's NixlConnector delayed free). */
+	bool hold_finished_kv;
 };
 
 /* What the engine resolved at start-up and counted while running. */
@@ -115,6 +118,9 @@ struct engine_class {
 	 * prefix-aware router asks); NULL: the engine has no shared cache. */
 	int64_t (*prefix_hit_tokens)(const struct engine *eng, const struct request *r);
 	void (*stats)(const struct engine *eng, struct engine_stats *st);
+	/* With hold_finished_kv: frees finished request req's held blocks
+	 * (none held: a no-op). NULL: the engine never holds them. */
+	void (*release_kv)(struct engine *eng, size_t req);
 };
 
 extern const struct engine_class vllm_engine_class;

@@ -219,7 +219,10 @@ static void vllm_end_step(struct engine *g, int64_t now)
 			r->state = REQ_FINISHED;
 			r->finish_ns = seen;
 			if (running) {
-				vllm_free_blocks(g, r);
+				if (g->setup.hold_finished_kv)
+					kvhold_put(&g->held, idx, r);   /* until release_kv */
+				else
+					vllm_free_blocks(g, r);
 				any_done = true;
 			} else {
 				reqq_remove(&g->waiting, idx);
@@ -460,8 +463,14 @@ static void vllm_destroy(struct engine *g)
 		free(g->batch[i].drafts);
 	}
 	specdec_free(&g->spec);
+	kvhold_free(&g->held);
 	free(g->hits);
 	free(g);
+}
+
+static void vllm_release_kv(struct engine *g, size_t idx)
+{
+	kvhold_release(&g->held, idx, g->pool);
 }
 
 const struct engine_class vllm_engine_class = {
@@ -475,4 +484,5 @@ const struct engine_class vllm_engine_class = {
 	.gauges = vllm_gauges,
 	.prefix_hit_tokens = vllm_prefix_hit_tokens,
 	.stats = vllm_stats,
+	.release_kv = vllm_release_kv,
 };

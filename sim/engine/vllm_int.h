@@ -13,6 +13,7 @@
 #define SERVESIM_VLLM_INT_H
 
 #include "engine.h"
+#include "kvhold.h"
 #include "kvpool.h"
 #include "overhead.h"
 #include "reqq.h"
@@ -60,6 +61,7 @@ struct engine {
 	int32_t *hits;                   /* prefix-lookup scratch, kept across steps */
 	size_t cap_hits;
 	struct specdec spec;             /* speculative decoding; spec.method NULL: off */
+	struct kvhold held;              /* setup.hold_finished_kv: finished requests' blocks */
 	struct engine_stats st;
 };
 
