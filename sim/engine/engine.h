@@ -67,6 +67,8 @@ struct engine_stats {
 	 * the drafter's time in steps (seconds). */
 	int64_t spec_draft_tokens, spec_accepted_tokens;
 	double spec_draft_s;
+	double spec_weight_bytes;          /* the drafter's weights per GPU (specdec_memory) */
+	double spec_kv_bytes_per_block;    /* its share of kv_bytes_per_block */
 	/* Where step time went, summed over steps (seconds). */
 	struct perf_breakdown time;
 	/* Where decode tokens' steps went, summed over decode tokens (seconds):

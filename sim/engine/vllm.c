@@ -329,7 +329,10 @@ static int size_pool(struct engine *g, struct err *e)
 	 * sampler (model_weight_bytes_per_gpu). */
 	double stage = g->perf.stage_layers / (double)m->n_layers;
 	double kv_token_gpu = model_kv_bytes_per_token_per_rank(m, kv_elem, (int)tp) * stage;
-	double block_bytes = kv_token_gpu * (double)g->block_size;
+	/* A drafter's weights and its layers' KV in the same blocks (specdec.h). */
+	double draft_w, draft_kv;
+	specdec_memory(&g->spec, m, g->setup.weights, (int)tp, kv_elem, &draft_w, &draft_kv);
+	double block_bytes = (kv_token_gpu + draft_kv) * (double)g->block_size;
 	double weights = model_weight_bytes_per_gpu(m, g->setup.weights, (int)tp, g->perf.pp);
 	/* --cpu-offload-gb: that much of each GPU's weights lives in host
 	 * memory and streams over the host link every step. */
@@ -352,8 +355,10 @@ static int size_pool(struct engine *g, struct err *e)
 	double non_torch = 0.411 * 1073741824.0;
 	act += sampler;
 	double rope = model_rope_cache_bytes(m);
-	double available = ceil(hw_memory_bytes(hw) * sc->gpu_memory_utilization) - weights - act -
+	double available = ceil(hw_memory_bytes(hw) * sc->gpu_memory_utilization) - weights - draft_w - act -
 			   non_torch - rope;
+	g->st.spec_weight_bytes = draft_w;
+	g->st.spec_kv_bytes_per_block = draft_kv * (double)g->block_size;
 	g->st.weight_bytes_per_gpu = weights;
 	g->st.activation_bytes = act;
 	g->st.non_torch_bytes = non_torch;
@@ -435,7 +440,7 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 		return NULL;
 	}
 	perf_pipeline(&g->perf, (int)sc->pipeline_parallel_size);
-	if (size_pool(g, e) || resolve_timing(g, e) || specdec_init(&g->spec, sc, setup->hw, setup->weights, e)) {
+	if (specdec_init(&g->spec, sc, setup->hw, setup->weights, e) || size_pool(g, e) || resolve_timing(g, e)) {
 		specdec_free(&g->spec);
 		kvpool_destroy(g->pool);
 		free(g);
