@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "hwprofile.h"
 #include "measure.h"
 #include "plan.h"
 #include "planreplicas.h"
@@ -242,6 +243,31 @@ static void gpu_budget_bad_input(void **state)
 	}
 }
 
+static void pools_on_other_devices_are_priced_each(void **state)
+{
+	(void)state;
+	/* 1 H100 prefill + 3 H200 decode: the deployment's hour is 1 × the
+	 * H100's price + 3 × the H200's, so its mean price per GPU is that / 4. */
+	struct err e;
+	struct inidoc ov = { 0 };
+	static const char *const sets[] = { "cluster.prefill_replicas=1", "cluster.decode_replicas=3",
+					    "decode.hardware=h200-sxm", NULL };
+	for (int i = 0; sets[i]; i++)
+		assert_int_equal(inidoc_add_override(&ov, sets[i], &e), 0);
+	struct scenario sc;
+	assert_int_equal(scenario_load(&sc, NULL, &ov, &e), 0);
+	inidoc_free(&ov);
+	struct plan_cand c;
+	assert_int_equal(plan_cand_init(&c, 0, &sc, true, "test", &e), 0);
+	struct hw_profile h100, h200;
+	assert_int_equal(hw_load_named(&h100, "h100-sxm", &e), 0);
+	assert_int_equal(hw_load_named(&h200, "h200-sxm", &e), 0);
+	assert_true(h200.price_per_hour_usd != h100.price_per_hour_usd);
+	assert_double_near(c.price_usd_per_gpu_hour, (h100.price_per_hour_usd + 3 * h200.price_per_hour_usd) / 4, 1e-9);
+	assert_int_equal(plan_unit_gpus(&c.sc), 4);
+	plan_cand_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +277,7 @@ int main(void)
 		cmocka_unit_test(deployment_gpus_count_every_engine),
 		cmocka_unit_test(plan_lays_out_a_gpu_budget),
 		cmocka_unit_test(gpu_budget_bad_input),
+		cmocka_unit_test(pools_on_other_devices_are_priced_each),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
