@@ -71,11 +71,27 @@ static void prefill_holds_blocks_until_pulled(void **state)
 	run_result_free(&tight);
 }
 
+static void a_request_failed_on_the_decode_side_lets_its_blocks_go(void **state)
+{
+	(void)state;
+	/* A decode pool of 100 blocks cannot hold a 2,000-token prompt (125):
+	 * every request fails there, before any pull. Their prefill blocks
+	 * (two prompts fill the 300-block prefill pool) must go at the
+	 * failure, or the prefill side would wait for them for ever. */
+	struct run_result r;
+	simulate(&r, "c25-disagg-small", "workload.num_prompts=20", "prefill.num_gpu_blocks_override=300",
+		 "decode.num_gpu_blocks_override=100", NULL);
+	assert_int_equal(r.all.failed, 20);
+	assert_int_equal(r.kv.transfers, 0);
+	run_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ttft_never_falls_as_the_link_slows),
 		cmocka_unit_test(prefill_holds_blocks_until_pulled),
+		cmocka_unit_test(a_request_failed_on_the_decode_side_lets_its_blocks_go),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -237,9 +237,15 @@ void cluster_send(struct cluster *c, size_t idx, int64_t now)
 
 void cluster_done(struct cluster *c, size_t idx)
 {
-	struct replica *rp = &c->rep[c->s.reqs->v[idx].replica];
+	const struct request *r = &c->s.reqs->v[idx];
+	struct replica *rp = &c->rep[r->replica];
 	rp->outstanding--;
 	assert(rp->outstanding >= 0);
+	/* Failed on the decode side before its pull (a pool too small for it):
+	 * nobody will read its prefill blocks, so they go now. Released
+	 * already: a no-op. */
+	if (c->n_prefill && r->prefill_replica >= 0 && r->state == REQ_FAILED)
+		evq_push(c->s.q, r->finish_ns, EV_KV_SENT, (int64_t)idx);
 }
 
 int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_ns)
