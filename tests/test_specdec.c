@@ -174,7 +174,9 @@ static void drafter_memory_shrinks_the_pool(void **state)
 	assert_int_equal(hw_load_named(&hw, "h100-sxm", &e), 0);
 	const struct precision *w = precision_find("bf16");
 	struct specdec sd;
-	assert_int_equal(specdec_init(&sd, &sc, &hw, w, &e), 0);
+	struct engine_setup es = { .cfg = &sc.engine, .path = sc.path, .seed = sc.seed, .model = &m, .hw = &hw,
+				   .weights = w };
+	assert_int_equal(specdec_init(&sd, &es, &e), 0);
 	double wb, kv;
 	specdec_memory(&sd, &m, w, 1, 2, &wb, &kv);
 	assert_double_near(kv * (double)m.n_layers, model_kv_bytes_per_token_per_rank(&m, 2, 1), 1e-6);
