@@ -96,6 +96,17 @@ static json_t *servesim_json(const char *args)
 	return j;
 }
 
+/* servesim ARGS exits 2 with msg on stderr. */
+static void expect_bad(const char *args, const char *msg)
+{
+	struct cmd_result r;
+	run_cmd(&r, "'%s' %s", SERVESIM_BIN, args);
+	assert_int_equal(r.status, 2);
+	assert_contains(r.err, msg);
+	free(r.out);
+	free(r.err);
+}
+
 #define SIZING "--slo ttft_p99_ms=2000,itl_p99_ms=50 --fixed --no-cost --replications 1 --format json"
 
 static void compare_simulates_the_cluster_as_plan_does(void **state)
@@ -137,14 +148,8 @@ static void compare_sizing_needs_a_target_and_an_slo(void **state)
 		{ "compare --hardware h100-sxm --slo ttft_p99_ms=2000 --target-rate 0",
 		  "--target-rate" },
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		struct cmd_result r;
-		run_cmd(&r, "'%s' %s", SERVESIM_BIN, bad[i].args);
-		assert_int_equal(r.status, 2);
-		assert_contains(r.err, bad[i].msg);
-		free(r.out);
-		free(r.err);
-	}
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		expect_bad(bad[i].args, bad[i].msg);
 }
 
 static void deployment_gpus_count_every_engine(void **state)
@@ -233,14 +238,8 @@ static void gpu_budget_bad_input(void **state)
 		{ "plan --set engine.kind=ollama --slo ttft_p99_ms=2000 --gpu-budget 4",
 		  "--gpu-budget: xPyD layouts need engine kind vllm" },
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		struct cmd_result r;
-		run_cmd(&r, "'%s' %s", SERVESIM_BIN, bad[i].args);
-		assert_int_equal(r.status, 2);
-		assert_contains(r.err, bad[i].msg);
-		free(r.out);
-		free(r.err);
-	}
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		expect_bad(bad[i].args, bad[i].msg);
 }
 
 static void pools_on_other_devices_are_priced_each(void **state)
