@@ -316,9 +316,16 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 		return err_prefix(e, "%s", sc->path);
 	const char *wname = sc->weights[0] ? sc->weights : res->model.weights;
 	res->weights = precision_find(wname);
-	if (!res->weights)
-		return err_set(e, "%s: [run] weights: expected a precision (bf16, fp16, fp8, int8, int4, awq, gptq, mxfp4, nvfp4, f16, q8_0, q6_k, q5_k_m, q4_k_m, q4_0), got '%s'",
-			       sc->path, wname);
+	if (!res->weights) {
+		char names[512];
+		precision_names(names, sizeof names);
+		return err_set(e, "%s: [run] weights: expected one of %s, got '%s'", sc->path, names, wname);
+	}
+	/* The CPU profile an engine runs the layers the device cannot hold on
+	 * (llama.cpp's partial offload): read here, passed in. */
+	struct hw_profile cpu_hw;
+	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.llama.cpu_hardware, e))
+		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.llama.cpu_hardware_at);
 
 	struct run rn = { .res = res };
 	rn.wl = workload_create(&res->sc, &res->reqs, e);
@@ -331,6 +338,7 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	rn.q = evq_create();
 	struct cluster_setup setup = {
 		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
+		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
 		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done }, .q = rn.q, .on_step = on_step,
 	};
 	rn.cl = cluster_create(&setup, e);
