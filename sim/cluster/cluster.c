@@ -15,6 +15,7 @@
 
 #include "rngstream.h"
 #include "engine_int.h"
+#include "simassert.h"
 #include "startup.h"
 #include "workload.h"
 #include "xalloc.h"
@@ -179,7 +180,7 @@ static int route(struct cluster *c, const struct request *rq, int base, int n, s
 		.rr_next = rr,
 	};
 	size_t i = c->router->pick(&v);
-	assert(i < (size_t)n);
+	SIM_ASSERT(i < (size_t)n, evq_now(c->s.q), SIM_NO_REQ);
 	return base + (int)i;
 }
 
@@ -206,7 +207,7 @@ void cluster_done(struct cluster *c, size_t idx)
 {
 	struct replica *rp = &c->rep[c->s.reqs->v[idx].replica];
 	rp->outstanding--;
-	assert(rp->outstanding >= 0);
+	SIM_ASSERT(rp->outstanding >= 0, evq_now(c->s.q), idx);
 }
 
 int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_ns)

@@ -9,6 +9,7 @@
 #include "cluster.h"
 #include "evq.h"
 #include "num.h"
+#include "simassert.h"
 #include "timeline.h"
 #include "workload.h"
 #include "xalloc.h"
@@ -50,7 +51,7 @@ static void count_token(struct run_result *res, int64_t t_ns)
 	/* Tokens of one step share a time: skip the division for them. */
 	if (t_ns != res->last_token_ns) {
 		int64_t sec = (t_ns - res->token_origin_ns) / NS_PER_S;
-		assert(sec >= res->last_second);   /* the clock never goes back */
+		SIM_ASSERT(sec >= res->last_second, t_ns, SIM_NO_REQ);   /* the clock never goes back */
 		res->last_token_ns = t_ns;
 		if (sec != res->last_second) {
 			if (res->second_tokens > res->peak_second_tokens)
