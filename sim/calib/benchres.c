@@ -7,6 +7,7 @@
 
 #include <gsl/gsl_statistics_double.h>
 
+#include "benchdetail.h"
 #include "xalloc.h"
 
 const char *const benchres_metric_keys[] = { "ttft", "tpot", "itl", "e2el", NULL };
@@ -61,21 +62,28 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* E2EL from `latencies` (seconds) when the summary keys lack it. */
-static void e2el_from_latencies(struct benchres *b, const json_t *lat)
+/* E2EL from `latencies` (seconds) when the summary keys lack it, over
+ * the successful requests (output_lens > 0) as vLLM computes it. */
+static void e2el_from_latencies(struct benchres *b, const json_t *lat, const json_t *out)
 {
-	size_t n = json_array_size(lat);
-	if (n == 0)
+	size_t len = json_array_size(lat), n = 0;
+	if (len == 0)
 		return;
-	double *v = xmalloc(n * sizeof *v), sum = 0;
-	for (size_t i = 0; i < n; i++) {
-		const json_t *x = json_array_get(lat, i);
+	double *v = xmalloc(len * sizeof *v), sum = 0;
+	for (size_t i = 0; i < len; i++) {
+		const json_t *x = json_array_get(lat, i), *o = json_array_get(out, i);
 		if (!json_is_number(x)) {
 			free(v);
 			return;
 		}
-		v[i] = json_number_value(x) * 1e3;
-		sum += v[i];
+		if (json_is_integer(o) && json_integer_value(o) == 0)
+			continue;   /* failed: left out of vLLM's statistics */
+		v[n] = json_number_value(x) * 1e3;
+		sum += v[n++];
+	}
+	if (n == 0) {
+		free(v);
+		return;
 	}
 	qsort(v, n, sizeof *v, cmp_double);
 	double *s = b->ms[BENCH_E2EL];
@@ -149,12 +157,20 @@ int benchres_from_json(struct benchres *b, const json_t *top, const char *path, 
 		return -1;
 	if (sglang && b->total_output < 0 && get_count(top, "total_output", &b->total_output, path, e))
 		return -1;
+	/* The per-request arrays (--save-detailed, --output-details): each
+	 * request checked, and the means they give standing in for missing
+	 * summary keys or checked against present ones. */
+	struct benchdetail d;
+	if (benchdetail_read(&d, top, path, e) || benchdetail_check(&d, b, path, e))
+		return -1;
+	b->n_detailed = d.n;
+	b->n_detailed_ok = d.n_ok;
 	b->has_input_lens = has_array(top, "input_lens");
 	b->has_output_lens = has_array(top, "output_lens");
 	b->has_start_times = has_array(top, "start_times");
 	b->has_latencies = has_array(top, "latencies");
 	if (b->has_latencies)
-		e2el_from_latencies(b, json_object_get(top, "latencies"));
+		e2el_from_latencies(b, json_object_get(top, "latencies"), json_object_get(top, "output_lens"));
 	if (sglang)
 		snprintf(b->version, sizeof b->version, "sglang bench_serving");
 	else if (json_object_get(top, "request_goodput:"))

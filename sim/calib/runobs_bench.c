@@ -17,7 +17,12 @@
 
 /* ---- vllm bench serve ---------------------------------------------------- */
 
-int runobs_from_vllm(struct runobs_set *set, const json_t *top, const char *path,
+/* One result: the whole file (result 0) or the result-th of several. Its
+ * per-request arrays, when saved (vLLM --save-detailed, SGLang
+ * --output-details), are the replay's requests (the trace reader reads
+ * that result again); without them, `completed` requests of the mean
+ * lengths. */
+int runobs_from_vllm(struct runobs_set *set, const json_t *top, const char *path, int result,
 		     const struct runobs_opts *o, struct err *e)
 {
 	struct benchres b;
@@ -30,7 +35,8 @@ int runobs_from_vllm(struct runobs_set *set, const json_t *top, const char *path
 	if (!model)
 		return err_set(e, "%s: model_id: missing; pass --model", path);
 	struct runobs ob;
-	runobs_init(&ob, "vllm-bench", OBS_CLOCK_CLIENT, OBS_ITL_GAPS);
+	bool sglang = !strcmp(b.version, "sglang bench_serving");
+	runobs_init(&ob, sglang ? "sglang-bench" : "vllm-bench", OBS_CLOCK_CLIENT, OBS_ITL_GAPS);
 	snprintf(ob.id, sizeof ob.id, "%s", runobs_base_name(path));
 	struct inidoc ov = { 0 };
 	int rc = runobs_add_run(&ov, model, o->weights, o, e);
@@ -39,12 +45,17 @@ int runobs_from_vllm(struct runobs_set *set, const json_t *top, const char *path
 		if (strlen(path) >= INI_VALUE_MAX)
 			rc = err_set(e, "%s: path longer than %d characters", path, INI_VALUE_MAX - 1);
 		else
-			rc = inidoc_add_overridef(&ov, e, "workload.trace=%s", path) || inidoc_add_overridef(&ov, e, "workload.trace_format=vllm");
+			rc = inidoc_add_overridef(&ov, e, "workload.trace=%s", path) || inidoc_add_overridef(&ov, e, "workload.trace_format=vllm") ||
+			     inidoc_add_overridef(&ov, e, "workload.trace_result=%d", result);
 		if (!rc && o->max_requests > 0)
 			rc = inidoc_add_overridef(&ov, e, "workload.num_prompts=%lld", (long long)o->max_requests);
-		if (!b.has_start_times)
-			runobs_note(set, "%s: start_times: missing (%s): send times redrawn from request_rate and burstiness",
-			     path, b.version);
+		if (!b.has_start_times) {
+			char at[32] = "";
+			if (result > 0)
+				snprintf(at, sizeof at, " (result %d)", result);
+			runobs_note(set, "%s%s: start_times: missing (%s): its %zu successful requests (input_lens, output_lens) sent at times redrawn from request_rate and burstiness",
+				    path, at, b.version, b.n_detailed_ok);
+		}
 	} else if (!rc) {
 		if (b.completed < 1 || b.total_input < 0 || b.total_output < 0) {
 			inidoc_free(&ov);
@@ -102,7 +113,7 @@ int runobs_from_json_text(struct runobs_set *set, const char *text, const char *
 	if (top) {
 		int rc;
 		if (benchres_sniff(top)) {
-			rc = runobs_from_vllm(set, top, path, o, e);
+			rc = runobs_from_vllm(set, top, path, 0, o, e);
 		} else if (json_is_array(top) && llamabench_sniff_json(json_array_get(top, 0))) {
 			struct llamabench_list l;
 			rc = llamabench_parse_json(&l, top, path, e);
@@ -119,7 +130,7 @@ int runobs_from_json_text(struct runobs_set *set, const char *text, const char *
 			size_t k;
 			rc = runs ? 0 : -1;
 			json_array_foreach(runs, k, run) {
-				if (rc || (rc = runobs_from_vllm(set, run, path, o, e)))
+				if (rc || (rc = runobs_from_vllm(set, run, path, 0, o, e)))
 					break;
 				struct runobs *ob = &set->v[set->len - 1];
 				ob->format = otherbench_sniff(top);
@@ -177,19 +188,11 @@ int runobs_from_json_text(struct runobs_set *set, const char *text, const char *
 				rc = err_set(e, "%s:%d: expected another benchmark result like the first", path, vals.line[i]);
 				break;
 			}
-			/* The per-request arrays of one result among several cannot be
-			 * a trace of the file: each replays at its mean lengths. */
-			json_t *one = json_deep_copy(vals.v[i]);
-			static const char *const arrays[] = { "input_lens", "output_lens", "start_times", NULL };
-			for (const char *const *a = arrays; *a; a++)
-				json_object_del(one, *a);
-			rc = runobs_from_vllm(set, one, path, o, e);
-			json_decref(one);
-			if (!rc && json_object_get(vals.v[i], "input_lens") && set->n_notes) {
-				free(set->notes[--set->n_notes]);
-				runobs_note(set, "%s:%d: one of several results in the file: its input_lens/output_lens are not a trace of it, so it replays at its mean lengths",
-				     path, vals.line[i]);
-			}
+			/* Each result with its per-request arrays replays them
+			 * (workload.trace_result picks it out of the file). */
+			rc = runobs_from_vllm(set, vals.v[i], path, (int)i + 1, o, e);
+			if (rc)
+				err_prefix(e, "%s:%d: result %zu of %zu", path, vals.line[i], i + 1, vals.len);
 			if (!rc)
 				snprintf(set->v[set->len - 1].id, sizeof set->v->id, "%s:%d", runobs_base_name(path), vals.line[i]);
 		}

@@ -46,8 +46,9 @@ int runobs_add_single_request(struct inidoc *ov, long long in, long long out, st
 
 /* The readers: each appends its observations to set, or returns -1 with
  * e naming the file. */
-int runobs_from_vllm(struct runobs_set *set, const json_t *top, const char *path, const struct runobs_opts *o,
-		     struct err *e);
+/* result: 0 for a file of one result, else which of several (1-based). */
+int runobs_from_vllm(struct runobs_set *set, const json_t *top, const char *path, int result,
+		     const struct runobs_opts *o, struct err *e);
 /* Any JSON text: *handled is false when no JSON reader knows it. */
 int runobs_from_json_text(struct runobs_set *set, const char *text, const char *path,
 			  const struct runobs_opts *o, struct err *e, bool *handled);

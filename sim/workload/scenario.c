@@ -71,6 +71,9 @@ static const struct inidoc_key keys[] = {
 	  "auto, vllm, azure, mooncake, csv or burstgpt", scenario_trace_formats },
 	{ "workload", "trace_time_scale", INI_DOUBLE, F(trace_time_scale), INI_MIN_EXCLUSIVE, 0, BIG,
 	  "a factor > 0 on trace times", NULL },
+	{ "workload", "trace_result", INI_INT, F(trace_result), 0, 0, 1e6,
+	  "the result to replay (1 = the first) of a file holding several (--append-result, SGLang JSON lines); 0 = the file is one result",
+	  NULL },
 
 	{ "engine", "kind", INI_ENUM, F(engine_kind), 0, 0, 0, "vllm, ollama or llamacpp", engine_names },
 	{ "engine", "tensor_parallel_size", INI_INT, F(tensor_parallel_size), 0, 1, 1024, "an integer >= 1", NULL },

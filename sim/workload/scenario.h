@@ -86,6 +86,7 @@ struct scenario {
 	char trace[INI_VALUE_MAX];
 	int trace_format;                  /* index into scenario_trace_formats */
 	double trace_time_scale;
+	int64_t trace_result;              /* which result of a file of several (1-based); 0: the file is one */
 
 	/* [engine] */
 	int engine_kind;                   /* enum engine_kind */
