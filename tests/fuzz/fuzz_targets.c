@@ -182,6 +182,18 @@ static void model_json(const uint8_t *data, size_t size)
 	unlink(path);
 }
 
+/* A GGUF header (gguf.c), read as model_load reads a .gguf file: the
+ * suffix decides. */
+static void gguf_file(const uint8_t *data, size_t size)
+{
+	char path[256];
+	struct err e;
+	struct model m;
+	as_file(data, size, "model.gguf", path, sizeof path);
+	model_load(&m, path, &e);
+	unlink(path);
+}
+
 static void trace_as(const uint8_t *data, size_t size, const char *format)
 {
 	char path[256];
@@ -417,6 +429,7 @@ const struct fuzz_target fuzz_targets[] = {
 	{ "lengths", lengths_file, "an empirical length file (input_file)" },
 	{ "hwprofile", hw_ini, "hardware profile INI (hw_load)" },
 	{ "model", model_json, "Hugging Face config.json (model_load)" },
+	{ "gguf", gguf_file, "GGUF header of a .gguf file (model_load, gguf.c)" },
 	{ "trace_auto", trace_auto, "trace, format sniffed (trace_load auto)" },
 	{ "trace_vllm", trace_vllm, "vllm bench serve result JSON as a trace" },
 	{ "trace_azure", trace_azure, "Azure LLM trace CSV" },
