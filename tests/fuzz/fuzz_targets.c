@@ -172,26 +172,26 @@ static void hw_ini(const uint8_t *data, size_t size)
 	unlink(path);
 }
 
-static void model_json(const uint8_t *data, size_t size)
+/* A model file: suffix config.json for a Hugging Face config, model.gguf
+ * for a GGUF header (gguf.c): model_load goes by the suffix. */
+static void model_file(const uint8_t *data, size_t size, const char *suffix)
 {
 	char path[256];
 	struct err e;
 	struct model m;
-	as_file(data, size, "config.json", path, sizeof path);
+	as_file(data, size, suffix, path, sizeof path);
 	model_load(&m, path, &e);
 	unlink(path);
 }
 
-/* A GGUF header (gguf.c), read as model_load reads a .gguf file: the
- * suffix decides. */
+static void model_json(const uint8_t *data, size_t size)
+{
+	model_file(data, size, "config.json");
+}
+
 static void gguf_file(const uint8_t *data, size_t size)
 {
-	char path[256];
-	struct err e;
-	struct model m;
-	as_file(data, size, "model.gguf", path, sizeof path);
-	model_load(&m, path, &e);
-	unlink(path);
+	model_file(data, size, "model.gguf");
 }
 
 static void trace_as(const uint8_t *data, size_t size, const char *format)
