@@ -154,6 +154,10 @@ static void no_default_is_an_error(void **state)
 	/* DeepseekV2Config's num_experts_per_tok is None: required. */
 	assert_int_equal(model_load(&m, DEFAULTS "deepseek_v2.json", &e), -1);
 	assert_contains(e.msg, "deepseek_v2.json: num_experts_per_tok: missing");
+	/* Layer counts are bounded before any per-layer work: 2·10^9 Gemma 3
+	 * layers would build a layer_types list of that length. */
+	assert_int_equal(model_load(&m, DEFAULTS "gemma3-too-many-layers.json", &e), -1);
+	assert_contains(e.msg, "num_hidden_layers: expected an integer from 1 to 100000, got 2000000000");
 }
 
 /* Windows that transformers turns off: Mistral's null sliding_window is

@@ -99,7 +99,7 @@ static int derive_gemma3(json_t *cfg, struct model *m, const char *path, struct 
 	json_int_t n = get_int(cfg, "num_hidden_layers"), pattern = get_int(cfg, "sliding_window_pattern");
 	if (pattern <= 0)
 		pattern = 6;
-	if (n <= 0 || n > INT32_MAX)
+	if (n <= 0 || n > MODEL_MAX_LAYERS)
 		return 0;   /* the loader names num_hidden_layers */
 	json_t *types = json_array();
 	for (json_int_t i = 0; i < n; i++)
@@ -255,17 +255,6 @@ int arch_ffn_matrices(const char *model_type)
 {
 	const struct arch *a = find_arch(model_type);
 	return a ? a->ffn_matrices : 3;
-}
-
-bool arch_has_default(const char *model_type, const char *key)
-{
-	const struct arch *a = find_arch(model_type);
-	if (!a)
-		return false;
-	json_t *d = json_loads(a->defaults, 0, NULL);
-	bool has = json_object_get(d, key) != NULL;
-	json_decref(d);
-	return has;
 }
 
 /* Hybrid models by model_type, with what their non-attention layers are. */

@@ -37,9 +37,6 @@ int arch_normalize(json_t *cfg, const char *model_type, const char *path, struct
  * fields rather than a class constant). */
 void arch_note_default(struct model *m, const char *key, const json_t *value, bool derived);
 
-/* Does model_type's config class give key a default? */
-bool arch_has_default(const char *model_type, const char *key);
-
 /* Matrices in one feed-forward block: 3 for a gated MLP (SwiGLU, GeGLU:
  * gate, up, down), 2 for GPT-2's and Falcon's plain MLP (up, down). */
 int arch_ffn_matrices(const char *model_type);

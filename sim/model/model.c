@@ -384,6 +384,9 @@ static int from_config(struct model *m, json_t *top, const char *path, struct er
 	    need_int(&r, "vocab_size", &m->vocab) ||
 	    need_int(&r, "intermediate_size", &m->dense_ffn_width))
 		return -1;
+	if (m->n_layers > MODEL_MAX_LAYERS)
+		return err_set(e, "%s: num_hidden_layers: expected an integer from 1 to %d, got %lld", path, MODEL_MAX_LAYERS,
+			       (long long)m->n_layers);
 	/* Absent: 0, and the engines choose (vLLM's 4096 fallback); present,
 	 * a context of 0 tokens is no context: an error, not the fallback. */
 	m->max_position_embeddings = 0;

@@ -36,6 +36,11 @@ struct model_default {
 
 #define MODEL_MAX_DEFAULTS 32
 
+/* The most decoder layers a config may have: real models have a few
+ * hundred at most, and per-layer work (layer_types, MoE layer rules) must
+ * not follow a count a config can type up to 2^31. */
+#define MODEL_MAX_LAYERS 100000
+
 struct model {
 	char id[64];                  /* file id, e.g. "llama-3.1-8b" */
 	char model_type[64];          /* config's model_type (text part) */
