@@ -14,7 +14,6 @@
 #include "catalog.h"
 #include "num.h"
 #include "outfmt.h"
-#include "report.h"
 #include "resultdoc.h"
 #include "run.h"
 #include "wholefile.h"
@@ -403,8 +402,6 @@ static int plot_run_dir(const char *in, const char *out, const char *subtitle, s
 
 int plot_run(const struct run_result *res, const char *dir, struct plot_opts *o, struct err *e)
 {
-	if (plot_mkdir(dir, e) || report_csv(dir, res, e))
-		return -1;
 	o->n_data += 3;
 	char sub[512];
 	snprintf(sub, sizeof sub, "%s on %s, %s", res->model.id, res->hw.id,

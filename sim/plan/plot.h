@@ -67,8 +67,9 @@ int plot_text(char *buf, size_t cap, const char *name, const char *value);
  * gnuplot that fails). */
 int plot_doc(json_t *doc, const char *dir, struct plot_opts *o, struct err *e);
 
-/* Writes dir/requests.csv and dir/timeseries.csv of a run, then plots
- * them. Returns 0 or -1 with e. */
+/* Plots a run's CSVs, which the caller wrote to dir first (plot_mkdir,
+ * then report_csv: the report layer sits above this one). Returns 0 or -1
+ * with e. */
 int plot_run(const struct run_result *res, const char *dir, struct plot_opts *o, struct err *e);
 
 /* servesim plot PATH: a result JSON of sweep, plan or compare, or a folder
