@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "latmetric.h"
+#include "list.h"
 #include "num.h"
 #include "vllmflags_int.h"
 #include "xalloc.h"
@@ -175,21 +176,18 @@ static int h_goodput(struct rewrite *rw, const struct vllm_flag *f, const char *
 
 static int o_percentile_metrics(struct rewrite *rw, const struct vllm_flag *f, const char *val, struct err *e)
 {
-	char buf[256], *save = NULL;
-	snprintf(buf, sizeof buf, "%s", val);
+	char tok[64];
 	unsigned mask = 0;
-	bool bad = false;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int m = lat_metric_find(tok);
-		bad |= m < 0;
-		if (m >= 0)
-			mask |= 1u << m;
-	}
-	if (bad || !mask) {
-		char names[64], expected[96];
-		lat_metric_list(names, sizeof names);
-		snprintf(expected, sizeof expected, "a comma-separated list of %s", names);
-		return vf_bad_value(rw, f, expected, val, e);
+	int rc;
+	for (const char *cur = val; (rc = list_next(&cur, tok, sizeof tok)) != 0;) {
+		int m = rc > 0 ? lat_metric_find(tok) : -1;
+		if (m < 0) {
+			char names[64], expected[96];
+			lat_metric_list(names, sizeof names);
+			snprintf(expected, sizeof expected, "a comma-separated list of %s", names);
+			return vf_bad_value(rw, f, expected, val, e);
+		}
+		mask |= 1u << m;
 	}
 	rw->va->out.percentile_metrics = mask;
 	return 0;

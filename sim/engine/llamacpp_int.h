@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "engine_int.h"
+#include "num.h"
 
 enum slot_state { SLOT_IDLE, SLOT_PROMPT, SLOT_GENERATING };
 enum model_state { MODEL_UNLOADED, MODEL_LOADING, MODEL_LOADED };
@@ -36,7 +38,7 @@ extern const struct flavor llamacpp_flavor;   /* llamaserver.c */
 #define SLOT_PROMPT_SIMILARITY 0.10
 /* GPU memory llama.cpp's compute buffers and the driver take (Ollama's
  * estimate reserves a graph buffer of this order for 512-token batches). */
-#define GPU_RESERVE_BYTES (0.5 * 1073741824.0)
+#define GPU_RESERVE_BYTES (0.5 * GIB)
 /* macOS lets the GPU wire about 75% of unified memory by default (Metal's
  * recommendedMaxWorkingSetSize), which Ollama reports as VRAM. */
 #define APPLE_GPU_SHARE 0.75
@@ -93,7 +95,7 @@ struct engine {
 
 static inline struct request *req(struct engine *g, size_t i)
 {
-	return &g->setup.reqs->v[i];
+	return engine_req(&g->setup, i);
 }
 
 static inline int64_t min64(int64_t a, int64_t b)
@@ -116,8 +118,6 @@ void llama_gauges(const struct engine *g, struct engine_gauges *out);
 void llama_stats(const struct engine *g, struct engine_stats *st);
 int64_t llama_busy_slots(const struct engine *g);
 size_t llama_queue_waiting(const struct engine *g);
-/* Fails request idx at now with why (through on_done). */
-void llama_fail(struct engine *g, size_t idx, int64_t now, const char *why);
 
 /* The classes' [engine] keys (engine_class.keys: llamacfg.h). */
 void llama_config_default(struct engine_config *c);

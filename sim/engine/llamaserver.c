@@ -38,7 +38,6 @@
  * the run starts warm. Start-up (options, defaults, where the layers go) is
  * llamaresolve.c.
  */
-#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -47,6 +46,7 @@
 
 #include "evq.h"
 #include "llamacpp_int.h"
+#include "simassert.h"
 #include "xalloc.h"
 
 /* llama-server: common/common.h (n_batch 2048, n_ubatch 512), -np -1 =
@@ -197,14 +197,7 @@ static double ubatch_time(struct engine *g, const struct perf_step *ps, struct p
 		r.overhead = bg.overhead + bc.overhead + g->xfer_s_per_token * (double)ps->tokens;
 	}
 	r.total = layer_part(&r) + r.lm_head + r.allreduce + r.overhead;
-	acc->dense += r.dense;
-	acc->experts += r.experts;
-	acc->lm_head += r.lm_head;
-	acc->attn_prefill += r.attn_prefill;
-	acc->attn_decode += r.attn_decode;
-	acc->allreduce += r.allreduce;
-	acc->overhead += r.overhead;
-	acc->total += r.total;
+	engine_time_add(acc, &r, 0, r.total);
 	return r.total;
 }
 
@@ -420,7 +413,7 @@ void llama_end_step(struct engine *g, int64_t now)
 		const struct entry *e = &g->batch[k];
 		struct slot *s = &g->slots[e->slot];
 		s->n_tokens += e->n;
-		assert(s->n_tokens < g->n_ctx && (e->decode || s->n_tokens <= s->n_prompt));
+		SIM_ASSERT(s->n_tokens < g->n_ctx && (e->decode || s->n_tokens <= s->n_prompt), now, s->req);
 		if (e->decode) {
 			emit(g, s, now);
 		} else if (s->n_tokens == s->n_prompt) {
@@ -436,15 +429,6 @@ void llama_end_step(struct engine *g, int64_t now)
 		g->idle_since_ns = now;
 }
 
-void llama_fail(struct engine *g, size_t idx, int64_t now, const char *why)
-{
-	struct request *r = req(g, idx);
-	r->state = REQ_FAILED;
-	r->fail_reason = why;
-	r->finish_ns = now;
-	g->setup.hooks.on_done(g->setup.hooks.ctx, idx, now);
-}
-
 void llama_submit(struct engine *g, size_t idx, int64_t now)
 {
 	struct request *r = req(g, idx);
@@ -456,7 +440,7 @@ void llama_submit(struct engine *g, size_t idx, int64_t now)
 			return;
 	} else if (n >= g->n_ctx) {
 		/* llama-server, HTTP 400 exceed_context_size_error. */
-		llama_fail(g, idx, now, "the request exceeds the available context size, try increasing it");
+		engine_fail(&g->setup, idx, now, "the request exceeds the available context size, try increasing it");
 		return;
 	}
 	r->prompt_eval_count = (int32_t)n;

@@ -33,7 +33,7 @@ const struct flavor ollama_flavor = { "ollama", true, true, true, 512, 512, 1, f
  * >= 23 GiB: 32768, else 4096); always capped at the training context. */
 int64_t ollama_default_ctx(const struct hw_profile *hw, double gpu_bytes, int64_t train)
 {
-	double gib = gpu_bytes / 1073741824.0;
+	double gib = gpu_bytes / GIB;
 	int64_t c = hw->hw_class == HW_CPU ? 4096 : gib >= 47 ? 262144 : gib >= 23 ? 32768 : 4096;
 	return train > 0 ? min64(c, train) : c;
 }
@@ -46,7 +46,7 @@ int ollama_truncate(struct engine *g, size_t idx, int64_t now, int64_t *n)
 	 * llama-server refuses it. The older Go runners
 	 * (runner/ollamarunner NewSequence) cut to exactly num_ctx. */
 	if (!g->truncate) {
-		llama_fail(g, idx, now, "the input length exceeds the context length (truncate = false)");
+		engine_fail(&g->setup, idx, now, "the input length exceeds the context length (truncate = false)");
 		return -1;
 	}
 	*n = g->n_ctx - max64((g->n_ctx - g->n_keep) / 2, 1);
@@ -70,7 +70,7 @@ int ollama_schedule(struct engine *g, size_t idx, int64_t now)
 	} else if (g->model == MODEL_LOADING) {
 		if (g->n_pending >= g->max_queue) {
 			g->st.rejected++;
-			llama_fail(g, idx, now, "server busy, please try again.  maximum pending requests exceeded");
+			engine_fail(&g->setup, idx, now, "server busy, please try again.  maximum pending requests exceeded");
 			return -1;
 		}
 		g->n_pending++;

@@ -11,6 +11,10 @@
  * runs, so they are there even when gnuplot is not: then the pictures are
  * skipped, not failed, and plot_note tells how to install it.
  *
+ * A picture folder (--plot DIR, servesim plot --out DIR) is written whole:
+ * in a temporary sibling renamed into place once every file is there
+ * (wholedir_stage), so a gnuplot that fails midway leaves no half folder.
+ *
  * From a `servesim run --out DIR` folder: TTFT and TPOT CDFs from
  * requests.csv (the per-token ITLs are not in the CSV; each request's TPOT,
  * its mean inter-token gap, stands in for them and the title says so), and
@@ -35,9 +39,6 @@ struct plot_opts {
 	int n_data;                  /* data files written */
 	char dir[4096];              /* where they went (plot_path) */
 };
-
-/* Creates dir when absent. Returns 0 or -1 with e. */
-int plot_mkdir(const char *dir, struct err *e);
 
 /* Opens dir/name for writing through a temporary file; plot_data_close
  * renames it into place (returns 0, or -1 with e and no file left when
@@ -67,10 +68,14 @@ int plot_text(char *buf, size_t cap, const char *name, const char *value);
  * gnuplot that fails). */
 int plot_doc(json_t *doc, const char *dir, struct plot_opts *o, struct err *e);
 
-/* Plots a run's CSVs, which the caller wrote to dir first (plot_mkdir,
- * then report_csv: the report layer sits above this one). Returns 0 or -1
- * with e. */
-int plot_run(const struct run_result *res, const char *dir, struct plot_opts *o, struct err *e);
+/* Writes a run's CSVs into a folder (report_csv: the report layer, which
+ * sits above this one, so the caller passes it in). */
+typedef int plot_csv_writer(const char *dir, const struct run_result *res, struct err *e);
+
+/* Writes dir/requests.csv and dir/timeseries.csv of a run with write_csv,
+ * then plots them. Returns 0 or -1 with e. */
+int plot_run(const struct run_result *res, plot_csv_writer *write_csv, const char *dir,
+	     struct plot_opts *o, struct err *e);
 
 /* servesim plot PATH: a result JSON of sweep, plan or compare, or a folder
  * holding one (result.json) or a run's requests.csv and timeseries.csv.
