@@ -47,6 +47,9 @@ struct engine_setup {
 	const struct precision *weights;
 	struct reqtab *reqs;
 	struct engine_hooks hooks;
+	/* P/D prefill side (sim/cluster): a finished request keeps its KV
+	 * blocks until release_kv (vLLM's NixlConnector delayed free). */
+	bool hold_finished_kv;
 };
 
 /* What the engine resolved at start-up and counted while running. */
@@ -70,6 +73,8 @@ struct engine_stats {
 	 * the drafter's time in steps (seconds). */
 	int64_t spec_draft_tokens, spec_accepted_tokens;
 	double spec_draft_s;
+	double spec_weight_bytes;          /* the drafter's weights per GPU (specdec_memory) */
+	double spec_kv_bytes_per_block;    /* its share of kv_bytes_per_block */
 	/* Where step time went, summed over steps (seconds). */
 	struct perf_breakdown time;
 	/* Where decode tokens' steps went, summed over decode tokens (seconds):
@@ -144,6 +149,9 @@ struct engine_class {
 	 * prefix-aware router asks); NULL: the engine has no shared cache. */
 	int64_t (*prefix_hit_tokens)(const struct engine *eng, const struct request *r);
 	void (*stats)(const struct engine *eng, struct engine_stats *st);
+	/* With hold_finished_kv: frees finished request req's held blocks
+	 * (none held: a no-op). NULL: the engine never holds them. */
+	void (*release_kv)(struct engine *eng, size_t req);
 };
 
 extern const struct engine_class vllm_engine_class;

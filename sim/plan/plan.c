@@ -149,16 +149,17 @@ void plan_cost_default(struct plan_cost *pc)
 	*pc = (struct plan_cost){ .own = false, .years = 3, .usd_per_kwh = 0.12, .utilization = 0.6 };
 }
 
-int plan_cand_price(struct plan_cand *c, const struct plan_cost *pc, const char *origin, struct err *e)
+/* One GPU of device id's hour (plan_cost). */
+static int gpu_price(const char *id, const struct plan_cost *pc, const char *origin, double *out, struct err *e)
 {
 	struct hw_profile hw;
-	if (hw_load_named(&hw, c->sc.hardware, e))
+	if (hw_load_named(&hw, id, e))
 		return err_prefix(e, "%s", origin);
 	if (!pc->own) {
 		if (!hw.has_price)
 			return err_set(e, "%s: hardware '%s' has no [price] price_per_hour_usd; expected a profile with a price to compute cost (add one, pass --cost own to price owning it, or --no-cost)",
 				       origin, hw.id);
-		c->price_usd_per_gpu_hour = hw.price_per_hour_usd;
+		*out = hw.price_per_hour_usd;
 		return 0;
 	}
 	if (!hw.has_ownership || !(hw.board_power_w > 0))
@@ -166,7 +167,29 @@ int plan_cand_price(struct plan_cand *c, const struct plan_cost *pc, const char 
 			       origin, hw.id);
 	double capex_h = hw.purchase_usd / (pc->years * 8760);
 	double power_h = (hw.board_power_w + hw.server_overhead_w) / 1000 * pc->usd_per_kwh;
-	c->price_usd_per_gpu_hour = capex_h / pc->utilization + power_h;
+	*out = capex_h / pc->utilization + power_h;
+	return 0;
+}
+
+int plan_cand_price(struct plan_cand *c, const struct plan_cost *pc, const char *origin, struct err *e)
+{
+	const struct cluster_config *cc = &c->sc.cluster;
+	if (!clustercfg_disaggregated(cc))
+		return gpu_price(c->sc.hardware, pc, origin, &c->price_usd_per_gpu_hour, e);
+	/* Pools on their own devices ([prefill], [decode] hardware): the mean
+	 * over the deployment's GPUs, so that GPUs × price is its hour. */
+	double usd = 0, gpus = 0;
+	for (int p = 0; p < N_POOLS; p++) {
+		struct scenario ps;
+		double price;
+		if (scenario_pool(&c->sc, p, &ps, e) || gpu_price(ps.hardware, pc, origin, &price, e))
+			return -1;
+		double n = (double)(p == POOL_PREFILL ? cc->prefill_replicas : cc->decode_replicas) *
+			   (double)scenario_gpus(&ps);
+		usd += n * price;
+		gpus += n;
+	}
+	c->price_usd_per_gpu_hour = usd / gpus;
 	return 0;
 }
 
