@@ -1,5 +1,6 @@
 #include "probecsv.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "csv.h"
 #include "num.h"
 #include "xalloc.h"
 
@@ -194,20 +196,15 @@ static int parse_v2(struct probe_data *d, struct probe_row *r, char **f, int lin
 	return 0;
 }
 
-static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
+/* Row s (its line break dropped), split into row (the caller's, reused
+ * line after line). */
+static int parse_row(struct probe_data *d, const char *s, struct csv_row *row, int line, struct err *e)
 {
-	char *f[N_FIELDS_V2];
-	int n = 0, want = d->version == 2 ? N_FIELDS_V2 : N_FIELDS;
-	for (char *p = s;;) {
-		if (n < N_FIELDS_V2)
-			f[n] = p;
-		n++;
-		char *comma = strchr(p, ',');
-		if (!comma)
-			break;
-		*comma = '\0';
-		p = comma + 1;
-	}
+	int n = csv_split(s, strlen(s), row), want = d->version == 2 ? N_FIELDS_V2 : N_FIELDS;
+	char **f = row->f;
+	if (n < 0)
+		return err_set(e, "%s:%d: expected %d comma-separated fields (%s), got a quote that is not closed",
+			       d->path, line, want, d->version == 2 ? HEADER_V2 : HEADER);
 	if (n != want)
 		return err_set(e, "%s:%d: expected %d comma-separated fields (%s), got %d", d->path, line,
 			       want, d->version == 2 ? HEADER_V2 : HEADER, n);
@@ -319,6 +316,7 @@ int probecsv_load(struct probe_data *d, const char *path, struct err *e)
 	size_t cap = 0;
 	int line = 0, rc = 0;
 	bool header = false;
+	struct csv_row row = { 0 };
 	ssize_t got;
 	while ((got = getline(&buf, &cap, f)) != -1) {
 		line++;
@@ -348,7 +346,7 @@ int probecsv_load(struct probe_data *d, const char *path, struct err *e)
 			d->truncated = true;
 			break;
 		}
-		if ((rc = parse_row(d, buf, line, e))) {
+		if ((rc = parse_row(d, buf, &row, line, e))) {
 			if (!whole) {   /* a cut-short version-1 row */
 				d->truncated = true;
 				rc = 0;
@@ -358,6 +356,7 @@ int probecsv_load(struct probe_data *d, const char *path, struct err *e)
 	}
 	if (!rc && ferror(f))
 		rc = err_set(e, "%s: read error: %s", path, strerror(errno));
+	csv_row_free(&row);
 	free(buf);
 	fclose(f);
 	if (!rc && d->len == 0)
@@ -407,15 +406,31 @@ void probecsv_free(struct probe_data *d)
 	d->len = d->cap = 0;
 }
 
+/* Does name occur in device as a whole word (no letter or digit either
+ * side)? "H200" is not in "GH200 480GB", "L4" not in "L40S". */
+static bool has_word(const char *device, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = strstr(device, name); p; p = strstr(p + 1, name))
+		if ((p == device || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
+			return true;
+	return false;
+}
+
 const char *probecsv_hardware_id(const char *device)
 {
-	/* cudaGetDeviceProperties names; the more specific first (L40S before
-	 * L4, GB200 before B200, the A100 variants by memory and form). */
+	/* cudaGetDeviceProperties names, matched as whole words, the longer
+	 * name first where one holds another (H100 NVL before H100). A NULL id
+	 * is a device servesim knows but has no profile of: a GH200 (Grace
+	 * Hopper: its own memory system and power limit) and an H200 NVL (the
+	 * 600 W PCIe card) are not the H200 SXM, so they stay unknown rather
+	 * than borrow its profile. */
 	static const struct {
 		const char *name, *id;
 	} map[] = {
 		{ "H100 NVL", "h100-nvl" },         { "H100 PCIe", "h100-pcie" },
-		{ "H100", "h100-sxm" },             { "H200", "h200-sxm" },
+		{ "H100", "h100-sxm" },             { "GH200", NULL },
+		{ "H200 NVL", NULL },               { "H200", "h200-sxm" },
 		{ "GB200", "gb200" },               { "B200", "b200" },
 		{ "A100-SXM4-80GB", "a100-80gb-sxm" }, { "A100-SXM4-40GB", "a100-40gb-sxm" },
 		{ "A100 80GB PCIe", "a100-80gb-pcie" }, { "A100-PCIE-40GB", "a100-40gb-pcie" },
@@ -424,7 +439,7 @@ const char *probecsv_hardware_id(const char *device)
 		{ "RTX 5090", "rtx-5090" },
 	};
 	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-		if (strstr(device, map[i].name))
+		if (has_word(device, map[i].name))
 			return map[i].id;
 	return NULL;
 }

@@ -12,7 +12,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "latmetric.h"
 #include "num.h"
+#include "list.h"
 #include "vllmflags_int.h"
 #include "xalloc.h"
 
@@ -215,23 +217,25 @@ static int h_goodput(struct rewrite *rw, const struct vllm_flag *f, const char *
 	return vf_bad_value(rw, f, "KEY:MS pairs with KEY ttft, tpot or e2el (e.g. ttft:500 tpot:50)", val, e);
 }
 
-static const char *const metric_keys[] = { "ttft", "tpot", "itl", "e2el", NULL };
-
 static int o_percentile_metrics(struct rewrite *rw, const struct vllm_flag *f, const char *val, struct err *e)
 {
-	char buf[256], *save = NULL;
-	snprintf(buf, sizeof buf, "%s", val);
+	char tok[64];
 	unsigned mask = 0;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int m = 0;
-		while (metric_keys[m] && strcmp(metric_keys[m], tok))
-			m++;
-		if (!metric_keys[m])
-			return vf_bad_value(rw, f, "a comma-separated list of ttft, tpot, itl, e2el", val, e);
+	int rc;
+	for (const char *cur = val; (rc = list_next(&cur, tok, sizeof tok)) != 0;) {
+		int m = rc > 0 ? lat_metric_find(tok) : -1;
+		if (m < 0) {
+			mask = 0;
+			break;
+		}
 		mask |= 1u << m;
 	}
-	if (!mask)
-		return vf_bad_value(rw, f, "a comma-separated list of ttft, tpot, itl, e2el", val, e);
+	if (!mask) {
+		char names[64], expected[96];
+		lat_metric_list(names, sizeof names);
+		snprintf(expected, sizeof expected, "a comma-separated list of %s", names);
+		return vf_bad_value(rw, f, expected, val, e);
+	}
 	rw->va->out.percentile_metrics = mask;
 	return 0;
 }

@@ -43,6 +43,7 @@ struct cluster_setup {
 	const struct scenario *sc;
 	const struct model *model;
 	const struct hw_profile *hw;
+	const struct hw_profile *cpu_hw;  /* engine_setup's: [engine] cpu_hardware, or NULL */
 	const struct precision *weights;
 	struct reqtab *reqs;
 	struct engine_hooks hooks;       /* the run's: every engine's tokens and ends */

@@ -3,6 +3,7 @@
  * "{:<40} {:<10.2f}" formatting), then servesim's own sections.
  */
 #include "report_int.h"
+#include "num.h"
 #include "report_replicas.h"
 #include "report_spec.h"
 
@@ -62,16 +63,16 @@ static void vllm_block(FILE *f, struct run_result *res, struct group_metrics *g,
 			continue;
 		struct summary s;
 		report_summarize(g, m, o, &s);
-		centered(f, report_metrics[m].title, '-');
+		centered(f, lat_metrics[m].title, '-');
 		char label[64];
-		snprintf(label, sizeof label, "Mean %s (ms):", report_metrics[m].abbr);
+		snprintf(label, sizeof label, "Mean %s (ms):", lat_metrics[m].abbr);
 		line_f(f, label, s.mean);
-		snprintf(label, sizeof label, "Median %s (ms):", report_metrics[m].abbr);
+		snprintf(label, sizeof label, "Median %s (ms):", lat_metrics[m].abbr);
 		line_f(f, label, s.median);
 		for (size_t i = 0; i < o->n_percentiles; i++) {
 			char w[16];
 			report_p_word(o->percentiles[i], w, sizeof w);
-			snprintf(label, sizeof label, "P%s %s (ms):", w, report_metrics[m].abbr);
+			snprintf(label, sizeof label, "P%s %s (ms):", w, lat_metrics[m].abbr);
 			line_f(f, label, s.p[i]);
 		}
 	}
@@ -89,7 +90,7 @@ static void slots_text(FILE *f, const struct run_result *res)
 	line_int(f, "Context per slot (num_ctx):", es->num_ctx);
 	line_int(f, "Batch (n_batch):", es->n_batch);
 	line_int(f, "Micro-batch (n_ubatch):", es->n_ubatch);
-	line_f(f, "KV cache allocated (GiB):", es->kv_bytes / 1073741824.0);
+	line_f(f, "KV cache allocated (GiB):", es->kv_bytes / GIB);
 	if (es->cpu_hardware[0] && es->gpu_layers == 0 && res->hw.hw_class == HW_CPU) {
 		fprintf(f, "%-40s %s\n", "Layers on:", es->cpu_hardware);
 	} else {
@@ -145,7 +146,7 @@ static void vllm_engine_text(FILE *f, const struct run_result *res)
 	centered(f, "KV cache pool", '-');
 	line_int(f, "GPU KV blocks:", es->num_gpu_blocks);
 	line_int(f, "Block size (tokens):", es->block_size);
-	line_f(f, "KV pool (GiB per GPU):", (double)es->num_gpu_blocks * es->kv_bytes_per_block / 1073741824.0);
+	line_f(f, "KV pool (GiB per GPU):", (double)es->num_gpu_blocks * es->kv_bytes_per_block / GIB);
 	if (es->num_cpu_blocks)
 		line_int(f, "CPU offload blocks:", es->num_cpu_blocks);
 	line_f(f, "Peak KV cache usage (%):", 100 * es->peak_kv_usage);

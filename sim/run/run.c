@@ -8,6 +8,7 @@
 
 #include "cluster.h"
 #include "evq.h"
+#include "num.h"
 #include "timeline.h"
 #include "workload.h"
 #include "xalloc.h"
@@ -48,7 +49,7 @@ static void count_token(struct run_result *res, int64_t t_ns)
 {
 	/* Tokens of one step share a time: skip the division for them. */
 	if (t_ns != res->last_token_ns) {
-		int64_t sec = (t_ns - res->token_origin_ns) / 1000000000;
+		int64_t sec = (t_ns - res->token_origin_ns) / NS_PER_S;
 		/* Engines stamp tokens at their output handler's time, a little
 		 * past the step: across replicas (or a pulled prompt's first
 		 * token, at a decode step's start) they can come that much out
@@ -270,8 +271,8 @@ static int64_t concurrent_per_second(const struct run_result *res)
 		const struct request *r = &res->reqs.v[i];
 		if (r->state != REQ_FINISHED)
 			continue;
-		in[n] = (r->send_ns - res->token_origin_ns) / 1000000000;
-		out[n++] = (r->finish_ns - res->token_origin_ns) / 1000000000 + 1;
+		in[n] = (r->send_ns - res->token_origin_ns) / NS_PER_S;
+		out[n++] = (r->finish_ns - res->token_origin_ns) / NS_PER_S + 1;
 	}
 	qsort(in, n, sizeof *in, cmp_i64);
 	qsort(out, n, sizeof *out, cmp_i64);
@@ -313,9 +314,16 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 		return err_prefix(e, "%s", sc->path);
 	const char *wname = sc->weights[0] ? sc->weights : res->model.weights;
 	res->weights = precision_find(wname);
-	if (!res->weights)
-		return err_set(e, "%s: [run] weights: expected a precision (bf16, fp16, fp8, int8, int4, awq, gptq, mxfp4, nvfp4, f16, q8_0, q6_k, q5_k_m, q4_k_m, q4_0), got '%s'",
-			       sc->path, wname);
+	if (!res->weights) {
+		char names[512];
+		precision_names(names, sizeof names);
+		return err_set(e, "%s: [run] weights: expected one of %s, got '%s'", sc->path, names, wname);
+	}
+	/* The CPU profile an engine runs the layers the device cannot hold on
+	 * (llama.cpp's partial offload): read here, passed in. */
+	struct hw_profile cpu_hw;
+	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.llama.cpu_hardware, e))
+		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.llama.cpu_hardware_at);
 
 	struct run rn = { .res = res };
 	rn.wl = workload_create(&res->sc, &res->reqs, e);
@@ -328,6 +336,7 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	rn.q = evq_create();
 	struct cluster_setup setup = {
 		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
+		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
 		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done }, .q = rn.q, .on_step = on_step,
 	};
 	rn.cl = cluster_create(&setup, e);

@@ -12,9 +12,9 @@
 
 #include "csv.h"
 #include "err.h"
+#include "num.h"
 #include "trace.h"
 
-#define NS_PER_S 1000000000LL
 #define SHOWN_CHARS 64  /* how much of a bad value a message quotes */
 
 /* One trace file being read. Rows go straight into t; raw times go into
@@ -37,6 +37,7 @@ struct reader {
 	double time_divisor;    /* raw time units per second */
 	bool have_t0;
 	int64_t t0_s, t0_ns;    /* Azure: the first row's wall clock */
+	int result;             /* vllm: which result of several (1-based); 0: one */
 };
 
 struct trace_format {
