@@ -18,6 +18,10 @@
  * but mean_/median_/p99_e2e_latency_ms for E2E and, in the newest
  * version, total_input / total_output: read as the vLLM names.
  *
+ * The per-request arrays of either tool (vLLM --save-detailed, SGLang
+ * --output-details) are checked request by request and their means fill
+ * or must agree with the summary keys (benchdetail.h).
+ *
  * Absent numbers are NAN; absent counts are -1.
  */
 #ifndef SERVESIM_BENCHRES_H
@@ -32,7 +36,6 @@
 
 enum benchres_stat { BENCH_MEAN, BENCH_MEDIAN, BENCH_P99, BENCH_N_STATS };
 
-extern const char *const benchres_metric_keys[];   /* "ttft", "tpot", "itl", "e2el" */
 extern const char *const benchres_stat_keys[];     /* "mean", "median", "p99" */
 
 struct benchres {
@@ -48,6 +51,8 @@ struct benchres {
 	double request_throughput, output_throughput, total_token_throughput;
 	double ms[N_LAT_METRICS][BENCH_N_STATS];
 	bool has_input_lens, has_output_lens, has_start_times, has_latencies;
+	size_t n_detailed;           /* requests in the per-request arrays (benchdetail.h); 0 when none */
+	size_t n_detailed_ok;        /* of them successful (output_lens > 0) */
 };
 
 /* Does this JSON object look like a vllm bench serve result? (It has at

@@ -74,6 +74,9 @@ static const struct inidoc_key keys[] = {
 	{ "workload", "trace_format", INI_STRING, F(trace_format), 0, 0, 0, "a trace format", NULL },
 	{ "workload", "trace_time_scale", INI_DOUBLE, F(trace_time_scale), INI_MIN_EXCLUSIVE, 0, BIG,
 	  "a factor > 0 on trace times", NULL },
+	{ "workload", "trace_result", INI_INT, F(trace_result), 0, 0, 1e6,
+	  "the result to replay (1 = the first) of a file holding several (--append-result, SGLang JSON lines); 0 = the file is one result",
+	  NULL },
 
 	/* Checked against engine_classes after binding, so the choices and
 	 * the error listing them come from the table. */

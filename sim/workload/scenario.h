@@ -96,6 +96,7 @@ struct scenario {
 	char trace[INI_VALUE_MAX];
 	char trace_format[INI_VALUE_MAX];  /* "auto" or a format of trace.h */
 	double trace_time_scale;
+	int64_t trace_result;              /* which result of a file of several (1-based); 0: the file is one */
 
 	/* [engine] (engine/enginecfg.h) */
 	struct engine_config engine;

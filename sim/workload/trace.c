@@ -218,6 +218,11 @@ static void finish_times(struct trace *t, double divisor)
 
 int trace_load(struct trace *t, const char *path, const char *format, struct err *e)
 {
+	return trace_load_result(t, path, format, 0, e);
+}
+
+int trace_load_result(struct trace *t, const char *path, const char *format, int result, struct err *e)
+{
 	memset(t, 0, sizeof *t);
 	const struct trace_format *fmt = NULL;
 	if (strcmp(format, "auto") && !(fmt = format_named(format))) {
@@ -225,7 +230,7 @@ int trace_load(struct trace *t, const char *path, const char *format, struct err
 		trace_format_list(names, sizeof names);
 		return err_set(e, "%s: format: expected one of %s, got '%s'", path, names, format);
 	}
-	struct reader rd = { .path = path, .e = e, .t = t, .f = fopen(path, "r") };
+	struct reader rd = { .path = path, .e = e, .t = t, .result = result, .f = fopen(path, "r") };
 	if (!rd.f)
 		return err_set(e, "%s: cannot open: %s", path, strerror(errno));
 	int rc = 0;
@@ -236,6 +241,9 @@ int trace_load(struct trace *t, const char *path, const char *format, struct err
 			rc = trace_no_requests(&rd);
 		fmt = name ? format_named(name) : NULL;
 	}
+	if (!rc && result > 0 && strcmp(fmt->name, "vllm"))
+		rc = err_set(e, "%s: [workload] trace_result = %d: expected 0 for a %s trace (only a file of benchmark results holds several)",
+			     path, result, fmt->name);
 	if (!rc)
 		rc = fmt->load(&rd);
 	if (rd.nul_line)   /* the first cause: reading stopped there */
