@@ -41,9 +41,9 @@ static void plan_simulates_the_cluster_for_its_replicas(void **state)
 {
 	(void)state;
 	/* The default scenario, SLO TTFT p99 2 s and ITL p99 50 ms: one
-	 * replica holds about 21 req/s. For 65 req/s division says 4; the
+	 * replica holds about 22 req/s. For 65 req/s division says 3; the
 	 * simulated cluster needs the fewest n that passes while n - 1 fails,
-	 * whatever the router (measured: 4 with round robin, 3 with
+	 * whatever the router (measured: 3 with round robin and with
 	 * least_requests, which evens out bursts). */
 	struct err e;
 	struct plan_slo slo;
