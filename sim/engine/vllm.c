@@ -187,6 +187,8 @@ static void vllm_end_step(struct engine *g, int64_t now)
 	for (size_t k = 0; k < b->len; k++) {
 		size_t idx = b->idx[k];
 		struct request *r = req(g, idx);
+		if (k + PREFETCH_AHEAD < b->len)
+			__builtin_prefetch(&req(g, b->idx[k + PREFETCH_AHEAD])->state);
 		bool running = r->state == REQ_RUNNING;
 		int32_t emit = 1;
 		if (spec && b->drafts[k] && running) {
@@ -220,6 +222,11 @@ static void vllm_end_step(struct engine *g, int64_t now)
 			r->finish_ns = seen;
 			if (running) {
 				vllm_free_blocks(g, r);
+				/* Its block list too: memory stays with the requests
+				 * in flight, not all the run's. */
+				free(r->blocks);
+				r->blocks = NULL;
+				r->cap_blocks = 0;
 				any_done = true;
 			} else {
 				reqq_remove(&g->waiting, idx);

@@ -63,6 +63,10 @@ struct engine {
 	struct engine_stats st;
 };
 
+/* How many requests ahead the per-request loops of a step prefetch
+ * records (each is a cache miss otherwise: the loops are bound by it). */
+#define PREFETCH_AHEAD 6
+
 static inline struct request *req(struct engine *g, size_t i)
 {
 	return &g->setup.reqs->v[i];
