@@ -14,6 +14,8 @@
 
 enum ev_kind {
 	EV_WANT_SEND,    /* the workload wants to send request arg */
+	EV_ARRIVAL,      /* the same, for a request of a lazy open loop
+			  * (workload_next): the next one is made now */
 	/* Kinds from CLUSTER_EV_FIRST on are the cluster's (the request
 	 * reaching its replica, steps, kicks). */
 };
@@ -27,6 +29,7 @@ struct run {
 	size_t *client_queue;          /* waiting on max_concurrency, FIFO */
 	size_t cq_head, cq_len, cq_cap;
 	int64_t next_sample_ns, sample_every_ns;
+	uint64_t arrival_seq;          /* the lazy open loop's next reserved seq */
 };
 
 /* The stage group a request also counts in; none when the run has one
@@ -313,7 +316,7 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 			       sc->path, wname);
 
 	struct run rn = { .res = res };
-	rn.wl = workload_create(&res->sc, &res->reqs, e);
+	rn.wl = workload_open(&res->sc, &res->reqs, e);
 	if (!rn.wl)
 		return -1;
 	int n_stages;
@@ -362,11 +365,27 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 		if (res->reqs.v[i].want_send_ns < res->token_origin_ns)
 			res->token_origin_ns = res->reqs.v[i].want_send_ns;
 	}
+	/* A lazy open loop: each send is made when the one before is due,
+	 * with the seq it would have had pushed here (send times never go
+	 * back, so the first is the earliest). */
+	int64_t lazy = workload_lazy_left(rn.wl);
+	if (lazy > 0) {
+		rn.arrival_seq = evq_reserve(rn.q, (uint64_t)lazy);
+		int64_t first = workload_next(rn.wl, &res->reqs);
+		res->token_origin_ns = res->reqs.v[first].want_send_ns;
+		evq_push_seq(rn.q, res->reqs.v[first].want_send_ns, rn.arrival_seq++, EV_ARRIVAL, first);
+	}
 
 	struct event ev;
 	int64_t past_horizon_ns = -1, past_horizon_step_ns = 0;
 	while (past_horizon_ns < 0 && evq_pop(rn.q, &ev)) {
-		if (ev.kind == EV_WANT_SEND)
+		if (ev.kind == EV_ARRIVAL) {
+			int64_t next = workload_next(rn.wl, &res->reqs);
+			if (next >= 0)
+				evq_push_seq(rn.q, res->reqs.v[next].want_send_ns, rn.arrival_seq++,
+					     EV_ARRIVAL, next);
+		}
+		if (ev.kind == EV_WANT_SEND || ev.kind == EV_ARRIVAL)
 			want_send(&rn, (size_t)ev.arg, ev.time_ns);
 		else
 			past_horizon_ns = cluster_event(rn.cl, &ev, &past_horizon_step_ns);
