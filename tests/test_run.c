@@ -41,6 +41,60 @@ static void conservation_and_failures(void **state)
 	run_result_free(&r);
 }
 
+/* The JSON report of scenario with the overrides in ap, run by runner
+ * (caller frees). */
+static char *report_of(int (*runner)(const struct scenario *, struct run_result *, struct err *),
+		       size_t *kept, const char *scenario, ...)
+{
+	struct run_result r;
+	va_list ap;
+	va_start(ap, scenario);
+	simulate_with(runner, &r, scenario, ap);
+	va_end(ap);
+	const double pcts[] = { 25, 50, 90, 99 };
+	struct report_opts ro = { pcts, 4, false, 0 };
+	json_t *j = report_json(&r, &ro);
+	json_object_del(json_object_get(j, "servesim"), "version");
+	char *text = json_dumps(j, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	json_decref(j);
+	*kept = r.reqs.len;
+	run_result_free(&r);
+	return text;
+}
+
+/* A lean run recycles finished requests and counts vLLM's per-second
+ * concurrency as they finish; every reported number is the same, byte for
+ * byte, as the run that keeps them all: preemption under FCFS and
+ * priority (whose ties go by the order requests were made), prefix
+ * sharing, multi-turn conversations, closed-loop users, max_concurrency,
+ * a cluster, P/D disaggregation and an Ollama run (made in full). */
+static void lean_run_equals_full_run(void **state)
+{
+	(void)state;
+	const char *cases[][3] = {
+		{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "workload.num_prompts=150" },
+		{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "engine.scheduling_policy=priority" },
+		{ "c14-system-prompt", "workload.num_prompts=100", "engine.num_gpu_blocks_override=400" },
+		{ "c13-bench-serve", "workload.turns=3", "workload.max_concurrency=8" },
+		{ "c13-bench-serve", "workload.users=10", "workload.num_prompts=120" },
+		{ "c13-bench-serve", "cluster.replicas=3", "workload.num_prompts=150" },
+		{ "c25-disagg-small", "workload.num_prompts=60", "workload.num_prompts=60" },
+		{ "c28-ollama-vs-vllm", "workload.num_prompts=40", "workload.num_prompts=40" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t all, kept;
+		char *full = report_of(run_simulate, &all, cases[i][0], cases[i][1], cases[i][2], NULL);
+		char *lean = report_of(run_simulate_lean, &kept, cases[i][0], cases[i][1], cases[i][2], NULL);
+		assert_true(all > 0);
+		/* Lean keeps none, but for Ollama (the last case). */
+		assert_int_equal(kept, i + 1 < sizeof cases / sizeof cases[0] ? 0 : all);
+		if (strcmp(full, lean))
+			fail_msg("%s %s %s: the lean run's report differs", cases[i][0], cases[i][1], cases[i][2]);
+		free(full);
+		free(lean);
+	}
+}
+
 static void requests_that_cannot_fit_fail(void **state)
 {
 	(void)state;
@@ -324,6 +378,7 @@ static void bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(lean_run_equals_full_run),
 		cmocka_unit_test(conservation_and_failures),
 		cmocka_unit_test(requests_that_cannot_fit_fail),
 		cmocka_unit_test(clocks_run_forward),

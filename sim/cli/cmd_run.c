@@ -154,8 +154,11 @@ int cmd_run(int argc, char **argv)
 	/* The timeline (token gaps and steps by second) only feeds the
 	 * Prometheus metrics: recorded for --format prom and --out alone. */
 	bool timeline = fmt == FMT_PROM || out_dir;
+	/* What reads the requests one by one keeps them; else a lean run,
+	 * whose memory follows the requests in flight. */
+	bool per_request = timeline || plot_dir || detailed || va.out.save_detailed;
 	if (scenario_load(&sc, scenario_path, &ov, &e) ||
-	    (timeline ? run_simulate_timeline : run_simulate)(&sc, &res, &e)) {
+	    (timeline ? run_simulate_timeline : per_request ? run_simulate : run_simulate_lean)(&sc, &res, &e)) {
 		cli_fail("run", &e);
 		goto out;
 	}

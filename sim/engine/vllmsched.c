@@ -122,7 +122,7 @@ static bool comes_after(struct engine *g, size_t a, size_t b)
 		return ra->priority > rb->priority;
 	if (ra->enqueue_ns != rb->enqueue_ns)
 		return ra->enqueue_ns > rb->enqueue_ns;
-	return a > b;
+	return ra->id > rb->id;
 }
 
 /* Into the waiting queue: FCFS appends a new request and puts a preempted

@@ -87,7 +87,7 @@ int measure_run(struct measure *m, const struct scenario *sc, struct err *e)
 {
 	struct run_result res;
 	memset(m, 0, sizeof *m);
-	if (run_simulate(sc, &res, e)) {
+	if (run_simulate_lean(sc, &res, e)) {   /* no request is read one by one */
 		run_result_free(&res);
 		return -1;
 	}

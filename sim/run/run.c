@@ -30,6 +30,13 @@ struct run {
 	size_t cq_head, cq_len, cq_cap;
 	int64_t next_sample_ns, sample_every_ns;
 	uint64_t arrival_seq;          /* the lazy open loop's next reserved seq */
+	/* A lean run (run_simulate_lean): finished requests are recycled, and
+	 * vLLM's max_concurrent_requests is counted as they finish, a
+	 * difference array over the run's whole seconds (+1 at a request's
+	 * first, -1 past its last). */
+	bool lean;
+	int64_t *active_diff;
+	size_t cap_active_diff;
 };
 
 /* The stage group a request also counts in; none when the run has one
@@ -223,6 +230,31 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 		int64_t when = rn->res->reqs.v[more].want_send_ns;
 		evq_push(rn->q, when > t ? when : t, EV_WANT_SEND, more);
 	}
+	if (rn->lean) {
+		r = &rn->res->reqs.v[idx];   /* the table may have moved */
+		if (r->state == REQ_FINISHED) {
+			int64_t first = (r->send_ns - rn->res->token_origin_ns) / 1000000000;
+			int64_t past = (r->finish_ns - rn->res->token_origin_ns) / 1000000000 + 1;
+			size_t had = rn->cap_active_diff;
+			xgrow(&rn->active_diff, &rn->cap_active_diff, (size_t)past + 1, sizeof *rn->active_diff);
+			memset(rn->active_diff + had, 0, (rn->cap_active_diff - had) * sizeof *rn->active_diff);
+			rn->active_diff[first]++;
+			rn->active_diff[past]--;
+		}
+		reqtab_recycle(&rn->res->reqs, idx);
+	}
+}
+
+/* concurrent_per_second of a lean run: the peak of the running sum. */
+static int64_t active_peak(const struct run *rn)
+{
+	int64_t best = 0, now = 0;
+	for (size_t s = 0; s < rn->cap_active_diff; s++) {
+		now += rn->active_diff[s];
+		if (now > best)
+			best = now;
+	}
+	return best;
 }
 
 static void sample(struct run *rn, int64_t now, int64_t step_ns)
@@ -299,7 +331,8 @@ static void init_groups(struct run_result *res, const int64_t *starts, int n)
 		res->stages[i].start_ns = starts[i];
 }
 
-static int simulate(const struct scenario *sc, struct run_result *res, bool timeline, struct err *e)
+static int simulate(const struct scenario *sc, struct run_result *res, bool timeline, bool lean,
+		    struct err *e)
 {
 	memset(res, 0, sizeof *res);
 	if (timeline)
@@ -315,7 +348,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 		return err_set(e, "%s: [run] weights: expected a precision (bf16, fp16, fp8, int8, int4, awq, gptq, mxfp4, nvfp4, f16, q8_0, q6_k, q5_k_m, q4_k_m, q4_0), got '%s'",
 			       sc->path, wname);
 
-	struct run rn = { .res = res };
+	/* Ollama's report means read every request: only vLLM runs lean. */
+	struct run rn = { .res = res, .lean = lean && sc->engine_kind == ENGINE_VLLM };
 	rn.wl = workload_open(&res->sc, &res->reqs, e);
 	if (!rn.wl)
 		return -1;
@@ -400,10 +434,13 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 		workload_destroy(rn.wl);
 		evq_destroy(rn.q);
 		free(rn.client_queue);
+		free(rn.active_diff);
 		return -1;
 	}
 	res->end_ns = evq_now(rn.q);
-	res->max_concurrent_per_second = concurrent_per_second(res);
+	res->n_requests = res->reqs.made;
+	res->max_concurrent_per_second = rn.lean ? active_peak(&rn) : concurrent_per_second(res);
+	free(rn.active_diff);
 	cluster_stats(rn.cl, &res->engine);
 	collect_replicas(&rn);
 	/* Every request finished or failed: none is left behind. */
@@ -415,17 +452,24 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	workload_destroy(rn.wl);
 	evq_destroy(rn.q);
 	free(rn.client_queue);
+	if (rn.lean)
+		reqtab_free(&res->reqs);   /* recycled records: none to report */
 	return 0;
 }
 
 int run_simulate(const struct scenario *sc, struct run_result *res, struct err *e)
 {
-	return simulate(sc, res, false, e);
+	return simulate(sc, res, false, false, e);
 }
 
 int run_simulate_timeline(const struct scenario *sc, struct run_result *res, struct err *e)
 {
-	return simulate(sc, res, true, e);
+	return simulate(sc, res, true, false, e);
+}
+
+int run_simulate_lean(const struct scenario *sc, struct run_result *res, struct err *e)
+{
+	return simulate(sc, res, false, true, e);
 }
 
 static void group_free(struct group_metrics *g)

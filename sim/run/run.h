@@ -70,7 +70,8 @@ struct run_result {
 	struct model model;
 	struct hw_profile hw;
 	const struct precision *weights;
-	struct reqtab reqs;
+	struct reqtab reqs;            /* every request; none after a lean run */
+	int64_t n_requests;            /* made over the run (lean or not) */
 	struct engine_stats engine;
 	struct group_metrics all;
 	struct group_metrics *stages;
@@ -108,6 +109,15 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 /* run_simulate that also records res->timeline (timeline.h): every token
  * gap and step size by simulated second, for metrics over time. */
 int run_simulate_timeline(const struct scenario *sc, struct run_result *res, struct err *e);
+
+/* run_simulate that keeps no finished request (each record is reused for
+ * a later one), so memory follows the requests in flight, not the run's:
+ * res->reqs is empty after it, and what reads the requests one by one
+ * (--out's requests.csv, --save-detailed, Prometheus histograms, plots,
+ * advise) needs run_simulate. Every metric of res is the same. Ollama and
+ * llama-server runs (whose report means read the requests) are made as
+ * run_simulate makes them. */
+int run_simulate_lean(const struct scenario *sc, struct run_result *res, struct err *e);
 
 void run_result_free(struct run_result *res);
 
