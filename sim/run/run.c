@@ -8,6 +8,7 @@
 
 #include "cluster.h"
 #include "evq.h"
+#include "progress.h"
 #include "timeline.h"
 #include "workload.h"
 #include "xalloc.h"
@@ -331,11 +332,20 @@ static void init_groups(struct run_result *res, const int64_t *starts, int n)
 		res->stages[i].start_ns = starts[i];
 }
 
-static int simulate(const struct scenario *sc, struct run_result *res, bool timeline, bool lean,
+/* A lean run's metric groups: past RUN_EXACT_SAMPLES values, sketches. */
+static void bound_group(struct group_metrics *g)
+{
+	struct samples *s[] = { &g->ttft, &g->tpot, &g->e2el, &g->queue, &g->prefill_wait };
+	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+		samples_bound(s[i], RUN_EXACT_SAMPLES);
+}
+
+static int simulate(const struct scenario *sc, struct run_result *res, const struct run_opts *o,
 		    struct err *e)
 {
 	memset(res, 0, sizeof *res);
-	if (timeline)
+	bool lean = o->lean;
+	if (o->timeline)
 		res->timeline = timeline_create();
 	res->sc = *sc;
 	res->last_token_ns = -1;
@@ -356,6 +366,11 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	int n_stages;
 	const int64_t *starts = workload_stage_starts(rn.wl, &n_stages);
 	init_groups(res, starts, n_stages);
+	if (rn.lean && !o->exact_percentiles) {
+		bound_group(&res->all);
+		for (int i = 0; i < res->n_stages; i++)
+			bound_group(&res->stages[i]);
+	}
 
 	rn.q = evq_create();
 	struct cluster_setup setup = {
@@ -403,6 +418,11 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	 * with the seq it would have had pushed here (send times never go
 	 * back, so the first is the earliest). */
 	int64_t lazy = workload_lazy_left(rn.wl);
+	/* The requests to come, for the progress line: those made, those the
+	 * lazy open loop will make, or the closed loop's num_prompts. */
+	int64_t expected = (int64_t)res->reqs.len + lazy;
+	if (!sc->trace[0] && (sc->users > 0 || sc->turns > 1))
+		expected = sc->num_prompts;
 	if (lazy > 0) {
 		rn.arrival_seq = evq_reserve(rn.q, (uint64_t)lazy);
 		int64_t first = workload_next(rn.wl, &res->reqs);
@@ -412,7 +432,11 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 
 	struct event ev;
 	int64_t past_horizon_ns = -1, past_horizon_step_ns = 0;
+	uint32_t ticks = 0;
 	while (past_horizon_ns < 0 && evq_pop(rn.q, &ev)) {
+		if (o->progress && (++ticks & 4095) == 0)
+			progress_run(o->progress, (double)ev.time_ns / 1e9,
+				     res->all.completed + res->all.failed, expected);
 		if (ev.kind == EV_ARRIVAL) {
 			int64_t next = workload_next(rn.wl, &res->reqs);
 			if (next >= 0)
@@ -457,19 +481,26 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	return 0;
 }
 
+int run_simulate_opts(const struct scenario *sc, struct run_result *res, const struct run_opts *opts,
+		      struct err *e)
+{
+	static const struct run_opts full = { 0 };
+	return simulate(sc, res, opts ? opts : &full, e);
+}
+
 int run_simulate(const struct scenario *sc, struct run_result *res, struct err *e)
 {
-	return simulate(sc, res, false, false, e);
+	return run_simulate_opts(sc, res, NULL, e);
 }
 
 int run_simulate_timeline(const struct scenario *sc, struct run_result *res, struct err *e)
 {
-	return simulate(sc, res, true, false, e);
+	return run_simulate_opts(sc, res, &(struct run_opts){ .timeline = true }, e);
 }
 
 int run_simulate_lean(const struct scenario *sc, struct run_result *res, struct err *e)
 {
-	return simulate(sc, res, false, true, e);
+	return run_simulate_opts(sc, res, &(struct run_opts){ .lean = true }, e);
 }
 
 static void group_free(struct group_metrics *g)
