@@ -59,6 +59,8 @@ struct engine {
 	int64_t step_tokens;             /* tokens in the current step */
 	int32_t *hits;                   /* prefix-lookup scratch, kept across steps */
 	size_t cap_hits;
+	size_t *emitted;                 /* end_step's tokens not yet handed to the hooks */
+	size_t n_emitted, cap_emitted;
 	struct specdec spec;             /* speculative decoding; spec.method NULL: off */
 	struct engine_stats st;
 };

@@ -104,6 +104,70 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 	count_token(res, t);
 }
 
+/* One step's tokens, all at t: on_token for each, in order, with the ITL
+ * histogram's running sums and a run of equal buckets kept in registers
+ * (the same additions in the same order: the same bits). A run with a
+ * timeline, stages or replicas takes the token by token path. */
+static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
+{
+	struct run *rn = ctx;
+	struct run_result *res = rn->res;
+	if (res->timeline || res->n_stages > 1 || res->n_replicas || n == 0) {
+		for (size_t k = 0; k < n; k++)
+			on_token(ctx, idx[k], t);
+		return;
+	}
+	struct loghist *h = &res->all.itl;
+	if (!h->counts)
+		loghist_alloc(h);
+	double sum = h->sum, sumsq = h->sumsq, mn = h->min, mx = h->max;
+	int64_t hn = h->n, tokens = 0;
+	size_t run_bucket = SIZE_MAX;
+	uint32_t run_len = 0;
+	for (size_t k = 0; k < n; k++) {
+		struct request *r = &res->reqs.v[idx[k]];
+		tokens += r->chunk > 1 ? r->chunk : 1;
+		r->chunk = 0;
+		if (r->first_token_ns < 0) {
+			r->first_token_ns = t;
+			r->last_token_ns = t;
+			continue;
+		}
+		int64_t gap = t - r->last_token_ns;
+		r->last_token_ns = t;
+		double itl = (double)gap * 1e-9;
+		if (gap > r->max_itl_ns)
+			r->max_itl_ns = gap;
+		size_t b = loghist_bucket(itl);
+		if (b != run_bucket) {
+			if (run_len)
+				h->counts[run_bucket] += run_len;
+			run_bucket = b;
+			run_len = 0;
+		}
+		run_len++;
+		if (hn == 0 || itl < mn)
+			mn = itl;
+		if (hn == 0 || itl > mx)
+			mx = itl;
+		hn++;
+		sum += itl;
+		sumsq += itl * itl;
+	}
+	if (run_len)
+		h->counts[run_bucket] += run_len;
+	h->sum = sum;
+	h->sumsq = sumsq;
+	h->min = mn;
+	h->max = mx;
+	h->n = hn;
+	/* count_token's tokens, all at t: the count and its peak. */
+	count_token(res, t);
+	res->second_tokens += tokens - 1;
+	if (res->second_tokens > res->peak_second_tokens)
+		res->peak_second_tokens = res->second_tokens;
+}
+
 static void send(struct run *rn, size_t idx, int64_t now)
 {
 	struct request *r = &rn->res->reqs.v[idx];
@@ -375,7 +439,7 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	rn.q = evq_create();
 	struct cluster_setup setup = {
 		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
-		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done }, .q = rn.q, .on_step = on_step,
+		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done, .on_tokens = on_tokens }, .q = rn.q, .on_step = on_step,
 	};
 	rn.cl = cluster_create(&setup, e);
 	if (!rn.cl) {
