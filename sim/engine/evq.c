@@ -1,9 +1,9 @@
 #include "evq.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
+#include "simassert.h"
 #include "xalloc.h"
 
 struct evq {
@@ -45,8 +45,8 @@ void evq_push(struct evq *q, int64_t time_ns, int kind, int64_t arg)
 
 void evq_push_seq(struct evq *q, int64_t time_ns, uint64_t seq, int kind, int64_t arg)
 {
-	assert(time_ns >= q->now_ns && "event scheduled in the past");
-	assert(seq < q->next_seq && "a seq not taken");
+	SIM_ASSERT(time_ns >= q->now_ns && "event scheduled in the past", q->now_ns, SIM_NO_REQ);
+	SIM_ASSERT(seq < q->next_seq && "a seq not taken", q->now_ns, SIM_NO_REQ);
 	xgrow(&q->heap, &q->cap, q->len + 1, sizeof *q->heap);
 	size_t i = q->len++;
 	struct event ev = { time_ns, seq, kind, arg };
@@ -80,7 +80,7 @@ bool evq_pop(struct evq *q, struct event *ev)
 	}
 	if (q->len)
 		q->heap[i] = last;
-	assert(ev->time_ns >= q->now_ns && "simulated clock went backwards");
+	SIM_ASSERT(ev->time_ns >= q->now_ns && "simulated clock went backwards", q->now_ns, SIM_NO_REQ);
 	q->now_ns = ev->time_ns;
 	return true;
 }

@@ -3,6 +3,7 @@
  * "{:<40} {:<10.2f}" formatting), then servesim's own sections.
  */
 #include "report_int.h"
+#include "num.h"
 #include "report_replicas.h"
 #include "report_spec.h"
 
@@ -81,13 +82,15 @@ static void vllm_block(FILE *f, struct run_result *res, struct group_metrics *g,
 static void slots_text(FILE *f, const struct run_result *res)
 {
 	const struct engine_stats *es = &res->engine;
-	bool ollama = res->sc.engine_kind == ENGINE_OLLAMA;
-	centered(f, ollama ? "Engine (Ollama)" : "Engine (llama.cpp server)", '-');
+	bool ollama = res->sc.engine.cls == &ollama_engine_class;
+	char head[64];
+	snprintf(head, sizeof head, "Engine (%s)", res->sc.engine.cls->title);
+	centered(f, head, '-');
 	line_int(f, "Parallel slots (num_parallel):", es->num_parallel);
 	line_int(f, "Context per slot (num_ctx):", es->num_ctx);
 	line_int(f, "Batch (n_batch):", es->n_batch);
 	line_int(f, "Micro-batch (n_ubatch):", es->n_ubatch);
-	line_f(f, "KV cache allocated (GiB):", es->kv_bytes / 1073741824.0);
+	line_f(f, "KV cache allocated (GiB):", es->kv_bytes / GIB);
 	if (es->cpu_hardware[0] && es->gpu_layers == 0 && res->hw.hw_class == HW_CPU) {
 		fprintf(f, "%-40s %s\n", "Layers on:", es->cpu_hardware);
 	} else {
@@ -143,7 +146,7 @@ static void vllm_engine_text(FILE *f, const struct run_result *res)
 	centered(f, "KV cache pool", '-');
 	line_int(f, "GPU KV blocks:", es->num_gpu_blocks);
 	line_int(f, "Block size (tokens):", es->block_size);
-	line_f(f, "KV pool (GiB per GPU):", (double)es->num_gpu_blocks * es->kv_bytes_per_block / 1073741824.0);
+	line_f(f, "KV pool (GiB per GPU):", (double)es->num_gpu_blocks * es->kv_bytes_per_block / GIB);
 	if (es->num_cpu_blocks)
 		line_int(f, "CPU offload blocks:", es->num_cpu_blocks);
 	line_f(f, "Peak KV cache usage (%):", 100 * es->peak_kv_usage);
@@ -165,11 +168,11 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	double n = g->completed ? (double)g->completed : 1;
 	centered(f, " servesim ", '=');
 	fprintf(f, "%s on %s, weights %s, tensor parallel %lld", res->model.id, res->hw.id,
-		res->weights->name, (long long)res->sc.tensor_parallel_size);
-	if (res->sc.pipeline_parallel_size > 1)
-		fprintf(f, ", pipeline parallel %lld", (long long)res->sc.pipeline_parallel_size);
+		res->weights->name, (long long)res->sc.engine.tensor_parallel_size);
+	if (res->sc.engine.pipeline_parallel_size > 1)
+		fprintf(f, ", pipeline parallel %lld", (long long)res->sc.engine.pipeline_parallel_size);
 	fputc('\n', f);
-	if (res->sc.engine_kind == ENGINE_VLLM)
+	if (res->sc.engine.cls->family == ENGINE_FAMILY_VLLM)
 		vllm_engine_text(f, res);
 	else
 		slots_text(f, res);

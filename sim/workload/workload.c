@@ -10,6 +10,7 @@
 
 #include "evq.h"
 #include "num.h"
+#include "rngstream.h"
 #include "trace.h"
 #include "xalloc.h"
 
@@ -48,15 +49,6 @@ struct workload {
 
 /* The own_key of conversation c's prompts is this plus c. */
 #define OWN_KEY_CONVERSATION (0xc0 * 0x100000000000000ULL)
-
-static uint64_t fnv1a(const char *s, uint64_t h)
-{
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 static int load_lengths(struct lengths *l, const char *path, const char *key, struct err *e)
 {
@@ -344,14 +336,6 @@ static int open_loop(struct workload *w, struct reqtab *reqs, struct err *e)
 	return send_ns(w, t0, "[workload] stages", &w->stage_starts[n_stages], e);
 }
 
-gsl_rng *workload_stream(const char *name, int64_t seed)
-{
-	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-	uint64_t h = fnv1a(name, 1469598103934665603ULL ^ (uint64_t)seed);
-	gsl_rng_set(r, (unsigned long)(h ^ (h >> 32)));
-	return r;
-}
-
 static struct workload *create(const struct scenario *sc, struct reqtab *reqs, bool lazy,
 			       struct err *e)
 {
@@ -363,7 +347,7 @@ static struct workload *create(const struct scenario *sc, struct reqtab *reqs, b
 	struct workload *w = xcalloc(1, sizeof *w);
 	w->sc = sc;
 	for (int i = 0; i < N_STREAMS; i++)
-		w->rng[i] = workload_stream(stream_names[i], sc->seed);
+		w->rng[i] = rng_stream(stream_names[i], sc->seed);
 	if ((sc->input.dist == LEN_EMPIRICAL && load_lengths(&w->in_emp, sc->input.file, "input_file", e)) ||
 	    (sc->output.dist == LEN_EMPIRICAL && load_lengths(&w->out_emp, sc->output.file, "output_file", e))) {
 		workload_destroy(w);
