@@ -95,6 +95,37 @@ static void lean_run_equals_full_run(void **state)
 	}
 }
 
+/* The progress line: on stderr only (stdout the same bytes with and
+ * without it), off by default when stderr is not a terminal (as under
+ * ctest), forced by --progress, and a sweep's last line counts every
+ * point. */
+static void progress_on_stderr_only(void **state)
+{
+	(void)state;
+	struct cmd_result quiet, shown, dflt;
+	const char *sweep = "sweep --set workload.num_prompts=60 --vary request_rate=1:3:1 --format csv";
+	run_cmd(&quiet, "%s %s --no-progress", SERVESIM_BIN, sweep);
+	run_cmd(&shown, "%s %s --progress", SERVESIM_BIN, sweep);
+	run_cmd(&dflt, "%s %s", SERVESIM_BIN, sweep);
+	assert_int_equal(quiet.status, 0);
+	assert_int_equal(shown.status, 0);
+	assert_string_equal(shown.out, quiet.out);
+	assert_string_equal(dflt.out, quiet.out);
+	assert_string_equal(quiet.err, "");
+	assert_string_equal(dflt.err, "");
+	assert_contains(shown.err, "servesim sweep: 3/3 points (100.0%)");
+	cmd_result_free(&quiet);
+	cmd_result_free(&shown);
+	cmd_result_free(&dflt);
+	run_cmd(&quiet, "%s run --set workload.num_prompts=3000 --format json --no-progress", SERVESIM_BIN);
+	run_cmd(&shown, "%s run --set workload.num_prompts=3000 --format json --progress", SERVESIM_BIN);
+	assert_int_equal(shown.status, 0);
+	assert_string_equal(shown.out, quiet.out);
+	assert_string_equal(quiet.err, "");
+	cmd_result_free(&quiet);
+	cmd_result_free(&shown);
+}
+
 static void requests_that_cannot_fit_fail(void **state)
 {
 	(void)state;
@@ -379,6 +410,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(lean_run_equals_full_run),
+		cmocka_unit_test(progress_on_stderr_only),
 		cmocka_unit_test(conservation_and_failures),
 		cmocka_unit_test(requests_that_cannot_fit_fail),
 		cmocka_unit_test(clocks_run_forward),
