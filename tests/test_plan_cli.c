@@ -204,6 +204,7 @@ static void plot_folder_whole_or_absent(void **state)
 	run_cmd(&r, "PATH='%s':\"$PATH\" '%s' run --set workload.num_prompts=20 --plot '%s'", bin, SERVESIM_BIN, dir);
 	assert_int_equal(r.status, 1);
 	assert_contains(r.err, "gnuplot failed");
+	assert_contains(r.err, "/failing/a/b/latency_cdf.png: ");   /* the folder asked for, not the stage */
 	cmd_result_free(&r);
 	struct stat st;
 	assert_int_not_equal(stat(dir, &st), 0);
@@ -260,6 +261,8 @@ static void bad_input(void **state)
 		{ "plan --slo itl_p99_ms=50 --by tokens", "--by: expected rate or concurrency" },
 		{ "compare --hardware h100-sxm,m3-max", "--hardware m3-max: hardware 'm3-max' has no [price]" },
 		{ "compare", "--hardware: expected device ids" },
+		{ "compare --hardware h100-sxm,,l40s", "--hardware: expected comma-separated device ids, got 'h100-sxm,,l40s'" },
+		{ "plan --slo itl_p99_ms=50 --tp 1,", "--tp: expected a comma-separated list" },
 		{ "merge", "expected the shards' JSON files" },
 		{ "merge /nonexistent.json", "/nonexistent.json" },
 		{ "plot /nonexistent", "/nonexistent: cannot open" },

@@ -14,6 +14,7 @@
 
 #include "engine.h"
 #include "engine_int.h"
+#include "kvhold.h"
 #include "kvpool.h"
 #include "overhead.h"
 #include "reqq.h"
@@ -63,6 +64,7 @@ struct engine {
 	size_t *emitted;                 /* end_step's tokens not yet handed to the hooks */
 	size_t n_emitted, cap_emitted;
 	struct specdec spec;             /* speculative decoding; spec.method NULL: off */
+	struct kvhold held;              /* setup.hold_finished_kv: finished requests' blocks */
 	struct engine_stats st;
 };
 

@@ -61,7 +61,12 @@ static void count_token(struct run_result *res, int64_t t_ns)
 	/* Tokens of one step share a time: skip the division for them. */
 	if (t_ns != res->last_token_ns) {
 		int64_t sec = (t_ns - res->token_origin_ns) / NS_PER_S;
-		assert(sec >= res->last_second);   /* the clock never goes back */
+		/* Engines stamp tokens at their output handler's time, a little
+		 * past the step: across replicas (or a pulled prompt's first
+		 * token, at a decode step's start) they can come that much out
+		 * of order, so a late-stamped second counts as the current one. */
+		if (sec < res->last_second)
+			sec = res->last_second;
 		res->last_token_ns = t_ns;
 		if (sec != res->last_second) {
 			if (res->second_tokens > res->peak_second_tokens)
@@ -419,9 +424,16 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 		return err_prefix(e, "%s", sc->path);
 	const char *wname = sc->weights[0] ? sc->weights : res->model.weights;
 	res->weights = precision_find(wname);
-	if (!res->weights)
-		return err_set(e, "%s: [run] weights: expected a precision (bf16, fp16, fp8, int8, int4, awq, gptq, mxfp4, nvfp4, f16, q8_0, q6_k, q5_k_m, q4_k_m, q4_0), got '%s'",
-			       sc->path, wname);
+	if (!res->weights) {
+		char names[512];
+		precision_names(names, sizeof names);
+		return err_set(e, "%s: [run] weights: expected one of %s, got '%s'", sc->path, names, wname);
+	}
+	/* The CPU profile an engine runs the layers the device cannot hold on
+	 * (llama.cpp's partial offload): read here, passed in. */
+	struct hw_profile cpu_hw;
+	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.llama.cpu_hardware, e))
+		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.llama.cpu_hardware_at);
 
 	/* Ollama's report means read every request: only vLLM runs lean. */
 	struct run rn = { .res = res, .lean = lean && sc->engine.cls->family == ENGINE_FAMILY_VLLM };
@@ -431,16 +443,13 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	int n_stages;
 	const int64_t *starts = workload_stage_starts(rn.wl, &n_stages);
 	init_groups(res, starts, n_stages);
-	if (rn.lean && !o->exact_percentiles) {
-		bound_group(&res->all);
-		for (int i = 0; i < res->n_stages; i++)
-			bound_group(&res->stages[i]);
-	}
 
 	rn.q = evq_create();
 	struct cluster_setup setup = {
 		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
-		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done, .on_tokens = on_tokens }, .q = rn.q, .on_step = on_step,
+		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
+		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done, .on_tokens = on_tokens }, .q = rn.q,
+		.on_step = on_step,
 	};
 	rn.cl = cluster_create(&setup, e);
 	if (!rn.cl) {
@@ -451,6 +460,15 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	if (cluster_size(rn.cl) > 1) {
 		res->n_replicas = cluster_size(rn.cl);
 		res->replicas = xcalloc((size_t)res->n_replicas, sizeof *res->replicas);
+	}
+	/* P/D disaggregation reads a request's record after it is done (the
+	 * prefill side's KV release, EV_KV_SENT): such runs are full. */
+	for (int i = 0; i < cluster_size(rn.cl) && rn.lean; i++)
+		rn.lean = strcmp(cluster_replica_role(rn.cl, i), "prefill") != 0;
+	if (rn.lean && !o->exact_percentiles) {
+		bound_group(&res->all);
+		for (int i = 0; i < res->n_stages; i++)
+			bound_group(&res->stages[i]);
 	}
 	/* vLLM's random dataset has a known largest request: when even that
 	 * cannot fit max_model_len the scenario is wrong, not the requests. */

@@ -118,8 +118,9 @@ struct run_opts {
 	 * is empty after it, and what reads the requests one by one (--out's
 	 * requests.csv, --save-detailed, Prometheus histograms, plots,
 	 * advise) needs a full run. Every metric of res is the same. Ollama
-	 * and llama-server runs (whose report means read the requests) are
-	 * always full. */
+	 * and llama-server runs (whose report means read the requests) and
+	 * P/D-disaggregated clusters (which read a request's record after it
+	 * is done) are always full. */
 	bool lean;
 	/* Lean runs only: keep every TTFT, TPOT, E2EL and queue time exactly
 	 * (--exact-percentiles); else past RUN_EXACT_SAMPLES values of one
