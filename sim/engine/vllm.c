@@ -238,7 +238,12 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		bool last = r->generated >= r->output_len;
 		r->chunk += emit;
 		if (r->chunk >= g->stream_interval || r->generated == 1 || last)
-			g->emitted[g->n_emitted++] = idx;   /* its token: flush_tokens */
+		{
+			if (g->api.n > 1)   /* API servers see their tokens at their own times */
+				g->setup.hooks.on_token(g->setup.hooks.ctx, idx, seen);
+			else
+				g->emitted[g->n_emitted++] = idx;   /* its token: flush_tokens */
+		}
 		if (last) {
 			r->state = REQ_FINISHED;
 			r->finish_ns = seen;
@@ -261,7 +266,7 @@ static void vllm_end_step(struct engine *g, int64_t now)
 			}
 		}
 	}
-	flush_tokens(g, seen);
+	flush_tokens(g, seen_at[0]);   /* one API server: every token at its time */
 	if (any_done) {
 		size_t w = 0;
 		for (size_t i = 0; i < g->n_running; i++) {

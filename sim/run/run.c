@@ -170,9 +170,10 @@ static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 	h->n = hn;
 	/* count_token's tokens, all at t: the count and its peak. */
 	count_token(res, t);
-	res->second_tokens += tokens - 1;
-	if (res->second_tokens > res->peak_second_tokens)
-		res->peak_second_tokens = res->second_tokens;
+	int64_t *sec = &res->second_tokens[res->last_second % RUN_TOKEN_WINDOW];
+	*sec += tokens - 1;
+	if (*sec > res->peak_second_tokens)
+		res->peak_second_tokens = *sec;
 }
 
 static void send(struct run *rn, size_t idx, int64_t now)
