@@ -324,10 +324,14 @@ static void c24_disaggregation_pays_at_scale(void **state)
 {
 	(void)state;
 	/* Eight GPUs, 16 req/s of 8,000-token prompts. Measured: ITL p99
-	 * 20.1 ms split 4P4D against 181 ms colocated (every step with a
-	 * prefill chunk stalls the GPU's streams); goodput at TTFT 2 s and
-	 * TPOT 20 ms 13.9 against 6.8 req/s. Asserted with wide margins:
-	 * a third of the ITL p99, 1.3 times the goodput per GPU. */
+	 * 13.1 ms split 4P4D against 177 ms colocated (every step with a
+	 * prefill chunk stalls the GPU's streams). Goodput at TTFT 2 s and
+	 * TPOT 20 ms: 14.4 against 14.6 req/s (13.9 against 6.8 before issue
+	 * 11's decode-attention row: FA3's split-KV reads a small batch's
+	 * long contexts at near its full rate, so the colocated mean TPOT,
+	 * 13.5 ms, now passes 20 ms; at TPOT 15 ms it is 14.4 against 12.1).
+	 * Asserted with wide margins: a third of the ITL p99, and the split
+	 * never losing goodput per GPU by more than 5%. */
 	struct run_result pd, co;
 	simulate(&pd, "c24-disaggregation", NULL);
 	simulate(&co, "c24-disaggregation", COLOCATED(8), NULL);
@@ -335,7 +339,7 @@ static void c24_disaggregation_pays_at_scale(void **state)
 	assert_int_equal(co.kv.transfers, 0);
 	double pd_itl = loghist_percentile(&pd.all.itl, 99), co_itl = loghist_percentile(&co.all.itl, 99);
 	assert_true(pd_itl < co_itl / 3);
-	assert_true(good_per_gpu(&pd, 8) > 1.3 * good_per_gpu(&co, 8));
+	assert_true(good_per_gpu(&pd, 8) > 0.95 * good_per_gpu(&co, 8));
 	run_result_free(&pd);
 	run_result_free(&co);
 }

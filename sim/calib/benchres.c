@@ -5,10 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_statistics_double.h>
-
 #include "benchdetail.h"
-#include "xalloc.h"
+#include "stats.h"
 
 const char *const benchres_metric_keys[] = { "ttft", "tpot", "itl", "e2el", NULL };
 const char *const benchres_stat_keys[] = { "mean", "median", "p99", NULL };
@@ -56,44 +54,29 @@ static int get_count(const json_t *top, const char *key, int64_t *out, const cha
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* E2EL from `latencies` (seconds) when the summary keys lack it, over
  * the successful requests (output_lens > 0) as vLLM computes it. */
 static void e2el_from_latencies(struct benchres *b, const json_t *lat, const json_t *out)
 {
-	size_t len = json_array_size(lat), n = 0;
-	if (len == 0)
-		return;
-	double *v = xmalloc(len * sizeof *v), sum = 0;
-	for (size_t i = 0; i < len; i++) {
+	struct samples v = { 0 };
+	for (size_t i = 0; i < json_array_size(lat); i++) {
 		const json_t *x = json_array_get(lat, i), *o = json_array_get(out, i);
 		if (!json_is_number(x)) {
-			free(v);
+			samples_free(&v);
 			return;
 		}
 		if (json_is_integer(o) && json_integer_value(o) == 0)
 			continue;   /* failed: left out of vLLM's statistics */
-		v[n] = json_number_value(x) * 1e3;
-		sum += v[n++];
+		samples_add(&v, json_number_value(x) * 1e3);
 	}
-	if (n == 0) {
-		free(v);
-		return;
-	}
-	qsort(v, n, sizeof *v, cmp_double);
 	double *s = b->ms[BENCH_E2EL];
-	if (isnan(s[BENCH_MEAN]))
-		s[BENCH_MEAN] = sum / (double)n;
-	if (isnan(s[BENCH_MEDIAN]))
-		s[BENCH_MEDIAN] = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.50);
-	if (isnan(s[BENCH_P99]))
-		s[BENCH_P99] = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.99);
-	free(v);
+	if (v.n && isnan(s[BENCH_MEAN]))
+		s[BENCH_MEAN] = samples_mean(&v);
+	if (v.n && isnan(s[BENCH_MEDIAN]))
+		s[BENCH_MEDIAN] = samples_percentile(&v, 50);
+	if (v.n && isnan(s[BENCH_P99]))
+		s[BENCH_P99] = samples_percentile(&v, 99);
+	samples_free(&v);
 }
 
 static bool has_array(const json_t *top, const char *key)

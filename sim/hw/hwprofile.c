@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "num.h"
 
 const char *const hw_class_names[] = {
 	"datacenter-gpu", "workstation-gpu", "consumer-gpu", "cpu", "apple", NULL
@@ -37,6 +38,7 @@ static const struct inidoc_key keys[] = {
 	{ "device", "vendor", INI_ENUM, F(vendor), REQ, 0, 0, "one of nvidia, amd, apple, cpu, intel",
 	  hw_vendor_names },
 	{ "device", "source", INI_STRING, F(source_device), 0, 0, 0, "where the figures come from", NULL },
+	{ "device", "vllm_small_defaults", INI_BOOL, F(vllm_small_defaults), 0, 0, 0, "true or false", NULL },
 	{ "memory", "capacity_gb", INI_DOUBLE, F(capacity_gb), POS, 0, 1e6, "memory in GB, > 0", NULL },
 	{ "memory", "usable_gib", INI_DOUBLE, F(usable_gib), INI_MIN_EXCLUSIVE, 0, 1e6,
 	  "memory the runtime reports, in GiB, > 0", NULL },
@@ -85,6 +87,8 @@ static const struct inidoc_key keys[] = {
 	  hw_link_names },
 	{ "interconnect", "host_bandwidth_gb_s", INI_DOUBLE, F(host_bandwidth_gb_s), POS, 0, 1e6,
 	  "host link bandwidth per direction in GB/s, > 0", NULL },
+	{ "interconnect", "network_gbit_s", INI_DOUBLE, F(network_gbit_s), INI_MIN_EXCLUSIVE, 0, 1e6,
+	  "the scale-out NIC rate per GPU in Gb/s (InfiniBand / RoCE), > 0", NULL },
 	{ "interconnect", "source", INI_STRING, F(source_interconnect), 0, 0, 0, "a source", NULL },
 	{ "price", "price_per_hour_usd", INI_DOUBLE, F(price_per_hour_usd), INI_MIN_EXCLUSIVE, 0, 1e6,
 	  "a price in USD per hour, > 0", NULL },
@@ -243,7 +247,19 @@ int hw_load(struct hw_profile *hw, const char *path, struct err *e)
 		hw->gpus_per_node = hw->hw_class == HW_APPLE || hw->hw_class == HW_CPU ? 1 : 8;
 	if (hw->fp16_tflops == 0)
 		hw->fp16_tflops = hw->bf16_tflops;
-	return check_arch(hw, path, e);
+	if (check_arch(hw, path, e))
+		return -1;
+	/* Estimate: an HGX/DGX server carries one 400 Gb/s ConnectX-7 NIC per
+	 * GPU (NDR InfiniBand or 400G RoCE) for Hopper, Blackwell and MI300X
+	 * platforms, one 200 Gb/s HDR NIC per GPU for Ampere (DGX A100) and
+	 * MI250X; anything else a 100 GbE port. */
+	if (hw->network_gbit_s == 0) {
+		int gen = hw->arch.present ? hw->arch.tensor_gen : HW_TC_NONE;
+		hw->network_gbit_s = hw->hw_class != HW_DATACENTER_GPU ? 100 :
+				     gen == HW_TC_HOPPER || gen == HW_TC_BLACKWELL || gen == HW_TC_CDNA3 ? 400 :
+				     gen == HW_TC_AMPERE || gen == HW_TC_CDNA2 ? 200 : 100;
+	}
+	return 0;
 }
 
 int hw_load_named(struct hw_profile *hw, const char *name, struct err *e)
@@ -257,7 +273,7 @@ int hw_load_named(struct hw_profile *hw, const char *name, struct err *e)
 double hw_memory_bytes(const struct hw_profile *hw)
 {
 	if (hw->usable_gib > 0)
-		return hw->usable_gib * 1073741824.0;
+		return hw->usable_gib * GIB;
 	return hw->capacity_gb * 1e9;
 }
 

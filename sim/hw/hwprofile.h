@@ -90,6 +90,8 @@ struct hw_profile {
 	char name[INI_VALUE_MAX];
 	int hw_class;                /* enum hw_class */
 	int vendor;                  /* index into hw_vendor_names */
+	bool vllm_small_defaults;    /* [device]: vLLM keeps its small engine defaults here
+				      * despite >= 70 GiB (A100s, vllm/engine/arg_utils.py) */
 	double capacity_gb;          /* datasheet, decimal GB */
 	double usable_gib;           /* what the runtime reports; 0 when unknown */
 	double bandwidth_gb_s;       /* peak memory bandwidth, decimal GB/s */
@@ -102,6 +104,7 @@ struct hw_profile {
 	double ic_latency_us;
 	int host_link;               /* index into hw_link_names */
 	double host_bandwidth_gb_s;  /* per direction */
+	double network_gbit_s;       /* scale-out NIC rate per GPU (IB / RoCE), Gb/s; 0: the default */
 	double price_per_hour_usd;   /* 0 when the profile has none */
 	bool has_price;
 	/* [ownership]: what owning the device costs (plan's and compare's
