@@ -286,7 +286,7 @@ static const struct bad_case bad_cases[] = {
 	{ "vllm_bad_syntax.json", "auto", "vllm_bad_syntax.json:3:", "invalid JSON" },
 	{ "vllm_appended.json", "vllm", "vllm_appended.json: 2 results", "trace_result" },
 	{ "no_such_file.csv", "auto", "no_such_file.csv: ", "cannot open" },
-	{ "csv_ok.csv", "parquet", "csv_ok.csv: ", "format: expected auto, vllm, azure, mooncake, csv or burstgpt, got 'parquet'" },
+	{ "csv_ok.csv", "parquet", "csv_ok.csv: ", "format: expected one of auto, vllm, azure, mooncake, csv, burstgpt, got 'parquet'" },
 };
 
 /* Each bad file fails with its place and field named, and leaves the

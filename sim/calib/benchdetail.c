@@ -36,7 +36,7 @@ static int get_seconds(const json_t *v, const char *key, size_t i, bool positive
 int benchdetail_read(struct benchdetail *d, const json_t *top, const char *path, struct err *e)
 {
 	memset(d, 0, sizeof *d);
-	for (int m = 0; m < BENCH_N_METRICS; m++)
+	for (int m = 0; m < N_LAT_METRICS; m++)
 		d->mean_ms[m] = NAN;
 	const json_t *in = json_object_get(top, "input_lens");
 	if (!json_is_array(in))
@@ -85,18 +85,18 @@ int benchdetail_read(struct benchdetail *d, const json_t *top, const char *path,
 		}
 	}
 	if (d->n_ok && ttfts)
-		d->mean_ms[BENCH_TTFT] = 1e3 * sum_ttft / (double)d->n_ok;
+		d->mean_ms[LAT_TTFT] = 1e3 * sum_ttft / (double)d->n_ok;
 	if (d->n_ok && lat)
-		d->mean_ms[BENCH_E2EL] = 1e3 * sum_lat / (double)d->n_ok;
+		d->mean_ms[LAT_E2EL] = 1e3 * sum_lat / (double)d->n_ok;
 	if (d->n_gaps)
-		d->mean_ms[BENCH_ITL] = 1e3 * sum_gap / (double)d->n_gaps;
+		d->mean_ms[LAT_ITL] = 1e3 * sum_gap / (double)d->n_gaps;
 	return 0;
 }
 
 int benchdetail_check(const struct benchdetail *d, struct benchres *b, const char *path, struct err *e)
 {
 	static const char *const arrays[] = { "ttfts", NULL, "itls", "latencies" };
-	for (int m = 0; m < BENCH_N_METRICS; m++) {
+	for (int m = 0; m < N_LAT_METRICS; m++) {
 		double from = d->mean_ms[m], *have = &b->ms[m][BENCH_MEAN];
 		if (isnan(from))
 			continue;
@@ -106,7 +106,7 @@ int benchdetail_check(const struct benchdetail *d, struct benchres *b, const cha
 		}
 		if (fabs(*have - from) > 0.005 * fabs(from) + 0.01)
 			return err_set(e, "%s: mean_%s_ms is %.6g, but the %s of its %zu successful requests give a mean of %.6g ms: the summary and the per-request arrays disagree",
-				       path, benchres_metric_keys[m], *have, arrays[m], d->n_ok, from);
+				       path, lat_metrics[m].key, *have, arrays[m], d->n_ok, from);
 	}
 	return 0;
 }

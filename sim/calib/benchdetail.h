@@ -34,7 +34,7 @@ struct benchdetail {
 	size_t n;                   /* requests (entries of input_lens) */
 	size_t n_ok;                /* successful: output_lens > 0 */
 	size_t n_gaps;              /* token gaps in itls, successful requests */
-	double mean_ms[BENCH_N_METRICS];   /* NAN where the arrays do not give it */
+	double mean_ms[N_LAT_METRICS];   /* NAN where the arrays do not give it */
 };
 
 /* Reads and checks top's per-request arrays (path for messages); d->n is 0

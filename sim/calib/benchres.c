@@ -8,7 +8,6 @@
 #include "benchdetail.h"
 #include "stats.h"
 
-const char *const benchres_metric_keys[] = { "ttft", "tpot", "itl", "e2el", NULL };
 const char *const benchres_stat_keys[] = { "mean", "median", "p99", NULL };
 
 bool benchres_sniff(const json_t *top)
@@ -69,7 +68,7 @@ static void e2el_from_latencies(struct benchres *b, const json_t *lat, const jso
 			continue;   /* failed: left out of vLLM's statistics */
 		samples_add(&v, json_number_value(x) * 1e3);
 	}
-	double *s = b->ms[BENCH_E2EL];
+	double *s = b->ms[LAT_E2EL];
 	if (v.n && isnan(s[BENCH_MEAN]))
 		s[BENCH_MEAN] = samples_mean(&v);
 	if (v.n && isnan(s[BENCH_MEDIAN]))
@@ -119,10 +118,10 @@ int benchres_from_json(struct benchres *b, const json_t *top, const char *path, 
 		return -1;
 	if (b->max_concurrency < 0)
 		b->max_concurrency = 0;
-	for (int m = 0; m < BENCH_N_METRICS; m++)
+	for (int m = 0; m < N_LAT_METRICS; m++)
 		for (int s = 0; s < BENCH_N_STATS; s++) {
 			char key[48];
-			snprintf(key, sizeof key, "%s_%s_ms", benchres_stat_keys[s], benchres_metric_keys[m]);
+			snprintf(key, sizeof key, "%s_%s_ms", benchres_stat_keys[s], lat_metrics[m].key);
 			if (get_num(top, key, &b->ms[m][s], path, e))
 				return -1;
 		}
@@ -133,7 +132,7 @@ int benchres_from_json(struct benchres *b, const json_t *top, const char *path, 
 	for (int s = 0; s < BENCH_N_STATS && sglang; s++) {
 		char key[48];
 		snprintf(key, sizeof key, "%s_e2e_latency_ms", benchres_stat_keys[s]);
-		if (isnan(b->ms[BENCH_E2EL][s]) && get_num(top, key, &b->ms[BENCH_E2EL][s], path, e))
+		if (isnan(b->ms[LAT_E2EL][s]) && get_num(top, key, &b->ms[LAT_E2EL][s], path, e))
 			return -1;
 	}
 	if (sglang && b->total_input < 0 && get_count(top, "total_input", &b->total_input, path, e))
@@ -182,6 +181,6 @@ int benchres_load(struct benchres *b, const char *path, struct err *e)
 
 int benchres_n_means(const struct benchres *b)
 {
-	return !isnan(b->ms[BENCH_TTFT][BENCH_MEAN]) + !isnan(b->ms[BENCH_ITL][BENCH_MEAN]) +
-	       !isnan(b->ms[BENCH_E2EL][BENCH_MEAN]);
+	return !isnan(b->ms[LAT_TTFT][BENCH_MEAN]) + !isnan(b->ms[LAT_ITL][BENCH_MEAN]) +
+	       !isnan(b->ms[LAT_E2EL][BENCH_MEAN]);
 }

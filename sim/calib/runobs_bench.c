@@ -95,9 +95,9 @@ int runobs_from_vllm(struct runobs_set *set, const json_t *top, const char *path
 	if (runobs_finish(&ob, NULL, &ov, o, e))
 		return -1;
 	struct runobs_point *p = runobs_add_point(&ob, -1);
-	p->ms[OBS_TTFT] = b.ms[BENCH_TTFT][BENCH_MEAN];
-	p->ms[OBS_ITL] = b.ms[BENCH_ITL][BENCH_MEAN];
-	p->ms[OBS_E2E] = b.ms[BENCH_E2EL][BENCH_MEAN];
+	p->ms[OBS_TTFT] = b.ms[LAT_TTFT][BENCH_MEAN];
+	p->ms[OBS_ITL] = b.ms[LAT_ITL][BENCH_MEAN];
+	p->ms[OBS_E2E] = b.ms[LAT_E2EL][BENCH_MEAN];
 	return runobs_push(set, &ob, path, e);
 }
 

@@ -83,7 +83,7 @@ struct scenario {
 	double think_time_s;
 	int64_t turns;                     /* requests per conversation */
 	char trace[INI_VALUE_MAX];
-	int trace_format;                  /* index into scenario_trace_formats */
+	char trace_format[INI_VALUE_MAX];  /* "auto" or a format of trace.h */
 	double trace_time_scale;
 	int64_t trace_result;              /* which result of a file of several (1-based); 0: the file is one */
 
@@ -105,8 +105,6 @@ struct scenario {
 	/* [slo]: goodput thresholds in ms (0 = not set), as --goodput */
 	double slo_ttft_ms, slo_tpot_ms, slo_e2el_ms;
 };
-
-extern const char *const scenario_trace_formats[];
 
 /* Fills *sc with the built-in default: Llama-3.1-8B on H100 SXM, 200
  * prompts at 4 req/s, Poisson, vLLM's random dataset (1024 in, 128 out),

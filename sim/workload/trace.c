@@ -122,6 +122,22 @@ static const struct trace_format *format_named(const char *name)
 	return NULL;
 }
 
+bool trace_format_known(const char *format)
+{
+	return !strcmp(format, "auto") || format_named(format);
+}
+
+void trace_format_list(char *buf, size_t cap)
+{
+	size_t n = (size_t)snprintf(buf, cap, "auto");
+	for (size_t i = 0; i < sizeof formats / sizeof formats[0] && n < cap; i++) {
+		int w = snprintf(buf + n, cap - n, ", %s", formats[i].name);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+}
+
 /* Picks a format from the first non-blank line: '{' that parses alone as an
  * object → JSON lines (mooncake) unless it holds a vLLM result's keys; any
  * other '{' or '[' → one JSON document (vllm); a TIMESTAMP column → azure;
@@ -209,9 +225,11 @@ int trace_load_result(struct trace *t, const char *path, const char *format, int
 {
 	memset(t, 0, sizeof *t);
 	const struct trace_format *fmt = NULL;
-	if (strcmp(format, "auto") && !(fmt = format_named(format)))
-		return err_set(e, "%s: format: expected auto, vllm, azure, mooncake, csv or burstgpt, got '%s'",
-			       path, format);
+	if (strcmp(format, "auto") && !(fmt = format_named(format))) {
+		char names[128];
+		trace_format_list(names, sizeof names);
+		return err_set(e, "%s: format: expected one of %s, got '%s'", path, names, format);
+	}
 	struct reader rd = { .path = path, .e = e, .t = t, .result = result, .f = fopen(path, "r") };
 	if (!rd.f)
 		return err_set(e, "%s: cannot open: %s", path, strerror(errno));

@@ -30,6 +30,7 @@
 #ifndef SERVESIM_TRACE_H
 #define SERVESIM_TRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,7 +55,7 @@ struct trace {
 				 * (output_lens 0 with an error), left out */
 };
 
-/* Reads path in format ("auto", "vllm", "azure", "mooncake", "csv") into *t.
+/* Reads path in format ("auto" or one of the formats above) into *t.
  * Rows are sorted by time (stable) when times are present. Returns 0, or -1
  * with e set; on failure *t holds nothing to free. An empty trace is an
  * error. */
@@ -65,6 +66,13 @@ int trace_load(struct trace *t, const char *path, const char *format, struct err
  * the one replayed; 0 means the file holds one result, and several are an
  * error that says to choose one. Other formats take 0 only. */
 int trace_load_result(struct trace *t, const char *path, const char *format, int result, struct err *e);
+
+/* Whether format is "auto" or one of the readers' formats (the table in
+ * trace.c, which every list of them comes from). */
+bool trace_format_known(const char *format);
+
+/* "auto, vllm, azure, mooncake, csv, burstgpt" into buf (truncated to cap). */
+void trace_format_list(char *buf, size_t cap);
 
 /* Frees the rows and their hash ids; safe on a zeroed trace. */
 void trace_free(struct trace *t);
