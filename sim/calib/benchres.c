@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "benchdetail.h"
 #include "stats.h"
+
+#include "benchdetail.h"
 
 const char *const benchres_stat_keys[] = { "mean", "median", "p99", NULL };
 

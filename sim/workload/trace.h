@@ -61,18 +61,18 @@ struct trace {
  * error. */
 int trace_load(struct trace *t, const char *path, const char *format, struct err *e);
 
-/* As trace_load, for a file of several benchmark results (vllm bench serve
- * --append-result, SGLang bench_serving JSON lines): result (1-based) is
- * the one replayed; 0 means the file holds one result, and several are an
- * error that says to choose one. Other formats take 0 only. */
-int trace_load_result(struct trace *t, const char *path, const char *format, int result, struct err *e);
-
 /* Whether format is "auto" or one of the readers' formats (the table in
  * trace.c, which every list of them comes from). */
 bool trace_format_known(const char *format);
 
 /* "auto, vllm, azure, mooncake, csv, burstgpt" into buf (truncated to cap). */
 void trace_format_list(char *buf, size_t cap);
+
+/* As trace_load, for a file of several benchmark results (vllm bench serve
+ * --append-result, SGLang bench_serving JSON lines): result (1-based) is
+ * the one replayed; 0 means the file holds one result, and several are an
+ * error that says to choose one. Other formats take 0 only. */
+int trace_load_result(struct trace *t, const char *path, const char *format, int result, struct err *e);
 
 /* Frees the rows and their hash ids; safe on a zeroed trace. */
 void trace_free(struct trace *t);
