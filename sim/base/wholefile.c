@@ -15,8 +15,12 @@ static bool tmp_of(const char *path, char *out, size_t cap)
 {
 	const char *slash = strrchr(path, '/');
 	int dir_len = slash ? (int)(slash - path + 1) : 0;
-	int n = snprintf(out, cap, "%.*s.%s.%ld.tmp", dir_len, path, path + dir_len, (long)getpid());
-	return n >= 0 && (size_t)n < cap;
+	/* Room for the name, its dot and ".PID.tmp" (a pid has at most 20
+	 * digits), checked first so the result is never truncated. */
+	if (strlen(path) + 32 > cap)
+		return false;
+	snprintf(out, cap, "%.*s.%s.%ld.tmp", dir_len, path, path + dir_len, (long)getpid());
+	return true;
 }
 
 FILE *wholefile_open(const char *path, struct err *e)

@@ -56,7 +56,7 @@ int benchdetail_read(struct benchdetail *d, const json_t *top, const char *path,
 			return err_set(e, "%s: output_lens[%zu]: expected a token count >= 0", path, i);
 		bool ok = json_integer_value(o) > 0;
 		d->n_ok += ok;
-		double t;
+		double t = 0;
 		if (ttfts) {
 			if (get_seconds(json_array_get(ttfts, i), "ttfts", i, ok, &t, path, e))
 				return -1;

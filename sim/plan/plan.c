@@ -181,7 +181,7 @@ int plan_cand_price(struct plan_cand *c, const struct plan_cost *pc, const char 
 	double usd = 0, gpus = 0;
 	for (int p = 0; p < N_POOLS; p++) {
 		struct scenario ps;
-		double price;
+		double price = 0;
 		if (scenario_pool(&c->sc, p, &ps, e) || gpu_price(ps.hardware, pc, origin, &price, e))
 			return -1;
 		double n = (double)(p == POOL_PREFILL ? cc->prefill_replicas : cc->decode_replicas) *
