@@ -137,6 +137,12 @@ static const struct inidoc_key keys[] = {
 
 enum { N_KEYS = sizeof keys / sizeof *keys };
 
+const struct inidoc_key *scenario_keys(size_t *n)
+{
+	*n = N_KEYS;
+	return keys;
+}
+
 void scenario_default(struct scenario *sc)
 {
 	memset(sc, 0, sizeof *sc);

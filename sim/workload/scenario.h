@@ -159,6 +159,11 @@ extern const char *const scenario_trace_formats[];
  * i.e. `vllm bench serve --num-prompts 200 --request-rate 4` (SEED C13). */
 void scenario_default(struct scenario *sc);
 
+/* The key table of [run], [workload], [engine] and [slo] ([cluster] is
+ * clustercfg_keys'), for the generated key reference (sim/report/keydoc.c).
+ * Sets *n to its length. Cannot fail. */
+const struct inidoc_key *scenario_keys(size_t *n);
+
 /* Loads path (or, when path is NULL, starts from the default) and applies
  * the overrides in *overrides (entries of a doc built with
  * inidoc_add_override; may be NULL). Returns 0 or -1 with e naming the file,
