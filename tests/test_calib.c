@@ -182,7 +182,7 @@ static void runs_read_a_vllm_metrics_scrape(void **state)
 	assert_int_equal(ob->sc.num_prompts, 200);     /* 198 length + 2 stop */
 	assert_int_equal(ob->sc.input.mean, 512);
 	assert_int_equal(ob->sc.output.mean, 128);
-	assert_int_equal(ob->sc.num_gpu_blocks_override, 29358);
+	assert_int_equal(ob->sc.engine.num_gpu_blocks_override, 29358);
 	assert_int_equal(ob->sc.max_concurrency, 1);
 	assert_string_equal(ob->sc.model, "meta-llama/Llama-3.1-8B-Instruct");
 	assert_contains(set.notes[0], "no arrival times");

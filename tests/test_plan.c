@@ -159,7 +159,7 @@ static void more_gpus_never_lower_the_rate(void **state)
 	o.jobs = 2;
 	struct plan_cand c[3];
 	for (int i = 0; i < 3; i++) {
-		sc.tensor_parallel_size = 1 << i;
+		sc.engine.tensor_parallel_size = 1 << i;
 		assert_int_equal(plan_cand_init(&c[i], (size_t)i, &sc, false, "test", &e), 0);
 	}
 	plan_search(c, 3, &slo, &o);

@@ -7,6 +7,7 @@
  */
 #include "testutil.h"
 
+#include "engine.h"
 #include "scenario.h"
 
 static void fixture(char *out, size_t cap, const char *file)
@@ -67,14 +68,14 @@ static void defaults(void **state)
 	assert_int_equal(sc.turns, 1);
 	assert_int_equal(sc.prefix_groups, 1);
 	/* vLLM's engine defaults, and "unset" for the device-dependent ones. */
-	assert_int_equal(sc.block_size, 16);
-	assert_double_near(sc.gpu_memory_utilization, 0.9, 0.0);
-	assert_true(sc.enable_prefix_caching);
-	assert_true(sc.enable_chunked_prefill);
-	assert_int_equal(sc.max_num_batched_tokens, -1);
-	assert_int_equal(sc.max_num_seqs, -1);
-	assert_int_equal(sc.max_model_len, -1);
-	assert_int_equal(sc.tensor_parallel_size, 1);
+	assert_int_equal(sc.engine.block_size, 16);
+	assert_double_near(sc.engine.gpu_memory_utilization, 0.9, 0.0);
+	assert_true(sc.engine.enable_prefix_caching);
+	assert_true(sc.engine.enable_chunked_prefill);
+	assert_int_equal(sc.engine.max_num_batched_tokens, -1);
+	assert_int_equal(sc.engine.max_num_seqs, -1);
+	assert_int_equal(sc.engine.max_model_len, -1);
+	assert_int_equal(sc.engine.tensor_parallel_size, 1);
 
 	/* scenario_load without a file or overrides is the same default. */
 	struct scenario loaded;
@@ -120,19 +121,20 @@ static void every_section_loads(void **state)
 	assert_string_equal(scenario_trace_formats[sc.trace_format], "azure");
 	assert_double_near(sc.trace_time_scale, 0.5, 0.0);
 
-	assert_int_equal(sc.engine_kind, ENGINE_VLLM);
-	assert_int_equal(sc.tensor_parallel_size, 2);
-	assert_int_equal(sc.max_num_batched_tokens, 4096);
-	assert_int_equal(sc.max_num_seqs, 128);
-	assert_int_equal(sc.max_model_len, 16384);
-	assert_double_near(sc.gpu_memory_utilization, 0.85, 0.0);
-	assert_int_equal(sc.block_size, 32);
-	assert_false(sc.enable_prefix_caching);
-	assert_false(sc.enable_chunked_prefill);
-	assert_int_equal(sc.long_prefill_token_threshold, 512);
-	assert_int_equal(sc.num_gpu_blocks_override, 5000);
-	assert_double_near(sc.kv_offload_gib, 64, 0.0);
-	assert_int_equal(sc.kv_cache_dtype, 1);
+	assert_ptr_equal(sc.engine.cls, &vllm_engine_class);
+	assert_string_equal(sc.engine.kind, "vllm");
+	assert_int_equal(sc.engine.tensor_parallel_size, 2);
+	assert_int_equal(sc.engine.max_num_batched_tokens, 4096);
+	assert_int_equal(sc.engine.max_num_seqs, 128);
+	assert_int_equal(sc.engine.max_model_len, 16384);
+	assert_double_near(sc.engine.gpu_memory_utilization, 0.85, 0.0);
+	assert_int_equal(sc.engine.block_size, 32);
+	assert_false(sc.engine.enable_prefix_caching);
+	assert_false(sc.engine.enable_chunked_prefill);
+	assert_int_equal(sc.engine.long_prefill_token_threshold, 512);
+	assert_int_equal(sc.engine.num_gpu_blocks_override, 5000);
+	assert_double_near(sc.engine.kv_offload_gib, 64, 0.0);
+	assert_int_equal(sc.engine.kv_cache_dtype, 1);
 
 	assert_double_near(sc.slo_ttft_ms, 2000, 0.0);
 	assert_double_near(sc.slo_tpot_ms, 50, 0.0);
@@ -149,7 +151,7 @@ static void set_overrides(void **state)
 					    "run.model=qwen2.5-7b", NULL };
 	load_ok(&sc, "full.ini", sets);
 	assert_double_near(sc.request_rate, 12.0, 0.0);
-	assert_int_equal(sc.block_size, 64);
+	assert_int_equal(sc.engine.block_size, 64);
 	assert_string_equal(sc.model, "qwen2.5-7b");
 	assert_int_equal(sc.num_prompts, 321);   /* from the file */
 

@@ -93,7 +93,7 @@ static void points_and_scenarios(void **state)
 	struct scenario sc;
 	assert_int_equal(sweep_point_scenario(&sw, 5, &sc, &e), 0);
 	assert_double_near(sc.request_rate, 3, 0);
-	assert_int_equal(sc.max_num_seqs, 16);
+	assert_int_equal(sc.engine.max_num_seqs, 16);
 	sweep_axis_free(&ax[0]);
 	sweep_axis_free(&ax[1]);
 

@@ -59,11 +59,12 @@ static void bench_open(struct bench *b, const char *const *sets)
 		fail_msg("%s", e.msg);
 	inidoc_free(&ov);
 	struct engine_setup setup = {
-		.sc = &b->sc, .model = &b->model, .hw = &b->hw,
+		.cfg = &b->sc.engine, .path = b->sc.path, .weights_at = b->sc.weights_at,
+		.seed = b->sc.seed, .model = &b->model, .hw = &b->hw,
 		.weights = precision_find(b->model.weights), .reqs = &b->reqs,
 		.hooks = { b, on_token, on_done },
 	};
-	b->cls = engine_class_for(ENGINE_VLLM);
+	b->cls = &vllm_engine_class;
 	b->eng = b->cls->create(&setup, &e);
 	if (!b->eng)
 		fail_msg("%s", e.msg);

@@ -127,10 +127,10 @@ static void yaml_config(void **state)
 		assert_int_equal(inidoc_add_override(&ov, va.argv[i + 1], &e), 0);
 	struct scenario sc;
 	assert_int_equal(scenario_load(&sc, NULL, &ov, &e), 0);
-	assert_int_equal(sc.max_num_seqs, 128);
-	assert_int_equal(sc.max_model_len, 16000);
-	assert_false(sc.enable_prefix_caching);
-	assert_int_equal(sc.kv_cache_dtype, 1);
+	assert_int_equal(sc.engine.max_num_seqs, 128);
+	assert_int_equal(sc.engine.max_model_len, 16000);
+	assert_false(sc.engine.enable_prefix_caching);
+	assert_int_equal(sc.engine.kv_cache_dtype, 1);
 	inidoc_free(&ov);
 	vllmflags_free(&va);
 

@@ -104,13 +104,13 @@ static json_t *startup_log(const char *path, const char *text, const struct vali
 	json_array_append_new(rows, row("KV pool", "non_torch_gib", l.non_torch_gib, es->non_torch_bytes / GIB));
 	json_array_append_new(rows, row("KV pool", "kv_cache_gib", l.kv_gib, kv_bytes / GIB));
 	json_array_append_new(rows, row("KV pool", "kv_cache_tokens", l.kv_tokens,
-					(double)es->num_gpu_blocks * (double)res.sc.block_size));
+					(double)es->num_gpu_blocks * (double)res.sc.engine.block_size));
 	if (isfinite(l.gpu_blocks))
 		json_array_append_new(rows, row("KV pool", "num_gpu_blocks", l.gpu_blocks, (double)es->num_gpu_blocks));
 	char note[512];
 	snprintf(note, sizeof note,
 		 "simulated at gpu_memory_utilization %.2f%s; device memory: the log's total_gpu_memory %.2f GiB, the profile's %.2f GiB",
-		 res.sc.gpu_memory_utilization, util_given ? " (--set)" : isfinite(l.gpu_memory_utilization) ? " (the log's)" : "",
+		 res.sc.engine.gpu_memory_utilization, util_given ? " (--set)" : isfinite(l.gpu_memory_utilization) ? " (the log's)" : "",
 		 l.total_gpu_gib, hw_memory_bytes(&res.hw) / GIB);
 	json_array_append_new(json_object_get(d, "notes"), json_string(note));
 	run_result_free(&res);

@@ -1,6 +1,5 @@
 #include "cli.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -24,9 +23,9 @@ int cli_misuse(const char *verb, const char *fmt, ...)
 
 int cli_parse_format(const char *s, unsigned allowed, enum out_format *out, struct err *e)
 {
-	static const char *const names[] = { "text", "json", "csv", "prom" };
+	const char *const *names = out_format_names;
 	char list[64] = "";
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < N_OUT_FORMATS; i++) {
 		if (!(allowed & (1u << i)))
 			continue;
 		if (!strcmp(s, names[i])) {
@@ -54,17 +53,3 @@ int cli_print_json(json_t *j)
 	return EXIT_OK;
 }
 
-json_t *cli_num(double v)
-{
-	if (isfinite(v) && v == floor(v) && fabs(v) < 9e15)
-		return json_integer((json_int_t)v);
-	return json_real(v);
-}
-
-json_t *cli_real(double v, int digits)
-{
-	if (!isfinite(v))
-		return json_null();
-	double scale = pow(10, digits);
-	return cli_num(round(v * scale) / scale);
-}

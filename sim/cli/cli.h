@@ -14,10 +14,10 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "outfmt.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_BAD_INPUT = 2 };
 
-enum out_format { FMT_TEXT, FMT_JSON, FMT_CSV, FMT_PROM };
 
 int cmd_ceiling(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
@@ -48,11 +48,5 @@ int cli_parse_format(const char *s, unsigned allowed, enum out_format *out, stru
  * reference. An object gets servesim.version (added to its "servesim"
  * object, or as one). Returns EXIT_OK or EXIT_FAIL. */
 int cli_print_json(json_t *j);
-
-/* A JSON real that prints as an integer when it is one (counts, ids). */
-json_t *cli_num(double v);
-
-/* Rounds v to `digits` decimals for JSON output (avoids 0.30000000000000004). */
-json_t *cli_real(double v, int digits);
 
 #endif

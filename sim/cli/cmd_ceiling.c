@@ -129,17 +129,17 @@ static int print_json(const struct workload_model *wm, const struct row *rows, s
 		json_t *o = json_object();
 		json_object_set_new(o, "device", json_string(r->hw->name));
 		json_object_set_new(o, "id", json_string(r->hw->id));
-		json_object_set_new(o, "mem_bandwidth_gb_s", cli_num(r->hw->bandwidth_gb_s));
-		json_object_set_new(o, "decode_ceiling_tok_s", cli_real(r->decode_tok_s, 3));
+		json_object_set_new(o, "mem_bandwidth_gb_s", outfmt_num(r->hw->bandwidth_gb_s));
+		json_object_set_new(o, "decode_ceiling_tok_s", outfmt_real(r->decode_tok_s, 3));
 		json_object_set_new(o, "model", json_string(wm->label));
-		json_object_set_new(o, "weight_bytes", cli_real(wm->weight_bytes, 0));
-		json_object_set_new(o, "peak_tflops", cli_real(r->peak_flops / 1e12, 3));
-		json_object_set_new(o, "prefill_ceiling_tok_s", cli_real(r->prefill_tok_s, 1));
-		json_object_set_new(o, "ridge_flop_per_byte", cli_real(r->ridge, 2));
-		json_object_set_new(o, "decode_flop_per_byte", cli_real(r->intensity, 4));
-		json_object_set_new(o, "kv_bytes_per_token", cli_real(wm->kv_bytes_per_token, 0));
-		json_object_set_new(o, "kv_budget_gb", cli_real(r->kv_budget_bytes / 1e9, 3));
-		json_object_set_new(o, "context_tokens_fit", cli_num(r->context_fit_tokens));
+		json_object_set_new(o, "weight_bytes", outfmt_real(wm->weight_bytes, 0));
+		json_object_set_new(o, "peak_tflops", outfmt_real(r->peak_flops / 1e12, 3));
+		json_object_set_new(o, "prefill_ceiling_tok_s", outfmt_real(r->prefill_tok_s, 1));
+		json_object_set_new(o, "ridge_flop_per_byte", outfmt_real(r->ridge, 2));
+		json_object_set_new(o, "decode_flop_per_byte", outfmt_real(r->intensity, 4));
+		json_object_set_new(o, "kv_bytes_per_token", outfmt_real(wm->kv_bytes_per_token, 0));
+		json_object_set_new(o, "kv_budget_gb", outfmt_real(r->kv_budget_bytes / 1e9, 3));
+		json_object_set_new(o, "context_tokens_fit", outfmt_num(r->context_fit_tokens));
 		json_array_append_new(arr, o);
 	}
 	return cli_print_json(arr);

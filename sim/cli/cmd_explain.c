@@ -111,15 +111,16 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 		return cli_fail("explain", &e);
 	}
 	struct perf p;
-	perf_init(&p, &m, &hw, w, (int)sc->tensor_parallel_size, sc->kv_cache_dtype == 1 ? 1 : 2);
-	perf_pipeline(&p, (int)sc->pipeline_parallel_size);
-	perf_offload(&p, sc->cpu_offload_gb,
-		     model_weight_bytes_per_gpu(&m, w, (int)sc->tensor_parallel_size,
-						(int)sc->pipeline_parallel_size));
-	perf_use_engine(&p, sc->engine_kind == ENGINE_VLLM ? "vllm" : "llama.cpp");
-	perf_set_router_skew(&p, sc->moe_router_skew);
-	if (sc->enable_expert_parallel)
-		perf_expert_parallel(&p, (int)sc->tensor_parallel_size);
+	perf_init(&p, &m, &hw, w, (int)sc->engine.tensor_parallel_size,
+		  sc->engine.kv_cache_dtype == 1 ? 1 : 2);
+	perf_pipeline(&p, (int)sc->engine.pipeline_parallel_size);
+	perf_offload(&p, sc->engine.cpu_offload_gb,
+		     model_weight_bytes_per_gpu(&m, w, (int)sc->engine.tensor_parallel_size,
+						(int)sc->engine.pipeline_parallel_size));
+	perf_use_engine(&p, sc->engine.cls->perf_engine);
+	perf_set_router_skew(&p, sc->engine.moe_router_skew);
+	if (sc->engine.enable_expert_parallel)
+		perf_expert_parallel(&p, (int)sc->engine.tensor_parallel_size);
 	if (ideal)
 		perf_ideal(&p);
 	struct perf_step step;
@@ -134,8 +135,8 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 		json_object_set_new(o, "model", json_string(m.id));
 		json_object_set_new(o, "hardware", json_string(hw.id));
 		json_object_set_new(o, "weights", json_string(w->name));
-		json_object_set_new(o, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
-		json_object_set_new(o, "pipeline_parallel_size", json_integer(sc->pipeline_parallel_size));
+		json_object_set_new(o, "tensor_parallel_size", json_integer(sc->engine.tensor_parallel_size));
+		json_object_set_new(o, "pipeline_parallel_size", json_integer(sc->engine.pipeline_parallel_size));
 		json_object_set_new(o, "tokens", json_integer(step.tokens));
 		json_object_set_new(o, "prefill_chunks", json_integer(n_pre));
 		json_object_set_new(o, "decodes", json_integer(n_dec));
@@ -166,16 +167,17 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 		return cli_print_json(o);
 	}
 	printf("One step of %s on %s (%s weights, tensor parallel %lld, pipeline parallel %lld): %lld tokens, %lld prefill chunk%s, %lld decode%s\n",
-	       m.id, hw.name, w->name, (long long)sc->tensor_parallel_size,
-	       (long long)sc->pipeline_parallel_size, (long long)step.tokens,
+	       m.id, hw.name, w->name, (long long)sc->engine.tensor_parallel_size,
+	       (long long)sc->engine.pipeline_parallel_size, (long long)step.tokens,
 	       (long long)n_pre, n_pre == 1 ? "" : "s", (long long)n_dec, n_dec == 1 ? "" : "s");
 	printf("%s\n", ideal ? "datasheet peaks, efficiencies 1, no overhead" :
 			       "achievable efficiencies of the profile");
-	if (sc->pipeline_parallel_size > 1) {
-		double mb = fmin((double)sc->pipeline_parallel_size, (double)step.seqs);
+	if (sc->engine.pipeline_parallel_size > 1) {
+		double mb = fmin((double)sc->engine.pipeline_parallel_size, (double)step.seqs);
 		printf("pipeline: rows are one microbatch (1/%.0f of the batch) through all %lld stages, each stage's GPU doing 1/%lld of them;\n"
 		       "the bubble is the rest of the step (stage hops, microbatches waiting)\n",
-		       mb, (long long)sc->pipeline_parallel_size, (long long)sc->pipeline_parallel_size);
+		       mb, (long long)sc->engine.pipeline_parallel_size,
+		       (long long)sc->engine.pipeline_parallel_size);
 	}
 	putchar('\n');
 	printf("%-18s %12s %10s %10s %8s %9s\n", "operator (per GPU)", "GFLOP", "GB", "time ms", "bound",

@@ -94,23 +94,23 @@ int cmd_model(int argc, char **argv)
 		json_object_set_new(o, "sliding_window", json_integer(m.sliding_window));
 		json_object_set_new(o, "sliding_layers", json_integer(m.n_sliding_layers));
 		json_object_set_new(o, "stored_weights", json_string(m.weights));
-		json_object_set_new(o, "params_total", cli_real(p.total, 0));
-		json_object_set_new(o, "params_active", cli_real(p.active, 0));
-		json_object_set_new(o, "params_active_without_input_embedding", cli_real(p.active_compute, 0));
+		json_object_set_new(o, "params_total", outfmt_real(p.total, 0));
+		json_object_set_new(o, "params_active", outfmt_real(p.active, 0));
+		json_object_set_new(o, "params_active_without_input_embedding", outfmt_real(p.active_compute, 0));
 		json_object_set_new(o, "weights", json_string(w->name));
-		json_object_set_new(o, "bits_per_weight", cli_real(w->bits_per_weight, 4));
-		json_object_set_new(o, "weight_bytes", cli_real(wbytes, 0));
-		json_object_set_new(o, "linear_flops_per_token", cli_real(lin, 0));
+		json_object_set_new(o, "bits_per_weight", outfmt_real(w->bits_per_weight, 4));
+		json_object_set_new(o, "weight_bytes", outfmt_real(wbytes, 0));
+		json_object_set_new(o, "linear_flops_per_token", outfmt_real(lin, 0));
 		json_object_set_new(o, "context_tokens", json_integer(ctx));
-		json_object_set_new(o, "attention_flops_per_token_at_context", cli_real(attn, 0));
-		json_object_set_new(o, "kv_bytes_per_token", cli_real(kv, 0));
-		json_object_set_new(o, "kv_bytes_at_context", cli_real(kv * (double)ctx, 0));
+		json_object_set_new(o, "attention_flops_per_token_at_context", outfmt_real(attn, 0));
+		json_object_set_new(o, "kv_bytes_per_token", outfmt_real(kv, 0));
+		json_object_set_new(o, "kv_bytes_at_context", outfmt_real(kv * (double)ctx, 0));
 		if (m.attn_softcap > 0 || m.final_softcap > 0) {
 			json_object_set_new(o, "attn_logit_softcapping", json_real(m.attn_softcap));
 			json_object_set_new(o, "final_logit_softcapping", json_real(m.final_softcap));
 		}
 		if (m.file_weight_bytes > 0)
-			json_object_set_new(o, "gguf_tensor_bytes", cli_real(m.file_weight_bytes, 0));
+			json_object_set_new(o, "gguf_tensor_bytes", outfmt_real(m.file_weight_bytes, 0));
 		return cli_print_json(o);
 	}
 	printf("%s (%s)\n", m.id, m.model_type);

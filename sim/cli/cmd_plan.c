@@ -193,9 +193,9 @@ int cmd_plan(int argc, char **argv)
 	if (!l->hw_given)
 		snprintf(l->hw[l->n_hw++], INI_VALUE_MAX, "%s", sc.hardware);
 	if (!l->tp_given)
-		snprintf(l->tp[l->n_tp++], INI_VALUE_MAX, "%lld", (long long)sc.tensor_parallel_size);
+		snprintf(l->tp[l->n_tp++], INI_VALUE_MAX, "%lld", (long long)sc.engine.tensor_parallel_size);
 	if (!l->pp_given)
-		snprintf(l->pp[l->n_pp++], INI_VALUE_MAX, "%lld", (long long)sc.pipeline_parallel_size);
+		snprintf(l->pp[l->n_pp++], INI_VALUE_MAX, "%lld", (long long)sc.engine.pipeline_parallel_size);
 	if (!l->w_given)
 		l->n_w = 1;
 	if (check_lists(l, &e) || cliplan_tune_space(&cp, &sc, &cp.ov, &space, &e))

@@ -36,7 +36,7 @@ static void help(void)
 
 static json_t *num_or_null(double v, int digits)
 {
-	return isfinite(v) ? cli_real(v, digits) : json_null();
+	return isfinite(v) ? outfmt_real(v, digits) : json_null();
 }
 
 static json_t *as_json(const char *path, const struct validate_result *r)

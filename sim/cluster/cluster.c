@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rngstream.h"
 #include "startup.h"
 #include "workload.h"
 #include "xalloc.h"
@@ -255,9 +256,9 @@ static int init_disagg(struct cluster *c, struct err *e)
 		if (scenario_pool(sc, p, c->pool_sc[p], e))
 			return -1;
 		const struct scenario *ps = c->pool_sc[p];
-		if (ps->engine_kind != ENGINE_VLLM)
+		if (ps->engine.cls->family != ENGINE_FAMILY_VLLM)
 			return err_set(e, "%s: [cluster] prefill_replicas: disaggregation needs engine kind vllm (its KV connectors), got %s",
-				       cc->disagg_at, engine_class_for(ps->engine_kind)->name);
+				       cc->disagg_at, ps->engine.cls->name);
 		if (!strcmp(ps->hardware, sc->hardware))
 			c->pool_hw[p] = *c->s.hw;
 		else if (hw_load_named(&c->pool_hw[p], ps->hardware, e))
@@ -277,10 +278,10 @@ static int init_disagg(struct cluster *c, struct err *e)
 	 * ranks moves the larger shard and sets the time. The prefill side's
 	 * KV dtype is what crosses. */
 	const struct scenario *pre = c->pool_sc[POOL_PREFILL], *dec = c->pool_sc[POOL_DECODE];
-	int64_t tp = pre->tensor_parallel_size < dec->tensor_parallel_size ? pre->tensor_parallel_size :
-									       dec->tensor_parallel_size;
-	c->kv_bytes_per_token = model_kv_bytes_per_token_per_rank(c->s.model, pre->kv_cache_dtype == 1 ? 1 : 2,
-								     (int)tp);
+	int64_t pre_tp = pre->engine.tensor_parallel_size, dec_tp = dec->engine.tensor_parallel_size;
+	int64_t tp = pre_tp < dec_tp ? pre_tp : dec_tp;
+	c->kv_bytes_per_token = model_kv_bytes_per_token_per_rank(
+		c->s.model, pre->engine.kv_cache_dtype == 1 ? 1 : 2, (int)tp);
 	c->egress_free = xcalloc((size_t)c->n_prefill, sizeof *c->egress_free);
 	c->ingress_free = xcalloc((size_t)(c->n - c->n_prefill), sizeof *c->ingress_free);
 	c->kv.link = c->link->name;
@@ -305,7 +306,7 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 	c->prefix_hit = xcalloc((size_t)c->n, sizeof *c->prefix_hit);
 	c->kv_usage = xcalloc((size_t)c->n, sizeof *c->kv_usage);
 	if (c->n > 1)
-		c->rng = workload_stream("router", s->sc->seed);
+		c->rng = rng_stream("router", s->sc->seed);
 	if (clustercfg_disaggregated(cc) && init_disagg(c, e)) {
 		cluster_destroy(c);
 		return NULL;
@@ -313,7 +314,8 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 	for (int i = 0; i < c->n; i++) {
 		struct replica *rp = &c->rep[i];
 		struct engine_setup es = {
-			.sc = s->sc, .model = s->model, .hw = s->hw, .weights = s->weights,
+			.cfg = &s->sc->engine, .path = s->sc->path, .weights_at = s->sc->weights_at,
+			.seed = s->sc->seed, .model = s->model, .hw = s->hw, .weights = s->weights,
 			.reqs = s->reqs, .hooks = s->hooks,
 		};
 		if (i < c->n_prefill) {
@@ -324,10 +326,10 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 		}
 		if (c->n_prefill) {
 			int p = i < c->n_prefill ? POOL_PREFILL : POOL_DECODE;
-			es.sc = c->pool_sc[p];
+			es.cfg = &c->pool_sc[p]->engine;
 			es.hw = &c->pool_hw[p];
 		}
-		rp->cls = engine_class_for(es.sc->engine_kind);
+		rp->cls = es.cfg->cls;
 		rp->eng = rp->cls->create(&es, e);
 		struct engine_stats st;
 		if (rp->eng)
@@ -398,7 +400,7 @@ void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *
 const char *cluster_replica_hardware(const struct cluster *c, int i, int64_t *tp)
 {
 	const struct scenario *sc = !c->n_prefill ? c->s.sc : c->pool_sc[i < c->n_prefill ? POOL_PREFILL : POOL_DECODE];
-	*tp = sc->tensor_parallel_size;
+	*tp = sc->engine.tensor_parallel_size;
 	return !c->n_prefill ? c->s.hw->id : c->pool_hw[i < c->n_prefill ? POOL_PREFILL : POOL_DECODE].id;
 }
 

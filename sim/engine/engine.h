@@ -11,12 +11,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "enginecfg.h"
 #include "err.h"
 #include "hwprofile.h"
 #include "model.h"
 #include "precision.h"
 #include "request.h"
-#include "scenario.h"
 #include "steptime.h"
 
 struct engine_hooks {
@@ -35,7 +35,10 @@ struct engine_hooks {
 };
 
 struct engine_setup {
-	const struct scenario *sc;
+	const struct engine_config *cfg;   /* the scenario's [engine] */
+	const char *path;                  /* the scenario's file, for errors */
+	const char *weights_at;            /* where [run] weights was set, for errors */
+	int64_t seed;                      /* the run's seed (rng_stream) */
 	const struct model *model;
 	const struct hw_profile *hw;
 	const struct precision *weights;
@@ -95,8 +98,18 @@ struct engine_gauges {
 
 struct engine;
 
+/* What a class's results look like, for the writers that show them: vLLM's
+ * paged KV pool and metrics, or llama.cpp's fixed slots (Ollama and
+ * llama-server both run llama.cpp). */
+enum engine_family { ENGINE_FAMILY_VLLM, ENGINE_FAMILY_LLAMACPP };
+
 struct engine_class {
-	const char *name;
+	const char *name;                  /* [engine] kind */
+	const char *backend;               /* the JSON result's "backend" */
+	const char *title;                 /* the text report's engine heading */
+	enum engine_family family;
+	/* The step model's engine (perf_use_engine): whose kernels it runs. */
+	const char *perf_engine;
 	struct engine *(*create)(const struct engine_setup *setup, struct err *e);
 	void (*destroy)(struct engine *eng);
 	/* Takes request req at now; may fail it at once (through on_done). */
@@ -121,7 +134,14 @@ extern const struct engine_class vllm_engine_class;
 extern const struct engine_class ollama_engine_class;     /* ollama.c */
 extern const struct engine_class llamacpp_engine_class;   /* ollama.c: llama-server */
 
-/* The class for a scenario's [engine] kind. */
-const struct engine_class *engine_class_for(int kind);
+/* Every class, by [engine] kind, the first the default; NULL-terminated.
+ * The INI choices and the error listing them come from here. */
+extern const struct engine_class *const engine_classes[];
+
+/* The class called name, or NULL. */
+const struct engine_class *engine_class_find(const char *name);
+
+/* "vllm, ollama, llamacpp" into buf (truncated to cap). */
+void engine_class_list(char *buf, size_t cap);
 
 #endif

@@ -648,7 +648,7 @@ static int64_t ollama_default_ctx(const struct hw_profile *hw, double gpu_bytes,
 
 static int resolve(struct engine *g, struct err *e)
 {
-	const struct scenario *sc = g->setup.sc;
+	const struct engine_config *cfg = g->setup.cfg;
 	const struct model *m = g->setup.model;
 	const struct hw_profile *hw = g->setup.hw;
 	const struct precision *w = g->setup.weights;
@@ -657,41 +657,41 @@ static int resolve(struct engine *g, struct err *e)
 		char names[256];
 		gguf_names(names, sizeof names);
 		return err_set(e, "%s: [run] weights: expected a GGUF type for [engine] kind = %s (%s), got '%s'",
-			       sc->weights_at, kind, names, w->name);
+			       g->setup.weights_at, kind, names, w->name);
 	}
-	if (sc->tensor_parallel_size != 1)
+	if (cfg->tensor_parallel_size != 1)
 		return err_set(e, "%s: [engine] tensor_parallel_size: expected 1 for kind = %s (llama.cpp splits layers across GPUs, not tensors), got %lld",
-			       sc->tensor_parallel_at, kind, (long long)sc->tensor_parallel_size);
-	if (sc->pipeline_parallel_size != 1)
+			       cfg->tensor_parallel_at, kind, (long long)cfg->tensor_parallel_size);
+	if (cfg->pipeline_parallel_size != 1)
 		return err_set(e, "%s: [engine] pipeline_parallel_size: expected 1 for kind = %s (a llama.cpp server runs one batch at a time; its layer split is num_gpu), got %lld",
-			       sc->pipeline_parallel_at, kind, (long long)sc->pipeline_parallel_size);
+			       cfg->pipeline_parallel_at, kind, (long long)cfg->pipeline_parallel_size);
 	g->on_cpu_only = hw->hw_class == HW_CPU;
 	double gpu_bytes = hw_memory_bytes(hw) * (hw->hw_class == HW_APPLE ? APPLE_GPU_SHARE : 1);
 	int64_t train = m->max_position_embeddings;
-	g->n_parallel = sc->num_parallel > 0 ? sc->num_parallel : g->fl->num_parallel;
-	g->unified = sc->num_parallel <= 0 && g->fl->unified_by_default;
-	if (sc->num_ctx > 0)
-		g->n_ctx = sc->num_ctx;
+	g->n_parallel = cfg->num_parallel > 0 ? cfg->num_parallel : g->fl->num_parallel;
+	g->unified = cfg->num_parallel <= 0 && g->fl->unified_by_default;
+	if (cfg->num_ctx > 0)
+		g->n_ctx = cfg->num_ctx;
 	else if (g->fl->cold_loads)
 		g->n_ctx = ollama_default_ctx(hw, gpu_bytes, train);
 	else
 		g->n_ctx = train > 0 ? train : 4096;          /* llama-server -c 0 */
 	if (train > 0 && g->n_ctx > train)
 		return err_set(e, "%s: [engine] num_ctx: expected at most the model's max_position_embeddings (%lld for %s), got %lld",
-			       sc->num_ctx_at, (long long)train, m->id, (long long)g->n_ctx);
+			       cfg->num_ctx_at, (long long)train, m->id, (long long)g->n_ctx);
 	if (g->n_ctx < 2)
-		return err_set(e, "%s: [engine] num_ctx: expected at least 2 tokens, got %lld", sc->num_ctx_at,
+		return err_set(e, "%s: [engine] num_ctx: expected at least 2 tokens, got %lld", cfg->num_ctx_at,
 			       (long long)g->n_ctx);
-	g->n_batch = sc->n_batch > 0 ? sc->n_batch : g->fl->n_batch;
-	g->n_ubatch = sc->n_ubatch > 0 ? sc->n_ubatch : g->fl->n_ubatch;
+	g->n_batch = cfg->n_batch > 0 ? cfg->n_batch : g->fl->n_batch;
+	g->n_ubatch = cfg->n_ubatch > 0 ? cfg->n_ubatch : g->fl->n_ubatch;
 	g->n_ubatch = min64(g->n_ubatch, g->n_batch);   /* llama.cpp clamps n_ubatch to n_batch */
 	g->n_batch = max64(g->n_batch, g->n_parallel);  /* the batch always holds every decode */
-	g->max_queue = sc->max_queue;
+	g->max_queue = cfg->max_queue;
 	g->n_keep = min64(OLLAMA_NUM_KEEP, g->n_ctx - 1);
-	g->cache_prompt = sc->cache_prompt;
-	g->truncate = sc->truncate;
+	g->cache_prompt = cfg->cache_prompt;
+	g->truncate = cfg->truncate;
 	g->context_shift = g->fl->context_shift;
-	double keep = sc->keep_alive_s;
+	double keep = cfg->keep_alive_s;
 	g->keep_alive_ns = !g->fl->cold_loads || isinf(keep) ? INT64_MAX : (int64_t)llround(keep * 1e9);
 
 	/* Memory: layers, output, KV allocated up front for every slot. */
@@ -707,11 +707,11 @@ static int resolve(struct engine *g, struct err *e)
 	int64_t ngl;
 	if (g->on_cpu_only) {
 		ngl = all;
-	} else if (sc->num_gpu >= 0) {
-		ngl = sc->num_gpu;
+	} else if (cfg->num_gpu >= 0) {
+		ngl = cfg->num_gpu;
 		if (ngl > all)
 			return err_set(e, "%s: [engine] num_gpu: expected 0 to %lld (%s has %lld layers plus the output layer; -1 = as many as fit), got %lld",
-				       sc->num_gpu_at, (long long)all, m->id, (long long)m->n_layers, (long long)ngl);
+				       cfg->num_gpu_at, (long long)all, m->id, (long long)m->n_layers, (long long)ngl);
 	} else {
 		double room = gpu_bytes - GPU_RESERVE_BYTES;
 		if (L * (layer_b + kv_layer) + out_b <= room)
@@ -727,34 +727,34 @@ static int resolve(struct engine *g, struct err *e)
 	if (g->on_cpu_only) {
 		if (on_gpu > hw_memory_bytes(hw))
 			return err_set(e, "%s: %s at %s with its KV cache (%.1f GB for %lld tokens) needs %.1f GB; %s has %.1f GB",
-				       sc->path, m->id, w->name, kv_layer * L / 1e9, (long long)kv_tokens,
+				       g->setup.path, m->id, w->name, kv_layer * L / 1e9, (long long)kv_tokens,
 				       on_gpu / 1e9, hw->id, hw_memory_bytes(hw) / 1e9);
 	} else {
 		if (on_gpu > gpu_bytes - GPU_RESERVE_BYTES)
 			return err_set(e, "%s: [engine] num_gpu: %lld layers of %s at %s with their KV cache need %.1f GB; %s has %.1f GB for them",
-				       sc->num_gpu_at, (long long)ngl, m->id, w->name, on_gpu / 1e9, hw->id,
+				       cfg->num_gpu_at, (long long)ngl, m->id, w->name, on_gpu / 1e9, hw->id,
 				       (gpu_bytes - GPU_RESERVE_BYTES) / 1e9);
 		if (rep < m->n_layers || !g->output_on_gpu) {
-			if (hw_load_named(&g->cpu_hw, sc->cpu_hardware, e))
-				return err_prefix(e, "%s: [engine] cpu_hardware", sc->cpu_hardware_at);
+			if (hw_load_named(&g->cpu_hw, cfg->cpu_hardware, e))
+				return err_prefix(e, "%s: [engine] cpu_hardware", cfg->cpu_hardware_at);
 			if (g->cpu_hw.hw_class != HW_CPU)
 				return err_set(e, "%s: [engine] cpu_hardware: expected a CPU profile (class = cpu) for the layers num_gpu leaves off the GPU, got '%s' (class %s)",
-					       sc->cpu_hardware_at, g->cpu_hw.id, hw_class_names[g->cpu_hw.hw_class]);
+					       cfg->cpu_hardware_at, g->cpu_hw.id, hw_class_names[g->cpu_hw.hw_class]);
 			if (on_cpu > hw_memory_bytes(&g->cpu_hw))
 				return err_set(e, "%s: [engine] num_gpu: the %lld layers left on %s need %.1f GB; it has %.1f GB",
-					       sc->num_gpu_at, (long long)(m->n_layers - rep), g->cpu_hw.id,
+					       cfg->num_gpu_at, (long long)(m->n_layers - rep), g->cpu_hw.id,
 					       on_cpu / 1e9, hw_memory_bytes(&g->cpu_hw) / 1e9);
 			perf_init(&g->cpu, m, &g->cpu_hw, w, 1, 2);
 			perf_use_engine(&g->cpu, "llama.cpp");
-			perf_set_router_skew(&g->cpu, sc->moe_router_skew);
+			perf_set_router_skew(&g->cpu, cfg->moe_router_skew);
 			/* f32 activations cross once per micro-batch. */
 			g->xfer_s_per_token = (double)m->hidden * 4 / (hw->host_bandwidth_gb_s * 1e9);
 		}
 	}
 	perf_init(&g->gpu, m, hw, w, 1, 2);   /* KV in f16: llama.cpp's and Ollama's default */
 	perf_use_engine(&g->gpu, "llama.cpp");   /* its kernels: MMQ/MMVQ, cuBLAS FP16 compute */
-	perf_set_router_skew(&g->gpu, sc->moe_router_skew);
-	g->load_ns = g->fl->cold_loads ? (int64_t)llround(total / (sc->load_bandwidth_gb_s * 1e9) * 1e9) : 0;
+	perf_set_router_skew(&g->gpu, cfg->moe_router_skew);
+	g->load_ns = g->fl->cold_loads ? (int64_t)llround(total / (cfg->load_bandwidth_gb_s * 1e9) * 1e9) : 0;
 	if (g->load_ns == 0)
 		g->keep_alive_ns = INT64_MAX;   /* loaded before the run (inf bandwidth): never cold */
 
@@ -818,6 +818,10 @@ static void ol_destroy(struct engine *g)
 
 const struct engine_class ollama_engine_class = {
 	.name = "ollama",
+	.backend = "ollama",
+	.title = "Ollama",
+	.family = ENGINE_FAMILY_LLAMACPP,
+	.perf_engine = "llama.cpp",
 	.create = ollama_create,
 	.destroy = ol_destroy,
 	.submit = ol_submit,
@@ -829,6 +833,10 @@ const struct engine_class ollama_engine_class = {
 
 const struct engine_class llamacpp_engine_class = {
 	.name = "llamacpp",
+	.backend = "llama.cpp",
+	.title = "llama.cpp server",
+	.family = ENGINE_FAMILY_LLAMACPP,
+	.perf_engine = "llama.cpp",
 	.create = llamacpp_create,
 	.destroy = ol_destroy,
 	.submit = ol_submit,

@@ -9,8 +9,8 @@
 
 #include "num.h"
 #include "rowtab.h"
-#include "scenario.h"
-#include "workload.h"
+#include "engine.h"
+#include "rngstream.h"
 
 const struct specdec_method specdec_methods[] = {
 	{ "ngram", SPEC_COST_NONE, false,
@@ -52,24 +52,24 @@ int specdec_parse_acceptance(const char *text, int k, double *p)
 	return 0;
 }
 
-int specdec_init(struct specdec *s, const struct scenario *sc, const struct hw_profile *hw,
-		 const struct precision *w, struct err *e)
+int specdec_init(struct specdec *s, const struct engine_setup *setup, struct err *e)
 {
+	const struct engine_config *cfg = setup->cfg;
 	memset(s, 0, sizeof *s);
-	if (!sc->speculative_method[0])
+	if (!cfg->speculative_method[0])
 		return 0;
-	s->method = specdec_find(sc->speculative_method);
-	s->k = (int)sc->num_speculative_tokens;
+	s->method = specdec_find(cfg->speculative_method);
+	s->k = (int)cfg->num_speculative_tokens;
 	/* scenario_load checked the method and the acceptance list. */
-	if (!s->method || specdec_parse_acceptance(sc->speculative_acceptance, s->k, s->accept))
-		return err_set(e, "%s: [engine] speculative_method: bad speculative configuration", sc->path);
+	if (!s->method || specdec_parse_acceptance(cfg->speculative_acceptance, s->k, s->accept))
+		return err_set(e, "%s: [engine] speculative_method: bad speculative configuration", setup->path);
 	if (s->method->cost == SPEC_COST_MODEL) {
-		if (model_load_named(&s->draft_model, sc->speculative_model, e))
-			return err_prefix(e, "%s: [engine] speculative_model", sc->path);
-		perf_init(&s->draft, &s->draft_model, hw, w, (int)sc->tensor_parallel_size,
-			  sc->kv_cache_dtype == 1 ? 1 : 2);
+		if (model_load_named(&s->draft_model, cfg->speculative_model, e))
+			return err_prefix(e, "%s: [engine] speculative_model", setup->path);
+		perf_init(&s->draft, &s->draft_model, setup->hw, setup->weights,
+			  (int)cfg->tensor_parallel_size, cfg->kv_cache_dtype == 1 ? 1 : 2);
 	}
-	s->rng = workload_stream("speculative", sc->seed);
+	s->rng = rng_stream("speculative", setup->seed);
 	return 0;
 }
 

@@ -61,15 +61,12 @@ struct specdec {
 	gsl_rng *rng;                          /* the "speculative" stream */
 };
 
-struct scenario;
-struct hw_profile;
-struct precision;
+struct engine_setup;
 
 /* Sets *s up from the scenario's [engine] keys (off when
  * speculative_method is unset): loads the drafter's model config. Returns
  * 0, or -1 with e naming the file and key. */
-int specdec_init(struct specdec *s, const struct scenario *sc, const struct hw_profile *hw,
-		 const struct precision *w, struct err *e);
+int specdec_init(struct specdec *s, const struct engine_setup *setup, struct err *e);
 void specdec_free(struct specdec *s);
 
 /* The drafter's time (seconds) for a step whose drafting sequences are

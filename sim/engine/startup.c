@@ -17,24 +17,24 @@ static void divisors(int64_t heads, int64_t max, char *out, size_t cap)
 
 static int vllm_setup(const struct engine_setup *su, struct err *e)
 {
-	const struct scenario *sc = su->sc;
+	const struct engine_config *cfg = su->cfg;
 	const struct hw_profile *hw = su->hw;
 	if (hw->hw_class == HW_APPLE)
 		return err_set(e, "%s: [engine] kind: vLLM does not run on Apple GPUs (%s has no CUDA or ROCm; vLLM on macOS runs on the CPU only); expected kind = ollama or kind = llamacpp (llama.cpp's Metal backend)",
-			       sc->path, hw->id);
-	int64_t tp = sc->tensor_parallel_size, heads = su->model->n_heads;
+			       su->path, hw->id);
+	int64_t tp = cfg->tensor_parallel_size, heads = su->model->n_heads;
 	if (heads > 0 && heads % tp) {
 		char ok[256];
 		divisors(heads, 1024, ok, sizeof ok);
 		return err_set(e, "%s: [engine] tensor_parallel_size: Total number of attention heads (%lld) must be divisible by tensor parallel size (%lld); expected one of %s",
-			       sc->tensor_parallel_at, (long long)heads, (long long)tp, ok);
+			       cfg->tensor_parallel_at, (long long)heads, (long long)tp, ok);
 	}
-	int64_t world = tp * sc->pipeline_parallel_size, have = hw->gpus_per_node * sc->nnodes;
+	int64_t world = tp * cfg->pipeline_parallel_size, have = hw->gpus_per_node * cfg->nnodes;
 	if (world > have) {
 		int64_t need = (world + hw->gpus_per_node - 1) / hw->gpus_per_node;
 		return err_set(e, "%s: [engine] nnodes: World size (%lld) is larger than the number of available GPUs (%lld) in %s (%lld node%s of %lld %s); set nnodes = %lld (vLLM --nnodes) if the replica is meant to span nodes",
-			       sc->path, (long long)world, (long long)have, sc->nnodes > 1 ? "these nodes" : "this node",
-			       (long long)sc->nnodes, sc->nnodes == 1 ? "" : "s", (long long)hw->gpus_per_node,
+			       su->path, (long long)world, (long long)have, cfg->nnodes > 1 ? "these nodes" : "this node",
+			       (long long)cfg->nnodes, cfg->nnodes == 1 ? "" : "s", (long long)hw->gpus_per_node,
 			       hw->id, (long long)need);
 	}
 	return 0;
@@ -42,35 +42,35 @@ static int vllm_setup(const struct engine_setup *su, struct err *e)
 
 static int gguf_setup(const struct engine_setup *su, struct err *e)
 {
-	const struct scenario *sc = su->sc;
-	if (sc->kv_cache_dtype == 1)
+	const struct engine_config *cfg = su->cfg;
+	if (cfg->kv_cache_dtype == 1)
 		return err_set(e, "%s: [engine] kv_cache_dtype: llama.cpp has no fp8 KV cache (its cache types are f16, q8_0 and q4_0: OLLAMA_KV_CACHE_TYPE, llama-server --cache-type-k); expected kv_cache_dtype = auto for kind = %s",
-			       sc->path, sc->engine_kind == ENGINE_OLLAMA ? "ollama" : "llamacpp");
+			       su->path, cfg->cls->name);
 	return 0;
 }
 
 int startup_check(const struct engine_setup *setup, const struct engine_stats *st, struct err *e)
 {
-	const struct scenario *sc = setup->sc;
-	if (sc->engine_kind != ENGINE_VLLM)
+	const struct engine_config *cfg = setup->cfg;
+	if (cfg->cls->family != ENGINE_FAMILY_VLLM)
 		return gguf_setup(setup, e);
 	if (vllm_setup(setup, e))
 		return -1;
 	if (st->max_num_batched_tokens < st->max_num_seqs)
 		return err_set(e, "%s: [engine] max_num_batched_tokens: max_num_batched_tokens (%lld) must be greater than or equal to max_num_seqs (%lld); expected max_num_batched_tokens >= %lld or max_num_seqs <= %lld",
-			       sc->path, (long long)st->max_num_batched_tokens, (long long)st->max_num_seqs,
+			       setup->path, (long long)st->max_num_batched_tokens, (long long)st->max_num_seqs,
 			       (long long)st->max_num_seqs, (long long)st->max_num_batched_tokens);
-	if (!sc->enable_chunked_prefill && st->max_num_batched_tokens < st->max_model_len)
+	if (!cfg->enable_chunked_prefill && st->max_num_batched_tokens < st->max_model_len)
 		return err_set(e, "%s: [engine] max_num_batched_tokens: max_num_batched_tokens (%lld) is smaller than max_model_len (%lld). This effectively limits the maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences; expected max_num_batched_tokens >= %lld, max_model_len <= %lld, or enable_chunked_prefill = true",
-			       sc->path, (long long)st->max_num_batched_tokens, (long long)st->max_model_len,
+			       setup->path, (long long)st->max_num_batched_tokens, (long long)st->max_model_len,
 			       (long long)st->max_model_len, (long long)st->max_num_batched_tokens);
 	/* A pool forced with num_gpu_blocks_override is the user's own
 	 * statement of its size (a testing knob): no refusal. */
 	int64_t fits = st->num_gpu_blocks * st->block_size;
-	if (sc->num_gpu_blocks_override <= 0 && fits < st->max_model_len) {
+	if (cfg->num_gpu_blocks_override <= 0 && fits < st->max_model_len) {
 		double gib = 1073741824.0, per_token = st->kv_bytes_per_block / (double)st->block_size;
 		return err_set(e, "%s: [engine] max_model_len: To serve at least one request with the models's max seq len (%lld), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %lld. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine; expected max_model_len <= %lld",
-			       sc->path, (long long)st->max_model_len, per_token * (double)st->max_model_len / gib,
+			       setup->path, (long long)st->max_model_len, per_token * (double)st->max_model_len / gib,
 			       st->kv_bytes_per_block * (double)st->num_gpu_blocks / gib, (long long)fits,
 			       (long long)fits);
 	}

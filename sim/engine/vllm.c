@@ -294,18 +294,18 @@ static void vllm_stats(const struct engine *g, struct engine_stats *st)
 }
 
 /* vLLM's defaults for the OpenAI server (arg_utils.py, about v0.11). */
-static void resolve_defaults(struct engine *g, const struct scenario *sc,
+static void resolve_defaults(struct engine *g, const struct engine_config *cfg,
 			     const struct hw_profile *hw, const struct model *m)
 {
 	bool big = hw_memory_bytes(hw) >= 70.0 * 1073741824.0 && !strstr(hw->id, "a100") &&
 		   hw->hw_class != HW_CPU;
-	g->mnbt = sc->max_num_batched_tokens > 0 ? sc->max_num_batched_tokens : big ? 8192 : 2048;
-	g->max_seqs = sc->max_num_seqs > 0 ? sc->max_num_seqs : big ? 1024 : 256;
-	g->max_model_len = sc->max_model_len > 0 ? sc->max_model_len :
+	g->mnbt = cfg->max_num_batched_tokens > 0 ? cfg->max_num_batched_tokens : big ? 8192 : 2048;
+	g->max_seqs = cfg->max_num_seqs > 0 ? cfg->max_num_seqs : big ? 1024 : 256;
+	g->max_model_len = cfg->max_model_len > 0 ? cfg->max_model_len :
 			   m->max_position_embeddings > 0 ? m->max_position_embeddings : 4096;
-	if (!sc->enable_chunked_prefill && sc->max_num_batched_tokens <= 0)
+	if (!cfg->enable_chunked_prefill && cfg->max_num_batched_tokens <= 0)
 		g->mnbt = g->max_model_len;  /* without chunking a whole prompt must fit */
-	if (sc->max_num_seqs <= 0 && g->max_seqs > g->mnbt)
+	if (cfg->max_num_seqs <= 0 && g->max_seqs > g->mnbt)
 		g->max_seqs = g->mnbt;
 }
 
@@ -316,11 +316,11 @@ static void resolve_defaults(struct engine *g, const struct scenario *sc,
  * GPU with the least room, as vLLM takes the minimum over workers). */
 static int size_pool(struct engine *g, struct err *e)
 {
-	const struct scenario *sc = g->setup.sc;
+	const struct engine_config *cfg = g->setup.cfg;
 	const struct model *m = g->setup.model;
 	const struct hw_profile *hw = g->setup.hw;
-	double tp = (double)sc->tensor_parallel_size;
-	double kv_elem = sc->kv_cache_dtype == 1 ? 1 : 2;
+	double tp = (double)cfg->tensor_parallel_size;
+	double kv_elem = cfg->kv_cache_dtype == 1 ? 1 : 2;
 	/* With pipeline stages the binding GPU is the last stage's: the
 	 * fullest stage's layers (their weights and KV), the LM head and the
 	 * sampler (model_weight_bytes_per_gpu). */
@@ -330,7 +330,7 @@ static int size_pool(struct engine *g, struct err *e)
 	double weights = model_weight_bytes_per_gpu(m, g->setup.weights, (int)tp, g->perf.pp);
 	/* --cpu-offload-gb: that much of each GPU's weights lives in host
 	 * memory and streams over the host link every step. */
-	weights -= perf_offload(&g->perf, sc->cpu_offload_gb, weights);
+	weights -= perf_offload(&g->perf, cfg->cpu_offload_gb, weights);
 	/* What vLLM's start-up profiling leaves out of the pool besides the
 	 * weights, per GPU: the activations of a max_num_batched_tokens dummy
 	 * step (FFN intermediates and hidden states, 16-bit), the sampler's
@@ -349,19 +349,19 @@ static int size_pool(struct engine *g, struct err *e)
 	double non_torch = 0.411 * 1073741824.0;
 	act += sampler;
 	double rope = model_rope_cache_bytes(m);
-	double available = ceil(hw_memory_bytes(hw) * sc->gpu_memory_utilization) - weights - act -
+	double available = ceil(hw_memory_bytes(hw) * cfg->gpu_memory_utilization) - weights - act -
 			   non_torch - rope;
 	g->st.weight_bytes_per_gpu = weights;
 	g->st.activation_bytes = act;
 	g->st.non_torch_bytes = non_torch;
 	g->st.kv_bytes_per_block = block_bytes;
-	int64_t blocks = sc->num_gpu_blocks_override > 0 ? sc->num_gpu_blocks_override :
+	int64_t blocks = cfg->num_gpu_blocks_override > 0 ? cfg->num_gpu_blocks_override :
 			 (int64_t)floor(available / block_bytes);
 	if (blocks < 2)
 		return err_set(e, "%s: the model's weights (%.1f GB per GPU) and activations leave no room for a KV cache in %.1f GB × gpu_memory_utilization %.2f; use more tensor parallelism, a smaller precision or a larger device",
-			       sc->path, weights / 1e9, hw_memory_bytes(hw) / 1e9, sc->gpu_memory_utilization);
+			       g->setup.path, weights / 1e9, hw_memory_bytes(hw) / 1e9, cfg->gpu_memory_utilization);
 	g->st.num_gpu_blocks = blocks;
-	int64_t cpu_blocks = (int64_t)floor(sc->kv_offload_gib * 1073741824.0 / block_bytes);
+	int64_t cpu_blocks = (int64_t)floor(cfg->kv_offload_gib * 1073741824.0 / block_bytes);
 	g->st.num_cpu_blocks = cpu_blocks;
 	g->cpu_block_transfer_s = block_bytes / (hw->host_bandwidth_gb_s * 1e9);
 	g->pool = kvpool_create(blocks, cpu_blocks);
@@ -375,23 +375,23 @@ static int size_pool(struct engine *g, struct err *e)
  * chunks at 4% of max_model_len. */
 static int resolve_timing(struct engine *g, struct err *e)
 {
-	const struct scenario *sc = g->setup.sc;
-	const struct vllm_version *v = vllmver_find(sc->vllm_version);
+	const struct engine_config *cfg = g->setup.cfg;
+	const struct vllm_version *v = vllmver_find(cfg->vllm_version);
 	assert(v);                       /* scenario_load checked it */
-	bool pp = sc->pipeline_parallel_size > 1;
-	bool spec = sc->speculative_method[0] != '\0';
-	g->async = sc->async_scheduling_given ? sc->async_scheduling : v->async_scheduling && !pp && !spec;
+	bool pp = cfg->pipeline_parallel_size > 1;
+	bool spec = cfg->speculative_method[0] != '\0';
+	g->async = cfg->async_scheduling_given ? cfg->async_scheduling : v->async_scheduling && !pp && !spec;
 	if (g->async && pp)
 		return err_set(e, "%s: [engine] async_scheduling: not modelled with pipeline_parallel_size > 1 (servesim runs pipeline stages synchronously)",
-			       sc->async_scheduling_at);
+			       cfg->async_scheduling_at);
 	if (g->async && spec)
 		return err_set(e, "%s: [engine] async_scheduling: vLLM turns it off with speculative decoding (#27614)",
-			       sc->async_scheduling_at);
+			       cfg->async_scheduling_at);
 	g->timing = v->timing;
-	g->priority = sc->scheduling_policy == SCHED_PRIORITY;
-	g->stream_interval = sc->stream_interval;
+	g->priority = cfg->scheduling_policy == SCHED_PRIORITY;
+	g->stream_interval = cfg->stream_interval;
 	g->cache_at_alloc = v->cache_at_alloc;
-	if (sc->max_num_partial_prefills > 1 && g->threshold == 0)
+	if (cfg->max_num_partial_prefills > 1 && g->threshold == 0)
 		g->threshold = (int64_t)((double)g->max_model_len * 0.04);
 	g->st.vllm_version = v->name;
 	g->st.async_scheduling = g->async;
@@ -402,7 +402,7 @@ static int resolve_timing(struct engine *g, struct err *e)
 	assert(prof);
 	double layers = g->perf.stage_layers;
 	double moe = g->perf.n_moe_layers * layers / (double)g->setup.model->n_layers;
-	overhead_model_init(&g->ovh, prof, g->setup.hw, g->async, sc->enforce_eager, g->max_seqs,
+	overhead_model_init(&g->ovh, prof, g->setup.hw, g->async, cfg->enforce_eager, g->max_seqs,
 			    g->mnbt, layers, moe);
 	g->perf.overhead = &g->ovh;
 	g->st.max_capture_size = g->ovh.n_capture ? g->ovh.capture[g->ovh.n_capture - 1] : 0;
@@ -412,27 +412,27 @@ static int resolve_timing(struct engine *g, struct err *e)
 static struct engine *vllm_create(const struct engine_setup *setup, struct err *e)
 {
 	struct engine *g = xcalloc(1, sizeof *g);
-	const struct scenario *sc = setup->sc;
+	const struct engine_config *cfg = setup->cfg;
 	g->setup = *setup;
-	g->block_size = sc->block_size;
-	g->caching = sc->enable_prefix_caching;
-	g->chunked = sc->enable_chunked_prefill;
-	g->threshold = sc->long_prefill_token_threshold;
-	resolve_defaults(g, sc, setup->hw, setup->model);
-	perf_init(&g->perf, setup->model, setup->hw, setup->weights, (int)sc->tensor_parallel_size,
-		  sc->kv_cache_dtype == 1 ? 1 : 2);
-	perf_set_router_skew(&g->perf, sc->moe_router_skew);
-	if (sc->enable_expert_parallel)
-		perf_expert_parallel(&g->perf, (int)sc->tensor_parallel_size);
-	if (sc->pipeline_parallel_size > setup->model->n_layers) {
+	g->block_size = cfg->block_size;
+	g->caching = cfg->enable_prefix_caching;
+	g->chunked = cfg->enable_chunked_prefill;
+	g->threshold = cfg->long_prefill_token_threshold;
+	resolve_defaults(g, cfg, setup->hw, setup->model);
+	perf_init(&g->perf, setup->model, setup->hw, setup->weights, (int)cfg->tensor_parallel_size,
+		  cfg->kv_cache_dtype == 1 ? 1 : 2);
+	perf_set_router_skew(&g->perf, cfg->moe_router_skew);
+	if (cfg->enable_expert_parallel)
+		perf_expert_parallel(&g->perf, (int)cfg->tensor_parallel_size);
+	if (cfg->pipeline_parallel_size > setup->model->n_layers) {
 		err_set(e, "%s: [engine] pipeline_parallel_size: expected at most the model's %lld layers, got %lld",
-			sc->pipeline_parallel_at, (long long)setup->model->n_layers,
-			(long long)sc->pipeline_parallel_size);
+			cfg->pipeline_parallel_at, (long long)setup->model->n_layers,
+			(long long)cfg->pipeline_parallel_size);
 		free(g);
 		return NULL;
 	}
-	perf_pipeline(&g->perf, (int)sc->pipeline_parallel_size);
-	if (size_pool(g, e) || resolve_timing(g, e) || specdec_init(&g->spec, sc, setup->hw, setup->weights, e)) {
+	perf_pipeline(&g->perf, (int)cfg->pipeline_parallel_size);
+	if (size_pool(g, e) || resolve_timing(g, e) || specdec_init(&g->spec, setup, e)) {
 		specdec_free(&g->spec);
 		kvpool_destroy(g->pool);
 		free(g);
@@ -466,6 +466,10 @@ static void vllm_destroy(struct engine *g)
 
 const struct engine_class vllm_engine_class = {
 	.name = "vllm",
+	.backend = "vllm",
+	.title = "vLLM",
+	.family = ENGINE_FAMILY_VLLM,
+	.perf_engine = "vllm",
 	.create = vllm_create,
 	.destroy = vllm_destroy,
 	.submit = vllm_submit,

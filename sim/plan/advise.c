@@ -119,7 +119,7 @@ static unsigned diagnose(struct advise *a, const struct detail *d)
 		f |= F_SYSPROMPT;
 		add_finding(a, "system-prompt", "C26, C29", "a shared system prompt of %lld tokens is %.0f%% of every prompt and is prefilled again on every request%s",
 			    (long long)a->sc.random_prefix_len, 100 * d->sys_share,
-			    a->sc.enable_prefix_caching ? " that misses the prefix cache" : " (prefix caching is off)");
+			    a->sc.engine.enable_prefix_caching ? " that misses the prefix cache" : " (prefix caching is off)");
 	}
 	double ratio = s->mean[MEAS_ITL_P50] > 0 ? s->mean[MEAS_ITL_P99] / s->mean[MEAS_ITL_P50] : 0;
 	if (d->itl_ms > 0 && (d->itl_prefill_ms > 0.3 * d->itl_ms || ratio > 2)) {
@@ -213,14 +213,15 @@ static void richer_gpu(const struct detail *d, bool compute, char *out, size_t c
 static void propose(struct advise *a, unsigned f, const struct detail *d)
 {
 	const struct scenario *sc = &a->sc;
-	bool vllm = sc->engine_kind == ENGINE_VLLM;
+	bool vllm = sc->engine.cls->family == ENGINE_FAMILY_VLLM;
 	bool shared = sc->random_prefix_len > 0 || sc->turns > 1;
 	struct advise_remedy *r;
 	if ((f & F_SYSPROMPT) && sc->random_prefix_len >= 2) {
 		r = remedy(a, "shorten the system prompt", "it is prefilled on every request: half the tokens, half their prefill (C26)");
 		set(r, "workload.random_prefix_len=%lld", (long long)sc->random_prefix_len / 2);
 	}
-	if (vllm && shared && !sc->enable_prefix_caching && (f & (F_QUEUE | F_PREFILL | F_SYSPROMPT))) {
+	if (vllm && shared && !sc->engine.enable_prefix_caching &&
+	    (f & (F_QUEUE | F_PREFILL | F_SYSPROMPT))) {
 		r = remedy(a, "enable prefix caching", "the shared prefix is computed once and its blocks reused (C26, C29)");
 		set(r, "engine.enable_prefix_caching=true");
 	}
@@ -235,7 +236,7 @@ static void propose(struct advise *a, unsigned f, const struct detail *d)
 			set(r, "engine.max_num_batched_tokens=%lld", (long long)lo);
 			if (d->max_seqs > lo)
 				set(r, "engine.max_num_seqs=%lld", (long long)lo);
-			if (!sc->enable_chunked_prefill)
+			if (!sc->engine.enable_chunked_prefill)
 				set(r, "engine.enable_chunked_prefill=true");
 		}
 	}
@@ -249,24 +250,25 @@ static void propose(struct advise *a, unsigned f, const struct detail *d)
 		r = remedy(a, "quantize the weights to fp8", "half the weight bytes read per step and more room for KV (C27, C31)");
 		set(r, "run.weights=fp8");
 	}
-	if (vllm && sc->kv_cache_dtype == 0 && (f & (F_KV | F_KVREAD))) {
+	if (vllm && sc->engine.kv_cache_dtype == 0 && (f & (F_KV | F_KVREAD))) {
 		r = remedy(a, "fp8 KV cache", "half the bytes per cached token: twice the pool, half the KV reads (C16, C30)");
 		set(r, "engine.kv_cache_dtype=fp8");
 		/* A pool fixed by block count holds twice the tokens in the same bytes. */
-		if (sc->num_gpu_blocks_override > 0)
-			set(r, "engine.num_gpu_blocks_override=%lld", (long long)sc->num_gpu_blocks_override * 2);
+		if (sc->engine.num_gpu_blocks_override > 0)
+			set(r, "engine.num_gpu_blocks_override=%lld", (long long)sc->engine.num_gpu_blocks_override * 2);
 	}
-	if (vllm && (f & F_KV) && sc->gpu_memory_utilization < 0.95 && sc->num_gpu_blocks_override <= 0) {
+	if (vllm && (f & F_KV) && sc->engine.gpu_memory_utilization < 0.95 &&
+	    sc->engine.num_gpu_blocks_override <= 0) {
 		r = remedy(a, "more memory for the KV pool", "a larger gpu_memory_utilization grows the pool (C17)");
 		set(r, "engine.gpu_memory_utilization=0.95");
 	}
-	int64_t tp2 = sc->tensor_parallel_size * 2;
+	int64_t tp2 = sc->engine.tensor_parallel_size * 2;
 	if (vllm && (f & (F_KV | F_WBW | F_PREFILL | F_QUEUE)) && d->heads % tp2 == 0 &&
-	    tp2 * sc->pipeline_parallel_size <= d->gpus_per_node * sc->nnodes) {
+	    tp2 * sc->engine.pipeline_parallel_size <= d->gpus_per_node * sc->engine.nnodes) {
 		r = remedy(a, "twice the tensor parallelism", "each GPU reads half the weights and holds half the KV per token (C22)");
 		set(r, "engine.tensor_parallel_size=%lld", (long long)tp2);
-		if (sc->num_gpu_blocks_override > 0)   /* each GPU's blocks hold half a token's KV */
-			set(r, "engine.num_gpu_blocks_override=%lld", (long long)sc->num_gpu_blocks_override * 2);
+		if (sc->engine.num_gpu_blocks_override > 0)   /* each GPU's blocks hold half a token's KV */
+			set(r, "engine.num_gpu_blocks_override=%lld", (long long)sc->engine.num_gpu_blocks_override * 2);
 	}
 	if (f & (F_QUEUE | F_KV)) {
 		bool open = !sc->trace[0] && !sc->n_stages && sc->users == 0;
@@ -311,14 +313,14 @@ static const struct remedy_key {
 	{ "workload.request_rate", K_DOUBLE, F(request_rate) },
 	{ "workload.max_concurrency", K_INT, F(max_concurrency) },
 	{ "workload.users", K_INT, F(users) },
-	{ "engine.enable_prefix_caching", K_BOOL, F(enable_prefix_caching) },
-	{ "engine.enable_chunked_prefill", K_BOOL, F(enable_chunked_prefill) },
-	{ "engine.max_num_batched_tokens", K_INT, F(max_num_batched_tokens) },
-	{ "engine.max_num_seqs", K_INT, F(max_num_seqs) },
-	{ "engine.kv_cache_dtype", K_KV_DTYPE, F(kv_cache_dtype) },
-	{ "engine.gpu_memory_utilization", K_DOUBLE, F(gpu_memory_utilization) },
-	{ "engine.tensor_parallel_size", K_INT, F(tensor_parallel_size) },
-	{ "engine.num_gpu_blocks_override", K_INT, F(num_gpu_blocks_override) },
+	{ "engine.enable_prefix_caching", K_BOOL, F(engine.enable_prefix_caching) },
+	{ "engine.enable_chunked_prefill", K_BOOL, F(engine.enable_chunked_prefill) },
+	{ "engine.max_num_batched_tokens", K_INT, F(engine.max_num_batched_tokens) },
+	{ "engine.max_num_seqs", K_INT, F(engine.max_num_seqs) },
+	{ "engine.kv_cache_dtype", K_KV_DTYPE, F(engine.kv_cache_dtype) },
+	{ "engine.gpu_memory_utilization", K_DOUBLE, F(engine.gpu_memory_utilization) },
+	{ "engine.tensor_parallel_size", K_INT, F(engine.tensor_parallel_size) },
+	{ "engine.num_gpu_blocks_override", K_INT, F(engine.num_gpu_blocks_override) },
 	{ "run.weights", K_STRING, F(weights) },
 	{ "run.hardware", K_STRING, F(hardware) },
 };

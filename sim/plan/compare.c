@@ -26,7 +26,7 @@ int compare_row_init(struct compare_row *r, size_t index, const struct scenario 
 		return -1;
 	snprintf(r->name, sizeof r->name, "%s", hw.name);
 	r->bandwidth_gb_s = hw.bandwidth_gb_s;
-	r->decode_ceiling_tok_s = (double)sc->tensor_parallel_size * hw.bandwidth_gb_s * 1e9 /
+	r->decode_ceiling_tok_s = (double)sc->engine.tensor_parallel_size * hw.bandwidth_gb_s * 1e9 /
 				  model_active_weight_bytes(&m, w);
 	return 0;
 }

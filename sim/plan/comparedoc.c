@@ -38,8 +38,8 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 		json_object_set_new(it, "row", json_integer((json_int_t)r->cand.index));
 		json_object_set_new(it, "hardware", json_string(sc->hardware));
 		json_object_set_new(it, "device", json_string(r->name));
-		json_object_set_new(it, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
-		json_object_set_new(it, "pipeline_parallel_size", json_integer(sc->pipeline_parallel_size));
+		json_object_set_new(it, "tensor_parallel_size", json_integer(sc->engine.tensor_parallel_size));
+		json_object_set_new(it, "pipeline_parallel_size", json_integer(sc->engine.pipeline_parallel_size));
 		resultdoc_put(it, "mem_bandwidth_gb_s", r->bandwidth_gb_s, 3);
 		resultdoc_put(it, "decode_ceiling_tok_s", r->decode_ceiling_tok_s, 3);
 		plandoc_put_tuning(it, tuned ? &tuned[i] : NULL, space, o);

@@ -65,10 +65,10 @@ static void attribute(struct measure *m, const struct run_result *res)
 {
 	const struct scenario *sc = &res->sc;
 	struct perf p;
-	perf_init(&p, &res->model, &res->hw, res->weights, (int)sc->tensor_parallel_size,
-		  sc->kv_cache_dtype == 1 ? 1 : 2);
-	perf_pipeline(&p, (int)sc->pipeline_parallel_size);
-	perf_use_engine(&p, sc->engine_kind == ENGINE_VLLM ? "vllm" : "llama.cpp");
+	perf_init(&p, &res->model, &res->hw, res->weights, (int)sc->engine.tensor_parallel_size,
+		  sc->engine.kv_cache_dtype == 1 ? 1 : 2);
+	perf_pipeline(&p, (int)sc->engine.pipeline_parallel_size);
+	perf_use_engine(&p, sc->engine.cls->perf_engine);
 	struct perf_step one;
 	struct perf_breakdown b;
 	perf_step_clear(&one);

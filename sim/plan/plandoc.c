@@ -88,8 +88,8 @@ json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, cons
 		const struct scenario *sc = &c[i].sc;
 		json_object_set_new(it, "candidate", json_integer((json_int_t)c[i].index));
 		json_object_set_new(it, "hardware", json_string(sc->hardware));
-		json_object_set_new(it, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
-		json_object_set_new(it, "pipeline_parallel_size", json_integer(sc->pipeline_parallel_size));
+		json_object_set_new(it, "tensor_parallel_size", json_integer(sc->engine.tensor_parallel_size));
+		json_object_set_new(it, "pipeline_parallel_size", json_integer(sc->engine.pipeline_parallel_size));
 		json_object_set_new(it, "gpus_per_replica", json_integer(scenario_gpus(sc)));
 		json_object_set_new(it, "weights", json_string(c[i].weights));
 		json_t *sj = plandoc_cand_json(&c[i], slo, o);

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "catalog.h"
-#include "cli.h"
 #include "num.h"
+#include "outfmt.h"
 #include "report.h"
 #include "resultdoc.h"
 #include "run.h"

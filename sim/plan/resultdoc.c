@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "comparedoc.h"
 #include "num.h"
+#include "outfmt.h"
 #include "plandoc.h"
 #include "sweepdoc.h"
 #include "xalloc.h"
@@ -239,7 +239,7 @@ done:
 
 json_t *resultdoc_real(double v, int decimals)
 {
-	return cli_real(v, decimals);
+	return outfmt_real(v, decimals);
 }
 
 void resultdoc_put(json_t *o, const char *key, double v, int decimals)

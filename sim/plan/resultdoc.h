@@ -69,7 +69,7 @@ void resultdoc_close(json_t *doc, const struct resultdoc_kind *k, size_t total,
 /* The kind of a document, or NULL with e when it is not one of ours. */
 const struct resultdoc_kind *resultdoc_kind_of(json_t *doc, struct err *e);
 
-/* Prints doc as text, CSV or JSON (fmt: enum out_format of cli.h). Returns
+/* Prints doc as text, CSV or JSON (fmt: enum out_format of outfmt.h). Returns
  * 0, or -1 when stdout cannot be written. */
 int resultdoc_print(FILE *f, json_t *doc, int fmt);
 

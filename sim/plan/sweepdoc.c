@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "num.h"
+#include "outfmt.h"
 #include "plot.h"
 #include "xalloc.h"
 
@@ -26,7 +26,7 @@ static json_t *axis_value(const struct sweep_axis *ax, size_t i)
 {
 	double d;
 	if (ax->numeric && num_parse_double(ax->values[i], &d) == 0)
-		return cli_num(d);     /* 8, not 8.0; 0.5 stays 0.5 */
+		return outfmt_num(d);     /* 8, not 8.0; 0.5 stays 0.5 */
 	return json_string(ax->values[i]);
 }
 

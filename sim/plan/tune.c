@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "resultdoc.h"
 #include "xalloc.h"
 
@@ -27,14 +28,14 @@ static const struct tune_key {
 	size_t offset;               /* in struct scenario */
 	const char *values;          /* NULL: set by tune_space_default */
 } tune_keys[] = {
-	{ "max_model_len", TK_INT, F(max_model_len), NULL },
-	{ "max_num_batched_tokens", TK_INT, F(max_num_batched_tokens), "512,1024,2048,4096,8192,16384" },
-	{ "enable_chunked_prefill", TK_BOOL, F(enable_chunked_prefill), "true,false" },
-	{ "long_prefill_token_threshold", TK_INT, F(long_prefill_token_threshold), "0,256,1024" },
-	{ "max_num_seqs", TK_INT, F(max_num_seqs), "64,128,256,512,1024" },
-	{ "kv_cache_dtype", TK_DTYPE, F(kv_cache_dtype), "auto,fp8" },
-	{ "enable_prefix_caching", TK_BOOL, F(enable_prefix_caching), "true,false" },
-	{ "gpu_memory_utilization", TK_FRACTION, F(gpu_memory_utilization), NULL },
+	{ "max_model_len", TK_INT, F(engine.max_model_len), NULL },
+	{ "max_num_batched_tokens", TK_INT, F(engine.max_num_batched_tokens), "512,1024,2048,4096,8192,16384" },
+	{ "enable_chunked_prefill", TK_BOOL, F(engine.enable_chunked_prefill), "true,false" },
+	{ "long_prefill_token_threshold", TK_INT, F(engine.long_prefill_token_threshold), "0,256,1024" },
+	{ "max_num_seqs", TK_INT, F(engine.max_num_seqs), "64,128,256,512,1024" },
+	{ "kv_cache_dtype", TK_DTYPE, F(engine.kv_cache_dtype), "auto,fp8" },
+	{ "enable_prefix_caching", TK_BOOL, F(engine.enable_prefix_caching), "true,false" },
+	{ "gpu_memory_utilization", TK_FRACTION, F(engine.gpu_memory_utilization), NULL },
 };
 
 #undef F
@@ -90,14 +91,14 @@ static int axis_values(struct tune_axis *a, const char *list, struct err *e)
 void tune_space_default(struct tune_space *s, const struct scenario *sc, double max_gmu)
 {
 	memset(s, 0, sizeof *s);
-	if (sc->engine_kind != ENGINE_VLLM)
+	if (sc->engine.cls->family != ENGINE_FAMILY_VLLM)
 		return;
 	bool shares = sc->random_prefix_len > 0 || sc->turns > 1;
 	/* vLLM's default max_model_len is the model's whole context, whose KV
 	 * a small device cannot hold for one request (startup.h refuses it,
 	 * as vLLM does); what a user passes instead is a length that holds the
 	 * workload's longest request: vLLM's random dataset has one. */
-	if (sc->max_model_len <= 0 && !sc->trace[0] && sc->input.dist == LEN_UNIFORM &&
+	if (sc->engine.max_model_len <= 0 && !sc->trace[0] && sc->input.dist == LEN_UNIFORM &&
 	    sc->output.dist == LEN_UNIFORM) {
 		double r = sc->random_range_ratio;
 		double in = (double)sc->random_prefix_len + ceil((double)sc->input.mean * (1 + r));
@@ -124,7 +125,7 @@ void tune_space_default(struct tune_space *s, const struct scenario *sc, double 
 			/* gpu_memory_utilization: more memory only grows the KV
 			 * pool, so the user's bound is the one value worth
 			 * trying besides the scenario's own. */
-			if (!(max_gmu > sc->gpu_memory_utilization))
+			if (!(max_gmu > sc->engine.gpu_memory_utilization))
 				continue;
 			snprintf(a->values[0], sizeof a->values[0], "%g", max_gmu);
 			a->n = 1;

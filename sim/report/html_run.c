@@ -52,10 +52,10 @@ static void question(char *out, size_t cap, const struct run_result *res)
 	char w[256];
 	workload_words(w, sizeof w, res);
 	char par[64] = "";
-	if (res->sc.tensor_parallel_size > 1 || res->sc.pipeline_parallel_size > 1)
+	if (res->sc.engine.tensor_parallel_size > 1 || res->sc.engine.pipeline_parallel_size > 1)
 		snprintf(par, sizeof par, ", TP %lld × PP %lld",
-			 (long long)res->sc.tensor_parallel_size,
-			 (long long)res->sc.pipeline_parallel_size);
+			 (long long)res->sc.engine.tensor_parallel_size,
+			 (long long)res->sc.engine.pipeline_parallel_size);
 	snprintf(out, cap, "How does %s (%s) on %s%s serve %s?", res->model.id, res->weights->name,
 		 res->hw.id, par, w);
 }
@@ -96,7 +96,7 @@ static void answer(FILE *f, const struct run_result *res, json_t *j)
 			  "SLO (each request: %s): %.1f%% of requests meet it; goodput %s req/s. ",
 			  lim, 100 * good, html_num(b, sizeof b, num(j, "request_goodput"), 2));
 	}
-	int64_t gpus = sc->tensor_parallel_size * sc->pipeline_parallel_size;
+	int64_t gpus = sc->engine.tensor_parallel_size * sc->engine.pipeline_parallel_size;
 	if (res->hw.has_price && thr > 0) {
 		double usd_h = res->hw.price_per_hour_usd * (double)gpus;
 		html_text(f,
@@ -164,7 +164,7 @@ static void run_tables(FILE *f, const struct run_result *res, json_t *j)
 	fputs("</div>\n<div class=\"tables\">\n", f);
 	const struct engine_stats *es = &res->engine;
 	html_table(f, "Engine", heads, 2);
-	if (res->sc.engine_kind == ENGINE_VLLM) {
+	if (res->sc.engine.cls->family == ENGINE_FAMILY_VLLM) {
 		kv_row(f, "GPU KV blocks", (double)es->num_gpu_blocks, 0);
 		kv_row(f, "Block size (tokens)", (double)es->block_size, 0);
 		kv_row(f, "KV pool (GiB per GPU)",
@@ -257,7 +257,7 @@ static void timeseries_plots(FILE *f, const struct run_result *res)
 		wait.y[wait.n++] = (double)w;
 		kv.y[kv.n++] = 100 * k;
 	}
-	bool vllm = res->sc.engine_kind == ENGINE_VLLM;
+	bool vllm = res->sc.engine.cls->family == ENGINE_FAMILY_VLLM;
 	struct svg_series rw[] = {
 		{ vllm ? "running (vllm:num_requests_running)" : "running (busy slots)",
 		  html_colors[0], run.x, run.y, NULL, run.n, SVG_LINE },

@@ -16,8 +16,12 @@
 #include <string.h>
 
 #include "clustercfg.h"
+#include "engine.h"
 #include "hwprofile.h"
+#include "kvlink.h"
+#include "router.h"
 #include "scenario.h"
+#include "specdec.h"
 #include "vllmver.h"
 #include "xalloc.h"
 
@@ -67,6 +71,31 @@ static bool derived_text(char *buf, size_t cap, const struct inidoc_key *k)
 			return true;
 		}
 	return false;
+}
+
+/* Keys checked against a name table after binding (their row's expect
+ * says only "a router name"): the table's own list is what they accept. */
+static const struct {
+	const char *section, *key;
+	void (*list)(char *buf, size_t cap);
+} named[] = {
+	{ "engine", "kind", engine_class_list },
+	{ "engine", "speculative_method", specdec_list },
+	{ "cluster", "router", router_list },
+	{ "cluster", "kv_transfer", kvlink_list },
+};
+
+/* What k accepts, into buf: its name table's names, else its expect. */
+static void accepted_text(char *buf, size_t cap, const struct inidoc_key *k)
+{
+	for (size_t i = 0; i < sizeof named / sizeof *named; i++)
+		if (!strcmp(named[i].section, k->section) && !strcmp(named[i].key, k->key)) {
+			char names[1024];
+			named[i].list(names, sizeof names);
+			snprintf(buf, cap, "one of %s", names);
+			return;
+		}
+	snprintf(buf, cap, "%s", k->expect);
 }
 
 static const char *type_name(enum ini_type t)
@@ -168,7 +197,9 @@ static void write_sections(FILE *f, const struct inidoc_key *keys, size_t n, con
 		if (i == 0 || strcmp(keys[i].section, keys[i - 1].section))
 			section_head(f, keys[i].section, file_obj != NULL);
 		fprintf(f, "| `%s` | %s | ", keys[i].key, type_name(keys[i].type));
-		cell(f, keys[i].expect);
+		char acc[1100];
+		accepted_text(acc, sizeof acc, &keys[i]);
+		cell(f, acc);
 		fputs(" | ", f);
 		char a[INI_VALUE_MAX + 64], b[INI_VALUE_MAX + 64];
 		if (file_obj && derived_text(a, sizeof a, &keys[i])) {

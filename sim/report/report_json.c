@@ -129,9 +129,7 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_t *o = json_object();
 	json_object_set_new(o, "date", json_string("simulated"));
 	json_object_set_new(o, "endpoint_type", json_string("servesim"));
-	static const char *const backends[] = { [ENGINE_VLLM] = "vllm", [ENGINE_OLLAMA] = "ollama",
-						[ENGINE_LLAMACPP] = "llama.cpp" };
-	json_object_set_new(o, "backend", json_string(backends[sc->engine_kind]));
+	json_object_set_new(o, "backend", json_string(sc->engine.cls->backend));
 	json_object_set_new(o, "label", json_null());
 	json_object_set_new(o, "model_id", json_string(res->model.id));
 	json_object_set_new(o, "tokenizer_id", json_string(res->model.id));
@@ -178,8 +176,8 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(ss, "scenario", json_string(sc->path));
 	json_object_set_new(ss, "hardware", json_string(res->hw.id));
 	json_object_set_new(ss, "weights", json_string(res->weights->name));
-	json_object_set_new(ss, "tensor_parallel_size", json_integer(sc->tensor_parallel_size));
-	json_object_set_new(ss, "pipeline_parallel_size", json_integer(sc->pipeline_parallel_size));
+	json_object_set_new(ss, "tensor_parallel_size", json_integer(sc->engine.tensor_parallel_size));
+	json_object_set_new(ss, "pipeline_parallel_size", json_integer(sc->engine.pipeline_parallel_size));
 	json_object_set_new(ss, "seed", json_integer(sc->seed));
 	json_object_set_new(ss, "max_num_batched_tokens", json_integer(es->max_num_batched_tokens));
 	json_object_set_new(ss, "max_num_seqs", json_integer(es->max_num_seqs));
@@ -225,7 +223,7 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(st, "overhead", json_real(es->time.overhead));
 	json_object_set_new(st, "pipeline", json_real(es->time.pipeline));
 	json_object_set_new(ss, "step_time_s", st);
-	if (sc->engine_kind != ENGINE_VLLM) {
+	if (sc->engine.cls->family != ENGINE_FAMILY_VLLM) {
 		/* Ollama / llama-server: what they resolved, and the means of
 		 * Ollama's per-request fields (each request's are in --out's
 		 * requests.csv). */

@@ -436,8 +436,9 @@ static void cache_config_labels(char *labels, size_t cap, const struct scenario 
 		labels, cap,
 		"block_size=\"%lld\",cache_dtype=\"%s\",enable_prefix_caching=\"%s\",engine=\"%d\","
 		"gpu_memory_utilization=\"%g\",num_cpu_blocks=\"%lld\",num_gpu_blocks=\"%lld\"",
-		(long long)es->block_size, sc->kv_cache_dtype ? "fp8" : "auto",
-		sc->enable_prefix_caching ? "True" : "False", engine, sc->gpu_memory_utilization,
+		(long long)es->block_size, sc->engine.kv_cache_dtype ? "fp8" : "auto",
+		sc->engine.enable_prefix_caching ? "True" : "False", engine,
+		sc->engine.gpu_memory_utilization,
 		(long long)es->num_cpu_blocks, (long long)es->num_gpu_blocks);
 }
 
@@ -598,7 +599,7 @@ static void vllm_metrics(struct prom_out *o)
 
 void report_prom(FILE *f, struct run_result *res)
 {
-	if (res->sc.engine_kind != ENGINE_VLLM) {
+	if (res->sc.engine.cls->family != ENGINE_FAMILY_VLLM) {
 		report_prom_llamacpp(f, res, NULL);
 		return;
 	}
@@ -630,7 +631,7 @@ void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 	o.interval_ns = om_interval_ns(res->end_ns);
 	/* From 0 to the first scrape after the run ended (its gauges at 0). */
 	o.n_scrapes = (size_t)(res->end_ns / o.interval_ns) + 2;
-	if (res->sc.engine_kind != ENGINE_VLLM) {
+	if (res->sc.engine.cls->family != ENGINE_FAMILY_VLLM) {
 		char ts[48];
 		snprintf(ts, sizeof ts, " %.3f",
 			 epoch_s + (double)(o.n_scrapes - 1) * (double)o.interval_ns / 1e9);

@@ -81,8 +81,10 @@ static void vllm_block(FILE *f, struct run_result *res, struct group_metrics *g,
 static void slots_text(FILE *f, const struct run_result *res)
 {
 	const struct engine_stats *es = &res->engine;
-	bool ollama = res->sc.engine_kind == ENGINE_OLLAMA;
-	centered(f, ollama ? "Engine (Ollama)" : "Engine (llama.cpp server)", '-');
+	bool ollama = res->sc.engine.cls == &ollama_engine_class;
+	char head[64];
+	snprintf(head, sizeof head, "Engine (%s)", res->sc.engine.cls->title);
+	centered(f, head, '-');
 	line_int(f, "Parallel slots (num_parallel):", es->num_parallel);
 	line_int(f, "Context per slot (num_ctx):", es->num_ctx);
 	line_int(f, "Batch (n_batch):", es->n_batch);
@@ -165,11 +167,11 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	double n = g->completed ? (double)g->completed : 1;
 	centered(f, " servesim ", '=');
 	fprintf(f, "%s on %s, weights %s, tensor parallel %lld", res->model.id, res->hw.id,
-		res->weights->name, (long long)res->sc.tensor_parallel_size);
-	if (res->sc.pipeline_parallel_size > 1)
-		fprintf(f, ", pipeline parallel %lld", (long long)res->sc.pipeline_parallel_size);
+		res->weights->name, (long long)res->sc.engine.tensor_parallel_size);
+	if (res->sc.engine.pipeline_parallel_size > 1)
+		fprintf(f, ", pipeline parallel %lld", (long long)res->sc.engine.pipeline_parallel_size);
 	fputc('\n', f);
-	if (res->sc.engine_kind == ENGINE_VLLM)
+	if (res->sc.engine.cls->family == ENGINE_FAMILY_VLLM)
 		vllm_engine_text(f, res);
 	else
 		slots_text(f, res);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "evq.h"
 #include "num.h"
 #include "precision.h"
@@ -18,7 +19,6 @@ const char *const scenario_trace_formats[] = { "auto", "vllm", "azure", "mooncak
 static const char *const arrival_names[] = { "poisson", "gamma", "constant", NULL };
 static const char *const ramp_names[] = { "none", "linear", "exponential", NULL };
 static const char *const dist_names[] = { "uniform", "normal", "lognormal", "empirical", NULL };
-static const char *const engine_names[] = { "vllm", "ollama", "llamacpp", NULL };
 static const char *const kv_dtype_names[] = { "auto", "fp8", NULL };
 static const char *const policy_names[] = { "fcfs", "priority", NULL };
 
@@ -72,63 +72,65 @@ static const struct inidoc_key keys[] = {
 	{ "workload", "trace_time_scale", INI_DOUBLE, F(trace_time_scale), INI_MIN_EXCLUSIVE, 0, BIG,
 	  "a factor > 0 on trace times", NULL },
 
-	{ "engine", "kind", INI_ENUM, F(engine_kind), 0, 0, 0, "vllm, ollama or llamacpp", engine_names },
-	{ "engine", "tensor_parallel_size", INI_INT, F(tensor_parallel_size), 0, 1, 1024, "an integer >= 1", NULL },
-	{ "engine", "pipeline_parallel_size", INI_INT, F(pipeline_parallel_size), 0, 1, 1024, "an integer >= 1",
+	/* Checked against engine_classes after binding, so the choices and
+	 * the error listing them come from the table. */
+	{ "engine", "kind", INI_STRING, F(engine.kind), 0, 0, 0, "an engine kind", NULL },
+	{ "engine", "tensor_parallel_size", INI_INT, F(engine.tensor_parallel_size), 0, 1, 1024, "an integer >= 1", NULL },
+	{ "engine", "pipeline_parallel_size", INI_INT, F(engine.pipeline_parallel_size), 0, 1, 1024, "an integer >= 1",
 	  NULL },
-	{ "engine", "nnodes", INI_INT, F(nnodes), 0, 1, 1024, "a node count >= 1 (vLLM --nnodes)", NULL },
-	{ "engine", "max_num_batched_tokens", INI_INT, F(max_num_batched_tokens), 0, 1, 1e8,
+	{ "engine", "nnodes", INI_INT, F(engine.nnodes), 0, 1, 1024, "a node count >= 1 (vLLM --nnodes)", NULL },
+	{ "engine", "max_num_batched_tokens", INI_INT, F(engine.max_num_batched_tokens), 0, 1, 1e8,
 	  "a token count >= 1", NULL },
-	{ "engine", "max_num_seqs", INI_INT, F(max_num_seqs), 0, 1, 1e7, "an integer >= 1", NULL },
-	{ "engine", "max_model_len", INI_INT, F(max_model_len), 0, 2, 1e9, "a token count >= 2", NULL },
-	{ "engine", "gpu_memory_utilization", INI_DOUBLE, F(gpu_memory_utilization), INI_MIN_EXCLUSIVE, 0, 1,
+	{ "engine", "max_num_seqs", INI_INT, F(engine.max_num_seqs), 0, 1, 1e7, "an integer >= 1", NULL },
+	{ "engine", "max_model_len", INI_INT, F(engine.max_model_len), 0, 2, 1e9, "a token count >= 2", NULL },
+	{ "engine", "gpu_memory_utilization", INI_DOUBLE, F(engine.gpu_memory_utilization), INI_MIN_EXCLUSIVE, 0, 1,
 	  "a fraction in (0, 1]", NULL },
-	{ "engine", "block_size", INI_INT, F(block_size), 0, 1, 4096, "tokens per KV block, >= 1", NULL },
-	{ "engine", "enable_prefix_caching", INI_BOOL, F(enable_prefix_caching), 0, 0, 0, "true or false", NULL },
-	{ "engine", "enable_chunked_prefill", INI_BOOL, F(enable_chunked_prefill), 0, 0, 0, "true or false", NULL },
-	{ "engine", "long_prefill_token_threshold", INI_INT, F(long_prefill_token_threshold), 0, 0, 1e8,
+	{ "engine", "block_size", INI_INT, F(engine.block_size), 0, 1, 4096, "tokens per KV block, >= 1", NULL },
+	{ "engine", "enable_prefix_caching", INI_BOOL, F(engine.enable_prefix_caching), 0, 0, 0, "true or false", NULL },
+	{ "engine", "enable_chunked_prefill", INI_BOOL, F(engine.enable_chunked_prefill), 0, 0, 0, "true or false", NULL },
+	{ "engine", "long_prefill_token_threshold", INI_INT, F(engine.long_prefill_token_threshold), 0, 0, 1e8,
 	  "a token count >= 0 (0 = off)", NULL },
-	{ "engine", "num_gpu_blocks_override", INI_INT, F(num_gpu_blocks_override), 0, 2, 1e9,
+	{ "engine", "num_gpu_blocks_override", INI_INT, F(engine.num_gpu_blocks_override), 0, 2, 1e9,
 	  "a block count >= 2", NULL },
-	{ "engine", "kv_offload_gib", INI_DOUBLE, F(kv_offload_gib), 0, 0, 1e6, "GiB of host memory >= 0", NULL },
-	{ "engine", "cpu_offload_gb", INI_DOUBLE, F(cpu_offload_gb), 0, 0, 1e6,
+	{ "engine", "kv_offload_gib", INI_DOUBLE, F(engine.kv_offload_gib), 0, 0, 1e6, "GiB of host memory >= 0", NULL },
+	{ "engine", "cpu_offload_gb", INI_DOUBLE, F(engine.cpu_offload_gb), 0, 0, 1e6,
 	  "GiB of weights per GPU kept in host memory, >= 0 (vLLM --cpu-offload-gb)", NULL },
-	{ "engine", "kv_cache_dtype", INI_ENUM, F(kv_cache_dtype), 0, 0, 0, "auto or fp8", kv_dtype_names },
-	{ "engine", "moe_router_skew", INI_DOUBLE, F(moe_router_skew), 0, 0, 10,
+	{ "engine", "kv_cache_dtype", INI_ENUM, F(engine.kv_cache_dtype), 0, 0, 0, "auto or fp8", kv_dtype_names },
+	{ "engine", "moe_router_skew", INI_DOUBLE, F(engine.moe_router_skew), 0, 0, 10,
 	  "a Zipf exponent in [0, 10] (0: uniform routing)", NULL },
-	{ "engine", "enable_expert_parallel", INI_BOOL, F(enable_expert_parallel), 0, 0, 0, "true or false",
+	{ "engine", "enable_expert_parallel", INI_BOOL, F(engine.enable_expert_parallel), 0, 0, 0, "true or false",
 	  NULL },
 	/* vLLM's timing (issue 18): the version picks the defaults (vllmver.c). */
-	{ "engine", "vllm_version", INI_STRING, F(vllm_version), 0, 0, 0, "a vLLM version 0.MINOR[.PATCH], >= 0.8",
+	{ "engine", "vllm_version", INI_STRING, F(engine.vllm_version), 0, 0, 0, "a vLLM version 0.MINOR[.PATCH], >= 0.8",
 	  NULL },
-	{ "engine", "async_scheduling", INI_BOOL, F(async_scheduling), 0, 0, 0, "true or false", NULL },
-	{ "engine", "enforce_eager", INI_BOOL, F(enforce_eager), 0, 0, 0, "true or false", NULL },
-	{ "engine", "max_num_partial_prefills", INI_INT, F(max_num_partial_prefills), 0, 1, 1e6,
+	{ "engine", "async_scheduling", INI_BOOL, F(engine.async_scheduling), 0, 0, 0, "true or false", NULL },
+	{ "engine", "enforce_eager", INI_BOOL, F(engine.enforce_eager), 0, 0, 0, "true or false", NULL },
+	{ "engine", "max_num_partial_prefills", INI_INT, F(engine.max_num_partial_prefills), 0, 1, 1e6,
 	  "an integer >= 1", NULL },
-	{ "engine", "scheduling_policy", INI_ENUM, F(scheduling_policy), 0, 0, 0, "fcfs or priority",
+	{ "engine", "scheduling_policy", INI_ENUM, F(engine.scheduling_policy), 0, 0, 0, "fcfs or priority",
 	  policy_names },
-	{ "engine", "stream_interval", INI_INT, F(stream_interval), 0, 1, 1e6, "a token count >= 1", NULL },
+	{ "engine", "stream_interval", INI_INT, F(engine.stream_interval), 0, 1, 1e6, "a token count >= 1", NULL },
 	/* vLLM's --speculative-config; checked against engine/specdec.c's table. */
-	{ "engine", "speculative_method", INI_STRING, F(speculative_method), 0, 0, 0, "a method name", NULL },
-	{ "engine", "speculative_model", INI_STRING, F(speculative_model), 0, 0, 0,
+	{ "engine", "speculative_method", INI_STRING, F(engine.speculative_method), 0, 0, 0, "a method name", NULL },
+	{ "engine", "speculative_model", INI_STRING, F(engine.speculative_model), 0, 0, 0,
 	  "a model id, Hugging Face id or path", NULL },
-	{ "engine", "num_speculative_tokens", INI_INT, F(num_speculative_tokens), 0, 1, SPECDEC_MAX_TOKENS,
+	{ "engine", "num_speculative_tokens", INI_INT, F(engine.num_speculative_tokens), 0, 1, SPECDEC_MAX_TOKENS,
 	  "a token count in [1, 16]", NULL },
-	{ "engine", "speculative_acceptance", INI_STRING, F(speculative_acceptance), 0, 0, 0,
+	{ "engine", "speculative_acceptance", INI_STRING, F(engine.speculative_acceptance), 0, 0, 0,
 	  "a probability, or one per position", NULL },
-	{ "engine", "num_parallel", INI_INT, F(num_parallel), 0, 1, 1e6, "a slot count >= 1", NULL },
-	{ "engine", "num_ctx", INI_INT, F(num_ctx), 0, 2, 1e9, "tokens per slot, >= 2", NULL },
-	{ "engine", "max_queue", INI_INT, F(max_queue), 0, 1, 1e9, "a request count >= 1", NULL },
-	{ "engine", "n_batch", INI_INT, F(n_batch), 0, 1, 1e8, "a token count >= 1", NULL },
-	{ "engine", "n_ubatch", INI_INT, F(n_ubatch), 0, 1, 1e8, "a token count >= 1", NULL },
-	{ "engine", "keep_alive_s", INI_DOUBLE, F(keep_alive_s), INI_ALLOW_INF, 0, BIG,
+	{ "engine", "num_parallel", INI_INT, F(engine.num_parallel), 0, 1, 1e6, "a slot count >= 1", NULL },
+	{ "engine", "num_ctx", INI_INT, F(engine.num_ctx), 0, 2, 1e9, "tokens per slot, >= 2", NULL },
+	{ "engine", "max_queue", INI_INT, F(engine.max_queue), 0, 1, 1e9, "a request count >= 1", NULL },
+	{ "engine", "n_batch", INI_INT, F(engine.n_batch), 0, 1, 1e8, "a token count >= 1", NULL },
+	{ "engine", "n_ubatch", INI_INT, F(engine.n_ubatch), 0, 1, 1e8, "a token count >= 1", NULL },
+	{ "engine", "keep_alive_s", INI_DOUBLE, F(engine.keep_alive_s), INI_ALLOW_INF, 0, BIG,
 	  "seconds >= 0, or inf (never unload)", NULL },
-	{ "engine", "load_bandwidth_gb_s", INI_DOUBLE, F(load_bandwidth_gb_s), INI_MIN_EXCLUSIVE | INI_ALLOW_INF,
+	{ "engine", "load_bandwidth_gb_s", INI_DOUBLE, F(engine.load_bandwidth_gb_s), INI_MIN_EXCLUSIVE | INI_ALLOW_INF,
 	  0, 1e6, "GB/s > 0, or inf (loaded before the run)", NULL },
-	{ "engine", "num_gpu", INI_INT, F(num_gpu), 0, 0, 1e6, "a layer count >= 0", NULL },
-	{ "engine", "cpu_hardware", INI_STRING, F(cpu_hardware), 0, 0, 0, "a CPU hardware id or path", NULL },
-	{ "engine", "cache_prompt", INI_BOOL, F(cache_prompt), 0, 0, 0, "true or false", NULL },
-	{ "engine", "truncate", INI_BOOL, F(truncate), 0, 0, 0, "true or false", NULL },
+	{ "engine", "num_gpu", INI_INT, F(engine.num_gpu), 0, 0, 1e6, "a layer count >= 0", NULL },
+	{ "engine", "cpu_hardware", INI_STRING, F(engine.cpu_hardware), 0, 0, 0, "a CPU hardware id or path", NULL },
+	{ "engine", "cache_prompt", INI_BOOL, F(engine.cache_prompt), 0, 0, 0, "true or false", NULL },
+	{ "engine", "truncate", INI_BOOL, F(engine.truncate), 0, 0, 0, "true or false", NULL },
 
 	{ "slo", "ttft_ms", INI_DOUBLE, F(slo_ttft_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
 	{ "slo", "tpot_ms", INI_DOUBLE, F(slo_tpot_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
@@ -160,34 +162,35 @@ void scenario_default(struct scenario *sc)
 	sc->prefix_groups = 1;
 	sc->turns = 1;
 	sc->trace_time_scale = 1.0;
-	sc->engine_kind = ENGINE_VLLM;
-	sc->tensor_parallel_size = 1;
-	sc->nnodes = 1;
-	sc->pipeline_parallel_size = 1;
-	sc->max_num_batched_tokens = -1;
-	sc->max_num_seqs = -1;
-	sc->max_model_len = -1;
-	sc->gpu_memory_utilization = 0.9;
-	sc->block_size = 16;
-	sc->enable_prefix_caching = true;
-	sc->enable_chunked_prefill = true;
-	sc->num_gpu_blocks_override = -1;
-	sc->max_num_partial_prefills = 1;    /* vllm serve --max-num-partial-prefills */
-	sc->stream_interval = 1;             /* --stream-interval */
-	sc->num_parallel = -1;
-	sc->num_ctx = -1;
-	sc->max_queue = 512;                 /* OLLAMA_MAX_QUEUE (envconfig) */
-	sc->n_batch = -1;
-	sc->n_ubatch = -1;
-	sc->keep_alive_s = 300;              /* OLLAMA_KEEP_ALIVE 5m */
-	sc->load_bandwidth_gb_s = 2.0;       /* estimate: NVMe read and copy to the device */
-	sc->num_gpu = -1;
-	snprintf(sc->cpu_hardware, sizeof sc->cpu_hardware, "cpu-ddr5-5600");
-	sc->cache_prompt = true;             /* llama-server and Ollama send cache_prompt */
-	sc->truncate = true;                 /* Ollama: req.Truncate == nil means true */
+	snprintf(sc->engine.kind, sizeof sc->engine.kind, "%s", engine_classes[0]->name);
+	sc->engine.cls = engine_classes[0];  /* vllm */
+	sc->engine.tensor_parallel_size = 1;
+	sc->engine.nnodes = 1;
+	sc->engine.pipeline_parallel_size = 1;
+	sc->engine.max_num_batched_tokens = -1;
+	sc->engine.max_num_seqs = -1;
+	sc->engine.max_model_len = -1;
+	sc->engine.gpu_memory_utilization = 0.9;
+	sc->engine.block_size = 16;
+	sc->engine.enable_prefix_caching = true;
+	sc->engine.enable_chunked_prefill = true;
+	sc->engine.num_gpu_blocks_override = -1;
+	sc->engine.max_num_partial_prefills = 1;    /* vllm serve --max-num-partial-prefills */
+	sc->engine.stream_interval = 1;             /* --stream-interval */
+	sc->engine.num_parallel = -1;
+	sc->engine.num_ctx = -1;
+	sc->engine.max_queue = 512;                 /* OLLAMA_MAX_QUEUE (envconfig) */
+	sc->engine.n_batch = -1;
+	sc->engine.n_ubatch = -1;
+	sc->engine.keep_alive_s = 300;              /* OLLAMA_KEEP_ALIVE 5m */
+	sc->engine.load_bandwidth_gb_s = 2.0;       /* estimate: NVMe read and copy to the device */
+	sc->engine.num_gpu = -1;
+	snprintf(sc->engine.cpu_hardware, sizeof sc->engine.cpu_hardware, "cpu-ddr5-5600");
+	sc->engine.cache_prompt = true;             /* llama-server and Ollama send cache_prompt */
+	sc->engine.truncate = true;                 /* Ollama: req.Truncate == nil means true */
 	/* No component measurement sets a default acceptance: it depends on
 	 * the drafter and the text. 0.7 per token is a stated assumption. */
-	snprintf(sc->speculative_acceptance, sizeof sc->speculative_acceptance, "0.7");
+	snprintf(sc->engine.speculative_acceptance, sizeof sc->engine.speculative_acceptance, "0.7");
 	clustercfg_default(&sc->cluster);
 }
 
@@ -254,6 +257,21 @@ static void key_at(const struct inidoc *doc, const char *section, const char *ke
 		snprintf(out, cap, "%s", doc->path);
 }
 
+/* [section] kind: a row of engine_classes, which lists the choices. */
+static int bind_kind(struct engine_config *c, const struct inidoc *doc, const char *section,
+		     struct err *e)
+{
+	const struct engine_class *cls = engine_class_find(c->kind);
+	if (!cls) {
+		char at[INI_VALUE_MAX + 32], names[256];
+		key_at(doc, section, "kind", at, sizeof at);
+		engine_class_list(names, sizeof names);
+		return err_set(e, "%s: [%s] kind: expected one of %s, got '%s'", at, section, names, c->kind);
+	}
+	c->cls = cls;
+	return 0;
+}
+
 /* --speculative-config: a known method, its drafter, k, the acceptance. */
 static int check_speculative(struct scenario *sc, struct inidoc *doc, struct err *e)
 {
@@ -264,23 +282,23 @@ static int check_speculative(struct scenario *sc, struct inidoc *doc, struct err
 	for (size_t i = 0; i < 3; i++)
 		any |= inidoc_find(doc, "engine", spec_keys[i]) != NULL;
 	key_at(doc, "engine", "speculative_method", at, sizeof at);
-	if (!sc->speculative_method[0]) {
+	if (!sc->engine.speculative_method[0]) {
 		if (any)
 			return err_set(e, "%s: [engine] speculative_method: missing; expected one with the other speculative keys",
 				       doc->path);
 		return 0;
 	}
-	const struct specdec_method *m = specdec_find(sc->speculative_method);
+	const struct specdec_method *m = specdec_find(sc->engine.speculative_method);
 	if (!m) {
 		char names[128];
 		specdec_list(names, sizeof names);
 		return err_set(e, "%s: [engine] speculative_method: expected one of %s, got '%s'", at, names,
-			       sc->speculative_method);
+			       sc->engine.speculative_method);
 	}
-	if (sc->engine_kind != ENGINE_VLLM)
+	if (sc->engine.cls->family != ENGINE_FAMILY_VLLM)
 		return err_set(e, "%s: [engine] speculative_method: speculative decoding is modelled for kind vllm only",
 			       at);
-	if (m->needs_model && !sc->speculative_model[0])
+	if (m->needs_model && !sc->engine.speculative_model[0])
 		return err_set(e, "%s: [engine] speculative_model: missing; expected the drafter's model for speculative_method %s",
 			       at, m->name);
 	if (!inidoc_find(doc, "engine", "num_speculative_tokens"))
@@ -288,9 +306,10 @@ static int check_speculative(struct scenario *sc, struct inidoc *doc, struct err
 			       at);
 	double p[SPECDEC_MAX_TOKENS];
 	key_at(doc, "engine", "speculative_acceptance", at, sizeof at);
-	if (specdec_parse_acceptance(sc->speculative_acceptance, (int)sc->num_speculative_tokens, p))
+	if (specdec_parse_acceptance(sc->engine.speculative_acceptance,
+				     (int)sc->engine.num_speculative_tokens, p))
 		return err_set(e, "%s: [engine] speculative_acceptance: expected a probability in [0, 1], or at most num_speculative_tokens of them, got '%s'",
-			       at, sc->speculative_acceptance);
+			       at, sc->engine.speculative_acceptance);
 	return 0;
 }
 
@@ -299,6 +318,8 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 {
 	const struct inidoc_entry *en;
 	sc->num_prompts_given = inidoc_find(doc, "workload", "num_prompts") != NULL;
+	if (bind_kind(&sc->engine, doc, "engine", e))
+		return -1;
 	static const struct {
 		const char *key;
 		size_t off;
@@ -312,22 +333,24 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 				       doc->path, en->line, files[i].key, INI_VALUE_MAX - 1);
 	key_at(doc, "workload", "random_input_len", sc->input_len_at, sizeof sc->input_len_at);
 	key_at(doc, "run", "weights", sc->weights_at, sizeof sc->weights_at);
-	key_at(doc, "engine", "tensor_parallel_size", sc->tensor_parallel_at, sizeof sc->tensor_parallel_at);
-	key_at(doc, "engine", "pipeline_parallel_size", sc->pipeline_parallel_at,
-	       sizeof sc->pipeline_parallel_at);
-	key_at(doc, "engine", "num_ctx", sc->num_ctx_at, sizeof sc->num_ctx_at);
-	key_at(doc, "engine", "num_gpu", sc->num_gpu_at, sizeof sc->num_gpu_at);
-	key_at(doc, "engine", "cpu_hardware", sc->cpu_hardware_at, sizeof sc->cpu_hardware_at);
-	if ((en = inidoc_find(doc, "engine", "vllm_version")) && !vllmver_find(sc->vllm_version)) {
+	key_at(doc, "engine", "tensor_parallel_size", sc->engine.tensor_parallel_at,
+	       sizeof sc->engine.tensor_parallel_at);
+	key_at(doc, "engine", "pipeline_parallel_size", sc->engine.pipeline_parallel_at,
+	       sizeof sc->engine.pipeline_parallel_at);
+	key_at(doc, "engine", "num_ctx", sc->engine.num_ctx_at, sizeof sc->engine.num_ctx_at);
+	key_at(doc, "engine", "num_gpu", sc->engine.num_gpu_at, sizeof sc->engine.num_gpu_at);
+	key_at(doc, "engine", "cpu_hardware", sc->engine.cpu_hardware_at, sizeof sc->engine.cpu_hardware_at);
+	if ((en = inidoc_find(doc, "engine", "vllm_version")) && !vllmver_find(sc->engine.vllm_version)) {
 		char at[INI_VALUE_MAX + 32];
 		key_at(doc, "engine", "vllm_version", at, sizeof at);
 		return err_set(e, "%s: [engine] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.8 (V1), got '%s'",
-			       at, sc->vllm_version);
+			       at, sc->engine.vllm_version);
 	}
 	if (check_speculative(sc, doc, e))
 		return -1;
-	sc->async_scheduling_given = inidoc_find(doc, "engine", "async_scheduling") != NULL;
-	key_at(doc, "engine", "async_scheduling", sc->async_scheduling_at, sizeof sc->async_scheduling_at);
+	sc->engine.async_scheduling_given = inidoc_find(doc, "engine", "async_scheduling") != NULL;
+	key_at(doc, "engine", "async_scheduling", sc->engine.async_scheduling_at,
+	       sizeof sc->engine.async_scheduling_at);
 	if (sc->weights[0] && !precision_find(sc->weights)) {
 		char names[512];
 		precision_names(names, sizeof names);
@@ -335,7 +358,7 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 			       sc->weights);
 	}
 	/* Ollama's library tags default to Q4_K_M; llama.cpp runs GGUF files. */
-	if (!sc->weights[0] && sc->engine_kind != ENGINE_VLLM)
+	if (!sc->weights[0] && sc->engine.cls->family != ENGINE_FAMILY_VLLM)
 		snprintf(sc->weights, sizeof sc->weights, "q4_k_m");
 	if (sc->stages_text[0]) {
 		if (parse_stages(sc, inidoc_find(doc, "workload", "stages"), doc->path, e))
@@ -445,26 +468,28 @@ int scenario_pool(const struct scenario *base, int pool, struct scenario *out, s
 		en->line = o->line;
 	}
 	int rc = inidoc_bind(&doc, pk, n, out, false, NULL, e);
+	if (rc == 0)
+		rc = bind_kind(&out->engine, &doc, pool_names[pool], e);
 	const struct inidoc_entry *en;
 	if (rc == 0 && (en = inidoc_find(&doc, pool_names[pool], "vllm_version")) &&
-	    !vllmver_find(out->vllm_version)) {
+	    !vllmver_find(out->engine.vllm_version)) {
 		char at[INI_VALUE_MAX + 32];
 		key_at(&doc, pool_names[pool], "vllm_version", at, sizeof at);
 		rc = err_set(e, "%s: [%s] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.8 (V1), got '%s'",
-			     at, pool_names[pool], out->vllm_version);
+			     at, pool_names[pool], out->engine.vllm_version);
 	}
 	if (rc == 0) {
 		if (inidoc_find(&doc, pool_names[pool], "async_scheduling")) {
-			out->async_scheduling_given = true;
-			key_at(&doc, pool_names[pool], "async_scheduling", out->async_scheduling_at,
-			       sizeof out->async_scheduling_at);
+			out->engine.async_scheduling_given = true;
+			key_at(&doc, pool_names[pool], "async_scheduling", out->engine.async_scheduling_at,
+			       sizeof out->engine.async_scheduling_at);
 		}
 		if (inidoc_find(&doc, pool_names[pool], "tensor_parallel_size"))
-			key_at(&doc, pool_names[pool], "tensor_parallel_size", out->tensor_parallel_at,
-			       sizeof out->tensor_parallel_at);
+			key_at(&doc, pool_names[pool], "tensor_parallel_size", out->engine.tensor_parallel_at,
+			       sizeof out->engine.tensor_parallel_at);
 		if (inidoc_find(&doc, pool_names[pool], "pipeline_parallel_size"))
-			key_at(&doc, pool_names[pool], "pipeline_parallel_size", out->pipeline_parallel_at,
-			       sizeof out->pipeline_parallel_at);
+			key_at(&doc, pool_names[pool], "pipeline_parallel_size", out->engine.pipeline_parallel_at,
+			       sizeof out->engine.pipeline_parallel_at);
 	}
 	inidoc_free(&doc);
 	return rc;

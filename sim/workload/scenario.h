@@ -15,14 +15,13 @@
 #include <stdint.h>
 
 #include "clustercfg.h"
+#include "enginecfg.h"
 #include "err.h"
 #include "inidoc.h"
 
 enum arrival_kind { ARRIVAL_POISSON, ARRIVAL_GAMMA, ARRIVAL_CONSTANT };
 enum ramp_kind { RAMP_NONE, RAMP_LINEAR, RAMP_EXPONENTIAL };
 enum len_dist { LEN_UNIFORM, LEN_NORMAL, LEN_LOGNORMAL, LEN_EMPIRICAL };
-enum engine_kind { ENGINE_VLLM, ENGINE_OLLAMA, ENGINE_LLAMACPP };
-enum sched_policy { SCHED_FCFS, SCHED_PRIORITY };
 
 #define SCENARIO_MAX_STAGES 32
 #define SCENARIO_MAX_POOL_KEYS 16
@@ -87,60 +86,14 @@ struct scenario {
 	int trace_format;                  /* index into scenario_trace_formats */
 	double trace_time_scale;
 
-	/* [engine] */
-	int engine_kind;                   /* enum engine_kind */
-	int64_t tensor_parallel_size;
-	int64_t pipeline_parallel_size;    /* vLLM --pipeline-parallel-size; 1 = none */
-	int64_t nnodes;                    /* vLLM --nnodes: servers one replica spans (startup.h) */
-	int64_t max_num_batched_tokens;    /* -1 = vLLM's default for the device */
-	int64_t max_num_seqs;              /* -1 = vLLM's default for the device */
-	int64_t max_model_len;             /* -1 = the model's max_position_embeddings */
-	double gpu_memory_utilization;
-	int64_t block_size;
-	bool enable_prefix_caching;
-	bool enable_chunked_prefill;
-	int64_t long_prefill_token_threshold;
-	int64_t num_gpu_blocks_override;   /* -1 = size from memory */
-	double kv_offload_gib;
-	double cpu_offload_gb;             /* weights per GPU in host memory, GiB */
-	int kv_cache_dtype;                /* 0 auto, 1 fp8 */
-	double moe_router_skew;            /* Zipf exponent of expert popularity, 0 uniform
-					    * (servesim's own; docs/step-model.md) */
-	bool enable_expert_parallel;       /* vLLM --enable-expert-parallel: experts whole over the tp GPUs */
-	/* vLLM's timing (engine/vllmver.c picks the defaults of the version). */
-	char vllm_version[INI_VALUE_MAX];  /* "" = the newest servesim knows */
-	bool async_scheduling;             /* --async-scheduling, when given */
-	bool async_scheduling_given;       /* else the version's default */
-	char async_scheduling_at[INI_VALUE_MAX + 32];
-	bool enforce_eager;                /* --enforce-eager: no CUDA graphs */
-	int64_t max_num_partial_prefills;  /* > 1: long_prefill_token_threshold 4% of max_model_len */
-	int scheduling_policy;             /* enum sched_policy (--scheduling-policy) */
-	int64_t stream_interval;           /* tokens per streamed chunk (--stream-interval) */
-	/* --speculative-config (engine/specdec.h); "" = off */
-	char speculative_method[INI_VALUE_MAX];
-	char speculative_model[INI_VALUE_MAX];
-	int64_t num_speculative_tokens;
-	char speculative_acceptance[INI_VALUE_MAX];   /* "0.7" or "0.9,0.7,0.5" */
-	/* [engine], kind = ollama or llamacpp (engine/ollama.c; -1 = the
-	 * engine's default, resolved with the model and the device). */
-	int64_t num_parallel;              /* slots: Ollama 1, llama-server 4 */
-	int64_t num_ctx;                   /* tokens per slot */
-	int64_t max_queue;                 /* OLLAMA_MAX_QUEUE: requests waiting on a load */
-	int64_t n_batch, n_ubatch;         /* logical and physical batch, tokens */
-	double keep_alive_s;               /* Ollama: idle seconds before unloading; inf = never */
-	double load_bandwidth_gb_s;        /* reading the weights at a cold load */
-	int64_t num_gpu;                   /* layers on the device; -1 = as many as fit */
-	char cpu_hardware[INI_VALUE_MAX];  /* where the other layers run */
-	bool cache_prompt;                 /* llama-server's per-slot prompt cache */
-	bool truncate;                     /* Ollama: truncate a prompt longer than num_ctx */
+	/* [engine] (engine/enginecfg.h) */
+	struct engine_config engine;
 
 	/* Where random_input_len was set ("path:line" or "--set …"), for
 	 * errors found once the model is known. */
 	char input_len_at[INI_VALUE_MAX + 32];
 	/* The same for keys checked against the model and the device. */
-	char weights_at[INI_VALUE_MAX + 32], num_ctx_at[INI_VALUE_MAX + 32];
-	char tensor_parallel_at[INI_VALUE_MAX + 32], pipeline_parallel_at[INI_VALUE_MAX + 32];
-	char num_gpu_at[INI_VALUE_MAX + 32], cpu_hardware_at[INI_VALUE_MAX + 32];
+	char weights_at[INI_VALUE_MAX + 32];
 
 	/* [cluster] (sim/cluster/clustercfg.h owns its keys) */
 	struct cluster_config cluster;
@@ -180,7 +133,7 @@ int scenario_pool(const struct scenario *base, int pool, struct scenario *out, s
 /* GPUs one server replica of the scenario uses: tensor × pipeline parallel. */
 static inline int64_t scenario_gpus(const struct scenario *sc)
 {
-	return sc->tensor_parallel_size * sc->pipeline_parallel_size;
+	return enginecfg_gpus(&sc->engine);
 }
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "evq.h"
 #include "num.h"
+#include "rngstream.h"
 #include "trace.h"
 #include "xalloc.h"
 
@@ -40,15 +41,6 @@ struct workload {
 	int64_t stage_starts[SCENARIO_MAX_STAGES + 1];
 	int n_stages;
 };
-
-static uint64_t fnv1a(const char *s, uint64_t h)
-{
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 static int load_lengths(struct lengths *l, const char *path, const char *key, struct err *e)
 {
@@ -293,14 +285,6 @@ static int open_loop(struct workload *w, struct reqtab *reqs, struct err *e)
 	return send_ns(w, t0, "[workload] stages", &w->stage_starts[n_stages], e);
 }
 
-gsl_rng *workload_stream(const char *name, int64_t seed)
-{
-	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-	uint64_t h = fnv1a(name, 1469598103934665603ULL ^ (uint64_t)seed);
-	gsl_rng_set(r, (unsigned long)(h ^ (h >> 32)));
-	return r;
-}
-
 struct workload *workload_create(const struct scenario *sc, struct reqtab *reqs, struct err *e)
 {
 	if (sc->num_prompts > SCENARIO_MAX_PROMPTS) {
@@ -311,7 +295,7 @@ struct workload *workload_create(const struct scenario *sc, struct reqtab *reqs,
 	struct workload *w = xcalloc(1, sizeof *w);
 	w->sc = sc;
 	for (int i = 0; i < N_STREAMS; i++)
-		w->rng[i] = workload_stream(stream_names[i], sc->seed);
+		w->rng[i] = rng_stream(stream_names[i], sc->seed);
 	if ((sc->input.dist == LEN_EMPIRICAL && load_lengths(&w->in_emp, sc->input.file, "input_file", e)) ||
 	    (sc->output.dist == LEN_EMPIRICAL && load_lengths(&w->out_emp, sc->output.file, "output_file", e))) {
 		workload_destroy(w);

@@ -33,11 +33,6 @@ void workload_destroy(struct workload *w);   /* NULL is a no-op */
  * request to send (its want_send_ns set), or -1. */
 int64_t workload_on_done(struct workload *w, struct reqtab *reqs, size_t idx, int64_t now);
 
-/* The named random stream of a run with this seed (the caller frees it
- * with gsl_rng_free): the workload's, and others' such as the cluster's
- * "router". Cannot fail (aborts on OOM). */
-gsl_rng *workload_stream(const char *name, int64_t seed);
-
 /* Stage start times in ns (n_stages + 1 entries, the last being the end of
  * the last stage, or 0 for an unstaged run). Borrowed. */
 const int64_t *workload_stage_starts(const struct workload *w, int *n_stages);

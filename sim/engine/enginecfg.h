@@ -1,0 +1,84 @@
+/*
+ * enginecfg: the [engine] section of a scenario, what the serving engine
+ * reads at start-up. The scenario (sim/workload) holds one and binds its
+ * keys; the engine (engine.h) sees this struct and never the scenario, so
+ * the arrows run one way: workload -> engine.
+ *
+ * Key names follow `vllm serve` flags, underscored; defaults are vLLM's
+ * (scenario.c sets them). Keys whose default depends on the hardware or
+ * the model stay "unset" (-1) and are resolved by the engine.
+ */
+#ifndef SERVESIM_ENGINECFG_H
+#define SERVESIM_ENGINECFG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "inidoc.h"
+
+enum sched_policy { SCHED_FCFS, SCHED_PRIORITY };
+
+struct engine_class;
+
+struct engine_config {
+	const struct engine_class *cls;    /* kind: a row of engine_classes (engine.h) */
+	char kind[INI_VALUE_MAX];          /* its name, as written */
+	int64_t tensor_parallel_size;
+	int64_t pipeline_parallel_size;    /* vLLM --pipeline-parallel-size; 1 = none */
+	int64_t nnodes;                    /* vLLM --nnodes: servers one replica spans (startup.h) */
+	int64_t max_num_batched_tokens;    /* -1 = vLLM's default for the device */
+	int64_t max_num_seqs;              /* -1 = vLLM's default for the device */
+	int64_t max_model_len;             /* -1 = the model's max_position_embeddings */
+	double gpu_memory_utilization;
+	int64_t block_size;
+	bool enable_prefix_caching;
+	bool enable_chunked_prefill;
+	int64_t long_prefill_token_threshold;
+	int64_t num_gpu_blocks_override;   /* -1 = size from memory */
+	double kv_offload_gib;
+	double cpu_offload_gb;             /* weights per GPU in host memory, GiB */
+	int kv_cache_dtype;                /* 0 auto, 1 fp8 */
+	double moe_router_skew;            /* Zipf exponent of expert popularity, 0 uniform
+					    * (servesim's own; docs/step-model.md) */
+	bool enable_expert_parallel;       /* vLLM --enable-expert-parallel: experts whole over the tp GPUs */
+	/* vLLM's timing (engine/vllmver.c picks the defaults of the version). */
+	char vllm_version[INI_VALUE_MAX];  /* "" = the newest servesim knows */
+	bool async_scheduling;             /* --async-scheduling, when given */
+	bool async_scheduling_given;       /* else the version's default */
+	char async_scheduling_at[INI_VALUE_MAX + 32];
+	bool enforce_eager;                /* --enforce-eager: no CUDA graphs */
+	int64_t max_num_partial_prefills;  /* > 1: long_prefill_token_threshold 4% of max_model_len */
+	int scheduling_policy;             /* enum sched_policy (--scheduling-policy) */
+	int64_t stream_interval;           /* tokens per streamed chunk (--stream-interval) */
+	/* --speculative-config (engine/specdec.h); "" = off */
+	char speculative_method[INI_VALUE_MAX];
+	char speculative_model[INI_VALUE_MAX];
+	int64_t num_speculative_tokens;
+	char speculative_acceptance[INI_VALUE_MAX];   /* "0.7" or "0.9,0.7,0.5" */
+	/* [engine], kind = ollama or llamacpp (engine/ollama.c; -1 = the
+	 * engine's default, resolved with the model and the device). */
+	int64_t num_parallel;              /* slots: Ollama 1, llama-server 4 */
+	int64_t num_ctx;                   /* tokens per slot */
+	int64_t max_queue;                 /* OLLAMA_MAX_QUEUE: requests waiting on a load */
+	int64_t n_batch, n_ubatch;         /* logical and physical batch, tokens */
+	double keep_alive_s;               /* Ollama: idle seconds before unloading; inf = never */
+	double load_bandwidth_gb_s;        /* reading the weights at a cold load */
+	int64_t num_gpu;                   /* layers on the device; -1 = as many as fit */
+	char cpu_hardware[INI_VALUE_MAX];  /* where the other layers run */
+	bool cache_prompt;                 /* llama-server's per-slot prompt cache */
+	bool truncate;                     /* Ollama: truncate a prompt longer than num_ctx */
+
+	/* Where keys checked against the model and the device were set
+	 * ("path:line", "--set …", or the file when the default stands). */
+	char tensor_parallel_at[INI_VALUE_MAX + 32], pipeline_parallel_at[INI_VALUE_MAX + 32];
+	char num_ctx_at[INI_VALUE_MAX + 32], num_gpu_at[INI_VALUE_MAX + 32];
+	char cpu_hardware_at[INI_VALUE_MAX + 32];
+};
+
+/* GPUs one server replica uses: tensor × pipeline parallel. */
+static inline int64_t enginecfg_gpus(const struct engine_config *c)
+{
+	return c->tensor_parallel_size * c->pipeline_parallel_size;
+}
+
+#endif
