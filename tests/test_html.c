@@ -247,6 +247,26 @@ static void test_run_report(void **state)
  * data folder whose file says otherwise gives a page that says otherwise
  * (so no copy of them lives in the code). A bad file is an error naming
  * its line, and the page then says the figures could not be read. */
+/* Runs a shell command (fmt, …) that writes dir/name, and returns that
+ * page (caller frees). */
+__attribute__((format(printf, 3, 4))) static char *page_of(const char *dir, const char *name,
+							   const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	struct cmd_result r;
+	run_cmd(&r, "%s", cmd);
+	if (r.status != 0)
+		fail_msg("%s: exit %d: %s", cmd, r.status, r.err);
+	cmd_result_free(&r);
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return slurp(path);
+}
+
 static void test_accuracy_from_data(void **state)
 {
 	(void)state;
@@ -269,46 +289,37 @@ static void test_accuracy_from_data(void **state)
 	assert_non_null(mkdtemp(dir));
 	const char *data = getenv("SERVESIM_DATA_DIR");
 	assert_non_null(data);
-	struct cmd_result r;
 	const char *args = "c13-bench-serve --set run.model=llama-2-7b --set workload.num_prompts=30";
-	run_cmd(&r, "'%s' report %s --out '%s/a.html'", SERVESIM_BIN, args, dir);
-	assert_int_equal(r.status, 0);
-	cmd_result_free(&r);
-	char path[512];
-	snprintf(path, sizeof path, "%s/a.html", dir);
-	char *html = slurp(path);
+	char *html =
+		page_of(dir, "a.html", "'%s' report %s --out '%s/a.html'", SERVESIM_BIN, args, dir);
 	assert_contains(html, want_hw);
 	assert_contains(html, want_model);
 	free(html);
 
 	/* A data folder with another accuracy.data: the page follows it. */
-	run_cmd(&r,
-		"cd '%s' && mkdir -p d/scenarios/calibration && ln -s '%s/models' '%s/hardware_profiles' "
-		"'%s/plots' d/ && cp '%s/scenarios/c13-bench-serve.ini' d/scenarios/ && "
-		"sed 's/^ttft_mape_pct = .*/ttft_mape_pct = 42.5/' "
-		"'%s/scenarios/calibration/accuracy.data' > d/scenarios/calibration/accuracy.data && "
+	html = page_of(
+		dir, "b.html",
+		"cd '%s' && mkdir -p d/scenarios/calibration && ln -s '%s/models' "
+		"'%s/hardware_profiles' '%s/plots' d/ && cp '%s/scenarios/c13-bench-serve.ini' "
+		"d/scenarios/ && sed 's/^ttft_mape_pct = .*/ttft_mape_pct = 42.5/' "
+		"'%s/scenarios/calibration/accuracy.data' > d/scenarios/calibration/accuracy.data "
+		"&& "
 		"SERVESIM_DATA_DIR='%s/d' '%s' report %s --out b.html",
 		dir, data, data, data, data, data, dir, SERVESIM_BIN, args);
-	assert_int_equal(r.status, 0);
-	cmd_result_free(&r);
-	snprintf(path, sizeof path, "%s/b.html", dir);
-	html = slurp(path);
 	assert_contains(html, "mean TTFT 42.5%");
 	free(html);
 
 	/* A bad line: the loader names it; the page says it could not read it. */
-	run_cmd(&r,
+	html = page_of(
+		dir, "c.html",
 		"cd '%s' && printf 'bogus_key = 1\\n' >> d/scenarios/calibration/accuracy.data && "
 		"SERVESIM_DATA_DIR='%s/d' '%s' report %s --out c.html",
 		dir, dir, SERVESIM_BIN, args);
-	assert_int_equal(r.status, 0);
-	cmd_result_free(&r);
-	snprintf(path, sizeof path, "%s/c.html", dir);
-	html = slurp(path);
 	assert_contains(html, "The accuracy figures could not be read here (");
 	assert_contains(html, "accuracy.data:");
 	assert_contains(html, "bogus_key");
 	free(html);
+	struct cmd_result r;
 	run_cmd(&r, "rm -rf '%s'", dir);
 	cmd_result_free(&r);
 }

@@ -54,48 +54,52 @@ static void async_by_version(char *buf, size_t cap)
 		 v->async_scheduling ? "true" : "false", v->name);
 }
 
-static const struct {
+/* What the key tables alone cannot say: a key checked against a name
+ * table after binding (its row's expect says only "a router name") accepts
+ * that table's names; a key whose parsed default is not what a run uses
+ * takes it from the version table. */
+static const struct key_note {
 	const char *section, *key;
-	void (*text)(char *buf, size_t cap);
-} derived[] = {
-	{ "engine", "vllm_version", newest_version },
-	{ "engine", "async_scheduling", async_by_version },
+	void (*names)(char *buf, size_t cap);	     /* NULL: the row's expect */
+	void (*default_text)(char *buf, size_t cap); /* NULL: the parsed default */
+} notes[] = {
+	{ "engine", "kind", engine_class_list, NULL },
+	{ "engine", "speculative_method", specdec_list, NULL },
+	{ "engine", "vllm_version", NULL, newest_version },
+	{ "engine", "async_scheduling", NULL, async_by_version },
+	{ "cluster", "router", router_list, NULL },
+	{ "cluster", "kv_transfer", kvlink_list, NULL },
 };
 
-/* Fills buf and returns true when k's default is derived. */
-static bool derived_text(char *buf, size_t cap, const struct inidoc_key *k)
+static const struct key_note *note_of(const struct inidoc_key *k)
 {
-	for (size_t i = 0; i < sizeof derived / sizeof *derived; i++)
-		if (!strcmp(derived[i].section, k->section) && !strcmp(derived[i].key, k->key)) {
-			derived[i].text(buf, cap);
-			return true;
-		}
-	return false;
+	for (size_t i = 0; i < sizeof notes / sizeof *notes; i++)
+		if (!strcmp(notes[i].section, k->section) && !strcmp(notes[i].key, k->key))
+			return &notes[i];
+	return NULL;
 }
-
-/* Keys checked against a name table after binding (their row's expect
- * says only "a router name"): the table's own list is what they accept. */
-static const struct {
-	const char *section, *key;
-	void (*list)(char *buf, size_t cap);
-} named[] = {
-	{ "engine", "kind", engine_class_list },
-	{ "engine", "speculative_method", specdec_list },
-	{ "cluster", "router", router_list },
-	{ "cluster", "kv_transfer", kvlink_list },
-};
 
 /* What k accepts, into buf: its name table's names, else its expect. */
 static void accepted_text(char *buf, size_t cap, const struct inidoc_key *k)
 {
-	for (size_t i = 0; i < sizeof named / sizeof *named; i++)
-		if (!strcmp(named[i].section, k->section) && !strcmp(named[i].key, k->key)) {
-			char names[1024];
-			named[i].list(names, sizeof names);
-			snprintf(buf, cap, "one of %s", names);
-			return;
-		}
-	snprintf(buf, cap, "%s", k->expect);
+	const struct key_note *n = note_of(k);
+	if (n && n->names) {
+		char names[1024];
+		n->names(names, sizeof names);
+		snprintf(buf, cap, "one of %s", names);
+	} else {
+		snprintf(buf, cap, "%s", k->expect);
+	}
+}
+
+/* Fills buf and returns true when k's default is derived. */
+static bool derived_text(char *buf, size_t cap, const struct inidoc_key *k)
+{
+	const struct key_note *n = note_of(k);
+	if (!n || !n->default_text)
+		return false;
+	n->default_text(buf, cap);
+	return true;
 }
 
 static const char *type_name(enum ini_type t)
