@@ -285,8 +285,8 @@ static void test_accuracy_from_data(void **state)
 		 m->tp);
 	accdata_free(&acc);
 
-	char dir[] = "/tmp/servesim-acc-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[256];
+	assert_int_equal(test_tmpdir_make(dir, sizeof dir, "acc"), 0);
 	const char *data = getenv("SERVESIM_DATA_DIR");
 	assert_non_null(data);
 	const char *args = "c13-bench-serve --set run.model=llama-2-7b --set workload.num_prompts=30";
@@ -319,9 +319,7 @@ static void test_accuracy_from_data(void **state)
 	assert_contains(html, "accuracy.data:");
 	assert_contains(html, "bogus_key");
 	free(html);
-	struct cmd_result r;
-	run_cmd(&r, "rm -rf '%s'", dir);
-	cmd_result_free(&r);
+	assert_int_equal(test_tmpdir_remove(dir), 0);
 }
 
 static void test_doc_reports(void **state)

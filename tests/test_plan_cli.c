@@ -186,6 +186,51 @@ static void without_gnuplot_the_data_is_written(void **state)
 	assert_int_not_equal(stat(path, &st), 0);
 }
 
+/* A --plot folder is whole or absent (wholedir_stage): a gnuplot that
+ * fails after the data files were written leaves no folder (nor its
+ * temporary sibling), and a picture folder that exists keeps what it had;
+ * the folder's parents are created as run --out creates them. */
+static void plot_folder_whole_or_absent(void **state)
+{
+	(void)state;
+	char bin[256], dir[256], cmd[2048];
+	snprintf(bin, sizeof bin, "%s/fakebin", tmpdir);
+	snprintf(cmd, sizeof cmd,
+		 "mkdir -p '%s' && printf '#!/bin/sh\\necho \"line 1: no terminal\" >&2\\nexit 1\\n' > '%s/gnuplot' && chmod +x '%s/gnuplot'",
+		 bin, bin, bin);
+	assert_int_equal(system(cmd), 0);
+	struct cmd_result r;
+	snprintf(dir, sizeof dir, "%s/failing/a/b", tmpdir);
+	run_cmd(&r, "PATH='%s':\"$PATH\" '%s' run --set workload.num_prompts=20 --plot '%s'", bin, SERVESIM_BIN, dir);
+	assert_int_equal(r.status, 1);
+	assert_contains(r.err, "gnuplot failed");
+	cmd_result_free(&r);
+	struct stat st;
+	assert_int_not_equal(stat(dir, &st), 0);
+	snprintf(cmd, sizeof cmd, "%s/failing/a", tmpdir);
+	run_cmd(&r, "ls -A '%s'", cmd);
+	assert_string_equal(r.out, "");   /* the parents made, no stage left */
+	cmd_result_free(&r);
+	/* Into a folder that exists: its files stay, nothing is added. */
+	snprintf(dir, sizeof dir, "%s/failing/kept", tmpdir);
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s' && echo mine > '%s/notes.txt'", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	run_cmd(&r, "PATH='%s':\"$PATH\" '%s' run --set workload.num_prompts=20 --plot '%s'", bin, SERVESIM_BIN, dir);
+	assert_int_equal(r.status, 1);
+	cmd_result_free(&r);
+	run_cmd(&r, "ls -A '%s'", dir);
+	assert_string_equal(r.out, "notes.txt\n");
+	cmd_result_free(&r);
+	/* Without gnuplot the data files arrive whole, parents made. */
+	snprintf(dir, sizeof dir, "%s/nognuplot-run/x/y/z", tmpdir);
+	run_cmd(&r, "PATH=/nonexistent '%s' run --set workload.num_prompts=20 --plot '%s'", SERVESIM_BIN, dir);
+	assert_int_equal(r.status, 0);
+	cmd_result_free(&r);
+	run_cmd(&r, "ls -A '%s'", dir);
+	assert_string_equal(r.out, "itl_cdf.dat\nitl_histogram.csv\nrequests.csv\ntimeseries.csv\ntpot_cdf.dat\nttft_cdf.dat\n");
+	cmd_result_free(&r);
+}
+
 static void bad_input(void **state)
 {
 	(void)state;
@@ -243,6 +288,7 @@ int main(void)
 		cmocka_unit_test(jobs_do_not_change_the_output),
 		cmocka_unit_test(shards_merge_into_the_whole),
 		cmocka_unit_test(plots_are_pngs),
+		cmocka_unit_test(plot_folder_whole_or_absent),
 		cmocka_unit_test(without_gnuplot_the_data_is_written),
 		cmocka_unit_test(bad_input),
 	};

@@ -15,6 +15,10 @@
  *
  * run_cmd(&r, fmt, …): runs a shell command, capturing stdout, stderr and
  * the exit status; free with cmd_result_free. For the CLI tests.
+ *
+ * test_tmpdir_make(dir, cap, stem) / test_tmpdir_remove(dir): a fresh
+ * folder /tmp/servesim-STEM-XXXXXX for a group's files (cmocka setup)
+ * and its removal with everything in it (teardown); 0 or -1 each.
  */
 #ifndef SERVESIM_TESTUTIL_H
 #define SERVESIM_TESTUTIL_H
@@ -25,6 +29,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +138,19 @@ static inline void cmd_result_free(struct cmd_result *r)
 	free(r->out);
 	free(r->err);
 	r->out = r->err = NULL;
+}
+
+static inline int test_tmpdir_make(char *dir, size_t cap, const char *stem)
+{
+	int n = snprintf(dir, cap, "/tmp/servesim-%s-XXXXXX", stem);
+	return n > 0 && (size_t)n < cap && mkdtemp(dir) ? 0 : -1;
+}
+
+static inline int test_tmpdir_remove(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 #endif

@@ -40,6 +40,19 @@ bool catalog_is_file(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+int catalog_find_exe(const char *name, char *out, size_t cap)
+{
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : ""; *p;) {
+		size_t len = strcspn(p, ":");
+		int n = snprintf(out, cap, "%.*s/%s", (int)len, p, name);
+		if (len && n >= 0 && (size_t)n < cap && catalog_is_file(out) && access(out, X_OK) == 0)
+			return 0;
+		p += len + (p[len] == ':');
+	}
+	return -1;
+}
+
 /* out = a + b; false when it does not fit (the caller treats the place as
  * absent rather than use a truncated path). */
 static bool join(char *out, size_t cap, const char *a, const char *b)

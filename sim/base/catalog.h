@@ -46,6 +46,11 @@ size_t catalog_list(enum catalog_kind kind, char ***ids);
  * cannot be read or does not fit. */
 int catalog_exe_dir(char *out, size_t cap);
 
+/* The executable file name on $PATH (as a shell finds it: the first
+ * folder that holds it as a regular, executable file), its path in out.
+ * Returns 0, or -1 when no folder of $PATH holds it (or $PATH is unset). */
+int catalog_find_exe(const char *name, char *out, size_t cap);
+
 /* Whether p names a regular file / a folder (stat follows links). */
 bool catalog_is_file(const char *p);
 bool catalog_is_dir(const char *p);

@@ -219,18 +219,18 @@ static int store(const struct inidoc *doc, const struct inidoc_entry *en,
 	return bad_value(doc, en, k, e);
 }
 
-/* "[run], [workload], …": the table's sections, in order, each once. */
-static const char *known_sections(const struct inidoc_key *keys, size_t n)
+/* "[run], [workload], …": the table's sections, in order, each once, into
+ * buf (cap bytes, the caller's); returns buf. */
+static const char *known_sections(const struct inidoc_key *keys, size_t n, char *buf, size_t cap)
 {
-	static _Thread_local char buf[256];
 	size_t used = 0;
 	buf[0] = '\0';
-	for (size_t i = 0; i < n && used + 1 < sizeof buf; i++) {
+	for (size_t i = 0; i < n && used + 1 < cap; i++) {
 		bool seen = false;
 		for (size_t j = 0; j < i; j++)
 			seen |= !strcmp(keys[j].section, keys[i].section);
 		if (!seen)
-			used += (size_t)snprintf(buf + used, sizeof buf - used, "%s[%s]",
+			used += (size_t)snprintf(buf + used, cap - used, "%s[%s]",
 						 used ? ", " : "", keys[i].section);
 	}
 	return buf;
@@ -273,8 +273,9 @@ int inidoc_bind(struct inidoc *doc, const struct inidoc_key *keys, size_t nkeys,
 		if (!table_has_section(keys, nkeys, en->section)) {
 			if (allow_other_sections)
 				continue;
+			char known[256];
 			return err_set(e, "%s: [%s] %s: unknown section; expected one of %s", at, en->section,
-				       en->key, known_sections(keys, nkeys));
+				       en->key, known_sections(keys, nkeys, known, sizeof known));
 		}
 		size_t i = 0;
 		while (i < nkeys && (strcmp(keys[i].section, en->section) ||

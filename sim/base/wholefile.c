@@ -1,9 +1,11 @@
 #include "wholefile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,6 +54,21 @@ void wholefile_abort(FILE *f, const char *path)
 		unlink(tmp);
 }
 
+int wholefile_temp(char *out, size_t cap, const char *stem, const char *suffix, struct err *e)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	int n = snprintf(out, cap, "%s/servesim-%s-XXXXXX%s", dir, stem, suffix);
+	if (n < 0 || (size_t)n >= cap)
+		return err_set(e, "%s: $TMPDIR: the path is too long", dir);
+	int fd = mkstemps(out, (int)strlen(suffix));
+	if (fd < 0)
+		return err_set(e, "%s: cannot create a temporary file: %s", out, strerror(errno));
+	close(fd);
+	return 0;
+}
+
 int wholefile_mkdirs(const char *dir, struct err *e)
 {
 	char buf[PATH_MAX];
@@ -87,7 +104,9 @@ static void parent_of(const char *path, char *out, size_t cap)
 		snprintf(out, cap, "%.*s", (int)(slash - path), path);
 }
 
-int wholedir_open(struct wholedir *d, const char *dir, struct err *e)
+/* d->dir = dir (without trailing slashes), its parents created, d->fresh
+ * set when it does not exist yet. Returns 0, or -1 with e. */
+static int prepare(struct wholedir *d, const char *dir, struct err *e)
 {
 	memset(d, 0, sizeof *d);
 	size_t len = strlen(dir);
@@ -102,18 +121,31 @@ int wholedir_open(struct wholedir *d, const char *dir, struct err *e)
 	if (wholefile_mkdirs(parent, e))
 		return -1;
 	struct stat st;
-	if (stat(d->dir, &st) == 0) {
-		if (!S_ISDIR(st.st_mode))
-			return err_set(e, "%s: not a folder", d->dir);
-		snprintf(d->stage, sizeof d->stage, "%s", d->dir);
-		return 0;
-	}
-	d->fresh = true;
+	if (stat(d->dir, &st) == 0 && !S_ISDIR(st.st_mode))
+		return err_set(e, "%s: not a folder", d->dir);
+	d->fresh = stat(d->dir, &st) != 0;
+	return 0;
+}
+
+/* Makes the temporary sibling of d->dir, its path in d->stage. */
+static int make_stage(struct wholedir *d, struct err *e)
+{
 	if (!tmp_of(d->dir, d->stage, sizeof d->stage))
 		return err_set(e, "%s: the path is too long", d->dir);
 	if (mkdir(d->stage, 0777) != 0)
 		return err_set(e, "%s: cannot create the folder: %s", d->stage, strerror(errno));
 	return 0;
+}
+
+int wholedir_open(struct wholedir *d, const char *dir, struct err *e)
+{
+	if (prepare(d, dir, e))
+		return -1;
+	if (!d->fresh) {
+		snprintf(d->stage, sizeof d->stage, "%s", d->dir);
+		return 0;
+	}
+	return make_stage(d, e);
 }
 
 /* Where file i of the folder is written now. */
@@ -193,4 +225,58 @@ void wholedir_abort(struct wholedir *d)
 	d->n = 0;
 	if (d->fresh)
 		rmdir(d->stage);
+}
+
+int wholedir_stage(struct wholedir *d, const char *dir, struct err *e)
+{
+	return prepare(d, dir, e) || make_stage(d, e) ? -1 : 0;
+}
+
+/* Each file of the stage in turn: renamed into d->dir (into_place) or
+ * removed. Returns 0, or -1 with e at the first rename that fails. */
+static int each_staged(struct wholedir *d, bool into_place, struct err *e)
+{
+	DIR *dp = opendir(d->stage);
+	if (!dp)
+		return err_set(e, "%s: cannot read the folder: %s", d->stage, strerror(errno));
+	int rc = 0;
+	for (struct dirent *de; rc == 0 && (de = readdir(dp));) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char from[PATH_MAX], to[PATH_MAX];
+		int n = snprintf(from, sizeof from, "%s/%s", d->stage, de->d_name);
+		int m = snprintf(to, sizeof to, "%s/%s", d->dir, de->d_name);
+		if (n < 0 || (size_t)n >= sizeof from || m < 0 || (size_t)m >= sizeof to)
+			rc = err_set(e, "%s/%s: the path is too long", d->dir, de->d_name);
+		else if (!into_place)
+			unlink(from);
+		else if (rename(from, to) != 0)
+			rc = err_set(e, "%s: cannot put it in place: %s", to, strerror(errno));
+	}
+	closedir(dp);
+	return rc;
+}
+
+int wholedir_stage_commit(struct wholedir *d, struct err *e)
+{
+	if (d->fresh) {
+		if (rename(d->stage, d->dir) == 0)
+			return 0;
+		int saved = errno;
+		wholedir_stage_abort(d);
+		return err_set(e, "%s: cannot put the folder in place: %s", d->dir, strerror(saved));
+	}
+	if (each_staged(d, true, e)) {
+		wholedir_stage_abort(d);
+		return -1;
+	}
+	rmdir(d->stage);
+	return 0;
+}
+
+void wholedir_stage_abort(struct wholedir *d)
+{
+	struct err ignored;
+	each_staged(d, false, &ignored);
+	rmdir(d->stage);
 }

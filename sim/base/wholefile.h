@@ -15,6 +15,13 @@
  * are renamed into place only after the last is written: a failure midway
  * leaves DIR as it was. Either way the parents are created first, as
  * `mkdir -p` does (wholefile_mkdirs).
+ *
+ * A folder filled by other writers too (wholedir_stage, `--plot DIR`,
+ * where gnuplot writes the pictures): everything is written in a fresh
+ * temporary sibling (".DIR.PID.tmp"), whose path the caller writes to as
+ * the folder; the commit renames it to DIR when DIR does not exist (DIR
+ * appears complete or not at all), else renames each of its files into
+ * DIR, after the last was written. A failure before leaves DIR as it was.
  */
 #ifndef SERVESIM_WHOLEFILE_H
 #define SERVESIM_WHOLEFILE_H
@@ -36,6 +43,12 @@ int wholefile_commit(FILE *f, const char *path, struct err *e);
 
 /* Closes f and removes the temporary file: nothing is written. */
 void wholefile_abort(FILE *f, const char *path);
+
+/* Creates an empty scratch file of servesim's own (a gnuplot error log, a
+ * candidate profile) in $TMPDIR, or /tmp when unset: "servesim-STEM-XXXXXX"
+ * then suffix (may be ""), its name in out. Returns 0, or -1 with e naming
+ * the pattern and the reason. The caller unlinks it. */
+int wholefile_temp(char *out, size_t cap, const char *stem, const char *suffix, struct err *e);
 
 /* Creates dir and every missing ancestor (mkdir -p). Returns 0, or -1 with
  * e naming the folder that could not be made and why. */
@@ -70,5 +83,18 @@ int wholedir_commit(struct wholedir *d, struct err *e);
 
 /* Removes what was staged: the destination is as it was. */
 void wholedir_abort(struct wholedir *d);
+
+/* Starts folder dir as a stage (see the header): its parents created, the
+ * empty stage made, its path in d->stage. Returns 0, or -1 with e when it
+ * cannot be prepared; then nothing is left behind. */
+int wholedir_stage(struct wholedir *d, const char *dir, struct err *e);
+
+/* Puts every file of the stage in place and removes the stage. Returns 0,
+ * or -1 with e; on failure the stage is removed (and DIR keeps what it
+ * had, save files already renamed when the failure hit midway). */
+int wholedir_stage_commit(struct wholedir *d, struct err *e);
+
+/* Removes the stage and its files: the destination is as it was. */
+void wholedir_stage_abort(struct wholedir *d);
 
 #endif

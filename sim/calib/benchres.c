@@ -5,9 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_statistics_double.h>
-
-#include "xalloc.h"
+#include "stats.h"
 
 const char *const benchres_metric_keys[] = { "ttft", "tpot", "itl", "e2el", NULL };
 const char *const benchres_stat_keys[] = { "mean", "median", "p99", NULL };
@@ -55,37 +53,26 @@ static int get_count(const json_t *top, const char *key, int64_t *out, const cha
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* E2EL from `latencies` (seconds) when the summary keys lack it. */
 static void e2el_from_latencies(struct benchres *b, const json_t *lat)
 {
-	size_t n = json_array_size(lat);
-	if (n == 0)
-		return;
-	double *v = xmalloc(n * sizeof *v), sum = 0;
-	for (size_t i = 0; i < n; i++) {
+	struct samples v = { 0 };
+	for (size_t i = 0; i < json_array_size(lat); i++) {
 		const json_t *x = json_array_get(lat, i);
 		if (!json_is_number(x)) {
-			free(v);
+			samples_free(&v);
 			return;
 		}
-		v[i] = json_number_value(x) * 1e3;
-		sum += v[i];
+		samples_add(&v, json_number_value(x) * 1e3);
 	}
-	qsort(v, n, sizeof *v, cmp_double);
 	double *s = b->ms[BENCH_E2EL];
-	if (isnan(s[BENCH_MEAN]))
-		s[BENCH_MEAN] = sum / (double)n;
-	if (isnan(s[BENCH_MEDIAN]))
-		s[BENCH_MEDIAN] = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.50);
-	if (isnan(s[BENCH_P99]))
-		s[BENCH_P99] = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.99);
-	free(v);
+	if (v.n && isnan(s[BENCH_MEAN]))
+		s[BENCH_MEAN] = samples_mean(&v);
+	if (v.n && isnan(s[BENCH_MEDIAN]))
+		s[BENCH_MEDIAN] = samples_percentile(&v, 50);
+	if (v.n && isnan(s[BENCH_P99]))
+		s[BENCH_P99] = samples_percentile(&v, 99);
+	samples_free(&v);
 }
 
 static bool has_array(const json_t *top, const char *key)

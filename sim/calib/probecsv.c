@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "csv.h"
 #include "num.h"
 #include "xalloc.h"
 
@@ -194,20 +195,15 @@ static int parse_v2(struct probe_data *d, struct probe_row *r, char **f, int lin
 	return 0;
 }
 
-static int parse_row(struct probe_data *d, char *s, int line, struct err *e)
+/* Row s (its line break dropped), split into row (the caller's, reused
+ * line after line). */
+static int parse_row(struct probe_data *d, const char *s, struct csv_row *row, int line, struct err *e)
 {
-	char *f[N_FIELDS_V2];
-	int n = 0, want = d->version == 2 ? N_FIELDS_V2 : N_FIELDS;
-	for (char *p = s;;) {
-		if (n < N_FIELDS_V2)
-			f[n] = p;
-		n++;
-		char *comma = strchr(p, ',');
-		if (!comma)
-			break;
-		*comma = '\0';
-		p = comma + 1;
-	}
+	int n = csv_split(s, strlen(s), row), want = d->version == 2 ? N_FIELDS_V2 : N_FIELDS;
+	char **f = row->f;
+	if (n < 0)
+		return err_set(e, "%s:%d: expected %d comma-separated fields (%s), got a quote that is not closed",
+			       d->path, line, want, d->version == 2 ? HEADER_V2 : HEADER);
 	if (n != want)
 		return err_set(e, "%s:%d: expected %d comma-separated fields (%s), got %d", d->path, line,
 			       want, d->version == 2 ? HEADER_V2 : HEADER, n);
@@ -319,6 +315,7 @@ int probecsv_load(struct probe_data *d, const char *path, struct err *e)
 	size_t cap = 0;
 	int line = 0, rc = 0;
 	bool header = false;
+	struct csv_row row = { 0 };
 	ssize_t got;
 	while ((got = getline(&buf, &cap, f)) != -1) {
 		line++;
@@ -348,7 +345,7 @@ int probecsv_load(struct probe_data *d, const char *path, struct err *e)
 			d->truncated = true;
 			break;
 		}
-		if ((rc = parse_row(d, buf, line, e))) {
+		if ((rc = parse_row(d, buf, &row, line, e))) {
 			if (!whole) {   /* a cut-short version-1 row */
 				d->truncated = true;
 				rc = 0;
@@ -358,6 +355,7 @@ int probecsv_load(struct probe_data *d, const char *path, struct err *e)
 	}
 	if (!rc && ferror(f))
 		rc = err_set(e, "%s: read error: %s", path, strerror(errno));
+	csv_row_free(&row);
 	free(buf);
 	fclose(f);
 	if (!rc && d->len == 0)

@@ -64,13 +64,8 @@ int proberun_find(char *out, size_t cap, const char *explicit_path, struct err *
 	if (catalog_exe_dir(exe, sizeof exe) == 0 &&
 	    snprintf(out, cap, "%s/%s", exe, PROBE_NAME) < (int)cap && executable(out))
 		return 0;
-	const char *path = getenv("PATH");
-	for (const char *p = path ? path : ""; *p;) {
-		size_t len = strcspn(p, ":");
-		if (len && snprintf(out, cap, "%.*s/%s", (int)len, p, PROBE_NAME) < (int)cap && executable(out))
-			return 0;
-		p += len + (p[len] == ':');
-	}
+	if (catalog_find_exe(PROBE_NAME, out, cap) == 0)
+		return 0;
 	return err_set(e, "%s: not found next to servesim nor on PATH (pass --probe PATH)", PROBE_NAME);
 }
 

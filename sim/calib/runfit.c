@@ -13,6 +13,7 @@
 #include "par.h"
 #include "profwrite.h"
 #include "run.h"
+#include "wholefile.h"
 #include "xalloc.h"
 
 #define DEFAULT_MAX_EVALS 200
@@ -222,20 +223,6 @@ static bool serves_moe(const struct runobs *ob)
 	return model_load_named(&m, ob->sc.model, &e) == 0 && m.n_experts > 0;
 }
 
-static int make_temp_profile(char *out, size_t cap, struct err *e)
-{
-	const char *dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
-	if (snprintf(out, cap, "%s/servesim-fit-XXXXXX.ini", dir) >= (int)cap)
-		return err_set(e, "$TMPDIR: path too long");
-	int fd = mkstemps(out, 4);
-	if (fd < 0)
-		return err_set(e, "%s: cannot create a temporary profile", out);
-	close(fd);
-	return 0;
-}
-
 int runfit_fit(struct runfit_result *res, const struct runobs_set *set, const struct hw_profile *base,
 	       const struct runfit_opts *o, struct err *e)
 {
@@ -276,7 +263,7 @@ int runfit_fit(struct runfit_result *res, const struct runobs_set *set, const st
 	c.skip_holdout = xcalloc(set->len ? set->len : 1, sizeof *c.skip_holdout);
 	for (size_t i = 0; i < set->len; i++)
 		c.skip_holdout[i] = o->holdout && o->holdout[i];
-	int rc = make_temp_profile(c.profile, sizeof c.profile, e);
+	int rc = wholefile_temp(c.profile, sizeof c.profile, "fit", ".ini", e);
 
 	/* Before: every observation, held-out ones included. */
 	if (!rc)

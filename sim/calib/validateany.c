@@ -7,14 +7,13 @@
 
 #include "benchres.h"
 #include "jsonvals.h"
+#include "num.h"
 #include "run.h"
 #include "runfit.h"
 #include "runobs.h"
 #include "textfile.h"
 #include "vllmlog.h"
 #include "xalloc.h"
-
-#define GIB 1073741824.0
 
 /* The files runobs reads are at most 1 GiB, as it reads them. */
 #define MAX_FILE_BYTES ((size_t)1 << 30)

@@ -20,6 +20,7 @@
 #include "calibrate_int.h"
 #include "cli.h"
 #include "effparam.h"
+#include "list.h"
 #include "num.h"
 #include "profwrite.h"
 #include "runfit.h"
@@ -188,11 +189,11 @@ static void print_runs_table(const struct runobs_set *set, const struct runfit_r
 
 static int parse_holdout(const char *list, const struct runobs_set *set, bool *holdout, struct err *e)
 {
-	char buf[4096], *save = NULL;
-	snprintf(buf, sizeof buf, "%s", list);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
+	char tok[256];
+	int rc;
+	for (const char *cur = list; (rc = list_next(&cur, tok, sizeof tok)) != 0;) {
+		if (rc < 0)
+			return err_set(e, "--holdout: expected run ids separated by commas, got '%s'", list);
 		size_t i = 0;
 		while (i < set->len && strcmp(set->v[i].id, tok))
 			i++;

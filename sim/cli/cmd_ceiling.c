@@ -13,6 +13,7 @@
 #include "catalog.h"
 #include "cli.h"
 #include "hwprofile.h"
+#include "list.h"
 #include "model.h"
 #include "xalloc.h"
 
@@ -195,20 +196,25 @@ int cmd_ceiling(int argc, char **argv)
 
 	char **ids = NULL;
 	size_t n = 0;
+	bool bad_list = false;
 	if (!strcmp(hw_list, "all")) {
 		n = catalog_list(CATALOG_HARDWARE, &ids);
 	} else {
-		char *copy = xstrdup(hw_list), *save = NULL;
+		char tok[INI_VALUE_MAX];
 		size_t cap = 0;
-		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int got;
+		for (const char *cur = hw_list; (got = list_next(&cur, tok, sizeof tok)) > 0;) {
 			xgrow(&ids, &cap, n + 1, sizeof *ids);
 			ids[n++] = xstrdup(tok);
 		}
-		free(copy);
+		if (got < 0) {
+			err_set(&e, "--hardware: expected comma-separated device ids, got '%s'", hw_list);
+			bad_list = true;
+		}
 	}
 	struct hw_profile *hws = xcalloc(n ? n : 1, sizeof *hws);
 	struct row *rows = xcalloc(n ? n : 1, sizeof *rows);
-	int rc = EXIT_OK;
+	int rc = bad_list ? cli_fail("ceiling", &e) : EXIT_OK;
 	for (size_t i = 0; i < n && rc == EXIT_OK; i++) {
 		if (hw_load_named(&hws[i], ids[i], &e))
 			rc = cli_fail("ceiling", &e);

@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "cliplan.h"
 #include "comparedoc.h"
+#include "list.h"
 #include "xalloc.h"
 
 static void help(void)
@@ -108,20 +109,15 @@ int cmd_compare(int argc, char **argv)
 	if (!strcmp(hw_list, "all")) {
 		n_ids = catalog_list(CATALOG_HARDWARE, &ids);
 	} else {
-		for (const char *p = hw_list;;) {
-			const char *comma = strchr(p, ',');
-			size_t len = comma ? (size_t)(comma - p) : strlen(p);
-			if (len == 0 || len >= INI_VALUE_MAX) {
+		char tok[INI_VALUE_MAX];
+		int got;
+		for (const char *cur = hw_list; (got = list_next(&cur, tok, sizeof tok)) != 0;) {
+			if (got < 0) {
 				err_set(&e, "--hardware: expected comma-separated device ids, got '%s'", hw_list);
 				goto fail;
 			}
 			ids = xrealloc(ids, (n_ids + 1) * sizeof *ids);
-			ids[n_ids] = xmalloc(len + 1);
-			memcpy(ids[n_ids], p, len);
-			ids[n_ids++][len] = '\0';
-			if (!comma)
-				break;
-			p = comma + 1;
+			ids[n_ids++] = xstrdup(tok);
 		}
 	}
 	rows = xcalloc(n_ids + 1, sizeof *rows);

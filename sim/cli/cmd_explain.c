@@ -10,6 +10,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "list.h"
 #include "num.h"
 #include "report.h"
 #include "run.h"
@@ -37,10 +38,10 @@ static void help(void)
 static int parse_batch(const char *spec, const struct perf *p, struct perf_step *step,
 		       int64_t *n_prefill, int64_t *n_decode, struct err *e)
 {
-	char buf[1024], *save = NULL;
-	snprintf(buf, sizeof buf, "%s", spec);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *colon = strchr(tok, ':');
+	char tok[256];
+	int got;
+	for (const char *cur = spec; (got = list_next(&cur, tok, sizeof tok)) != 0;) {
+		char *colon = got > 0 ? strchr(tok, ':') : NULL;
 		int64_t a = 1, b = 0;
 		if (colon && !strncmp(tok, "prefill:", 8)) {
 			char *at = strchr(colon + 1, '@');
@@ -112,7 +113,7 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 	}
 	struct perf p;
 	perf_init(&p, &m, &hw, w, (int)sc->engine.tensor_parallel_size,
-		  sc->engine.kv_cache_dtype == 1 ? 1 : 2);
+		  kv_dtypes[sc->engine.kv_cache_dtype].bytes_per_elem);
 	perf_pipeline(&p, (int)sc->engine.pipeline_parallel_size);
 	perf_offload(&p, sc->engine.cpu_offload_gb,
 		     model_weight_bytes_per_gpu(&m, w, (int)sc->engine.tensor_parallel_size,

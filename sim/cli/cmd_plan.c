@@ -9,6 +9,7 @@
 
 #include "catalog.h"
 #include "cliplan.h"
+#include "list.h"
 #include "plandoc.h"
 #include "planreplicas.h"
 #include "precision.h"
@@ -55,18 +56,15 @@ static void help(void)
 static int split(const char *flag, const char *s, char out[][INI_VALUE_MAX], int *n, struct err *e)
 {
 	*n = 0;
-	for (const char *p = s;;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		if (len == 0 || len >= INI_VALUE_MAX || *n == MAX_LIST)
+	char tok[INI_VALUE_MAX];
+	int rc;
+	for (const char *cur = s; (rc = list_next(&cur, tok, sizeof tok)) != 0;) {
+		if (rc < 0 || *n == MAX_LIST)
 			return err_set(e, "%s: expected a comma-separated list of up to %d names, got '%s'", flag,
 				       MAX_LIST, s);
-		memcpy(out[*n], p, len);
-		out[(*n)++][len] = '\0';
-		if (!comma)
-			return 0;
-		p = comma + 1;
+		memcpy(out[(*n)++], tok, sizeof tok);
 	}
+	return 0;
 }
 
 struct lists {

@@ -8,6 +8,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "list.h"
 #include "num.h"
 #include "plot.h"
 #include "report.h"
@@ -53,17 +54,16 @@ static void help(void)
 
 static int parse_percentiles(const char *s, double *out, size_t *n, struct err *e)
 {
-	char buf[256], *save = NULL;
-	snprintf(buf, sizeof buf, "%s", s);
+	char tok[64];
+	int rc;
 	*n = 0;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (const char *cur = s; (rc = list_next(&cur, tok, sizeof tok)) != 0;) {
 		double p;
-		if (*n == 16 || num_parse_double(tok, &p) || p <= 0 || p >= 100)
-			return err_set(e, "--metric-percentiles: expected up to 16 numbers in (0, 100), got '%s'", tok);
+		if (rc < 0 || *n == 16 || num_parse_double(tok, &p) || p <= 0 || p >= 100)
+			return err_set(e, "--metric-percentiles: expected up to 16 numbers in (0, 100) like 50,90,99, got '%s'",
+				       tok);
 		out[(*n)++] = p;
 	}
-	if (*n == 0)
-		return err_set(e, "--metric-percentiles: expected a list like 50,90,99, got '%s'", s);
 	return 0;
 }
 

@@ -76,8 +76,8 @@ int vf_human_int(const char *s, int64_t *out)
 	static const struct {
 		char c;
 		double mult;
-	} sfx[] = { { 'k', 1e3 }, { 'K', 1024.0 }, { 'm', 1e6 }, { 'M', 1048576.0 },
-		    { 'g', 1e9 }, { 'G', 1073741824.0 } };
+	} sfx[] = { { 'k', 1e3 }, { 'K', 1024.0 }, { 'm', 1e6 }, { 'M', MIB },
+		    { 'g', 1e9 }, { 'G', GIB } };
 	for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
 		if (s[n - 1] != sfx[i].c)
 			continue;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "num.h"
+#include "list.h"
 #include "vllmflags_int.h"
 #include "xalloc.h"
 
@@ -176,14 +177,14 @@ static const char *const metric_keys[] = { "ttft", "tpot", "itl", "e2el", NULL }
 
 static int o_percentile_metrics(struct rewrite *rw, const struct vllm_flag *f, const char *val, struct err *e)
 {
-	char buf[256], *save = NULL;
-	snprintf(buf, sizeof buf, "%s", val);
+	char tok[64];
 	unsigned mask = 0;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	int rc;
+	for (const char *cur = val; (rc = list_next(&cur, tok, sizeof tok)) != 0;) {
 		int m = 0;
-		while (metric_keys[m] && strcmp(metric_keys[m], tok))
+		while (rc > 0 && metric_keys[m] && strcmp(metric_keys[m], tok))
 			m++;
-		if (!metric_keys[m])
+		if (rc < 0 || !metric_keys[m])
 			return vf_bad_value(rw, f, "a comma-separated list of ttft, tpot, itl, e2el", val, e);
 		mask |= 1u << m;
 	}

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "rngstream.h"
+#include "engine_int.h"
 #include "startup.h"
 #include "workload.h"
 #include "xalloc.h"
@@ -281,7 +282,7 @@ static int init_disagg(struct cluster *c, struct err *e)
 	int64_t pre_tp = pre->engine.tensor_parallel_size, dec_tp = dec->engine.tensor_parallel_size;
 	int64_t tp = pre_tp < dec_tp ? pre_tp : dec_tp;
 	c->kv_bytes_per_token = model_kv_bytes_per_token_per_rank(
-		c->s.model, pre->engine.kv_cache_dtype == 1 ? 1 : 2, (int)tp);
+		c->s.model, kv_dtypes[pre->engine.kv_cache_dtype].bytes_per_elem, (int)tp);
 	c->egress_free = xcalloc((size_t)c->n_prefill, sizeof *c->egress_free);
 	c->ingress_free = xcalloc((size_t)(c->n - c->n_prefill), sizeof *c->ingress_free);
 	c->kv.link = c->link->name;
@@ -424,20 +425,6 @@ int64_t cluster_replica_peak_waiting(const struct cluster *c, int i)
 	return c->rep[i].peak_waiting;
 }
 
-static void add_breakdown(struct perf_breakdown *a, const struct perf_breakdown *b)
-{
-	a->dense += b->dense;
-	a->experts += b->experts;
-	a->lm_head += b->lm_head;
-	a->attn_prefill += b->attn_prefill;
-	a->attn_decode += b->attn_decode;
-	a->allreduce += b->allreduce;
-	a->offload += b->offload;
-	a->overhead += b->overhead;
-	a->pipeline += b->pipeline;
-	a->total += b->total;
-}
-
 void cluster_stats(const struct cluster *c, struct engine_stats *st)
 {
 	cluster_replica_stats(c, 0, st);
@@ -455,7 +442,7 @@ void cluster_stats(const struct cluster *c, struct engine_stats *st)
 		st->graph_steps += o.graph_steps;
 		st->eager_steps += o.eager_steps;
 		st->padded_tokens += o.padded_tokens;
-		add_breakdown(&st->time, &o.time);
+		engine_time_add(&st->time, &o.time, 0, o.time.total);
 		st->itl_weights_s += o.itl_weights_s;
 		st->itl_kv_s += o.itl_kv_s;
 		st->itl_overhead_s += o.itl_overhead_s;

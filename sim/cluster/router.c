@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "list.h"
 #include "num.h"
 #include "rowtab.h"
 
@@ -140,14 +141,14 @@ int router_weighted_index(void)
 
 int router_parse_scorers(const char *text, double *weights, const char **why)
 {
-	char buf[256], *save = NULL;
-	int n = 0;
+	char tok[256];
+	int n = 0, rc;
 	*why = "NAME:WEIGHT, … with NAME one of queue, kv, prefix and WEIGHT a number >= 0";
-	if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
-		return -1;
 	for (int s = 0; s < N_SCORERS; s++)
 		weights[s] = 0;
-	for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+	for (const char *cur = text; (rc = list_next(&cur, tok, sizeof tok)) != 0;) {
+		if (rc < 0)
+			return -1;
 		char *colon = strchr(tok, ':');
 		if (!colon)
 			return -1;

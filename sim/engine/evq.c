@@ -1,9 +1,9 @@
 #include "evq.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
+#include "simassert.h"
 #include "xalloc.h"
 
 struct evq {
@@ -33,7 +33,7 @@ void evq_destroy(struct evq *q)
 
 void evq_push(struct evq *q, int64_t time_ns, int kind, int64_t arg)
 {
-	assert(time_ns >= q->now_ns && "event scheduled in the past");
+	SIM_ASSERT(time_ns >= q->now_ns && "event scheduled in the past", q->now_ns, SIM_NO_REQ);
 	xgrow(&q->heap, &q->cap, q->len + 1, sizeof *q->heap);
 	size_t i = q->len++;
 	struct event ev = { time_ns, q->next_seq++, kind, arg };
@@ -67,7 +67,7 @@ bool evq_pop(struct evq *q, struct event *ev)
 	}
 	if (q->len)
 		q->heap[i] = last;
-	assert(ev->time_ns >= q->now_ns && "simulated clock went backwards");
+	SIM_ASSERT(ev->time_ns >= q->now_ns && "simulated clock went backwards", q->now_ns, SIM_NO_REQ);
 	q->now_ns = ev->time_ns;
 	return true;
 }

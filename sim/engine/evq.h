@@ -12,12 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "num.h"
+
 /* The simulator's horizon: no event is due later than 10^8 simulated
  * seconds (about 3.2 years) after the start. Inputs whose times would reach
  * past it are bad input (evq_ns_of_s says so); int64_t nanoseconds reach
  * 92 times further, headroom for the steps that follow the last send. */
 #define EVQ_HORIZON_S 1e8
-#define EVQ_HORIZON_NS ((int64_t)100000000 * 1000000000)
+#define EVQ_HORIZON_NS ((int64_t)100000000 * NS_PER_S)
 
 /* Simulated seconds s as nanoseconds in *ns, rounded. Returns 0, or -1
  * (leaving *ns alone) when s is not a number in [0, EVQ_HORIZON_S]. */

@@ -58,14 +58,16 @@
  * is proportional to the layers, so each device's part is its own
  * struct perf's time scaled by its share of the layers.
  */
-#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
+#include "engine_int.h"
 #include "evq.h"
+#include "num.h"
+#include "simassert.h"
 #include "xalloc.h"
 
 enum slot_state { SLOT_IDLE, SLOT_PROMPT, SLOT_GENERATING };
@@ -95,7 +97,7 @@ static const struct flavor llamacpp_flavor = { "llamacpp", false, false, false, 
 #define SLOT_PROMPT_SIMILARITY 0.10
 /* GPU memory llama.cpp's compute buffers and the driver take (Ollama's
  * estimate reserves a graph buffer of this order for 512-token batches). */
-#define GPU_RESERVE_BYTES (0.5 * 1073741824.0)
+#define GPU_RESERVE_BYTES (0.5 * GIB)
 /* macOS lets the GPU wire about 75% of unified memory by default (Metal's
  * recommendedMaxWorkingSetSize), which Ollama reports as VRAM. */
 #define APPLE_GPU_SHARE 0.75
@@ -152,7 +154,7 @@ struct engine {
 
 static struct request *req(struct engine *g, size_t i)
 {
-	return &g->setup.reqs->v[i];
+	return engine_req(&g->setup, i);
 }
 
 static int64_t min64(int64_t a, int64_t b)
@@ -309,14 +311,7 @@ static double ubatch_time(struct engine *g, const struct perf_step *ps, struct p
 		r.overhead = bg.overhead + bc.overhead + g->xfer_s_per_token * (double)ps->tokens;
 	}
 	r.total = layer_part(&r) + r.lm_head + r.allreduce + r.overhead;
-	acc->dense += r.dense;
-	acc->experts += r.experts;
-	acc->lm_head += r.lm_head;
-	acc->attn_prefill += r.attn_prefill;
-	acc->attn_decode += r.attn_decode;
-	acc->allreduce += r.allreduce;
-	acc->overhead += r.overhead;
-	acc->total += r.total;
+	engine_time_add(acc, &r, 0, r.total);
 	return r.total;
 }
 
@@ -532,7 +527,7 @@ static void ol_end_step(struct engine *g, int64_t now)
 		const struct entry *e = &g->batch[k];
 		struct slot *s = &g->slots[e->slot];
 		s->n_tokens += e->n;
-		assert(s->n_tokens < g->n_ctx && (e->decode || s->n_tokens <= s->n_prompt));
+		SIM_ASSERT(s->n_tokens < g->n_ctx && (e->decode || s->n_tokens <= s->n_prompt), now, s->req);
 		if (e->decode) {
 			emit(g, s, now);
 		} else if (s->n_tokens == s->n_prompt) {
@@ -548,15 +543,6 @@ static void ol_end_step(struct engine *g, int64_t now)
 		g->idle_since_ns = now;
 }
 
-static void fail(struct engine *g, size_t idx, int64_t now, const char *why)
-{
-	struct request *r = req(g, idx);
-	r->state = REQ_FAILED;
-	r->fail_reason = why;
-	r->finish_ns = now;
-	g->setup.hooks.on_done(g->setup.hooks.ctx, idx, now);
-}
-
 static void ol_submit(struct engine *g, size_t idx, int64_t now)
 {
 	struct request *r = req(g, idx);
@@ -570,14 +556,14 @@ static void ol_submit(struct engine *g, size_t idx, int64_t now)
 		 * and llama-server refuses it. The older Go runners
 		 * (runner/ollamarunner NewSequence) cut to exactly num_ctx. */
 		if (!g->truncate) {
-			fail(g, idx, now, "the input length exceeds the context length (truncate = false)");
+			engine_fail(&g->setup, idx, now, "the input length exceeds the context length (truncate = false)");
 			return;
 		}
 		n = g->n_ctx - max64((g->n_ctx - g->n_keep) / 2, 1);
 		g->st.truncated_prompts++;
 	} else if (n >= g->n_ctx) {
 		/* llama-server, HTTP 400 exceed_context_size_error. */
-		fail(g, idx, now, "the request exceeds the available context size, try increasing it");
+		engine_fail(&g->setup, idx, now, "the request exceeds the available context size, try increasing it");
 		return;
 	}
 	r->prompt_eval_count = (int32_t)n;
@@ -594,7 +580,7 @@ static void ol_submit(struct engine *g, size_t idx, int64_t now)
 	} else if (g->model == MODEL_LOADING) {
 		if (g->n_pending >= g->max_queue) {
 			g->st.rejected++;
-			fail(g, idx, now, "server busy, please try again.  maximum pending requests exceeded");
+			engine_fail(&g->setup, idx, now, "server busy, please try again.  maximum pending requests exceeded");
 			return;
 		}
 		g->n_pending++;
@@ -641,7 +627,7 @@ static void gguf_names(char *out, size_t cap)
  * >= 23 GiB: 32768, else 4096); always capped at the training context. */
 static int64_t ollama_default_ctx(const struct hw_profile *hw, double gpu_bytes, int64_t train)
 {
-	double gib = gpu_bytes / 1073741824.0;
+	double gib = gpu_bytes / GIB;
 	int64_t c = hw->hw_class == HW_CPU ? 4096 : gib >= 47 ? 262144 : gib >= 23 ? 32768 : 4096;
 	return train > 0 ? min64(c, train) : c;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "list.h"
 #include "num.h"
 #include "rowtab.h"
 #include "engine.h"
@@ -35,18 +36,12 @@ void specdec_list(char *buf, size_t cap)
 
 int specdec_parse_acceptance(const char *text, int k, double *p)
 {
-	char buf[256], *save = NULL;
-	int n = 0;
-	if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
+	int n = list_doubles(text, p, k, NULL, 0);
+	if (n < 0)
 		return -1;
-	for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-		double v;
-		if (n == k || num_parse_double(tok, &v) || !(v >= 0 && v <= 1))
+	for (int i = 0; i < n; i++)
+		if (!(p[i] >= 0 && p[i] <= 1))
 			return -1;
-		p[n++] = v;
-	}
-	if (n == 0)
-		return -1;
 	for (int i = n; i < k; i++)
 		p[i] = p[n - 1];
 	return 0;
@@ -67,7 +62,7 @@ int specdec_init(struct specdec *s, const struct engine_setup *setup, struct err
 		if (model_load_named(&s->draft_model, cfg->speculative_model, e))
 			return err_prefix(e, "%s: [engine] speculative_model", setup->path);
 		perf_init(&s->draft, &s->draft_model, setup->hw, setup->weights,
-			  (int)cfg->tensor_parallel_size, cfg->kv_cache_dtype == 1 ? 1 : 2);
+			  (int)cfg->tensor_parallel_size, kv_dtypes[cfg->kv_cache_dtype].bytes_per_elem);
 	}
 	s->rng = rng_stream("speculative", setup->seed);
 	return 0;

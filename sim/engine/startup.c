@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "num.h"
+
 /* "1, 2, 4, 8" : the tensor parallel sizes up to max that divide heads. */
 static void divisors(int64_t heads, int64_t max, char *out, size_t cap)
 {
@@ -43,7 +45,7 @@ static int vllm_setup(const struct engine_setup *su, struct err *e)
 static int gguf_setup(const struct engine_setup *su, struct err *e)
 {
 	const struct engine_config *cfg = su->cfg;
-	if (cfg->kv_cache_dtype == 1)
+	if (cfg->kv_cache_dtype == KV_DTYPE_FP8)
 		return err_set(e, "%s: [engine] kv_cache_dtype: llama.cpp has no fp8 KV cache (its cache types are f16, q8_0 and q4_0: OLLAMA_KV_CACHE_TYPE, llama-server --cache-type-k); expected kv_cache_dtype = auto for kind = %s",
 			       su->path, cfg->cls->name);
 	return 0;
@@ -68,7 +70,7 @@ int startup_check(const struct engine_setup *setup, const struct engine_stats *s
 	 * statement of its size (a testing knob): no refusal. */
 	int64_t fits = st->num_gpu_blocks * st->block_size;
 	if (cfg->num_gpu_blocks_override <= 0 && fits < st->max_model_len) {
-		double gib = 1073741824.0, per_token = st->kv_bytes_per_block / (double)st->block_size;
+		double gib = GIB, per_token = st->kv_bytes_per_block / (double)st->block_size;
 		return err_set(e, "%s: [engine] max_model_len: To serve at least one request with the models's max seq len (%lld), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %lld. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine; expected max_model_len <= %lld",
 			       setup->path, (long long)st->max_model_len, per_token * (double)st->max_model_len / gib,
 			       st->kv_bytes_per_block * (double)st->num_gpu_blocks / gib, (long long)fits,

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "evq.h"
+#include "num.h"
 #include "vllm_int.h"
 #include "vllmver.h"
 #include "xalloc.h"
@@ -101,16 +102,7 @@ static int64_t launch(struct engine *g, const struct batch *b, int64_t now)
 	double s = perf_step_time(&g->perf, step, &bd) + b->extra_s + drafter_s(g, b);
 	g->st.steps++;
 	g->st.busy_s += s;
-	g->st.time.dense += bd.dense;
-	g->st.time.experts += bd.experts;
-	g->st.time.lm_head += bd.lm_head;
-	g->st.time.attn_prefill += bd.attn_prefill;
-	g->st.time.attn_decode += bd.attn_decode;
-	g->st.time.allreduce += bd.allreduce;
-	g->st.time.offload += bd.offload;
-	g->st.time.overhead += bd.overhead + b->extra_s;
-	g->st.time.pipeline += bd.pipeline;
-	g->st.time.total += s;
+	engine_time_add(&g->st.time, &bd, b->extra_s, s);
 	if (g->timing) {
 		int64_t padded = overhead_padded(&g->ovh, step->tokens);
 		g->st.graph_steps += padded > 0;
@@ -243,15 +235,6 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		g->cur = 1 - g->cur;
 }
 
-static void fail(struct engine *g, size_t idx, int64_t now, const char *why)
-{
-	struct request *r = req(g, idx);
-	r->state = REQ_FAILED;
-	r->fail_reason = why;
-	r->finish_ns = now;
-	g->setup.hooks.on_done(g->setup.hooks.ctx, idx, now);
-}
-
 static void vllm_submit(struct engine *g, size_t idx, int64_t now)
 {
 	struct request *r = req(g, idx);
@@ -259,11 +242,11 @@ static void vllm_submit(struct engine *g, size_t idx, int64_t now)
 	r->enqueue_ns = now;
 	if (total > g->max_model_len) {
 		/* vLLM answers 400: "This model's maximum context length is …". */
-		fail(g, idx, now, "prompt + max_tokens exceeds max_model_len");
+		engine_fail(&g->setup, idx, now, "prompt + max_tokens exceeds max_model_len");
 		return;
 	}
 	if (cdiv(total, g->block_size) > kvpool_num_usable(g->pool)) {
-		fail(g, idx, now, "needs more KV blocks than the whole pool holds");
+		engine_fail(&g->setup, idx, now, "needs more KV blocks than the whole pool holds");
 		return;
 	}
 	r->state = REQ_WAITING;
@@ -297,7 +280,7 @@ static void vllm_stats(const struct engine *g, struct engine_stats *st)
 static void resolve_defaults(struct engine *g, const struct engine_config *cfg,
 			     const struct hw_profile *hw, const struct model *m)
 {
-	bool big = hw_memory_bytes(hw) >= 70.0 * 1073741824.0 && !strstr(hw->id, "a100") &&
+	bool big = hw_memory_bytes(hw) >= 70.0 * GIB && !hw->vllm_small_defaults &&
 		   hw->hw_class != HW_CPU;
 	g->mnbt = cfg->max_num_batched_tokens > 0 ? cfg->max_num_batched_tokens : big ? 8192 : 2048;
 	g->max_seqs = cfg->max_num_seqs > 0 ? cfg->max_num_seqs : big ? 1024 : 256;
@@ -320,7 +303,7 @@ static int size_pool(struct engine *g, struct err *e)
 	const struct model *m = g->setup.model;
 	const struct hw_profile *hw = g->setup.hw;
 	double tp = (double)cfg->tensor_parallel_size;
-	double kv_elem = cfg->kv_cache_dtype == 1 ? 1 : 2;
+	double kv_elem = kv_dtypes[cfg->kv_cache_dtype].bytes_per_elem;
 	/* With pipeline stages the binding GPU is the last stage's: the
 	 * fullest stage's layers (their weights and KV), the LM head and the
 	 * sampler (model_weight_bytes_per_gpu). */
@@ -346,7 +329,7 @@ static int size_pool(struct engine *g, struct err *e)
 	 * fitted size (12.2 fp32 copies of 128 rows of logits) rather than
 	 * extrapolated. */
 	double sampler = 12.2 * 128 * (double)m->vocab * 4;
-	double non_torch = 0.411 * 1073741824.0;
+	double non_torch = 0.411 * GIB;
 	act += sampler;
 	double rope = model_rope_cache_bytes(m);
 	double available = ceil(hw_memory_bytes(hw) * cfg->gpu_memory_utilization) - weights - act -
@@ -361,7 +344,7 @@ static int size_pool(struct engine *g, struct err *e)
 		return err_set(e, "%s: the model's weights (%.1f GB per GPU) and activations leave no room for a KV cache in %.1f GB × gpu_memory_utilization %.2f; use more tensor parallelism, a smaller precision or a larger device",
 			       g->setup.path, weights / 1e9, hw_memory_bytes(hw) / 1e9, cfg->gpu_memory_utilization);
 	g->st.num_gpu_blocks = blocks;
-	int64_t cpu_blocks = (int64_t)floor(cfg->kv_offload_gib * 1073741824.0 / block_bytes);
+	int64_t cpu_blocks = (int64_t)floor(cfg->kv_offload_gib * GIB / block_bytes);
 	g->st.num_cpu_blocks = cpu_blocks;
 	g->cpu_block_transfer_s = block_bytes / (hw->host_bandwidth_gb_s * 1e9);
 	g->pool = kvpool_create(blocks, cpu_blocks);
@@ -420,7 +403,7 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 	g->threshold = cfg->long_prefill_token_threshold;
 	resolve_defaults(g, cfg, setup->hw, setup->model);
 	perf_init(&g->perf, setup->model, setup->hw, setup->weights, (int)cfg->tensor_parallel_size,
-		  cfg->kv_cache_dtype == 1 ? 1 : 2);
+		  kv_dtypes[cfg->kv_cache_dtype].bytes_per_elem);
 	perf_set_router_skew(&g->perf, cfg->moe_router_skew);
 	if (cfg->enable_expert_parallel)
 		perf_expert_parallel(&g->perf, (int)cfg->tensor_parallel_size);

@@ -13,6 +13,7 @@
 #define SERVESIM_VLLM_INT_H
 
 #include "engine.h"
+#include "engine_int.h"
 #include "kvpool.h"
 #include "overhead.h"
 #include "reqq.h"
@@ -65,7 +66,7 @@ struct engine {
 
 static inline struct request *req(struct engine *g, size_t i)
 {
-	return &g->setup.reqs->v[i];
+	return engine_req(&g->setup, i);
 }
 
 static inline int64_t cdiv(int64_t a, int64_t b)

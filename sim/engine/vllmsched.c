@@ -13,12 +13,12 @@
  * With async scheduling a request whose step in flight samples its last
  * token is skipped.
  */
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vllm_int.h"
+#include "simassert.h"
 #include "xalloc.h"
 
 /* splitmix64's finalizer: a bijection on 64-bit words. */
@@ -174,7 +174,7 @@ static void unschedule(struct engine *g, struct batch *b, size_t idx, int64_t *b
 	size_t k = b->len;
 	while (k-- > 0 && b->idx[k] != idx) {
 	}
-	assert(k < b->len);
+	SIM_ASSERT(k < b->len, SIM_NO_TIME, idx);
 	struct request *r = req(g, idx);
 	*budget += b->n[k];
 	r->pending -= b->samples[k];
@@ -388,7 +388,7 @@ static bool admit_remote(struct engine *g, size_t idx, int64_t now)
 	if (r->first_scheduled_ns < 0)
 		r->first_scheduled_ns = now;
 	r->kv_ready_ns = g->setup.hooks.kv_pull(g->setup.hooks.kv_ctx, idx, now);
-	assert(r->kv_ready_ns >= now);
+	SIM_ASSERT(r->kv_ready_ns >= now, now, idx);
 	park_sorted(g, idx);
 	return true;
 }
@@ -499,7 +499,7 @@ static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget,
 			r->n_hashed = (int32_t)(n_gpu + n_cpu);
 		r->num_computed = (int32_t)cached;
 		bool ok = grow_to(g, r, cached + n);
-		assert(ok);
+		SIM_ASSERT(ok, now, idx);
 		(void)ok;
 		b->extra_s += (double)n_cpu * g->cpu_block_transfer_s;
 		if (r->first_scheduled_ns < 0) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "num.h"
 
 const char *const hw_class_names[] = {
 	"datacenter-gpu", "workstation-gpu", "consumer-gpu", "cpu", "apple", NULL
@@ -37,6 +38,7 @@ static const struct inidoc_key keys[] = {
 	{ "device", "vendor", INI_ENUM, F(vendor), REQ, 0, 0, "one of nvidia, amd, apple, cpu, intel",
 	  hw_vendor_names },
 	{ "device", "source", INI_STRING, F(source_device), 0, 0, 0, "where the figures come from", NULL },
+	{ "device", "vllm_small_defaults", INI_BOOL, F(vllm_small_defaults), 0, 0, 0, "true or false", NULL },
 	{ "memory", "capacity_gb", INI_DOUBLE, F(capacity_gb), POS, 0, 1e6, "memory in GB, > 0", NULL },
 	{ "memory", "usable_gib", INI_DOUBLE, F(usable_gib), INI_MIN_EXCLUSIVE, 0, 1e6,
 	  "memory the runtime reports, in GiB, > 0", NULL },
@@ -263,7 +265,7 @@ int hw_load_named(struct hw_profile *hw, const char *name, struct err *e)
 double hw_memory_bytes(const struct hw_profile *hw)
 {
 	if (hw->usable_gib > 0)
-		return hw->usable_gib * 1073741824.0;
+		return hw->usable_gib * GIB;
 	return hw->capacity_gb * 1e9;
 }
 

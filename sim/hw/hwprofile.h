@@ -90,6 +90,8 @@ struct hw_profile {
 	char name[INI_VALUE_MAX];
 	int hw_class;                /* enum hw_class */
 	int vendor;                  /* index into hw_vendor_names */
+	bool vllm_small_defaults;    /* [device]: vLLM keeps its small engine defaults here
+				      * despite >= 70 GiB (A100s, vllm/engine/arg_utils.py) */
 	double capacity_gb;          /* datasheet, decimal GB */
 	double usable_gib;           /* what the runtime reports; 0 when unknown */
 	double bandwidth_gb_s;       /* peak memory bandwidth, decimal GB/s */

@@ -19,7 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TIMELINE_WINDOW_NS 1000000000LL /* one simulated second */
+#include "num.h"
+
+#define TIMELINE_WINDOW_NS NS_PER_S /* one simulated second */
 
 /* vLLM's vllm:inter_token_latency_seconds buckets (s) and
  * vllm:iteration_tokens_total buckets (tokens), from vllm/v1/metrics/loggers.py. */

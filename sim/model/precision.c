@@ -22,6 +22,13 @@ static const struct precision table[] = {
 	{ "q4_0", 4.5, MATMUL_BF16, true, false, "GGUF Q4_0: 4.5 bits per weight" },
 };
 
+#define ROW(id, name, bytes) [id] = { name, bytes },
+const struct kv_dtype kv_dtypes[KV_DTYPE_COUNT] = { KV_DTYPE_ROWS(ROW) };
+#undef ROW
+#define NAME(id, name, bytes) [id] = name,
+const char *const kv_dtype_names[KV_DTYPE_COUNT + 1] = { KV_DTYPE_ROWS(NAME) NULL };
+#undef NAME
+
 const struct precision *precision_find(const char *name)
 {
 	for (size_t i = 0; i < sizeof table / sizeof *table; i++)

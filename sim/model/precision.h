@@ -44,4 +44,25 @@ const struct precision *precision_all(size_t *n);
 /* "bf16, fp16, fp8, …": the known names, for "expected one of" messages. */
 void precision_names(char *out, size_t cap);
 
+/* vLLM's --kv-cache-dtype as servesim models it: the choices of [engine]
+ * kv_cache_dtype in order (a scenario keeps the index), each with the
+ * bytes one cached element takes. "auto" stores the model's 16-bit dtype;
+ * fp8 (vLLM's fp8, fp8_e4m3, fp8_e5m2) one byte (vLLM docs, "Quantized KV
+ * Cache"). One row a choice: the names and the widths come from it. */
+#define KV_DTYPE_ROWS(X)        \
+	X(KV_DTYPE_AUTO, "auto", 2) \
+	X(KV_DTYPE_FP8, "fp8", 1)
+
+#define KV_DTYPE_ENUM_(id, name, bytes) id,
+enum kv_dtype_id { KV_DTYPE_ROWS(KV_DTYPE_ENUM_) KV_DTYPE_COUNT };
+#undef KV_DTYPE_ENUM_
+
+struct kv_dtype {
+	const char *name;
+	double bytes_per_elem;
+};
+
+extern const struct kv_dtype kv_dtypes[KV_DTYPE_COUNT];
+extern const char *const kv_dtype_names[KV_DTYPE_COUNT + 1];   /* NULL-ended, for INI_ENUM */
+
 #endif

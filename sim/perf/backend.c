@@ -7,7 +7,6 @@
 
 #include "num.h"
 
-#define MIB (1024.0 * 1024.0)
 #define N_OF(a) ((int)(sizeof(a) / sizeof *(a)))
 
 /* ---- Prefill attention curves: fraction of the 16-bit peak by keys per

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "num.h"
 #include "overhead.h"
 
 /* Whether a weight group stored at bytes per parameter multiplies in the
@@ -190,7 +191,7 @@ void perf_pipeline(struct perf *p, int pp)
 
 double perf_offload(struct perf *p, double gib, double weight_bytes_per_gpu)
 {
-	double b = gib * 1073741824.0;
+	double b = gib * GIB;
 	p->offload_bytes = b < weight_bytes_per_gpu ? b : weight_bytes_per_gpu;
 	return p->offload_bytes;
 }

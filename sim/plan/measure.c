@@ -66,7 +66,7 @@ static void attribute(struct measure *m, const struct run_result *res)
 	const struct scenario *sc = &res->sc;
 	struct perf p;
 	perf_init(&p, &res->model, &res->hw, res->weights, (int)sc->engine.tensor_parallel_size,
-		  sc->engine.kv_cache_dtype == 1 ? 1 : 2);
+		  kv_dtypes[sc->engine.kv_cache_dtype].bytes_per_elem);
 	perf_pipeline(&p, (int)sc->engine.pipeline_parallel_size);
 	perf_use_engine(&p, sc->engine.cls->perf_engine);
 	struct perf_step one;

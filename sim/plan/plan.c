@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hwprofile.h"
+#include "list.h"
 #include "model.h"
 #include "num.h"
 #include "par.h"
@@ -75,26 +76,18 @@ static int slo_item(struct plan_slo *slo, const char *item, struct err *e)
 int plan_slo_parse(struct plan_slo *slo, const char *spec, struct err *e)
 {
 	memset(slo, 0, sizeof *slo);
-	char buf[512];
-	if (strlen(spec) >= sizeof buf)
-		return err_set(e, "--slo: expected at most %zu characters", sizeof buf - 1);
-	snprintf(buf, sizeof buf, "%s", spec);
-	char *s = buf;
-	for (;;) {
-		char *comma = strchr(s, ',');
-		if (comma)
-			*comma = '\0';
-		while (*s == ' ')
-			s++;
-		if (!*s)
+	if (strlen(spec) >= 512)
+		return err_set(e, "--slo: expected at most %d characters", 511);
+	char item[512];
+	int rc;
+	for (const char *cur = spec; (rc = list_next(&cur, item, sizeof item)) != 0;) {
+		if (rc < 0)
 			return err_set(e, "--slo: expected METRIC=VALUE[,METRIC=VALUE…] (e.g. ttft_p99_ms=2000,itl_p99_ms=50), got '%s'",
 				       spec);
-		if (slo_item(slo, s, e))
+		if (slo_item(slo, item, e))
 			return -1;
-		if (!comma)
-			return 0;
-		s = comma + 1;
 	}
+	return 0;
 }
 
 int plan_slo_from_scenario(struct plan_slo *slo, const struct scenario *sc)

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,19 +11,26 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "csv.h"
 #include "num.h"
 #include "outfmt.h"
 #include "report.h"
 #include "resultdoc.h"
 #include "run.h"
+#include "stats.h"
 #include "wholefile.h"
-#include "xalloc.h"
 
 extern char **environ;
 
-int plot_mkdir(const char *dir, struct err *e)
+/* Ends a stage (wholefile.h) the pictures and data were written in: into
+ * place when rc is 0, else removed. Returns 0 or -1 (with e). */
+static int stage_end(struct wholedir *d, int rc, struct err *e)
 {
-	return wholefile_mkdirs(dir, e);
+	if (rc) {
+		wholedir_stage_abort(d);
+		return -1;
+	}
+	return wholedir_stage_commit(d, e);
 }
 
 /* dir/name in out (cap PATH_MAX); false when it does not fit. */
@@ -48,7 +54,10 @@ int plot_data_close(FILE *f, const char *dir, const char *name, struct plot_opts
 		    struct err *e)
 {
 	char path[PATH_MAX];
-	data_path(path, sizeof path, dir, name);   /* fitted when opened */
+	if (!data_path(path, sizeof path, dir, name)) {   /* it fitted when opened */
+		fclose(f);
+		return err_set(e, "%s: the path is too long", dir);
+	}
 	if (wholefile_commit(f, path, e))
 		return -1;
 	o->n_data++;
@@ -86,23 +95,6 @@ int plot_text(char *buf, size_t cap, const char *name, const char *value)
 	return plot_var(buf, cap, name, esc);
 }
 
-/* The gnuplot on PATH, in out; -1 when there is none. */
-static int find_gnuplot(char *out, size_t cap)
-{
-	const char *path = getenv("PATH");
-	if (!path)
-		return -1;
-	while (*path) {
-		const char *colon = strchr(path, ':');
-		size_t n = colon ? (size_t)(colon - path) : strlen(path);
-		if (n > 0 && (size_t)snprintf(out, cap, "%.*s/gnuplot", (int)n, path) < cap &&
-		    access(out, X_OK) == 0)
-			return 0;
-		path += n + (colon ? 1 : 0);
-	}
-	return -1;
-}
-
 /* The last line of file, into out (gnuplot's error, for the message). */
 static void last_line(const char *file, char *out, size_t cap)
 {
@@ -124,12 +116,12 @@ int plot_gnuplot(const char *script, const char *dir, const char *base, const ch
 		 struct plot_opts *o, struct err *e)
 {
 	const char *plots = catalog_dir(CATALOG_PLOTS);
-	char gp[4200], exe[4200], out[4200], all[16384], errfile[] = "/tmp/servesim-gnuplot-XXXXXX";
+	char gp[4200], exe[4200], out[4200], all[16384], errfile[4200];
 	snprintf(gp, sizeof gp, "%s/%s.gp", plots ? plots : "plots", script);
 	if (!plots || access(gp, R_OK) != 0)
 		return err_set(e, "%s: the gnuplot script is missing (set SERVESIM_DATA_DIR to the folder holding plots/)",
 			       gp);
-	if (find_gnuplot(exe, sizeof exe)) {
+	if (catalog_find_exe("gnuplot", exe, sizeof exe)) {
 		o->gnuplot_missing = true;
 		return 0;
 	}
@@ -137,10 +129,8 @@ int plot_gnuplot(const char *script, const char *dir, const char *base, const ch
 	snprintf(all, sizeof all, "%s", vars);
 	if (plot_var(all, sizeof all, "out", out) || plot_var(all, sizeof all, "term", o->svg ? "svg" : "png"))
 		return err_set(e, "%s: the plot's variables are too long", out);
-	int fd = mkstemp(errfile);
-	if (fd < 0)
-		return err_set(e, "%s: cannot create a temporary file: %s", errfile, strerror(errno));
-	close(fd);
+	if (wholefile_temp(errfile, sizeof errfile, "gnuplot", "", e))
+		return -1;
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -168,86 +158,50 @@ int plot_gnuplot(const char *script, const char *dir, const char *base, const ch
 int plot_doc(json_t *doc, const char *dir, struct plot_opts *o, struct err *e)
 {
 	const struct resultdoc_kind *k = resultdoc_kind_of(doc, e);
-	if (!k || plot_mkdir(dir, e))
+	struct wholedir d;
+	if (!k || wholedir_stage(&d, dir, e))
 		return -1;
-	FILE *f = plot_data_open(dir, "result.json", e);
+	FILE *f = plot_data_open(d.stage, "result.json", e);
 	if (!f)
-		return -1;
+		return stage_end(&d, -1, e);
 	resultdoc_print(f, doc, FMT_JSON);
-	if (plot_data_close(f, dir, "result.json", o, e))
-		return -1;
-	return k->plot(doc, dir, o, e);
+	int rc = plot_data_close(f, d.stage, "result.json", o, e) || k->plot(doc, d.stage, o, e) ? -1 : 0;
+	return stage_end(&d, rc, e);
 }
 
 /* ---- a run's folder: requests.csv and timeseries.csv ---- */
 
-static int by_value(const void *a, const void *b)
+/* The record of line (its line break dropped) in row; -1 for an unclosed
+ * quote. */
+static int split_line(const char *line, struct csv_row *row)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
+	return csv_split(line, strcspn(line, "\r\n"), row);
 }
 
-/* Column index of name in a CSV header line, or -1. */
-static int column(const char *header, const char *name)
+/* Column index of name in a split header, or -1. */
+static int column(const struct csv_row *header, const char *name)
 {
-	int i = 0;
-	size_t n = strlen(name);
-	for (const char *s = header; s; i++) {
-		if (!strncmp(s, name, n) && (s[n] == ',' || s[n] == '\n' || s[n] == '\r' || !s[n]))
-			return i;
-		s = strchr(s, ',');
-		if (s)
-			s++;
-	}
+	for (size_t i = 0; i < header->n; i++)
+		if (!strcmp(header->f[i], name))
+			return (int)i;
 	return -1;
 }
 
-/* Field i of a CSV line (no quoting in servesim's own files), or NULL. */
-static const char *field(const char *line, int i)
-{
-	for (; i > 0 && line; i--) {
-		line = strchr(line, ',');
-		if (line)
-			line++;
-	}
-	return line;
-}
-
-/* Field i of a CSV line as a number (strictly: the whole field). Returns
+/* Field i of a split line as a number (strictly: the whole field). Returns
  * 0, or -1 when the line has no field i or it is not a number. */
-static int field_num(const char *line, int i, double *v)
+static int field_num(const struct csv_row *row, int i, double *v)
 {
-	const char *s = field(line, i);
-	if (!s)
-		return -1;
-	char buf[128];
-	size_t n = strcspn(s, ",\r\n");
-	if (n >= sizeof buf)
-		return -1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return num_parse_double(buf, v);
-}
-
-struct vec {
-	double *v;
-	size_t n, cap;
-};
-
-static void vec_add(struct vec *x, double v)
-{
-	xgrow(&x->v, &x->cap, x->n + 1, sizeof *x->v);
-	x->v[x->n++] = v;
+	return (size_t)i < row->n ? num_parse_double(row->f[i], v) : -1;
 }
 
 /* The empirical CDF of x (seconds) in ms, at most 2001 points (every
  * 1/2000 of the fraction, plus the largest value): enough for a smooth
- * line, small for a million requests. */
-static int write_cdf(const char *dir, const char *name, struct vec *x, struct plot_opts *o,
+ * line, small for a million requests. p50 and p99 as the reports compute
+ * them (stats.h). */
+static int write_cdf(const char *dir, const char *name, struct samples *x, struct plot_opts *o,
 		     double *p50, double *p99, struct err *e)
 {
-	if (x->n)   /* a run with no successful request: v is NULL */
-		qsort(x->v, x->n, sizeof *x->v, by_value);
+	samples_sort(x);
 	FILE *f = plot_data_open(dir, name, e);
 	if (!f)
 		return -1;
@@ -257,25 +211,26 @@ static int write_cdf(const char *dir, const char *name, struct vec *x, struct pl
 		fprintf(f, "%.6f\t%.6f\n", x->v[i] * 1e3, (double)(i + 1) / (double)x->n);
 	if (x->n && (x->n - 1) % step)
 		fprintf(f, "%.6f\t%.6f\n", x->v[x->n - 1] * 1e3, 1.0);
-	*p50 = x->n ? x->v[(size_t)floor(0.50 * (double)(x->n - 1))] * 1e3 : 0;
-	*p99 = x->n ? x->v[(size_t)floor(0.99 * (double)(x->n - 1))] * 1e3 : 0;
+	*p50 = samples_percentile(x, 50) * 1e3;
+	*p99 = samples_percentile(x, 99) * 1e3;
 	return plot_data_close(f, dir, name, o, e);
 }
 
-static int read_requests(const char *path, struct vec *ttft, struct vec *tpot, struct err *e)
+static int read_requests(const char *path, struct samples *ttft, struct samples *tpot, struct err *e)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return err_set(e, "%s: cannot open: %s", path, strerror(errno));
 	char *line = NULL;
 	size_t cap = 0;
+	struct csv_row row = { 0 };
 	int rc = 0;
-	if (getline(&line, &cap, f) < 0) {
+	if (getline(&line, &cap, f) < 0 || split_line(line, &row) < 0) {
 		rc = err_set(e, "%s:1: expected the header of servesim run --out's requests.csv", path);
 		goto out;
 	}
-	int ct = column(line, "ttft_s"), cp = column(line, "tpot_s"), cs = column(line, "status");
-	int co = column(line, "output_tokens");
+	int ct = column(&row, "ttft_s"), cp = column(&row, "tpot_s"), cs = column(&row, "status");
+	int co = column(&row, "output_tokens");
 	if (ct < 0 || cp < 0 || cs < 0 || co < 0) {
 		rc = err_set(e, "%s:1: expected columns ttft_s, tpot_s, output_tokens and status (servesim run --out)",
 			     path);
@@ -284,20 +239,24 @@ static int read_requests(const char *path, struct vec *ttft, struct vec *tpot, s
 	int lineno = 1;
 	while (getline(&line, &cap, f) > 0) {
 		lineno++;
-		const char *st = field(line, cs);
-		if (!st || strncmp(st, "ok", 2))
+		if (split_line(line, &row) < 0) {
+			rc = err_set(e, "%s:%d: expected a CSV record, got a quote that is not closed", path, lineno);
+			goto out;
+		}
+		if ((size_t)cs >= row.n || strcmp(row.f[cs], "ok"))
 			continue;
 		double t, p, n;
-		if (field_num(line, ct, &t) || field_num(line, co, &n) || (n > 1 && field_num(line, cp, &p))) {
+		if (field_num(&row, ct, &t) || field_num(&row, co, &n) || (n > 1 && field_num(&row, cp, &p))) {
 			rc = err_set(e, "%s:%d: expected numbers under ttft_s, tpot_s and output_tokens", path,
 				     lineno);
 			goto out;
 		}
-		vec_add(ttft, t);
+		samples_add(ttft, t);
 		if (n > 1)
-			vec_add(tpot, p);
+			samples_add(tpot, p);
 	}
 out:
+	csv_row_free(&row);
 	free(line);
 	fclose(f);
 	return rc;
@@ -311,7 +270,8 @@ static int write_itl_cdf(const char *in_path, const char *dir, struct plot_opts 
 	FILE *in = fopen(in_path, "r");
 	if (!in)
 		return err_set(e, "%s: cannot open: %s", in_path, strerror(errno));
-	struct vec val = { 0 }, cnt = { 0 };
+	struct samples val = { 0 }, cnt = { 0 };   /* in file order: the values ascend */
+	struct csv_row row = { 0 };
 	char *line = NULL;
 	size_t cap = 0;
 	int lineno = 0, rc = 0;
@@ -319,16 +279,16 @@ static int write_itl_cdf(const char *in_path, const char *dir, struct plot_opts 
 	while (getline(&line, &cap, in) > 0) {
 		if (++lineno == 1)
 			continue;   /* header */
-		char *comma = strchr(line, ',');
 		double v, c;
-		if (!comma || sscanf(line, "%lf", &v) != 1 || sscanf(comma + 1, "%lf", &c) != 1) {
+		if (split_line(line, &row) < 2 || field_num(&row, 0, &v) || field_num(&row, 1, &c)) {
 			rc = err_set(e, "%s:%d: expected itl_s,tokens", in_path, lineno);
 			break;
 		}
-		vec_add(&val, v);
-		vec_add(&cnt, c);
+		samples_add(&val, v);
+		samples_add(&cnt, c);
 		total += c;
 	}
+	csv_row_free(&row);
 	free(line);
 	fclose(in);
 	FILE *f = rc ? NULL : plot_data_open(dir, "itl_cdf.dat", e);
@@ -348,8 +308,8 @@ static int write_itl_cdf(const char *in_path, const char *dir, struct plot_opts 
 		}
 		rc = plot_data_close(f, dir, "itl_cdf.dat", o, e);
 	}
-	free(val.v);
-	free(cnt.v);
+	samples_free(&val);
+	samples_free(&cnt);
 	return rc;
 }
 
@@ -361,11 +321,9 @@ static int plot_run_dir(const char *in, const char *out, const char *subtitle, s
 	char path[4200], ts[4200];
 	snprintf(path, sizeof path, "%s/requests.csv", in);
 	snprintf(ts, sizeof ts, "%s/timeseries.csv", in);
-	struct vec ttft = { 0 }, tpot = { 0 };
+	struct samples ttft = { 0 }, tpot = { 0 };
 	double t50 = 0, t99 = 0, p50 = 0, p99 = 0;
 	int rc = read_requests(path, &ttft, &tpot, e);
-	if (!rc)
-		rc = plot_mkdir(out, e);
 	if (!rc)
 		rc = write_cdf(out, "ttft_cdf.dat", &ttft, o, &t50, &t99, e);
 	if (!rc)
@@ -377,8 +335,8 @@ static int plot_run_dir(const char *in, const char *out, const char *subtitle, s
 		rc = write_itl_cdf(hist, out, o, &i50, &i99, e);
 	char sub[600];
 	snprintf(sub, sizeof sub, "%s%s%zu requests", subtitle ? subtitle : "", subtitle ? ", " : "", ttft.n);
-	free(ttft.v);
-	free(tpot.v);
+	samples_free(&ttft);
+	samples_free(&tpot);
 	if (rc)
 		return -1;
 	char vars[16384] = "", num[128], d1[4200], d2[4200], d3[4200];
@@ -403,13 +361,16 @@ static int plot_run_dir(const char *in, const char *out, const char *subtitle, s
 
 int plot_run(const struct run_result *res, const char *dir, struct plot_opts *o, struct err *e)
 {
-	if (plot_mkdir(dir, e) || report_csv(dir, res, e))
+	struct wholedir d;
+	if (wholedir_stage(&d, dir, e))
 		return -1;
+	if (report_csv(d.stage, res, e))
+		return stage_end(&d, -1, e);
 	o->n_data += 3;
 	char sub[512];
 	snprintf(sub, sizeof sub, "%s on %s, %s", res->model.id, res->hw.id,
 		 res->sc.path[0] ? plot_basename(res->sc.path) : "built-in default");
-	return plot_run_dir(dir, dir, sub, o, e);
+	return stage_end(&d, plot_run_dir(d.stage, d.stage, sub, o, e), e);
 }
 
 int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct err *e)
@@ -422,7 +383,10 @@ int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct
 		snprintf(buf, sizeof buf, "%s/requests.csv", path);
 		if (access(buf, R_OK) == 0) {
 			snprintf(o->dir, sizeof o->dir, "%s", out_dir ? out_dir : path);
-			return plot_run_dir(path, o->dir, NULL, o, e);
+			struct wholedir d;
+			if (wholedir_stage(&d, o->dir, e))
+				return -1;
+			return stage_end(&d, plot_run_dir(path, d.stage, NULL, o, e), e);
 		}
 		snprintf(buf, sizeof buf, "%s/result.json", path);
 		if (access(buf, R_OK) != 0)
@@ -444,7 +408,10 @@ int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct
 			snprintf(dir, cap, "/");
 	}
 	const struct resultdoc_kind *k = resultdoc_kind_of(doc, e);
-	int rc = plot_mkdir(dir, e) || k->plot(doc, dir, o, e) ? -1 : 0;
+	struct wholedir d;
+	int rc = wholedir_stage(&d, dir, e);
+	if (!rc)
+		rc = stage_end(&d, k->plot(doc, d.stage, o, e), e);
 	json_decref(doc);
 	return rc;
 }

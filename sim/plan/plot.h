@@ -11,6 +11,10 @@
  * runs, so they are there even when gnuplot is not: then the pictures are
  * skipped, not failed, and plot_note tells how to install it.
  *
+ * A picture folder (--plot DIR, servesim plot --out DIR) is written whole:
+ * in a temporary sibling renamed into place once every file is there
+ * (wholedir_stage), so a gnuplot that fails midway leaves no half folder.
+ *
  * From a `servesim run --out DIR` folder: TTFT and TPOT CDFs from
  * requests.csv (the per-token ITLs are not in the CSV; each request's TPOT,
  * its mean inter-token gap, stands in for them and the title says so), and
@@ -35,9 +39,6 @@ struct plot_opts {
 	int n_data;                  /* data files written */
 	char dir[4096];              /* where they went (plot_path) */
 };
-
-/* Creates dir when absent. Returns 0 or -1 with e. */
-int plot_mkdir(const char *dir, struct err *e);
 
 /* Opens dir/name for writing through a temporary file; plot_data_close
  * renames it into place (returns 0, or -1 with e and no file left when

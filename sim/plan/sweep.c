@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "list.h"
 #include "num.h"
 #include "par.h"
 #include "precision.h"
@@ -127,26 +128,21 @@ int sweep_axis_parse(struct sweep_axis *ax, const char *spec, struct err *e)
 	if (bad)
 		return -1;
 	size_t cap = 0;
-	for (const char *s = eq + 1;;) {
-		const char *comma = strchr(s, ',');
-		const char *end = comma ? comma : s + strlen(s);
-		char *item = trim_dup(s, end);
+	char item[INI_VALUE_MAX];
+	int got;
+	for (const char *cur = eq + 1; (got = list_next(&cur, item, sizeof item)) != 0;) {
 		int rc = 0;
-		if (!item[0])
-			rc = err_set(e, "--vary %s: expected a value or START:STOP:STEP %s, got nothing",
-				     spec, comma || s != eq + 1 ? "between commas" : "after '='");
+		if (got < 0)
+			rc = err_set(e, "--vary %s: expected a value or START:STOP:STEP %s, got %s", spec,
+				     cur || ax->n ? "between commas" : "after '='", item[0] ? "too long a value" : "nothing");
 		else if (strchr(item, ':'))
 			rc = add_range(ax, &cap, item, e);
 		else
 			add_value(ax, &cap, xstrdup(item));
-		free(item);
 		if (rc)
 			return -1;
 		if (ax->n > SWEEP_MAX_POINTS)
 			return err_set(e, "--vary %s: expected at most %d values", spec, SWEEP_MAX_POINTS);
-		if (!comma)
-			break;
-		s = comma + 1;
 	}
 	ax->numeric = true;
 	for (size_t i = 0; i < ax->n; i++) {

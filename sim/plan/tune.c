@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "list.h"
 #include "resultdoc.h"
 #include "xalloc.h"
 
@@ -65,7 +66,7 @@ static void own_text(const struct scenario *sc, const char *key, char *out, size
 	} else if (k->type == TK_BOOL) {
 		snprintf(out, cap, "%s", *(const bool *)(const void *)p ? "true" : "false");
 	} else if (k->type == TK_DTYPE) {
-		snprintf(out, cap, "%s", *(const int *)(const void *)p == 1 ? "fp8" : "auto");
+		snprintf(out, cap, "%s", kv_dtypes[*(const int *)(const void *)p].name);
 	} else {
 		snprintf(out, cap, "%g", *(const double *)(const void *)p);
 	}
@@ -74,18 +75,15 @@ static void own_text(const struct scenario *sc, const char *key, char *out, size
 static int axis_values(struct tune_axis *a, const char *list, struct err *e)
 {
 	a->n = 0;
-	for (const char *p = list;;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		if (len == 0 || len >= sizeof a->values[0] || a->n == TUNE_MAX_VALUES)
+	char tok[sizeof a->values[0]];
+	int rc;
+	for (const char *cur = list; (rc = list_next(&cur, tok, sizeof tok)) != 0;) {
+		if (rc < 0 || a->n == TUNE_MAX_VALUES)
 			return err_set(e, "--search: %s: expected up to %d comma-separated values of up to %zu characters, got '%s'",
 				       a->key, TUNE_MAX_VALUES, sizeof a->values[0] - 1, list);
-		memcpy(a->values[a->n], p, len);
-		a->values[a->n++][len] = '\0';
-		if (!comma)
-			return 0;
-		p = comma + 1;
+		memcpy(a->values[a->n++], tok, sizeof tok);
 	}
+	return 0;
 }
 
 void tune_space_default(struct tune_space *s, const struct scenario *sc, double max_gmu)

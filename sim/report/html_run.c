@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "num.h"
 #include "report.h"
 #include "resultdoc.h"
 #include "run.h"
@@ -168,7 +169,7 @@ static void run_tables(FILE *f, const struct run_result *res, json_t *j)
 		kv_row(f, "GPU KV blocks", (double)es->num_gpu_blocks, 0);
 		kv_row(f, "Block size (tokens)", (double)es->block_size, 0);
 		kv_row(f, "KV pool (GiB per GPU)",
-		       (double)es->num_gpu_blocks * es->kv_bytes_per_block / 1073741824.0, 2);
+		       (double)es->num_gpu_blocks * es->kv_bytes_per_block / GIB, 2);
 		kv_row(f, "max_num_batched_tokens", (double)es->max_num_batched_tokens, 0);
 		kv_row(f, "max_num_seqs", (double)es->max_num_seqs, 0);
 		kv_row(f, "Peak KV cache usage (%)", 100 * es->peak_kv_usage, 1);

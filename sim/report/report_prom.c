@@ -436,7 +436,7 @@ static void cache_config_labels(char *labels, size_t cap, const struct scenario 
 		labels, cap,
 		"block_size=\"%lld\",cache_dtype=\"%s\",enable_prefix_caching=\"%s\",engine=\"%d\","
 		"gpu_memory_utilization=\"%g\",num_cpu_blocks=\"%lld\",num_gpu_blocks=\"%lld\"",
-		(long long)es->block_size, sc->engine.kv_cache_dtype ? "fp8" : "auto",
+		(long long)es->block_size, kv_dtypes[sc->engine.kv_cache_dtype].name,
 		sc->engine.enable_prefix_caching ? "True" : "False", engine,
 		sc->engine.gpu_memory_utilization,
 		(long long)es->num_cpu_blocks, (long long)es->num_gpu_blocks);

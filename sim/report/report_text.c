@@ -3,6 +3,7 @@
  * "{:<40} {:<10.2f}" formatting), then servesim's own sections.
  */
 #include "report_int.h"
+#include "num.h"
 #include "report_replicas.h"
 #include "report_spec.h"
 
@@ -89,7 +90,7 @@ static void slots_text(FILE *f, const struct run_result *res)
 	line_int(f, "Context per slot (num_ctx):", es->num_ctx);
 	line_int(f, "Batch (n_batch):", es->n_batch);
 	line_int(f, "Micro-batch (n_ubatch):", es->n_ubatch);
-	line_f(f, "KV cache allocated (GiB):", es->kv_bytes / 1073741824.0);
+	line_f(f, "KV cache allocated (GiB):", es->kv_bytes / GIB);
 	if (es->cpu_hardware[0] && es->gpu_layers == 0 && res->hw.hw_class == HW_CPU) {
 		fprintf(f, "%-40s %s\n", "Layers on:", es->cpu_hardware);
 	} else {
@@ -145,7 +146,7 @@ static void vllm_engine_text(FILE *f, const struct run_result *res)
 	centered(f, "KV cache pool", '-');
 	line_int(f, "GPU KV blocks:", es->num_gpu_blocks);
 	line_int(f, "Block size (tokens):", es->block_size);
-	line_f(f, "KV pool (GiB per GPU):", (double)es->num_gpu_blocks * es->kv_bytes_per_block / 1073741824.0);
+	line_f(f, "KV pool (GiB per GPU):", (double)es->num_gpu_blocks * es->kv_bytes_per_block / GIB);
 	if (es->num_cpu_blocks)
 		line_int(f, "CPU offload blocks:", es->num_cpu_blocks);
 	line_f(f, "Peak KV cache usage (%):", 100 * es->peak_kv_usage);

@@ -8,6 +8,7 @@
 
 #include "cluster.h"
 #include "evq.h"
+#include "num.h"
 #include "timeline.h"
 #include "workload.h"
 #include "xalloc.h"
@@ -48,7 +49,7 @@ static void count_token(struct run_result *res, int64_t t_ns)
 {
 	/* Tokens of one step share a time: skip the division for them. */
 	if (t_ns != res->last_token_ns) {
-		int64_t sec = (t_ns - res->token_origin_ns) / 1000000000;
+		int64_t sec = (t_ns - res->token_origin_ns) / NS_PER_S;
 		assert(sec >= res->last_second);   /* the clock never goes back */
 		res->last_token_ns = t_ns;
 		if (sec != res->last_second) {
@@ -265,8 +266,8 @@ static int64_t concurrent_per_second(const struct run_result *res)
 		const struct request *r = &res->reqs.v[i];
 		if (r->state != REQ_FINISHED)
 			continue;
-		in[n] = (r->send_ns - res->token_origin_ns) / 1000000000;
-		out[n++] = (r->finish_ns - res->token_origin_ns) / 1000000000 + 1;
+		in[n] = (r->send_ns - res->token_origin_ns) / NS_PER_S;
+		out[n++] = (r->finish_ns - res->token_origin_ns) / NS_PER_S + 1;
 	}
 	qsort(in, n, sizeof *in, cmp_i64);
 	qsort(out, n, sizeof *out, cmp_i64);

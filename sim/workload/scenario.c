@@ -19,7 +19,6 @@ const char *const scenario_trace_formats[] = { "auto", "vllm", "azure", "mooncak
 static const char *const arrival_names[] = { "poisson", "gamma", "constant", NULL };
 static const char *const ramp_names[] = { "none", "linear", "exponential", NULL };
 static const char *const dist_names[] = { "uniform", "normal", "lognormal", "empirical", NULL };
-static const char *const kv_dtype_names[] = { "auto", "fp8", NULL };
 static const char *const policy_names[] = { "fcfs", "priority", NULL };
 
 #define F(field) offsetof(struct scenario, field)

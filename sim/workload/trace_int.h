@@ -12,9 +12,9 @@
 
 #include "csv.h"
 #include "err.h"
+#include "num.h"
 #include "trace.h"
 
-#define NS_PER_S 1000000000LL
 #define SHOWN_CHARS 64  /* how much of a bad value a message quotes */
 
 /* One trace file being read. Rows go straight into t; raw times go into
