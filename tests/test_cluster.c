@@ -11,9 +11,6 @@
  */
 #include "simutil.h"
 
-#include "measure.h"
-#include "plan.h"
-#include "planreplicas.h"
 #include "report_replicas.h"
 #include "router.h"
 
@@ -324,10 +321,14 @@ static void c24_disaggregation_pays_at_scale(void **state)
 {
 	(void)state;
 	/* Eight GPUs, 16 req/s of 8,000-token prompts. Measured: ITL p99
-	 * 20.1 ms split 4P4D against 181 ms colocated (every step with a
-	 * prefill chunk stalls the GPU's streams); goodput at TTFT 2 s and
-	 * TPOT 20 ms 13.9 against 6.8 req/s. Asserted with wide margins:
-	 * a third of the ITL p99, 1.3 times the goodput per GPU. */
+	 * 13.1 ms split 4P4D against 177 ms colocated (every step with a
+	 * prefill chunk stalls the GPU's streams). Goodput at TTFT 2 s and
+	 * TPOT 20 ms: 14.4 against 14.6 req/s (13.9 against 6.8 before issue
+	 * 11's decode-attention row: FA3's split-KV reads a small batch's
+	 * long contexts at near its full rate, so the colocated mean TPOT,
+	 * 13.5 ms, now passes 20 ms; at TPOT 15 ms it is 14.4 against 12.1).
+	 * Asserted with wide margins: a third of the ITL p99, and the split
+	 * never losing goodput per GPU by more than 5%. */
 	struct run_result pd, co;
 	simulate(&pd, "c24-disaggregation", NULL);
 	simulate(&co, "c24-disaggregation", COLOCATED(8), NULL);
@@ -335,7 +336,7 @@ static void c24_disaggregation_pays_at_scale(void **state)
 	assert_int_equal(co.kv.transfers, 0);
 	double pd_itl = loghist_percentile(&pd.all.itl, 99), co_itl = loghist_percentile(&co.all.itl, 99);
 	assert_true(pd_itl < co_itl / 3);
-	assert_true(good_per_gpu(&pd, 8) > 1.3 * good_per_gpu(&co, 8));
+	assert_true(good_per_gpu(&pd, 8) > 0.95 * good_per_gpu(&co, 8));
 	run_result_free(&pd);
 	run_result_free(&co);
 }
@@ -438,63 +439,48 @@ static void pools_have_their_own_settings(void **state)
 	inidoc_free(&ov);
 }
 
-/* Whether n replicas carry rate within slo, by plan's rule, checked here
- * independently of planreplicas.c's search. */
-static bool cluster_passes(const struct scenario *base, const struct plan_slo *slo, const struct plan_opts *o,
-			   double rate, int64_t n, int64_t prompts)
-{
-	struct measure reps[2];
-	for (int r = 0; r < o->replications; r++) {
-		struct scenario sc;
-		measure_replica(&sc, base, r);
-		sc.cluster.replicas = n;
-		sc.request_rate = rate;
-		sc.num_prompts = prompts;
-		struct err e;
-		if (measure_run(&reps[r], &sc, &e))
-			fail_msg("%s", e.msg);
-	}
-	struct measure_summary s;
-	measure_summarize(&s, reps, o->replications);
-	int which;
-	return plan_worst_ratio(&s, slo, o->confidence, &which) <= 1;
-}
-
-static void plan_simulates_the_cluster_for_its_replicas(void **state)
+static void more_replicas_never_lower_throughput_at_saturation(void **state)
 {
 	(void)state;
-	/* The default scenario, SLO TTFT p99 2 s and ITL p99 50 ms: one
-	 * replica holds about 21 req/s. For 65 req/s division says 4; the
-	 * simulated cluster needs the fewest n that passes while n - 1 fails,
-	 * whatever the router (measured: 4 with round robin, 3 with
-	 * least_requests, which evens out bursts). */
-	struct err e;
-	struct plan_slo slo;
-	assert_int_equal(plan_slo_parse(&slo, "ttft_p99_ms=2000,itl_p99_ms=50", &e), 0);
-	struct plan_opts o;
-	plan_opts_default(&o);
-	o.replications = 2;
-	o.jobs = 2;
+	/* Every request sent at once: an added replica only takes work off
+	 * the others. Measured (300 requests, default scenario) 4,380, 8,057,
+	 * 11,024, 13,502, 20,222 output tok/s at 1, 2, 3, 4, 8 replicas, both
+	 * routers; disaggregated (c25-disagg-small, 200 requests) 4,467,
+	 * 4,881, 7,128, 7,649, 9,014 at 1P1D, 1P2D, 2P2D, 2P3D, 3P3D. Asserted
+	 * non-decreasing, each step within 0.5% (the order a router spreads
+	 * requests in may cost a little). */
+	static const char *const n[] = { "cluster.replicas=1", "cluster.replicas=2", "cluster.replicas=3",
+					 "cluster.replicas=4", "cluster.replicas=8" };
 	static const char *const routers[] = { "cluster.router=round_robin", "cluster.router=least_requests" };
-	int64_t got[2];
 	for (int k = 0; k < 2; k++) {
-		struct inidoc ov = { 0 };
-		assert_int_equal(inidoc_add_override(&ov, routers[k], &e), 0);
-		struct scenario sc;
-		assert_int_equal(scenario_load(&sc, NULL, &ov, &e), 0);
-		inidoc_free(&ov);
-		struct plan_cand c;
-		assert_int_equal(plan_cand_init(&c, 0, &sc, false, "test", &e), 0);
-		plan_search(&c, 1, &slo, &o);
-		plan_simulate_replicas(&c, &slo, &o, 65);
-		int64_t n = c.sim_replicas, prompts = plan_requests_at(&c, &o, 65);
-		assert_true(n >= 2 && n <= 6);
-		assert_true(cluster_passes(&c.sc, &slo, &o, 65, n, prompts));
-		assert_false(cluster_passes(&c.sc, &slo, &o, 65, n - 1, prompts));
-		got[k] = n;
-		plan_cand_free(&c);
+		double prev = 0;
+		for (size_t i = 0; i < sizeof n / sizeof *n; i++) {
+			struct run_result r;
+			simulate(&r, NULL, "workload.num_prompts=300", "workload.request_rate=inf", n[i], routers[k],
+				 NULL);
+			double tput = output_throughput(&r);
+			assert_int_equal(r.all.completed, 300);
+			assert_true(tput >= prev * 0.995);
+			prev = tput;
+			run_result_free(&r);
+		}
 	}
-	assert_true(got[1] <= got[0]);   /* least_requests never needs more here */
+	static const char *const pd[][2] = { { "cluster.prefill_replicas=1", "cluster.decode_replicas=1" },
+					     { "cluster.prefill_replicas=1", "cluster.decode_replicas=2" },
+					     { "cluster.prefill_replicas=2", "cluster.decode_replicas=2" },
+					     { "cluster.prefill_replicas=2", "cluster.decode_replicas=3" },
+					     { "cluster.prefill_replicas=3", "cluster.decode_replicas=3" } };
+	double prev = 0;
+	for (size_t i = 0; i < sizeof pd / sizeof *pd; i++) {
+		struct run_result r;
+		simulate(&r, "c25-disagg-small", "workload.num_prompts=200", "workload.request_rate=inf", pd[i][0],
+			 pd[i][1], NULL);
+		double tput = output_throughput(&r);
+		assert_int_equal(r.all.completed, 200);
+		assert_true(tput >= prev * 0.995);
+		prev = tput;
+		run_result_free(&r);
+	}
 }
 
 int main(void)
@@ -507,7 +493,6 @@ int main(void)
 		cmocka_unit_test(reports_per_replica),
 		cmocka_unit_test(bad_cluster_keys),
 		cmocka_unit_test(list_shows_the_router_table),
-		cmocka_unit_test(plan_simulates_the_cluster_for_its_replicas),
 		cmocka_unit_test(disaggregated_requests_prefill_once_decode_once),
 		cmocka_unit_test(ttft_holds_the_transfer_and_its_contention),
 		cmocka_unit_test(c24_disaggregation_pays_at_scale),
@@ -515,6 +500,7 @@ int main(void)
 		cmocka_unit_test(bad_disaggregation_keys),
 		cmocka_unit_test(pools_have_their_own_settings),
 		cmocka_unit_test(decode_pool_short_of_blocks_never_stalls),
+		cmocka_unit_test(more_replicas_never_lower_throughput_at_saturation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -469,6 +469,10 @@ static void bad_inputs(void **state)
 		  (const char *const[]){ "[engine] num_gpu", "0 to 33", "40", NULL });
 	bad_input(OLLAMA_HEAD "[engine]\nkind = ollama\nnum_gpu = 10\ncpu_hardware = h100-sxm\n",
 		  "cpu_hardware", (const char *const[]){ "expected a CPU profile", "h100-sxm", NULL });
+	/* The run reads cpu_hardware and passes it in: a profile that does not
+	 * exist is refused even where every layer fits on the device. */
+	bad_input(OLLAMA_HEAD "[engine]\nkind = ollama\ncpu_hardware = no-such-cpu\n", "cpu_hardware",
+		  (const char *const[]){ "[engine] cpu_hardware", "no-such-cpu", NULL });
 	bad_input(OLLAMA_HEAD "[engine]\nkind = ollama\nkeep_alive_s = soon\n", "keep_alive_s",
 		  (const char *const[]){ "[engine] keep_alive_s", "inf", NULL });
 }

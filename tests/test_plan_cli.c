@@ -204,6 +204,7 @@ static void plot_folder_whole_or_absent(void **state)
 	run_cmd(&r, "PATH='%s':\"$PATH\" '%s' run --set workload.num_prompts=20 --plot '%s'", bin, SERVESIM_BIN, dir);
 	assert_int_equal(r.status, 1);
 	assert_contains(r.err, "gnuplot failed");
+	assert_contains(r.err, "/failing/a/b/latency_cdf.png: ");   /* the folder asked for, not the stage */
 	cmd_result_free(&r);
 	struct stat st;
 	assert_int_not_equal(stat(dir, &st), 0);

@@ -72,6 +72,18 @@ static void probecsv_errors_name_file_and_line(void **state)
 	assert_null(probecsv_hardware_id("Some Future GPU"));
 	assert_string_equal(probecsv_hardware_id("NVIDIA L40S"), "l40s");
 	assert_string_equal(probecsv_hardware_id("NVIDIA L4"), "l4");
+	/* Names as cudaGetDeviceProperties gives them: a Grace Hopper GH200
+	 * and the H200 NVL card hold "H200" but are not the H200 SXM, whose
+	 * profile they must not borrow; one name inside another is not a
+	 * match (GB200 is not a B200). */
+	assert_null(probecsv_hardware_id("GH200"));
+	assert_null(probecsv_hardware_id("NVIDIA GH200 480GB"));
+	assert_null(probecsv_hardware_id("NVIDIA H200 NVL"));
+	assert_string_equal(probecsv_hardware_id("NVIDIA H200"), "h200-sxm");
+	assert_string_equal(probecsv_hardware_id("NVIDIA GB200"), "gb200");
+	assert_string_equal(probecsv_hardware_id("NVIDIA B200"), "b200");
+	assert_string_equal(probecsv_hardware_id("NVIDIA H100 80GB HBM3"), "h100-sxm");
+	assert_string_equal(probecsv_hardware_id("NVIDIA H100 NVL"), "h100-nvl");
 }
 
 /* A run killed mid-row: the cut-short last line is dropped, the rows

@@ -3,10 +3,14 @@
  * users see (a large gain at low load that shrinks and turns into a loss
  * as the batch grows and verification becomes compute-bound), the
  * accepted fraction following the per-position probabilities, tokens
- * conserved, async scheduling off, and the bad [engine] keys.
+ * conserved, async scheduling off, the bad [engine] keys, and the
+ * drafter's weights and KV shrinking the target's pool.
  */
 #include "simutil.h"
 
+#include "hwprofile.h"
+#include "model.h"
+#include "precision.h"
 #include "specdec.h"
 
 #include <jansson.h>
@@ -115,6 +119,72 @@ static void ngram_and_mtp_cost_less_than_a_drafter(void **state)
 	assert_true(ngram <= mtp);
 }
 
+/* The KV pool of a 20-prompt run of the default scenario with sets. */
+static struct engine_stats pool_with(const char *a, const char *b, const char *c)
+{
+	struct run_result r;
+	simulate(&r, NULL, "workload.num_prompts=20", a, b, c, NULL);
+	struct engine_stats es = r.engine;
+	run_result_free(&r);
+	return es;
+}
+
+static void drafter_memory_shrinks_the_pool(void **state)
+{
+	(void)state;
+	/* Llama-3.1-8B on an H100: 28,030 blocks alone. A Llama-3.2-1B
+	 * drafter takes 2.3 GiB of weights and 20% of every block (16 of its
+	 * layers of 8 KV heads against 32 of the target's), so the pool is
+	 * what is left after its weights divided by the wider block: within
+	 * one block of that arithmetic (the pool is floored once). ngram
+	 * takes nothing; an EAGLE head of the same config shares the target's
+	 * vocabulary tables, so it takes less than the same model as a draft;
+	 * a 3B drafter takes more than the 1B. */
+	struct engine_stats none = pool_with("workload.request_rate=inf", NULL, NULL);
+	struct engine_stats ngram = pool_with("engine.speculative_method=ngram", "engine.num_speculative_tokens=3", NULL);
+	struct engine_stats draft = pool_with(DRAFT);
+	struct engine_stats eagle = pool_with("engine.speculative_method=eagle", "engine.speculative_model=llama-3.2-1b",
+					      "engine.num_speculative_tokens=3");
+	struct engine_stats big = pool_with("engine.speculative_method=draft", "engine.speculative_model=llama-3.2-3b",
+					    "engine.num_speculative_tokens=3");
+	assert_int_equal(ngram.num_gpu_blocks, none.num_gpu_blocks);
+	assert_double_near(ngram.spec_weight_bytes, 0, 0);
+	double target_block = none.kv_bytes_per_block;
+	assert_double_near(draft.kv_bytes_per_block - draft.spec_kv_bytes_per_block, target_block, 1e-6);
+	assert_double_near(draft.spec_kv_bytes_per_block / draft.kv_bytes_per_block, 0.2, 1e-9);
+	double room = (double)none.num_gpu_blocks * target_block;   /* within one block of the free memory */
+	double want = (room - draft.spec_weight_bytes) / draft.kv_bytes_per_block;
+	assert_true(fabs((double)draft.num_gpu_blocks - want) <= 1.5);
+	assert_true(draft.spec_weight_bytes > 2.0 * 1073741824.0 && draft.spec_weight_bytes < 2.6 * 1073741824.0);
+	assert_true(eagle.spec_weight_bytes < draft.spec_weight_bytes);
+	assert_true(eagle.num_gpu_blocks > draft.num_gpu_blocks);
+	assert_true(big.num_gpu_blocks < draft.num_gpu_blocks);
+	assert_true(draft.num_gpu_blocks < none.num_gpu_blocks);
+	/* MTP: one target layer of weights and of KV. */
+	struct scenario sc;
+	struct err e;
+	struct inidoc ov = { 0 };
+	assert_int_equal(inidoc_add_override(&ov, "engine.speculative_method=mtp", &e), 0);
+	assert_int_equal(inidoc_add_override(&ov, "engine.num_speculative_tokens=1", &e), 0);
+	assert_int_equal(scenario_load(&sc, NULL, &ov, &e), 0);
+	inidoc_free(&ov);
+	struct model m;
+	struct hw_profile hw;
+	assert_int_equal(model_load_named(&m, "llama-3.1-8b", &e), 0);
+	assert_int_equal(hw_load_named(&hw, "h100-sxm", &e), 0);
+	const struct precision *w = precision_find("bf16");
+	struct specdec sd;
+	struct engine_setup es = { .cfg = &sc.engine, .path = sc.path, .seed = sc.seed, .model = &m, .hw = &hw,
+				   .weights = w };
+	assert_int_equal(specdec_init(&sd, &es, &e), 0);
+	double wb, kv;
+	specdec_memory(&sd, &m, w, 1, 2, &wb, &kv);
+	assert_double_near(kv * (double)m.n_layers, model_kv_bytes_per_token_per_rank(&m, 2, 1), 1e-6);
+	assert_true(wb * (double)m.n_layers < model_weight_bytes(&m, w));   /* the tables are the target's */
+	assert_true(wb * (double)m.n_layers > 0.8 * model_weight_bytes(&m, w));
+	specdec_free(&sd);
+}
+
 static void expect_error(const char *const *sets, const char *needle)
 {
 	struct inidoc ov = { 0 };
@@ -165,6 +235,7 @@ int main(void)
 		cmocka_unit_test(accepted_fraction_follows_the_probabilities),
 		cmocka_unit_test(ngram_and_mtp_cost_less_than_a_drafter),
 		cmocka_unit_test(bad_speculative_keys),
+		cmocka_unit_test(drafter_memory_shrinks_the_pool),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

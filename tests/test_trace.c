@@ -216,6 +216,39 @@ static void vllm_failed_rows_skipped(void **state)
 	trace_free(&t);
 }
 
+/* A file of several results: vllm bench serve --append-result (a result a
+ * line) and SGLang's bench_serving lines saved with --output-details
+ * (tests/data/readers/sglang_bench_details.jsonl, README there; Python's
+ * bare Infinity on its first line). trace_result picks one; its failed
+ * request (output_lens 0, an error) is left out; past the last, an error. */
+static void one_result_of_several(void **state)
+{
+	(void)state;
+	struct trace t;
+	struct err e = { { 0 } };
+	assert_int_equal(trace_load_result(&t, TRACES "vllm_appended.json", "vllm", 1, &e), 0);
+	assert_int_equal(t.len, 3);
+	assert_int_equal(t.rows[2].input_len, 30);
+	assert_int_equal(t.rows[2].output_len, 3);
+	trace_free(&t);
+
+	const char *sg = TEST_DATA_DIR "/readers/sglang_bench_details.jsonl";
+	assert_int_equal(trace_load_result(&t, sg, "auto", 1, &e), 0);
+	assert_string_equal(t.format, "vllm");
+	assert_int_equal(t.len, 5);
+	assert_int_equal(t.rows[0].input_len, 992);
+	assert_int_equal(t.rows[0].output_len, 107);
+	trace_free(&t);
+	assert_int_equal(trace_load_result(&t, sg, "vllm", 2, &e), 0);
+	assert_int_equal(t.len, 4);
+	assert_int_equal(t.skipped_failed, 1);
+	trace_free(&t);
+	assert_int_equal(trace_load_result(&t, sg, "vllm", 3, &e), -1);
+	assert_contains(e.msg, "trace_result = 3, but the file holds 2 results");
+	assert_int_equal(trace_load_result(&t, TRACES "csv_ok.csv", "auto", 1, &e), -1);
+	assert_contains(e.msg, "expected 0 for a csv trace");
+}
+
 static void free_zeroed_is_safe(void **state)
 {
 	(void)state;
@@ -251,9 +284,9 @@ static const struct bad_case bad_cases[] = {
 	{ "vllm_summary_only.json", "vllm", "vllm_summary_only.json: ", "input_lens, output_lens: missing" },
 	{ "vllm_mismatch.json", "auto", "vllm_mismatch.json: ", "output_lens: 3 entries, but input_lens has 4" },
 	{ "vllm_bad_syntax.json", "auto", "vllm_bad_syntax.json:3:", "invalid JSON" },
-	{ "vllm_appended.json", "vllm", "vllm_appended.json:2:", "--append-result" },
+	{ "vllm_appended.json", "vllm", "vllm_appended.json: 2 results", "trace_result" },
 	{ "no_such_file.csv", "auto", "no_such_file.csv: ", "cannot open" },
-	{ "csv_ok.csv", "parquet", "csv_ok.csv: ", "format: expected auto, vllm, azure, mooncake, csv or burstgpt, got 'parquet'" },
+	{ "csv_ok.csv", "parquet", "csv_ok.csv: ", "format: expected one of auto, vllm, azure, mooncake, csv, burstgpt, got 'parquet'" },
 };
 
 /* Each bad file fails with its place and field named, and leaves the
@@ -281,6 +314,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(azure_real),
+		cmocka_unit_test(one_result_of_several),
 		cmocka_unit_test(mooncake_real),
 		cmocka_unit_test(azure_fixture),
 		cmocka_unit_test(azure_offsets),

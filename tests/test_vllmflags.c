@@ -91,9 +91,12 @@ static void refusals_name_the_flag(void **state)
 {
 	(void)state;
 	expect_error((char *[]){ "--num-prompt", "5" }, 2, "--num-prompt: not a servesim run option");
-	expect_error((char *[]){ "--data-parallel-size", "2" }, 2, "data parallelism is not simulated");
 	expect_error((char *[]){ "--speculative-config", "{\"method\": \"eagle\"}" }, 2,
-		     "speculative decoding (eagle) is not simulated");
+		     "expected \"num_speculative_tokens\"");
+	expect_error((char *[]){ "--speculative-config", "{\"method\": \"medusa\", \"num_speculative_tokens\": 2}" },
+		     2, "speculative method 'medusa' is not simulated");
+	expect_error((char *[]){ "--speculative-config", "{\"method\": \"ngram\", \"num_speculative_tokens\": 2, \"x\": 1}" },
+		     2, "\"x\": servesim reads method, model and num_speculative_tokens");
 	expect_error((char *[]){ "--kv-cache-dtype", "int4" }, 2, "--kv-cache-dtype: expected auto");
 	expect_error((char *[]){ "--num-prompts", "many" }, 2, "--num-prompts: expected an integer, got 'many'");
 	expect_error((char *[]){ "--goodput", "ttfb:5" }, 2, "--goodput: expected KEY:MS");
@@ -104,6 +107,39 @@ static void refusals_name_the_flag(void **state)
 	struct err e;
 	assert_int_equal(rewrite((char *[]){ "-dp", "1" }, 2, &va, &e), 0);
 	vllmflags_free(&va);
+}
+
+/* Data parallelism is the cluster's replicas; --speculative-config's JSON
+ * is engine.speculative_* (vLLM infers an EAGLE head from its name when
+ * no method is given). */
+static void cluster_and_speculation(void **state)
+{
+	(void)state;
+	static const struct {
+		char *args[2];
+		const char *want;
+	} cases[] = {
+		{ { "-dp", "4" }, "--set cluster.replicas=4 " },
+		{ { "--speculative-config", "{\"method\": \"ngram\", \"num_speculative_tokens\": 4, \"prompt_lookup_max\": 5}" },
+		  "--set engine.speculative_method=ngram --set engine.num_speculative_tokens=4 " },
+		{ { "--speculative-config", "{\"model\": \"yuhuili/EAGLE-LLaMA3.1-Instruct-8B\", \"num_speculative_tokens\": 3}" },
+		  "--set engine.speculative_method=eagle --set engine.speculative_model=yuhuili/EAGLE-LLaMA3.1-Instruct-8B "
+		  "--set engine.num_speculative_tokens=3 " },
+		{ { "--speculative-config", "{\"method\": \"draft_model\", \"model\": \"llama-3.2-1b\", \"num_speculative_tokens\": 2}" },
+		  "--set engine.speculative_method=draft --set engine.speculative_model=llama-3.2-1b "
+		  "--set engine.num_speculative_tokens=2 " },
+		{ { "--speculative-config", "{\"method\": \"deepseek_mtp\", \"num_speculative_tokens\": 1}" },
+		  "--set engine.speculative_method=mtp --set engine.num_speculative_tokens=1 " },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct vllm_args va;
+		struct err e;
+		assert_int_equal(rewrite(cases[i].args, 2, &va, &e), 0);
+		char s[1024];
+		joined(&va, s, sizeof s);
+		assert_string_equal(s, cases[i].want);
+		vllmflags_free(&va);
+	}
 }
 
 /* --config: keys with dashes or underscores, booleans, vLLM's 16k; the
@@ -139,7 +175,7 @@ static void yaml_config(void **state)
 	expect_error((char *[]){ "--config", TEST_DATA_DIR "/vllmflags/broken.yaml" }, 2, "broken.yaml:3: invalid YAML");
 	expect_error((char *[]){ "--config", TEST_DATA_DIR "/vllmflags/none.yaml" }, 2, "none.yaml: cannot open");
 	expect_error((char *[]){ "--config", TEST_DATA_DIR "/vllmflags/spec.yaml" }, 2,
-		     "spec.yaml:2: speculative-config: speculative decoding is not simulated");
+		     "spec.yaml:2: speculative-config: a nested mapping servesim does not read from a file");
 }
 
 /* The same run through vLLM's flags and through --set: identical JSON. */
@@ -276,6 +312,7 @@ int main(void)
 		cmocka_unit_test(rewrites_to_set),
 		cmocka_unit_test(bench_defaults_without_scenario),
 		cmocka_unit_test(refusals_name_the_flag),
+		cmocka_unit_test(cluster_and_speculation),
 		cmocka_unit_test(yaml_config),
 		cmocka_unit_test(flags_equal_keys),
 		cmocka_unit_test(docs_table_is_the_code),

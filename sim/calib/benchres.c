@@ -7,7 +7,8 @@
 
 #include "stats.h"
 
-const char *const benchres_metric_keys[] = { "ttft", "tpot", "itl", "e2el", NULL };
+#include "benchdetail.h"
+
 const char *const benchres_stat_keys[] = { "mean", "median", "p99", NULL };
 
 bool benchres_sniff(const json_t *top)
@@ -53,19 +54,22 @@ static int get_count(const json_t *top, const char *key, int64_t *out, const cha
 	return 0;
 }
 
-/* E2EL from `latencies` (seconds) when the summary keys lack it. */
-static void e2el_from_latencies(struct benchres *b, const json_t *lat)
+/* E2EL from `latencies` (seconds) when the summary keys lack it, over
+ * the successful requests (output_lens > 0) as vLLM computes it. */
+static void e2el_from_latencies(struct benchres *b, const json_t *lat, const json_t *out)
 {
 	struct samples v = { 0 };
 	for (size_t i = 0; i < json_array_size(lat); i++) {
-		const json_t *x = json_array_get(lat, i);
+		const json_t *x = json_array_get(lat, i), *o = json_array_get(out, i);
 		if (!json_is_number(x)) {
 			samples_free(&v);
 			return;
 		}
+		if (json_is_integer(o) && json_integer_value(o) == 0)
+			continue;   /* failed: left out of vLLM's statistics */
 		samples_add(&v, json_number_value(x) * 1e3);
 	}
-	double *s = b->ms[BENCH_E2EL];
+	double *s = b->ms[LAT_E2EL];
 	if (v.n && isnan(s[BENCH_MEAN]))
 		s[BENCH_MEAN] = samples_mean(&v);
 	if (v.n && isnan(s[BENCH_MEDIAN]))
@@ -115,10 +119,10 @@ int benchres_from_json(struct benchres *b, const json_t *top, const char *path, 
 		return -1;
 	if (b->max_concurrency < 0)
 		b->max_concurrency = 0;
-	for (int m = 0; m < BENCH_N_METRICS; m++)
+	for (int m = 0; m < N_LAT_METRICS; m++)
 		for (int s = 0; s < BENCH_N_STATS; s++) {
 			char key[48];
-			snprintf(key, sizeof key, "%s_%s_ms", benchres_stat_keys[s], benchres_metric_keys[m]);
+			snprintf(key, sizeof key, "%s_%s_ms", benchres_stat_keys[s], lat_metrics[m].key);
 			if (get_num(top, key, &b->ms[m][s], path, e))
 				return -1;
 		}
@@ -129,19 +133,27 @@ int benchres_from_json(struct benchres *b, const json_t *top, const char *path, 
 	for (int s = 0; s < BENCH_N_STATS && sglang; s++) {
 		char key[48];
 		snprintf(key, sizeof key, "%s_e2e_latency_ms", benchres_stat_keys[s]);
-		if (isnan(b->ms[BENCH_E2EL][s]) && get_num(top, key, &b->ms[BENCH_E2EL][s], path, e))
+		if (isnan(b->ms[LAT_E2EL][s]) && get_num(top, key, &b->ms[LAT_E2EL][s], path, e))
 			return -1;
 	}
 	if (sglang && b->total_input < 0 && get_count(top, "total_input", &b->total_input, path, e))
 		return -1;
 	if (sglang && b->total_output < 0 && get_count(top, "total_output", &b->total_output, path, e))
 		return -1;
+	/* The per-request arrays (--save-detailed, --output-details): each
+	 * request checked, and the means they give standing in for missing
+	 * summary keys or checked against present ones. */
+	struct benchdetail d;
+	if (benchdetail_read(&d, top, path, e) || benchdetail_check(&d, b, path, e))
+		return -1;
+	b->n_detailed = d.n;
+	b->n_detailed_ok = d.n_ok;
 	b->has_input_lens = has_array(top, "input_lens");
 	b->has_output_lens = has_array(top, "output_lens");
 	b->has_start_times = has_array(top, "start_times");
 	b->has_latencies = has_array(top, "latencies");
 	if (b->has_latencies)
-		e2el_from_latencies(b, json_object_get(top, "latencies"));
+		e2el_from_latencies(b, json_object_get(top, "latencies"), json_object_get(top, "output_lens"));
 	if (sglang)
 		snprintf(b->version, sizeof b->version, "sglang bench_serving");
 	else if (json_object_get(top, "request_goodput:"))
@@ -170,6 +182,6 @@ int benchres_load(struct benchres *b, const char *path, struct err *e)
 
 int benchres_n_means(const struct benchres *b)
 {
-	return !isnan(b->ms[BENCH_TTFT][BENCH_MEAN]) + !isnan(b->ms[BENCH_ITL][BENCH_MEAN]) +
-	       !isnan(b->ms[BENCH_E2EL][BENCH_MEAN]);
+	return !isnan(b->ms[LAT_TTFT][BENCH_MEAN]) + !isnan(b->ms[LAT_ITL][BENCH_MEAN]) +
+	       !isnan(b->ms[LAT_E2EL][BENCH_MEAN]);
 }

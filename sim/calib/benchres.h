@@ -18,6 +18,10 @@
  * but mean_/median_/p99_e2e_latency_ms for E2E and, in the newest
  * version, total_input / total_output: read as the vLLM names.
  *
+ * The per-request arrays of either tool (vLLM --save-detailed, SGLang
+ * --output-details) are checked request by request and their means fill
+ * or must agree with the summary keys (benchdetail.h).
+ *
  * Absent numbers are NAN; absent counts are -1.
  */
 #ifndef SERVESIM_BENCHRES_H
@@ -28,11 +32,10 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "latmetric.h"
 
-enum benchres_metric { BENCH_TTFT, BENCH_TPOT, BENCH_ITL, BENCH_E2EL, BENCH_N_METRICS };
 enum benchres_stat { BENCH_MEAN, BENCH_MEDIAN, BENCH_P99, BENCH_N_STATS };
 
-extern const char *const benchres_metric_keys[];   /* "ttft", "tpot", "itl", "e2el" */
 extern const char *const benchres_stat_keys[];     /* "mean", "median", "p99" */
 
 struct benchres {
@@ -46,8 +49,10 @@ struct benchres {
 	double duration_s;
 	int64_t total_input, total_output;
 	double request_throughput, output_throughput, total_token_throughput;
-	double ms[BENCH_N_METRICS][BENCH_N_STATS];
+	double ms[N_LAT_METRICS][BENCH_N_STATS];
 	bool has_input_lens, has_output_lens, has_start_times, has_latencies;
+	size_t n_detailed;           /* requests in the per-request arrays (benchdetail.h); 0 when none */
+	size_t n_detailed_ok;        /* of them successful (output_lens > 0) */
 };
 
 /* Does this JSON object look like a vllm bench serve result? (It has at

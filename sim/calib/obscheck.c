@@ -13,6 +13,7 @@ static const struct obs_source {
 	const char *key[OBS_N_METRICS];
 } obs_sources[] = {
 	{ "vllm-bench", { "mean_ttft_ms", "mean_itl_ms", "mean_e2el_ms" } },
+	{ "sglang-bench", { "mean_ttft_ms", "mean_itl_ms", "mean_e2e_latency_ms" } },
 	{ "ollama",
 	  { "prompt_eval_duration", "eval_duration / eval_count",
 	    "prompt_eval_duration + eval_duration" } },

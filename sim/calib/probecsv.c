@@ -1,5 +1,6 @@
 #include "probecsv.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -405,15 +406,31 @@ void probecsv_free(struct probe_data *d)
 	d->len = d->cap = 0;
 }
 
+/* Does name occur in device as a whole word (no letter or digit either
+ * side)? "H200" is not in "GH200 480GB", "L4" not in "L40S". */
+static bool has_word(const char *device, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = strstr(device, name); p; p = strstr(p + 1, name))
+		if ((p == device || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
+			return true;
+	return false;
+}
+
 const char *probecsv_hardware_id(const char *device)
 {
-	/* cudaGetDeviceProperties names; the more specific first (L40S before
-	 * L4, GB200 before B200, the A100 variants by memory and form). */
+	/* cudaGetDeviceProperties names, matched as whole words, the longer
+	 * name first where one holds another (H100 NVL before H100). A NULL id
+	 * is a device servesim knows but has no profile of: a GH200 (Grace
+	 * Hopper: its own memory system and power limit) and an H200 NVL (the
+	 * 600 W PCIe card) are not the H200 SXM, so they stay unknown rather
+	 * than borrow its profile. */
 	static const struct {
 		const char *name, *id;
 	} map[] = {
 		{ "H100 NVL", "h100-nvl" },         { "H100 PCIe", "h100-pcie" },
-		{ "H100", "h100-sxm" },             { "H200", "h200-sxm" },
+		{ "H100", "h100-sxm" },             { "GH200", NULL },
+		{ "H200 NVL", NULL },               { "H200", "h200-sxm" },
 		{ "GB200", "gb200" },               { "B200", "b200" },
 		{ "A100-SXM4-80GB", "a100-80gb-sxm" }, { "A100-SXM4-40GB", "a100-40gb-sxm" },
 		{ "A100 80GB PCIe", "a100-80gb-pcie" }, { "A100-PCIE-40GB", "a100-40gb-pcie" },
@@ -422,7 +439,7 @@ const char *probecsv_hardware_id(const char *device)
 		{ "RTX 5090", "rtx-5090" },
 	};
 	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-		if (strstr(device, map[i].name))
+		if (has_word(device, map[i].name))
 			return map[i].id;
 	return NULL;
 }

@@ -83,13 +83,13 @@ static double json_get(const json_t *o, const char *key)
 }
 
 /* The rows, in vllm bench serve's order and labels. */
-static const char *const row_labels[BENCH_N_METRICS][BENCH_N_STATS] = {
+static const char *const row_labels[N_LAT_METRICS][BENCH_N_STATS] = {
 	{ "Mean TTFT (ms)", "Median TTFT (ms)", "P99 TTFT (ms)" },
 	{ "Mean TPOT (ms)", "Median TPOT (ms)", "P99 TPOT (ms)" },
 	{ "Mean ITL (ms)", "Median ITL (ms)", "P99 ITL (ms)" },
 	{ "Mean E2EL (ms)", "Median E2EL (ms)", "P99 E2EL (ms)" },
 };
-static const char *const row_keys[BENCH_N_METRICS][BENCH_N_STATS] = {
+static const char *const row_keys[N_LAT_METRICS][BENCH_N_STATS] = {
 	{ "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms" },
 	{ "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms" },
 	{ "mean_itl_ms", "median_itl_ms", "p99_itl_ms" },
@@ -99,7 +99,7 @@ static const char *const row_keys[BENCH_N_METRICS][BENCH_N_STATS] = {
 static void fill_rows(struct validate_result *r, const json_t *pred)
 {
 	int k = 0;
-	for (int m = 0; m < BENCH_N_METRICS; m++)
+	for (int m = 0; m < N_LAT_METRICS; m++)
 		for (int s = 0; s < BENCH_N_STATS; s++)
 			r->rows[k++] = (struct validate_row){ row_keys[m][s], row_labels[m][s], r->meas.ms[m][s],
 							      json_get(pred, row_keys[m][s]), NAN };
@@ -131,7 +131,7 @@ int validate_run(struct validate_result *r, const char *path, const struct valid
 	if (!o->hardware)
 		add_note(r, "the result does not name its GPU: simulated on %s (pass --hardware)",
 			 VALIDATE_DEFAULT_HARDWARE);
-	if (benchres_n_means(&r->meas) == 0 && isnan(r->meas.ms[BENCH_TPOT][BENCH_MEAN]))
+	if (benchres_n_means(&r->meas) == 0 && isnan(r->meas.ms[LAT_TPOT][BENCH_MEAN]))
 		return err_set(e, "%s: mean_ttft_ms, mean_tpot_ms, mean_itl_ms, mean_e2el_ms: missing: nothing measured to compare with",
 			       path);
 	struct inidoc doc = { 0 };

@@ -28,7 +28,7 @@
 #include "inidoc.h"
 #include "scenario.h"
 
-#define VALIDATE_N_ROWS (BENCH_N_METRICS * BENCH_N_STATS + 3)
+#define VALIDATE_N_ROWS (N_LAT_METRICS * BENCH_N_STATS + 3)
 #define VALIDATE_DEFAULT_HARDWARE "h100-sxm"
 
 struct validate_opts {

@@ -59,12 +59,12 @@ static int measured(struct advise *a, const struct validate_result *r, const cha
 	const struct benchres *b = &r->meas;
 	m->v[MEAS_REQUEST_THROUGHPUT] = b->request_throughput;
 	m->v[MEAS_OUTPUT_THROUGHPUT] = b->output_throughput;
-	m->v[MEAS_TTFT_P50] = b->ms[BENCH_TTFT][BENCH_MEDIAN];
-	m->v[MEAS_TTFT_P99] = b->ms[BENCH_TTFT][BENCH_P99];
-	m->v[MEAS_TPOT_P99] = b->ms[BENCH_TPOT][BENCH_P99];
-	m->v[MEAS_ITL_P50] = b->ms[BENCH_ITL][BENCH_MEDIAN];
-	m->v[MEAS_ITL_P99] = b->ms[BENCH_ITL][BENCH_P99];
-	m->v[MEAS_E2EL_P99] = b->ms[BENCH_E2EL][BENCH_P99];
+	m->v[MEAS_TTFT_P50] = b->ms[LAT_TTFT][BENCH_MEDIAN];
+	m->v[MEAS_TTFT_P99] = b->ms[LAT_TTFT][BENCH_P99];
+	m->v[MEAS_TPOT_P99] = b->ms[LAT_TPOT][BENCH_P99];
+	m->v[MEAS_ITL_P50] = b->ms[LAT_ITL][BENCH_MEDIAN];
+	m->v[MEAS_ITL_P99] = b->ms[LAT_ITL][BENCH_P99];
+	m->v[MEAS_E2EL_P99] = b->ms[LAT_E2EL][BENCH_P99];
 	if (!metrics)
 		return 0;
 	char *text = textfile_read(metrics, ADVISE_MAX_SCRAPE_BYTES, e);

@@ -3,6 +3,7 @@
  * C22, C23, C31): decode ceiling, throughput and latency at the scenario's
  * load, the highest rate within the SLO, and cost.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "cliplan.h"
 #include "comparedoc.h"
 #include "list.h"
+#include "planreplicas.h"
 #include "xalloc.h"
 
 static void help(void)
@@ -17,7 +19,7 @@ static void help(void)
 	printf("usage: servesim compare [SCENARIO] --hardware H1,H2,…|all [--slo METRIC=VALUE,…]\n"
 	       "                        [--no-cost | --cost cloud|own [--years Y] [--power-usd-kwh P]\n"
 	       "                        [--utilization U]] [--fixed] [--search K=V,…]… [--set S.K=V]…\n"
-	       "                        [--replications N] [--jobs N]\n"
+	       "                        [--target-rate R [--simulate-replicas]] [--replications N] [--jobs N]\n"
 	       "                        [--shard K/N] [--format text|csv|json] [--plot DIR] [--svg]\n\n"
 	       "Runs the scenario on each device: the single-stream decode ceiling (bandwidth ÷\n"
 	       "weight bytes, SEED C8), throughput and TTFT/ITL/E2EL percentiles at the scenario's\n"
@@ -29,6 +31,10 @@ static void help(void)
 	       "  --slo M=V,…         as servesim plan (default: the scenario's [slo] as p99 limits;\n"
 	       "                      without either, no SLO search)\n"
 	       "  --no-cost           no prices (devices without one can then be compared)\n"
+	       "  --target-rate R     with an SLO: the replicas (copies of the scenario's deployment),\n"
+	       "                      GPUs and $/hour each device needs for R req/s\n"
+	       "  --simulate-replicas check those replicas by simulating the whole target through a\n"
+	       "                      cluster of them ([cluster] router) instead of dividing rates\n"
 	       CLIPLAN_SEARCH_HELP
 	       CLIPLAN_HELP
 	       "\nDefault replications: 3. Example:\n"
@@ -44,7 +50,9 @@ int cmd_compare(int argc, char **argv)
 		{ "hardware", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "no-cost", no_argument, NULL, 'n' },
+		{ "simulate-replicas", no_argument, NULL, 'S' },
 		{ "slo", required_argument, NULL, 's' },
+		{ "target-rate", required_argument, NULL, 'r' },
 		{ 0 },
 	};
 	struct cliplan cp;
@@ -56,7 +64,8 @@ int cmd_compare(int argc, char **argv)
 	struct compare_row *rows = NULL;
 	struct tune_cand *tc = NULL;
 	struct tune_space space = { 0 };
-	bool cost = true, slo_given = false;
+	bool cost = true, slo_given = false, simulate = false;
+	double target = NAN;
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT;
 	cliplan_init(&cp, "compare", 3);
@@ -77,6 +86,11 @@ int cmd_compare(int argc, char **argv)
 			hw_list = optarg;
 		} else if (c == 'n') {
 			cost = false;
+		} else if (c == 'S') {
+			simulate = true;
+		} else if (c == 'r') {
+			if (cliplan_double("--target-rate", optarg, 1e-9, 1e9, "requests per second > 0", &target, &e))
+				goto fail;
 		} else if (c == 's') {
 			if (plan_slo_parse(&slo, optarg, &e))
 				goto fail;
@@ -100,6 +114,14 @@ int cmd_compare(int argc, char **argv)
 		plan_slo_from_scenario(&slo, &base);
 	if (slo.n && plan_check_searchable(&base, &e))
 		goto fail;
+	if (!slo.n && !isnan(target)) {
+		rc = cli_misuse("compare", "--target-rate: expected an SLO (--slo or the scenario's [slo]) to size replicas by");
+		goto out;
+	}
+	if (simulate && isnan(target)) {
+		rc = cli_misuse("compare", "--simulate-replicas: expected --target-rate with it");
+		goto out;
+	}
 	if (!slo.n && cp.n_search) {
 		rc = cli_misuse("compare", "--search: expected an SLO (--slo or the scenario's [slo]) to tune for");
 		goto out;
@@ -153,7 +175,9 @@ int cmd_compare(int argc, char **argv)
 		tc[i].cand = &rows[i].cand;
 	bool tune = slo.n && space.n;
 	compare_run(rows, n_sel, &slo, &po, tune ? tc : NULL, &space);
-	json_t *doc = comparedoc_build(cp.scenario, &cp.ov, &slo, &po, cost, n_ids, &cp.shard, rows, n_sel,
+	for (size_t i = 0; simulate && i < n_sel; i++)   /* planreplicas.h */
+		plan_simulate_replicas(&rows[i].cand, &slo, &po, target);
+	json_t *doc = comparedoc_build(cp.scenario, &cp.ov, &slo, &po, target, cost, n_ids, &cp.shard, rows, n_sel,
 				       tune ? tc : NULL, &space);
 	if (cost && cp.cost.own)
 		json_object_set_new(doc, "cost_basis", cliplan_cost_json(&cp.cost));

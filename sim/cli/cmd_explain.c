@@ -98,6 +98,34 @@ static void print_kernels(const struct perf *p, const struct perf_op *ops)
 		       p->backend->launch_source);
 }
 
+/* The config fields the model file left out (model.h): a line of text, or
+ * a JSON object under "model_defaulted"; nothing when the config gave them
+ * all (fields derived as transformers derives them, such as head_dim, are
+ * left to `servesim model`). */
+static void print_model_defaults(const struct model *m)
+{
+	char text[1024];
+	model_defaults_text(m, false, text, sizeof text);
+	if (text[0])
+		printf("%s: not in its config, %s's defaults (transformers): %s\n", m->id,
+		       m->defaults_from ? m->defaults_from : "the architecture", text);
+}
+
+static void json_model_defaults(json_t *o, const struct model *m)
+{
+	json_t *d = json_object();
+	for (int i = 0; i < m->n_defaulted; i++) {
+		if (m->defaulted[i].derived)
+			continue;
+		json_t *v = json_loads(m->defaulted[i].value, JSON_DECODE_ANY, NULL);
+		json_object_set_new(d, m->defaulted[i].key, v ? v : json_string(m->defaulted[i].value));
+	}
+	if (json_object_size(d))
+		json_object_set_new(o, "model_defaulted", d);
+	else
+		json_decref(d);
+}
+
 static int explain_step(const struct scenario *sc, const char *batch, bool ideal,
 			enum out_format fmt)
 {
@@ -165,6 +193,7 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 		json_object_set_new(o, "operators", arr);
 		json_object_set_new(o, "backend", json_string(p.backend ? p.backend->name : "ideal"));
 		json_object_set_new(o, "step_ms", json_real(total * 1e3));
+		json_model_defaults(o, &m);
 		return cli_print_json(o);
 	}
 	printf("One step of %s on %s (%s weights, tensor parallel %lld, pipeline parallel %lld): %lld tokens, %lld prefill chunk%s, %lld decode%s\n",
@@ -173,6 +202,7 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 	       (long long)n_pre, n_pre == 1 ? "" : "s", (long long)n_dec, n_dec == 1 ? "" : "s");
 	printf("%s\n", ideal ? "datasheet peaks, efficiencies 1, no overhead" :
 			       "achievable efficiencies of the profile");
+	print_model_defaults(&m);
 	if (sc->engine.pipeline_parallel_size > 1) {
 		double mb = fmin((double)sc->engine.pipeline_parallel_size, (double)step.seqs);
 		printf("pipeline: rows are one microbatch (1/%.0f of the batch) through all %lld stages, each stage's GPU doing 1/%lld of them;\n"
@@ -220,13 +250,16 @@ static int explain_run(const struct scenario *sc, enum out_format fmt)
 		json_object_set_new(o, "mean_ttft_breakdown", report_ttft_breakdown(g));
 		json_object_set_new(o, "mean_itl_ms", json_real(1e3 * loghist_mean(&g->itl)));
 		json_object_set_new(o, "mean_itl_breakdown", report_itl_breakdown(es));
+		json_model_defaults(o, &res.model);
 		rc = cli_print_json(o);
 	} else {
 		double n = g->completed ? (double)g->completed : 1;
 		double nd = es->itl_tokens ? (double)es->itl_tokens : 1;
 		double ttft = 1e3 * samples_mean(&g->ttft);
-		printf("%s: %s on %s, %lld requests\n\n", sc->path, res.model.id, res.hw.id,
+		printf("%s: %s on %s, %lld requests\n", sc->path, res.model.id, res.hw.id,
 		       (long long)g->completed);
+		print_model_defaults(&res.model);
+		putchar('\n');
 		printf("Mean TTFT %.2f ms:\n", ttft);
 		const struct {
 			const char *what;

@@ -111,6 +111,13 @@ int cmd_model(int argc, char **argv)
 		}
 		if (m.file_weight_bytes > 0)
 			json_object_set_new(o, "gguf_tensor_bytes", outfmt_real(m.file_weight_bytes, 0));
+		json_t *dflt = json_object();
+		for (int i = 0; i < m.n_defaulted; i++) {
+			json_t *v = json_loads(m.defaulted[i].value, JSON_DECODE_ANY, NULL);
+			json_object_set_new(dflt, m.defaulted[i].key, v ? v : json_string(m.defaulted[i].value));
+		}
+		json_object_set_new(o, "defaulted", dflt);
+		json_object_set_new(o, "defaults_from", m.defaults_from ? json_string(m.defaults_from) : json_null());
 		return cli_print_json(o);
 	}
 	printf("%s (%s)\n", m.id, m.model_type);
@@ -139,6 +146,14 @@ int cmd_model(int argc, char **argv)
 	if (m.attn_softcap > 0 || m.final_softcap > 0)
 		printf("  logit soft-capping: attention %.4g, final %.4g (not timed: an element-wise tanh)\n",
 		       m.attn_softcap, m.final_softcap);
+	char dflt[1024];
+	model_defaults_text(&m, false, dflt, sizeof dflt);
+	if (dflt[0])
+		printf("  not in the config, %s's defaults (transformers): %s\n",
+		       m.defaults_from ? m.defaults_from : "the architecture", dflt);
+	model_defaults_text(&m, true, dflt, sizeof dflt);
+	if (dflt[0])
+		printf("  not in the config, derived as transformers derives them: %s\n", dflt);
 	printf("  FLOPs per token: %.2f GFLOP in matmuls + %.2f GFLOP attention at %lld tokens of context\n",
 	       lin / 1e9, attn / 1e9, (long long)ctx);
 	printf("  KV cache (%s): %.0f bytes per token (%.1f KiB); %lld tokens hold %.3f GB\n", kv_dtype,

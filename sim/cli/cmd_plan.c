@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "engine.h"
 #include "cliplan.h"
 #include "list.h"
 #include "plandoc.h"
+#include "planlayout.h"
 #include "planreplicas.h"
 #include "precision.h"
 #include "xalloc.h"
@@ -19,7 +21,7 @@ static void help(void)
 {
 	printf("usage: servesim plan [SCENARIO] --slo METRIC=VALUE[,…] [--target-rate R]\n"
 	       "                     [--hardware H,…] [--tp N,…] [--pp N,…] [--weights P,…]\n"
-	       "                     [--by rate|concurrency]\n"
+	       "                     [--by rate|concurrency] [--gpu-budget G]\n"
 	       "                     [--confidence C] [--tolerance F] [--max-load X] [--duration S]\n"
 	       "                     [--no-cost | --cost cloud|own [--years Y] [--power-usd-kwh P]\n"
 	       "                     [--utilization U]] [--fixed] [--search K=V,…]…\n"
@@ -42,6 +44,9 @@ static void help(void)
 	       "  --tp N,…            tensor parallel sizes\n"
 	       "  --pp N,…            pipeline parallel sizes\n"
 	       "  --weights P,…       weight precisions (bf16, fp8, int4, …)\n"
+	       "  --gpu-budget G      per configuration, every layout of G GPUs: its engines colocated\n"
+	       "                      or split xPyD (x prefill, y decode; [cluster] kv_transfer), each\n"
+	       "                      searched; the best layout and its runners-up are listed\n"
 	       "  --no-cost           no prices: rank by GPUs (or rate per GPU)\n"
 	       CLIPLAN_SEARCH_HELP
 	       CLIPLAN_HELP
@@ -99,11 +104,20 @@ static int check_lists(const struct lists *l, struct err *e)
 	return 0;
 }
 
-/* Candidate i's scenario: the base file, --set, then its hardware, tp and
- * weights; *ov gets those overrides (the caller frees them). */
-static int cand_scenario(const struct cliplan *cp, const struct lists *l, int i, struct scenario *sc,
-			 struct inidoc *ov, char *origin, size_t cap, struct err *e)
+/* With --gpu-budget, candidate i is layout k of configuration base
+ * (engines engines of it); without, base = i and engines = 0. */
+struct cand_map {
+	int base, k;
+	int64_t engines;
+};
+
+/* Configuration i's scenario: the base file, --set, then its hardware,
+ * tp and weights, then (engines > 0) layout k; *ov gets those overrides
+ * (the caller frees them). */
+static int cand_scenario(const struct cliplan *cp, const struct lists *l, const struct cand_map *m,
+			 struct scenario *sc, struct inidoc *ov, char *origin, size_t cap, struct err *e)
 {
+	int i = m->base;
 	int ih = i / (l->n_tp * l->n_pp * l->n_w), it = i / (l->n_pp * l->n_w) % l->n_tp;
 	int ip = i / l->n_w % l->n_pp, iw = i % l->n_w;
 	memset(ov, 0, sizeof *ov);
@@ -111,7 +125,8 @@ static int cand_scenario(const struct cliplan *cp, const struct lists *l, int i,
 	int rc = inidoc_add_overridef(ov, e, "run.hardware=%s", l->hw[ih]) ||
 		 inidoc_add_overridef(ov, e, "engine.tensor_parallel_size=%s", l->tp[it]) ||
 		 (l->pp_given && inidoc_add_overridef(ov, e, "engine.pipeline_parallel_size=%s", l->pp[ip])) ||
-		 (l->w_given && inidoc_add_overridef(ov, e, "run.weights=%s", l->w[iw]));
+		 (l->w_given && inidoc_add_overridef(ov, e, "run.weights=%s", l->w[iw])) ||
+		 (m->engines && planlayout_overrides(ov, m->engines, m->k, e));
 	rc = rc || scenario_load(sc, cp->scenario, ov, e);
 	if (l->hw_given)
 		snprintf(origin, cap, "--hardware %s", l->hw[ih]);
@@ -126,6 +141,7 @@ int cmd_plan(int argc, char **argv)
 	static const struct option opts[] = {
 		CLIPLAN_OPTIONS,
 		CLIPLAN_SEARCH_OPTIONS,
+		{ "gpu-budget", required_argument, NULL, 'G' },
 		{ "hardware", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "no-cost", no_argument, NULL, 'n' },
@@ -146,6 +162,8 @@ int cmd_plan(int argc, char **argv)
 	struct tune_space space = { 0 };
 	size_t n_sel = 0;
 	double target = NAN;
+	int64_t budget = 0;
+	struct cand_map *map = NULL;
 	bool cost = true, slo_given = false, simulate = false;
 	struct err e;
 	int c, rc = EXIT_BAD_INPUT, bad;
@@ -161,6 +179,9 @@ int cmd_plan(int argc, char **argv)
 			continue;
 		bad = 0;
 		switch (c) {
+		case 'G':
+			bad = cliplan_int("--gpu-budget", optarg, 2, 4096, "GPUs >= 2 to lay out", &budget, &e);
+			break;
 		case 'H': bad = split("--hardware", optarg, l->hw, &l->n_hw, &e); l->hw_given = true; break;
 		case 'h': help(); rc = EXIT_OK; goto out;
 		case 'n': cost = false; break;
@@ -198,7 +219,30 @@ int cmd_plan(int argc, char **argv)
 		l->n_w = 1;
 	if (check_lists(l, &e) || cliplan_tune_space(&cp, &sc, &cp.ov, &space, &e))
 		goto fail;
-	int total = l->n_hw * l->n_tp * l->n_pp * l->n_w;
+	int n_base = l->n_hw * l->n_tp * l->n_pp * l->n_w, total = 0;
+	if (budget && sc.engine.cls->family != ENGINE_FAMILY_VLLM) {
+		err_set(&e, "--gpu-budget: xPyD layouts need engine kind vllm (its KV connectors), got %s",
+			sc.engine.cls->name);
+		goto fail;
+	}
+	map = xcalloc((size_t)n_base * (budget ? (size_t)budget : 1), sizeof *map);
+	for (int b = 0; b < n_base; b++) {
+		if (!budget) {
+			map[total++] = (struct cand_map){ .base = b };
+			continue;
+		}
+		int64_t tp, pp;
+		cliplan_int("--tp", l->tp[b / (l->n_pp * l->n_w) % l->n_tp], 1, 1024, "", &tp, &e);
+		cliplan_int("--pp", l->pp[b / l->n_w % l->n_pp], 1, 1024, "", &pp, &e);
+		int64_t engines = budget / (tp * pp);
+		if (engines < 2) {
+			err_set(&e, "--gpu-budget %lld: expected room for two engines of tp %lld x pp %lld (%lld GPUs)",
+				(long long)budget, (long long)tp, (long long)pp, (long long)(2 * tp * pp));
+			goto fail;
+		}
+		for (int k = 0; k < planlayout_count(engines); k++)
+			map[total++] = (struct cand_map){ .base = b, .k = k, .engines = engines };
+	}
 	cands = xcalloc((size_t)total, sizeof *cands);
 	tc = xcalloc((size_t)total, sizeof *tc);
 	for (int i = 0; i < total; i++) {
@@ -207,7 +251,7 @@ int cmd_plan(int argc, char **argv)
 		struct inidoc ov;
 		/* Every candidate is checked (price included), not only the
 		 * shard's, so that every shard fails alike on bad input. */
-		if (cand_scenario(&cp, l, i, &sc, &ov, origin, sizeof origin, &e) ||
+		if (cand_scenario(&cp, l, &map[i], &sc, &ov, origin, sizeof origin, &e) ||
 		    plan_cand_init(&cd, (size_t)i, &sc, false, origin, &e) ||
 		    (cost && plan_cand_price(&cd, &cp.cost, origin, &e))) {
 			inidoc_free(&ov);
@@ -236,6 +280,14 @@ int cmd_plan(int argc, char **argv)
 	}
 	json_t *doc = plandoc_build(cp.scenario, &cp.ov, &slo, &po, target, cost, (size_t)total, &cp.shard, cands,
 				    n_sel, space.n ? tc : NULL, &space);
+	if (budget) {   /* planlayout.h: each candidate's layout */
+		json_object_set_new(doc, "gpu_budget", json_integer(budget));
+		json_t *items = json_object_get(doc, "candidates");
+		for (size_t i = 0; i < n_sel; i++) {
+			const struct cand_map *m = &map[cands[i].index];
+			planlayout_put(json_array_get(items, i), m->engines, m->k);
+		}
+	}
 	if (cost && cp.cost.own)
 		json_object_set_new(doc, "cost_basis", cliplan_cost_json(&cp.cost));
 	rc = cliplan_emit(&cp, doc);
@@ -250,6 +302,7 @@ out:
 	}
 	free(tc);
 	free(cands);
+	free(map);
 	free(l);
 	cliplan_free(&cp);
 	return rc;

@@ -92,8 +92,8 @@ int vf_read_config(struct rewrite *rw, const char *path, struct err *e)
 			if (key)
 				vf_normalize(key);
 			if (key && !strcmp(key, "speculative-config"))
-				rc = err_set(e, "%s:%zu: speculative-config: speculative decoding is not simulated yet; "
-						"servesim would time it as plain decoding, so it refuses",
+				rc = err_set(e, "%s:%zu: speculative-config: a nested mapping servesim does not read from a file; "
+						"pass it as --speculative-config '{\"method\": …, \"num_speculative_tokens\": …}'",
 					     path, key_line);
 			else if (depth++ > 0 || key)
 				rc = err_set(e, "%s:%zu: %s: nested settings are not vllm serve options servesim knows",

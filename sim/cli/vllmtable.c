@@ -10,7 +10,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "latmetric.h"
 #include "num.h"
 #include "list.h"
 #include "vllmflags_int.h"
@@ -87,13 +89,36 @@ static int h_data_parallel(struct rewrite *rw, const struct vllm_flag *f, const 
 {
 	int64_t v;
 	char at[512];
+	(void)at;
 	if (num_parse_int64(val, &v) || v < 1)
 		return vf_bad_value(rw, f, "an integer >= 1", val, e);
-	if (v > 1)
-		return err_set(e, "%s %s: data parallelism is not simulated (one run is one engine); "
-				  "servesim plan sizes replicas, or run one replica at request_rate / %lld",
-			       vf_where(rw, f, at, sizeof at), val, (long long)v);
+	if (v > 1)   /* N engines behind the cluster's router (docs/cluster.md) */
+		vf_emit_set(rw, "cluster.replicas", val);
 	return 0;
+}
+
+/* vLLM's SpeculativeConfig.method as servesim's engine.speculative_method
+ * (specdec.c's table), or NULL. Without a method vLLM infers it from the
+ * model's name: an EAGLE head, else a draft model. */
+static const char *spec_method(const char *method, const char *model)
+{
+	static const struct {
+		const char *vllm, *ours;
+	} map[] = { { "ngram", "ngram" },	     { "eagle", "eagle" }, { "eagle3", "eagle" },
+		    { "draft_model", "draft" },	     { "mtp", "mtp" },	   { "deepseek_mtp", "mtp" },
+		    { "qwen3_next_mtp", "mtp" },     { "ernie_mtp", "mtp" } };
+	if (!method) {
+		if (!model)
+			return NULL;
+		for (const char *p = model; *p; p++)
+			if (!strncasecmp(p, "eagle", 5))
+				return "eagle";
+		return "draft";
+	}
+	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+		if (!strcmp(method, map[i].vllm))
+			return map[i].ours;
+	return NULL;
 }
 
 static int h_speculative(struct rewrite *rw, const struct vllm_flag *f, const char *val, struct err *e)
@@ -107,12 +132,31 @@ static int h_speculative(struct rewrite *rw, const struct vllm_flag *f, const ch
 			       vf_where(rw, f, at, sizeof at), val);
 	}
 	const char *method = json_string_value(json_object_get(j, "method"));
-	if (!method)
-		method = json_string_value(json_object_get(j, "model"));
-	err_set(e, "%s: speculative decoding (%s) is not simulated yet; servesim would time it as plain decoding, so it refuses",
-		vf_where(rw, f, at, sizeof at), method ? method : "unnamed method");
+	const char *model = json_string_value(json_object_get(j, "model"));
+	json_t *k = json_object_get(j, "num_speculative_tokens");
+	const char *ours = spec_method(method, model), *key;
+	json_t *v;
+	int rc = 0;
+	json_object_foreach(j, key, v)
+		if (strcmp(key, "method") && strcmp(key, "model") && strcmp(key, "num_speculative_tokens") &&
+		    strcmp(key, "prompt_lookup_max") && strcmp(key, "prompt_lookup_min") && !rc)
+			rc = err_set(e, "%s: \"%s\": servesim reads method, model and num_speculative_tokens (prompt_lookup_min/max have no effect on its timing)",
+				     vf_where(rw, f, at, sizeof at), key);
+	if (!rc && !ours)
+		rc = err_set(e, "%s: speculative method '%s' is not simulated; expected ngram, eagle, eagle3, draft_model or an mtp method",
+			     vf_where(rw, f, at, sizeof at), method ? method : "(none, and no model)");
+	else if (!rc && !(json_is_integer(k) && json_integer_value(k) >= 1))
+		rc = err_set(e, "%s: expected \"num_speculative_tokens\": an integer >= 1", vf_where(rw, f, at, sizeof at));
+	if (!rc) {
+		char n[32];
+		snprintf(n, sizeof n, "%lld", (long long)json_integer_value(k));
+		vf_emit_set(rw, "engine.speculative_method", ours);
+		if (model)
+			vf_emit_set(rw, "engine.speculative_model", model);
+		vf_emit_set(rw, "engine.num_speculative_tokens", n);
+	}
 	json_decref(j);
-	return -1;
+	return rc;
 }
 
 static int h_offload_backend(struct rewrite *rw, const struct vllm_flag *f, const char *val, struct err *e)
@@ -173,23 +217,25 @@ static int h_goodput(struct rewrite *rw, const struct vllm_flag *f, const char *
 	return vf_bad_value(rw, f, "KEY:MS pairs with KEY ttft, tpot or e2el (e.g. ttft:500 tpot:50)", val, e);
 }
 
-static const char *const metric_keys[] = { "ttft", "tpot", "itl", "e2el", NULL };
-
 static int o_percentile_metrics(struct rewrite *rw, const struct vllm_flag *f, const char *val, struct err *e)
 {
 	char tok[64];
 	unsigned mask = 0;
 	int rc;
 	for (const char *cur = val; (rc = list_next(&cur, tok, sizeof tok)) != 0;) {
-		int m = 0;
-		while (rc > 0 && metric_keys[m] && strcmp(metric_keys[m], tok))
-			m++;
-		if (rc < 0 || !metric_keys[m])
-			return vf_bad_value(rw, f, "a comma-separated list of ttft, tpot, itl, e2el", val, e);
+		int m = rc > 0 ? lat_metric_find(tok) : -1;
+		if (m < 0) {
+			mask = 0;
+			break;
+		}
 		mask |= 1u << m;
 	}
-	if (!mask)
-		return vf_bad_value(rw, f, "a comma-separated list of ttft, tpot, itl, e2el", val, e);
+	if (!mask) {
+		char names[64], expected[96];
+		lat_metric_list(names, sizeof names);
+		snprintf(expected, sizeof expected, "a comma-separated list of %s", names);
+		return vf_bad_value(rw, f, expected, val, e);
+	}
 	rw->va->out.percentile_metrics = mask;
 	return 0;
 }
@@ -251,7 +297,7 @@ const struct vllm_flag vllm_flags[] = {
 	NOOP("chat-template", ARG_ONE, false, "prompt formatting: no effect in a simulation"),
 	KEY("cpu-offload-gb", NULL, "engine.cpu_offload_gb", 'd', "GiB of weights per GPU kept in host memory"),
 	SPECIAL("data-parallel-size", "dp", ARG_ONE, h_data_parallel, false,
-		"1 only: data parallelism is refused (servesim plan sizes replicas)"),
+		"N engines behind a router: cluster.replicas = N (docs/cluster.md)"),
 	SPECIAL("dataset-name", NULL, ARG_ONE, h_dataset_name, true,
 		"random (default): random lengths; sharegpt: ShareGPT-like lognormal lengths; "
 		"burstgpt, custom: the trace in --dataset-path; or a trace file itself"),
@@ -329,7 +375,7 @@ const struct vllm_flag vllm_flags[] = {
 	SPECIALK("sharegpt-output-len", NULL, ARG_ONE, "workload.random_output_len", h_sharegpt_output_len, true,
 		"with --dataset-name sharegpt: a fixed output length"),
 	SPECIAL("speculative-config", NULL, ARG_ONE, h_speculative, false,
-		"refused: speculative decoding is not simulated yet"),
+		"JSON {method, model, num_speculative_tokens} → engine.speculative_* (acceptance: engine.speculative_acceptance)"),
 	KEY("stream-interval", NULL, "engine.stream_interval", 'i', "tokens per streamed chunk (default 1)"),
 	NOOP("swap-space", ARG_ONE, false, "V1 preempts by recompute, never swaps: no effect"),
 	NOOP("temperature", ARG_ONE, true, "sampling: no effect on timing"),

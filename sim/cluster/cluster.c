@@ -23,6 +23,7 @@ enum {
 	EV_ENQUEUE = CLUSTER_EV_FIRST, /* request arg reaches its replica (after the API path) */
 	EV_STEP_END,                   /* replica arg's current step ends */
 	EV_KICK,                       /* idle replica arg looks at what reached it */
+	EV_KV_SENT,                    /* request arg's KV has been read: its prefill blocks go */
 };
 
 struct replica {
@@ -64,6 +65,16 @@ struct cluster {
 };
 
 static int route(struct cluster *c, const struct request *rq, int base, int n, size_t *rr);
+static void wake(struct cluster *c, int i, int64_t now);
+
+/* Request idx's prefill replica frees the blocks it held for the pull;
+ * an idle replica looks again at what waited for them. */
+static void release_prefill_kv(struct cluster *c, size_t idx, int p, int64_t now)
+{
+	struct replica *rp = &c->rep[p];
+	rp->cls->release_kv(rp->eng, idx);
+	wake(c, p, now);
+}
 
 /* A prefill replica's token: the client does not see it yet. */
 static void prefill_token(void *ctx, size_t idx, int64_t t)
@@ -80,6 +91,11 @@ static void prefill_done(void *ctx, size_t idx, int64_t t)
 	struct cluster *c = ctx;
 	struct request *r = &c->s.reqs->v[idx];
 	r->output_len = c->out_len[idx];
+	if (r->state == REQ_FAILED || r->output_len == 1) {
+		/* Nothing to pull: the blocks go at once (EV_KV_SENT, so that the
+		 * engine is not re-entered from its own end_step). */
+		evq_push(c->s.q, t, EV_KV_SENT, (int64_t)idx);
+	}
 	if (r->state == REQ_FAILED) {
 		c->s.hooks.on_done(c->s.hooks.ctx, idx, t);
 		return;
@@ -131,6 +147,10 @@ static int64_t kv_pull(void *ctx, size_t idx, int64_t now)
 	c->kv.transfer_s += (double)(ready - now) / 1e9;
 	c->kv.link_wait_s += (double)(start - now) / 1e9;
 	c->kv.block_wait_s += (double)(now - c->handoff_ns[idx]) / 1e9;
+	c->kv.hold_s += (double)(ready - c->handoff_ns[idx]) / 1e9;
+	/* The decode side has read the blocks when they land; the prefill
+	 * side frees them then (NixlConnector: get_finished's done sends). */
+	evq_push(c->s.q, ready, EV_KV_SENT, (int64_t)idx);
 	return ready;
 }
 
@@ -183,6 +203,21 @@ static int route(struct cluster *c, const struct request *rq, int base, int n, s
 	return base + (int)i;
 }
 
+/* Replica i, idle, looks at its queue: at once, or (vLLM's timing) once
+ * every event of this instant is in. */
+static void wake(struct cluster *c, int i, int64_t now)
+{
+	struct replica *rp = &c->rep[i];
+	if (rp->busy || rp->kick_pending)
+		return;
+	if (rp->drain_first) {
+		rp->kick_pending = true;
+		evq_push(c->s.q, now, EV_KICK, i);
+	} else {
+		start_step(c, i, now);
+	}
+}
+
 void cluster_send(struct cluster *c, size_t idx, int64_t now)
 {
 	struct request *r = &c->s.reqs->v[idx];
@@ -204,9 +239,15 @@ void cluster_send(struct cluster *c, size_t idx, int64_t now)
 
 void cluster_done(struct cluster *c, size_t idx)
 {
-	struct replica *rp = &c->rep[c->s.reqs->v[idx].replica];
+	const struct request *r = &c->s.reqs->v[idx];
+	struct replica *rp = &c->rep[r->replica];
 	rp->outstanding--;
 	assert(rp->outstanding >= 0);
+	/* Failed on the decode side before its pull (a pool too small for it):
+	 * nobody will read its prefill blocks, so they go now. Released
+	 * already: a no-op. */
+	if (c->n_prefill && r->prefill_replica >= 0 && r->state == REQ_FAILED)
+		evq_push(c->s.q, r->finish_ns, EV_KV_SENT, (int64_t)idx);
 }
 
 int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_ns)
@@ -221,14 +262,13 @@ int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_n
 		rp->cls->submit(rp->eng, (size_t)ev->arg, ev->time_ns);
 		if (handoff)
 			r->enqueue_ns = enq;   /* it reached the cluster then */
-		if (rp->busy || rp->kick_pending)
-			break;
-		if (rp->drain_first) {
-			rp->kick_pending = true;
-			evq_push(c->s.q, ev->time_ns, EV_KICK, i);
-		} else {
-			start_step(c, i, ev->time_ns);
-		}
+		wake(c, i, ev->time_ns);
+		break;
+	}
+	case EV_KV_SENT: {
+		const struct request *r = &c->s.reqs->v[ev->arg];
+		int p = r->prefill_replica >= 0 ? r->prefill_replica : r->replica;
+		release_prefill_kv(c, (size_t)ev->arg, p, ev->time_ns);
 		break;
 	}
 	case EV_KICK:
@@ -316,11 +356,13 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 		struct replica *rp = &c->rep[i];
 		struct engine_setup es = {
 			.cfg = &s->sc->engine, .path = s->sc->path, .weights_at = s->sc->weights_at,
-			.seed = s->sc->seed, .model = s->model, .hw = s->hw, .weights = s->weights,
+			.seed = s->sc->seed, .model = s->model, .hw = s->hw, .cpu_hw = s->cpu_hw,
+			.weights = s->weights,
 			.reqs = s->reqs, .hooks = s->hooks,
 		};
 		if (i < c->n_prefill) {
 			es.hooks = (struct engine_hooks){ c, prefill_token, prefill_done, NULL, NULL };
+			es.hold_finished_kv = true;
 		} else if (c->n_prefill) {
 			es.hooks.kv_ctx = c;
 			es.hooks.kv_pull = kv_pull;

@@ -18,8 +18,10 @@
  * for them when its pool is full), the cluster pulls the KV over the
  * kv_transfer link (kvlink.h: contention on both ports), and the first
  * token, sampled on the prefill side, reaches the client when the KV has
- * landed: TTFT includes the transfer. The prefill side frees its blocks
- * at once (vLLM's NixlConnector holds them until the pull: not modelled).
+ * landed: TTFT includes the transfer. The prefill side holds the
+ * request's blocks until they have been read (vLLM's NixlConnector delays
+ * the free until the send is done): its KV pressure counts every transfer
+ * in flight and every request still waiting for decode blocks.
  *
  * Invariants: every request is routed exactly once per pool (r->replica
  * set at cluster_send, and to its decode replica at the hand-off); a
@@ -41,6 +43,7 @@ struct cluster_setup {
 	const struct scenario *sc;
 	const struct model *model;
 	const struct hw_profile *hw;
+	const struct hw_profile *cpu_hw;  /* engine_setup's: [engine] cpu_hardware, or NULL */
 	const struct precision *weights;
 	struct reqtab *reqs;
 	struct engine_hooks hooks;       /* the run's: every engine's tokens and ends */
@@ -92,6 +95,7 @@ struct cluster_kv_stats {
 	double bytes;                  /* per rank, summed */
 	double transfer_s, link_wait_s;/* summed: pull start to landing; waiting for a busy port */
 	double block_wait_s;           /* summed: prefill end to the decode side's blocks */
+	double hold_s;                 /* summed: prefill end to its blocks' release (landing) */
 };
 void cluster_kv_stats(const struct cluster *c, struct cluster_kv_stats *out);
 

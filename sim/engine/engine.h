@@ -41,9 +41,15 @@ struct engine_setup {
 	int64_t seed;                      /* the run's seed (rng_stream) */
 	const struct model *model;
 	const struct hw_profile *hw;
+	/* [engine] cpu_hardware, read by the run for a class with cpu_offload
+	 * (llama.cpp puts the layers that do not fit there); else NULL. */
+	const struct hw_profile *cpu_hw;
 	const struct precision *weights;
 	struct reqtab *reqs;
 	struct engine_hooks hooks;
+	/* P/D prefill side (sim/cluster): a finished request keeps its KV
+	 * blocks until release_kv (vLLM's NixlConnector delayed free). */
+	bool hold_finished_kv;
 };
 
 /* What the engine resolved at start-up and counted while running. */
@@ -67,6 +73,8 @@ struct engine_stats {
 	 * the drafter's time in steps (seconds). */
 	int64_t spec_draft_tokens, spec_accepted_tokens;
 	double spec_draft_s;
+	double spec_weight_bytes;          /* the drafter's weights per GPU (specdec_memory) */
+	double spec_kv_bytes_per_block;    /* its share of kv_bytes_per_block */
 	/* Where step time went, summed over steps (seconds). */
 	struct perf_breakdown time;
 	/* Where decode tokens' steps went, summed over decode tokens (seconds):
@@ -110,6 +118,19 @@ struct engine_class {
 	enum engine_family family;
 	/* The step model's engine (perf_use_engine): whose kernels it runs. */
 	const char *perf_engine;
+	/* Runs layers on a CPU profile ([engine] cpu_hardware, engine_setup's
+	 * cpu_hw) when they do not fit on the device. */
+	bool cpu_offload;
+	/* The class's own [engine] keys: offsets into struct engine_config
+	 * plus config_offset, a NULL section ending them; set to their
+	 * defaults by config_default, their places (for errors) recorded by
+	 * config_locate, at(…) telling where a key was set. NULL keys: none.
+	 * Classes may share one table; it is bound once. */
+	const struct inidoc_key *keys;
+	size_t config_offset;
+	void (*config_default)(struct engine_config *c);
+	void (*config_locate)(struct engine_config *c, void (*at)(const void *ctx, const char *key, char *out, size_t cap),
+			      const void *ctx);
 	struct engine *(*create)(const struct engine_setup *setup, struct err *e);
 	void (*destroy)(struct engine *eng);
 	/* Takes request req at now; may fail it at once (through on_done). */
@@ -128,6 +149,9 @@ struct engine_class {
 	 * prefix-aware router asks); NULL: the engine has no shared cache. */
 	int64_t (*prefix_hit_tokens)(const struct engine *eng, const struct request *r);
 	void (*stats)(const struct engine *eng, struct engine_stats *st);
+	/* With hold_finished_kv: frees finished request req's held blocks
+	 * (none held: a no-op). NULL: the engine never holds them. */
+	void (*release_kv)(struct engine *eng, size_t req);
 };
 
 extern const struct engine_class vllm_engine_class;

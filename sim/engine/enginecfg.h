@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "inidoc.h"
+#include "llamacfg.h"
 
 enum sched_policy { SCHED_FCFS, SCHED_PRIORITY };
 
@@ -55,24 +56,13 @@ struct engine_config {
 	char speculative_model[INI_VALUE_MAX];
 	int64_t num_speculative_tokens;
 	char speculative_acceptance[INI_VALUE_MAX];   /* "0.7" or "0.9,0.7,0.5" */
-	/* [engine], kind = ollama or llamacpp (engine/ollama.c; -1 = the
-	 * engine's default, resolved with the model and the device). */
-	int64_t num_parallel;              /* slots: Ollama 1, llama-server 4 */
-	int64_t num_ctx;                   /* tokens per slot */
-	int64_t max_queue;                 /* OLLAMA_MAX_QUEUE: requests waiting on a load */
-	int64_t n_batch, n_ubatch;         /* logical and physical batch, tokens */
-	double keep_alive_s;               /* Ollama: idle seconds before unloading; inf = never */
-	double load_bandwidth_gb_s;        /* reading the weights at a cold load */
-	int64_t num_gpu;                   /* layers on the device; -1 = as many as fit */
-	char cpu_hardware[INI_VALUE_MAX];  /* where the other layers run */
-	bool cache_prompt;                 /* llama-server's per-slot prompt cache */
-	bool truncate;                     /* Ollama: truncate a prompt longer than num_ctx */
+	/* The keys of kind = ollama or llamacpp, declared by those classes
+	 * (llamacfg.h) and bound through engine_classes' keys. */
+	struct llama_config llama;
 
 	/* Where keys checked against the model and the device were set
 	 * ("path:line", "--set …", or the file when the default stands). */
 	char tensor_parallel_at[INI_VALUE_MAX + 32], pipeline_parallel_at[INI_VALUE_MAX + 32];
-	char num_ctx_at[INI_VALUE_MAX + 32], num_gpu_at[INI_VALUE_MAX + 32];
-	char cpu_hardware_at[INI_VALUE_MAX + 32];
 };
 
 /* GPUs one server replica uses: tensor × pipeline parallel. */

@@ -9,19 +9,20 @@
 
 #include "list.h"
 #include "num.h"
+#include "precision.h"
 #include "rowtab.h"
 #include "engine.h"
 #include "rngstream.h"
 
 const struct specdec_method specdec_methods[] = {
-	{ "ngram", SPEC_COST_NONE, false,
+	{ "ngram", SPEC_COST_NONE, false, false,
 	  "vLLM's NgramProposer: a prompt lookup on the CPU (its cost not modelled)" },
-	{ "draft", SPEC_COST_MODEL, true, "a smaller model of the same tokenizer, k decode passes" },
-	{ "eagle", SPEC_COST_MODEL, true,
+	{ "draft", SPEC_COST_MODEL, true, false, "a smaller model of the same tokenizer, k decode passes" },
+	{ "eagle", SPEC_COST_MODEL, true, true,
 	  "an EAGLE head (one decoder layer and the LM head, its own config), k passes" },
-	{ "mtp", SPEC_COST_MTP, false,
+	{ "mtp", SPEC_COST_MTP, false, true,
 	  "the model's multi-token-prediction layer (DeepSeek-V3), costed as one target layer per pass" },
-	{ NULL, 0, false, NULL },
+	{ NULL, 0, false, false, NULL },
 };
 
 const struct specdec_method *specdec_find(const char *name)
@@ -87,6 +88,34 @@ double specdec_draft_s(const struct specdec *s, const struct perf_step *draft, d
 		return s->k * target_decode_s / (double)target_layers;
 	default:
 		return 0;
+	}
+}
+
+/* m's weights without its vocabulary tables (embedding and LM head). */
+static double body_bytes(const struct model *m, const struct precision *w)
+{
+	struct model_params p;
+	struct model_group_bytes b;
+	model_params(m, &p);
+	model_group_bytes(m, w, &b);
+	double tables = (m->tie_embeddings ? 1 : 2) * p.embed * b.embed;
+	return model_weight_bytes(m, w) - tables;
+}
+
+void specdec_memory(const struct specdec *s, const struct model *target, const struct precision *w, int tp,
+		    double kv_bytes_per_elem, double *weight_bytes, double *kv_bytes_per_token)
+{
+	*weight_bytes = *kv_bytes_per_token = 0;
+	if (!s->method)
+		return;
+	const struct model *dm = &s->draft_model;
+	if (s->method->cost == SPEC_COST_MTP) {
+		double layers = (double)target->n_layers;
+		*weight_bytes = body_bytes(target, w) / layers / tp;
+		*kv_bytes_per_token = model_kv_bytes_per_token_per_rank(target, kv_bytes_per_elem, tp) / layers;
+	} else if (s->method->cost == SPEC_COST_MODEL) {
+		*weight_bytes = s->method->shares_tables ? body_bytes(dm, w) / tp : model_weight_bytes_per_gpu(dm, w, tp, 1);
+		*kv_bytes_per_token = model_kv_bytes_per_token_per_rank(dm, kv_bytes_per_elem, tp);
 	}
 }
 

@@ -38,6 +38,7 @@ struct specdec_method {
 	const char *name;
 	int cost;            /* enum specdec_cost */
 	bool needs_model;    /* speculative_model names the drafter */
+	bool shares_tables;  /* uses the target's embedding and LM head (not its own) */
 	const char *source;
 };
 
@@ -74,6 +75,20 @@ void specdec_free(struct specdec *s);
  * target decode-only step would take target_decode_s. */
 double specdec_draft_s(const struct specdec *s, const struct perf_step *draft, double target_decode_s,
 		       int64_t target_layers);
+
+/* The drafter's memory on each target GPU, as vLLM gives it: its weights
+ * are loaded beside the target's (with the target's tensor parallelism)
+ * before the KV pool is sized, and its attention layers get KV in the
+ * same blocks as the target's (one block table; a block's bytes are the
+ * sum over both models' layers), so the target's pool shrinks twice.
+ * draft: the drafter config's weights and KV; eagle: the head's weights
+ * without the vocabulary tables it shares with the target (vLLM's
+ * EagleProposer.load_model shares embed_tokens and lm_head) and its KV;
+ * mtp: one target layer of each (estimate: the MTP module is one decoder
+ * layer of the target's shape); ngram: none. *weight_bytes per GPU,
+ * *kv_bytes_per_token per rank. Cannot fail. */
+void specdec_memory(const struct specdec *s, const struct model *target, const struct precision *w, int tp,
+		    double kv_bytes_per_elem, double *weight_bytes, double *kv_bytes_per_token);
 
 /* How many of d proposed tokens the target accepts (a run from the first). */
 int specdec_accept(struct specdec *s, int d);

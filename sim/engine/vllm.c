@@ -211,7 +211,10 @@ static void vllm_end_step(struct engine *g, int64_t now)
 			r->state = REQ_FINISHED;
 			r->finish_ns = seen;
 			if (running) {
-				vllm_free_blocks(g, r);
+				if (g->setup.hold_finished_kv)
+					kvhold_put(&g->held, idx, r);   /* until release_kv */
+				else
+					vllm_free_blocks(g, r);
 				any_done = true;
 			} else {
 				reqq_remove(&g->waiting, idx);
@@ -309,7 +312,10 @@ static int size_pool(struct engine *g, struct err *e)
 	 * sampler (model_weight_bytes_per_gpu). */
 	double stage = g->perf.stage_layers / (double)m->n_layers;
 	double kv_token_gpu = model_kv_bytes_per_token_per_rank(m, kv_elem, (int)tp) * stage;
-	double block_bytes = kv_token_gpu * (double)g->block_size;
+	/* A drafter's weights and its layers' KV in the same blocks (specdec.h). */
+	double draft_w, draft_kv;
+	specdec_memory(&g->spec, m, g->setup.weights, (int)tp, kv_elem, &draft_w, &draft_kv);
+	double block_bytes = (kv_token_gpu + draft_kv) * (double)g->block_size;
 	double weights = model_weight_bytes_per_gpu(m, g->setup.weights, (int)tp, g->perf.pp);
 	/* --cpu-offload-gb: that much of each GPU's weights lives in host
 	 * memory and streams over the host link every step. */
@@ -332,8 +338,10 @@ static int size_pool(struct engine *g, struct err *e)
 	double non_torch = 0.411 * GIB;
 	act += sampler;
 	double rope = model_rope_cache_bytes(m);
-	double available = ceil(hw_memory_bytes(hw) * cfg->gpu_memory_utilization) - weights - act -
+	double available = ceil(hw_memory_bytes(hw) * cfg->gpu_memory_utilization) - weights - draft_w - act -
 			   non_torch - rope;
+	g->st.spec_weight_bytes = draft_w;
+	g->st.spec_kv_bytes_per_block = draft_kv * (double)g->block_size;
 	g->st.weight_bytes_per_gpu = weights;
 	g->st.activation_bytes = act;
 	g->st.non_torch_bytes = non_torch;
@@ -415,7 +423,7 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 		return NULL;
 	}
 	perf_pipeline(&g->perf, (int)cfg->pipeline_parallel_size);
-	if (size_pool(g, e) || resolve_timing(g, e) || specdec_init(&g->spec, setup, e)) {
+	if (specdec_init(&g->spec, setup, e) || size_pool(g, e) || resolve_timing(g, e)) {
 		specdec_free(&g->spec);
 		kvpool_destroy(g->pool);
 		free(g);
@@ -443,8 +451,14 @@ static void vllm_destroy(struct engine *g)
 		free(g->batch[i].drafts);
 	}
 	specdec_free(&g->spec);
+	kvhold_free(&g->held);
 	free(g->hits);
 	free(g);
+}
+
+static void vllm_release_kv(struct engine *g, size_t idx)
+{
+	kvhold_release(&g->held, idx, g->pool);
 }
 
 const struct engine_class vllm_engine_class = {
@@ -462,4 +476,5 @@ const struct engine_class vllm_engine_class = {
 	.gauges = vllm_gauges,
 	.prefix_hit_tokens = vllm_prefix_hit_tokens,
 	.stats = vllm_stats,
+	.release_kv = vllm_release_kv,
 };

@@ -14,6 +14,7 @@
 
 #include "engine.h"
 #include "engine_int.h"
+#include "kvhold.h"
 #include "kvpool.h"
 #include "overhead.h"
 #include "reqq.h"
@@ -61,6 +62,7 @@ struct engine {
 	int32_t *hits;                   /* prefix-lookup scratch, kept across steps */
 	size_t cap_hits;
 	struct specdec spec;             /* speculative decoding; spec.method NULL: off */
+	struct kvhold held;              /* setup.hold_finished_kv: finished requests' blocks */
 	struct engine_stats st;
 };
 

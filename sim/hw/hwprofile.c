@@ -87,6 +87,8 @@ static const struct inidoc_key keys[] = {
 	  hw_link_names },
 	{ "interconnect", "host_bandwidth_gb_s", INI_DOUBLE, F(host_bandwidth_gb_s), POS, 0, 1e6,
 	  "host link bandwidth per direction in GB/s, > 0", NULL },
+	{ "interconnect", "network_gbit_s", INI_DOUBLE, F(network_gbit_s), INI_MIN_EXCLUSIVE, 0, 1e6,
+	  "the scale-out NIC rate per GPU in Gb/s (InfiniBand / RoCE), > 0", NULL },
 	{ "interconnect", "source", INI_STRING, F(source_interconnect), 0, 0, 0, "a source", NULL },
 	{ "price", "price_per_hour_usd", INI_DOUBLE, F(price_per_hour_usd), INI_MIN_EXCLUSIVE, 0, 1e6,
 	  "a price in USD per hour, > 0", NULL },
@@ -251,7 +253,19 @@ int hw_load(struct hw_profile *hw, const char *path, struct err *e)
 		hw->gpus_per_node = hw->hw_class == HW_APPLE || hw->hw_class == HW_CPU ? 1 : 8;
 	if (hw->fp16_tflops == 0)
 		hw->fp16_tflops = hw->bf16_tflops;
-	return check_arch(hw, path, e);
+	if (check_arch(hw, path, e))
+		return -1;
+	/* Estimate: an HGX/DGX server carries one 400 Gb/s ConnectX-7 NIC per
+	 * GPU (NDR InfiniBand or 400G RoCE) for Hopper, Blackwell and MI300X
+	 * platforms, one 200 Gb/s HDR NIC per GPU for Ampere (DGX A100) and
+	 * MI250X; anything else a 100 GbE port. */
+	if (hw->network_gbit_s == 0) {
+		int gen = hw->arch.present ? hw->arch.tensor_gen : HW_TC_NONE;
+		hw->network_gbit_s = hw->hw_class != HW_DATACENTER_GPU ? 100 :
+				     gen == HW_TC_HOPPER || gen == HW_TC_BLACKWELL || gen == HW_TC_CDNA3 ? 400 :
+				     gen == HW_TC_AMPERE || gen == HW_TC_CDNA2 ? 200 : 100;
+	}
+	return 0;
 }
 
 int hw_load_named(struct hw_profile *hw, const char *name, struct err *e)

@@ -104,6 +104,7 @@ struct hw_profile {
 	double ic_latency_us;
 	int host_link;               /* index into hw_link_names */
 	double host_bandwidth_gb_s;  /* per direction */
+	double network_gbit_s;       /* scale-out NIC rate per GPU (IB / RoCE), Gb/s; 0: the default */
 	double price_per_hour_usd;   /* 0 when the profile has none */
 	bool has_price;
 	/* [ownership]: what owning the device costs (plan's and compare's

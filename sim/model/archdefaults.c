@@ -1,18 +1,22 @@
 #include "archdefaults.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* One architecture: its transformers config class's defaults (a JSON
- * object, the class's __init__ defaults), its field aliases
- * (attribute_map: "theirs=ours,…"), whether its MLP is gated, and a hook
- * for defaults that follow from other fields. */
+/* One architecture: its transformers config class and that class's
+ * defaults (a JSON object: the __init__ / dataclass defaults of the fields
+ * servesim reads), its field aliases (attribute_map: "theirs=ours,…"),
+ * whether its MLP is gated, and a hook for defaults that follow from
+ * other fields. */
 struct arch {
 	const char *model_type;
+	const char *config_class;
 	const char *defaults;
 	const char *aliases;
 	int ffn_matrices;
-	int (*derive)(json_t *cfg, const char *path, struct err *e);
+	int (*derive)(json_t *cfg, struct model *m, const char *path, struct err *e);
 };
 
 static json_int_t get_int(json_t *cfg, const char *key)
@@ -20,38 +24,66 @@ static json_int_t get_int(json_t *cfg, const char *key)
 	return json_integer_value(json_object_get(cfg, key));
 }
 
+void arch_note_default(struct model *m, const char *key, const json_t *value, bool derived)
+{
+	if (m->n_defaulted >= MODEL_MAX_DEFAULTS)
+		return;
+	struct model_default *d = &m->defaulted[m->n_defaulted++];
+	snprintf(d->key, sizeof d->key, "%s", key);
+	d->derived = derived;
+	if (json_is_array(value)) {
+		snprintf(d->value, sizeof d->value, "[%zu entries]", json_array_size(value));
+		return;
+	}
+	char *text = json_dumps(value, JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
+	snprintf(d->value, sizeof d->value, "%s", text ? text : "?");
+	free(text);
+}
+
+/* Sets key to v (stolen) and records it as derived from other fields. */
+static void derive_set(json_t *cfg, struct model *m, const char *key, json_t *v)
+{
+	arch_note_default(m, key, v, true);
+	json_object_set_new(cfg, key, v);
+}
+
 /* GPT2Config: n_inner = None means 4 * n_embd (modeling_gpt2.py GPT2Block);
  * GPT-J's and BLOOM's MLPs are 4 × hidden the same way. */
-static int derive_gpt2(json_t *cfg, const char *path, struct err *e)
+static int derive_gpt2(json_t *cfg, struct model *m, const char *path, struct err *e)
 {
 	(void)path, (void)e;
 	json_t *inner = json_object_get(cfg, "intermediate_size");
-	if (!json_is_integer(inner))
-		json_object_set_new(cfg, "intermediate_size", json_integer(4 * get_int(cfg, "hidden_size")));
+	if (!json_is_integer(inner) && json_is_integer(json_object_get(cfg, "hidden_size")))
+		derive_set(cfg, m, "intermediate_size", json_integer(4 * get_int(cfg, "hidden_size")));
 	return 0;
 }
 
 /* FalconConfig: ffn_hidden_size = None means 4 * hidden_size; KV heads are
  * num_kv_heads with new_decoder_architecture, else 1 with multi_query, else
  * one per attention head (modeling_falcon.py FalconAttention). */
-static int derive_falcon(json_t *cfg, const char *path, struct err *e)
+static int derive_falcon(json_t *cfg, struct model *m, const char *path, struct err *e)
 {
 	(void)path, (void)e;
 	json_t *ffn = json_object_get(cfg, "ffn_hidden_size");
-	if (!json_is_integer(json_object_get(cfg, "intermediate_size")))
-		json_object_set_new(cfg, "intermediate_size",
-				    json_is_integer(ffn) ? json_incref(ffn) :
-							   json_integer(4 * get_int(cfg, "hidden_size")));
+	if (!json_is_integer(json_object_get(cfg, "intermediate_size"))) {
+		if (json_is_integer(ffn))
+			json_object_set(cfg, "intermediate_size", ffn);
+		else if (json_is_integer(json_object_get(cfg, "hidden_size")))
+			derive_set(cfg, m, "intermediate_size", json_integer(4 * get_int(cfg, "hidden_size")));
+	}
 	json_int_t heads = get_int(cfg, "num_attention_heads");
 	json_int_t kv = heads;
-	if (json_is_true(json_object_get(cfg, "new_decoder_architecture"))) {
-		json_t *n = json_object_get(cfg, "num_kv_heads");
+	json_t *n = json_object_get(cfg, "num_kv_heads");
+	if (json_is_true(json_object_get(cfg, "new_decoder_architecture")))
 		kv = json_is_integer(n) ? json_integer_value(n) : heads;
-	} else if (json_is_true(json_object_get(cfg, "multi_query"))) {
+	else if (json_is_true(json_object_get(cfg, "multi_query")))
 		kv = 1;
-	}
+	bool stated = json_is_integer(n) && json_is_true(json_object_get(cfg, "new_decoder_architecture"));
 	json_object_del(cfg, "num_kv_heads");
-	json_object_set_new(cfg, "num_key_value_heads", json_integer(kv));
+	if (stated)
+		json_object_set_new(cfg, "num_key_value_heads", json_integer(kv));
+	else
+		derive_set(cfg, m, "num_key_value_heads", json_integer(kv));
 	json_object_set_new(cfg, "attention_bias", json_boolean(json_is_true(json_object_get(cfg, "bias"))));
 	return 0;
 }
@@ -59,7 +91,7 @@ static int derive_falcon(json_t *cfg, const char *path, struct err *e)
 /* Gemma 3: every sliding_window_pattern-th layer is global, the others
  * slide (Gemma3TextConfig: layer_types from sliding_window_pattern = 6 when
  * the config does not list them). */
-static int derive_gemma3(json_t *cfg, const char *path, struct err *e)
+static int derive_gemma3(json_t *cfg, struct model *m, const char *path, struct err *e)
 {
 	(void)path, (void)e;
 	if (json_is_array(json_object_get(cfg, "layer_types")))
@@ -67,86 +99,148 @@ static int derive_gemma3(json_t *cfg, const char *path, struct err *e)
 	json_int_t n = get_int(cfg, "num_hidden_layers"), pattern = get_int(cfg, "sliding_window_pattern");
 	if (pattern <= 0)
 		pattern = 6;
+	if (n <= 0 || n > MODEL_MAX_LAYERS)
+		return 0;   /* the loader names num_hidden_layers */
 	json_t *types = json_array();
 	for (json_int_t i = 0; i < n; i++)
 		json_array_append_new(types, json_string((i + 1) % pattern ? "sliding_attention" : "full_attention"));
-	json_object_set_new(cfg, "layer_types", types);
+	derive_set(cfg, m, "layer_types", types);
 	return 0;
 }
 
-/* Sorted by model_type. Defaults from transformers'
- * models/<type>/configuration_<type>.py (v4.5x). The core dimensions
- * (vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
- * intermediate_size) are left out on purpose: every published config
- * states them, and a config without one is truncated, not a 7B-era
- * default model, so the loader names the missing field instead. */
+/* Sorted by model_type. Each row's defaults are its config class's, from
+ * the transformers file named beside it (src/transformers/models/…,
+ * v4.5x-v5: the same values in the __init__ signatures of v4 and the
+ * dataclass fields of v5). Only fields servesim reads are listed; where
+ * the class has no default for a core dimension (BLOOM, GPT-J, GPT-NeoX,
+ * OPT, Phi, StarCoder2 rows: not checked against their files), the field
+ * stays required and its absence is the loader's one-line error. */
 static const struct arch archs[] = {
-	{ "bloom", "{\"tie_word_embeddings\":true}", "n_layer=num_hidden_layers,n_head=num_attention_heads", 2,
-	  derive_gpt2 },
-	{ "falcon",
-	  "{"
+	/* bloom/configuration_bloom.py */
+	{ "bloom", "BloomConfig", "{\"tie_word_embeddings\":true}",
+	  "n_layer=num_hidden_layers,n_head=num_attention_heads", 2, derive_gpt2 },
+	/* deepseek_v2/configuration_deepseek_v2.py (DeepSeek-V2-Lite style;
+	 * num_experts_per_tok has no default: None there, required here) */
+	{ "deepseek_v2", "DeepseekV2Config",
+	  "{\"vocab_size\":32000,\"hidden_size\":4096,\"intermediate_size\":11008,\"num_hidden_layers\":32,"
+	  "\"num_attention_heads\":32,\"max_position_embeddings\":2048,\"tie_word_embeddings\":false,"
+	  "\"first_k_dense_replace\":0,\"kv_lora_rank\":512,\"q_lora_rank\":1536,\"n_routed_experts\":64,"
+	  "\"n_shared_experts\":2,\"qk_nope_head_dim\":128,\"qk_rope_head_dim\":64,\"v_head_dim\":128,"
+	  "\"moe_intermediate_size\":1407}",
+	  "", 3, NULL },
+	/* deepseek_v3/configuration_deepseek_v3.py (DeepSeek-V3 671B) */
+	{ "deepseek_v3", "DeepseekV3Config",
+	  "{\"vocab_size\":129280,\"hidden_size\":7168,\"intermediate_size\":18432,\"moe_intermediate_size\":2048,"
+	  "\"num_hidden_layers\":61,\"num_attention_heads\":128,\"num_key_value_heads\":128,"
+	  "\"n_shared_experts\":1,\"n_routed_experts\":256,\"kv_lora_rank\":512,\"q_lora_rank\":1536,"
+	  "\"qk_rope_head_dim\":64,\"v_head_dim\":128,\"qk_nope_head_dim\":128,\"num_experts_per_tok\":8,"
+	  "\"first_k_dense_replace\":3,\"max_position_embeddings\":4096,\"tie_word_embeddings\":false}",
+	  "", 3, NULL },
+	/* falcon/configuration_falcon.py (Falcon-7B; max_position_embeddings
+	 * from v4.35 on) */
+	{ "falcon", "FalconConfig",
+	  "{\"vocab_size\":65024,\"hidden_size\":4544,\"num_hidden_layers\":32,\"num_attention_heads\":71,"
 	  "\"max_position_embeddings\":2048,\"multi_query\":true,\"tie_word_embeddings\":true}",
 	  "n_layer=num_hidden_layers,n_head=num_attention_heads,n_head_kv=num_kv_heads", 2, derive_falcon },
-	{ "gemma",
-	  "{\"num_key_value_heads\":16,"
-	  "\"head_dim\":256,\"max_position_embeddings\":8192,"
-	  "\"tie_word_embeddings\":true}",
+	/* gemma/configuration_gemma.py (gemma-7b) */
+	{ "gemma", "GemmaConfig",
+	  "{\"vocab_size\":256000,\"hidden_size\":3072,\"intermediate_size\":24576,\"num_hidden_layers\":28,"
+	  "\"num_attention_heads\":16,\"num_key_value_heads\":16,\"head_dim\":256,"
+	  "\"max_position_embeddings\":8192,\"tie_word_embeddings\":true}",
 	  "", 3, NULL },
-	{ "gemma2",
-	  "{\"num_key_value_heads\":4,"
-	  "\"head_dim\":256,\"max_position_embeddings\":8192,"
-	  "\"sliding_window\":4096,\"attn_logit_softcapping\":50.0,\"final_logit_softcapping\":30.0,"
-	  "\"tie_word_embeddings\":true}",
+	/* gemma2/configuration_gemma2.py (gemma-2-2b dimensions) */
+	{ "gemma2", "Gemma2Config",
+	  "{\"vocab_size\":256000,\"hidden_size\":2304,\"intermediate_size\":9216,\"num_hidden_layers\":26,"
+	  "\"num_attention_heads\":8,\"num_key_value_heads\":4,\"head_dim\":256,"
+	  "\"max_position_embeddings\":8192,\"sliding_window\":4096,\"attn_logit_softcapping\":50.0,"
+	  "\"final_logit_softcapping\":30.0,\"tie_word_embeddings\":true}",
 	  "", 3, NULL },
-	/* Gemma 3's multimodal checkpoints (gemma-3-4b-it) publish a
-	 * text_config without heads or vocab: Gemma3TextConfig's 8 heads and
-	 * 262,208 tokens stand, the one family whose core fields are defaulted
-	 * because its own published configs rely on them. */
-	{ "gemma3_text",
-	  "{\"num_attention_heads\":8,\"vocab_size\":262208,\"num_key_value_heads\":4,"
-	  "\"head_dim\":256,\"max_position_embeddings\":131072,"
-	  "\"sliding_window\":4096,\"tie_word_embeddings\":true}",
+	/* gemma3/configuration_gemma3.py, Gemma3TextConfig. Gemma 3's
+	 * multimodal checkpoints (gemma-3-4b-it) publish a text_config without
+	 * heads or vocab and rely on these. */
+	{ "gemma3_text", "Gemma3TextConfig",
+	  "{\"vocab_size\":262208,\"hidden_size\":2304,\"intermediate_size\":9216,\"num_hidden_layers\":26,"
+	  "\"num_attention_heads\":8,\"num_key_value_heads\":4,\"head_dim\":256,"
+	  "\"max_position_embeddings\":131072,\"sliding_window\":4096,\"tie_word_embeddings\":true}",
 	  "", 3, derive_gemma3 },
-	{ "gpt2",
-	  "{\"max_position_embeddings\":1024,"
-	  "\"attention_bias\":true,\"tie_word_embeddings\":true}",
+	/* gpt2/configuration_gpt2.py (the 124M GPT-2) */
+	{ "gpt2", "GPT2Config",
+	  "{\"vocab_size\":50257,\"hidden_size\":768,\"num_hidden_layers\":12,\"num_attention_heads\":12,"
+	  "\"max_position_embeddings\":1024,\"attention_bias\":true,\"tie_word_embeddings\":true}",
 	  "n_embd=hidden_size,n_layer=num_hidden_layers,n_head=num_attention_heads,n_positions=max_position_embeddings,"
 	  "n_inner=intermediate_size",
 	  2, derive_gpt2 },
-	{ "gpt_neox", "{\"max_position_embeddings\":2048,\"partial_rotary_factor\":0.25,\"tie_word_embeddings\":false}",
+	/* gpt_neox/configuration_gpt_neox.py */
+	{ "gpt_neox", "GPTNeoXConfig",
+	  "{\"max_position_embeddings\":2048,\"partial_rotary_factor\":0.25,\"tie_word_embeddings\":false}",
 	  "rotary_pct=partial_rotary_factor", 2, NULL },
-	{ "gptj", "{\"max_position_embeddings\":2048,\"tie_word_embeddings\":false}",
+	/* gptj/configuration_gptj.py */
+	{ "gptj", "GPTJConfig", "{\"max_position_embeddings\":2048,\"tie_word_embeddings\":false}",
 	  "n_embd=hidden_size,n_layer=num_hidden_layers,n_head=num_attention_heads,n_positions=max_position_embeddings,"
 	  "n_inner=intermediate_size",
 	  2, derive_gpt2 },
-	{ "llama",
-	  "{"
-	  "\"max_position_embeddings\":2048,\"tie_word_embeddings\":false}",
+	/* llama/configuration_llama.py (Llama-2-7B) */
+	{ "llama", "LlamaConfig",
+	  "{\"vocab_size\":32000,\"hidden_size\":4096,\"intermediate_size\":11008,\"num_hidden_layers\":32,"
+	  "\"num_attention_heads\":32,\"max_position_embeddings\":2048,\"tie_word_embeddings\":false}",
 	  "", 3, NULL },
-	{ "mistral",
-	  "{"
-	  "\"max_position_embeddings\":131072,"
-	  "\"tie_word_embeddings\":false}",
+	/* mistral/configuration_mistral.py (Mistral-7B-v0.1: a 4096-token
+	 * window on every layer unless the config says null) */
+	{ "mistral", "MistralConfig",
+	  "{\"vocab_size\":32000,\"hidden_size\":4096,\"intermediate_size\":14336,\"num_hidden_layers\":32,"
+	  "\"num_attention_heads\":32,\"num_key_value_heads\":8,\"max_position_embeddings\":131072,"
+	  "\"sliding_window\":4096,\"tie_word_embeddings\":false}",
 	  "", 3, NULL },
-	{ "opt", "{\"max_position_embeddings\":2048,\"tie_word_embeddings\":true}", "ffn_dim=intermediate_size", 2,
+	/* mixtral/configuration_mixtral.py (Mixtral-8x7B; no window) */
+	{ "mixtral", "MixtralConfig",
+	  "{\"vocab_size\":32000,\"hidden_size\":4096,\"intermediate_size\":14336,\"num_hidden_layers\":32,"
+	  "\"num_attention_heads\":32,\"num_key_value_heads\":8,\"max_position_embeddings\":131072,"
+	  "\"num_experts_per_tok\":2,\"num_local_experts\":8,\"tie_word_embeddings\":false}",
+	  "", 3, NULL },
+	/* opt/configuration_opt.py */
+	{ "opt", "OPTConfig", "{\"max_position_embeddings\":2048,\"tie_word_embeddings\":true}",
+	  "ffn_dim=intermediate_size", 2, NULL },
+	/* phi/configuration_phi.py */
+	{ "phi", "PhiConfig",
+	  "{\"max_position_embeddings\":2048,\"partial_rotary_factor\":0.5,\"tie_word_embeddings\":false}", "", 2,
 	  NULL },
-	{ "phi", "{\"max_position_embeddings\":2048,\"partial_rotary_factor\":0.5,\"tie_word_embeddings\":false}", "",
-	  2, NULL },
-	{ "phi3",
-	  "{"
-	  "\"max_position_embeddings\":4096,\"tie_word_embeddings\":false}",
+	/* phi3/configuration_phi3.py (Phi-3-mini-4k) */
+	{ "phi3", "Phi3Config",
+	  "{\"vocab_size\":32064,\"hidden_size\":3072,\"intermediate_size\":8192,\"num_hidden_layers\":32,"
+	  "\"num_attention_heads\":32,\"max_position_embeddings\":4096,\"tie_word_embeddings\":false}",
 	  "", 3, NULL },
-	{ "qwen2",
-	  "{"
-	  "\"max_position_embeddings\":32768,"
+	/* qwen2/configuration_qwen2.py (Qwen2-7B; 32 KV heads, not
+	 * num_attention_heads; the window only with use_sliding_window) */
+	{ "qwen2", "Qwen2Config",
+	  "{\"vocab_size\":151936,\"hidden_size\":4096,\"intermediate_size\":22016,\"num_hidden_layers\":32,"
+	  "\"num_attention_heads\":32,\"num_key_value_heads\":32,\"max_position_embeddings\":32768,"
+	  "\"use_sliding_window\":false,\"max_window_layers\":28,\"tie_word_embeddings\":false}",
+	  "", 3, NULL },
+	/* qwen2_moe/configuration_qwen2_moe.py (Qwen1.5-MoE-A2.7B) */
+	{ "qwen2_moe", "Qwen2MoeConfig",
+	  "{\"vocab_size\":151936,\"hidden_size\":2048,\"intermediate_size\":5632,\"num_hidden_layers\":24,"
+	  "\"num_attention_heads\":16,\"num_key_value_heads\":16,\"max_position_embeddings\":32768,"
+	  "\"use_sliding_window\":false,\"max_window_layers\":28,\"decoder_sparse_step\":1,"
+	  "\"moe_intermediate_size\":1408,\"shared_expert_intermediate_size\":5632,\"num_experts_per_tok\":4,"
+	  "\"num_experts\":60,\"tie_word_embeddings\":false}",
+	  "", 3, NULL },
+	/* qwen3/configuration_qwen3.py (Qwen3-8B style; head_dim 128) */
+	{ "qwen3", "Qwen3Config",
+	  "{\"vocab_size\":151936,\"hidden_size\":4096,\"intermediate_size\":22016,\"num_hidden_layers\":32,"
+	  "\"num_attention_heads\":32,\"num_key_value_heads\":32,\"head_dim\":128,"
+	  "\"max_position_embeddings\":32768,\"use_sliding_window\":false,\"max_window_layers\":28,"
 	  "\"tie_word_embeddings\":false}",
 	  "", 3, NULL },
-	{ "qwen3",
-	  "{"
-	  "\"head_dim\":128,\"max_position_embeddings\":32768,"
-	  "\"tie_word_embeddings\":false}",
+	/* qwen3_moe/configuration_qwen3_moe.py (Qwen3-30B-A3B style; no
+	 * head_dim field: hidden_size / num_attention_heads) */
+	{ "qwen3_moe", "Qwen3MoeConfig",
+	  "{\"vocab_size\":151936,\"hidden_size\":2048,\"intermediate_size\":6144,\"num_hidden_layers\":24,"
+	  "\"num_attention_heads\":32,\"num_key_value_heads\":4,\"max_position_embeddings\":32768,"
+	  "\"use_sliding_window\":false,\"decoder_sparse_step\":1,\"moe_intermediate_size\":768,"
+	  "\"num_experts_per_tok\":8,\"num_experts\":128,\"tie_word_embeddings\":false}",
 	  "", 3, NULL },
-	{ "starcoder2", "{\"max_position_embeddings\":4096}", "", 2, NULL },
+	/* starcoder2/configuration_starcoder2.py */
+	{ "starcoder2", "Starcoder2Config", "{\"max_position_embeddings\":4096}", "", 2, NULL },
 };
 
 static const struct arch *find_arch(const char *model_type)
@@ -226,13 +320,14 @@ static int refuse_hybrid(json_t *cfg, const char *model_type, const char *path, 
 		       path, model_type[0] ? model_type : "(none)", what ? what : "non-attention", count);
 }
 
-int arch_normalize(json_t *cfg, const char *model_type, const char *path, struct err *e)
+int arch_normalize(json_t *cfg, const char *model_type, const char *path, struct model *m, struct err *e)
 {
 	if (refuse_hybrid(cfg, model_type, path, e))
 		return -1;
 	const struct arch *a = find_arch(model_type);
 	if (!a)
 		return 0;
+	m->defaults_from = a->config_class;
 	/* Aliases first: an explicit field under either name beats the default. */
 	char buf[512];
 	snprintf(buf, sizeof buf, "%s", a->aliases);
@@ -248,14 +343,22 @@ int arch_normalize(json_t *cfg, const char *model_type, const char *path, struct
 			return err_set(e, "%s: %s and %s: both given, with different values", path, pair, eq + 1);
 		json_object_set(cfg, eq + 1, v);
 	}
+	/* An absent field takes the class default; so does a null one, as
+	 * transformers' None-means-default fields do, except sliding_window,
+	 * where null is "no window" (Mistral v0.3's published config). */
 	json_t *d = json_loads(a->defaults, 0, NULL);
 	const char *k;
 	json_t *v;
 	json_object_foreach(d, k, v) {
 		json_t *have = json_object_get(cfg, k);
-		if (!have || json_is_null(have))
+		if (!have || (json_is_null(have) && strcmp(k, "sliding_window"))) {
 			json_object_set(cfg, k, v);
+			/* GPT-2's attention_bias is servesim's name for biases the
+			 * class always has, not one of its fields. */
+			if (strcmp(k, "attention_bias"))
+				arch_note_default(m, k, v, false);
+		}
 	}
 	json_decref(d);
-	return a->derive ? a->derive(cfg, path, e) : 0;
+	return a->derive ? a->derive(cfg, m, path, e) : 0;
 }

@@ -18,6 +18,7 @@ struct reader {
 	json_t *cfg;     /* the text part: text_config when present */
 	json_t *top;     /* the whole file */
 	struct err *e;
+	struct model *m; /* where defaults are recorded */
 };
 
 static json_t *field(const struct reader *r, const char *key)
@@ -29,8 +30,12 @@ static json_t *field(const struct reader *r, const char *key)
 static int need_int(const struct reader *r, const char *key, int64_t *out)
 {
 	json_t *v = field(r, key);
+	if (!v && r->m->defaults_from)
+		return err_set(r->e, "%s: %s: missing; expected a positive integer (transformers' %s has no default for it)",
+			       r->path, key, r->m->defaults_from);
 	if (!v)
-		return err_set(r->e, "%s: %s: missing; expected a positive integer", r->path, key);
+		return err_set(r->e, "%s: %s: missing; expected a positive integer (model_type '%s' has no transformers defaults in servesim: sim/model/archdefaults.c)",
+			       r->path, key, r->m->model_type);
 	if (!json_is_integer(v) || json_integer_value(v) <= 0 || json_integer_value(v) > INT32_MAX)
 		return err_set(r->e, "%s: %s: expected an integer from 1 to %d", r->path, key, INT32_MAX);
 	*out = json_integer_value(v);
@@ -80,6 +85,14 @@ static bool type_is(const struct model *m, const char *const *types)
 
 /* Hugging Face's PretrainedConfig ties embeddings by default; these model
  * classes override the default to false. */
+/* Records key = v as derived from other fields (archdefaults.h). */
+static void note_derived(struct model *m, const char *key, int64_t v)
+{
+	json_t *j = json_integer(v);
+	arch_note_default(m, key, j, true);
+	json_decref(j);
+}
+
 static bool default_tie(const struct model *m)
 {
 	static const char *const untied[] = {
@@ -103,6 +116,9 @@ static int read_moe(const struct reader *r, struct model *m)
 	static const char *const topk_keys[] = { "num_experts_per_tok", "experts_per_token", NULL };
 	if (first_int(r, topk_keys, &m->experts_per_token))
 		return -1;
+	if (m->experts_per_token == 0 && !field(r, "num_experts_per_tok") && !field(r, "experts_per_token"))
+		return err_set(r->e, "%s: num_experts_per_tok: missing; expected 1..%lld for %lld experts", r->path,
+			       (long long)m->n_experts, (long long)m->n_experts);
 	if (m->experts_per_token <= 0 || m->experts_per_token > m->n_experts)
 		return err_set(r->e, "%s: num_experts_per_tok: expected 1..%lld for %lld experts",
 			       r->path, (long long)m->n_experts, (long long)m->n_experts);
@@ -158,8 +174,13 @@ static int read_attention(const struct reader *r, struct model *m)
 	static const char *const kv_keys[] = {
 		"n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", NULL
 	};
+	bool kv_given = false;
+	for (const char *const *k = kv_keys; *k; k++)
+		kv_given = kv_given || field(r, *k);
 	if (first_int(r, kv_keys, &m->n_kv_heads))
 		return -1;
+	if (!kv_given)
+		note_derived(m, "num_key_value_heads", m->n_kv_heads);
 	if (m->n_kv_heads <= 0 || m->n_heads % m->n_kv_heads)
 		return err_set(r->e, "%s: num_key_value_heads: expected a divisor of num_attention_heads (%lld)",
 			       r->path, (long long)m->n_heads);
@@ -186,6 +207,7 @@ static int read_attention(const struct reader *r, struct model *m)
 				return err_set(r->e, "%s: head_dim: missing, and hidden_size %lld is not a multiple of num_attention_heads %lld",
 					       r->path, (long long)m->hidden, (long long)m->n_heads);
 			m->head_dim = m->hidden / m->n_heads;
+			note_derived(m, "head_dim", m->head_dim);
 		}
 		m->v_head_dim = m->head_dim;
 	}
@@ -340,7 +362,7 @@ static int from_config(struct model *m, json_t *top, const char *path, struct er
 {
 	if (!json_is_object(top))
 		return err_set(e, "%s: expected a JSON object (a Hugging Face config.json)", path);
-	struct reader r = { .path = path, .top = top, .cfg = top, .e = e };
+	struct reader r = { .path = path, .top = top, .cfg = top, .e = e, .m = m };
 	json_t *text = json_object_get(top, "text_config");
 	if (json_is_object(text))
 		r.cfg = text;
@@ -348,7 +370,12 @@ static int from_config(struct model *m, json_t *top, const char *path, struct er
 	if (!type)
 		type = json_string_value(json_object_get(top, "model_type"));
 	snprintf(m->model_type, sizeof m->model_type, "%s", type ? type : "");
-	if (arch_normalize(r.cfg, m->model_type, path, e))
+	/* A multimodal wrapper may state tie_word_embeddings at its top level
+	 * only: that value is the config's, not a default to fill. */
+	json_t *top_tie = json_object_get(top, "tie_word_embeddings");
+	if (r.cfg != top && json_is_boolean(top_tie) && !json_object_get(r.cfg, "tie_word_embeddings"))
+		json_object_set(r.cfg, "tie_word_embeddings", top_tie);
+	if (arch_normalize(r.cfg, m->model_type, path, m, e))
 		return -1;
 	m->ffn_matrices = arch_ffn_matrices(m->model_type);
 
@@ -357,6 +384,9 @@ static int from_config(struct model *m, json_t *top, const char *path, struct er
 	    need_int(&r, "vocab_size", &m->vocab) ||
 	    need_int(&r, "intermediate_size", &m->dense_ffn_width))
 		return -1;
+	if (m->n_layers > MODEL_MAX_LAYERS)
+		return err_set(e, "%s: num_hidden_layers: expected an integer from 1 to %d, got %lld", path, MODEL_MAX_LAYERS,
+			       (long long)m->n_layers);
 	/* Absent: 0, and the engines choose (vLLM's 4096 fallback); present,
 	 * a context of 0 tokens is no context: an error, not the fallback. */
 	m->max_position_embeddings = 0;
@@ -374,6 +404,11 @@ static int from_config(struct model *m, json_t *top, const char *path, struct er
 	if (!json_is_boolean(tie))
 		tie = field(&r, "tie_word_embeddings");
 	m->tie_embeddings = json_is_boolean(tie) ? json_is_true(tie) : default_tie(m);
+	if (!json_is_boolean(tie)) {
+		json_t *v = json_boolean(m->tie_embeddings);
+		arch_note_default(m, "tie_word_embeddings", v, false);
+		json_decref(v);
+	}
 	return 0;
 }
 
@@ -473,140 +508,15 @@ int model_load_named(struct model *m, const char *name, struct err *e)
 	return 0;
 }
 
-void model_params(const struct model *m, struct model_params *p)
+void model_defaults_text(const struct model *m, bool derived, char *buf, size_t n)
 {
-	double D = (double)m->hidden, H = (double)m->n_heads;
-	double hd = (double)m->head_dim, vd = (double)m->v_head_dim;
-	memset(p, 0, sizeof *p);
-	p->embed = (double)m->vocab * D;
-	p->lm_head = m->tie_embeddings ? 0 : p->embed;
-	if (m->mla) {
-		double rope = (double)m->qk_rope_head_dim, nope = (double)m->qk_nope_head_dim;
-		double lora = (double)m->kv_lora_rank, qlora = (double)m->q_lora_rank;
-		double q = qlora > 0 ? D * qlora + qlora + qlora * H * hd : D * H * hd;
-		p->attn_per_layer = q + D * (lora + rope) + lora + lora * H * (nope + vd) + H * vd * D;
-	} else {
-		double kv = (double)m->n_kv_heads * hd;
-		p->attn_per_layer = D * H * hd + 2 * D * kv + H * hd * D;
-		if (m->attention_bias)
-			p->attn_per_layer += H * hd + 2 * kv;
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < m->n_defaulted && len < n; i++) {
+		const struct model_default *d = &m->defaulted[i];
+		if (d->derived != derived)
+			continue;
+		int k = snprintf(buf + len, n - len, "%s%s=%s", len ? ", " : "", d->key, d->value);
+		len += k > 0 ? (size_t)k : 0;
 	}
-	p->dense_ffn_per_layer = (double)m->ffn_matrices * D * (double)m->dense_ffn_width;
-	if (m->n_moe_layers) {
-		double w = (double)m->expert_ffn_width;
-		p->expert = (double)m->ffn_matrices * D * w + (m->expert_bias ? 2 * w + D : 0);
-		p->shared_per_layer = (double)m->ffn_matrices * D * (double)m->shared_ffn_width;
-		p->router_per_layer = D * (double)m->n_experts + (m->expert_bias ? (double)m->n_experts : 0);
-	}
-	p->norms = (2 * (double)m->n_layers + 1) * D;
-
-	double L = (double)m->n_layers, Lm = (double)m->n_moe_layers;
-	double common = p->embed + p->lm_head + p->norms + L * p->attn_per_layer +
-			(L - Lm) * p->dense_ffn_per_layer +
-			Lm * (p->shared_per_layer + p->router_per_layer);
-	p->total = common + Lm * (double)m->n_experts * p->expert;
-	p->active = common + Lm * (double)m->experts_per_token * p->expert;
-	p->active_compute = p->active - p->embed;
-}
-
-void model_group_bytes(const struct model *m, const struct precision *w, struct model_group_bytes *b)
-{
-	double bits = w->bits_per_weight / 8;
-	b->embed = w->quantizes_embeddings || w->bits_per_weight >= 16 ? bits : 2.0;
-	b->expert = bits;
-	b->dense = w->experts_only ? 2.0 : bits;
-	b->attn = m->quant_skips_attention && b->dense < 2 ? 2.0 : b->dense;
-}
-
-/* Splits the parameters into embedding tables, attention, routed experts
- * (`experts` of them per MoE layer) and the rest, each at its own bytes. */
-static double weight_bytes(const struct model *m, const struct precision *w, double experts)
-{
-	struct model_params p;
-	struct model_group_bytes b;
-	model_params(m, &p);
-	model_group_bytes(m, w, &b);
-	double emb = p.embed + p.lm_head;
-	double attn = (double)m->n_layers * p.attn_per_layer;
-	double active_experts = (double)m->n_moe_layers * (double)m->experts_per_token * p.expert;
-	double rest = p.active - emb - attn - active_experts;
-	return emb * b.embed + attn * b.attn + rest * b.dense +
-	       (double)m->n_moe_layers * experts * p.expert * b.expert;
-}
-
-double model_vision_bytes(const struct model *m, int tp)
-{
-	return m->vision_params * 2 / tp;
-}
-
-double model_rope_cache_bytes(const struct model *m)
-{
-	return (double)m->max_position_embeddings * (double)m->rotary_dim * 2;
-}
-
-double model_weight_bytes(const struct model *m, const struct precision *w)
-{
-	return weight_bytes(m, w, (double)m->n_experts);
-}
-
-double model_weight_bytes_per_gpu(const struct model *m, const struct precision *w, int tp, int pp)
-{
-	double all = model_weight_bytes(m, w);
-	if (pp > 1) {
-		struct model_params p;
-		struct model_group_bytes b;
-		model_params(m, &p);
-		model_group_bytes(m, w, &b);
-		double table = p.embed * b.embed;   /* the LM head is the same size */
-		double tables = m->tie_embeddings ? table : 2 * table;
-		double stage = (double)pipeline_stage_layers(m->n_layers, pp) / (double)m->n_layers;
-		all = (all - tables) * stage + table;
-	}
-	return all / tp + model_vision_bytes(m, tp);
-}
-
-double model_active_weight_bytes(const struct model *m, const struct precision *w)
-{
-	struct model_params p;
-	struct model_group_bytes b;
-	model_params(m, &p);
-	model_group_bytes(m, w, &b);
-	/* An untied input embedding is a lookup of one row per token, not a
-	 * stream: drop it (a tied table is read whole, as the LM head). */
-	double lookup = m->tie_embeddings ? 0 : p.embed;
-	return weight_bytes(m, w, (double)m->experts_per_token) - lookup * b.embed;
-}
-
-double model_linear_flops_per_token(const struct model *m)
-{
-	struct model_params p;
-	model_params(m, &p);
-	return 2 * (p.active_compute - p.norms);
-}
-
-double model_attn_flops_per_token(const struct model *m, double ctx)
-{
-	double full = (double)(m->n_layers - m->n_sliding_layers);
-	double slide = (double)m->n_sliding_layers;
-	double c_slide = m->sliding_window > 0 ? fmin(ctx, (double)m->sliding_window) : ctx;
-	double per_ctx = 2 * (double)m->n_heads * (double)(m->head_dim + m->v_head_dim);
-	return per_ctx * (full * ctx + slide * c_slide);
-}
-
-double model_kv_bytes_per_token(const struct model *m, double kv_bytes_per_elem)
-{
-	if (m->mla)
-		return (double)m->n_layers * (double)(m->kv_lora_rank + m->qk_rope_head_dim) *
-		       kv_bytes_per_elem;
-	return 2.0 * (double)m->n_layers * (double)m->n_kv_heads * (double)m->head_dim *
-	       kv_bytes_per_elem;
-}
-
-double model_kv_bytes_per_token_per_rank(const struct model *m, double kv_bytes_per_elem, int tp)
-{
-	if (m->mla || tp <= 1)
-		return model_kv_bytes_per_token(m, kv_bytes_per_elem);
-	double heads = floor((double)m->n_kv_heads / tp);
-	return model_kv_bytes_per_token(m, kv_bytes_per_elem) * (heads < 1 ? 1 : heads) /
-	       (double)m->n_kv_heads;
 }

@@ -5,9 +5,11 @@
  * The loader reads `text_config` when present (multimodal wrappers), the
  * `head_dim` override, GQA, MoE (which layers, how many experts, top-k,
  * shared experts), MLA, sliding-window layers and `quantization_config`.
- * A field the model needs and the config lacks is an error naming it; a
- * field with a documented Hugging Face default (num_key_value_heads =
- * num_attention_heads, tie_word_embeddings per model_type) takes it.
+ * A field the config lacks takes its transformers default for the
+ * architecture (archdefaults.h; num_key_value_heads = num_attention_heads,
+ * head_dim = hidden_size / num_attention_heads, tie_word_embeddings per
+ * model_type), recorded in defaulted[]; a field the model needs with no
+ * default for the architecture is an error naming it.
  *
  * Parameter counts are derived from the dimensions, tensor by tensor, as
  * formats.md §6 describes; "active" counts only the top-k routed experts.
@@ -16,10 +18,28 @@
 #define SERVESIM_MODEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
 #include "precision.h"
+
+/* A field the config left out and what it became: a class default of
+ * the architecture's transformers config (archdefaults.h), or derived
+ * from other fields as transformers derives it (head_dim = hidden_size /
+ * num_attention_heads, num_key_value_heads = num_attention_heads). */
+struct model_default {
+	char key[40];
+	char value[24];               /* as JSON: 4096, false, 30.0 */
+	bool derived;
+};
+
+#define MODEL_MAX_DEFAULTS 32
+
+/* The most decoder layers a config may have: real models have a few
+ * hundred at most, and per-layer work (layer_types, MoE layer rules) must
+ * not follow a count a config can type up to 2^31. */
+#define MODEL_MAX_LAYERS 100000
 
 struct model {
 	char id[64];                  /* file id, e.g. "llama-3.1-8b" */
@@ -73,6 +93,13 @@ struct model {
 	/* The quantization config leaves attention in 16-bit (an `ignore`
 	 * entry matching self_attn, as llm-compressor recipes write). */
 	bool quant_skips_attention;
+
+	/* The fields the config left out, in the order they were filled, and
+	 * the transformers config class whose defaults filled them (static;
+	 * NULL when model_type has no row). */
+	const char *defaults_from;
+	struct model_default defaulted[MODEL_MAX_DEFAULTS];
+	int n_defaulted;
 };
 
 /* Reads a config.json, or a .gguf file's header (gguf.h), into *m.
@@ -81,6 +108,10 @@ struct model {
  * Returns 0, or -1 with e naming the file and line:column for a syntax
  * error, or the field for a missing/invalid one. */
 int model_load(struct model *m, const char *path, struct err *e);
+
+/* The defaulted fields of one kind (derived: computed from other fields;
+ * else the class defaults) as "key=value, …" into buf; "" when none. */
+void model_defaults_text(const struct model *m, bool derived, char *buf, size_t n);
 
 /* Resolves name (an id, a Hugging Face id, a config.json, a model folder,
  * an Ollama tag or a .gguf file: modelname.h) and loads it; an Ollama

@@ -43,33 +43,41 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * clock-adjusted peak: about 0.79 of the 989 TFLOP/s datasheet at
 	 * large M (cuBLAS BF16 ~750-800 TFLOP/s on H100 SXM at 4k-8k cubes;
 	 * uncertain: read from public GEMM sweeps, not a table stored here),
-	 * with the SXM part holding ~1755 of 1830 MHz. half_tokens 24: the
-	 * H100 runs' fit (tune_h100.py), no component measurement. */
+	 * with the SXM part holding ~1755 of 1830 MHz. Small M: the tokens
+	 * pad to whole 64-row tiles, the M of Hopper's only warpgroup MMA
+	 * (PTX ISA, wgmma.mma_async .m64nNk16; CUTLASS sm90 tiles are 64 or
+	 * 128 rows): a shape fact, no fit (it replaces the H100 runs'
+	 * half_tokens of 24). */
 	{ .op = KOP_GEMM, .dtype = KDT_16, .gen = HW_TC_HOPPER, .kernel = "cuBLAS/CUTLASS BF16 GEMM (sm90)",
-	  .compute_frac = 0.82, .half = 24, .bw_frac = 0.97,
-	  .source = "cuBLAS BF16 ~0.79 of H100 datasheet at large M (uncertain); GEMV 0.97 of stream (test-backend-ops, llama.cpp #15131)" },
+	  .compute_frac = 0.82, .tile_m = 64, .bw_frac = 0.97,
+	  .source = "cuBLAS BF16 ~0.79 of H100 datasheet at large M (uncertain); M padded to wgmma's 64 rows (PTX ISA); GEMV 0.97 of stream (test-backend-ops, llama.cpp #15131)" },
 	/* FP8 GEMM on Hopper (CUTLASS scaled_mm / DeepGEMM-class): 0.55 of
 	 * the FP8 peak. DeepGEMM reports up to 1550 TFLOP/s on H800 (0.78)
 	 * for its best shapes; vLLM's per-tensor CUTLASS path sits lower.
 	 * uncertain: 0.55 = the former 0.7 ratio to bf16, set from TensorRT-LLM's
 	 * FP8 table (end-to-end). */
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_HOPPER, .kernel = "CUTLASS FP8 scaled_mm (sm90)",
-	  .compute_frac = 0.575, .half = 24, .bw_frac = 0.97,
-	  .source = "DeepGEMM <=0.78 of FP8 peak (H800); 0.575 uncertain, from the TRT-LLM FP8 table" },
+	  .compute_frac = 0.575, .tile_m = 64, .bw_frac = 0.97,
+	  .source = "DeepGEMM <=0.78 of FP8 peak (H800); 0.575 uncertain, from the TRT-LLM FP8 table; M padded to wgmma's 64 rows" },
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_BLACKWELL, .kernel = "CUTLASS FP8/FP4 GEMM (sm100)",
-	  .compute_frac = 0.575, .half = 48, .bw_frac = 0.97,
-	  .source = "uncertain: no Blackwell low-precision GEMM table here; Hopper's fraction" },
+	  .compute_frac = 0.575, .tile_m = 128, .bw_frac = 0.97,
+	  .source = "uncertain: no Blackwell low-precision GEMM table here; Hopper's fraction; M padded to tcgen05's 128 rows" },
 	{ .op = KOP_GEMM, .dtype = KDT_16, .gen = HW_TC_BLACKWELL, .kernel = "cuBLAS/CUTLASS BF16 GEMM (sm100)",
-	  .compute_frac = 0.82, .half = 48, .bw_frac = 0.97,
-	  .source = "uncertain: Hopper's fraction; half_tokens doubled for the 2x wider tensor core" },
+	  .compute_frac = 0.82, .tile_m = 128, .bw_frac = 0.97,
+	  .source = "uncertain: Hopper's fraction; M padded to tcgen05.mma's 128 rows (its full-rate single-SM shape)" },
 	/* Ampere / Ada cuBLAS: classic tile kernels, one 128x128 tile per SM
-	 * per wave (CUTLASS 2.x threadblock shapes), so partial waves cost a
-	 * full one. 0.80 of the clock-adjusted peak (A100 cuBLAS BF16 ~250 of
-	 * 312 TFLOP/s at large cubes; uncertain: public GEMM sweeps give
-	 * 240-270, none stored here). */
+	 * per wave (CUTLASS 2.x threadblock shapes of 64 or 128 rows), so
+	 * partial waves cost a full one. 0.80 of the clock-adjusted peak
+	 * (A100 cuBLAS BF16 ~250 of 312 TFLOP/s at large cubes; uncertain:
+	 * public GEMM sweeps give 240-270, none stored here). Small M: still
+	 * the former H100 fit's half_tokens 24 (uncertain). Padding M to the
+	 * 64/128-row tiles, as the Hopper rows do, is the shape fact, but it
+	 * made `compare --hardware a100-80gb-sxm`'s tuned search report a
+	 * rate (14.2 req/s, test_plan_tune) that --fixed at its own setting
+	 * does not reproduce (11.75): a tuner sensitivity to fix first. */
 	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = HW_TC_AMPERE, .kernel = "cuBLAS BF16 GEMM (sm80, 128x128 tiles)",
 	  .waves = true, .compute_frac = 0.80, .half = 24, .bw_frac = 0.97,
-	  .source = "A100 cuBLAS ~0.80 of peak at large M (uncertain); GEMV 0.97 of stream (llama.cpp #15131)" },
+	  .source = "A100 cuBLAS ~0.80 of peak at large M (uncertain); 64/128-row tiles in waves, half at 24 tokens (H100 fit); GEMV 0.97 of stream (llama.cpp #15131)" },
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_ADA, .kernel = "CUTLASS FP8 scaled_mm (sm89, 128x128 tiles)",
 	  .waves = true, .compute_frac = 0.56, .half = 24, .bw_frac = 0.97,
 	  .source = "uncertain: no Ada FP8 GEMM table here; Hopper's FP8/BF16 ratio (0.575/0.82) on the Ada BF16 row" },
@@ -101,12 +109,34 @@ static const struct perf_kernel vllm_cuda[] = {
 	{ .op = KOP_ATTN_PREFILL, .gen = KGEN_ANY, .kernel = "FlashAttention-2 (varlen, paged)",
 	  .curve = &fa2_ampere, .compute_frac = 1,
 	  .source = "FA2 paper (arXiv 2307.08691): up to ~70% of A100 peak; shape from FA2 on H100 (FA3 paper)" },
-	/* Paged decode attention (FlashAttention / FlashInfer decode): a
-	 * streaming read of the KV cache. bw_frac 1.0 of stream at many
-	 * sequences, half_seqs 16: the H100 runs' fit (uncertain). */
-	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .kernel = "FlashAttention/FlashInfer paged decode",
+	/* Paged decode attention (vLLM's FlashAttention-3 fork, split-KV):
+	 * each layer's call a fixed time plus its KV bytes at a streaming
+	 * rate, both set by the GQA group (query heads per KV head): FA3
+	 * packs a group's heads into the rows of one tile, so a grouped
+	 * model fills its MMA rows and MHA (one head a tile) does not.
+	 * GQA: 13.7 us + bytes at 2.75 TB/s (0.918 of the H100's 3.0 TB/s
+	 * stream), least squares over the batch-1 decode timings of
+	 * vllm-project/flash-attention PR #63 (H100, "main", Qwen-32B TP2
+	 * shape: 20 query / 4 KV heads, hd 128, bf16): 14.8, 15.6, 16.5,
+	 * 19.1, 26.3 us at 1k-16k tokens (2.1-33.6 MB), residuals < 0.8 us.
+	 * Check, not fitted: ONNX Runtime PR #21414's FA2 paged decode on
+	 * H100 (64 sequences, GQA 8, page 256) takes 21-44 us for 9-65 MiB,
+	 * 10-18% above this line (an older kernel). */
+	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .group_min = 2, .kernel = "FlashAttention-3 paged decode (split-KV, GQA packed)",
+	  .compute_frac = 0.49, .fixed_us = 13.7, .bw_frac = 0.918,
+	  .source = "vllm-project/flash-attention PR #63 H100 batch-1 GQA decode: 13.7 us + bytes at 2.75 TB/s (0.918 of stream)" },
+	/* MHA (one query head a KV head): no component table at vLLM's
+	 * shapes. FA3's own H100 MHA paged decode (Dao-AILab/flash-attention
+	 * issue #1572: batch 16, 32 = 32 heads, hd 128, page 8, CUDA graph:
+	 * 27.6 / 292.0 / 567.2 us at 128 / 2000 / 4000 tokens) is 11.0 us +
+	 * bytes at 1.88 TB/s, but that is upstream FA3 before the decode fix
+	 * vLLM's fork carries (PR #63, one MMA warpgroup for decode: the
+	 * wasted rows MHA suffers), and at that rate the Llama-2-7B runs
+	 * saturate. So this row keeps the former H100 fit (tune_h100.py):
+	 * 1.0 of stream with many sequences, half at 16. uncertain. */
+	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .kernel = "FlashAttention-3 paged decode (MHA)",
 	  .compute_frac = 0.49, .half = 16, .bw_frac = 1.0,
-	  .source = "uncertain: streaming KV read at 1.0 of stream, half at 16 sequences (H100 fit, tune_h100.py)" },
+	  .source = "uncertain: MHA decode at 1.0 of stream, half at 16 sequences (H100 fit, tune_h100.py); FA #1572's upstream-FA3 1.88 TB/s predates vLLM's fork fix" },
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };
 
@@ -125,18 +155,30 @@ static const struct perf_kernel vllm_cuda[] = {
  * same custom all-reduce (HIP port) over Infinity Fabric and RCCL: these
  * rows, uncertain there (no MI300X table here). */
 #define CA_SRC "vLLM PR #24532 H100 TP4 benchmark_device_communicators table"
+#define NET_SRC "nccl-tests #290 (46-48 GB/s per NDR NIC) and #119 (A100 HDR busbw); 30 us: dgx-spark-playbooks PR #103"
 static const struct perf_collective nvlink_coll[] = {
-	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 8 * MIB, 2, 6.0, false, 0.87, CA_SRC },
-	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024, 4, 6.0, false, 0.87, CA_SRC },
-	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024, 8, 6.0, false, 0.87, CA_SRC },
-	{ "custom all-reduce, two-shot", TRAFFIC_TWO_SHOT, true, 8 * MIB, 8, 13.4, false, 0.49, CA_SRC },
-	{ "NCCL (RCCL on ROCm) ring all-reduce", TRAFFIC_RING, false, 0, 0, 0, true, 0.69, CA_SRC },
+	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 8 * MIB, 2, 6.0, false, 0.87, false, CA_SRC },
+	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024, 4, 6.0, false, 0.87, false, CA_SRC },
+	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024, 8, 6.0, false, 0.87, false, CA_SRC },
+	{ "custom all-reduce, two-shot", TRAFFIC_TWO_SHOT, true, 8 * MIB, 8, 13.4, false, 0.49, false, CA_SRC },
+	{ "NCCL (RCCL on ROCm) ring all-reduce", TRAFFIC_RING, false, 0, 0, 0, true, 0.69, false, CA_SRC },
+	/* A tensor-parallel group spanning nodes: NCCL's rings leave each
+	 * node through its NICs, one channel a NIC, so the bus bandwidth is
+	 * the node's NIC rate at 0.94 (NDR 400 Gb/s gives 46-48 GB/s per NIC
+	 * in all_reduce_perf: NVIDIA/nccl-tests #290, an NCCL maintainer;
+	 * check: 3 DGX-class A100 servers with 4 HDR NICs each, 0.94 x 100
+	 * GB/s = 94 against 96 GB/s peak busbw, nccl-tests #119), capped by
+	 * the NVLink ring inside the node (0.69 of the link, as above). 30
+	 * us fixed: a 2-node all_reduce_perf at 8-32 KiB takes 30-40 us
+	 * (NVIDIA/dgx-spark-playbooks PR #103, 200 Gb/s RoCE; uncertain for
+	 * NDR InfiniBand). */
+	{ "NCCL ring all-reduce over InfiniBand / RoCE", TRAFFIC_RING, false, 0, 0, 30.0, false, 0.94, true, NET_SRC },
 };
 /* llama.cpp splits layers across GPUs (-sm layer) and never all-reduces;
  * a tensor split (-sm row) goes through the host: NCCL-less ring at the
  * PCIe figure. uncertain: no component table. */
 static const struct perf_collective ring_only[] = {
-	{ "ring all-reduce (NCCL/RCCL)", TRAFFIC_RING, false, 0, 0, 0, true, 0.69,
+	{ "ring all-reduce (NCCL/RCCL)", TRAFFIC_RING, false, 0, 0, 0, true, 0.69, false,
 	  "ring at vLLM PR #24532's NCCL fraction (uncertain off NVLink)" },
 };
 
@@ -153,14 +195,14 @@ static const struct perf_collective ring_only[] = {
  * the fractions are the CUDA ones with FA2's on-Hopper curve. */
 static const struct perf_kernel vllm_rocm[] = {
 	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "hipBLASLt GEMM",
-	  .compute_frac = 0.70, .half = 48, .bw_frac = 0.95,
-	  .source = "uncertain: no hipBLASLt table here; below CUDA's 0.82 for MI300X's power-limited clocks" },
+	  .compute_frac = 0.70, .tile_m = 64, .bw_frac = 0.95,
+	  .source = "uncertain: no hipBLASLt table here; below CUDA's 0.82 for MI300X's power-limited clocks; 64-row tiles" },
 	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (ROCm)",
 	  .compute_frac = 0.50, .half = 0, .bw_frac = 0.84, .source = "uncertain: the CUDA row scaled as the GEMM" },
 	{ .op = KOP_ATTN_PREFILL, .gen = KGEN_ANY, .kernel = "CK / Triton flash attention (ROCm)",
 	  .curve = &fa2_on_hopper, .compute_frac = 1, .source = "uncertain: FA2-on-H100 fractions (FA3 paper figure)" },
 	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .kernel = "ROCm paged attention",
-	  .compute_frac = 0.4, .half = 16, .bw_frac = 0.95, .source = "uncertain: the CUDA row" },
+	  .compute_frac = 0.4, .fixed_us = 13.7, .bw_frac = 0.918, .source = "uncertain: the CUDA row (FA3 decode, vllm-project/flash-attention PR #63)" },
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };
 
@@ -170,21 +212,22 @@ static const struct perf_kernel llamacpp_cuda[] = {
 	 * the FP16-accumulate rate, twice PyTorch's on GeForce). RTX 4090 llama
 	 * 7B F16 pp512 11048 t/s (llama.cpp PR #4766 llama-bench) = 149
 	 * TFLOP/s = 0.45 of the 330 FP16-accumulate peak for the whole pass at
-	 * M = 512 (attention included); 0.50 at large M with half_tokens 24
-	 * meets that point (tested, test_steptime.c) (vLLM's half; the 4090 ubatch sweep of
-	 * PR #24216, 28360 -> 31089 t/s from 256 to 512, would say ~55, but
-	 * its small batches are memory-bound, so it is not a compute curve). */
+	 * M = 512 (attention included); 0.478 with M in whole 64/128-row
+	 * tiles (512 pads to none) and the waves meets that point (tested,
+	 * test_steptime.c). */
 	{ .op = KOP_GEMM, .dtype = KDT_16, .gen = KGEN_ANY, .kernel = "cuBLAS FP16 GEMM, FP16 compute (prefill) / mmv (decode)",
-	  .peak = KPEAK_ACC16, .waves = true, .compute_frac = 0.50, .half = 24, .bw_frac = 1.0,
+	  .peak = KPEAK_ACC16, .waves = true, .compute_frac = 0.478, .tile_m = 64, .bw_frac = 1.0,
 	  .source = "llama.cpp PR #4766 RTX 4090 F16 pp512 (0.45 of acc16 peak at M=512); GEMV 0.95 of peak = stream (PR #15131)" },
 	/* Quantized weights: MMQ (int8 tensor cores since PR #7676/#7860) for
 	 * prefill, MMVQ for decode. RTX 4090 Q4_0 pp512 7980 t/s (PR #4766) =
 	 * 108 TFLOP/s = 0.16 of the 660 int8 peak; MMQ on tensor cores
-	 * (PR #7676) lifts pp512 1.6x on RTX 3090: 0.26. Decode: Q8_0 tg128
+	 * (PR #7676) lifts pp512 1.6x on RTX 3090: 0.26 at M = 512, 0.248
+	 * beyond its former half curve; MMQ picks its token tile (mmq_x) in
+	 * steps of 8 (mmq.cuh), so M pads to 8. Decode: Q8_0 tg128
 	 * 98 t/s x 7.16 GB = 703 GB/s = 0.73 of stream including the
 	 * per-kernel floor below (PR #4766). */
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = KGEN_ANY, .kernel = "MMQ (int8 tensor cores) / MMVQ",
-	  .peak = KPEAK_INT8, .waves = true, .compute_frac = 0.26, .half = 24, .bw_frac = 0.90,
+	  .peak = KPEAK_INT8, .waves = true, .compute_frac = 0.248, .tile_m = 8, .bw_frac = 0.90,
 	  .source = "llama.cpp PR #4766 RTX 4090 Q4_0 pp512 x1.6 of PR #7676 (MMQ tensor cores); MMVQ Q8_0 tg128" },
 	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "mul_mat_id (MMQ/MMVQ per expert)",
 	  .peak = KPEAK_INT8, .compute_frac = 0.22, .half = 0, .bw_frac = 0.85, .source = "uncertain: the MMQ row, a little lower" },
@@ -251,7 +294,7 @@ const struct perf_backend *perf_backend_for(const char *engine, const struct hw_
 }
 
 const struct perf_kernel *perf_kernel_find(const struct perf_backend *b, int op, int dtype, int gen,
-					   int head_dim)
+					   int head_dim, int group)
 {
 	for (int i = 0; i < b->n_rows; i++) {
 		const struct perf_kernel *k = &b->rows[i];
@@ -262,6 +305,8 @@ const struct perf_kernel *perf_kernel_find(const struct perf_backend *b, int op,
 		if (k->dtype != KDT_ANY && k->dtype != dtype)
 			continue;
 		if (k->head_dim_max > 0 && head_dim > k->head_dim_max)
+			continue;
+		if (k->group_min > 0 && group < k->group_min)
 			continue;
 		return k;
 	}
@@ -301,6 +346,18 @@ static bool all_pairs_linked(const struct hw_profile *hw)
 	return !strncmp(k, "nvlink", 6) || !strcmp(k, "infinity-fabric");
 }
 
+/* The bus bandwidth a row moves bytes at: the GPU link's share, or for a
+ * scale-out row the node's NICs, capped by the in-node NVLink ring. */
+static double row_busbw(const struct perf_collective *c, const struct perf_collective *ring,
+			const struct hw_profile *hw)
+{
+	double link = hw->ic_bandwidth_gb_s * 1e9;
+	if (!c->scale_out)
+		return link * c->link_frac;
+	double nics = c->link_frac * hw->network_gbit_s / 8 * 1e9 * (double)hw->gpus_per_node;
+	return ring ? fmin(nics, link * ring->link_frac) : nics;
+}
+
 double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
 			const struct perf_collective **alg)
 {
@@ -308,16 +365,27 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 		*alg = NULL;
 	if (tp <= 1)
 		return 0;
-	double t = tp, link = hw->ic_bandwidth_gb_s * 1e9, best = INFINITY;
-	bool linked = all_pairs_linked(hw);
+	double t = tp, best = INFINITY;
+	bool linked = all_pairs_linked(hw), spans = tp > hw->gpus_per_node;
+	const struct perf_collective *ring = NULL;
+	bool has_scale_out = false;
+	for (int i = 0; i < b->n_coll; i++) {
+		has_scale_out |= b->coll[i].scale_out;
+		if (!ring && b->coll[i].traffic == TRAFFIC_RING && !b->coll[i].scale_out)
+			ring = &b->coll[i];
+	}
 	for (int i = 0; i < b->n_coll; i++) {
 		const struct perf_collective *c = &b->coll[i];
-		if (c->nvlink_only && !linked)
+		/* A group spanning nodes takes the scale-out rows (a backend
+		 * without one: its ring), one inside a node the others. */
+		if (has_scale_out && c->scale_out != spans)
+			continue;
+		if (c->nvlink_only && (!linked || spans))
 			continue;
 		if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
 			continue;
 		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
-		double s = (c->latency_us + hops) * 1e-6 + traffic(c->traffic, t) * bytes / (link * c->link_frac);
+		double s = (c->latency_us + hops) * 1e-6 + traffic(c->traffic, t) * bytes / row_busbw(c, ring, hw);
 		if (s < best) {
 			best = s;
 			if (alg)

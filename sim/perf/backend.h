@@ -11,21 +11,26 @@
  * which row it used. Each row gives achieved efficiency as a curve of the
  * operator's shape, every number with the component-level measurement it
  * comes from (or `uncertain:` where none supports it):
- *   - matmuls: compute_frac · M / (M + half_tokens) of the clock-adjusted
- *     peak of the row's accumulate type, times tile-wave quantization
- *     over the device's SMs for kernels that are not persistent;
+ *   - matmuls: compute_frac of the clock-adjusted peak of the row's
+ *     accumulate type, times M / (tile_m · ceil(M / tile_m)) (rows padded
+ *     to whole tiles of the instruction or threadblock shape), times
+ *     tile-wave quantization over the device's SMs for kernels that are
+ *     not persistent;
  *   - grouped MoE GEMMs: the same, per expert, with tokens per expert
  *     padded to the kernel's BLOCK_SIZE_M;
  *   - prefill attention: a table of the fraction of peak by keys per query
  *     (FlashAttention-2/3 benchmark curves), per head-dim class;
- *   - decode attention: bw_frac · S / (S + half_seqs) of streaming bandwidth;
+ *   - decode attention: fixed_us a layer plus the KV bytes at bw_frac of
+ *     streaming bandwidth (a kernel microbenchmark's intercept and slope),
+ *     so the bandwidth reached rises with the bytes a call reads;
  *   - memory-bound reads: bw_frac of the device's streaming bandwidth
  *     (hw_stream_bandwidth), plus kernel_us per kernel launched (the
  *     backend's kernels a layer): at small batch a step's achieved
  *     bandwidth is bytes / (bytes / bw + kernels · kernel_us), so it
  *     falls with bytes per kernel and rises to bw as kernels grow.
  * Collectives are rows too (perf_allreduce_s): one-shot / two-shot custom
- * all-reduce, NCCL/RCCL ring, by link, fitted to published benchmark tables.
+ * all-reduce, NCCL/RCCL ring, by link, and NCCL over InfiniBand / RoCE
+ * for a group spanning nodes, fitted to published benchmark tables.
  *
  * Tables are const and static; lookups are O(rows) and done once, in
  * perf_init; nothing here allocates or can fail.
@@ -62,12 +67,17 @@ struct perf_kernel {
 	int dtype;                   /* enum perf_kdtype */
 	int gen;                     /* enum hw_tensor_gen, or KGEN_ANY */
 	int head_dim_max;            /* attention: rows for head dims up to this; 0 any */
+	int group_min;               /* attention: rows for at least this many query heads per KV
+				      * head (GQA group); 0 any */
 	const char *kernel;          /* what the engine runs, by its name */
 	int peak;                    /* enum perf_kpeak: which peak compute_frac is of */
 	bool waves;                  /* one tile per SM per wave (not persistent / stream-K) */
 	double compute_frac;         /* of the clock-adjusted peak, large shapes */
-	double half;                 /* matmul: M tokens at half of compute_frac;
-				      * decode attention: sequences at half of bw_frac */
+	double half;                 /* matmul without tile_m: M tokens at half of compute_frac */
+	double tile_m;               /* matmul: rows of the smallest tile the kernel issues; M pads
+				      * to whole tiles (Hopper WGMMA: 64); 0: the half curve */
+	double fixed_us;             /* decode attention: fixed time of one call (a layer), on top
+				      * of its bytes at bw_frac of stream */
 	const struct perf_curve *curve;  /* prefill attention: fraction of peak by keys per query */
 	double bw_frac;              /* of hw_stream_bandwidth */
 	bool fallback;               /* the "roofline, no kernel data" row: class scalars */
@@ -86,7 +96,10 @@ struct perf_collective {
 	int tp_max;                  /* largest group it runs for; 0: any */
 	double latency_us;           /* fixed */
 	bool ring_hops;              /* adds 2(tp-1) × the profile's per-hop latency */
-	double link_frac;            /* of the profile's per-direction link bandwidth */
+	double link_frac;            /* of the profile's per-direction link bandwidth; scale_out:
+				      * of the node's NICs (network_gbit_s × gpus_per_node) */
+	bool scale_out;              /* for a group spanning nodes (tp > gpus_per_node) only; the
+				      * other rows need the group inside one node */
 	const char *source;
 };
 
@@ -112,10 +125,10 @@ const struct perf_backend *perf_backend_for(const char *engine, const struct hw_
 /* A backend by name ("vllm-cuda", …), or NULL. */
 const struct perf_backend *perf_backend_find(const char *name);
 
-/* The first row of b for (op, dtype, tensor gen, head dim); the
- * fallback row when none matches. Never NULL. */
+/* The first row of b for (op, dtype, tensor gen, head dim, query heads
+ * per KV head); the fallback row when none matches. Never NULL. */
 const struct perf_kernel *perf_kernel_find(const struct perf_backend *b, int op, int dtype, int gen,
-					   int head_dim);
+					   int head_dim, int group);
 
 /* The curve's value at x (log-linear in x, clamped). */
 double perf_curve_at(const struct perf_curve *c, double x);

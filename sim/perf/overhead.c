@@ -67,8 +67,9 @@ static const struct overhead_profile profiles[] = {
 	   * components above do not explain. */
 	  /* Refitted by issue 11 on top of its backend kernel tables
 	   * (`vllm_h100.py --cross-validate`, "fit on all 15 runs"; was 1275
-	   * us and 5 us a sequence on the device-class scalars). */
-	  .request_overhead_ms = 0, .step_overhead_us = 1413, .step_overhead_per_seq_us = 0,
+	   * us and 5 us a sequence on the device-class scalars; 1413 us
+	   * before the decode-attention row took FA3's fixed cost a layer). */
+	  .request_overhead_ms = 0, .step_overhead_us = 1264, .step_overhead_per_seq_us = 0,
 	  .source = "vLLM V1 (EngineCore + AsyncLLM), v0.11 onwards" },
 };
 

@@ -69,6 +69,7 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->attn_flops_per_pair = 2 * (double)m->n_heads * (double)(m->head_dim + m->v_head_dim) / t;
 	p->hidden_bytes_per_token = (double)m->hidden * 2;
 	p->head_dim = (double)m->head_dim;
+	p->q_per_kv = m->n_kv_heads > 0 ? (double)m->n_heads / (double)m->n_kv_heads : 1;
 	p->weights_quantized = gb.dense < 2;
 	p->low_dtype = w->matmul;
 	/* The widest matmul of a layer sets the column tiles of its waves:
@@ -108,15 +109,16 @@ void perf_use_engine(struct perf *p, const char *engine)
 	p->backend = b;
 	/* llama.cpp picks its GEMM by the weights' storage (MMQ for GGUF
 	 * quants), vLLM by the matmul dtype (the low row for FP8/INT8/FP4). */
-	p->k_gemm = perf_kernel_find(b, KOP_GEMM, llama && p->weights_quantized ? KDT_LOW : KDT_16, gen, 0);
-	p->k_gemm_low = perf_kernel_find(b, KOP_GEMM, KDT_LOW, gen, 0);
-	p->k_moe = perf_kernel_find(b, KOP_MOE, KDT_ANY, gen, 0);
-	p->k_prefill = perf_kernel_find(b, KOP_ATTN_PREFILL, KDT_ANY, gen, (int)hd);
-	p->k_decode = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, gen, (int)hd);
+	p->k_gemm = perf_kernel_find(b, KOP_GEMM, llama && p->weights_quantized ? KDT_LOW : KDT_16, gen, 0, 0);
+	p->k_gemm_low = perf_kernel_find(b, KOP_GEMM, KDT_LOW, gen, 0, 0);
+	p->k_moe = perf_kernel_find(b, KOP_MOE, KDT_ANY, gen, 0, 0);
+	p->k_prefill = perf_kernel_find(b, KOP_ATTN_PREFILL, KDT_ANY, gen, (int)hd, (int)p->q_per_kv);
+	p->k_decode = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, gen, (int)hd, (int)p->q_per_kv);
 	const struct perf_kernel *k = p->k_gemm, *kl = p->k_gemm_low, *km = p->k_moe;
 	p->gemm_cmax = GIVEN(compute_max) || k->fallback ? e->compute_max
 							  : k->compute_frac * clock * peak_gain(hw, k);
 	p->gemm_half = GIVEN(compute_half_tokens) || k->fallback ? e->compute_half_tokens : k->half;
+	p->gemm_tile = GIVEN(compute_half_tokens) || k->fallback ? 0 : k->tile_m;
 	p->gemm_bw = GIVEN(bandwidth) || k->fallback ? p->bw * e->bandwidth : stream * k->bw_frac;
 	p->gemm_lp = GIVEN(low_precision_compute) || kl->fallback || k->fallback
 		     ? e->low_precision_compute : kl->compute_frac / k->compute_frac;
@@ -142,8 +144,11 @@ void perf_use_engine(struct perf *p, const char *engine)
 	p->prefill_clock = GIVEN(attention_compute) || p->k_prefill->fallback || !p->k_prefill->curve ? 0 : clock;
 	p->decode_bw = GIVEN(attention_bandwidth) || p->k_decode->fallback ? p->bw * e->attention_bandwidth
 									   : stream * p->k_decode->bw_frac;
-	p->decode_half = GIVEN(attention_half_seqs) || p->k_decode->fallback ? e->attention_half_seqs
-									     : p->k_decode->half;
+	/* A calibrated pair of attention keys is the scalar model's curve;
+	 * the kernel row's fixed cost goes with its own slope only. */
+	bool dec_scalar = GIVEN(attention_half_seqs) || GIVEN(attention_bandwidth) || p->k_decode->fallback;
+	p->decode_half = dec_scalar ? e->attention_half_seqs : p->k_decode->half;
+	p->decode_fixed_s = dec_scalar ? 0 : p->k_decode->fixed_us * 1e-6;
 	p->sm_count = k->waves && hw->arch.present ? hw->arch.sm_count : 0;
 	p->gemm_fixed_s = b->gemm_kernels * b->kernel_us * 1e-6;
 	p->attn_fixed_s = b->attn_kernels * b->kernel_us * 1e-6;
@@ -170,6 +175,7 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->k_gemm = q->k_gemm_low = q->k_moe = q->k_prefill = q->k_decode = NULL;
 	q->gemm_cmax = e->compute_max;
 	q->gemm_half = e->compute_half_tokens;
+	q->gemm_tile = 0;
 	q->gemm_bw = p->bw * e->bandwidth;
 	q->gemm_lp = e->low_precision_compute;
 	q->moe_cmax = e->moe_efficiency * e->compute_max;
@@ -177,6 +183,7 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->prefill_clock = 0;
 	q->decode_bw = p->bw * e->attention_bandwidth;
 	q->decode_half = e->attention_half_seqs;
+	q->decode_fixed_s = 0;
 	q->sm_count = 0;
 	q->gemm_fixed_s = q->attn_fixed_s = q->lm_fixed_s = 0;
 }
@@ -240,28 +247,44 @@ static double link_s(const struct perf *p, double bytes)
 	return bytes / (p->hw->ic_bandwidth_gb_s * 1e9) + p->hw->ic_latency_us * 1e-6;
 }
 
-/* The share of a non-persistent GEMM's waves that has work: tiles /
- * (ceil(tiles / SMs) · SMs) for 128-column tiles of 64 or 128 rows,
- * whichever fills the waves better (cuBLAS's heuristic picks among such
- * CUTLASS threadblock shapes). More SMs at the same rate each never
- * lengthen a GEMM: ceil(tiles / SMs) waves only fall. */
-static double wave_eff(double m, double tiles_n, double sms)
+/* The share of a tile's rows that hold tokens: m rows padded to whole
+ * tiles of tm. */
+static double pad_eff(double m, double tm)
 {
+	return tm > 0 ? m / (ceil(m / tm) * tm) : 1;
+}
+
+/* The share of a GEMM's tile work that is useful: its rows padded to
+ * whole tiles of tile_m and, for a kernel that is not persistent (sms >
+ * 0), the share of its waves that has work, tiles / (ceil(tiles / SMs) ·
+ * SMs), for 128-column tiles of 64 or 128 rows, whichever is better
+ * (cuBLAS's heuristic picks among such CUTLASS threadblock shapes; a
+ * kernel whose own row tile is finer, MMQ's, pads to that instead). More
+ * SMs at the same rate each never lengthen a GEMM: ceil(tiles / SMs)
+ * waves only fall. */
+static double tile_eff(double m, double tile_m, double tiles_n, double sms)
+{
+	if (sms <= 0 || tiles_n <= 0)
+		return pad_eff(m, tile_m);
 	double best = 0;
 	for (double tm = 64; tm <= 128; tm *= 2) {
 		double tiles = ceil(m / tm) * tiles_n;
-		best = fmax(best, tiles / (ceil(tiles / sms) * sms));
+		double waves = tiles / (ceil(tiles / sms) * sms);
+		best = fmax(best, waves * pad_eff(m, tile_m >= 64 ? tm : tile_m));
 	}
 	return best;
 }
 
-/* Achieved fraction of peak for a matmul of m rows (tokens): the kernel's
- * curve, times its wave quantization when it is not persistent. */
+/* Achieved fraction of peak for a matmul of m rows (tokens): the
+ * kernel's large-M fraction times its tile padding and waves, or the
+ * scalar model's half curve M / (M + half) where the row has no tile. */
 static double matmul_eff(const struct perf *q, double m, double tiles_n)
 {
+	if (q->gemm_tile > 0)
+		return q->gemm_cmax * tile_eff(m, q->gemm_tile, tiles_n, q->sm_count);
 	double e = q->gemm_cmax * m / (m + q->gemm_half);
 	if (q->sm_count > 0 && tiles_n > 0)
-		e *= wave_eff(m, tiles_n, q->sm_count);
+		e *= tile_eff(m, 0, tiles_n, q->sm_count);
 	return e;
 }
 
@@ -369,20 +392,22 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 	}
 	double dec_kv = (p->full_layers * s->dec_ctx_full + p->sliding_layers * s->dec_ctx_win) / m;
 	if (s->dec_seqs > 0) {
-		/* Paged decode attention runs one thread block per (sequence,
-		 * KV head): few sequences leave SMs idle, and the bandwidth
-		 * reached rises as S / (S + half). Below `half` sequences
-		 * flash-decoding splits each context across blocks instead, so
-		 * a small batch reads its KV at half of the kernel's bandwidth,
-		 * not less: a lone long-context stream is not starved (C6). */
+		/* A kernel row with a fixed cost: each layer's call takes
+		 * decode_fixed_s plus its KV bytes at decode_bw, so the
+		 * bandwidth reached rises with the bytes a call reads (split-KV
+		 * keeps the SMs busy for a lone long context, C6).
+		 * The scalar model instead: one thread block per (sequence, KV
+		 * head), the bandwidth rising as S / (S + half), never under
+		 * half of it (flash-decoding splits a small batch's contexts). */
 		double h = q->decode_half;
 		double S = fmax((double)s->dec_seqs / m, h);
 		double bw = q->decode_bw * (S > 0 ? S / (S + h) : 1);
 		/* With prefill in the step the attention kernels are launched
 		 * once for both; otherwise decode pays them. */
+		double fixed = L * q->decode_fixed_s + (pairs > 0 ? 0 : L * q->attn_fixed_s);
 		roofline(&ops[PERF_ATTN_DECODE], names[PERF_ATTN_DECODE],
 			 dec_kv * p->attn_flops_per_pair, p->peak_attn, p->eff.attention_compute,
-			 dec_kv * p->kv_bytes_per_token_layer, bw, pairs > 0 ? 0 : L * q->attn_fixed_s);
+			 dec_kv * p->kv_bytes_per_token_layer, bw, fixed);
 		cite(&ops[PERF_ATTN_DECODE], q->k_decode, p, bw);
 	}
 	if (p->tp > 1) {

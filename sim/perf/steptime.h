@@ -92,6 +92,7 @@ struct perf {
 	double stage_layers;         /* layers on the fullest stage, ceil(L/pp) */
 
 	double head_dim;             /* query/key head size: picks the attention curve */
+	double q_per_kv;             /* query heads per KV head (GQA group): picks the decode row */
 	bool weights_quantized;      /* dense weights below 16 bits (llama.cpp: MMQ) */
 	int low_dtype;               /* the precision's matmul dtype (enum matmul_dtype) */
 
@@ -99,11 +100,13 @@ struct perf {
 	const struct perf_backend *backend;
 	const struct perf_kernel *k_gemm, *k_gemm_low, *k_moe, *k_prefill, *k_decode;
 	double gemm_cmax, gemm_half;   /* 16-bit GEMM: fraction of peak at large M, M at half */
+	double gemm_tile;              /* rows M pads to (the kernel's tile); 0: the half curve */
 	double gemm_lp;                /* low-precision GEMM fraction ÷ the 16-bit one */
 	double gemm_bw;                /* bytes/s a weight-streaming GEMM reaches */
 	double moe_cmax, moe_bw;       /* grouped GEMM: fraction of peak, bytes/s */
 	double prefill_clock;          /* prefill attention: curve × this; 0: eff.attention_compute */
 	double decode_bw, decode_half; /* decode attention: bytes/s at many sequences, half point */
+	double decode_fixed_s;         /* decode attention: fixed time of a layer's call (no half curve) */
 	double sm_count;               /* for tile waves; 0: no wave quantization */
 	double tiles_n_dense, tiles_n_expert;   /* 128-wide column tiles of the widest matmul */
 	double gemm_fixed_s, attn_fixed_s;      /* launch floor of one layer's kernels */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "plandoc.h"
+#include "planreplicas.h"
 #include "plot.h"
 
 /* The metrics at load, with their 95% half-widths when replicated. */
@@ -15,7 +16,7 @@ static const int load_metrics[] = {
 enum { N_LOAD = sizeof load_metrics / sizeof *load_metrics };
 
 json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
-			 const struct plan_opts *o, bool cost, size_t total, const struct shard *sh,
+			 const struct plan_opts *o, double target_rate, bool cost, size_t total, const struct shard *sh,
 			 const struct compare_row *rows, size_t n, const struct tune_cand *tuned,
 			 const struct tune_space *space)
 {
@@ -29,6 +30,8 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 	if (tuned)
 		json_object_set_new(search, "tune", tune_space_json(space));
 	json_object_set_new(doc, "search", search);
+	if (!isnan(target_rate))
+		resultdoc_put(doc, "target_rate", target_rate, 6);
 	json_object_set_new(doc, "cost", json_boolean(cost));
 	json_t *items = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -60,7 +63,7 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 		}
 		json_object_set_new(it, "at_load", at);
 		double tok_s = r->at_load.mean[MEAS_OUTPUT_THROUGHPUT];
-		double usd_h = r->cand.price_usd_per_gpu_hour * (double)scenario_gpus(sc);
+		double usd_h = r->cand.price_usd_per_gpu_hour * (double)plan_unit_gpus(sc);
 		if (slo->n) {
 			json_t *sj = plandoc_cand_json(&r->cand, slo, o);
 			json_object_update(it, sj);
@@ -72,6 +75,15 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 		double lim_tok_s = slo->n ? plan_tokens_per_s(&r->cand, o) : NAN;
 		resultdoc_put(it, "usd_per_1m_output_tokens_at_slo", lim_tok_s > 0 ? usd_h / (lim_tok_s * 3600) * 1e6 : NAN, 4);
 		resultdoc_put(it, "output_tok_s_per_usd_hour", usd_h > 0 ? tok_s / usd_h : NAN, 4);
+		if (slo->n && !isnan(target_rate)) {
+			/* Capacity for the target: copies of the deployment (planreplicas.h). */
+			double copies = plan_replicas_needed(&r->cand, o, target_rate);
+			resultdoc_put(it, "replicas", copies, 0);
+			if (r->cand.sim_replicas > 0)
+				json_object_set_new(it, "replicas_simulated", json_true());
+			resultdoc_put(it, "gpus", copies * (double)plan_unit_gpus(sc), 0);
+			resultdoc_put(it, "usd_per_hour_at_target", copies * usd_h, 4);
+		}
 		json_array_append_new(items, it);
 	}
 	resultdoc_close(doc, &comparedoc_kind, total, sh, items);
@@ -90,9 +102,13 @@ static void text(FILE *f, json_t *doc)
 	bool slo = json_object_get(search, "slo") != NULL;
 	bool cost = json_is_true(json_object_get(doc, "cost"));
 	int reps = (int)resultdoc_num(search, "replications");
+	double target = resultdoc_num(doc, "target_rate");
+	bool tgt = slo && !isnan(target);
 	size_t i;
 	fprintf(f, "servesim compare: %s (%s)", resultdoc_str(doc, "scenario"),
 		resultdoc_str(doc, "model") ? resultdoc_str(doc, "model") : "?");
+	if (tgt)
+		fprintf(f, "; target %g req/s", target);
 	if (resultdoc_str(doc, "shard"))
 		fprintf(f, "; shard %s", resultdoc_str(doc, "shard"));
 	fprintf(f, "\nat the scenario's load: mean over %d replication%s%s; latencies in ms\n", reps,
@@ -105,8 +121,11 @@ static void text(FILE *f, json_t *doc)
 		"tok/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "E2EL p99");
 	if (slo)
 		fprintf(f, " %9s %-20s", "SLO req/s", "limit");
+	if (tgt)
+		fprintf(f, " %8s %5s", "replicas", "GPUs");
 	if (cost)
-		fprintf(f, " %7s %9s%s %10s", "$/hour", "$/1M@load", slo ? "  $/1M@SLO" : "", "tok/s/$/h");
+		fprintf(f, " %7s %9s%s %10s%s", "$/hour", "$/1M@load", slo ? "  $/1M@SLO" : "", "tok/s/$/h",
+			tgt ? " $/h@target" : "");
 	fputc('\n', f);
 	static const struct {
 		const char *key;
@@ -130,12 +149,25 @@ static void text(FILE *f, json_t *doc)
 			resultdoc_cell(f, resultdoc_num(it, "max_rate"), 3, 9);
 			fprintf(f, " %-20s", resultdoc_str(it, "limit"));
 		}
+		if (tgt) {
+			char cell[32];
+			double n = resultdoc_num(it, "replicas");
+			if (isnan(n))
+				snprintf(cell, sizeof cell, "-");
+			else
+				snprintf(cell, sizeof cell, "%.0f%s", n,
+					 json_is_true(json_object_get(it, "replicas_simulated")) ? " sim" : "");
+			fprintf(f, " %8s", cell);
+			resultdoc_cell(f, resultdoc_num(it, "gpus"), 0, 5);
+		}
 		if (cost) {
 			resultdoc_cell(f, resultdoc_num(it, "usd_per_hour"), 2, 7);
 			resultdoc_cell(f, resultdoc_num(it, "usd_per_1m_output_tokens"), 3, 9);
 			if (slo)
 				resultdoc_cell(f, resultdoc_num(it, "usd_per_1m_output_tokens_at_slo"), 3, 9);
 			resultdoc_cell(f, resultdoc_num(it, "output_tok_s_per_usd_hour"), 1, 10);
+			if (tgt)
+				resultdoc_cell(f, resultdoc_num(it, "usd_per_hour_at_target"), 2, 10);
 		}
 		fputc('\n', f);
 		if (reps < 2)
@@ -168,7 +200,8 @@ static void csv(FILE *f, json_t *doc)
 	static const char *const top[] = { "mem_bandwidth_gb_s", "decode_ceiling_tok_s" };
 	static const char *const tail[] = { "max_rate", "first_failing_load", "price_usd_per_gpu_hour",
 					    "usd_per_hour", "usd_per_1m_output_tokens",
-					    "usd_per_1m_output_tokens_at_slo", "output_tok_s_per_usd_hour" };
+					    "usd_per_1m_output_tokens_at_slo", "output_tok_s_per_usd_hour",
+					    "replicas", "gpus", "usd_per_hour_at_target" };
 	bool ci = resultdoc_num(json_object_get(doc, "search"), "replications") >= 2;
 	fprintf(f, "row,hardware,device,tensor_parallel_size");
 	for (size_t c = 0; c < 2; c++)
@@ -289,6 +322,7 @@ static const struct docschema_field compare_schema[] = {
 	{ .key = "scenario", .type = DS_STR },
 	{ .key = "model", .type = DS_STR, .optional = true },
 	{ .key = "search", .type = DS_OBJ, .sub = search_schema },
+	{ .key = "target_rate", .type = DS_NUM, .optional = true },
 	{ .key = "cost", .type = DS_BOOL, .optional = true },
 	{ .key = "rows_total", .type = DS_INT, .min = 0, .max = INT32_MAX },
 	{ .key = "rows", .type = DS_ARR, .sub = row_schema },

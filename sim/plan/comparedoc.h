@@ -10,7 +10,10 @@
  * scenario's load, with NAME_ci95 when replicated), the SLO search's
  * findings (as plandoc_cand_json), price_usd_per_gpu_hour, usd_per_hour,
  * usd_per_1m_output_tokens (at load), usd_per_1m_output_tokens_at_slo,
- * output_tok_s_per_usd_hour; or "error" for a device that cannot run it.
+ * output_tok_s_per_usd_hour; with an SLO and a target ("target_rate",
+ * NaN: none), replicas (copies of the deployment: divided, or simulated
+ * with "replicas_simulated": true), gpus, usd_per_hour_at_target; or
+ * "error" for a device that cannot run it.
  */
 #ifndef SERVESIM_COMPAREDOC_H
 #define SERVESIM_COMPAREDOC_H
@@ -24,7 +27,7 @@
 /* The document of rows[0..n) (after compare_run); the caller's reference.
  * Cannot fail. */
 json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, const struct plan_slo *slo,
-			 const struct plan_opts *o, bool cost, size_t total, const struct shard *sh,
+			 const struct plan_opts *o, double target_rate, bool cost, size_t total, const struct shard *sh,
 			 const struct compare_row *rows, size_t n, const struct tune_cand *tuned,
 			 const struct tune_space *space);
 

@@ -7,6 +7,7 @@
 
 #include "hwprofile.h"
 #include "list.h"
+#include "latmetric.h"
 #include "model.h"
 #include "num.h"
 #include "par.h"
@@ -16,7 +17,6 @@ const char *const plan_status_names[] = { "ok", "not-reached", "unreachable", "i
 
 /* ---- SLO ---- */
 
-static const char *const slo_metrics[] = { "ttft", "tpot", "itl", "e2el" };
 static const char *const slo_stats[] = { "mean", "p50", "p90", "p95", "p99" };
 
 static int index_of(const char *const *v, size_t n, const char *s)
@@ -44,7 +44,7 @@ static int slo_item(struct plan_slo *slo, const char *item, struct err *e)
 	}
 	memcpy(name, item, (size_t)(eq - item));
 	name[eq - item] = '\0';
-	if (n != 3 || index_of(slo_metrics, 4, parts[0]) < 0)
+	if (n != 3 || lat_metric_find(parts[0]) < 0)
 		return err_set(e, "--slo: unknown metric '%s'; expected ttft, tpot, itl or e2el, then a statistic (mean, p50, p90, p95, p99) and a unit (ms or s), e.g. itl_p99_ms=50",
 			       name);
 	if (index_of(slo_stats, 5, parts[1]) < 0)
@@ -149,16 +149,17 @@ void plan_cost_default(struct plan_cost *pc)
 	*pc = (struct plan_cost){ .own = false, .years = 3, .usd_per_kwh = 0.12, .utilization = 0.6 };
 }
 
-int plan_cand_price(struct plan_cand *c, const struct plan_cost *pc, const char *origin, struct err *e)
+/* One GPU of device id's hour (plan_cost). */
+static int gpu_price(const char *id, const struct plan_cost *pc, const char *origin, double *out, struct err *e)
 {
 	struct hw_profile hw;
-	if (hw_load_named(&hw, c->sc.hardware, e))
+	if (hw_load_named(&hw, id, e))
 		return err_prefix(e, "%s", origin);
 	if (!pc->own) {
 		if (!hw.has_price)
 			return err_set(e, "%s: hardware '%s' has no [price] price_per_hour_usd; expected a profile with a price to compute cost (add one, pass --cost own to price owning it, or --no-cost)",
 				       origin, hw.id);
-		c->price_usd_per_gpu_hour = hw.price_per_hour_usd;
+		*out = hw.price_per_hour_usd;
 		return 0;
 	}
 	if (!hw.has_ownership || !(hw.board_power_w > 0))
@@ -166,7 +167,29 @@ int plan_cand_price(struct plan_cand *c, const struct plan_cost *pc, const char 
 			       origin, hw.id);
 	double capex_h = hw.purchase_usd / (pc->years * 8760);
 	double power_h = (hw.board_power_w + hw.server_overhead_w) / 1000 * pc->usd_per_kwh;
-	c->price_usd_per_gpu_hour = capex_h / pc->utilization + power_h;
+	*out = capex_h / pc->utilization + power_h;
+	return 0;
+}
+
+int plan_cand_price(struct plan_cand *c, const struct plan_cost *pc, const char *origin, struct err *e)
+{
+	const struct cluster_config *cc = &c->sc.cluster;
+	if (!clustercfg_disaggregated(cc))
+		return gpu_price(c->sc.hardware, pc, origin, &c->price_usd_per_gpu_hour, e);
+	/* Pools on their own devices ([prefill], [decode] hardware): the mean
+	 * over the deployment's GPUs, so that GPUs × price is its hour. */
+	double usd = 0, gpus = 0;
+	for (int p = 0; p < N_POOLS; p++) {
+		struct scenario ps;
+		double price;
+		if (scenario_pool(&c->sc, p, &ps, e) || gpu_price(ps.hardware, pc, origin, &price, e))
+			return -1;
+		double n = (double)(p == POOL_PREFILL ? cc->prefill_replicas : cc->decode_replicas) *
+			   (double)scenario_gpus(&ps);
+		usd += n * price;
+		gpus += n;
+	}
+	c->price_usd_per_gpu_hour = usd / gpus;
 	return 0;
 }
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planlayout.h"
+#include "planreplicas.h"
 #include "plot.h"
 #include "xalloc.h"
 
@@ -90,17 +92,15 @@ json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, cons
 		json_object_set_new(it, "hardware", json_string(sc->hardware));
 		json_object_set_new(it, "tensor_parallel_size", json_integer(sc->engine.tensor_parallel_size));
 		json_object_set_new(it, "pipeline_parallel_size", json_integer(sc->engine.pipeline_parallel_size));
-		json_object_set_new(it, "gpus_per_replica", json_integer(scenario_gpus(sc)));
+		json_object_set_new(it, "gpus_per_replica", json_integer(plan_unit_gpus(sc)));
 		json_object_set_new(it, "weights", json_string(c[i].weights));
 		json_t *sj = plandoc_cand_json(&c[i], slo, o);
 		json_object_update(it, sj);
 		json_decref(sj);
 		/* Capacity and cost: replicas for the target (one without it). */
 		double rate = plan_sustained_rate(&c[i], o);
-		double replicas = !(rate > 0) ? NAN : isnan(target_rate) ? 1 : ceil(target_rate / rate - 1e-9);
-		if (c[i].sim_replicas > 0)   /* --simulate-replicas: the cluster's own count */
-			replicas = (double)c[i].sim_replicas;
-		double gpus = replicas * (double)scenario_gpus(sc);
+		double replicas = plan_replicas_needed(&c[i], o, target_rate);   /* planreplicas.h */
+		double gpus = replicas * (double)plan_unit_gpus(sc);
 		double tok_s = plan_tokens_per_s(&c[i], o) * (isnan(target_rate) ? 1 : target_rate / rate);
 		double usd_h = gpus * c[i].price_usd_per_gpu_hour;
 		resultdoc_put(it, "replicas", replicas, 0);
@@ -305,8 +305,10 @@ static void text_label(json_t *it, char *out, size_t cap)
 	char pps[32] = "";
 	if (pp > 1)
 		snprintf(pps, sizeof pps, " pp %lld", (long long)pp);
-	snprintf(out, cap, "%s tp %lld%s %s", resultdoc_str(it, "hardware"),
-		 (long long)resultdoc_num(it, "tensor_parallel_size"), pps, resultdoc_str(it, "weights"));
+	const char *lay = resultdoc_str(it, "layout");   /* --gpu-budget */
+	snprintf(out, cap, "%s tp %lld%s %s%s%s", resultdoc_str(it, "hardware"),
+		 (long long)resultdoc_num(it, "tensor_parallel_size"), pps, resultdoc_str(it, "weights"),
+		 lay ? " " : "", lay ? lay : "");
 }
 
 static void text(FILE *f, json_t *doc)
@@ -328,8 +330,9 @@ static void text(FILE *f, json_t *doc)
 	plandoc_cost_text(f, doc);
 	plandoc_search_text(f, search);
 	fprintf(f, "latencies in ms at the highest load that passes\n\n");
-	fprintf(f, "%4s %-16s %3s %-7s %9s %s %8s %8s %8s %8s %-20s %8s %5s", "rank", "hardware", "tp",
-		"weights", "max req/s", conc ? "max conc" : "", "tok/s", "TTFT p99", "ITL p99", "E2EL p99",
+	bool lay = !isnan(resultdoc_num(doc, "gpu_budget"));
+	fprintf(f, "%4s %-16s %3s %-7s%s %9s %s %8s %8s %8s %8s %-20s %8s %5s", "rank", "hardware", "tp",
+		"weights", lay ? " layout  " : "", "max req/s", conc ? "max conc" : "", "tok/s", "TTFT p99", "ITL p99", "E2EL p99",
 		"limit", "replicas", "GPUs");
 	if (cost)
 		fprintf(f, " %9s %9s", "$/hour", "$/1M tok");
@@ -348,6 +351,8 @@ static void text(FILE *f, json_t *doc)
 			snprintf(tp, sizeof tp, "%lld", (long long)resultdoc_num(it, "tensor_parallel_size"));
 		fprintf(f, "%4s %-16s %3s %-7s", ranking ? rank : "-", resultdoc_str(it, "hardware"), tp,
 			resultdoc_str(it, "weights"));
+		if (lay)
+			fprintf(f, " %-8s", resultdoc_str(it, "layout"));
 		resultdoc_cell(f, resultdoc_num(it, "max_rate"), 3, 9);
 		if (conc)
 			resultdoc_cell(f, resultdoc_num(it, "max_concurrency"), 0, 8);
@@ -372,6 +377,7 @@ static void text(FILE *f, json_t *doc)
 		fprintf(f, "  %s: %s: %s\n", lab, resultdoc_str(it, "limit"), resultdoc_str(it, "limit_detail"));
 	}
 	plandoc_tuning_text(f, doc, "candidates", text_label);
+	planlayout_text(f, doc);
 	for (size_t i = 0; i < n; i++) {
 		json_t *it = in_order(doc, i);
 		double win = resultdoc_num(it, "arrival_window_s");
@@ -390,9 +396,11 @@ static void text(FILE *f, json_t *doc)
 		return;
 	}
 	json_t *w = in_order(doc, 0);
-	fprintf(f, "\nwinner: %s, tp %lld, weights %s: %g req/s per replica within the SLO",
-		resultdoc_str(w, "hardware"), (long long)resultdoc_num(w, "tensor_parallel_size"),
-		resultdoc_str(w, "weights"), resultdoc_num(w, "max_rate"));
+	fprintf(f, "\nwinner: %s, tp %lld, weights %s", resultdoc_str(w, "hardware"),
+		(long long)resultdoc_num(w, "tensor_parallel_size"), resultdoc_str(w, "weights"));
+	if (resultdoc_str(w, "layout"))
+		fprintf(f, ", layout %s", resultdoc_str(w, "layout"));
+	fprintf(f, ": %g req/s per replica within the SLO", resultdoc_num(w, "max_rate"));
 	if (!isnan(target))
 		fprintf(f, "; %lld replica%s = %lld GPU%s for %g req/s", (long long)resultdoc_num(w, "replicas"),
 			resultdoc_num(w, "replicas") == 1 ? "" : "s", (long long)resultdoc_num(w, "gpus"),
@@ -401,9 +409,10 @@ static void text(FILE *f, json_t *doc)
 		fprintf(f, "; %.2f $/hour, %.3f $ per 1M output tokens", resultdoc_num(w, "usd_per_hour"),
 			resultdoc_num(w, "usd_per_1m_output_tokens"));
 	fprintf(f, "; bound by %s\n", resultdoc_str(w, "limit"));
-	const char *set = resultdoc_str(w, "set");
-	if (set && set[0])
-		fprintf(f, "reproduce it with: %s\n", set);
+	const char *set = resultdoc_str(w, "set"), *lset = resultdoc_str(w, "layout_set");
+	if ((set && set[0]) || lset)
+		fprintf(f, "reproduce it with: %s%s%s\n", set ? set : "", set && set[0] && lset ? " " : "",
+			lset ? lset : "");
 }
 
 static void csv(FILE *f, json_t *doc)

@@ -28,6 +28,15 @@ static int stage_end(struct wholedir *d, int rc, struct err *e)
 {
 	if (rc) {
 		wholedir_stage_abort(d);
+		/* The message names the folder the user asked for, not the
+		 * stage that is gone. */
+		char *at;
+		size_t n = strlen(d->stage);
+		if (e && (at = strstr(e->msg, d->stage))) {
+			char rest[ERR_MSG_MAX];
+			snprintf(rest, sizeof rest, "%s", at + n);
+			snprintf(at, sizeof e->msg - (size_t)(at - e->msg), "%s%s", d->dir, rest);
+		}
 		return -1;
 	}
 	return wholedir_stage_commit(d, e);

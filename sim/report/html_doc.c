@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "latmetric.h"
 #include "resultdoc.h"
 #include "run.h"
 #include "model.h"
@@ -194,15 +195,15 @@ static int run_json_section(FILE *f, json_t *doc, struct err *e)
 	html_answer_end(f);
 	static const char *const heads[] = { "metric (ms)", "mean", "median", "p99" };
 	html_table(f, "Latency, as vllm bench serve reports it", heads, 4);
-	static const char *const m[] = { "ttft", "tpot", "itl", "e2el" };
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < N_LAT_METRICS; i++) {
+		const char *key = lat_metrics[i].key;
 		char k[3][48], c[3][48];
-		snprintf(k[0], sizeof k[0], "mean_%s_ms", m[i]);
-		snprintf(k[1], sizeof k[1], "median_%s_ms", m[i]);
-		snprintf(k[2], sizeof k[2], "p99_%s_ms", m[i]);
+		snprintf(k[0], sizeof k[0], "mean_%s_ms", key);
+		snprintf(k[1], sizeof k[1], "median_%s_ms", key);
+		snprintf(k[2], sizeof k[2], "p99_%s_ms", key);
 		for (int s = 0; s < 3; s++)
 			html_cell_num(c[s], sizeof c[s], num(doc, k[s]), 2);
-		const char *cells[] = { m[i], c[0], c[1], c[2] };
+		const char *cells[] = { key, c[0], c[1], c[2] };
 		html_row(f, cells, 4);
 	}
 	html_table_end(f);

@@ -22,6 +22,7 @@
 #include "router.h"
 #include "scenario.h"
 #include "specdec.h"
+#include "trace.h"
 #include "vllmver.h"
 #include "xalloc.h"
 
@@ -65,6 +66,7 @@ static const struct key_note {
 } notes[] = {
 	{ "engine", "kind", engine_class_list, NULL },
 	{ "engine", "speculative_method", specdec_list, NULL },
+	{ "workload", "trace_format", trace_format_list, NULL },
 	{ "engine", "vllm_version", NULL, newest_version },
 	{ "engine", "async_scheduling", NULL, async_by_version },
 	{ "cluster", "router", router_list, NULL },
@@ -192,35 +194,50 @@ static void section_head(FILE *f, const char *section, bool scenario)
 	      f);
 }
 
-/* One Markdown table a section, rows in the table's order. file_obj and
- * builtin_obj (NULL for profiles) give the defaults. */
+/* One row: the key, its type, what it accepts and its default (file_obj
+ * and builtin_obj; NULL for a profile: whether it is required). */
+static void write_row(FILE *f, const struct inidoc_key *k, const void *file_obj,
+		      const void *builtin_obj)
+{
+	fprintf(f, "| `%s` | %s | ", k->key, type_name(k->type));
+	char acc[1100];
+	accepted_text(acc, sizeof acc, k);
+	cell(f, acc);
+	fputs(" | ", f);
+	char a[INI_VALUE_MAX + 64], b[INI_VALUE_MAX + 64];
+	if (file_obj && derived_text(a, sizeof a, k)) {
+		cell(f, a);
+	} else if (file_obj) {
+		value_text(a, sizeof a, k, file_obj);
+		value_text(b, sizeof b, k, builtin_obj);
+		cell(f, a);
+		if (strcmp(a, b)) {
+			fputs(" (built-in: ", f);
+			cell(f, b);
+			fputs(")", f);
+		}
+	} else {
+		fputs(k->flags & INI_REQUIRED ? "yes" : "no", f);
+	}
+	fputs(" |\n", f);
+}
+
+/* One Markdown table a section, sections in the order they first appear
+ * (the engine classes' [engine] keys join the scenario's own), rows in
+ * the table's order. */
 static void write_sections(FILE *f, const struct inidoc_key *keys, size_t n, const void *file_obj,
 			   const void *builtin_obj)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (i == 0 || strcmp(keys[i].section, keys[i - 1].section))
-			section_head(f, keys[i].section, file_obj != NULL);
-		fprintf(f, "| `%s` | %s | ", keys[i].key, type_name(keys[i].type));
-		char acc[1100];
-		accepted_text(acc, sizeof acc, &keys[i]);
-		cell(f, acc);
-		fputs(" | ", f);
-		char a[INI_VALUE_MAX + 64], b[INI_VALUE_MAX + 64];
-		if (file_obj && derived_text(a, sizeof a, &keys[i])) {
-			cell(f, a);
-		} else if (file_obj) {
-			value_text(a, sizeof a, &keys[i], file_obj);
-			value_text(b, sizeof b, &keys[i], builtin_obj);
-			cell(f, a);
-			if (strcmp(a, b)) {
-				fputs(" (built-in: ", f);
-				cell(f, b);
-				fputs(")", f);
-			}
-		} else {
-			fputs(keys[i].flags & INI_REQUIRED ? "yes" : "no", f);
-		}
-		fputs(" |\n", f);
+		bool first = true;
+		for (size_t p = 0; p < i && first; p++)
+			first = strcmp(keys[p].section, keys[i].section) != 0;
+		if (!first)
+			continue;
+		section_head(f, keys[i].section, file_obj != NULL);
+		for (size_t j = i; j < n; j++)
+			if (!strcmp(keys[j].section, keys[i].section))
+				write_row(f, &keys[j], file_obj, builtin_obj);
 	}
 }
 
@@ -251,10 +268,10 @@ int keydoc_write_md(FILE *f, struct err *e)
 		      "SECTION.KEY=VALUE`.\n\n"
 		      "## Scenario files (`scenarios/*.ini`)\n",
 		      f);
-		size_t n;
-		const struct inidoc_key *keys = scenario_keys(&n);
-		write_sections(f, keys, n, file_sc, builtin_sc);
-		keys = clustercfg_keys(&n);
+		struct inidoc_key all[SCENARIO_MAX_KEYS];
+		size_t n = scenario_keys(all);
+		write_sections(f, all, n, file_sc, builtin_sc);
+		const struct inidoc_key *keys = clustercfg_keys(&n);
 		write_sections(f, keys, n, &file_sc->cluster, &builtin_sc->cluster);
 		fputs("\n### `[prefill]`, `[decode]`\n\n"
 		      "The pools of a disaggregated cluster: each takes the `[engine]` keys and\n"

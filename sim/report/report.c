@@ -7,13 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-const struct report_metric report_metrics[4] = {
-	{ "ttft", "Time to First Token", "TTFT" },
-	{ "tpot", "Time per Output Token (excl. 1st token)", "TPOT" },
-	{ "itl", "Inter-token Latency", "ITL" },
-	{ "e2el", "End-to-end Latency", "E2EL" },
-};
-
 void report_summarize(struct group_metrics *g, int which, const struct report_opts *o,
 		      struct summary *s)
 {

@@ -12,14 +12,8 @@
 
 #include <stdint.h>
 
+#include "latmetric.h"
 #include "report.h"
-
-/* One metric of vllm bench serve: its key, title and how to read it. */
-struct report_metric {
-	const char *key;      /* ttft, tpot, itl, e2el */
-	const char *title;    /* block header */
-	const char *abbr;     /* TTFT, TPOT, ITL, E2EL */
-};
 
 /* Summary statistics of one metric in ms, exact for per-request samples,
  * histogram-based for ITL. */
@@ -48,10 +42,7 @@ struct ollama_means {
 	double prompt_s, predicted_s;
 };
 
-/* The metrics in vllm bench serve's order: ttft, tpot, itl, e2el. */
-extern const struct report_metric report_metrics[4];
-
-/* Summary of metric `which` (index into report_metrics) of g, in ms. */
+/* Summary of metric `which` (enum lat_metric, latmetric.h) of g, in ms. */
 void report_summarize(struct group_metrics *g, int which, const struct report_opts *o,
 		      struct summary *s);
 /* vLLM's histogram bucket edges (vllm/v1/metrics/loggers.py), seconds, for

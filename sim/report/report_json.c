@@ -17,16 +17,16 @@ static void put_metrics(json_t *o, struct group_metrics *g, const struct report_
 		struct summary s;
 		report_summarize(g, m, opts, &s);
 		char key[64];
-		snprintf(key, sizeof key, "mean_%s_ms", report_metrics[m].key);
+		snprintf(key, sizeof key, "mean_%s_ms", lat_metrics[m].key);
 		json_object_set_new(o, key, json_real(s.mean));
-		snprintf(key, sizeof key, "median_%s_ms", report_metrics[m].key);
+		snprintf(key, sizeof key, "median_%s_ms", lat_metrics[m].key);
 		json_object_set_new(o, key, json_real(s.median));
-		snprintf(key, sizeof key, "std_%s_ms", report_metrics[m].key);
+		snprintf(key, sizeof key, "std_%s_ms", lat_metrics[m].key);
 		json_object_set_new(o, key, json_real(s.std));
 		for (size_t i = 0; i < opts->n_percentiles; i++) {
 			char w[16];
 			report_p_word(opts->percentiles[i], w, sizeof w);
-			snprintf(key, sizeof key, "p%s_%s_ms", w, report_metrics[m].key);
+			snprintf(key, sizeof key, "p%s_%s_ms", w, lat_metrics[m].key);
 			json_object_set_new(o, key, json_real(s.p[i]));
 		}
 	}

@@ -52,6 +52,7 @@ void report_replicas_text(FILE *f, struct run_result *res)
 			1e3 * kv->link_wait_s / (double)kv->transfers);
 		fprintf(f, "%-40s %-10.2f\n", "Mean wait for decode KV blocks (ms):",
 			1e3 * kv->block_wait_s / (double)kv->transfers);
+		fprintf(f, "%-40s %-10.2f\n", "Mean prefill KV hold (ms):", 1e3 * kv->hold_s / (double)kv->transfers);
 	}
 }
 
@@ -99,6 +100,7 @@ json_t *report_kv_transfer_json(const struct run_result *res)
 	json_object_set_new(o, "mean_transfer_ms", json_real(1e3 * kv->transfer_s / n));
 	json_object_set_new(o, "mean_link_wait_ms", json_real(1e3 * kv->link_wait_s / n));
 	json_object_set_new(o, "mean_decode_block_wait_ms", json_real(1e3 * kv->block_wait_s / n));
+	json_object_set_new(o, "mean_prefill_hold_ms", json_real(1e3 * kv->hold_s / n));
 	return o;
 }
 

@@ -22,6 +22,9 @@ void report_spec_text(FILE *f, const struct run_result *res)
 		(long long)res->sc.engine.num_speculative_tokens);
 	fprintf(f, "%-40s %-10.2f\n", "Draft acceptance rate (%):", 100 * rate(es));
 	fprintf(f, "%-40s %-10.2f\n", "Drafter time (% of busy):", es->busy_s > 0 ? 100 * es->spec_draft_s / es->busy_s : 0);
+	fprintf(f, "%-40s %-10.2f\n", "Drafter weights (GiB per GPU):", es->spec_weight_bytes / 1073741824.0);
+	fprintf(f, "%-40s %-10.2f\n", "Drafter share of a KV block (%):",
+		es->kv_bytes_per_block > 0 ? 100 * es->spec_kv_bytes_per_block / es->kv_bytes_per_block : 0);
 }
 
 json_t *report_spec_json(const struct run_result *res)
@@ -36,6 +39,8 @@ json_t *report_spec_json(const struct run_result *res)
 	json_object_set_new(o, "num_accepted_tokens", json_integer(es->spec_accepted_tokens));
 	json_object_set_new(o, "acceptance_rate", json_real(rate(es)));
 	json_object_set_new(o, "drafter_s", json_real(es->spec_draft_s));
+	json_object_set_new(o, "drafter_weight_bytes", json_real(es->spec_weight_bytes));
+	json_object_set_new(o, "drafter_kv_bytes_per_block", json_real(es->spec_kv_bytes_per_block));
 	return o;
 }
 

@@ -63,16 +63,16 @@ static void vllm_block(FILE *f, struct run_result *res, struct group_metrics *g,
 			continue;
 		struct summary s;
 		report_summarize(g, m, o, &s);
-		centered(f, report_metrics[m].title, '-');
+		centered(f, lat_metrics[m].title, '-');
 		char label[64];
-		snprintf(label, sizeof label, "Mean %s (ms):", report_metrics[m].abbr);
+		snprintf(label, sizeof label, "Mean %s (ms):", lat_metrics[m].abbr);
 		line_f(f, label, s.mean);
-		snprintf(label, sizeof label, "Median %s (ms):", report_metrics[m].abbr);
+		snprintf(label, sizeof label, "Median %s (ms):", lat_metrics[m].abbr);
 		line_f(f, label, s.median);
 		for (size_t i = 0; i < o->n_percentiles; i++) {
 			char w[16];
 			report_p_word(o->percentiles[i], w, sizeof w);
-			snprintf(label, sizeof label, "P%s %s (ms):", w, report_metrics[m].abbr);
+			snprintf(label, sizeof label, "P%s %s (ms):", w, lat_metrics[m].abbr);
 			line_f(f, label, s.p[i]);
 		}
 	}

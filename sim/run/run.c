@@ -50,7 +50,12 @@ static void count_token(struct run_result *res, int64_t t_ns)
 	/* Tokens of one step share a time: skip the division for them. */
 	if (t_ns != res->last_token_ns) {
 		int64_t sec = (t_ns - res->token_origin_ns) / NS_PER_S;
-		assert(sec >= res->last_second);   /* the clock never goes back */
+		/* Engines stamp tokens at their output handler's time, a little
+		 * past the step: across replicas (or a pulled prompt's first
+		 * token, at a decode step's start) they can come that much out
+		 * of order, so a late-stamped second counts as the current one. */
+		if (sec < res->last_second)
+			sec = res->last_second;
 		res->last_token_ns = t_ns;
 		if (sec != res->last_second) {
 			if (res->second_tokens > res->peak_second_tokens)
@@ -309,9 +314,16 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 		return err_prefix(e, "%s", sc->path);
 	const char *wname = sc->weights[0] ? sc->weights : res->model.weights;
 	res->weights = precision_find(wname);
-	if (!res->weights)
-		return err_set(e, "%s: [run] weights: expected a precision (bf16, fp16, fp8, int8, int4, awq, gptq, mxfp4, nvfp4, f16, q8_0, q6_k, q5_k_m, q4_k_m, q4_0), got '%s'",
-			       sc->path, wname);
+	if (!res->weights) {
+		char names[512];
+		precision_names(names, sizeof names);
+		return err_set(e, "%s: [run] weights: expected one of %s, got '%s'", sc->path, names, wname);
+	}
+	/* The CPU profile an engine runs the layers the device cannot hold on
+	 * (llama.cpp's partial offload): read here, passed in. */
+	struct hw_profile cpu_hw;
+	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.llama.cpu_hardware, e))
+		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.llama.cpu_hardware_at);
 
 	struct run rn = { .res = res };
 	rn.wl = workload_create(&res->sc, &res->reqs, e);
@@ -324,6 +336,7 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	rn.q = evq_create();
 	struct cluster_setup setup = {
 		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
+		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
 		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done }, .q = rn.q, .on_step = on_step,
 	};
 	rn.cl = cluster_create(&setup, e);

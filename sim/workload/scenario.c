@@ -1,5 +1,6 @@
 #include "scenario.h"
 
+#include <assert.h>
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
@@ -12,10 +13,10 @@
 #include "num.h"
 #include "precision.h"
 #include "specdec.h"
+#include "trace.h"
 #include "vllmver.h"
 #include "xalloc.h"
 
-const char *const scenario_trace_formats[] = { "auto", "vllm", "azure", "mooncake", "csv", "burstgpt", NULL };
 static const char *const arrival_names[] = { "poisson", "gamma", "constant", NULL };
 static const char *const ramp_names[] = { "none", "linear", "exponential", NULL };
 static const char *const dist_names[] = { "uniform", "normal", "lognormal", "empirical", NULL };
@@ -66,10 +67,13 @@ static const struct inidoc_key keys[] = {
 	  "seconds from 0 to 10^8 (the simulator's horizon)", NULL },
 	{ "workload", "turns", INI_INT, F(turns), 0, 1, 1e6, "turns per conversation >= 1", NULL },
 	{ "workload", "trace", INI_STRING, F(trace), 0, 0, 0, "a trace file", NULL },
-	{ "workload", "trace_format", INI_ENUM, F(trace_format), 0, 0, 0,
-	  "auto, vllm, azure, mooncake, csv or burstgpt", scenario_trace_formats },
+	/* Checked against trace.c's readers after binding. */
+	{ "workload", "trace_format", INI_STRING, F(trace_format), 0, 0, 0, "a trace format", NULL },
 	{ "workload", "trace_time_scale", INI_DOUBLE, F(trace_time_scale), INI_MIN_EXCLUSIVE, 0, BIG,
 	  "a factor > 0 on trace times", NULL },
+	{ "workload", "trace_result", INI_INT, F(trace_result), 0, 0, 1e6,
+	  "the result to replay (1 = the first) of a file holding several (--append-result, SGLang JSON lines); 0 = the file is one result",
+	  NULL },
 
 	/* Checked against engine_classes after binding, so the choices and
 	 * the error listing them come from the table. */
@@ -117,31 +121,41 @@ static const struct inidoc_key keys[] = {
 	  "a token count in [1, 16]", NULL },
 	{ "engine", "speculative_acceptance", INI_STRING, F(engine.speculative_acceptance), 0, 0, 0,
 	  "a probability, or one per position", NULL },
-	{ "engine", "num_parallel", INI_INT, F(engine.num_parallel), 0, 1, 1e6, "a slot count >= 1", NULL },
-	{ "engine", "num_ctx", INI_INT, F(engine.num_ctx), 0, 2, 1e9, "tokens per slot, >= 2", NULL },
-	{ "engine", "max_queue", INI_INT, F(engine.max_queue), 0, 1, 1e9, "a request count >= 1", NULL },
-	{ "engine", "n_batch", INI_INT, F(engine.n_batch), 0, 1, 1e8, "a token count >= 1", NULL },
-	{ "engine", "n_ubatch", INI_INT, F(engine.n_ubatch), 0, 1, 1e8, "a token count >= 1", NULL },
-	{ "engine", "keep_alive_s", INI_DOUBLE, F(engine.keep_alive_s), INI_ALLOW_INF, 0, BIG,
-	  "seconds >= 0, or inf (never unload)", NULL },
-	{ "engine", "load_bandwidth_gb_s", INI_DOUBLE, F(engine.load_bandwidth_gb_s), INI_MIN_EXCLUSIVE | INI_ALLOW_INF,
-	  0, 1e6, "GB/s > 0, or inf (loaded before the run)", NULL },
-	{ "engine", "num_gpu", INI_INT, F(engine.num_gpu), 0, 0, 1e6, "a layer count >= 0", NULL },
-	{ "engine", "cpu_hardware", INI_STRING, F(engine.cpu_hardware), 0, 0, 0, "a CPU hardware id or path", NULL },
-	{ "engine", "cache_prompt", INI_BOOL, F(engine.cache_prompt), 0, 0, 0, "true or false", NULL },
-	{ "engine", "truncate", INI_BOOL, F(engine.truncate), 0, 0, 0, "true or false", NULL },
 
 	{ "slo", "ttft_ms", INI_DOUBLE, F(slo_ttft_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
 	{ "slo", "tpot_ms", INI_DOUBLE, F(slo_tpot_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
 	{ "slo", "e2el_ms", INI_DOUBLE, F(slo_e2el_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
 };
 
-enum { N_KEYS = sizeof keys / sizeof *keys };
+enum { N_KEYS = sizeof keys / sizeof *keys, MAX_KEYS = SCENARIO_MAX_KEYS };
 
-const struct inidoc_key *scenario_keys(size_t *n)
+/* The scenario's keys and the engine classes' own [engine] keys (each
+ * table once; offsets made relative to the scenario) into out. Returns
+ * their count. */
+static size_t all_keys(struct inidoc_key *out)
 {
-	*n = N_KEYS;
-	return keys;
+	size_t n = 0;
+	for (size_t i = 0; i < N_KEYS; i++)
+		out[n++] = keys[i];
+	for (size_t c = 0; engine_classes[c]; c++) {
+		const struct engine_class *cls = engine_classes[c];
+		bool bound = false;
+		for (size_t d = 0; d < c; d++)
+			bound |= engine_classes[d]->keys == cls->keys;
+		if (!cls->keys || bound)
+			continue;
+		for (const struct inidoc_key *k = cls->keys; k->section; k++) {
+			assert(n < MAX_KEYS);
+			out[n] = *k;
+			out[n++].offset += offsetof(struct scenario, engine) + cls->config_offset;
+		}
+	}
+	return n;
+}
+
+size_t scenario_keys(struct inidoc_key *out)
+{
+	return all_keys(out);
 }
 
 void scenario_default(struct scenario *sc)
@@ -161,6 +175,7 @@ void scenario_default(struct scenario *sc)
 	sc->prefix_groups = 1;
 	sc->turns = 1;
 	sc->trace_time_scale = 1.0;
+	snprintf(sc->trace_format, sizeof sc->trace_format, "auto");
 	snprintf(sc->engine.kind, sizeof sc->engine.kind, "%s", engine_classes[0]->name);
 	sc->engine.cls = engine_classes[0];  /* vllm */
 	sc->engine.tensor_parallel_size = 1;
@@ -176,17 +191,9 @@ void scenario_default(struct scenario *sc)
 	sc->engine.num_gpu_blocks_override = -1;
 	sc->engine.max_num_partial_prefills = 1;    /* vllm serve --max-num-partial-prefills */
 	sc->engine.stream_interval = 1;             /* --stream-interval */
-	sc->engine.num_parallel = -1;
-	sc->engine.num_ctx = -1;
-	sc->engine.max_queue = 512;                 /* OLLAMA_MAX_QUEUE (envconfig) */
-	sc->engine.n_batch = -1;
-	sc->engine.n_ubatch = -1;
-	sc->engine.keep_alive_s = 300;              /* OLLAMA_KEEP_ALIVE 5m */
-	sc->engine.load_bandwidth_gb_s = 2.0;       /* estimate: NVMe read and copy to the device */
-	sc->engine.num_gpu = -1;
-	snprintf(sc->engine.cpu_hardware, sizeof sc->engine.cpu_hardware, "cpu-ddr5-5600");
-	sc->engine.cache_prompt = true;             /* llama-server and Ollama send cache_prompt */
-	sc->engine.truncate = true;                 /* Ollama: req.Truncate == nil means true */
+	for (size_t i = 0; engine_classes[i]; i++)    /* the classes' own keys */
+		if (engine_classes[i]->config_default)
+			engine_classes[i]->config_default(&sc->engine);
 	/* No component measurement sets a default acceptance: it depends on
 	 * the drafter and the text. 0.7 per token is a stated assumption. */
 	snprintf(sc->engine.speculative_acceptance, sizeof sc->engine.speculative_acceptance, "0.7");
@@ -256,6 +263,12 @@ static void key_at(const struct inidoc *doc, const char *section, const char *ke
 		snprintf(out, cap, "%s", doc->path);
 }
 
+/* key_at for an engine class's [engine] keys (engine_class.config_locate). */
+static void engine_key_at(const void *doc, const char *key, char *out, size_t cap)
+{
+	key_at(doc, "engine", key, out, cap);
+}
+
 /* [section] kind: a row of engine_classes, which lists the choices. */
 static int bind_kind(struct engine_config *c, const struct inidoc *doc, const char *section,
 		     struct err *e)
@@ -319,6 +332,13 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	sc->num_prompts_given = inidoc_find(doc, "workload", "num_prompts") != NULL;
 	if (bind_kind(&sc->engine, doc, "engine", e))
 		return -1;
+	if (!trace_format_known(sc->trace_format)) {
+		char at[INI_VALUE_MAX + 32], names[128];
+		key_at(doc, "workload", "trace_format", at, sizeof at);
+		trace_format_list(names, sizeof names);
+		return err_set(e, "%s: [workload] trace_format: expected one of %s, got '%s'", at, names,
+			       sc->trace_format);
+	}
 	static const struct {
 		const char *key;
 		size_t off;
@@ -336,9 +356,9 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	       sizeof sc->engine.tensor_parallel_at);
 	key_at(doc, "engine", "pipeline_parallel_size", sc->engine.pipeline_parallel_at,
 	       sizeof sc->engine.pipeline_parallel_at);
-	key_at(doc, "engine", "num_ctx", sc->engine.num_ctx_at, sizeof sc->engine.num_ctx_at);
-	key_at(doc, "engine", "num_gpu", sc->engine.num_gpu_at, sizeof sc->engine.num_gpu_at);
-	key_at(doc, "engine", "cpu_hardware", sc->engine.cpu_hardware_at, sizeof sc->engine.cpu_hardware_at);
+	for (size_t i = 0; engine_classes[i]; i++)
+		if (engine_classes[i]->config_locate)
+			engine_classes[i]->config_locate(&sc->engine, engine_key_at, doc);
 	if ((en = inidoc_find(doc, "engine", "vllm_version")) && !vllmver_find(sc->engine.vllm_version)) {
 		char at[INI_VALUE_MAX + 32];
 		key_at(doc, "engine", "vllm_version", at, sizeof at);
@@ -445,13 +465,13 @@ int scenario_pool(const struct scenario *base, int pool, struct scenario *out, s
 		return 0;
 	/* The engine's keys (and run's hardware) under the pool's name, so
 	 * errors say [prefill] or [decode]. */
-	struct inidoc_key pk[N_KEYS];
-	size_t n = 0;
-	for (size_t i = 0; i < N_KEYS; i++) {
-		if (strcmp(keys[i].section, "engine") &&
-		    (strcmp(keys[i].section, "run") || strcmp(keys[i].key, "hardware")))
+	struct inidoc_key every[MAX_KEYS], pk[MAX_KEYS];
+	size_t n = 0, n_every = all_keys(every);
+	for (size_t i = 0; i < n_every; i++) {
+		if (strcmp(every[i].section, "engine") &&
+		    (strcmp(every[i].section, "run") || strcmp(every[i].key, "hardware")))
 			continue;
-		pk[n] = keys[i];
+		pk[n] = every[i];
 		pk[n++].section = pool_names[pool];
 	}
 	struct inidoc doc = { 0 };
@@ -549,7 +569,8 @@ int scenario_load(struct scenario *sc, const char *path, struct inidoc *override
 	}
 	if (overrides)
 		inidoc_add_overrides(&doc, overrides);
-	int rc = inidoc_bind(&doc, keys, N_KEYS, sc, true, NULL, e);
+	struct inidoc_key every[MAX_KEYS];
+	int rc = inidoc_bind(&doc, every, all_keys(every), sc, true, NULL, e);
 	if (rc == 0)
 		rc = clustercfg_bind(&sc->cluster, &doc, e);
 	if (rc == 0)

@@ -83,8 +83,9 @@ struct scenario {
 	double think_time_s;
 	int64_t turns;                     /* requests per conversation */
 	char trace[INI_VALUE_MAX];
-	int trace_format;                  /* index into scenario_trace_formats */
+	char trace_format[INI_VALUE_MAX];  /* "auto" or a format of trace.h */
 	double trace_time_scale;
+	int64_t trace_result;              /* which result of a file of several (1-based); 0: the file is one */
 
 	/* [engine] (engine/enginecfg.h) */
 	struct engine_config engine;
@@ -105,17 +106,18 @@ struct scenario {
 	double slo_ttft_ms, slo_tpot_ms, slo_e2el_ms;
 };
 
-extern const char *const scenario_trace_formats[];
-
 /* Fills *sc with the built-in default: Llama-3.1-8B on H100 SXM, 200
  * prompts at 4 req/s, Poisson, vLLM's random dataset (1024 in, 128 out),
  * i.e. `vllm bench serve --num-prompts 200 --request-rate 4` (SEED C13). */
 void scenario_default(struct scenario *sc);
 
-/* The key table of [run], [workload], [engine] and [slo] ([cluster] is
- * clustercfg_keys'), for the generated key reference (sim/report/keydoc.c).
- * Sets *n to its length. Cannot fail. */
-const struct inidoc_key *scenario_keys(size_t *n);
+/* The keys of [run], [workload], [engine] and [slo], the engine classes'
+ * own [engine] keys included ([cluster] is clustercfg_keys'), offsets
+ * relative to struct scenario, into out (SCENARIO_MAX_KEYS of them at
+ * most), for the generated key reference (sim/report/keydoc.c). Returns
+ * their count. Cannot fail. */
+enum { SCENARIO_MAX_KEYS = 128 };
+size_t scenario_keys(struct inidoc_key *out);
 
 /* Loads path (or, when path is NULL, starts from the default) and applies
  * the overrides in *overrides (entries of a doc built with

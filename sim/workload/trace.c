@@ -122,6 +122,22 @@ static const struct trace_format *format_named(const char *name)
 	return NULL;
 }
 
+bool trace_format_known(const char *format)
+{
+	return !strcmp(format, "auto") || format_named(format);
+}
+
+void trace_format_list(char *buf, size_t cap)
+{
+	size_t n = (size_t)snprintf(buf, cap, "auto");
+	for (size_t i = 0; i < sizeof formats / sizeof formats[0] && n < cap; i++) {
+		int w = snprintf(buf + n, cap - n, ", %s", formats[i].name);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+}
+
 /* Picks a format from the first non-blank line: '{' that parses alone as an
  * object → JSON lines (mooncake) unless it holds a vLLM result's keys; any
  * other '{' or '[' → one JSON document (vllm); a TIMESTAMP column → azure;
@@ -202,12 +218,19 @@ static void finish_times(struct trace *t, double divisor)
 
 int trace_load(struct trace *t, const char *path, const char *format, struct err *e)
 {
+	return trace_load_result(t, path, format, 0, e);
+}
+
+int trace_load_result(struct trace *t, const char *path, const char *format, int result, struct err *e)
+{
 	memset(t, 0, sizeof *t);
 	const struct trace_format *fmt = NULL;
-	if (strcmp(format, "auto") && !(fmt = format_named(format)))
-		return err_set(e, "%s: format: expected auto, vllm, azure, mooncake, csv or burstgpt, got '%s'",
-			       path, format);
-	struct reader rd = { .path = path, .e = e, .t = t, .f = fopen(path, "r") };
+	if (strcmp(format, "auto") && !(fmt = format_named(format))) {
+		char names[128];
+		trace_format_list(names, sizeof names);
+		return err_set(e, "%s: format: expected one of %s, got '%s'", path, names, format);
+	}
+	struct reader rd = { .path = path, .e = e, .t = t, .result = result, .f = fopen(path, "r") };
 	if (!rd.f)
 		return err_set(e, "%s: cannot open: %s", path, strerror(errno));
 	int rc = 0;
@@ -218,6 +241,9 @@ int trace_load(struct trace *t, const char *path, const char *format, struct err
 			rc = trace_no_requests(&rd);
 		fmt = name ? format_named(name) : NULL;
 	}
+	if (!rc && result > 0 && strcmp(fmt->name, "vllm"))
+		rc = err_set(e, "%s: [workload] trace_result = %d: expected 0 for a %s trace (only a file of benchmark results holds several)",
+			     path, result, fmt->name);
 	if (!rc)
 		rc = fmt->load(&rd);
 	if (rd.nul_line)   /* the first cause: reading stopped there */

@@ -37,6 +37,7 @@ struct reader {
 	double time_divisor;    /* raw time units per second */
 	bool have_t0;
 	int64_t t0_s, t0_ns;    /* Azure: the first row's wall clock */
+	int result;             /* vllm: which result of several (1-based); 0: one */
 };
 
 struct trace_format {

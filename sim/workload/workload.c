@@ -214,7 +214,7 @@ static size_t make_turn(struct workload *w, struct reqtab *reqs, size_t conv, in
 static int from_trace(struct workload *w, struct reqtab *reqs, struct err *e)
 {
 	const struct scenario *sc = w->sc;
-	if (trace_load(&w->trace, sc->trace, scenario_trace_formats[sc->trace_format], e))
+	if (trace_load_result(&w->trace, sc->trace, sc->trace_format, (int)sc->trace_result, e))
 		return -1;
 	size_t n = w->trace.len;
 	if (sc->num_prompts_given && (size_t)sc->num_prompts < n)

@@ -26,7 +26,7 @@ import sys
 import tune_h100 as T
 from simrun import ROOT
 
-FITTED = {"request_overhead_ms": 0, "step_overhead_us": 1413, "step_overhead_per_seq_us": 0}
+FITTED = {"request_overhead_ms": 0, "step_overhead_us": 1264, "step_overhead_per_seq_us": 0}
 STEPS = {"request_overhead_ms": 3, "step_overhead_us": 300, "step_overhead_per_seq_us": 4}
 LIMITS = {"request_overhead_ms": (0, 30), "step_overhead_us": (0, 5000), "step_overhead_per_seq_us": (0, 100)}
 METRICS = ("ttft_mean", "itl_mean", "e2e_mean")

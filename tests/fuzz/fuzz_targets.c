@@ -172,14 +172,26 @@ static void hw_ini(const uint8_t *data, size_t size)
 	unlink(path);
 }
 
-static void model_json(const uint8_t *data, size_t size)
+/* A model file: suffix config.json for a Hugging Face config, model.gguf
+ * for a GGUF header (gguf.c): model_load goes by the suffix. */
+static void model_file(const uint8_t *data, size_t size, const char *suffix)
 {
 	char path[256];
 	struct err e;
 	struct model m;
-	as_file(data, size, "config.json", path, sizeof path);
+	as_file(data, size, suffix, path, sizeof path);
 	model_load(&m, path, &e);
 	unlink(path);
+}
+
+static void model_json(const uint8_t *data, size_t size)
+{
+	model_file(data, size, "config.json");
+}
+
+static void gguf_file(const uint8_t *data, size_t size)
+{
+	model_file(data, size, "model.gguf");
 }
 
 static void trace_as(const uint8_t *data, size_t size, const char *format)
@@ -417,6 +429,7 @@ const struct fuzz_target fuzz_targets[] = {
 	{ "lengths", lengths_file, "an empirical length file (input_file)" },
 	{ "hwprofile", hw_ini, "hardware profile INI (hw_load)" },
 	{ "model", model_json, "Hugging Face config.json (model_load)" },
+	{ "gguf", gguf_file, "GGUF header of a .gguf file (model_load, gguf.c)" },
 	{ "trace_auto", trace_auto, "trace, format sniffed (trace_load auto)" },
 	{ "trace_vllm", trace_vllm, "vllm bench serve result JSON as a trace" },
 	{ "trace_azure", trace_azure, "Azure LLM trace CSV" },
