@@ -176,6 +176,24 @@ static void bad_negative_bandwidth(void **state)
 	assert_contains(e.msg, "got '-2000'");
 }
 
+/* The scale-out NIC rate: absent, the generation's default (an estimate:
+ * the fixture has no [arch], so 100 Gb/s; an H100 400); given as 0, a
+ * one-line error naming file, line and key. */
+static void network_rate_default_and_bad(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	load(&hw, TEST_DATA_DIR "/hw_valid.ini");
+	assert_double_near(hw.network_gbit_s, 100, 0.0);
+	load(&hw, "h100-sxm");
+	assert_double_near(hw.network_gbit_s, 400, 0.0);
+	struct err e;
+	load_bad("hw_zero_network.ini", &e);
+	assert_contains(e.msg, "hw_zero_network.ini:22:");
+	assert_contains(e.msg, "network_gbit_s: expected");
+	assert_contains(e.msg, "got '0'");
+}
+
 static void bad_long_line(void **state)
 {
 	(void)state;
@@ -267,6 +285,7 @@ int main(void)
 		cmocka_unit_test(bad_not_a_number),
 		cmocka_unit_test(bad_zero_bandwidth),
 		cmocka_unit_test(bad_negative_bandwidth),
+		cmocka_unit_test(network_rate_default_and_bad),
 		cmocka_unit_test(bad_long_line),
 		cmocka_unit_test(bad_syntax),
 		cmocka_unit_test(bad_arch_sustained_above_boost),

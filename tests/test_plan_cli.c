@@ -261,6 +261,8 @@ static void bad_input(void **state)
 		{ "plan --slo itl_p99_ms=50 --by tokens", "--by: expected rate or concurrency" },
 		{ "compare --hardware h100-sxm,m3-max", "--hardware m3-max: hardware 'm3-max' has no [price]" },
 		{ "compare", "--hardware: expected device ids" },
+		{ "compare --hardware h100-sxm,,l40s", "--hardware: expected comma-separated device ids, got 'h100-sxm,,l40s'" },
+		{ "plan --slo itl_p99_ms=50 --tp 1,", "--tp: expected a comma-separated list" },
 		{ "merge", "expected the shards' JSON files" },
 		{ "merge /nonexistent.json", "/nonexistent.json" },
 		{ "plot /nonexistent", "/nonexistent: cannot open" },

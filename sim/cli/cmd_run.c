@@ -185,7 +185,7 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_FAIL;
 	if (plot_dir && rc == EXIT_OK) {
 		struct plot_opts po = { .svg = svg };
-		if (plot_run(&res, plot_dir, &po, &e)) {
+		if (plot_run(&res, report_csv, plot_dir, &po, &e)) {
 			fprintf(stderr, "servesim run: %s\n", e.msg);
 			rc = EXIT_FAIL;
 		} else {

@@ -13,8 +13,8 @@
 #include <strings.h>
 
 #include "latmetric.h"
-#include "num.h"
 #include "list.h"
+#include "num.h"
 #include "vllmflags_int.h"
 #include "xalloc.h"
 

@@ -15,6 +15,7 @@
 
 #include "rngstream.h"
 #include "engine_int.h"
+#include "simassert.h"
 #include "startup.h"
 #include "workload.h"
 #include "xalloc.h"
@@ -199,7 +200,7 @@ static int route(struct cluster *c, const struct request *rq, int base, int n, s
 		.rr_next = rr,
 	};
 	size_t i = c->router->pick(&v);
-	assert(i < (size_t)n);
+	SIM_ASSERT(i < (size_t)n, evq_now(c->s.q), SIM_NO_REQ);
 	return base + (int)i;
 }
 
@@ -242,7 +243,7 @@ void cluster_done(struct cluster *c, size_t idx)
 	const struct request *r = &c->s.reqs->v[idx];
 	struct replica *rp = &c->rep[r->replica];
 	rp->outstanding--;
-	assert(rp->outstanding >= 0);
+	SIM_ASSERT(rp->outstanding >= 0, evq_now(c->s.q), idx);
 	/* Failed on the decode side before its pull (a pool too small for it):
 	 * nobody will read its prefill blocks, so they go now. Released
 	 * already: a no-op. */

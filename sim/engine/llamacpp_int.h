@@ -118,8 +118,6 @@ void llama_gauges(const struct engine *g, struct engine_gauges *out);
 void llama_stats(const struct engine *g, struct engine_stats *st);
 int64_t llama_busy_slots(const struct engine *g);
 size_t llama_queue_waiting(const struct engine *g);
-/* Fails request idx at now with why (through on_done). */
-void llama_fail(struct engine *g, size_t idx, int64_t now, const char *why);
 
 /* The classes' [engine] keys (engine_class.keys: llamacfg.h). */
 void llama_config_default(struct engine_config *c);

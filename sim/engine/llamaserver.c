@@ -429,11 +429,6 @@ void llama_end_step(struct engine *g, int64_t now)
 		g->idle_since_ns = now;
 }
 
-void llama_fail(struct engine *g, size_t idx, int64_t now, const char *why)
-{
-	engine_fail(&g->setup, idx, now, why);
-}
-
 void llama_submit(struct engine *g, size_t idx, int64_t now)
 {
 	struct request *r = req(g, idx);
@@ -445,7 +440,7 @@ void llama_submit(struct engine *g, size_t idx, int64_t now)
 			return;
 	} else if (n >= g->n_ctx) {
 		/* llama-server, HTTP 400 exceed_context_size_error. */
-		llama_fail(g, idx, now, "the request exceeds the available context size, try increasing it");
+		engine_fail(&g->setup, idx, now, "the request exceeds the available context size, try increasing it");
 		return;
 	}
 	r->prompt_eval_count = (int32_t)n;

@@ -46,7 +46,7 @@ int ollama_truncate(struct engine *g, size_t idx, int64_t now, int64_t *n)
 	 * llama-server refuses it. The older Go runners
 	 * (runner/ollamarunner NewSequence) cut to exactly num_ctx. */
 	if (!g->truncate) {
-		llama_fail(g, idx, now, "the input length exceeds the context length (truncate = false)");
+		engine_fail(&g->setup, idx, now, "the input length exceeds the context length (truncate = false)");
 		return -1;
 	}
 	*n = g->n_ctx - max64((g->n_ctx - g->n_keep) / 2, 1);
@@ -70,7 +70,7 @@ int ollama_schedule(struct engine *g, size_t idx, int64_t now)
 	} else if (g->model == MODEL_LOADING) {
 		if (g->n_pending >= g->max_queue) {
 			g->st.rejected++;
-			llama_fail(g, idx, now, "server busy, please try again.  maximum pending requests exceeded");
+			engine_fail(&g->setup, idx, now, "server busy, please try again.  maximum pending requests exceeded");
 			return -1;
 		}
 		g->n_pending++;

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "hwprofile.h"
-#include "list.h"
 #include "latmetric.h"
+#include "list.h"
 #include "model.h"
 #include "num.h"
 #include "par.h"

@@ -14,7 +14,6 @@
 #include "csv.h"
 #include "num.h"
 #include "outfmt.h"
-#include "report.h"
 #include "resultdoc.h"
 #include "run.h"
 #include "stats.h"
@@ -368,12 +367,13 @@ static int plot_run_dir(const char *in, const char *out, const char *subtitle, s
 	return plot_gnuplot("timeseries", out, "timeseries", vars, o, e);
 }
 
-int plot_run(const struct run_result *res, const char *dir, struct plot_opts *o, struct err *e)
+int plot_run(const struct run_result *res, plot_csv_writer *write_csv, const char *dir,
+	     struct plot_opts *o, struct err *e)
 {
 	struct wholedir d;
 	if (wholedir_stage(&d, dir, e))
 		return -1;
-	if (report_csv(d.stage, res, e))
+	if (write_csv(d.stage, res, e))
 		return stage_end(&d, -1, e);
 	o->n_data += 3;
 	char sub[512];

@@ -68,9 +68,14 @@ int plot_text(char *buf, size_t cap, const char *name, const char *value);
  * gnuplot that fails). */
 int plot_doc(json_t *doc, const char *dir, struct plot_opts *o, struct err *e);
 
-/* Writes dir/requests.csv and dir/timeseries.csv of a run, then plots
- * them. Returns 0 or -1 with e. */
-int plot_run(const struct run_result *res, const char *dir, struct plot_opts *o, struct err *e);
+/* Writes a run's CSVs into a folder (report_csv: the report layer, which
+ * sits above this one, so the caller passes it in). */
+typedef int plot_csv_writer(const char *dir, const struct run_result *res, struct err *e);
+
+/* Writes dir/requests.csv and dir/timeseries.csv of a run with write_csv,
+ * then plots them. Returns 0 or -1 with e. */
+int plot_run(const struct run_result *res, plot_csv_writer *write_csv, const char *dir,
+	     struct plot_opts *o, struct err *e);
 
 /* servesim plot PATH: a result JSON of sweep, plan or compare, or a folder
  * holding one (result.json) or a run's requests.csv and timeseries.csv.

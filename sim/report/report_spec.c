@@ -3,6 +3,8 @@
  */
 #include "report_spec.h"
 
+#include "num.h"
+
 static bool on(const struct run_result *res)
 {
 	return res->sc.engine.speculative_method[0] != '\0';
@@ -22,7 +24,7 @@ void report_spec_text(FILE *f, const struct run_result *res)
 		(long long)res->sc.engine.num_speculative_tokens);
 	fprintf(f, "%-40s %-10.2f\n", "Draft acceptance rate (%):", 100 * rate(es));
 	fprintf(f, "%-40s %-10.2f\n", "Drafter time (% of busy):", es->busy_s > 0 ? 100 * es->spec_draft_s / es->busy_s : 0);
-	fprintf(f, "%-40s %-10.2f\n", "Drafter weights (GiB per GPU):", es->spec_weight_bytes / 1073741824.0);
+	fprintf(f, "%-40s %-10.2f\n", "Drafter weights (GiB per GPU):", es->spec_weight_bytes / GIB);
 	fprintf(f, "%-40s %-10.2f\n", "Drafter share of a KV block (%):",
 		es->kv_bytes_per_block > 0 ? 100 * es->spec_kv_bytes_per_block / es->kv_bytes_per_block : 0);
 }

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "csv.h"
-#include "jsonvals.h"   /* sim/calib: JSON values as benchmark tools write them */
+#include "jsonvals.h"   /* JSON values as benchmark tools write them */
 #include "num.h"
 #include "xalloc.h"
 
