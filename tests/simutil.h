@@ -17,7 +17,9 @@
 #include "run.h"
 #include "scenario.h"
 
-static inline void simulate_v(struct run_result *res, const char *scenario, va_list ap)
+static inline void simulate_with(int (*runner)(const struct scenario *, struct run_result *,
+						struct err *),
+				 struct run_result *res, const char *scenario, va_list ap)
 {
 	struct inidoc ov = { 0 };
 	struct err e;
@@ -29,9 +31,14 @@ static inline void simulate_v(struct run_result *res, const char *scenario, va_l
 	if (scenario && catalog_resolve(CATALOG_SCENARIOS, scenario, path, sizeof path, &e))
 		fail_msg("%s", e.msg);
 	struct scenario sc;
-	if (scenario_load(&sc, scenario ? path : NULL, &ov, &e) || run_simulate(&sc, res, &e))
+	if (scenario_load(&sc, scenario ? path : NULL, &ov, &e) || runner(&sc, res, &e))
 		fail_msg("%s", e.msg);
 	inidoc_free(&ov);
+}
+
+static inline void simulate_v(struct run_result *res, const char *scenario, va_list ap)
+{
+	simulate_with(run_simulate, res, scenario, ap);
 }
 
 static inline void simulate(struct run_result *res, const char *scenario, ...)

@@ -14,7 +14,7 @@
 static void ttft_never_falls_as_the_link_slows(void **state)
 {
 	(void)state;
-	/* Measured mean TTFT 9.4 s, 3.1 s, 199, 99, 79, 62 ms from 5 to 400
+	/* Measured mean TTFT 9.4 s, 3.1 s, 199, 99, 77, 60 ms from 5 to 400
 	 * Gb/s; the prefill pool's peak and the hold fall with it. Asserted
 	 * monotone, each step within 0.1% (the order of requests on a port
 	 * may change with the timing). */

@@ -141,6 +141,33 @@ static void property_random_interleaving(void **state)
 	evq_destroy(q);
 }
 
+/* Seqs reserved early order their events as if pushed then: an event
+ * pushed later at the same time with a plain push comes after them. */
+static void reserved_seqs_order_as_pushed_early(void **state)
+{
+	(void)state;
+	struct evq *q = evq_create();
+	evq_push(q, 10, 0, 100);
+	uint64_t first = evq_reserve(q, 3);
+	evq_push(q, 10, 0, 101);
+	evq_push_seq(q, 10, first + 1, 0, 1);
+	evq_push_seq(q, 10, first, 0, 0);
+	struct event ev;
+	int64_t want[] = { 100, 0 };
+	for (int i = 0; i < 2; i++) {
+		assert_true(evq_pop(q, &ev));
+		assert_int_equal(ev.arg, want[i]);
+	}
+	evq_push_seq(q, 10, first + 2, 0, 2);   /* pushed while its peers pop */
+	int64_t rest[] = { 1, 2, 101 };
+	for (int i = 0; i < 3; i++) {
+		assert_true(evq_pop(q, &ev));
+		assert_int_equal(ev.arg, rest[i]);
+	}
+	assert_false(evq_pop(q, &ev));
+	evq_destroy(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -148,6 +175,7 @@ int main(void)
 		cmocka_unit_test(pops_by_time),
 		cmocka_unit_test(fifo_among_equal_times),
 		cmocka_unit_test(property_random_interleaving),
+		cmocka_unit_test(reserved_seqs_order_as_pushed_early),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -292,6 +292,38 @@ static void property_random_ops(void **state)
 	kvpool_destroy(p);
 }
 
+/* A private hash orders the free queue as a hash does and goes to the
+ * CPU tier when evicted, but no lookup finds it until it is published;
+ * published, it is found as kvpool_set_hash would have made it. */
+static void private_hash_hidden_until_published(void **state)
+{
+	(void)state;
+	struct kvpool *p = kvpool_create(5, 4);
+	int32_t a = kvpool_alloc(p), b = kvpool_alloc(p), c = kvpool_alloc(p);
+	kvpool_set_private_hash(p, a, 0x51);
+	kvpool_set_private_hash(p, b, 0x52);
+	kvpool_set_private_hash(p, b, 0x99);   /* already hashed: kept */
+	assert_int_equal(kvpool_lookup(p, 0x51), -1);
+	assert_int_equal(kvpool_lookup(p, 0x52), -1);
+	kvpool_publish(p, b);
+	kvpool_publish(p, c);                  /* no hash: nothing */
+	assert_int_equal(kvpool_lookup(p, 0x52), b);
+	assert_int_equal(kvpool_lookup(p, 0x99), -1);
+	kvpool_release(p, a);   /* hashed: back   (x) a */
+	kvpool_release(p, c);   /* none: front    c (x) a */
+	kvpool_release(p, b);   /* hashed: back   c (x) a b */
+	assert_int_equal(kvpool_alloc(p), c);
+	int32_t x = kvpool_alloc(p);           /* the block never handed out */
+	assert_int_equal(kvpool_alloc(p), a);  /* a's private hash goes to the CPU tier */
+	assert_true(kvpool_lookup_cpu(p, 0x51));
+	assert_int_equal(kvpool_lookup(p, 0x52), b);
+	assert_int_equal(kvpool_alloc(p), b);  /* evicts the published one */
+	assert_int_equal(kvpool_lookup(p, 0x52), -1);
+	assert_true(kvpool_lookup_cpu(p, 0x52));
+	(void)x;
+	kvpool_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +334,7 @@ int main(void)
 		cmocka_unit_test(cpu_tier_lru),
 		cmocka_unit_test(set_hash_keeps_first),
 		cmocka_unit_test(property_random_ops),
+		cmocka_unit_test(private_hash_hidden_until_published),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

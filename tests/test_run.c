@@ -10,6 +10,10 @@
 
 #include "steptime.h"
 
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void conservation_and_failures(void **state)
@@ -39,6 +43,132 @@ static void conservation_and_failures(void **state)
 	assert_int_equal(r.all.completed, done);
 	assert_int_equal(r.all.total_output, out);
 	run_result_free(&r);
+}
+
+/* The JSON report of scenario with the overrides in ap, run by runner
+ * (caller frees). */
+static char *report_of(int (*runner)(const struct scenario *, struct run_result *, struct err *),
+		       size_t *kept, const char *scenario, ...)
+{
+	struct run_result r;
+	va_list ap;
+	va_start(ap, scenario);
+	simulate_with(runner, &r, scenario, ap);
+	va_end(ap);
+	const double pcts[] = { 25, 50, 90, 99 };
+	struct report_opts ro = { pcts, 4, false, 0 };
+	json_t *j = report_json(&r, &ro);
+	json_object_del(json_object_get(j, "servesim"), "version");
+	char *text = json_dumps(j, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	json_decref(j);
+	*kept = r.reqs.len;
+	run_result_free(&r);
+	return text;
+}
+
+/* A lean run recycles finished requests and counts vLLM's per-second
+ * concurrency as they finish; every reported number is the same, byte for
+ * byte, as the run that keeps them all: preemption under FCFS and
+ * priority (whose ties go by the order requests were made), prefix
+ * sharing, multi-turn conversations, closed-loop users, max_concurrency,
+ * a cluster, and P/D disaggregation and an Ollama run (both made in
+ * full: they read requests after they are done). */
+static void lean_run_equals_full_run(void **state)
+{
+	(void)state;
+	const char *cases[][3] = {
+		{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "workload.num_prompts=150" },
+		{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "engine.scheduling_policy=priority" },
+		{ "c14-system-prompt", "workload.num_prompts=100", "engine.num_gpu_blocks_override=400" },
+		{ "c13-bench-serve", "workload.turns=3", "workload.max_concurrency=8" },
+		{ "c13-bench-serve", "workload.users=10", "workload.num_prompts=120" },
+		{ "c13-bench-serve", "cluster.replicas=3", "workload.num_prompts=150" },
+		{ "c25-disagg-small", "workload.num_prompts=60", "workload.num_prompts=60" },
+		{ "c28-ollama-vs-vllm", "workload.num_prompts=40", "workload.num_prompts=40" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t all, kept;
+		char *full = report_of(run_simulate, &all, cases[i][0], cases[i][1], cases[i][2], NULL);
+		char *lean = report_of(run_simulate_lean, &kept, cases[i][0], cases[i][1], cases[i][2], NULL);
+		assert_true(all > 0);
+		/* Lean keeps none, but for P/D and Ollama (the last two cases). */
+		assert_int_equal(kept, i + 2 < sizeof cases / sizeof cases[0] ? 0 : all);
+		if (strcmp(full, lean))
+			fail_msg("%s %s %s: the lean run's report differs", cases[i][0], cases[i][1], cases[i][2]);
+		free(full);
+		free(lean);
+	}
+}
+
+/* The progress line: on stderr only (stdout the same bytes with and
+ * without it), off by default when stderr is not a terminal (as under
+ * ctest), forced by --progress, and a sweep's last line counts every
+ * point. */
+static void progress_on_stderr_only(void **state)
+{
+	(void)state;
+	struct cmd_result quiet, shown, dflt;
+	const char *sweep = "sweep --set workload.num_prompts=60 --vary request_rate=1:3:1 --format csv";
+	run_cmd(&quiet, "%s %s --no-progress", SERVESIM_BIN, sweep);
+	run_cmd(&shown, "%s %s --progress", SERVESIM_BIN, sweep);
+	run_cmd(&dflt, "%s %s", SERVESIM_BIN, sweep);
+	assert_int_equal(quiet.status, 0);
+	assert_int_equal(shown.status, 0);
+	assert_string_equal(shown.out, quiet.out);
+	assert_string_equal(dflt.out, quiet.out);
+	assert_string_equal(quiet.err, "");
+	assert_string_equal(dflt.err, "");
+	assert_contains(shown.err, "servesim sweep: 3/3 points (100.0%)");
+	cmd_result_free(&quiet);
+	cmd_result_free(&shown);
+	cmd_result_free(&dflt);
+	run_cmd(&quiet, "%s run --set workload.num_prompts=3000 --format json --no-progress", SERVESIM_BIN);
+	run_cmd(&shown, "%s run --set workload.num_prompts=3000 --format json --progress", SERVESIM_BIN);
+	assert_int_equal(shown.status, 0);
+	assert_string_equal(shown.out, quiet.out);
+	assert_string_equal(quiet.err, "");
+	cmd_result_free(&quiet);
+	cmd_result_free(&shown);
+}
+
+/* Peak RSS (KiB) of `servesim run` on the speed benchmark's workload cut
+ * to n requests (a child process: its own high-water mark). */
+static long run_peak_rss_kib(long n)
+{
+	char num[32];
+	snprintf(num, sizeof num, "%ld", n);
+	char ini[PATH_MAX];
+	snprintf(ini, sizeof ini, "%s/tests/bench/sharegpt_1m.ini", getenv("SERVESIM_DATA_DIR"));
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int dn = open("/dev/null", O_WRONLY);
+		dup2(dn, STDOUT_FILENO);
+		execl(SERVESIM_BIN, SERVESIM_BIN, "run", ini, "--num-prompts", num, "--format", "json",
+		      (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	struct rusage ru;
+	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return ru.ru_maxrss;
+}
+
+/* Memory follows the requests in flight, not the run's (issue 14): ten
+ * times the requests of the speed benchmark's workload (10k -> 100k, the
+ * same ~1000 in flight) may add at most 8 MiB of peak RSS; keeping every
+ * record (about 300 bytes each, and 8 bytes per metric) would add about
+ * 30 MiB. About a second of CPU. */
+static void memory_independent_of_requests(void **state)
+{
+	(void)state;
+#if defined(__SANITIZE_ADDRESS__)
+	skip();   /* ASan's quarantine keeps freed memory resident: RSS says nothing */
+#endif
+	long small = run_peak_rss_kib(10000), big = run_peak_rss_kib(100000);
+	if (big > small + 8 * 1024)
+		fail_msg("peak RSS %ld KiB at 100k requests against %ld KiB at 10k", big, small);
 }
 
 static void requests_that_cannot_fit_fail(void **state)
@@ -324,6 +454,9 @@ static void bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(lean_run_equals_full_run),
+		cmocka_unit_test(progress_on_stderr_only),
+		cmocka_unit_test(memory_independent_of_requests),
 		cmocka_unit_test(conservation_and_failures),
 		cmocka_unit_test(requests_that_cannot_fit_fail),
 		cmocka_unit_test(clocks_run_forward),

@@ -169,7 +169,7 @@ static void run_point(struct sweep_point *p, int reps)
 	parse_ok(&ax, "request_rate=12");
 	assert_int_equal(inidoc_add_override(&ov, "workload.num_prompts=60", &e), 0);
 	assert_int_equal(sweep_init(&sw, NULL, &ov, &ax, 1, &e), 0);
-	if (sweep_run(&sw, &whole, reps, 2, &pts, &n, &e))
+	if (sweep_run(&sw, &whole, reps, 2, NULL, &pts, &n, &e))
 		fail_msg("%s", e.msg);
 	assert_int_equal(n, 1);
 	assert_null(pts[0].error);

@@ -435,6 +435,69 @@ static void multi_turn_conversation(void **state)
 	reqtab_free(&r);
 }
 
+/* workload_open's lazy open loop makes the requests workload_create
+ * makes, field for field and bit for bit (the same draws of the same
+ * streams in the same order), for each arrival process and a ramp-up;
+ * workloads it cannot make lazily it makes up front. */
+static void lazy_open_loop_equals_eager(void **state)
+{
+	(void)state;
+	for (int v = 0; v < 5; v++) {
+		struct scenario sc;
+		base(&sc, 500, 7);
+		sc.input.dist = LEN_LOGNORMAL;
+		sc.input.stddev = 100;
+		sc.random_prefix_len = 20;
+		sc.prefix_groups = 3;
+		if (v == 1) {
+			sc.arrival = ARRIVAL_GAMMA;
+			sc.burstiness = 0.5;
+		} else if (v == 2) {
+			sc.arrival = ARRIVAL_CONSTANT;
+		} else if (v == 3) {
+			sc.ramp_up_strategy = RAMP_LINEAR;
+			sc.ramp_up_start_rps = 1;
+			sc.ramp_up_end_rps = 20;
+		} else if (v == 4) {
+			sc.turns = 2;   /* not lazy: all first turns up front */
+		}
+		struct reqtab eager, lazy = { 0 };
+		requests(&sc, &eager);
+		struct err e = { { 0 } };
+		struct workload *w = workload_open(&sc, &lazy, &e);
+		assert_non_null(w);
+		assert_int_equal(workload_lazy_left(w), v == 4 ? 0 : 500);
+		assert_int_equal(lazy.len, v == 4 ? eager.len : 0);
+		for (int64_t i; (i = workload_next(w, &lazy)) >= 0;)
+			assert_int_equal(i, (int64_t)lazy.len - 1);
+		assert_int_equal(workload_lazy_left(w), 0);
+		assert_int_equal(lazy.len, eager.len);
+		for (size_t i = 0; i < eager.len; i++)
+			assert_memory_equal(&lazy.v[i], &eager.v[i], sizeof eager.v[i]);
+		int n;
+		const int64_t *starts = workload_stage_starts(w, &n);
+		assert_int_equal(n, 1);
+		assert_int_equal(starts[0], 0);
+		workload_destroy(w);
+		reqtab_free(&eager);
+		reqtab_free(&lazy);
+	}
+}
+
+/* A lazy open loop whose last send is past the horizon is refused up
+ * front with the eager path's message. */
+static void lazy_open_loop_horizon_error(void **state)
+{
+	(void)state;
+	struct scenario sc;
+	base(&sc, 10, 1e-8);
+	struct reqtab r = { 0 };
+	struct err e = { { 0 } };
+	assert_null(workload_open(&sc, &r, &e));
+	assert_non_null(strstr(e.msg, "past the simulator's horizon"));
+	reqtab_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +514,8 @@ int main(void)
 		cmocka_unit_test(streams_are_independent),
 		cmocka_unit_test(closed_loop_users),
 		cmocka_unit_test(multi_turn_conversation),
+		cmocka_unit_test(lazy_open_loop_equals_eager),
+		cmocka_unit_test(lazy_open_loop_horizon_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include "progress.h"
 #include "xalloc.h"
 
 struct par_work {
@@ -12,6 +13,7 @@ struct par_work {
 	void *ctx;
 	size_t n;
 	atomic_size_t next;       /* the next index to hand out */
+	struct progress *progress;
 };
 
 static void *worker(void *arg)
@@ -22,12 +24,19 @@ static void *worker(void *arg)
 		if (i >= w->n)
 			return NULL;
 		w->fn(w->ctx, i);
+		progress_points(w->progress, 1, (int64_t)w->n);
 	}
 }
 
 void par_for(size_t n, int jobs, void (*fn)(void *ctx, size_t i), void *ctx)
 {
-	struct par_work w = { .fn = fn, .ctx = ctx, .n = n };
+	par_for_progress(n, jobs, fn, ctx, NULL);
+}
+
+void par_for_progress(size_t n, int jobs, void (*fn)(void *ctx, size_t i), void *ctx,
+		      struct progress *p)
+{
+	struct par_work w = { .fn = fn, .ctx = ctx, .n = n, .progress = p };
 	atomic_init(&w.next, 0);
 	size_t extra = jobs > 1 ? (size_t)jobs - 1 : 0;   /* the caller is one */
 	if (extra > n)

@@ -21,6 +21,13 @@
  * exist (at least the caller's); this cannot fail. */
 void par_for(size_t n, int jobs, void (*fn)(void *ctx, size_t i), void *ctx);
 
+struct progress;
+
+/* par_for that counts each finished job on the progress display p
+ * (progress.h; NULL: none). */
+void par_for_progress(size_t n, int jobs, void (*fn)(void *ctx, size_t i), void *ctx,
+		      struct progress *p);
+
 /* The number of online processors (at least 1): the default for --jobs. */
 int par_default_jobs(void);
 

@@ -14,6 +14,7 @@
 #include "profwrite.h"
 #include "run.h"
 #include "wholefile.h"
+#include "progress.h"
 #include "xalloc.h"
 
 #define DEFAULT_MAX_EVALS 200
@@ -173,6 +174,8 @@ static int evaluate(struct fit_ctx *c, const struct hw_efficiency *eff, const bo
 	if (profwrite_save(c->profile, c->o->base_path, eff, "runfit candidate", NULL, 0, e))
 		return -1;
 	c->evals++;
+	int max_evals = c->o->max_evals > 0 ? c->o->max_evals : DEFAULT_MAX_EVALS;
+	progress_points(c->o->progress, 1, max_evals);   /* an estimate: it may stop sooner */
 	return simulate_all(c->set, skip, c->profile, c->jobs, c->ms, e);
 }
 

@@ -54,6 +54,7 @@ struct runfit_opts {
 	int max_evals;               /* simulations of the training set; 0: 200 */
 	double tol;                  /* simplex size to stop at; 0: 0.02 */
 	int jobs;                    /* threads; <= 0: the online CPUs */
+	struct progress *progress;   /* evaluations done, on stderr (progress.h); NULL: none */
 };
 
 /* One measured value and what the simulator made of it. */

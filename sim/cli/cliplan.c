@@ -7,6 +7,7 @@
 #include "num.h"
 #include "par.h"
 #include "plot.h"
+#include "progress.h"
 
 void cliplan_init(struct cliplan *c, const char *verb, int replications)
 {
@@ -19,10 +20,13 @@ void cliplan_init(struct cliplan *c, const char *verb, int replications)
 	plan_opts_default(&c->search);
 	c->max_gmu = 0.9;
 	plan_cost_default(&c->cost);
+	c->progress = progress_create(verb, PROGRESS_AUTO);
 }
 
 void cliplan_free(struct cliplan *c)
 {
+	progress_destroy(c->progress);
+	c->progress = NULL;
 	inidoc_free(&c->ov);
 	vllmflags_free(&c->vllm);
 }
@@ -82,6 +86,14 @@ int cliplan_option(struct cliplan *c, int opt, const char *arg, struct err *e)
 	case 1006:
 		c->svg = true;
 		return 1;
+	case 1007:
+		if (!c->progress)
+			c->progress = progress_create(c->verb, PROGRESS_ON);
+		return 1;
+	case 1008:
+		progress_destroy(c->progress);
+		c->progress = NULL;
+		return 1;
 	case 1010:
 		if (strcmp(arg, "rate") && strcmp(arg, "concurrency"))
 			return err_set(e, "--by: expected rate or concurrency, got '%s'", arg);
@@ -136,6 +148,7 @@ void cliplan_search(const struct cliplan *c, struct plan_opts *out)
 	*out = c->search;
 	out->replications = c->replications;
 	out->jobs = c->jobs;
+	out->progress = c->progress;
 	if (out->by == PLAN_BY_CONCURRENCY) {
 		if (!c->max_load_given)
 			out->max_rate = 1024;
@@ -192,6 +205,8 @@ int cliplan_scenario(struct cliplan *c, int argc, char **argv, int optind_, stru
 
 int cliplan_emit(struct cliplan *c, json_t *doc)
 {
+	progress_destroy(c->progress);   /* its line off the terminal first */
+	c->progress = NULL;
 	int rc = resultdoc_print(stdout, doc, c->fmt) ? EXIT_FAIL : EXIT_OK;
 	if (c->plot_dir) {
 		struct plot_opts po = { .svg = c->svg };

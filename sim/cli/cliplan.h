@@ -29,7 +29,9 @@
 	{ "replications", required_argument, NULL, 1003 },           \
 	{ "set", required_argument, NULL, 1004 },                    \
 	{ "shard", required_argument, NULL, 1005 },                  \
-	{ "svg", no_argument, NULL, 1006 }
+	{ "svg", no_argument, NULL, 1006 },                          \
+	{ "progress", no_argument, NULL, 1007 },                     \
+	{ "no-progress", no_argument, NULL, 1008 }
 
 /* The SLO search's options (plan, compare), handled by cliplan_option
  * into c->search. */
@@ -80,6 +82,8 @@
 	"  --format F          text (default), csv or json\n"                                     \
 	"  --plot DIR          also write DIR/result.json, the data files and the pictures\n"     \
 	"  --svg               pictures as SVG instead of PNG\n"                                 \
+	"  --progress, --no-progress  the progress line on stderr (default: when it is a\n"     \
+	"                      terminal)\n"                                                     \
 	VLLMFLAGS_HELP
 
 struct cliplan {
@@ -102,6 +106,8 @@ struct cliplan {
 	double max_gmu;              /* --max-gpu-memory-utilization */
 	struct plan_cost cost;       /* --cost, --years, --power-usd-kwh, --utilization */
 	bool cost_own_flags;         /* one of the last three was given */
+	struct progress *progress;   /* the points done, on stderr (NULL: off); wiped
+				      * by cliplan_emit and cliplan_free */
 };
 
 /* Defaults: text, all processors, `replications`, shard 1/1, plan's

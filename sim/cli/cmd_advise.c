@@ -11,6 +11,7 @@
 #include "advise.h"
 #include "catalog.h"
 #include "cliplan.h"
+#include "progress.h"
 #include "promscrape.h"
 #include "textfile.h"
 #include "validate.h"
@@ -43,6 +44,8 @@ static void help(void)
 	       "  --set S.K=V         override a scenario key first (repeatable)\n"
 	       "  --replications N    seeds per simulation (default 3)\n"
 	       "  --jobs N            simulations on N threads (default: all processors)\n"
+	       "  --progress, --no-progress  the progress line on stderr (default: when it is a\n"
+	       "                      terminal)\n"
 	       "  --format F          text (default) or json\n\n"
 	       "Example:\n"
 	       "  servesim advise c17-kv-pressure\n");
@@ -97,6 +100,8 @@ int cmd_advise(int argc, char **argv)
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "model", required_argument, NULL, 'm' },
+		{ "no-progress", no_argument, NULL, 1008 },
+		{ "progress", no_argument, NULL, 1007 },
 		{ "replications", required_argument, NULL, 'r' },
 		{ "result", required_argument, NULL, 'R' },
 		{ "set", required_argument, NULL, 'S' },
@@ -136,6 +141,8 @@ int cmd_advise(int argc, char **argv)
 		case 'S': bad = inidoc_add_override(&cp.ov, optarg, &e); break;
 		case 's': bad = plan_slo_parse(&a->slo, optarg, &e); slo_given = true; break;
 		case 'w': vo.weights = optarg; break;
+		case 1007:
+		case 1008: bad = cliplan_option(&cp, c, optarg, &e) < 0; break;
 		default: rc = cli_misuse("advise", "unknown option"); goto out;
 		}
 		if (bad)
@@ -165,8 +172,11 @@ int cmd_advise(int argc, char **argv)
 		plan_slo_from_scenario(&a->slo, &a->sc);
 	a->replications = cp.replications;
 	a->jobs = cp.jobs;
+	a->progress = cp.progress;
 	if (advise_run(a, &e))
 		goto fail;
+	progress_destroy(cp.progress);   /* its line off the terminal before the result */
+	cp.progress = NULL;
 	json_t *doc = advise_json(a);
 	if (result)
 		json_object_set_new(doc, "scenario", json_string(result));

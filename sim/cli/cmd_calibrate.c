@@ -23,6 +23,7 @@
 #include "list.h"
 #include "num.h"
 #include "profwrite.h"
+#include "progress.h"
 #include "runfit.h"
 #include "runobs.h"
 
@@ -38,7 +39,8 @@ void calib_help(FILE *f)
 		"                          [--probe PATH] [--probe-csv FILE] [--budget-s S]\n"
 		"       servesim calibrate runs FILE… --hardware H --out PROFILE.ini [--model M]\n"
 		"                          [--weights W] [--set S.K=V]… [--holdout ID,…]\n"
-		"                          [--max-evals N] [--max-requests N] [--tol X] [--jobs N]\n\n"
+		"                          [--max-evals N] [--max-requests N] [--tol X] [--jobs N]\n"
+		"                          [--progress|--no-progress]\n\n"
 		"Fits the [efficiency] section of a hardware profile and writes a new profile:\n"
 		"the base profile's keys plus the fitted section, usable as `servesim run --hardware\n"
 		"PROFILE.ini`. Prints the prediction error of every measurement before and after.\n\n"
@@ -219,7 +221,9 @@ static int calibrate_runs(int argc, char **argv)
 		{ "max-evals", required_argument, NULL, 'n' },
 		{ "max-requests", required_argument, NULL, 'r' },
 		{ "model", required_argument, NULL, 'm' },
+		{ "no-progress", no_argument, NULL, 'Q' },
 		{ "out", required_argument, NULL, 'o' },
+		{ "progress", no_argument, NULL, 'q' },
 		{ "set", required_argument, NULL, 'S' },
 		{ "tol", required_argument, NULL, 't' },
 		{ "weights", required_argument, NULL, 'w' },
@@ -227,6 +231,7 @@ static int calibrate_runs(int argc, char **argv)
 	};
 	struct runobs_opts ro = { .max_requests = DEFAULT_MAX_REQUESTS };
 	struct runfit_opts fo = { 0 };
+	enum progress_mode progress = PROGRESS_AUTO;
 	const char *out = NULL, *holdout_list = NULL;
 	struct inidoc ov = { 0 };
 	struct err e;
@@ -250,6 +255,8 @@ static int calibrate_runs(int argc, char **argv)
 				bad = err_set(&e, "--tol: expected a simplex size in (0, 10], got '%s'", optarg);
 			break;
 		case 'w': ro.weights = optarg; break;
+		case 'q': progress = PROGRESS_ON; break;
+		case 'Q': progress = PROGRESS_OFF; break;
 		default: inidoc_free(&ov); return cli_misuse("calibrate runs", "unknown option");
 		}
 		if (bad) {
@@ -288,7 +295,10 @@ static int calibrate_runs(int argc, char **argv)
 	fo.base_path = base_path;
 	fo.holdout = holdout;
 	fprintf(stderr, "servesim calibrate runs: %zu runs; fitting on %s\n", set.len, hw.id);
-	if (runfit_fit(&r, &set, &hw, &fo, &e)) {
+	fo.progress = progress_create("calibrate", progress);
+	int failed = runfit_fit(&r, &set, &hw, &fo, &e);
+	progress_destroy(fo.progress);
+	if (failed) {
 		cli_fail("calibrate runs", &e);
 		goto out;
 	}

@@ -11,6 +11,7 @@
 #include "list.h"
 #include "num.h"
 #include "plot.h"
+#include "progress.h"
 #include "report.h"
 #include "run.h"
 #include "vllmflags.h"
@@ -42,6 +43,12 @@ static void help(void)
 	       "                      (TTFT, TPOT and ITL CDFs, KV usage and the queue over time)\n"
 	       "  --svg               --plot: SVG pictures instead of PNG\n"
 	       "  --metric-percentiles P,…  percentiles to report (default 99)\n"
+	       "  --exact-percentiles keep every TTFT, TPOT, E2EL and queue time: past 65,536\n"
+	       "                      requests they are otherwise sketched (percentiles within\n"
+	       "                      0.025%% relative; means and counts exact), so memory\n"
+	       "                      follows the requests in flight (docs/speed.md)\n"
+	       "  --progress, --no-progress  the progress line on stderr (default: when it is\n"
+	       "                      a terminal)\n"
 	       "  --save-detailed     json: add the per-request arrays of vllm bench serve\n"
 	       "                      (input_lens, output_lens, ttfts, latencies, start_times,\n"
 	       "                      errors; no itls) and Ollama's fields per request\n"
@@ -78,7 +85,10 @@ int cmd_run(int argc, char **argv)
 		{ "model", required_argument, NULL, 'm' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "save-detailed", no_argument, NULL, 'd' },
+		{ "exact-percentiles", no_argument, NULL, 'x' },
+		{ "no-progress", no_argument, NULL, 'Q' },
 		{ "plot", required_argument, NULL, 'P' },
+		{ "progress", no_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "set", required_argument, NULL, 'S' },
 		{ "svg", no_argument, NULL, 'g' },
@@ -89,7 +99,8 @@ int cmd_run(int argc, char **argv)
 	const char *plot_dir = NULL;
 	double pct[16] = { 99 };
 	size_t n_pct = 1;
-	bool detailed = false, svg = false;
+	bool detailed = false, svg = false, exact = false;
+	enum progress_mode progress = PROGRESS_AUTO;
 	double epoch_s = 0;
 	struct inidoc ov = { 0 };
 	struct err e;
@@ -115,6 +126,9 @@ int cmd_run(int argc, char **argv)
 		case 'P': plot_dir = optarg; break;
 		case 'p': bad = parse_percentiles(optarg, pct, &n_pct, &e); break;
 		case 'd': detailed = true; break;
+		case 'x': exact = true; break;
+		case 'q': progress = PROGRESS_ON; break;
+		case 'Q': progress = PROGRESS_OFF; break;
 		case 'g': svg = true; break;
 		case 'E':
 			if (num_parse_double(optarg, &epoch_s) || !(epoch_s >= 0) || epoch_s > 1e11)
@@ -154,8 +168,18 @@ int cmd_run(int argc, char **argv)
 	/* The timeline (token gaps and steps by second) only feeds the
 	 * Prometheus metrics: recorded for --format prom and --out alone. */
 	bool timeline = fmt == FMT_PROM || out_dir;
-	if (scenario_load(&sc, scenario_path, &ov, &e) ||
-	    (timeline ? run_simulate_timeline : run_simulate)(&sc, &res, &e)) {
+	/* What reads the requests one by one keeps them; else a lean run,
+	 * whose memory follows the requests in flight. */
+	bool per_request = timeline || plot_dir || detailed || va.out.save_detailed;
+	struct run_opts ro_run = { .lean = !per_request, .exact_percentiles = exact, .timeline = timeline };
+	if (scenario_load(&sc, scenario_path, &ov, &e)) {
+		cli_fail("run", &e);
+		goto out;
+	}
+	ro_run.progress = progress_create("run", progress);
+	int failed = run_simulate_opts(&sc, &res, &ro_run, &e);
+	progress_destroy(ro_run.progress);
+	if (failed) {
 		cli_fail("run", &e);
 		goto out;
 	}

@@ -87,7 +87,7 @@ int cmd_sweep(int argc, char **argv)
 	    sweep_init(&sw, cp.scenario, &cp.ov, axes, n_axes, &e))
 		goto fail;
 	sw.duration_s = duration;
-	if (sweep_run(&sw, &cp.shard, cp.replications, cp.jobs, &pts, &n_pts, &e))
+	if (sweep_run(&sw, &cp.shard, cp.replications, cp.jobs, cp.progress, &pts, &n_pts, &e))
 		goto fail;
 	size_t failed = 0;
 	for (size_t i = 0; i < n_pts; i++) {

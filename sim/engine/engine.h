@@ -32,6 +32,10 @@ struct engine_hooks {
 	 * returns when it lands. NULL elsewhere. */
 	void *kv_ctx;
 	int64_t (*kv_pull)(void *kv_ctx, size_t req, int64_t now);
+	/* Optional: on_token for each of n requests, in order, all at t (one
+	 * step's tokens at once: the per-token bookkeeping in one pass).
+	 * NULL: the engine calls on_token one by one. */
+	void (*on_tokens)(void *ctx, const size_t *reqs, size_t n, int64_t t_ns);
 };
 
 struct engine_setup {

@@ -31,12 +31,25 @@ void evq_destroy(struct evq *q)
 	free(q);
 }
 
+uint64_t evq_reserve(struct evq *q, uint64_t n)
+{
+	uint64_t first = q->next_seq;
+	q->next_seq += n;
+	return first;
+}
+
 void evq_push(struct evq *q, int64_t time_ns, int kind, int64_t arg)
 {
+	evq_push_seq(q, time_ns, q->next_seq++, kind, arg);
+}
+
+void evq_push_seq(struct evq *q, int64_t time_ns, uint64_t seq, int kind, int64_t arg)
+{
 	SIM_ASSERT(time_ns >= q->now_ns && "event scheduled in the past", q->now_ns, SIM_NO_REQ);
+	SIM_ASSERT(seq < q->next_seq && "a seq not taken", q->now_ns, SIM_NO_REQ);
 	xgrow(&q->heap, &q->cap, q->len + 1, sizeof *q->heap);
 	size_t i = q->len++;
-	struct event ev = { time_ns, q->next_seq++, kind, arg };
+	struct event ev = { time_ns, seq, kind, arg };
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
 		if (!before(&ev, &q->heap[parent]))

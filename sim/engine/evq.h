@@ -46,6 +46,16 @@ void evq_destroy(struct evq *q);   /* NULL is a no-op */
 /* Schedules an event; time_ns must not be before evq_now (asserted). */
 void evq_push(struct evq *q, int64_t time_ns, int kind, int64_t arg);
 
+/* Takes n seq numbers now for events to be pushed later with
+ * evq_push_seq, and returns the first: they order among the others as if
+ * pushed now, in the order of their numbers (a run pushes each arrival
+ * only when the one before is due, in the order pushing them all at the
+ * start would give). Cannot fail. */
+uint64_t evq_reserve(struct evq *q, uint64_t n);
+
+/* evq_push with a seq from evq_reserve (each used once). */
+void evq_push_seq(struct evq *q, int64_t time_ns, uint64_t seq, int kind, int64_t arg);
+
 /* Pops the earliest event into *ev and advances the clock to its time.
  * Returns false when the queue is empty. */
 bool evq_pop(struct evq *q, struct event *ev);

@@ -139,6 +139,7 @@ struct kvpool {
 	int64_t num_blocks;
 	int32_t *ref;
 	uint64_t *hash;          /* 0 = not cached */
+	uint8_t *private_hash;   /* 1: hash[b] is private, not in cached */
 	struct dlist free_q;
 	struct hmap cached;      /* hash -> GPU block */
 
@@ -156,6 +157,7 @@ struct kvpool *kvpool_create(int64_t num_blocks, int64_t cpu_blocks)
 	p->num_blocks = num_blocks;
 	p->ref = xcalloc((size_t)num_blocks, sizeof *p->ref);
 	p->hash = xcalloc((size_t)num_blocks, sizeof *p->hash);
+	p->private_hash = xcalloc((size_t)num_blocks, sizeof *p->private_hash);
 	dlist_init(&p->free_q, num_blocks);
 	for (int32_t b = 1; b < num_blocks; b++)
 		dlist_push_back(&p->free_q, b);
@@ -175,6 +177,7 @@ void kvpool_destroy(struct kvpool *p)
 		return;
 	free(p->ref);
 	free(p->hash);
+	free(p->private_hash);
 	dlist_free(&p->free_q);
 	hmap_free(&p->cached);
 	if (p->cpu_blocks > 0) {
@@ -249,7 +252,10 @@ int32_t kvpool_alloc(struct kvpool *p)
 	dlist_unlink(&p->free_q, b);
 	assert(p->ref[b] == 0);
 	if (p->hash[b]) {
-		hmap_del(&p->cached, p->hash[b]);
+		if (p->private_hash[b])
+			p->private_hash[b] = 0;
+		else
+			hmap_del(&p->cached, p->hash[b]);
 		cpu_store(p, p->hash[b]);
 		p->hash[b] = 0;
 	}
@@ -275,4 +281,27 @@ void kvpool_set_hash(struct kvpool *p, int32_t block, uint64_t hash)
 		return;
 	p->hash[block] = hash;
 	hmap_put(&p->cached, hash, block);
+}
+
+void kvpool_set_private_hash(struct kvpool *p, int32_t block, uint64_t hash)
+{
+	assert(block > 0 && block < p->num_blocks && hash != 0);
+	if (p->hash[block])
+		return;
+	p->hash[block] = hash;
+	p->private_hash[block] = 1;
+}
+
+void kvpool_publish(struct kvpool *p, int32_t block)
+{
+	assert(block > 0 && block < p->num_blocks);
+	if (!p->private_hash[block])
+		return;
+	p->private_hash[block] = 0;
+	/* As kvpool_set_hash: the first block to hold a hash stays its copy
+	 * (no other can hold a private one; kept for the contract). */
+	if (hmap_get(&p->cached, p->hash[block]) >= 0)
+		p->hash[block] = 0;
+	else
+		hmap_put(&p->cached, p->hash[block], block);
 }

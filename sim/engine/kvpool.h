@@ -15,9 +15,16 @@
  * in a host-memory LRU of cpu_blocks entries; a later lookup can find them
  * there (the caller charges the transfer).
  *
+ * A block can also carry a private hash (kvpool_set_private_hash): one only
+ * its own request could ever hit, as a request's own prompt and output
+ * blocks are when no other request shares its content. It orders the free
+ * queue and goes to the CPU tier as any hash, but stays out of the hash
+ * table (its upkeep was a fifth of a run's time) until kvpool_publish puts
+ * it there, when its request is preempted and may come back for it.
+ *
  * Invariants: free count == number of blocks in the queue; every hashed
- * block is in the hash table exactly once; ref counts never go negative
- * (all asserted).
+ * block that is not private is in the hash table exactly once; ref counts
+ * never go negative (all asserted).
  */
 #ifndef SERVESIM_KVPOOL_H
 #define SERVESIM_KVPOOL_H
@@ -59,5 +66,14 @@ void kvpool_release(struct kvpool *p, int32_t block);
 /* Marks a full block as holding hash, making it findable. If another block
  * already holds hash, nothing changes (the first stays the cached copy). */
 void kvpool_set_hash(struct kvpool *p, int32_t block, uint64_t hash);
+
+/* kvpool_set_hash for a hash no other block holds and no lookup can ask
+ * for until kvpool_publish(block): the block takes it without a table
+ * entry. O(1), no hashing. */
+void kvpool_set_private_hash(struct kvpool *p, int32_t block, uint64_t hash);
+
+/* Makes a private hash findable, as kvpool_set_hash would have made it.
+ * A block without one is left alone. */
+void kvpool_publish(struct kvpool *p, int32_t block);
 
 #endif

@@ -3,7 +3,9 @@
  * A plain struct: the workload fills the first group, the engine the rest.
  * Requests live in one growing table (struct reqtab) and are named by their
  * index in it, never by pointer (the table moves as closed-loop users add
- * requests).
+ * requests). A lean run recycles a finished request's index for a later
+ * one (reqtab_recycle), so the table holds the requests in flight; id
+ * keeps the order they were made in.
  */
 #ifndef SERVESIM_REQUEST_H
 #define SERVESIM_REQUEST_H
@@ -71,15 +73,25 @@ struct request {
 	int32_t remote_kv;        /* 1: its prompt's KV comes from a prefill replica (its
 				   * first token, sampled there, is generated already) */
 	const char *fail_reason;  /* static string when FAILED */
+	int64_t id;               /* made id-th (0-based): its index, unless recycled */
 };
 
 struct reqtab {
 	struct request *v;
 	size_t len, cap;
+	int64_t made;             /* requests ever added */
+	size_t *free_idx;         /* recycled indices, reused last first */
+	size_t n_free, cap_free;
 };
 
-/* Appends a zeroed request and returns its index. Cannot fail. */
+/* Adds a zeroed request (at a recycled index when there is one, else
+ * appended) and returns its index. Cannot fail. */
 size_t reqtab_add(struct reqtab *t);
+
+/* Request idx is done with: its block list is freed and its index goes to
+ * the next reqtab_add. Cannot fail. */
+void reqtab_recycle(struct reqtab *t, size_t idx);
+
 void reqtab_free(struct reqtab *t);   /* frees block arrays too */
 
 #endif

@@ -163,6 +163,18 @@ static int64_t output_handler(struct engine *g, int64_t now, int64_t ns)
 	return g->output_free_ns;
 }
 
+/* Hands the step's tokens gathered so far to the hooks, in order. */
+static void flush_tokens(struct engine *g, int64_t seen)
+{
+	const struct engine_hooks *h = &g->setup.hooks;
+	if (h->on_tokens)
+		h->on_tokens(h->ctx, g->emitted, g->n_emitted, seen);
+	else
+		for (size_t k = 0; k < g->n_emitted; k++)
+			h->on_token(h->ctx, g->emitted[k], seen);
+	g->n_emitted = 0;
+}
+
 static void vllm_end_step(struct engine *g, int64_t now)
 {
 	struct batch *b = &g->batch[g->cur];
@@ -176,9 +188,13 @@ static void vllm_end_step(struct engine *g, int64_t now)
 	int64_t seen = g->timing ? output_handler(g, now, overhead_output_ns(&g->ovh, b->step.sampled)) : now;
 	int64_t out_ns = seen - now;
 	const bool spec = g->spec.method != NULL;
+	xgrow(&g->emitted, &g->cap_emitted, b->len, sizeof *g->emitted);
+	g->n_emitted = 0;
 	for (size_t k = 0; k < b->len; k++) {
 		size_t idx = b->idx[k];
 		struct request *r = req(g, idx);
+		if (k + PREFETCH_AHEAD < b->len)
+			__builtin_prefetch(&req(g, b->idx[k + PREFETCH_AHEAD])->state);
 		bool running = r->state == REQ_RUNNING;
 		int32_t emit = 1;
 		if (spec && b->drafts[k] && running) {
@@ -206,22 +222,30 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		bool last = r->generated >= r->output_len;
 		r->chunk += emit;
 		if (r->chunk >= g->stream_interval || r->generated == 1 || last)
-			g->setup.hooks.on_token(g->setup.hooks.ctx, idx, seen);
+			g->emitted[g->n_emitted++] = idx;   /* its token: flush_tokens */
 		if (last) {
 			r->state = REQ_FINISHED;
 			r->finish_ns = seen;
 			if (running) {
-				if (g->setup.hold_finished_kv)
+				if (g->setup.hold_finished_kv) {
 					kvhold_put(&g->held, idx, r);   /* until release_kv */
-				else
+				} else {
 					vllm_free_blocks(g, r);
+					/* Its block list too: memory stays with the
+					 * requests in flight, not all the run's. */
+					free(r->blocks);
+					r->blocks = NULL;
+					r->cap_blocks = 0;
+				}
 				any_done = true;
 			} else {
 				reqq_remove(&g->waiting, idx);
+				flush_tokens(g, seen);   /* its last token before it is done */
 				g->setup.hooks.on_done(g->setup.hooks.ctx, idx, seen);
 			}
 		}
 	}
+	flush_tokens(g, seen);
 	if (any_done) {
 		size_t w = 0;
 		for (size_t i = 0; i < g->n_running; i++) {
@@ -453,6 +477,7 @@ static void vllm_destroy(struct engine *g)
 	specdec_free(&g->spec);
 	kvhold_free(&g->held);
 	free(g->hits);
+	free(g->emitted);
 	free(g);
 }
 

@@ -61,10 +61,16 @@ struct engine {
 	int64_t step_tokens;             /* tokens in the current step */
 	int32_t *hits;                   /* prefix-lookup scratch, kept across steps */
 	size_t cap_hits;
+	size_t *emitted;                 /* end_step's tokens not yet handed to the hooks */
+	size_t n_emitted, cap_emitted;
 	struct specdec spec;             /* speculative decoding; spec.method NULL: off */
 	struct kvhold held;              /* setup.hold_finished_kv: finished requests' blocks */
 	struct engine_stats st;
 };
+
+/* How many requests ahead the per-request loops of a step prefetch
+ * records (each is a cache miss otherwise: the loops are bound by it). */
+#define PREFETCH_AHEAD 6
 
 static inline struct request *req(struct engine *g, size_t i)
 {

@@ -70,16 +70,37 @@ static void push_block(struct request *r, int32_t b)
 	r->blocks[r->n_blocks++] = b;
 }
 
+/* The first block of r that only r itself could ever hit (block_hash
+ * of own_key, which a request outside a conversation has alone), or
+ * INT64_MAX when every block may be shared. A preempted request's blocks
+ * are all findable: it may come back for them. */
+static int64_t first_private_block(const struct request *r, int64_t bs)
+{
+	if (r->conversation >= 0 || r->preemptions > 0)
+		return INT64_MAX;
+	int64_t shared = r->shared_len;
+	if ((int64_t)r->n_block512 * 512 > shared)
+		shared = (int64_t)r->n_block512 * 512;
+	return shared / bs;   /* the first block that ends past the shared part */
+}
+
 /* Registers the hashes of r's blocks that the first tokens fill. Called
  * once per request per step: the common case (no block filled) costs a
- * compare. */
+ * compare. Private blocks (first_private_block) stay out of the prefix
+ * table until a preemption publishes them (vllm_publish_blocks). */
 void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
 {
 	if (!g->caching || tokens < (int64_t)(r->n_hashed + 1) * g->block_size)
 		return;
 	int64_t full = tokens / g->block_size;
-	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++)
-		kvpool_set_hash(g->pool, r->blocks[j], block_hash(r, j, g->block_size));
+	int64_t priv = first_private_block(r, g->block_size);
+	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++) {
+		uint64_t h = block_hash(r, j, g->block_size);
+		if (j >= priv)
+			kvpool_set_private_hash(g->pool, r->blocks[j], h);
+		else
+			kvpool_set_hash(g->pool, r->blocks[j], h);
+	}
 	if (full > r->n_hashed)
 		r->n_hashed = (int32_t)(full < r->n_blocks ? full : r->n_blocks);
 }
@@ -101,7 +122,7 @@ static bool comes_after(struct engine *g, size_t a, size_t b)
 		return ra->priority > rb->priority;
 	if (ra->enqueue_ns != rb->enqueue_ns)
 		return ra->enqueue_ns > rb->enqueue_ns;
-	return a > b;
+	return ra->id > rb->id;
 }
 
 /* Into the waiting queue: FCFS appends a new request and puts a preempted
@@ -158,6 +179,10 @@ static void preempt_at(struct engine *g, size_t pos)
 	struct request *r = req(g, victim);
 	memmove(&g->running[pos], &g->running[pos + 1], (g->n_running - pos - 1) * sizeof *g->running);
 	g->n_running--;
+	/* Its private blocks become findable: it may hit them when it is
+	 * scheduled again. */
+	for (int32_t j = 0; j < r->n_hashed; j++)
+		kvpool_publish(g->pool, r->blocks[j]);
 	vllm_free_blocks(g, r);
 	r->num_computed = 0;
 	r->state = REQ_WAITING;
@@ -287,6 +312,9 @@ static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
 	for (size_t i = 0; i < g->n_running && *budget > 0; i++) {
 		size_t idx = g->running[i];
 		struct request *r = req(g, idx);
+		/* The loop waits on each request's record: fetch ahead. */
+		if (i + PREFETCH_AHEAD < g->n_running)
+			__builtin_prefetch(&req(g, g->running[i + PREFETCH_AHEAD])->num_computed);
 		/* Async scheduling: a request whose step in flight samples its
 		 * last token is not scheduled again (scheduler.py: "avoid
 		 * scheduling an extra step"). */

@@ -18,7 +18,8 @@ struct lat_metric_name {
 	const char *abbr;     /* TTFT, TPOT, ITL, E2EL */
 };
 
-extern const struct lat_metric_name lat_metrics[N_LAT_METRICS];
+/* Indexed by enum lat_metric; a NULL key ends it (rowtab.h). */
+extern const struct lat_metric_name lat_metrics[N_LAT_METRICS + 1];
 
 /* The metric called key, or -1. */
 int lat_metric_find(const char *key);

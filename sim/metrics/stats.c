@@ -8,8 +8,38 @@
 
 #include "xalloc.h"
 
+void samples_bound(struct samples *s, size_t max)
+{
+	s->bound = max;
+}
+
+/* A folded value: zeros counted, the rest in the sketch; the sum in the
+ * order of the adds, as samples_mean sums v. */
+static void sketch_add(struct samples *s, double v)
+{
+	if (v == 0) {
+		s->zeros++;
+		s->sketch->sum += v;
+		return;
+	}
+	loghist_add(s->sketch, v);
+}
+
 void samples_add(struct samples *s, double v)
 {
+	if (!s->sketch && s->bound && s->n == s->bound) {
+		s->sketch = xcalloc(1, sizeof *s->sketch);
+		for (size_t i = 0; i < s->n; i++)
+			sketch_add(s, s->v[i]);
+		free(s->v);
+		s->v = NULL;
+		s->cap = 0;
+	}
+	if (s->sketch) {
+		sketch_add(s, v);
+		s->n++;
+		return;
+	}
 	xgrow(&s->v, &s->cap, s->n + 1, sizeof *s->v);
 	s->v[s->n++] = v;
 	s->sorted = 0;
@@ -18,13 +48,21 @@ void samples_add(struct samples *s, double v)
 void samples_free(struct samples *s)
 {
 	free(s->v);
+	if (s->sketch)
+		loghist_free(s->sketch);
+	free(s->sketch);
 	*s = (struct samples){ 0 };
 }
+
+/* The sketch's order statistic k (0-based) of all n values: zeros first. */
+static double sketch_order_stat(const struct samples *s, int64_t k);
 
 double samples_mean(const struct samples *s)
 {
 	if (!s->n)
 		return 0;
+	if (s->sketch)
+		return s->sketch->sum / (double)s->n;
 	double sum = 0;
 	for (size_t i = 0; i < s->n; i++)
 		sum += s->v[i];
@@ -36,6 +74,10 @@ double samples_std(const struct samples *s)
 	if (!s->n)
 		return 0;
 	double m = samples_mean(s), acc = 0;
+	if (s->sketch) {
+		double var = s->sketch->sumsq / (double)s->n - m * m;
+		return var > 0 ? sqrt(var) : 0;
+	}
 	for (size_t i = 0; i < s->n; i++)
 		acc += (s->v[i] - m) * (s->v[i] - m);
 	return sqrt(acc / (double)s->n);
@@ -49,6 +91,8 @@ static int cmp_double(const void *a, const void *b)
 
 void samples_sort(struct samples *s)
 {
+	if (s->sketch)
+		return;   /* nothing to sort: v is gone */
 	if (!s->sorted && s->n > 1)
 		qsort(s->v, s->n, sizeof *s->v, cmp_double);
 	s->sorted = 1;
@@ -58,6 +102,13 @@ double samples_percentile(struct samples *s, double p)
 {
 	if (!s->n)
 		return 0;
+	if (s->sketch) {
+		/* numpy's rule on the sketch's order statistics. */
+		double rank = p / 100 * (double)(s->n - 1);
+		int64_t lo = (int64_t)floor(rank), n = (int64_t)s->n;
+		double a = sketch_order_stat(s, lo), b = sketch_order_stat(s, lo + 1 < n ? lo + 1 : lo);
+		return a + (b - a) * (rank - (double)lo);
+	}
 	samples_sort(s);
 	/* numpy.percentile's linear interpolation at rank p/100·(n-1), which
 	 * is GSL's definition too. */
@@ -121,6 +172,12 @@ static double order_stat(const struct loghist *h, int64_t k)
 		}
 	}
 	return h->max;
+}
+
+static double sketch_order_stat(const struct samples *s, int64_t k)
+{
+	int64_t z = (int64_t)s->zeros;
+	return k < z ? 0 : order_stat(s->sketch, k - z);
 }
 
 double loghist_percentile(const struct loghist *h, double p)

@@ -5,7 +5,12 @@
  *
  * Two containers:
  *   - samples: every value kept (one per request: TTFT, TPOT, E2EL). Exact.
- *     Memory is 8 bytes a request.
+ *     Memory is 8 bytes a request. Bounded (samples_bound), it keeps the
+ *     first max values and, past them, folds everything into a loghist
+ *     (below) plus an exact count of zeros: from there percentiles carry
+ *     the loghist's relative error of 1/4096 (0.025%), zeros stay exact,
+ *     count and mean stay exact (the same sums in the same order), the std
+ *     is the loghist's one-pass one (equal up to rounding).
  *   - loghist: a log-linear histogram for values too many to keep (ITL: one
  *     per output token). 2048 buckets per power of two from 2^-40 s to
  *     2^24 s (loghist_bucket), so each value is
@@ -21,11 +26,28 @@
 #include <stdint.h>
 #include <string.h>
 
+struct loghist;
+
 struct samples {
-	double *v;
+	double *v;             /* the values (NULL once folded into sketch) */
 	size_t n, cap;
 	int sorted;
+	size_t bound;          /* 0: keep every value; else fold past this many */
+	struct loghist *sketch;   /* non-NULL once folded: v's values and all after */
+	size_t zeros;          /* folded: how many of the values are exactly 0 */
 };
+
+/* Keeps at most max values exactly (max >= 1, s still empty): past them s
+ * is a sketch with the error stated above, and v is not to be read (the
+ * readers of v: Prometheus histograms of replicas, HTML CDFs, run on
+ * unbounded samples). */
+void samples_bound(struct samples *s, size_t max);
+
+/* Whether s has become a sketch (its percentiles are within 1/4096). */
+static inline int samples_is_sketch(const struct samples *s)
+{
+	return s->sketch != NULL;
+}
 
 void samples_add(struct samples *s, double v);
 void samples_free(struct samples *s);

@@ -374,7 +374,7 @@ static int simulate_all(struct advise *a, bool base, struct err *e)
 		for (int s = 0; !base && s < a->rem[k].n_set; s++)
 			apply(&scs[k], a->rem[k].set[s]);
 	}
-	measure_many(scs, n, a->replications, a->jobs, out, errors);
+	measure_many(scs, n, a->replications, a->jobs, a->progress, out, errors);
 	int rc = 0;
 	for (size_t k = 0; k < n; k++) {
 		if (base) {

@@ -81,6 +81,7 @@ struct advise {
 	struct scenario sc;          /* the run to advise on */
 	struct plan_slo slo;         /* may be empty */
 	int replications, jobs;
+	struct progress *progress;   /* simulations done, on stderr (progress.h); NULL: none */
 	struct advise_measured meas;
 	/* Out. */
 	struct measure_summary before;

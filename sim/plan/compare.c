@@ -50,7 +50,7 @@ void compare_run(struct compare_row *rows, size_t n, const struct plan_slo *slo,
 	struct measure_summary *at = xcalloc(n + 1, sizeof *at);
 	for (size_t i = 0; i < n; i++)
 		scs[i] = rows[i].cand.sc;
-	measure_many(scs, n, o->replications, o->jobs, at, errors);
+	measure_many(scs, n, o->replications, o->jobs, o->progress, at, errors);
 	struct plan_cand *search = xcalloc(n + 1, sizeof *search);
 	size_t *from = xcalloc(n + 1, sizeof *from), ns = 0;
 	for (size_t i = 0; i < n; i++) {

@@ -87,7 +87,7 @@ int measure_run(struct measure *m, const struct scenario *sc, struct err *e)
 {
 	struct run_result res;
 	memset(m, 0, sizeof *m);
-	if (run_simulate(sc, &res, e)) {
+	if (run_simulate_lean(sc, &res, e)) {   /* no request is read one by one */
 		run_result_free(&res);
 		return -1;
 	}
@@ -130,14 +130,14 @@ static void many_task(void *ctx, size_t i)
 		t->error = xstrdup(e.msg);
 }
 
-void measure_many(const struct scenario *scs, size_t n, int R, int jobs, struct measure_summary *out,
-		  char **errors)
+void measure_many(const struct scenario *scs, size_t n, int R, int jobs, struct progress *progress,
+		  struct measure_summary *out, char **errors)
 {
 	size_t nt = n * (size_t)R;
 	struct many_task *t = xcalloc(nt + 1, sizeof *t);
 	for (size_t k = 0; k < nt; k++)
 		t[k] = (struct many_task){ .sc = &scs[k / (size_t)R], .rep = (int)(k % (size_t)R) };
-	par_for(nt, jobs, many_task, t);
+	par_for_progress(nt, jobs, many_task, t, progress);
 	struct measure *reps = xcalloc((size_t)R, sizeof *reps);
 	for (size_t i = 0; i < n; i++) {
 		errors[i] = NULL;

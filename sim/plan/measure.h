@@ -80,11 +80,12 @@ void measure_replica(struct scenario *out, const struct scenario *base, int r);
 int measure_run(struct measure *m, const struct scenario *sc, struct err *e);
 
 /* Runs scenarios scs[0..n), R replications each (measure_replica), on
- * `jobs` threads, and fills out[i] with scenario i's summary, or errors[i]
+ * `jobs` threads (counted on progress; NULL: none), and fills out[i] with scenario i's summary, or errors[i]
  * with the first replication's error (owned by the caller; NULL when it
  * ran). The result does not depend on jobs. Cannot fail. */
-void measure_many(const struct scenario *scs, size_t n, int R, int jobs, struct measure_summary *out,
-		  char **errors);
+struct progress;
+void measure_many(const struct scenario *scs, size_t n, int R, int jobs, struct progress *progress,
+		  struct measure_summary *out, char **errors);
 
 /* Mean and standard deviation of each metric over reps[0..n). NaN entries
  * (goodput without an SLO) stay NaN. n >= 1. Cannot fail. */

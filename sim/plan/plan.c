@@ -331,7 +331,7 @@ void plan_search(struct plan_cand *c, size_t n, const struct plan_slo *slo,
 				tasks[nt++] = (struct task){ .c = &c[i], .rep = r, .o = o };
 		if (nt == 0)
 			break;
-		par_for(nt, o->jobs, run_task, tasks);
+		par_for_progress(nt, o->jobs, run_task, tasks, o->progress);
 		for (size_t t = 0; t < nt; t += (size_t)R) {
 			struct plan_cand *cd = tasks[t].c;
 			for (int r = 0; r < R; r++) {

@@ -79,6 +79,7 @@ struct plan_opts {
 	double duration_s;           /* rate search: each load sends at least load × this
 					many requests (0: the scenario's num_prompts) */
 	int jobs;
+	struct progress *progress;   /* points done, on stderr (progress.h); NULL: none */
 };
 
 /* Defaults: by rate, 5 replications, 0.95, 2%, 1000 req/s, 40 evaluations,

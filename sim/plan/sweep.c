@@ -287,6 +287,7 @@ static void run_task(void *ctx, size_t i)
 }
 
 int sweep_run(const struct sweep *sw, const struct shard *sh, int replications, int jobs,
+	      struct progress *progress,
 	      struct sweep_point **out, size_t *n_out, struct err *e)
 {
 	size_t n = 0;
@@ -312,7 +313,7 @@ int sweep_run(const struct sweep *sw, const struct shard *sh, int replications, 
 		tasks[t].rep = (int)(t % (size_t)replications);
 	}
 	struct run_ctx ctx = { sw, tasks };
-	par_for(nt, jobs, run_task, &ctx);
+	par_for_progress(nt, jobs, run_task, &ctx, progress);
 	struct measure *reps = xcalloc((size_t)replications, sizeof *reps);
 	for (size_t p = 0; p < n; p++) {
 		struct task *t = &tasks[p * (size_t)replications];

@@ -84,12 +84,13 @@ struct sweep_point {
 };
 
 /* Runs every point of the shard with `replications` seeds on `jobs`
- * threads. *out gets the shard's points in index order (the caller frees
+ * threads, counting them on progress (NULL: none). *out gets the shard's points in index order (the caller frees
  * each error and the array). Returns 0, or -1 with e for a point whose
  * scenario does not load (bad input: nothing is run then). A point that
  * loads but cannot run (a model too large for the device) is not a
  * failure of the sweep: its error is kept in the point. */
+struct progress;
 int sweep_run(const struct sweep *sw, const struct shard *sh, int replications, int jobs,
-	      struct sweep_point **out, size_t *n_out, struct err *e);
+	      struct progress *progress, struct sweep_point **out, size_t *n_out, struct err *e);
 
 #endif

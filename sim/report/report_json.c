@@ -133,7 +133,7 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(o, "label", json_null());
 	json_object_set_new(o, "model_id", json_string(res->model.id));
 	json_object_set_new(o, "tokenizer_id", json_string(res->model.id));
-	json_object_set_new(o, "num_prompts", json_integer((json_int_t)res->reqs.len));
+	json_object_set_new(o, "num_prompts", json_integer((json_int_t)res->n_requests));
 	/* One rate for the run, as vLLM saves it; stages, a trace and closed-loop
 	 * users have none (their rates are in `stages`, or there is no rate). */
 	bool one_rate = !sc->n_stages && !sc->trace[0] && sc->users == 0;

@@ -9,12 +9,15 @@
 #include "cluster.h"
 #include "evq.h"
 #include "num.h"
+#include "progress.h"
 #include "timeline.h"
 #include "workload.h"
 #include "xalloc.h"
 
 enum ev_kind {
 	EV_WANT_SEND,    /* the workload wants to send request arg */
+	EV_ARRIVAL,      /* the same, for a request of a lazy open loop
+			  * (workload_next): the next one is made now */
 	/* Kinds from CLUSTER_EV_FIRST on are the cluster's (the request
 	 * reaching its replica, steps, kicks). */
 };
@@ -28,6 +31,14 @@ struct run {
 	size_t *client_queue;          /* waiting on max_concurrency, FIFO */
 	size_t cq_head, cq_len, cq_cap;
 	int64_t next_sample_ns, sample_every_ns;
+	uint64_t arrival_seq;          /* the lazy open loop's next reserved seq */
+	/* A lean run (run_simulate_lean): finished requests are recycled, and
+	 * vLLM's max_concurrent_requests is counted as they finish, a
+	 * difference array over the run's whole seconds (+1 at a request's
+	 * first, -1 past its last). */
+	bool lean;
+	int64_t *active_diff;
+	size_t cap_active_diff;
 };
 
 /* The stage group a request also counts in; none when the run has one
@@ -97,6 +108,70 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 	}
 	r->last_token_ns = t;
 	count_token(res, t);
+}
+
+/* One step's tokens, all at t: on_token for each, in order, with the ITL
+ * histogram's running sums and a run of equal buckets kept in registers
+ * (the same additions in the same order: the same bits). A run with a
+ * timeline, stages or replicas takes the token by token path. */
+static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
+{
+	struct run *rn = ctx;
+	struct run_result *res = rn->res;
+	if (res->timeline || res->n_stages > 1 || res->n_replicas || n == 0) {
+		for (size_t k = 0; k < n; k++)
+			on_token(ctx, idx[k], t);
+		return;
+	}
+	struct loghist *h = &res->all.itl;
+	if (!h->counts)
+		loghist_alloc(h);
+	double sum = h->sum, sumsq = h->sumsq, mn = h->min, mx = h->max;
+	int64_t hn = h->n, tokens = 0;
+	size_t run_bucket = SIZE_MAX;
+	uint32_t run_len = 0;
+	for (size_t k = 0; k < n; k++) {
+		struct request *r = &res->reqs.v[idx[k]];
+		tokens += r->chunk > 1 ? r->chunk : 1;
+		r->chunk = 0;
+		if (r->first_token_ns < 0) {
+			r->first_token_ns = t;
+			r->last_token_ns = t;
+			continue;
+		}
+		int64_t gap = t - r->last_token_ns;
+		r->last_token_ns = t;
+		double itl = (double)gap * 1e-9;
+		if (gap > r->max_itl_ns)
+			r->max_itl_ns = gap;
+		size_t b = loghist_bucket(itl);
+		if (b != run_bucket) {
+			if (run_len)
+				h->counts[run_bucket] += run_len;
+			run_bucket = b;
+			run_len = 0;
+		}
+		run_len++;
+		if (hn == 0 || itl < mn)
+			mn = itl;
+		if (hn == 0 || itl > mx)
+			mx = itl;
+		hn++;
+		sum += itl;
+		sumsq += itl * itl;
+	}
+	if (run_len)
+		h->counts[run_bucket] += run_len;
+	h->sum = sum;
+	h->sumsq = sumsq;
+	h->min = mn;
+	h->max = mx;
+	h->n = hn;
+	/* count_token's tokens, all at t: the count and its peak. */
+	count_token(res, t);
+	res->second_tokens += tokens - 1;
+	if (res->second_tokens > res->peak_second_tokens)
+		res->peak_second_tokens = res->second_tokens;
 }
 
 static void send(struct run *rn, size_t idx, int64_t now)
@@ -226,6 +301,31 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 		int64_t when = rn->res->reqs.v[more].want_send_ns;
 		evq_push(rn->q, when > t ? when : t, EV_WANT_SEND, more);
 	}
+	if (rn->lean) {
+		r = &rn->res->reqs.v[idx];   /* the table may have moved */
+		if (r->state == REQ_FINISHED) {
+			int64_t first = (r->send_ns - rn->res->token_origin_ns) / 1000000000;
+			int64_t past = (r->finish_ns - rn->res->token_origin_ns) / 1000000000 + 1;
+			size_t had = rn->cap_active_diff;
+			xgrow(&rn->active_diff, &rn->cap_active_diff, (size_t)past + 1, sizeof *rn->active_diff);
+			memset(rn->active_diff + had, 0, (rn->cap_active_diff - had) * sizeof *rn->active_diff);
+			rn->active_diff[first]++;
+			rn->active_diff[past]--;
+		}
+		reqtab_recycle(&rn->res->reqs, idx);
+	}
+}
+
+/* concurrent_per_second of a lean run: the peak of the running sum. */
+static int64_t active_peak(const struct run *rn)
+{
+	int64_t best = 0, now = 0;
+	for (size_t s = 0; s < rn->cap_active_diff; s++) {
+		now += rn->active_diff[s];
+		if (now > best)
+			best = now;
+	}
+	return best;
 }
 
 static void sample(struct run *rn, int64_t now, int64_t step_ns)
@@ -302,10 +402,20 @@ static void init_groups(struct run_result *res, const int64_t *starts, int n)
 		res->stages[i].start_ns = starts[i];
 }
 
-static int simulate(const struct scenario *sc, struct run_result *res, bool timeline, struct err *e)
+/* A lean run's metric groups: past RUN_EXACT_SAMPLES values, sketches. */
+static void bound_group(struct group_metrics *g)
+{
+	struct samples *s[] = { &g->ttft, &g->tpot, &g->e2el, &g->queue, &g->prefill_wait };
+	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+		samples_bound(s[i], RUN_EXACT_SAMPLES);
+}
+
+static int simulate(const struct scenario *sc, struct run_result *res, const struct run_opts *o,
+		    struct err *e)
 {
 	memset(res, 0, sizeof *res);
-	if (timeline)
+	bool lean = o->lean;
+	if (o->timeline)
 		res->timeline = timeline_create();
 	res->sc = *sc;
 	res->last_token_ns = -1;
@@ -325,8 +435,9 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.llama.cpu_hardware, e))
 		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.llama.cpu_hardware_at);
 
-	struct run rn = { .res = res };
-	rn.wl = workload_create(&res->sc, &res->reqs, e);
+	/* Ollama's report means read every request: only vLLM runs lean. */
+	struct run rn = { .res = res, .lean = lean && sc->engine.cls->family == ENGINE_FAMILY_VLLM };
+	rn.wl = workload_open(&res->sc, &res->reqs, e);
 	if (!rn.wl)
 		return -1;
 	int n_stages;
@@ -337,7 +448,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	struct cluster_setup setup = {
 		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
 		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
-		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done }, .q = rn.q, .on_step = on_step,
+		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done, .on_tokens = on_tokens }, .q = rn.q,
+		.on_step = on_step,
 	};
 	rn.cl = cluster_create(&setup, e);
 	if (!rn.cl) {
@@ -348,6 +460,15 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	if (cluster_size(rn.cl) > 1) {
 		res->n_replicas = cluster_size(rn.cl);
 		res->replicas = xcalloc((size_t)res->n_replicas, sizeof *res->replicas);
+	}
+	/* P/D disaggregation reads a request's record after it is done (the
+	 * prefill side's KV release, EV_KV_SENT): such runs are full. */
+	for (int i = 0; i < cluster_size(rn.cl) && rn.lean; i++)
+		rn.lean = strcmp(cluster_replica_role(rn.cl, i), "prefill") != 0;
+	if (rn.lean && !o->exact_percentiles) {
+		bound_group(&res->all);
+		for (int i = 0; i < res->n_stages; i++)
+			bound_group(&res->stages[i]);
 	}
 	/* vLLM's random dataset has a known largest request: when even that
 	 * cannot fit max_model_len the scenario is wrong, not the requests. */
@@ -376,11 +497,36 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 		if (res->reqs.v[i].want_send_ns < res->token_origin_ns)
 			res->token_origin_ns = res->reqs.v[i].want_send_ns;
 	}
+	/* A lazy open loop: each send is made when the one before is due,
+	 * with the seq it would have had pushed here (send times never go
+	 * back, so the first is the earliest). */
+	int64_t lazy = workload_lazy_left(rn.wl);
+	/* The requests to come, for the progress line: those made, those the
+	 * lazy open loop will make, or the closed loop's num_prompts. */
+	int64_t expected = (int64_t)res->reqs.len + lazy;
+	if (!sc->trace[0] && (sc->users > 0 || sc->turns > 1))
+		expected = sc->num_prompts;
+	if (lazy > 0) {
+		rn.arrival_seq = evq_reserve(rn.q, (uint64_t)lazy);
+		int64_t first = workload_next(rn.wl, &res->reqs);
+		res->token_origin_ns = res->reqs.v[first].want_send_ns;
+		evq_push_seq(rn.q, res->reqs.v[first].want_send_ns, rn.arrival_seq++, EV_ARRIVAL, first);
+	}
 
 	struct event ev;
 	int64_t past_horizon_ns = -1, past_horizon_step_ns = 0;
+	uint32_t ticks = 0;
 	while (past_horizon_ns < 0 && evq_pop(rn.q, &ev)) {
-		if (ev.kind == EV_WANT_SEND)
+		if (o->progress && (++ticks & 4095) == 0)
+			progress_run(o->progress, (double)ev.time_ns / 1e9,
+				     res->all.completed + res->all.failed, expected);
+		if (ev.kind == EV_ARRIVAL) {
+			int64_t next = workload_next(rn.wl, &res->reqs);
+			if (next >= 0)
+				evq_push_seq(rn.q, res->reqs.v[next].want_send_ns, rn.arrival_seq++,
+					     EV_ARRIVAL, next);
+		}
+		if (ev.kind == EV_WANT_SEND || ev.kind == EV_ARRIVAL)
 			want_send(&rn, (size_t)ev.arg, ev.time_ns);
 		else
 			past_horizon_ns = cluster_event(rn.cl, &ev, &past_horizon_step_ns);
@@ -395,10 +541,13 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 		workload_destroy(rn.wl);
 		evq_destroy(rn.q);
 		free(rn.client_queue);
+		free(rn.active_diff);
 		return -1;
 	}
 	res->end_ns = evq_now(rn.q);
-	res->max_concurrent_per_second = concurrent_per_second(res);
+	res->n_requests = res->reqs.made;
+	res->max_concurrent_per_second = rn.lean ? active_peak(&rn) : concurrent_per_second(res);
+	free(rn.active_diff);
 	cluster_stats(rn.cl, &res->engine);
 	collect_replicas(&rn);
 	/* Every request finished or failed: none is left behind. */
@@ -410,17 +559,31 @@ static int simulate(const struct scenario *sc, struct run_result *res, bool time
 	workload_destroy(rn.wl);
 	evq_destroy(rn.q);
 	free(rn.client_queue);
+	if (rn.lean)
+		reqtab_free(&res->reqs);   /* recycled records: none to report */
 	return 0;
+}
+
+int run_simulate_opts(const struct scenario *sc, struct run_result *res, const struct run_opts *opts,
+		      struct err *e)
+{
+	static const struct run_opts full = { 0 };
+	return simulate(sc, res, opts ? opts : &full, e);
 }
 
 int run_simulate(const struct scenario *sc, struct run_result *res, struct err *e)
 {
-	return simulate(sc, res, false, e);
+	return run_simulate_opts(sc, res, NULL, e);
 }
 
 int run_simulate_timeline(const struct scenario *sc, struct run_result *res, struct err *e)
 {
-	return simulate(sc, res, true, e);
+	return run_simulate_opts(sc, res, &(struct run_opts){ .timeline = true }, e);
+}
+
+int run_simulate_lean(const struct scenario *sc, struct run_result *res, struct err *e)
+{
+	return run_simulate_opts(sc, res, &(struct run_opts){ .lean = true }, e);
 }
 
 static void group_free(struct group_metrics *g)

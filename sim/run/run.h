@@ -21,6 +21,7 @@
 #include "stats.h"
 
 struct timeline;
+struct progress;
 
 /* Metrics of a set of requests (the whole run, or one stage). Seconds. */
 struct group_metrics {
@@ -70,7 +71,8 @@ struct run_result {
 	struct model model;
 	struct hw_profile hw;
 	const struct precision *weights;
-	struct reqtab reqs;
+	struct reqtab reqs;            /* every request; none after a lean run */
+	int64_t n_requests;            /* made over the run (lean or not) */
 	struct engine_stats engine;
 	struct group_metrics all;
 	struct group_metrics *stages;
@@ -108,6 +110,37 @@ int run_simulate(const struct scenario *sc, struct run_result *res, struct err *
 /* run_simulate that also records res->timeline (timeline.h): every token
  * gap and step size by simulated second, for metrics over time. */
 int run_simulate_timeline(const struct scenario *sc, struct run_result *res, struct err *e);
+
+/* How a run keeps what it measures. */
+struct run_opts {
+	/* Keep no finished request (each record is reused for a later one),
+	 * so memory follows the requests in flight, not the run's: res->reqs
+	 * is empty after it, and what reads the requests one by one (--out's
+	 * requests.csv, --save-detailed, Prometheus histograms, plots,
+	 * advise) needs a full run. Every metric of res is the same. Ollama
+	 * and llama-server runs (whose report means read the requests) and
+	 * P/D-disaggregated clusters (which read a request's record after it
+	 * is done) are always full. */
+	bool lean;
+	/* Lean runs only: keep every TTFT, TPOT, E2EL and queue time exactly
+	 * (--exact-percentiles); else past RUN_EXACT_SAMPLES values of one
+	 * group they fold into a sketch (stats.h: percentiles within 1/4096
+	 * relative, means and counts exact), and memory stops growing. */
+	bool exact_percentiles;
+	bool timeline;                 /* as run_simulate_timeline */
+	struct progress *progress;     /* shown while it runs (progress.h); NULL: none */
+};
+
+/* Values of one metric a lean run keeps exactly before its sketch. */
+#define RUN_EXACT_SAMPLES 65536
+
+/* run_simulate with opts (NULL: a full run). */
+int run_simulate_opts(const struct scenario *sc, struct run_result *res, const struct run_opts *opts,
+		      struct err *e);
+
+/* run_simulate_opts with lean set (percentiles sketched past
+ * RUN_EXACT_SAMPLES requests). */
+int run_simulate_lean(const struct scenario *sc, struct run_result *res, struct err *e);
 
 void run_result_free(struct run_result *res);
 

@@ -13,6 +13,7 @@
 
 #include "csv.h"
 #include "num.h"
+#include "rowtab.h"
 #include "xalloc.h"
 
 int trace_fail_at(const struct reader *rd, long line, const char *fmt, ...)
@@ -112,14 +113,12 @@ static const struct trace_format formats[] = {
 	{ "mooncake", trace_load_mooncake },
 	{ "csv", trace_load_plain_csv },
 	{ "burstgpt", trace_load_burstgpt },
+	{ NULL, NULL },
 };
 
 static const struct trace_format *format_named(const char *name)
 {
-	for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
-		if (!strcmp(formats[i].name, name))
-			return &formats[i];
-	return NULL;
+	return rowtab_find(formats, sizeof *formats, name);
 }
 
 bool trace_format_known(const char *format)
@@ -129,13 +128,9 @@ bool trace_format_known(const char *format)
 
 void trace_format_list(char *buf, size_t cap)
 {
-	size_t n = (size_t)snprintf(buf, cap, "auto");
-	for (size_t i = 0; i < sizeof formats / sizeof formats[0] && n < cap; i++) {
-		int w = snprintf(buf + n, cap - n, ", %s", formats[i].name);
-		if (w < 0)
-			break;
-		n += (size_t)w;
-	}
+	int n = snprintf(buf, cap, "auto, ");
+	if (n >= 0 && (size_t)n < cap)
+		rowtab_list(formats, sizeof *formats, buf + n, cap - (size_t)n);
 }
 
 /* Picks a format from the first non-blank line: '{' that parses alone as an

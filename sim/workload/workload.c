@@ -1,5 +1,6 @@
 #include "workload.h"
 
+#include <assert.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -38,9 +39,16 @@ struct workload {
 	struct conversation *convs;
 	size_t n_convs, cap_convs;
 	int64_t made;              /* requests made so far */
+	/* A single-stage open loop made lazily (workload_open): the sends
+	 * left to make, and the state of stage_times between them. */
+	int64_t lazy_left, lazy_n;
+	double lazy_acc, lazy_scale;
 	int64_t stage_starts[SCENARIO_MAX_STAGES + 1];
 	int n_stages;
 };
+
+/* The own_key of conversation c's prompts is this plus c. */
+#define OWN_KEY_CONVERSATION (0xc0 * 0x100000000000000ULL)
 
 static int load_lengths(struct lengths *l, const char *path, const char *key, struct err *e)
 {
@@ -201,7 +209,7 @@ static size_t make_turn(struct workload *w, struct reqtab *reqs, size_t conv, in
 	r->prompt_len = (c->turns_done == 0 ? prefix : c->context) + in;
 	r->shared_key = 0x5eed000000000000ULL + (uint64_t)c->group;
 	r->shared_len = prefix;
-	r->own_key = 0xc0 * 0x100000000000000ULL + (uint64_t)conv;
+	r->own_key = OWN_KEY_CONVERSATION + (uint64_t)conv;
 	r->conversation = sc->turns > 1 || sc->users > 0 ? (int32_t)conv : -1;
 	r->turn = c->turns_done;
 	r->want_send_ns = t_ns;
@@ -252,6 +260,49 @@ static int from_trace(struct workload *w, struct reqtab *reqs, struct err *e)
 	return 0;
 }
 
+/* Whether the open loop's sends can be made one at a time as the run
+ * needs them with the same draws: one stage (send times never go back),
+ * one turn each (no request is made when another finishes, so the
+ * length streams are drawn in send order either way). */
+static bool lazy_capable(const struct scenario *sc)
+{
+	return !sc->trace[0] && sc->users <= 0 && sc->turns == 1 && sc->n_stages == 0;
+}
+
+/* Prepares the lazy open loop: the arrival stream's gaps are drawn once
+ * to learn their sum (stage_times' rescale), then the stream is rewound
+ * so workload_next draws them again, one per send. Checks the last send
+ * time (the latest) against the horizon; when it is past, falls back to
+ * the eager path, which names the first bad one. Returns 1 for "use the
+ * eager path", 0 for ready. */
+static int lazy_prepare(struct workload *w)
+{
+	const struct scenario *sc = w->sc;
+	double rate = sc->request_rate;
+	double (*const gap)(struct workload *, double) = arrival_gaps[sc->arrival];
+	gsl_rng *start = gsl_rng_clone(w->rng[S_ARRIVAL]);
+	int64_t n = sc->num_prompts;
+	double acc = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double r = rate_of(sc, rate, i, n);
+		acc += isinf(r) ? 0 : gap(w, r);
+	}
+	gsl_rng_memcpy(w->rng[S_ARRIVAL], start);
+	gsl_rng_free(start);
+	double scale = sc->ramp_up_strategy == RAMP_NONE && acc > 0 && !isinf(rate) ?
+			       ((double)n / rate) / acc : 1;
+	int64_t last_ns;
+	if (n > 0 && evq_ns_of_s(0 + acc * scale, &last_ns))
+		return 1;
+	w->lazy_left = w->lazy_n = n;
+	w->lazy_acc = 0;
+	w->lazy_scale = scale;
+	w->n_stages = 1;
+	w->stage_starts[0] = 0;
+	w->stage_starts[1] = 0;
+	return 0;
+}
+
 static int open_loop(struct workload *w, struct reqtab *reqs, struct err *e)
 {
 	const struct scenario *sc = w->sc;
@@ -285,7 +336,8 @@ static int open_loop(struct workload *w, struct reqtab *reqs, struct err *e)
 	return send_ns(w, t0, "[workload] stages", &w->stage_starts[n_stages], e);
 }
 
-struct workload *workload_create(const struct scenario *sc, struct reqtab *reqs, struct err *e)
+static struct workload *create(const struct scenario *sc, struct reqtab *reqs, bool lazy,
+			       struct err *e)
 {
 	if (sc->num_prompts > SCENARIO_MAX_PROMPTS) {
 		err_set(e, "%s: [workload] num_prompts: %lld requests; expected at most %d (each costs memory for its record)",
@@ -311,11 +363,50 @@ struct workload *workload_create(const struct scenario *sc, struct reqtab *reqs,
 		for (int64_t u = 0; u < sc->users && w->made < sc->num_prompts; u++)
 			make_turn(w, reqs, new_conversation(w, u), 0);
 		w->n_stages = 1;
-	} else if (open_loop(w, reqs, e)) {
+	} else if ((!lazy || !lazy_capable(sc) || lazy_prepare(w)) && open_loop(w, reqs, e)) {
 		workload_destroy(w);
 		return NULL;
 	}
 	return w;
+}
+
+struct workload *workload_create(const struct scenario *sc, struct reqtab *reqs, struct err *e)
+{
+	return create(sc, reqs, false, e);
+}
+
+struct workload *workload_open(const struct scenario *sc, struct reqtab *reqs, struct err *e)
+{
+	return create(sc, reqs, true, e);
+}
+
+int64_t workload_lazy_left(const struct workload *w)
+{
+	return w->lazy_left;
+}
+
+/* One step of stage_times and of open_loop's loop, for request i of the
+ * lazy open loop: the same draws, in the same order, as the eager path.
+ * Its conversation (the i-th, as the eager path numbers them) is dropped
+ * once the request is made: a single-turn open-loop request needs none
+ * after, so one slot serves them all. */
+int64_t workload_next(struct workload *w, struct reqtab *reqs)
+{
+	if (w->lazy_left <= 0)
+		return -1;
+	const struct scenario *sc = w->sc;
+	int64_t i = w->lazy_n - w->lazy_left--;
+	double r = rate_of(sc, sc->request_rate, i, w->lazy_n);
+	w->lazy_acc += isinf(r) ? 0 : arrival_gaps[sc->arrival](w, r);
+	int64_t t_ns;
+	int bad = evq_ns_of_s(0 + w->lazy_acc * w->lazy_scale, &t_ns);
+	assert(!bad);   /* lazy_prepare checked the latest */
+	(void)bad;
+	size_t idx = make_turn(w, reqs, new_conversation(w, -1), t_ns);
+	w->n_convs--;
+	reqs->v[idx].own_key = OWN_KEY_CONVERSATION + (uint64_t)i;
+	reqs->v[idx].stage = 0;
+	return (int64_t)idx;
 }
 
 int64_t workload_on_done(struct workload *w, struct reqtab *reqs, size_t idx, int64_t now)

@@ -2,9 +2,10 @@
  * workload: turns a scenario into requests, as `vllm bench serve` would
  * send them (../shared/reference/formats.md §1).
  *
- * Open loop: every request is made up front with the time the client wants
- * to send it (Poisson, gamma with burstiness, constant, all at t=0, staged
- * rates, or a trace's own times). Closed loop (users > 0) and multi-turn
+ * Open loop: every request is made up front (or, by workload_open, one at
+ * a time as the run reaches it) with the time the client wants to send it
+ * (Poisson, gamma with burstiness, constant, all at t=0, staged rates, or
+ * a trace's own times). Closed loop (users > 0) and multi-turn
  * conversations (turns > 1) make the next request when one finishes.
  *
  * Every random draw comes from its own named GSL stream derived from the
@@ -28,6 +29,22 @@ struct workload;
 struct workload *workload_create(const struct scenario *sc, struct reqtab *reqs,
 				 struct err *e);
 void workload_destroy(struct workload *w);   /* NULL is a no-op */
+
+/* workload_create that leaves a single-stage, single-turn open loop's
+ * requests to be made one at a time (workload_next), so the request table
+ * and the event queue need not hold them all at once; other workloads are
+ * made as workload_create makes them. The same RNG streams give the same
+ * requests either way. Same errors as workload_create. */
+struct workload *workload_open(const struct scenario *sc, struct reqtab *reqs,
+			       struct err *e);
+
+/* Requests workload_next has still to make (0 after workload_create). */
+int64_t workload_lazy_left(const struct workload *w);
+
+/* Makes the next request of a lazy open loop (its want_send_ns set, never
+ * before the last one's) and returns its index, or -1 when none is left.
+ * Cannot fail. */
+int64_t workload_next(struct workload *w, struct reqtab *reqs);
 
 /* Request idx finished (or failed) at now. Returns the index of a new
  * request to send (its want_send_ns set), or -1. */

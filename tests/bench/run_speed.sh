@@ -1,7 +1,9 @@
 #!/bin/sh
 # Speed and memory of one big run (issue: serving simulation, "Speed"):
 # 1,000,000 ShareGPT-like requests near saturation, Llama-3.1-8B on H100 SXM.
-# Goal: at most 10 s wall and 1 GiB peak RSS on a 2-core machine.
+# Goals (issue 14): at most 1 s on one core and 64 MiB peak RSS; CPU time is
+# printed next to wall time for loaded machines. speed_goals.sh prints every
+# goal of issue 14 (docs/speed.md).
 # Usage: tests/bench/run_speed.sh [path/to/servesim]
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,10 +14,11 @@ t = time.monotonic()
 out = subprocess.run([sys.argv[1], "run", sys.argv[2], "--format", "json"],
                      check=True, capture_output=True, text=True).stdout
 wall = time.monotonic() - t
-rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+rss_mib, cpu = ru.ru_maxrss / 1024, ru.ru_utime + ru.ru_stime
 j = json.loads(out)
 print(f"requests {j['completed']} (failed {j['failed']}), simulated {j['duration']:.0f} s, "
       f"output {j['output_throughput']:.0f} tok/s, mean TTFT {j['mean_ttft_ms']:.1f} ms, "
       f"p99 ITL {j['p99_itl_ms']:.1f} ms, peak KV {j['servesim']['peak_kv_cache_usage']:.2f}")
-print(f"wall {wall:.2f} s (goal <= 10), peak RSS {rss_mib:.0f} MiB (goal <= 1024)")
+print(f"wall {wall:.2f} s, CPU {cpu:.2f} s (goal <= 1), peak RSS {rss_mib:.1f} MiB (goal <= 64)")
 PY
