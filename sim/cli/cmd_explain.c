@@ -266,6 +266,7 @@ static int explain_run(const struct scenario *sc, enum out_format fmt)
 			double ms;
 		} t[] = {
 			{ "API and tokenizer path", 1e3 * g->sum_ttft_overhead_s / n },
+			{ "  of which queued on the API server", 1e3 * g->sum_ttft_api_queue_s / n },
 			{ "queue (before first scheduled)", 1e3 * g->sum_ttft_queue_s / n },
 			{ "waiting for the batch queue", 1e3 * g->sum_ttft_batch_queue_s / n },
 			{ "own prefill compute", 1e3 * g->sum_ttft_own_s / n },
@@ -276,7 +277,7 @@ static int explain_run(const struct scenario *sc, enum out_format fmt)
 		};
 		/* The rows of vLLM's newer timing show where it is on (issue 18). */
 		for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-			if ((i != 2 && i != 5 && i != 7) || es->timing)
+			if ((i != 1 && i != 3 && i != 6 && i != 8) || es->timing)
 				printf("  %-36s %9.2f ms  %5.1f%%\n", t[i].what, t[i].ms,
 				       ttft > 0 ? 100 * t[i].ms / ttft : 0);
 		if (es->vllm_version)

@@ -288,6 +288,7 @@ static int o_metadata(struct rewrite *rw, const struct vllm_flag *f, const char 
 /* Sorted by name. */
 const struct vllm_flag vllm_flags[] = {
 	NOOP("api-key", ARG_ONE, true, "client setting: no effect in a simulation"),
+	KEY("api-server-count", "asc", "engine.api_server_count", 'i', "API-server processes the requests are spread over (default 1)"),
 	OUT("append-result", ARG_NONE, o_simple, "append the result to the result file as one more JSON line"),
 	BOOL("async-scheduling", "engine.async_scheduling", "async scheduling (the batch queue of two; default by vLLM version)"),
 	NOOP("backend", ARG_ONE, true, "client setting: no effect in a simulation"),

@@ -145,9 +145,10 @@ struct engine_class {
 	/* Applies the step that started last; now is its end. */
 	void (*end_step)(struct engine *eng, int64_t now);
 	/* The API server's path before the engine for request r sent at now,
-	 * in ns (the engine may queue it behind the server's other work);
-	 * NULL: the hardware profile's request_overhead_ms. */
-	int64_t (*request_path_ns)(struct engine *eng, const struct request *r, int64_t now);
+	 * in ns (the engine may queue it behind the server's other work, and
+	 * records in r which server and how long it queued); NULL: the
+	 * hardware profile's request_overhead_ms. */
+	int64_t (*request_path_ns)(struct engine *eng, struct request *r, int64_t now);
 	void (*gauges)(const struct engine *eng, struct engine_gauges *out);
 	/* Tokens of r's prompt this engine's prefix cache holds now (what a
 	 * prefix-aware router asks); NULL: the engine has no shared cache. */

@@ -44,6 +44,7 @@ struct engine_config {
 	bool enable_expert_parallel;       /* vLLM --enable-expert-parallel: experts whole over the tp GPUs */
 	/* vLLM's timing (engine/vllmver.c picks the defaults of the version). */
 	char vllm_version[INI_VALUE_MAX];  /* "" = the newest servesim knows */
+	char overhead_profile[INI_VALUE_MAX];  /* "" = the version's (sim/perf/overhead.c) */
 	bool async_scheduling;             /* --async-scheduling, when given */
 	bool async_scheduling_given;       /* else the version's default */
 	char async_scheduling_at[INI_VALUE_MAX + 32];
@@ -51,6 +52,7 @@ struct engine_config {
 	int64_t max_num_partial_prefills;  /* > 1: long_prefill_token_threshold 4% of max_model_len */
 	int scheduling_policy;             /* enum sched_policy (--scheduling-policy) */
 	int64_t stream_interval;           /* tokens per streamed chunk (--stream-interval) */
+	int64_t api_server_count;          /* API-server processes (--api-server-count) */
 	/* --speculative-config (engine/specdec.h); "" = off */
 	char speculative_method[INI_VALUE_MAX];
 	char speculative_model[INI_VALUE_MAX];
@@ -63,6 +65,7 @@ struct engine_config {
 	/* Where keys checked against the model and the device were set
 	 * ("path:line", "--set …", or the file when the default stands). */
 	char tensor_parallel_at[INI_VALUE_MAX + 32], pipeline_parallel_at[INI_VALUE_MAX + 32];
+	char overhead_profile_at[INI_VALUE_MAX + 32];
 };
 
 /* GPUs one server replica uses: tensor × pipeline parallel. */

@@ -63,6 +63,8 @@ struct request {
 	 * of its first token. */
 	int64_t first_launch_ns, ttft_pad_ns, first_output_ns;
 	int64_t kv_ready_ns;      /* its CPU-tier blocks are in the GPU pool (parked) */
+	int64_t api_wait_ns;      /* of its API path, queued behind other work on its
+				   * API server's event loop (engine/apiserver.h) */
 	/* Ollama and llama-server (engine/ollama.c). */
 	int64_t load_ns;          /* waiting for the model to load: Ollama's load_duration */
 	int32_t prompt_eval_count;/* prompt tokens after truncation, cached ones included */
@@ -70,6 +72,7 @@ struct request {
 				   * prefill; else -1 (here: a hole between 8-byte fields) */
 	int64_t max_itl_ns;       /* the longest gap between two of its tokens */
 	int32_t preemptions;
+	int32_t api_server;       /* the API-server process it went through */
 	int32_t remote_kv;        /* 1: its prompt's KV comes from a prefill replica (its
 				   * first token, sampled there, is generated already) */
 	const char *fail_reason;  /* static string when FAILED */

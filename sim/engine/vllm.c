@@ -60,7 +60,7 @@ static void account_step(struct engine *g, const struct batch *b, double s, doub
  * before its first token (never a plain decode step). */
 static double graph_pad_s(struct engine *g, const struct batch *b)
 {
-	if (!g->timing || overhead_padded(&g->ovh, b->step.tokens) <= b->step.tokens)
+	if (!g->timing || overhead_padded(&g->ovh, b->step.tokens, b->step.seqs) <= b->step.tokens)
 		return 0;
 	bool first = false;
 	for (size_t k = 0; k < b->len && !first; k++)
@@ -104,7 +104,7 @@ static int64_t launch(struct engine *g, const struct batch *b, int64_t now)
 	g->st.busy_s += s;
 	engine_time_add(&g->st.time, &bd, b->extra_s, s);
 	if (g->timing) {
-		int64_t padded = overhead_padded(&g->ovh, step->tokens);
+		int64_t padded = overhead_padded(&g->ovh, step->tokens, step->seqs);
 		g->st.graph_steps += padded > 0;
 		g->st.eager_steps += padded == 0;
 		g->st.padded_tokens += padded > 0 ? padded - step->tokens : 0;
@@ -152,15 +152,25 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	return ns;
 }
 
-/* AsyncLLM's one output handler does every step's output work in turn:
- * work of ns nanoseconds handed to it at now is done at the returned
- * time. (Tokenization before the engine is not queued on it: vLLM batches
- * concurrent requests' tokenization, AsyncMicrobatchTokenizer.) */
-static int64_t output_handler(struct engine *g, int64_t now, int64_t ns)
+/* The output path of step b ending at now: each API server's output
+ * handler (AsyncLLM's) does the work of its streams that got a token, after
+ * the work queued on its event loop; the clients of server s see their
+ * tokens at seen[s]. */
+static void output_path(struct engine *g, const struct batch *b, int64_t now, int64_t *seen)
 {
-	int64_t start = g->output_free_ns > now ? g->output_free_ns : now;
-	g->output_free_ns = start + ns;
-	return g->output_free_ns;
+	struct apiservers *a = &g->api;
+	if (a->n == 1) {
+		seen[0] = apiservers_work(a, 0, APISERVER_LOOP, now,
+					  overhead_output_ns(&g->ovh, b->step.sampled), NULL);
+		return;
+	}
+	int64_t streams[APISERVER_MAX] = { 0 };
+	for (size_t k = 0; k < b->len; k++)
+		streams[req(g, b->idx[k])->api_server] += b->samples[k];
+	for (int s = 0; s < a->n; s++)
+		seen[s] = streams[s] ? apiservers_work(a, s, APISERVER_LOOP, now,
+						       overhead_output_ns(&g->ovh, streams[s]), NULL) :
+				       now;
 }
 
 /* Hands the step's tokens gathered so far to the hooks, in order. */
@@ -183,10 +193,13 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		return;
 	}
 	bool any_done = false;
-	/* The output path: the clients see this step's tokens once the output
-	 * handler has done their work (after what it had queued). */
-	int64_t seen = g->timing ? output_handler(g, now, overhead_output_ns(&g->ovh, b->step.sampled)) : now;
-	int64_t out_ns = seen - now;
+	/* The output path: the clients see this step's tokens once their API
+	 * server has done their work (after what it had queued). */
+	int64_t seen_at[APISERVER_MAX];
+	if (g->timing)
+		output_path(g, b, now, seen_at);
+	else
+		seen_at[0] = now;
 	const bool spec = g->spec.method != NULL;
 	xgrow(&g->emitted, &g->cap_emitted, b->len, sizeof *g->emitted);
 	g->n_emitted = 0;
@@ -196,6 +209,9 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		if (k + PREFETCH_AHEAD < b->len)
 			__builtin_prefetch(&req(g, b->idx[k + PREFETCH_AHEAD])->state);
 		bool running = r->state == REQ_RUNNING;
+		/* (A request handed over by a prefill replica with more API
+		 * servers streams through this replica's first.) */
+		int64_t seen = seen_at[r->api_server < g->api.n ? r->api_server : 0];
 		int32_t emit = 1;
 		if (spec && b->drafts[k] && running) {
 			/* Verified: the accepted run and one more; the rejected
@@ -216,13 +232,18 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		r->pending--;
 		r->generated += emit;
 		if (r->first_token_ns < 0)
-			r->first_output_ns = out_ns;
+			r->first_output_ns = seen - now;
 		/* --stream-interval: the output path sends a stream's tokens in
 		 * chunks of that many (the first and the last at once). */
 		bool last = r->generated >= r->output_len;
 		r->chunk += emit;
 		if (r->chunk >= g->stream_interval || r->generated == 1 || last)
-			g->emitted[g->n_emitted++] = idx;   /* its token: flush_tokens */
+		{
+			if (g->api.n > 1)   /* API servers see their tokens at their own times */
+				g->setup.hooks.on_token(g->setup.hooks.ctx, idx, seen);
+			else
+				g->emitted[g->n_emitted++] = idx;   /* its token: flush_tokens */
+		}
 		if (last) {
 			r->state = REQ_FINISHED;
 			r->finish_ns = seen;
@@ -245,13 +266,13 @@ static void vllm_end_step(struct engine *g, int64_t now)
 			}
 		}
 	}
-	flush_tokens(g, seen);
+	flush_tokens(g, seen_at[0]);   /* one API server: every token at its time */
 	if (any_done) {
 		size_t w = 0;
 		for (size_t i = 0; i < g->n_running; i++) {
 			size_t idx = g->running[i];
 			if (req(g, idx)->state == REQ_FINISHED)
-				g->setup.hooks.on_done(g->setup.hooks.ctx, idx, seen);
+				g->setup.hooks.on_done(g->setup.hooks.ctx, idx, req(g, idx)->finish_ns);
 			else
 				g->running[w++] = idx;
 		}
@@ -280,14 +301,23 @@ static void vllm_submit(struct engine *g, size_t idx, int64_t now)
 	vllm_enqueue_waiting(g, idx, false);
 }
 
-/* The API server's path: servesim 1's one constant, or the overhead
- * model's fixed part plus tokenization. */
-static int64_t vllm_request_path_ns(struct engine *g, const struct request *r, int64_t now)
+/* The API server's path: servesim 1's one constant; or the request's turn
+ * on its API server's event loop (HTTP, parsing; behind the requests and
+ * output work before it) and then on its tokenizer thread, plus the fitted
+ * remainder, which does not queue. */
+static int64_t vllm_request_path_ns(struct engine *g, struct request *r, int64_t now)
 {
-	(void)now;
 	if (!g->timing)
 		return llround(g->setup.hw->eff.request_overhead_ms * 1e6);
-	return overhead_request_ns(&g->ovh, r->prompt_len);
+	int s = apiservers_pick(&g->api);
+	int64_t loop_wait, tok_wait;
+	int64_t t = apiservers_work(&g->api, s, APISERVER_LOOP, now, overhead_request_ns(&g->ovh),
+				    &loop_wait);
+	t = apiservers_work(&g->api, s, APISERVER_TOKENIZER, t, overhead_tokenize_ns(&g->ovh, r->prompt_len),
+			    &tok_wait);
+	r->api_server = s;
+	r->api_wait_ns = loop_wait + tok_wait;
+	return t - now + overhead_request_rest_ns(&g->ovh);
 }
 
 static void vllm_gauges(const struct engine *g, struct engine_gauges *out)
@@ -402,7 +432,10 @@ static int resolve_timing(struct engine *g, struct err *e)
 	if (g->async && spec)
 		return err_set(e, "%s: [engine] async_scheduling: vLLM turns it off with speculative decoding (#27614)",
 			       cfg->async_scheduling_at);
-	g->timing = v->timing;
+	/* engine.overhead_profile picks another engine's (or version's)
+	 * overheads by name; it brings the split timing with it. */
+	const char *pname = cfg->overhead_profile[0] ? cfg->overhead_profile : v->overhead;
+	g->timing = v->timing || cfg->overhead_profile[0];
 	g->priority = cfg->scheduling_policy == SCHED_PRIORITY;
 	g->stream_interval = cfg->stream_interval;
 	g->cache_at_alloc = v->cache_at_alloc;
@@ -413,13 +446,19 @@ static int resolve_timing(struct engine *g, struct err *e)
 	g->st.timing = g->timing;
 	if (!g->timing)
 		return 0;
-	const struct overhead_profile *prof = overhead_profile_find(v->overhead);
-	assert(prof);
+	const struct overhead_profile *prof = overhead_profile_find(pname);
+	if (!prof) {
+		char names[256];
+		overhead_profile_names(names, sizeof names);
+		return err_set(e, "%s: [engine] overhead_profile: expected one of %s, got '%s'",
+			       cfg->overhead_profile_at, names, pname);
+	}
 	double layers = g->perf.stage_layers;
 	double moe = g->perf.n_moe_layers * layers / (double)g->setup.model->n_layers;
 	overhead_model_init(&g->ovh, prof, g->setup.hw, g->async, cfg->enforce_eager, g->max_seqs,
 			    g->mnbt, layers, moe);
 	g->perf.overhead = &g->ovh;
+	apiservers_init(&g->api, cfg->api_server_count);
 	g->st.max_capture_size = g->ovh.n_capture ? g->ovh.capture[g->ovh.n_capture - 1] : 0;
 	return 0;
 }

@@ -12,6 +12,7 @@
 #ifndef SERVESIM_VLLM_INT_H
 #define SERVESIM_VLLM_INT_H
 
+#include "apiserver.h"
 #include "engine.h"
 #include "engine_int.h"
 #include "kvhold.h"
@@ -57,7 +58,7 @@ struct engine {
 	struct reqq parked;              /* loading CPU-tier blocks, by kv_ready_ns */
 	int64_t link_free_ns;            /* the host link's loads end here */
 	bool idle_wait;                  /* the "step" running waits on a load */
-	int64_t output_free_ns;          /* the output handler's work queued until here */
+	struct apiservers api;           /* the API-server event loops: request and output paths */
 	int64_t step_tokens;             /* tokens in the current step */
 	int32_t *hits;                   /* prefix-lookup scratch, kept across steps */
 	size_t cap_hits;

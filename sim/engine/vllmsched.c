@@ -125,9 +125,24 @@ static bool comes_after(struct engine *g, size_t a, size_t b)
 	return ra->id > rb->id;
 }
 
+/* Whether waiting request a goes behind b under --scheduling-policy
+ * priority: vLLM's (priority, arrival) order, except that a request that
+ * holds its blocks (back from a CPU-tier load or a remote pull) goes ahead
+ * of those that need blocks, as it does under FCFS. vLLM's heap keeps the
+ * plain order, so a preempted request of a better priority, which holds
+ * none, can stop admission at the head while the ones behind it hold the
+ * blocks it waits for; with nothing running, vLLM would wait forever. */
+static bool waits_behind(struct engine *g, size_t a, size_t b)
+{
+	bool holds_a = req(g, a)->n_blocks > 0, holds_b = req(g, b)->n_blocks > 0;
+	if (holds_a != holds_b)
+		return holds_b;
+	return comes_after(g, a, b);
+}
+
 /* Into the waiting queue: FCFS appends a new request and puts a preempted
- * or reloaded one first; priority keeps the queue in (priority, arrival)
- * order (O(queue) per insertion). */
+ * or reloaded one first; priority keeps the queue in waits_behind's order
+ * (O(queue) per insertion). */
 void vllm_enqueue_waiting(struct engine *g, size_t idx, bool front)
 {
 	struct reqq *q = &g->waiting;
@@ -153,7 +168,7 @@ void vllm_enqueue_waiting(struct engine *g, size_t idx, bool front)
 	reqq_push_back(q, idx);
 	for (size_t k = q->len - 1; k > 0; k--) {
 		size_t *prev = reqq_at(q, k - 1), *cur = reqq_at(q, k);
-		if (!comes_after(g, *prev, *cur))
+		if (!waits_behind(g, *prev, *cur))
 			break;
 		size_t t = *prev;
 		*prev = *cur;

@@ -8,6 +8,14 @@
 
 
 static const struct vllm_version rows[] = {
+	{ .name = "0.5", .minor = 5, .async_scheduling = false, .timing = true, .cache_at_alloc = false,
+	  .overhead = "vllm-v0-sync",
+	  .source = "V0 (LLMEngine) before v0.6: output processing between the steps; V1's scheduler "
+		    "rules stand in for V0's" },
+	{ .name = "0.6", .minor = 6, .async_scheduling = false, .timing = true, .cache_at_alloc = false,
+	  .overhead = "vllm-v0",
+	  .source = "V0 v0.6-v0.7: asynchronous output processor (vllm-project/vllm#7049); V1's "
+		    "scheduler rules stand in for V0's" },
 	{ .name = "0.8", .minor = 8, .async_scheduling = false, .timing = false, .cache_at_alloc = false,
 	  .overhead = NULL,
 	  .source = "servesim 1's model of V1 (synchronous EngineCore.step, as V1 ran until "

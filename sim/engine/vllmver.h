@@ -6,10 +6,12 @@
  * overrides the row.
  *
  * Rows are ordered oldest first; a version between two rows takes the
- * older one, a version past the last row the newest. The oldest row
- * (0.8-0.10) is servesim 1's timing: synchronous scheduling, one fitted
- * per-step overhead and request overhead from the hardware profile, no
- * CUDA-graph padding, blocks hittable once their step ends.
+ * older one, a version past the last row the newest. The 0.8-0.10 row is
+ * servesim 1's timing: synchronous scheduling, one fitted per-step
+ * overhead and request overhead from the hardware profile, no CUDA-graph
+ * padding, blocks hittable once their step ends. The two rows before it
+ * are V0's overheads (overhead.c "vllm-v0-sync", "vllm-v0") around V1's
+ * scheduler rules.
  */
 #ifndef SERVESIM_VLLMVER_H
 #define SERVESIM_VLLMVER_H
@@ -30,7 +32,7 @@ struct vllm_version {
 };
 
 /* The row for text ("0.15", "0.15.1", "v0.13.0"; "" = newest). NULL when
- * text is not a 0.MINOR[.PATCH] version at or after 0.8 (V1's first). */
+ * text is not a 0.MINOR[.PATCH] version at or after 0.5. */
 const struct vllm_version *vllmver_find(const char *text);
 
 /* The newest row. Cannot fail. */

@@ -5,14 +5,26 @@
 #include "overhead.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const struct overhead_profile profiles[] = {
 	{ .name = "vllm-v1",
-	  /* HF tokenizers (Rust) encode on the order of 1 M tokens/s on one
-	   * core; estimate, no vLLM-side measurement found (the 10-21 us per
-	   * token of tenstorrent/tt-inference-server#2173 at 131 tokens is
-	   * mostly its fixed cost). */
+	  /* The API server's own work per request on its event loop:
+	   * uvicorn's HTTP parse, the CompletionRequest model's validation,
+	   * SamplingParams, InputProcessor and the ZMQ send to the engine core.
+	   * Estimate: 0.5 ms (a minimal FastAPI route serves a few thousand
+	   * requests/s on one core; vLLM's request model and processor are
+	   * several times that work); no vLLM measurement of it found. */
+	  .request_us = 500,
+	  /* Tokenization, per prompt token, on the one-thread tokenizer
+	   * executor (vllm-project/vllm#25301) holding the GIL: the Qwen3
+	   * tokenizer encodes 1024 prompts of 10,000 tokens in 8.0 s on one
+	   * thread, 0.78 us a token, and batching them gains nothing without
+	   * TOKENIZERS_PARALLELISM (vllm-project/vllm#45759's benchmark);
+	   * HF tokenizers v0.23.1 encode English at 3.9 MB/s on one Xeon 8375C
+	   * core, ~1.1 us a token at ~4.5 bytes a token
+	   * (huggingface/tokenizers#2298's table). 1 us, between the two. */
 	  .request_per_token_us = 1.0,
 	  /* Scheduler.update_from_output: 0.142 ms at batch 128, 0.287 ms at
 	   * 256, i.e. 1.1 us per request (vllm-project/vllm#46112's
@@ -25,21 +37,29 @@ static const struct overhead_profile profiles[] = {
 	   * KV allocation 16.1%, output update 9.7%; its executor stub and
 	   * frontend excluded). Estimate from that study. */
 	  .step_cpu_us = 250,
-	  /* One cudaGraphLaunch of a whole-model graph: a few us of host time
-	   * (NVIDIA's "Getting Started with CUDA Graphs", 2019: tiny kernels
-	   * take ~3.8 us each launched one by one, ~3.4 us in a graph; quoted
-	   * from memory, not re-read); estimate 10 us for vLLM's piecewise
-	   * graphs (one per layer piece). */
-	  .graph_launch_us = 10,
-	  /* An eager (torch.compile'd, not graphed) kernel launch from Python:
-	   * ~5 us of host time (CUDA launch ~2-4 us plus the wrapper).
-	   * Estimate. */
-	  .kernel_launch_us = 5,
+	  /* vLLM 0.11+ runs FULL_AND_PIECEWISE graphs: a decode-only step
+	   * replays one full graph, a step with prefill tokens one piece per
+	   * attention layer (attention itself between them).
+	   * A piece: 4.7 us. Voxtral-Mini-4B on one H200 decodes 209 tokens in
+	   * 1.150 s piecewise (12,272 graph launches, 59 a step) and 1.093 s
+	   * with full graphs (208, one a step) (vllm-project/vllm#51167's
+	   * table): 0.27 ms a step for 58 more launches.
+	   * A full replay: estimate 10 us of host time (cudaGraphLaunch of a
+	   * large graph; no vLLM measurement of it alone found). */
+	  .graph_launch_us = 10, .piece_launch_us = 4.7,
+	  /* An eager (torch.compile'd, not graphed) kernel launch: 6.8-9.1 us
+	   * of host time per Inductor kernel (CachingAutotuner.run, 0 to 19
+	   * arguments), of which cuLaunchKernel itself is 3.0 us
+	   * (meta-pytorch/tritonbench#1017, GB200); 7 us. */
+	  .kernel_launch_us = 7,
 	  /* --enforce-eager also turns torch.compile off: every op goes through
-	   * PyTorch's eager dispatcher, ~20 us of host time per kernel
-	   * (estimate: PyTorch's per-op overhead is quoted at 10-30 us; it is
-	   * what makes small-batch decode with --enforce-eager up to about
-	   * twice as slow in vLLM users' reports). */
+	   * PyTorch's eager dispatcher. Estimate 20 us a kernel, 200 us a
+	   * dense layer, between two measurements of eager against graphed
+	   * decode: Llama-2-7B, 100 tokens in 1.2 s eager and 1.05 s with
+	   * graphs (vllm-project/vllm#1440, 2023: 1.5 ms a step, 47 us a
+	   * layer); Qwen2.5-Omni-7B's thinker on 2 A800s, TPOT 22 ms eager and
+	   * 13 ms with graphs (vllm-project/vllm-omni#7960: 9 ms a step, 320 us
+	   * a layer). */
 	  .uncompiled_launch_us = 20,
 	  /* A Llama-style layer under torch.compile: RMSNorm, QKV GEMM,
 	   * rotary, attention, O GEMM, fused add+RMSNorm, gate_up GEMM,
@@ -71,7 +91,79 @@ static const struct overhead_profile profiles[] = {
 	   * before the decode-attention row took FA3's fixed cost a layer). */
 	  .request_overhead_ms = 0, .step_overhead_us = 1264, .step_overhead_per_seq_us = 0,
 	  .source = "vLLM V1 (EngineCore + AsyncLLM), v0.11 onwards" },
+	/* vLLM V0 (LLMEngine) before v0.6: schedule(), _prepare_model_input
+	 * (no persistent batch: rebuilt each step), sampling and
+	 * _process_model_outputs (detokenization included) run between the
+	 * GPU steps, nothing overlapped. */
+	{ .name = "vllm-v0-sync",
+	  .request_us = 500, .request_per_token_us = 1.0,   /* as V1's */
+	  /* Between two steps, per sequence: "when BS is 200, all this
+	   * together [sampling, prepare input, process_model_output, scheduler
+	   * time] can be 20ms" (vllm-project/vllm#6801, V0 v0.5, Aug 2024),
+	   * 100 us a sequence; _process_model_outputs alone takes 3.4 ms at
+	   * batch 32 on Llama-3-70B on 4 H100s (vllm-project/vllm#6913); the
+	   * multi-step RFC sees 5-13 ms of GPU bubble a decode step
+	   * (vllm-project/vllm#6854). Fixed part: estimate 500 us (#6913:
+	   * 0.2 ms of output processing at batch 1, plus the scheduler and
+	   * input preparation). */
+	  .step_cpu_us = 500, .step_cpu_per_seq_us = 100,
+	  /* V0's graphs are captured per decode batch size and replayed
+	   * whole (estimate as V1's full replay); prefill and mixed steps run
+	   * eager without torch.compile (V1's --enforce-eager figure). */
+	  .graph_launch_us = 10, .piece_launch_us = 0, .kernel_launch_us = 20,
+	  .uncompiled_launch_us = 20, .kernels_per_layer = 10, .moe_kernels_per_layer = 14,
+	  .decode_only_graphs = true,
+	  .output_us = 50, .output_per_stream_us = 10, .idle_poll_us = 200,
+	  /* The remainders: V1's fitted ones (no V0 run to fit them on). */
+	  .request_overhead_ms = 0, .step_overhead_us = 1413, .step_overhead_per_seq_us = 0,
+	  .source = "vLLM V0 (LLMEngine), before v0.6: synchronous output processing" },
+	/* vLLM V0 v0.6-v0.7: the asynchronous output processor
+	 * (vllm-project/vllm#7049, on by default) runs step k's
+	 * _process_model_outputs while step k+1 is on the GPU; the scheduler
+	 * and input preparation stay between the steps. */
+	{ .name = "vllm-v0",
+	  .request_us = 500, .request_per_token_us = 1.0,
+	  /* Llama-2-7B at batch 256 on ShareGPT: 5-6 ms between two decode
+	   * steps (vllm-project/vllm#10634, V0 v0.6.4 era), about 20 us a
+	   * sequence after a fixed part (estimate 400 us). */
+	  .step_cpu_us = 400, .step_cpu_per_seq_us = 20,
+	  .graph_launch_us = 10, .piece_launch_us = 0, .kernel_launch_us = 20,
+	  .uncompiled_launch_us = 20, .kernels_per_layer = 10, .moe_kernels_per_layer = 14,
+	  .decode_only_graphs = true,
+	  .output_us = 50, .output_per_stream_us = 10, .idle_poll_us = 200,
+	  .request_overhead_ms = 0, .step_overhead_us = 1413, .step_overhead_per_seq_us = 0,
+	  .source = "vLLM V0 (LLMEngine), v0.6-v0.7: asynchronous output processing" },
+	/* TensorRT-LLM's PyTorch backend with its overlap scheduler (the
+	 * default): PyExecutor prepares step k+1 while step k runs, one step
+	 * of lookahead. Run with engine.async_scheduling = true for the
+	 * overlap; the scheduler rules stay vLLM V1's. */
+	{ .name = "trtllm-pytorch",
+	  .request_us = 500, .request_per_token_us = 1.0,   /* as vLLM's (trtllm-serve) */
+	  /* Host step time 45.11 ms an iteration at max_batch_size 1536 a
+	   * rank (GPT-OSS-120B on GB200, attention DP 2; NVIDIA/TensorRT-LLM
+	   * #10273): 29 us a sequence, overlapped with the GPU step. Fixed
+	   * part: estimate 300 us. */
+	  .step_cpu_us = 300, .step_cpu_per_seq_us = 29,
+	  /* CUDA graphs for generation-only batches (its cuda_graph_config);
+	   * other steps eager. Launch costs as vLLM's (same PyTorch). */
+	  .graph_launch_us = 10, .piece_launch_us = 0, .kernel_launch_us = 7,
+	  .uncompiled_launch_us = 20, .kernels_per_layer = 10, .moe_kernels_per_layer = 14,
+	  .decode_only_graphs = true,
+	  .output_us = 50, .output_per_stream_us = 10, .idle_poll_us = 200,
+	  /* The host work the one step of lookahead leaves exposed: ~580 us an
+	   * iteration of GPU idle (Llama-3.1-8B FP8 on a B200, concurrency 64;
+	   * NVIDIA/TensorRT-LLM#13957's traces). */
+	  .request_overhead_ms = 0, .step_overhead_us = 580, .step_overhead_per_seq_us = 0,
+	  .source = "TensorRT-LLM PyTorch backend, overlap scheduler" },
 };
+
+void overhead_profile_names(char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof profiles / sizeof *profiles && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", profiles[i].name);
+}
 
 const struct overhead_profile *overhead_profile_find(const char *name)
 {
@@ -97,6 +189,20 @@ int overhead_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens,
 	return n;
 }
 
+int overhead_capture_sizes_v0(int64_t max_num_seqs, int32_t *out, int cap)
+{
+	int64_t max = max_num_seqs <= 4 ? (max_num_seqs <= 1 ? 1 : max_num_seqs <= 2 ? 2 : 4) :
+		      (max_num_seqs + 7) / 8 * 8;
+	if (max > 256)
+		max = 256;
+	int n = 0;
+	for (int64_t s = 1; s <= 4 && s <= max && n < cap; s *= 2)
+		out[n++] = (int32_t)s;
+	for (int64_t s = 8; s <= max && n < cap; s += 8)
+		out[n++] = (int32_t)s;
+	return n;
+}
+
 void overhead_model_init(struct overhead_model *o, const struct overhead_profile *prof,
 			 const struct hw_profile *hw, bool async, bool eager,
 			 int64_t max_num_seqs, int64_t max_num_batched_tokens, double layers,
@@ -113,8 +219,11 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 				      prof->step_overhead_per_seq_us;
 	o->async = async;
 	if (!eager)
-		o->n_capture = overhead_capture_sizes(max_num_seqs, max_num_batched_tokens, o->capture,
-						      OVERHEAD_MAX_CAPTURE);
+		o->n_capture = prof->decode_only_graphs ? overhead_capture_sizes_v0(max_num_seqs, o->capture,
+									   OVERHEAD_MAX_CAPTURE) :
+				 overhead_capture_sizes(max_num_seqs, max_num_batched_tokens, o->capture,
+							OVERHEAD_MAX_CAPTURE);
+	o->pieces = layers + 1;
 	double kernels = (layers - moe_layers) * prof->kernels_per_layer +
 			 moe_layers * prof->moe_kernels_per_layer;
 	o->eager_launch_s = kernels * (eager ? prof->uncompiled_launch_us : prof->kernel_launch_us) * 1e-6;
@@ -125,10 +234,14 @@ double overhead_step_s(const struct overhead_model *o, double tokens, double seq
 {
 	const struct overhead_profile *p = o->prof;
 	double cpu = (p->step_cpu_us + p->step_cpu_per_seq_us * seqs) * 1e-6;
-	int64_t padded = overhead_padded(o, (int64_t)ceil(tokens));
+	int64_t padded = overhead_padded(o, (int64_t)ceil(tokens), (int64_t)ceil(seqs));
 	double launch, pad = 0;
 	if (padded > 0) {
-		launch = p->graph_launch_us * 1e-6;
+		/* A decode-only step (a token a sequence) replays the full
+		 * graph; one with prefill tokens the pieces, which queue ahead
+		 * of the GPU like eager launches (the first always shows). */
+		double piece = p->piece_launch_us * 1e-6;
+		launch = tokens <= seqs ? p->graph_launch_us * 1e-6 : fmax(piece, o->pieces * piece - gpu_s);
 		pad = ((double)padded - tokens) * dense_tok_s;
 	} else {
 		/* Eager kernels queue ahead of the GPU: only launches that
@@ -149,10 +262,19 @@ double overhead_step_s(const struct overhead_model *o, double tokens, double seq
 	return shown_cpu + launch + pad + rest;
 }
 
-int64_t overhead_request_ns(const struct overhead_model *o, int64_t prompt_len)
+int64_t overhead_request_ns(const struct overhead_model *o)
 {
-	return llround(o->request_overhead_ms * 1e6 +
-		       o->prof->request_per_token_us * 1e3 * (double)prompt_len);
+	return llround(o->prof->request_us * 1e3);
+}
+
+int64_t overhead_tokenize_ns(const struct overhead_model *o, int64_t prompt_len)
+{
+	return llround(o->prof->request_per_token_us * 1e3 * (double)prompt_len);
+}
+
+int64_t overhead_request_rest_ns(const struct overhead_model *o)
+{
+	return llround(o->request_overhead_ms * 1e6);
 }
 
 int64_t overhead_output_ns(const struct overhead_model *o, int64_t streams)

@@ -9,7 +9,10 @@
  *     the previous step is on the GPU, so only what exceeds the GPU step
  *     shows;
  *   - launches: a step of at most the largest CUDA-graph capture size is
- *     padded to the next capture size and replays one graph; a larger step
+ *     padded to the next capture size and replays a graph: one full graph
+ *     for a decode-only step, one piece per layer for a step with prefill
+ *     tokens (vLLM's FULL_AND_PIECEWISE; the pieces' launches queue ahead
+ *     of the GPU and show only where they outrun it); a larger step
  *     runs eager (torch.compile'd), one host launch per kernel per layer
  *     (more for MoE layers), which shows only where the launches outrun
  *     the GPU; --enforce-eager runs every step so, through PyTorch's
@@ -32,20 +35,28 @@
 #define SERVESIM_OVERHEAD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hwprofile.h"
 
 struct overhead_profile {
 	const char *name;
+	double request_us;             /* the API server's work per request (HTTP,
+					* request parsing, add_request) */
 	double request_per_token_us;   /* tokenization, per prompt token */
 	double step_cpu_us;            /* engine core CPU per step (overlapped with async) */
 	double step_cpu_per_seq_us;    /* and per sequence */
-	double graph_launch_us;        /* one CUDA-graph replay */
+	double graph_launch_us;        /* one full CUDA-graph replay (a decode-only step) */
+	double piece_launch_us;        /* one piece of a piecewise graph (a step with
+					* prefill tokens: one piece per attention layer) */
 	double kernel_launch_us;       /* one eager kernel launch, host side */
 	double uncompiled_launch_us;   /* the same under --enforce-eager (no torch.compile) */
 	double kernels_per_layer;      /* eager kernels of a dense layer */
 	double moe_kernels_per_layer;  /* of an MoE layer */
+	bool decode_only_graphs;       /* V0's (and TensorRT-LLM's) CUDA graphs:
+					* decode-only steps of at most min(256,
+					* max_num_seqs padded) sequences, the rest eager */
 	double idle_poll_us;           /* an engine-loop pass with nothing to schedule
 					* while KV loads are in flight */
 	double output_us;              /* output path, per step */
@@ -68,10 +79,14 @@ struct overhead_model {
 	int n_capture;                 /* 0: eager always (--enforce-eager) */
 	int32_t capture[OVERHEAD_MAX_CAPTURE];   /* ascending capture sizes, tokens */
 	double eager_launch_s;         /* host time to launch one eager forward */
+	double pieces;                 /* pieces of a piecewise graph: layers + 1 */
 };
 
 /* The profile named name, or NULL. */
 const struct overhead_profile *overhead_profile_find(const char *name);
+
+/* The profiles' names, ", "-separated, into buf (for messages). */
+void overhead_profile_names(char *buf, size_t size);
 
 /* vLLM's default capture sizes (VllmConfig._set_cudagraph_sizes): [1, 2, 4],
  * multiples of 8 below 256, of 16 from 256, up to min(2 × max_num_seqs,
@@ -79,6 +94,11 @@ const struct overhead_profile *overhead_profile_find(const char *name);
  * returns how many. Cannot fail. */
 int overhead_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int32_t *out,
 			   int cap);
+
+/* vLLM V0's capture sizes (worker/model_runner.py _BATCH_SIZES_TO_CAPTURE):
+ * [1, 2, 4] and multiples of 8 up to min(256, max_num_seqs rounded up to
+ * the next of them). Writes at most cap sizes; returns how many. */
+int overhead_capture_sizes_v0(int64_t max_num_seqs, int32_t *out, int cap);
 
 /* Fills *o. hw: where it sets the remainders itself, its values win.
  * eager: --enforce-eager (no graphs). layers, moe_layers: the
@@ -88,10 +108,12 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 			 int64_t max_num_seqs, int64_t max_num_batched_tokens, double layers,
 			 double moe_layers);
 
-/* The capture size a step of tokens runs at, or 0 when it runs eager. */
-static inline int64_t overhead_padded(const struct overhead_model *o, int64_t tokens)
+/* The capture size a step of tokens for seqs sequences runs at, or 0 when
+ * it runs eager (V0 graphs only decode-only steps). */
+static inline int64_t overhead_padded(const struct overhead_model *o, int64_t tokens, int64_t seqs)
 {
-	if (o->n_capture == 0 || tokens > o->capture[o->n_capture - 1] || tokens <= 0)
+	if (o->n_capture == 0 || tokens > o->capture[o->n_capture - 1] || tokens <= 0 ||
+	    (o->prof->decode_only_graphs && tokens > seqs))
 		return 0;
 	int64_t p = tokens <= 4 ? (tokens <= 1 ? 1 : tokens <= 2 ? 2 : 4) :
 		    tokens < 256 ? (tokens + 7) / 8 * 8 : (tokens + 15) / 16 * 16;
@@ -109,8 +131,15 @@ static inline int64_t overhead_padded(const struct overhead_model *o, int64_t to
 double overhead_step_s(const struct overhead_model *o, double tokens, double seqs, double gpu_s,
 		       double dense_tok_s, double *parts);
 
-/* Before the engine: a request of prompt_len tokens, in ns. */
-int64_t overhead_request_ns(const struct overhead_model *o, int64_t prompt_len);
+/* Before the engine, in ns: the API server's event-loop work for a
+ * request (HTTP, parsing, add_request), and its tokenizer's for a prompt
+ * of prompt_len tokens; each queues (engine/apiserver.h). */
+int64_t overhead_request_ns(const struct overhead_model *o);
+int64_t overhead_tokenize_ns(const struct overhead_model *o, int64_t prompt_len);
+
+/* Before the engine, not queued: the fitted remainder
+ * (request_overhead_ms), in ns. */
+int64_t overhead_request_rest_ns(const struct overhead_model *o);
 
 /* After a step that produced tokens for streams streams, until the
  * clients see them, in ns. */

@@ -107,6 +107,7 @@ json_t *report_ttft_breakdown(const struct group_metrics *g)
 		json_object_set_new(o, "batch_queue_ms", json_real(1e3 * g->sum_ttft_batch_queue_s / n));
 		json_object_set_new(o, "graph_padding_ms", json_real(1e3 * g->sum_ttft_graph_pad_s / n));
 		json_object_set_new(o, "output_path_ms", json_real(1e3 * g->sum_ttft_output_s / n));
+		json_object_set_new(o, "api_server_queue_ms", json_real(1e3 * g->sum_ttft_api_queue_s / n));
 	}
 	return o;
 }

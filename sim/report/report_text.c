@@ -186,6 +186,7 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 		line_f(f, "Waiting for the batch queue (ms):", 1e3 * g->sum_ttft_batch_queue_s / n);
 		line_f(f, "CUDA-graph padding (ms):", 1e3 * g->sum_ttft_graph_pad_s / n);
 		line_f(f, "Output path (ms):", 1e3 * g->sum_ttft_output_s / n);
+		line_f(f, "Of the API path, queued (ms):", 1e3 * g->sum_ttft_api_queue_s / n);
 	}
 	double nd = es->itl_tokens ? (double)es->itl_tokens : 1;
 	centered(f, "Where ITL went (mean per decode token)", '-');

@@ -61,22 +61,23 @@ static void count_token(struct run_result *res, int64_t t_ns)
 	/* Tokens of one step share a time: skip the division for them. */
 	if (t_ns != res->last_token_ns) {
 		int64_t sec = (t_ns - res->token_origin_ns) / NS_PER_S;
-		/* Engines stamp tokens at their output handler's time, a little
-		 * past the step: across replicas (or a pulled prompt's first
-		 * token, at a decode step's start) they can come that much out
-		 * of order, so a late-stamped second counts as the current one. */
-		if (sec < res->last_second)
-			sec = res->last_second;
 		res->last_token_ns = t_ns;
-		if (sec != res->last_second) {
-			if (res->second_tokens > res->peak_second_tokens)
-				res->peak_second_tokens = res->second_tokens;
-			res->second_tokens = 0;
-			res->last_second = sec;
+		if (sec > res->newest_second) {
+			int64_t from = sec - RUN_TOKEN_WINDOW + 1;
+			for (int64_t s = from > res->newest_second + 1 ? from : res->newest_second + 1;
+			     s <= sec; s++)
+				res->second_tokens[s % RUN_TOKEN_WINDOW] = 0;
+			res->newest_second = sec;
+		} else if (sec <= res->newest_second - RUN_TOKEN_WINDOW) {
+			/* Later than the window reaches (an output queue over a
+			 * minute long): counted in its oldest second. */
+			sec = res->newest_second - RUN_TOKEN_WINDOW + 1;
 		}
+		res->last_second = sec;
 	}
-	if (++res->second_tokens > res->peak_second_tokens)
-		res->peak_second_tokens = res->second_tokens;
+	int64_t *n = &res->second_tokens[res->last_second % RUN_TOKEN_WINDOW];
+	if (++*n > res->peak_second_tokens)
+		res->peak_second_tokens = *n;
 }
 
 /* Once per output token: the simulator's hottest function after the
@@ -169,9 +170,10 @@ static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 	h->n = hn;
 	/* count_token's tokens, all at t: the count and its peak. */
 	count_token(res, t);
-	res->second_tokens += tokens - 1;
-	if (res->second_tokens > res->peak_second_tokens)
-		res->peak_second_tokens = res->second_tokens;
+	int64_t *sec = &res->second_tokens[res->last_second % RUN_TOKEN_WINDOW];
+	*sec += tokens - 1;
+	if (*sec > res->peak_second_tokens)
+		res->peak_second_tokens = *sec;
 }
 
 static void send(struct run *rn, size_t idx, int64_t now)
@@ -227,6 +229,7 @@ static void record_done(struct run *rn, const struct request *r)
 		m->sum_ttft_batch_queue_s += batch;
 		m->sum_ttft_graph_pad_s += pad;
 		m->sum_ttft_output_s += out;
+		m->sum_ttft_api_queue_s += (double)r->api_wait_ns / 1e9;
 		double between = ttft - api - queue - batch - own - shared - pad - out;
 		m->sum_ttft_between_s += between > 0 ? between : 0;   /* ns rounding */
 		bool good = (!sc->slo_ttft_ms || ttft * 1e3 <= sc->slo_ttft_ms) &&

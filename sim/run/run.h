@@ -39,9 +39,12 @@ struct group_metrics {
 		sum_ttft_between_s;
 	/* vLLM's timing (issue 18): waiting in the batch queue (scheduled, the
 	 * step before still running), CUDA-graph padding of its steps, the
-	 * first token's output path (detokenize, SSE). */
-	double sum_ttft_batch_queue_s, sum_ttft_graph_pad_s, sum_ttft_output_s;
+	 * first token's output path (detokenize, SSE), and of the API path
+	 * the time queued on the API server's event loop. */
+	double sum_ttft_batch_queue_s, sum_ttft_graph_pad_s, sum_ttft_output_s, sum_ttft_api_queue_s;
 };
+
+#define RUN_TOKEN_WINDOW 64
 
 struct ts_row {            /* one time-series sample, at a step's start */
 	double t_s;
@@ -79,11 +82,14 @@ struct run_result {
 	int n_stages;
 	int64_t *stage_starts_ns;      /* n_stages + 1 */
 	/* Output tokens per whole second from token_origin_ns, counted as
-	 * they come (token times never go back): the second being counted and
-	 * the peak of those done. Memory does not grow with simulated time. */
+	 * they come in a ring of the last RUN_TOKEN_WINDOW seconds (token
+	 * times can go back a little: each API server and replica streams
+	 * after its own output queue), and the peak of any second. Memory does
+	 * not grow with simulated time. */
 	int64_t last_token_ns;         /* count_token's cache: last time seen */
-	int64_t last_second;           /* the second being counted */
-	int64_t second_tokens;         /* tokens in it so far */
+	int64_t last_second;           /* and its second */
+	int64_t newest_second;         /* the ring holds (newest - WINDOW, newest] */
+	int64_t second_tokens[RUN_TOKEN_WINDOW];
 	int64_t peak_second_tokens;    /* the most in one second: vLLM's max_output_tokens_per_s */
 	int64_t max_concurrent;        /* in flight at once, client side (instantaneous) */
 	int64_t max_concurrent_per_second;  /* vLLM's max_concurrent_requests: the most

@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apiserver.h"
 #include "engine.h"
 #include "evq.h"
 #include "num.h"
 #include "precision.h"
+#include "scenlists.h"
 #include "specdec.h"
 #include "trace.h"
 #include "vllmver.h"
@@ -48,6 +50,7 @@ static const struct inidoc_key keys[] = {
 	{ "workload", "ramp_up_end_rps", INI_DOUBLE, F(ramp_up_end_rps), INI_MIN_EXCLUSIVE, 0, 1e9,
 	  "requests per second > 0", NULL },
 	{ "workload", "stages", INI_STRING, F(stages_text), 0, 0, 0, "RATE:DURATION_S, …", NULL },
+	{ "workload", "priorities", INI_STRING, F(priorities_text), 0, 0, 0, "PRIORITY:WEIGHT, …", NULL },
 	{ "workload", "random_input_len", INI_INT, F(input.mean), 0, 1, 1e8, "a token count >= 1", NULL },
 	{ "workload", "random_output_len", INI_INT, F(output.mean), 0, 1, 1e8, "a token count >= 1", NULL },
 	{ "workload", "random_range_ratio", INI_DOUBLE, F(random_range_ratio), 0, 0, 0.999999999,
@@ -104,15 +107,19 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "enable_expert_parallel", INI_BOOL, F(engine.enable_expert_parallel), 0, 0, 0, "true or false",
 	  NULL },
 	/* vLLM's timing (issue 18): the version picks the defaults (vllmver.c). */
-	{ "engine", "vllm_version", INI_STRING, F(engine.vllm_version), 0, 0, 0, "a vLLM version 0.MINOR[.PATCH], >= 0.8",
+	{ "engine", "vllm_version", INI_STRING, F(engine.vllm_version), 0, 0, 0, "a vLLM version 0.MINOR[.PATCH], >= 0.5",
 	  NULL },
 	{ "engine", "async_scheduling", INI_BOOL, F(engine.async_scheduling), 0, 0, 0, "true or false", NULL },
+	{ "engine", "overhead_profile", INI_STRING, F(engine.overhead_profile), 0, 0, 0,
+	  "an overhead profile name (sim/perf/overhead.c)", NULL },
 	{ "engine", "enforce_eager", INI_BOOL, F(engine.enforce_eager), 0, 0, 0, "true or false", NULL },
 	{ "engine", "max_num_partial_prefills", INI_INT, F(engine.max_num_partial_prefills), 0, 1, 1e6,
 	  "an integer >= 1", NULL },
 	{ "engine", "scheduling_policy", INI_ENUM, F(engine.scheduling_policy), 0, 0, 0, "fcfs or priority",
 	  policy_names },
 	{ "engine", "stream_interval", INI_INT, F(engine.stream_interval), 0, 1, 1e6, "a token count >= 1", NULL },
+	{ "engine", "api_server_count", INI_INT, F(engine.api_server_count), 0, 1, APISERVER_MAX,
+	  "a process count in [1, 64]", NULL },
 	/* vLLM's --speculative-config; checked against engine/specdec.c's table. */
 	{ "engine", "speculative_method", INI_STRING, F(engine.speculative_method), 0, 0, 0, "a method name", NULL },
 	{ "engine", "speculative_model", INI_STRING, F(engine.speculative_model), 0, 0, 0,
@@ -191,6 +198,7 @@ void scenario_default(struct scenario *sc)
 	sc->engine.num_gpu_blocks_override = -1;
 	sc->engine.max_num_partial_prefills = 1;    /* vllm serve --max-num-partial-prefills */
 	sc->engine.stream_interval = 1;             /* --stream-interval */
+	sc->engine.api_server_count = 1;            /* --api-server-count */
 	for (size_t i = 0; engine_classes[i]; i++)    /* the classes' own keys */
 		if (engine_classes[i]->config_default)
 			engine_classes[i]->config_default(&sc->engine);
@@ -201,38 +209,6 @@ void scenario_default(struct scenario *sc)
 }
 
 /* "4:600, 20:600" → stages. */
-static int parse_stages(struct scenario *sc, const struct inidoc_entry *en,
-			const char *path, struct err *e)
-{
-	char buf[INI_VALUE_MAX], *save = NULL;
-	snprintf(buf, sizeof buf, "%s", sc->stages_text);
-	sc->n_stages = 0;
-	char at[INI_VALUE_MAX + 32];
-	if (en && en->line > 0)
-		snprintf(at, sizeof at, "%s:%d", path, en->line);
-	else
-		snprintf(at, sizeof at, "--set workload.stages");
-	for (char *tok = strtok_r(buf, ",;", &save); tok; tok = strtok_r(NULL, ",;", &save)) {
-		char *colon = strchr(tok, ':');
-		struct stage st;
-		if (!colon)
-			return err_set(e, "%s: [workload] stages: expected RATE:DURATION_S, got '%s'", at, tok);
-		*colon = '\0';
-		if (num_parse_double(tok, &st.rate) || !(st.rate > 0) || isinf(st.rate))
-			return err_set(e, "%s: [workload] stages: expected a rate > 0 before ':', got '%s'", at, tok);
-		if (num_parse_double(colon + 1, &st.duration_s) || !(st.duration_s > 0) ||
-		    isinf(st.duration_s))
-			return err_set(e, "%s: [workload] stages: expected a duration in seconds > 0 after ':', got '%s'",
-				       at, colon + 1);
-		if (sc->n_stages == SCENARIO_MAX_STAGES)
-			return err_set(e, "%s: [workload] stages: at most %d stages", at, SCENARIO_MAX_STAGES);
-		sc->stages[sc->n_stages++] = st;
-	}
-	if (sc->n_stages == 0)
-		return err_set(e, "%s: [workload] stages: expected RATE:DURATION_S, …, got nothing", at);
-	return 0;
-}
-
 /* A relative file named in the scenario is relative to the scenario.
  * Returns -1 when the joined path does not fit. */
 static int relative_to(char *file, const char *scenario_path)
@@ -359,10 +335,12 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	for (size_t i = 0; engine_classes[i]; i++)
 		if (engine_classes[i]->config_locate)
 			engine_classes[i]->config_locate(&sc->engine, engine_key_at, doc);
+	key_at(doc, "engine", "overhead_profile", sc->engine.overhead_profile_at,
+	       sizeof sc->engine.overhead_profile_at);
 	if ((en = inidoc_find(doc, "engine", "vllm_version")) && !vllmver_find(sc->engine.vllm_version)) {
 		char at[INI_VALUE_MAX + 32];
 		key_at(doc, "engine", "vllm_version", at, sizeof at);
-		return err_set(e, "%s: [engine] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.8 (V1), got '%s'",
+		return err_set(e, "%s: [engine] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.5, got '%s'",
 			       at, sc->engine.vllm_version);
 	}
 	if (check_speculative(sc, doc, e))
@@ -379,8 +357,11 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	/* Ollama's library tags default to Q4_K_M; llama.cpp runs GGUF files. */
 	if (!sc->weights[0] && sc->engine.cls->family != ENGINE_FAMILY_VLLM)
 		snprintf(sc->weights, sizeof sc->weights, "q4_k_m");
+	if (sc->priorities_text[0] &&
+	    scenario_parse_priorities(sc, inidoc_find(doc, "workload", "priorities"), doc->path, e))
+		return -1;
 	if (sc->stages_text[0]) {
-		if (parse_stages(sc, inidoc_find(doc, "workload", "stages"), doc->path, e))
+		if (scenario_parse_stages(sc, inidoc_find(doc, "workload", "stages"), doc->path, e))
 			return -1;
 		/* A stage sends rate × duration requests: that is num_prompts. */
 		double total = 0, span_s = 0;
@@ -494,7 +475,7 @@ int scenario_pool(const struct scenario *base, int pool, struct scenario *out, s
 	    !vllmver_find(out->engine.vllm_version)) {
 		char at[INI_VALUE_MAX + 32];
 		key_at(&doc, pool_names[pool], "vllm_version", at, sizeof at);
-		rc = err_set(e, "%s: [%s] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.8 (V1), got '%s'",
+		rc = err_set(e, "%s: [%s] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.5, got '%s'",
 			     at, pool_names[pool], out->engine.vllm_version);
 	}
 	if (rc == 0) {

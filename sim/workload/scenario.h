@@ -46,6 +46,14 @@ struct stage {
 	double duration_s;
 };
 
+/* The most priority classes workload.priorities names. */
+#define SCENARIO_MAX_PRIORITIES 16
+
+struct priority_class {   /* one entry of workload.priorities */
+	int32_t priority;     /* vLLM's request priority (lower first) */
+	double weight;        /* its share of the conversations, relative */
+};
+
 struct len_spec {
 	int dist;             /* enum len_dist */
 	int64_t mean;         /* random_input_len / random_output_len */
@@ -75,6 +83,9 @@ struct scenario {
 	char stages_text[INI_VALUE_MAX];
 	struct stage stages[SCENARIO_MAX_STAGES];
 	int n_stages;                      /* 0 = one stage of num_prompts */
+	char priorities_text[INI_VALUE_MAX];  /* PRIORITY:WEIGHT, … (synthetic workloads) */
+	struct priority_class priorities[SCENARIO_MAX_PRIORITIES];
+	int n_priorities;                  /* 0 = every request priority 0 */
 	struct len_spec input, output;
 	double random_range_ratio;
 	int64_t random_prefix_len;

@@ -14,9 +14,9 @@
 #include "trace.h"
 #include "xalloc.h"
 
-enum stream { S_ARRIVAL, S_INPUT, S_OUTPUT, S_GROUP, S_THINK, N_STREAMS };
+enum stream { S_ARRIVAL, S_INPUT, S_OUTPUT, S_GROUP, S_THINK, S_PRIORITY, N_STREAMS };
 static const char *const stream_names[N_STREAMS] = {
-	"arrival", "input_len", "output_len", "prefix_group", "think"
+	"arrival", "input_len", "output_len", "prefix_group", "think", "priority"
 };
 
 struct lengths {               /* an empirical distribution */
@@ -29,6 +29,7 @@ struct conversation {
 	int32_t turns_done;
 	int32_t context;           /* tokens of history (prompt + output so far) */
 	int64_t user;              /* closed-loop user, or -1 */
+	int32_t priority;          /* its class of workload.priorities (0 without) */
 };
 
 struct workload {
@@ -185,6 +186,25 @@ static void stage_times(struct workload *w, int64_t n, double rate, double t0, d
 		out[i] = t0 + out[i] * scale;
 }
 
+/* A conversation's priority: a class of workload.priorities by weight (its
+ * own random stream, so the other draws do not move); 0 without. */
+static int32_t draw_priority(struct workload *w)
+{
+	const struct scenario *sc = w->sc;
+	if (sc->n_priorities == 0)
+		return 0;
+	double total = 0;
+	for (int i = 0; i < sc->n_priorities; i++)
+		total += sc->priorities[i].weight;
+	double u = gsl_rng_uniform(w->rng[S_PRIORITY]) * total;
+	for (int i = 0; i < sc->n_priorities - 1; i++) {
+		if (u < sc->priorities[i].weight)
+			return sc->priorities[i].priority;
+		u -= sc->priorities[i].weight;
+	}
+	return sc->priorities[sc->n_priorities - 1].priority;
+}
+
 static size_t new_conversation(struct workload *w, int64_t user)
 {
 	xgrow(&w->convs, &w->cap_convs, w->n_convs + 1, sizeof *w->convs);
@@ -193,6 +213,7 @@ static size_t new_conversation(struct workload *w, int64_t user)
 	c->turns_done = 0;
 	c->context = 0;
 	c->user = user;
+	c->priority = draw_priority(w);
 	return w->n_convs++;
 }
 
@@ -212,6 +233,7 @@ static size_t make_turn(struct workload *w, struct reqtab *reqs, size_t conv, in
 	r->own_key = OWN_KEY_CONVERSATION + (uint64_t)conv;
 	r->conversation = sc->turns > 1 || sc->users > 0 ? (int32_t)conv : -1;
 	r->turn = c->turns_done;
+	r->priority = c->priority;
 	r->want_send_ns = t_ns;
 	r->stage = 0;
 	c->turns_done++;
