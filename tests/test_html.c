@@ -13,6 +13,7 @@
  */
 #include "testutil.h"
 
+#include "accdata.h"
 #include "svg.h"
 
 #ifdef HAVE_ZLIB
@@ -241,6 +242,86 @@ static void test_run_report(void **state)
 	cmd_result_free(&r);
 }
 
+/* The page's accuracy figures are accuracy.data's, read when the page is
+ * written: the shipped file's numbers appear as the file has them, and a
+ * data folder whose file says otherwise gives a page that says otherwise
+ * (so no copy of them lives in the code). A bad file is an error naming
+ * its line, and the page then says the figures could not be read. */
+/* Runs a shell command (fmt, …) that writes dir/name, and returns that
+ * page (caller frees). */
+__attribute__((format(printf, 3, 4))) static char *page_of(const char *dir, const char *name,
+							   const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	struct cmd_result r;
+	run_cmd(&r, "%s", cmd);
+	if (r.status != 0)
+		fail_msg("%s: exit %d: %s", cmd, r.status, r.err);
+	cmd_result_free(&r);
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return slurp(path);
+}
+
+static void test_accuracy_from_data(void **state)
+{
+	(void)state;
+	struct accdata acc;
+	struct err e;
+	if (accdata_load_default(&acc, &e))
+		fail_msg("%s", e.msg);
+	assert_string_equal(acc.hardware, "h100-sxm");
+	assert_true(acc.n_models >= 1 && acc.runs >= (int64_t)acc.n_models);
+	const struct accdata_model *m = accdata_find(&acc, "llama-2-7b");
+	assert_non_null(m);
+	char want_hw[256], want_model[512];
+	snprintf(want_hw, sizeof want_hw, "mean TTFT %.1f%%, mean ITL %.1f%%, mean E2E latency %.1f%%",
+		 acc.mape_pct[ACC_TTFT], acc.mape_pct[ACC_ITL], acc.mape_pct[ACC_E2E]);
+	snprintf(want_model, sizeof want_model, "%lld runs at TP %s: mean TTFT", (long long)m->runs,
+		 m->tp);
+	accdata_free(&acc);
+
+	char dir[256];
+	assert_int_equal(test_tmpdir_make(dir, sizeof dir, "acc"), 0);
+	const char *data = getenv("SERVESIM_DATA_DIR");
+	assert_non_null(data);
+	const char *args = "c13-bench-serve --set run.model=llama-2-7b --set workload.num_prompts=30";
+	char *html =
+		page_of(dir, "a.html", "'%s' report %s --out '%s/a.html'", SERVESIM_BIN, args, dir);
+	assert_contains(html, want_hw);
+	assert_contains(html, want_model);
+	free(html);
+
+	/* A data folder with another accuracy.data: the page follows it. */
+	html = page_of(
+		dir, "b.html",
+		"cd '%s' && mkdir -p d/scenarios/calibration && ln -s '%s/models' "
+		"'%s/hardware_profiles' '%s/plots' d/ && cp '%s/scenarios/c13-bench-serve.ini' "
+		"d/scenarios/ && sed 's/^ttft_mape_pct = .*/ttft_mape_pct = 42.5/' "
+		"'%s/scenarios/calibration/accuracy.data' > d/scenarios/calibration/accuracy.data "
+		"&& "
+		"SERVESIM_DATA_DIR='%s/d' '%s' report %s --out b.html",
+		dir, data, data, data, data, data, dir, SERVESIM_BIN, args);
+	assert_contains(html, "mean TTFT 42.5%");
+	free(html);
+
+	/* A bad line: the loader names it; the page says it could not read it. */
+	html = page_of(
+		dir, "c.html",
+		"cd '%s' && printf 'bogus_key = 1\\n' >> d/scenarios/calibration/accuracy.data && "
+		"SERVESIM_DATA_DIR='%s/d' '%s' report %s --out c.html",
+		dir, dir, SERVESIM_BIN, args);
+	assert_contains(html, "The accuracy figures could not be read here (");
+	assert_contains(html, "accuracy.data:");
+	assert_contains(html, "bogus_key");
+	free(html);
+	assert_int_equal(test_tmpdir_remove(dir), 0);
+}
+
 static void test_doc_reports(void **state)
 {
 	(void)state;
@@ -446,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_linear_labels_never_overlap),
 		cmocka_unit_test(test_run_report),
 		cmocka_unit_test(test_doc_reports),
+		cmocka_unit_test(test_accuracy_from_data),
 		cmocka_unit_test(test_browser_renders),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

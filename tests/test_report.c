@@ -245,6 +245,63 @@ static void test_openmetrics_matches_end_scrape(void **state)
 	cmd_result_free(&json);
 }
 
+/* A cluster run's scrape has, for each replica under vLLM's engine label,
+ * the per-request histograms beyond C12's: each counts exactly the requests
+ * that replica completed (its request_success_total), their token sums are
+ * its token counters, the replicas' counts add up to the run's, and each
+ * engine has its cache_config_info. */
+static void test_replica_histograms(void **state)
+{
+	(void)state;
+	struct cmd_result prom;
+	run_cmd(&prom,
+		"'%s' run --set cluster.replicas=2 --set workload.num_prompts=80 "
+		"--set workload.request_rate=8 --format prom",
+		SERVESIM_BIN);
+	assert_int_equal(prom.status, 0);
+	struct scrape s;
+	parse(prom.out, &s); /* buckets grow with le, +Inf is the count */
+	static const char *const per_request[] = {
+		"vllm:request_queue_time_seconds",
+		"vllm:request_prefill_time_seconds",
+		"vllm:request_decode_time_seconds",
+		"vllm:request_inference_time_seconds",
+		"vllm:time_per_prefill_token_request_seconds",
+		"vllm:request_prompt_tokens",
+		"vllm:request_generation_tokens",
+		"vllm:request_max_num_generation_tokens",
+		"vllm:request_params_n",
+		"vllm:request_params_max_tokens",
+	};
+	double total = 0;
+	for (int e = 0; e < 2; e++) {
+		char lab[128], key[256];
+		snprintf(lab, sizeof lab, "{model_name=\"llama-3.1-8b\",engine=\"%d\"", e);
+		snprintf(key, sizeof key, "vllm:request_success_total%s,finished_reason=\"length\"}", lab);
+		double done = value_of(&s, key);
+		assert_true(done >= 20); /* round robin: about half each */
+		total += done;
+		for (size_t i = 0; i < sizeof per_request / sizeof *per_request; i++) {
+			snprintf(key, sizeof key, "%s_count%s}", per_request[i], lab);
+			assert_double_near(value_of(&s, key), done, 0);
+		}
+		snprintf(key, sizeof key, "vllm:request_prompt_tokens_sum%s}", lab);
+		double prompt_sum = value_of(&s, key);
+		snprintf(key, sizeof key, "vllm:prompt_tokens_total%s}", lab);
+		assert_double_near(prompt_sum, value_of(&s, key), 0);
+		snprintf(key, sizeof key, "vllm:request_generation_tokens_sum%s}", lab);
+		double gen_sum = value_of(&s, key);
+		snprintf(key, sizeof key, "vllm:generation_tokens_total%s}", lab);
+		assert_double_near(gen_sum, value_of(&s, key), 0);
+		snprintf(key, sizeof key, "engine=\"%d\",gpu_memory_utilization=\"0.9\"", e);
+		assert_contains(prom.out, key);
+	}
+	assert_double_near(total, 80, 0);
+	assert_null(strstr(prom.out, "engine=\"2\""));
+	free(s.v);
+	cmd_result_free(&prom);
+}
+
 /* The timeline counts what it is given, in the window it falls in, and
  * the bucket a value goes to is the first edge at or above it. */
 static void test_timeline_windows(void **state)
@@ -364,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_windows),
 		cmocka_unit_test(test_openmetrics_matches_end_scrape),
 		cmocka_unit_test(test_openmetrics_llamacpp),
+		cmocka_unit_test(test_replica_histograms),
 		cmocka_unit_test(test_bad_epoch),
 		cmocka_unit_test(test_run_plot_svg),
 	};

@@ -34,6 +34,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_vllm_flags(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_keys(int argc, char **argv);
 
 /* Prints "servesim VERB: message" to stderr and returns EXIT_BAD_INPUT. */
 int cli_fail(const char *verb, const struct err *e);

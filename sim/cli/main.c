@@ -27,6 +27,7 @@ static const struct verb {
 	{ "plot", cmd_plot, "gnuplot pictures of a sweep/plan/compare result or a run's --out folder" },
 	{ "merge", cmd_merge, "join the --shard K/N outputs of sweep, plan or compare" },
 	{ "report", cmd_report, "one self-contained HTML page of a run, sweep, plan or compare, to share" },
+	{ "keys", cmd_keys, "every scenario and hardware-profile key: type, accepted values, default" },
 	{ "validate", cmd_validate, "replay a real run's result (vLLM, SGLang, Ollama, llama-bench, …); measured vs predicted" },
 	{ "vllm-flags", cmd_vllm_flags, "the vllm serve / vllm bench serve flags servesim takes, and what each becomes" },
 };

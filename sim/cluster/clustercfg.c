@@ -30,6 +30,12 @@ static const struct inidoc_key keys[] = {
 
 enum { N_KEYS = sizeof keys / sizeof *keys };
 
+const struct inidoc_key *clustercfg_keys(size_t *n)
+{
+	*n = N_KEYS;
+	return keys;
+}
+
 void clustercfg_default(struct cluster_config *c)
 {
 	memset(c, 0, sizeof *c);

@@ -42,6 +42,10 @@ static inline bool clustercfg_disaggregated(const struct cluster_config *c)
 /* One replica, round robin, llm-d's three scorers weighted alike. */
 void clustercfg_default(struct cluster_config *c);
 
+/* The [cluster] key table, for the generated key reference. Sets *n to its
+ * length. Cannot fail. */
+const struct inidoc_key *clustercfg_keys(size_t *n);
+
 /* Binds the [cluster] entries of doc into *c (marking them used; other
  * sections are left alone). Returns 0 or -1 with e naming the file, line
  * and key. */

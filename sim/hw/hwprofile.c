@@ -128,6 +128,12 @@ static const struct inidoc_key keys[] = {
 
 enum { N_KEYS = sizeof keys / sizeof *keys };
 
+const struct inidoc_key *hw_profile_keys(size_t *n)
+{
+	*n = N_KEYS;
+	return keys;
+}
+
 void hw_default_efficiency(int hw_class, struct hw_efficiency *eff)
 {
 	/* Defaults per class: the documented fallback. A device with [arch]

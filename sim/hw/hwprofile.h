@@ -137,6 +137,10 @@ extern const char *const hw_memory_type_names[];
  * key: expected …, got '…'` (or the missing key). */
 int hw_load(struct hw_profile *hw, const char *path, struct err *e);
 
+/* The profile's key table, for the generated key reference. Sets *n to its
+ * length. Cannot fail. */
+const struct inidoc_key *hw_profile_keys(size_t *n);
+
 /* Resolves name (an id or a path) and loads it. */
 int hw_load_named(struct hw_profile *hw, const char *name, struct err *e);
 

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "accdata.h"
 #include "hwprofile.h"
 #include "run.h"
 #include "wholefile.h"
@@ -116,23 +117,28 @@ void html_question(FILE *f, const char *question)
 	fputs("</h2>\n", f);
 }
 
-/* How far real runs check a device's predictions. One row a device with
- * runs behind it; the figures are docs/accuracy.md's (whole-run MAPE of
- * the 15 vLLM v0.15.1 runs of ../shared/calibration with the shipped
- * defaults), measured as of the version they name; tests/test_accuracy.c
- * fails when the MAPE goes past the goals (15%, 8%, 8%). */
-static const struct {
-	const char *hw_id;
-	const char *text;
-} accuracy[] = {
-	{ "h100-sxm", "Checked against 15 real vLLM v0.15.1 runs on H100 SXM (6 model families, TP "
-		      "1-4): whole-run "
-		      "mean TTFT within 9.7%, mean ITL 5.0%, mean E2E latency 5.0% (MAPE with the "
-		      "shipped defaults; "
-		      "leaving each model family out of the fit: 10.0%, 5.8%, 5.8%). Tails (p90, "
-		      "p99) are looser, "
-		      "since simulated steps are deterministic (docs/accuracy.md)." },
-};
+/* How far real runs check a device's predictions: the figures of
+ * scenarios/calibration/accuracy.data (accdata.h), written by
+ * scripts/accuracy-data from tests/accuracy/vllm_h100.py, for the device
+ * the runs were on. Returns false (and writes nothing) for another device
+ * or when the file cannot be read. */
+static bool accuracy_hardware(FILE *f, const struct accdata *a, const char *hw_id,
+			      const char *hw_name)
+{
+	if (strcmp(a->hardware, hw_id))
+		return false;
+	html_text(f,
+		  "Checked against %lld real vLLM v%s runs on %s (%lld models, TP %lld-%lld): "
+		  "whole-run MAPE with the shipped defaults of mean TTFT %.1f%%, mean ITL %.1f%%, "
+		  "mean E2E latency %.1f%% (leaving each model family out of the fit: %.1f%%, "
+		  "%.1f%%, %.1f%%). Tails (p90, p99) are looser, since simulated steps are "
+		  "deterministic (docs/accuracy.md).",
+		  (long long)a->runs, a->vllm_version, hw_name, (long long)a->models,
+		  (long long)a->tp_min, (long long)a->tp_max, a->mape_pct[ACC_TTFT],
+		  a->mape_pct[ACC_ITL], a->mape_pct[ACC_E2E], a->cv_pct[ACC_TTFT],
+		  a->cv_pct[ACC_ITL], a->cv_pct[ACC_E2E]);
+	return true;
+}
 
 void html_basis_hardware(FILE *f, const char *hw_id)
 {
@@ -147,13 +153,12 @@ void html_basis_hardware(FILE *f, const char *hw_id)
 		fputs("</p>\n", f);
 		return;
 	}
-	const char *accuracy_text = NULL;
-	for (size_t i = 0; i < sizeof accuracy / sizeof *accuracy; i++)
-		if (!strcmp(accuracy[i].hw_id, hw.id))
-			accuracy_text = accuracy[i].text;
+	struct accdata acc;
+	struct err ae;
+	bool have_acc = accdata_load_default(&acc, &ae) == 0;
 	fputs("<p>", f);
-	if (accuracy_text)
-		svg_escape(f, accuracy_text);
+	if (have_acc && accuracy_hardware(f, &acc, hw.id, hw.name))
+		;
 	else if (hw.calibrated)
 		html_text(f,
 			  "%s carries its own fitted [efficiency] section (%s); no run shipped "
@@ -169,6 +174,12 @@ void html_basis_hardware(FILE *f, const char *hw_id)
 			  "before relying on absolute numbers.",
 			  hw.name);
 	fputs("</p>\n", f);
+	if (!have_acc) {
+		fputs("<p class=\"note\">", f);
+		html_text(f, "The accuracy figures could not be read here (%s).", ae.msg);
+		fputs("</p>\n", f);
+	}
+	accdata_free(&acc);
 	static const char *const heads[] = { "figure", "value", "source" };
 	html_table(f, NULL, heads, 3);
 	char v[128];
@@ -198,46 +209,64 @@ void html_basis_hardware(FILE *f, const char *hw_id)
 	html_table_end(f);
 }
 
-/* Each model the 15 real H100 runs cover, with its errors there (whole
- * run, mean TTFT, mean ITL, mean E2E, simulated against measured, as of
- * servesim 0.1.0; docs/accuracy.md has the table they come from). */
-static const struct {
-	const char *model_id;
-	const char *text;
-} model_accuracy[] = {
-	{ "llama-2-7b",
-	  "4 runs at TP 1: mean TTFT −5% to +19%, mean ITL −6% to +3%, mean E2E −5% to +3%." },
-	{ "llama-3.1-70b",
-	  "2 runs at TP 4: mean TTFT +9% to +10%, mean ITL −7% to +5%, mean E2E −7% to +5%." },
-	{ "mistral-nemo-12b", "2 runs at TP 1 and 2: mean TTFT −5% to +9%, mean ITL +3% to +13%, "
-			      "mean E2E +3% to +13%." },
-	{ "qwen2.5-7b-instruct",
-	  "2 runs at TP 1: mean TTFT −9% to +2%, mean ITL −5% to −1%, mean E2E −5% to −1%." },
-	{ "yi-34b", "1 run at TP 2: mean TTFT +9%, mean ITL +2%, mean E2E +2%." },
-	{ "llama-4-scout-17b-16e", "4 runs at TP 2: mean TTFT −45% to 0% (too low on the run with "
-				   "the longest prompts), mean ITL −15% "
-				   "to +5%, mean E2E −15% to +5%." },
-};
+/* A signed whole percent as the page prints it: "+9%", "\u22125%", "0%". */
+static void pct(char *buf, size_t cap, double v)
+{
+	long r = lround(v);
+	snprintf(buf, cap, r < 0 ? "\u2212%ld%%" : r > 0 ? "+%ld%%" : "%ld%%", r < 0 ? -r : r);
+}
 
+/* "−5% to +19%", or one figure when both ends round alike. */
+static void pct_range(char *buf, size_t cap, double lo, double hi)
+{
+	char a[32], b[32];
+	pct(a, sizeof a, lo);
+	pct(b, sizeof b, hi);
+	if (!strcmp(a, b))
+		snprintf(buf, cap, "%s", a);
+	else
+		snprintf(buf, cap, "%s to %s", a, b);
+}
+
+/* Each model the real runs cover, with its errors there (whole run, mean
+ * TTFT, ITL and E2E, simulated against measured), from accuracy.data. */
 void html_basis_model(FILE *f, const char *model_id)
 {
+	struct accdata acc;
+	struct err e;
 	fputs("<p>", f);
-	for (size_t i = 0; i < sizeof model_accuracy / sizeof *model_accuracy; i++)
-		if (!strcmp(model_accuracy[i].model_id, model_id)) {
-			html_text(
-				f,
-				"Real vLLM runs of %s on H100 SXM, simulated against measured: %s",
-				model_id, model_accuracy[i].text);
-			fputs("</p>\n", f);
-			return;
-		}
-	html_text(f,
-		  "No real run of %s checks servesim: the real runs it is checked against (H100 "
-		  "SXM) are of "
-		  "llama-2-7b, llama-3.1-70b, mistral-nemo-12b, qwen2.5-7b-instruct, yi-34b and "
-		  "llama-4-scout-17b-16e. The step model derives %s's costs from its config.json.",
-		  model_id, model_id);
+	if (accdata_load_default(&acc, &e)) {
+		html_text(f, "The accuracy figures could not be read here (%s).", e.msg);
+		fputs("</p>\n", f);
+		accdata_free(&acc);
+		return;
+	}
+	const struct accdata_model *m = accdata_find(&acc, model_id);
+	if (m) {
+		char r[ACC_N_METRICS][80];
+		for (int k = 0; k < ACC_N_METRICS; k++)
+			pct_range(r[k], sizeof r[k], m->min_pct[k], m->max_pct[k]);
+		html_text(f,
+			  "Real vLLM runs of %s on %s, simulated against measured: %lld run%s at "
+			  "TP %s: mean TTFT %s, mean ITL %s, mean E2E %s.",
+			  model_id, acc.hardware, (long long)m->runs, m->runs == 1 ? "" : "s",
+			  m->tp, r[ACC_TTFT], r[ACC_ITL], r[ACC_E2E]);
+	} else {
+		char names[1024] = "";
+		for (size_t i = 0; i < acc.n_models; i++)
+			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+				 i == 0			 ? ""
+				 : i + 1 == acc.n_models ? " and "
+							 : ", ",
+				 acc.model[i].id);
+		html_text(f,
+			  "No real run of %s checks servesim: the real runs it is checked against "
+			  "(%s) "
+			  "are of %s. The step model derives %s's costs from its config.json.",
+			  model_id, acc.hardware, names, model_id);
+	}
 	fputs("</p>\n", f);
+	accdata_free(&acc);
 }
 
 /* The kinds of section, by what the source holds. */

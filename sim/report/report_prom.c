@@ -171,18 +171,6 @@ static bool req_value(const struct request *r, enum req_metric m, struct obs *o)
 	return true;
 }
 
-/* The observations of m over the completed requests, by time (caller frees). */
-static struct obs *collect(const struct run_result *res, enum req_metric m, size_t *n)
-{
-	struct obs *v = xcalloc(res->reqs.len ? res->reqs.len : 1, sizeof *v);
-	*n = 0;
-	for (size_t i = 0; i < res->reqs.len; i++)
-		if (res->reqs.v[i].state == REQ_FINISHED && req_value(&res->reqs.v[i], m, &v[*n]))
-			(*n)++;
-	qsort(v, *n, sizeof *v, by_time);
-	return v;
-}
-
 /* A rendering: Prometheus text with one scrape at the end (no
  * timestamps), or OpenMetrics with scrapes at k·interval, k = 0..n-1,
  * stamped epoch_s + k·interval. */
@@ -191,10 +179,28 @@ struct prom_out {
 	const struct run_result *res;
 	bool openmetrics;
 	char labels[512]; /* model_name="…",engine="0" */
+	int replica;	  /* the requests counted: -1 every one, else those routed to it */
 	size_t n_scrapes;
 	int64_t interval_ns;
 	double epoch_s;
 };
+
+/* The observations of m over the completed requests o counts, by time
+ * (caller frees). */
+static struct obs *collect(const struct prom_out *o, enum req_metric m, size_t *n)
+{
+	const struct reqtab *reqs = &o->res->reqs;
+	struct obs *v = xcalloc(reqs->len ? reqs->len : 1, sizeof *v);
+	*n = 0;
+	for (size_t i = 0; i < reqs->len; i++) {
+		const struct request *r = &reqs->v[i];
+		if (r->state == REQ_FINISHED && (o->replica < 0 || r->replica == o->replica) &&
+		    req_value(r, m, &v[*n]))
+			(*n)++;
+	}
+	qsort(v, *n, sizeof *v, by_time);
+	return v;
+}
 
 static int64_t scrape_ns(const struct prom_out *o, size_t k)
 {
@@ -251,7 +257,7 @@ static void counter_obs(const struct prom_out *o, const char *name, const char *
 {
 	family(o, name, "counter", help);
 	size_t n, j = 0, w = 0;
-	struct obs *v = collect(o->res, m, &n);
+	struct obs *v = collect(o, m, &n);
 	double acc = 0, gap_sum = 0;
 	int64_t gaps[TIMELINE_N_ITL + 1] = { 0 };
 	const struct timeline *tl = o->res->timeline;
@@ -302,13 +308,13 @@ static void hist_point(const struct prom_out *o, const char *name, const double 
 			o->labels, (long long)acc);
 }
 
-/* A histogram of a request metric over the given bucket edges. */
-static void hist_obs(const struct prom_out *o, const char *name, const char *help,
-		     enum req_metric m, const double *edges, size_t n_edges)
+/* The samples of a histogram of a request metric over the given bucket
+ * edges, for the requests o counts and under o's labels. */
+static void hist_obs_series(const struct prom_out *o, const char *name, enum req_metric m,
+			    const double *edges, size_t n_edges)
 {
-	family(o, name, "histogram", help);
 	size_t n, j = 0;
-	struct obs *v = collect(o->res, m, &n);
+	struct obs *v = collect(o, m, &n);
 	int64_t *counts = xcalloc(n_edges + 1, sizeof *counts);
 	double sum = 0;
 	for (size_t k = 0; k < o->n_scrapes; k++) {
@@ -324,6 +330,14 @@ static void hist_obs(const struct prom_out *o, const char *name, const char *hel
 	}
 	free(counts);
 	free(v);
+}
+
+/* A histogram family of a request metric: HELP, TYPE and o's series. */
+static void hist_obs(const struct prom_out *o, const char *name, const char *help,
+		     enum req_metric m, const double *edges, size_t n_edges)
+{
+	family(o, name, "histogram", help);
+	hist_obs_series(o, name, m, edges, n_edges);
 }
 
 /* A histogram of the timeline (token gaps, step sizes); in Prometheus text
@@ -413,20 +427,26 @@ static size_t buckets_125(int64_t max_value, double *out, size_t cap)
 	return n;
 }
 
-/* vllm:cache_config_info: CacheConfig.metrics_info(), the keys servesim
- * knows, as labels of a gauge set to 1. */
+/* vllm:cache_config_info's labels for one engine: CacheConfig.metrics_info(),
+ * the keys servesim knows. */
+static void cache_config_labels(char *labels, size_t cap, const struct scenario *sc,
+				const struct engine_stats *es, int engine)
+{
+	snprintf(
+		labels, cap,
+		"block_size=\"%lld\",cache_dtype=\"%s\",enable_prefix_caching=\"%s\",engine=\"%d\","
+		"gpu_memory_utilization=\"%g\",num_cpu_blocks=\"%lld\",num_gpu_blocks=\"%lld\"",
+		(long long)es->block_size, kv_dtypes[sc->engine.kv_cache_dtype].name,
+		sc->engine.enable_prefix_caching ? "True" : "False", engine,
+		sc->engine.gpu_memory_utilization,
+		(long long)es->num_cpu_blocks, (long long)es->num_gpu_blocks);
+}
+
+/* vllm:cache_config_info: the labels above on a gauge set to 1. */
 static void cache_config_info(const struct prom_out *o)
 {
-	const struct run_result *res = o->res;
-	const struct engine_stats *es = &res->engine;
-	const struct scenario *sc = &res->sc;
 	char labels[768];
-	snprintf(labels, sizeof labels,
-		 "block_size=\"%lld\",cache_dtype=\"%s\",enable_prefix_caching=\"%s\",engine=\"0\","
-		 "gpu_memory_utilization=\"%g\",num_cpu_blocks=\"%lld\",num_gpu_blocks=\"%lld\"",
-		 (long long)es->block_size, kv_dtypes[sc->engine.kv_cache_dtype].name,
-		 sc->engine.enable_prefix_caching ? "True" : "False", sc->engine.gpu_memory_utilization,
-		 (long long)es->num_cpu_blocks, (long long)es->num_gpu_blocks);
+	cache_config_labels(labels, sizeof labels, &o->res->sc, &o->res->engine, 0);
 	if (!o->openmetrics) {
 		gauge_const(o, "vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
 			    labels, 1);
@@ -441,6 +461,74 @@ static void cache_config_info(const struct prom_out *o)
 		fprintf(o->f, "vllm:cache_config_info{%s} 1%s\n", labels,
 			stamp(o, k, ts, sizeof ts));
 	}
+}
+
+/* Bucket edges of the histograms beyond C12's; EK_TL_*: from the timeline
+ * (token gaps, step sizes), not from the request records. */
+enum edges_kind { EK_E2E, EK_PREFILL_TOKEN, EK_TPOT, EK_125, EK_PARAMS_N, EK_TL_GAPS, EK_TL_ITER };
+
+static const struct more_hist {
+	const char *name, *help;
+	enum req_metric m;
+	enum edges_kind edges;
+} more_hists[] = {
+	{ "vllm:request_queue_time_seconds",
+	  "Histogram of time spent in WAITING phase for request.", RM_QUEUE, EK_E2E },
+	{ "vllm:request_inference_time_seconds",
+	  "Histogram of time spent in RUNNING phase for request.", RM_INFERENCE, EK_E2E },
+	{ "vllm:request_prefill_time_seconds",
+	  "Histogram of time spent in PREFILL phase for request.", RM_PREFILL, EK_E2E },
+	{ "vllm:request_decode_time_seconds",
+	  "Histogram of time spent in DECODE phase for request.", RM_DECODE, EK_E2E },
+	{ "vllm:time_per_prefill_token_request_seconds",
+	  "Time spent per token during prefill phase in seconds", RM_PREFILL_PER_TOKEN,
+	  EK_PREFILL_TOKEN },
+	{ "vllm:request_time_per_output_token_seconds",
+	  "Histogram of time_per_output_token_seconds per request.", RM_REQUEST_TPOT, EK_TPOT },
+	/* The name vLLM before 0.11 gave inter_token_latency_seconds, which
+	 * its example Grafana dashboard still plots. */
+	{ "vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.",
+	  RM_ONE, EK_TL_GAPS },
+	{ "vllm:request_prompt_tokens", "Number of prefill tokens processed.", RM_PROMPT_TOKENS,
+	  EK_125 },
+	{ "vllm:request_generation_tokens", "Number of generation tokens processed.",
+	  RM_GENERATION_TOKENS, EK_125 },
+	{ "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", RM_ONE,
+	  EK_TL_ITER },
+	/* vllm bench serve sends max_tokens = the output length, n = 1. */
+	{ "vllm:request_max_num_generation_tokens",
+	  "Histogram of maximum number of requested generation tokens.", RM_GENERATION_TOKENS,
+	  EK_125 },
+	{ "vllm:request_params_n", "Histogram of the n request parameter.", RM_ONE, EK_PARAMS_N },
+	{ "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
+	  RM_GENERATION_TOKENS, EK_125 },
+};
+
+/* The edges of kind k (not EK_TL_*), in buf when they depend on the
+ * engine (vLLM's build_1_2_5_buckets(max_model_len)). */
+static const double *more_edges(enum edges_kind k, const struct engine_stats *es, double *buf,
+				size_t cap, size_t *n)
+{
+	switch (k) {
+	case EK_E2E:
+		*n = report_n_e2e_buckets;
+		return report_e2e_buckets;
+	case EK_PREFILL_TOKEN:
+		*n = sizeof prefill_per_token_buckets / sizeof *prefill_per_token_buckets;
+		return prefill_per_token_buckets;
+	case EK_TPOT:
+		*n = TIMELINE_N_ITL;
+		return timeline_itl_edges;
+	case EK_PARAMS_N:
+		*n = sizeof params_n_buckets / sizeof *params_n_buckets;
+		return params_n_buckets;
+	case EK_125:
+	case EK_TL_GAPS:
+	case EK_TL_ITER:
+		break;
+	}
+	*n = buckets_125(es->max_model_len, buf, cap);
+	return buf;
 }
 
 static void vllm_metrics(struct prom_out *o)
@@ -488,47 +576,18 @@ static void vllm_metrics(struct prom_out *o)
 		 "Histogram of e2e request latency in seconds.", RM_E2E, report_e2e_buckets,
 		 report_n_e2e_buckets);
 	/* The rest of vllm/v1/metrics/loggers.py. */
-	size_t ne = report_n_e2e_buckets;
-	hist_obs(o, "vllm:request_queue_time_seconds",
-		 "Histogram of time spent in WAITING phase for request.", RM_QUEUE, report_e2e_buckets,
-		 ne);
-	hist_obs(o, "vllm:request_inference_time_seconds",
-		 "Histogram of time spent in RUNNING phase for request.", RM_INFERENCE, report_e2e_buckets,
-		 ne);
-	hist_obs(o, "vllm:request_prefill_time_seconds",
-		 "Histogram of time spent in PREFILL phase for request.", RM_PREFILL, report_e2e_buckets,
-		 ne);
-	hist_obs(o, "vllm:request_decode_time_seconds",
-		 "Histogram of time spent in DECODE phase for request.", RM_DECODE, report_e2e_buckets,
-		 ne);
-	hist_obs(o, "vllm:time_per_prefill_token_request_seconds",
-		 "Time spent per token during prefill phase in seconds", RM_PREFILL_PER_TOKEN,
-		 prefill_per_token_buckets,
-		 sizeof prefill_per_token_buckets / sizeof *prefill_per_token_buckets);
-	hist_obs(o, "vllm:request_time_per_output_token_seconds",
-		 "Histogram of time_per_output_token_seconds per request.", RM_REQUEST_TPOT,
-		 timeline_itl_edges, TIMELINE_N_ITL);
-	/* The name vLLM before 0.11 gave inter_token_latency_seconds, which
-	 * its example Grafana dashboard still plots. */
-	hist_timeline(o, "vllm:time_per_output_token_seconds",
-		      "Histogram of time per output token in seconds.", true);
-	double b125[64];
-	size_t n125 = buckets_125(es->max_model_len, b125, sizeof b125 / sizeof *b125);
-	hist_obs(o, "vllm:request_prompt_tokens", "Number of prefill tokens processed.",
-		 RM_PROMPT_TOKENS, b125, n125);
-	hist_obs(o, "vllm:request_generation_tokens", "Number of generation tokens processed.",
-		 RM_GENERATION_TOKENS, b125, n125);
-	hist_timeline(o, "vllm:iteration_tokens_total",
-		      "Histogram of number of tokens per engine_step.", false);
-	/* vllm bench serve sends max_tokens = the output length, n = 1. */
-	hist_obs(o, "vllm:request_max_num_generation_tokens",
-		 "Histogram of maximum number of requested generation tokens.",
-		 RM_GENERATION_TOKENS, b125, n125);
-	hist_obs(o, "vllm:request_params_n", "Histogram of the n request parameter.", RM_ONE,
-		 params_n_buckets, sizeof params_n_buckets / sizeof *params_n_buckets);
-	hist_obs(o, "vllm:request_params_max_tokens",
-		 "Histogram of the max_tokens request parameter.", RM_GENERATION_TOKENS, b125,
-		 n125);
+	for (size_t h = 0; h < sizeof more_hists / sizeof *more_hists; h++) {
+		const struct more_hist *mh = &more_hists[h];
+		if (mh->edges == EK_TL_GAPS || mh->edges == EK_TL_ITER) {
+			hist_timeline(o, mh->name, mh->help, mh->edges == EK_TL_GAPS);
+			continue;
+		}
+		double buf[64];
+		size_t n_edges;
+		const double *edges =
+			more_edges(mh->edges, es, buf, sizeof buf / sizeof *buf, &n_edges);
+		hist_obs(o, mh->name, mh->help, mh->m, edges, n_edges);
+	}
 	/* Deprecated in vLLM 0.9 for kv_cache_usage_perc; the example
 	 * dashboard's "Cache Utilization" panel reads it. */
 	gauge_ts(o, "vllm:gpu_cache_usage_perc",
@@ -548,7 +607,7 @@ void report_prom(FILE *f, struct run_result *res)
 		report_replicas_prom(f, res);
 		return;
 	}
-	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1 };
+	struct prom_out o = { .f = f, .res = res, .replica = -1, .n_scrapes = 1 };
 	vllm_metrics(&o);
 }
 
@@ -566,7 +625,9 @@ static int64_t om_interval_ns(int64_t end_ns)
 
 void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 {
-	struct prom_out o = { .f = f, .res = res, .openmetrics = true, .epoch_s = epoch_s };
+	struct prom_out o = {
+		.f = f, .res = res, .openmetrics = true, .replica = -1, .epoch_s = epoch_s
+	};
 	o.interval_ns = om_interval_ns(res->end_ns);
 	/* From 0 to the first scrape after the run ended (its gauges at 0). */
 	o.n_scrapes = (size_t)(res->end_ns / o.interval_ns) + 2;
@@ -579,4 +640,33 @@ void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 		vllm_metrics(&o);
 	}
 	fprintf(f, "# EOF\n");
+}
+
+void report_prom_replica_hists(FILE *f, const struct run_result *res)
+{
+	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1 };
+	char model[256];
+	label_value(model, sizeof model, res->model.id);
+	for (size_t h = 0; h < sizeof more_hists / sizeof *more_hists; h++) {
+		const struct more_hist *mh = &more_hists[h];
+		if (mh->edges == EK_TL_GAPS || mh->edges == EK_TL_ITER)
+			continue;
+		family(&o, mh->name, "histogram", mh->help);
+		for (int i = 0; i < res->n_replicas; i++) {
+			o.replica = i;
+			snprintf(o.labels, sizeof o.labels, "model_name=\"%s\",engine=\"%d\"",
+				 model, i);
+			double buf[64];
+			size_t n_edges;
+			const double *edges = more_edges(mh->edges, &res->replicas[i].engine, buf,
+							 sizeof buf / sizeof *buf, &n_edges);
+			hist_obs_series(&o, mh->name, mh->m, edges, n_edges);
+		}
+	}
+	family(&o, "vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig");
+	for (int i = 0; i < res->n_replicas; i++) {
+		char labels[768];
+		cache_config_labels(labels, sizeof labels, &res->sc, &res->replicas[i].engine, i);
+		fprintf(f, "vllm:cache_config_info{%s} 1\n", labels);
+	}
 }

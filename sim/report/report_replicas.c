@@ -233,6 +233,8 @@ void report_replicas_prom(FILE *f, struct run_result *res)
 		}
 	}
 	write_series(f, ser, n);
+	if (res->n_replicas)
+		report_prom_replica_hists(f, res);
 	if (!res->n_replicas)
 		report_spec_prom(f, res, ser[0].labels);
 	free(ser);

@@ -134,7 +134,7 @@ static const struct inidoc_key keys[] = {
 	{ "slo", "e2el_ms", INI_DOUBLE, F(slo_e2el_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
 };
 
-enum { N_KEYS = sizeof keys / sizeof *keys, MAX_KEYS = 128 };
+enum { N_KEYS = sizeof keys / sizeof *keys, MAX_KEYS = SCENARIO_MAX_KEYS };
 
 /* The scenario's keys and the engine classes' own [engine] keys (each
  * table once; offsets made relative to the scenario) into out. Returns
@@ -158,6 +158,11 @@ static size_t all_keys(struct inidoc_key *out)
 		}
 	}
 	return n;
+}
+
+size_t scenario_keys(struct inidoc_key *out)
+{
+	return all_keys(out);
 }
 
 void scenario_default(struct scenario *sc)

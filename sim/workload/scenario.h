@@ -122,6 +122,14 @@ struct scenario {
  * i.e. `vllm bench serve --num-prompts 200 --request-rate 4` (SEED C13). */
 void scenario_default(struct scenario *sc);
 
+/* The keys of [run], [workload], [engine] and [slo], the engine classes'
+ * own [engine] keys included ([cluster] is clustercfg_keys'), offsets
+ * relative to struct scenario, into out (SCENARIO_MAX_KEYS of them at
+ * most), for the generated key reference (sim/report/keydoc.c). Returns
+ * their count. Cannot fail. */
+enum { SCENARIO_MAX_KEYS = 128 };
+size_t scenario_keys(struct inidoc_key *out);
+
 /* Loads path (or, when path is NULL, starts from the default) and applies
  * the overrides in *overrides (entries of a doc built with
  * inidoc_add_override; may be NULL). Returns 0 or -1 with e naming the file,
