@@ -125,6 +125,10 @@ struct engine_class {
 	/* Runs layers on a CPU profile ([engine] cpu_hardware, engine_setup's
 	 * cpu_hw) when they do not fit on the device. */
 	bool cpu_offload;
+	/* Loads the model on demand and unloads it after keep_alive, with a
+	 * bounded queue of requests waiting for a load (Ollama): the reports
+	 * show loads and 503 rejections. */
+	bool loads_on_demand;
 	/* The class's own [engine] keys: offsets into struct engine_config
 	 * plus config_offset, a NULL section ending them; set to their
 	 * defaults by config_default, their places (for errors) recorded by

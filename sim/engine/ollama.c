@@ -92,6 +92,7 @@ const struct engine_class ollama_engine_class = {
 	.family = ENGINE_FAMILY_LLAMACPP,
 	.perf_engine = "llama.cpp",
 	.cpu_offload = true,
+	.loads_on_demand = true,
 	.keys = llamacfg_keys,
 	.config_offset = offsetof(struct engine_config, llama),
 	.config_default = llama_config_default,

@@ -82,7 +82,7 @@ static void vllm_block(FILE *f, struct run_result *res, struct group_metrics *g,
 static void slots_text(FILE *f, const struct run_result *res)
 {
 	const struct engine_stats *es = &res->engine;
-	bool ollama = res->sc.engine.cls == &ollama_engine_class;
+	bool ollama = res->sc.engine.cls->loads_on_demand;
 	char head[64];
 	snprintf(head, sizeof head, "Engine (%s)", res->sc.engine.cls->title);
 	centered(f, head, '-');
