@@ -133,7 +133,7 @@ static void every_section_loads(void **state)
 	assert_false(sc.engine.enable_chunked_prefill);
 	assert_int_equal(sc.engine.long_prefill_token_threshold, 512);
 	assert_int_equal(sc.engine.num_gpu_blocks_override, 5000);
-	assert_double_near(sc.engine.kv_offload_gib, 64, 0.0);
+	assert_double_near(sc.engine.vllm.kv_offload_gib, 64, 0.0);
 	assert_int_equal(sc.engine.kv_cache_dtype, 1);
 
 	assert_double_near(sc.slo_ttft_ms, 2000, 0.0);

@@ -16,8 +16,7 @@
 
 #include "inidoc.h"
 #include "llamacfg.h"
-
-enum sched_policy { SCHED_FCFS, SCHED_PRIORITY };
+#include "vllmcfg.h"
 
 struct engine_class;
 
@@ -36,28 +35,14 @@ struct engine_config {
 	bool enable_chunked_prefill;
 	int64_t long_prefill_token_threshold;
 	int64_t num_gpu_blocks_override;   /* -1 = size from memory */
-	double kv_offload_gib;
 	double cpu_offload_gb;             /* weights per GPU in host memory, GiB */
 	int kv_cache_dtype;                /* 0 auto, 1 fp8 */
 	double moe_router_skew;            /* Zipf exponent of expert popularity, 0 uniform
 					    * (servesim's own; docs/step-model.md) */
 	bool enable_expert_parallel;       /* vLLM --enable-expert-parallel: experts whole over the tp GPUs */
-	/* vLLM's timing (engine/vllmver.c picks the defaults of the version). */
-	char vllm_version[INI_VALUE_MAX];  /* "" = the newest servesim knows */
-	char overhead_profile[INI_VALUE_MAX];  /* "" = the version's (sim/perf/overhead.c) */
-	bool async_scheduling;             /* --async-scheduling, when given */
-	bool async_scheduling_given;       /* else the version's default */
-	char async_scheduling_at[INI_VALUE_MAX + 32];
-	bool enforce_eager;                /* --enforce-eager: no CUDA graphs */
-	int64_t max_num_partial_prefills;  /* > 1: long_prefill_token_threshold 4% of max_model_len */
-	int scheduling_policy;             /* enum sched_policy (--scheduling-policy) */
-	int64_t stream_interval;           /* tokens per streamed chunk (--stream-interval) */
-	int64_t api_server_count;          /* API-server processes (--api-server-count) */
-	/* --speculative-config (engine/specdec.h); "" = off */
-	char speculative_method[INI_VALUE_MAX];
-	char speculative_model[INI_VALUE_MAX];
-	int64_t num_speculative_tokens;
-	char speculative_acceptance[INI_VALUE_MAX];   /* "0.7" or "0.9,0.7,0.5" */
+	/* The keys of kind = vllm, declared by that class (vllmcfg.h) and
+	 * bound through engine_classes' keys. */
+	struct vllm_config vllm;
 	/* The keys of kind = ollama or llamacpp, declared by those classes
 	 * (llamacfg.h) and bound through engine_classes' keys. */
 	struct llama_config llama;
@@ -65,7 +50,6 @@ struct engine_config {
 	/* Where keys checked against the model and the device were set
 	 * ("path:line", "--set …", or the file when the default stands). */
 	char tensor_parallel_at[INI_VALUE_MAX + 32], pipeline_parallel_at[INI_VALUE_MAX + 32];
-	char overhead_profile_at[INI_VALUE_MAX + 32];
 };
 
 /* GPUs one server replica uses: tensor × pipeline parallel. */

@@ -52,15 +52,15 @@ int specdec_init(struct specdec *s, const struct engine_setup *setup, struct err
 {
 	const struct engine_config *cfg = setup->cfg;
 	memset(s, 0, sizeof *s);
-	if (!cfg->speculative_method[0])
+	if (!cfg->vllm.speculative_method[0])
 		return 0;
-	s->method = specdec_find(cfg->speculative_method);
-	s->k = (int)cfg->num_speculative_tokens;
+	s->method = specdec_find(cfg->vllm.speculative_method);
+	s->k = (int)cfg->vllm.num_speculative_tokens;
 	/* scenario_load checked the method and the acceptance list. */
-	if (!s->method || specdec_parse_acceptance(cfg->speculative_acceptance, s->k, s->accept))
+	if (!s->method || specdec_parse_acceptance(cfg->vllm.speculative_acceptance, s->k, s->accept))
 		return err_set(e, "%s: [engine] speculative_method: bad speculative configuration", setup->path);
 	if (s->method->cost == SPEC_COST_MODEL) {
-		if (model_load_named(&s->draft_model, cfg->speculative_model, e))
+		if (model_load_named(&s->draft_model, cfg->vllm.speculative_model, e))
 			return err_prefix(e, "%s: [engine] speculative_model", setup->path);
 		perf_init(&s->draft, &s->draft_model, setup->hw, setup->weights,
 			  (int)cfg->tensor_parallel_size, kv_dtypes[cfg->kv_cache_dtype].bytes_per_elem);

@@ -406,7 +406,7 @@ static int size_pool(struct engine *g, struct err *e)
 		return err_set(e, "%s: the model's weights (%.1f GB per GPU) and activations leave no room for a KV cache in %.1f GB × gpu_memory_utilization %.2f; use more tensor parallelism, a smaller precision or a larger device",
 			       g->setup.path, weights / 1e9, hw_memory_bytes(hw) / 1e9, cfg->gpu_memory_utilization);
 	g->st.num_gpu_blocks = blocks;
-	int64_t cpu_blocks = (int64_t)floor(cfg->kv_offload_gib * GIB / block_bytes);
+	int64_t cpu_blocks = (int64_t)floor(cfg->vllm.kv_offload_gib * GIB / block_bytes);
 	g->st.num_cpu_blocks = cpu_blocks;
 	g->cpu_block_transfer_s = block_bytes / (hw->host_bandwidth_gb_s * 1e9);
 	g->pool = kvpool_create(blocks, cpu_blocks);
@@ -421,25 +421,25 @@ static int size_pool(struct engine *g, struct err *e)
 static int resolve_timing(struct engine *g, struct err *e)
 {
 	const struct engine_config *cfg = g->setup.cfg;
-	const struct vllm_version *v = vllmver_find(cfg->vllm_version);
+	const struct vllm_version *v = vllmver_find(cfg->vllm.vllm_version);
 	assert(v);                       /* scenario_load checked it */
 	bool pp = cfg->pipeline_parallel_size > 1;
-	bool spec = cfg->speculative_method[0] != '\0';
-	g->async = cfg->async_scheduling_given ? cfg->async_scheduling : v->async_scheduling && !pp && !spec;
+	bool spec = cfg->vllm.speculative_method[0] != '\0';
+	g->async = cfg->vllm.async_scheduling_given ? cfg->vllm.async_scheduling : v->async_scheduling && !pp && !spec;
 	if (g->async && pp)
 		return err_set(e, "%s: [engine] async_scheduling: not modelled with pipeline_parallel_size > 1 (servesim runs pipeline stages synchronously)",
-			       cfg->async_scheduling_at);
+			       cfg->vllm.async_scheduling_at);
 	if (g->async && spec)
 		return err_set(e, "%s: [engine] async_scheduling: vLLM turns it off with speculative decoding (#27614)",
-			       cfg->async_scheduling_at);
+			       cfg->vllm.async_scheduling_at);
 	/* engine.overhead_profile picks another engine's (or version's)
 	 * overheads by name; it brings the split timing with it. */
-	const char *pname = cfg->overhead_profile[0] ? cfg->overhead_profile : v->overhead;
-	g->timing = v->timing || cfg->overhead_profile[0];
-	g->priority = cfg->scheduling_policy == SCHED_PRIORITY;
-	g->stream_interval = cfg->stream_interval;
+	const char *pname = cfg->vllm.overhead_profile[0] ? cfg->vllm.overhead_profile : v->overhead;
+	g->timing = v->timing || cfg->vllm.overhead_profile[0];
+	g->priority = cfg->vllm.scheduling_policy == SCHED_PRIORITY;
+	g->stream_interval = cfg->vllm.stream_interval;
 	g->cache_at_alloc = v->cache_at_alloc;
-	if (cfg->max_num_partial_prefills > 1 && g->threshold == 0)
+	if (cfg->vllm.max_num_partial_prefills > 1 && g->threshold == 0)
 		g->threshold = (int64_t)((double)g->max_model_len * 0.04);
 	g->st.vllm_version = v->name;
 	g->st.async_scheduling = g->async;
@@ -451,14 +451,14 @@ static int resolve_timing(struct engine *g, struct err *e)
 		char names[256];
 		overhead_profile_names(names, sizeof names);
 		return err_set(e, "%s: [engine] overhead_profile: expected one of %s, got '%s'",
-			       cfg->overhead_profile_at, names, pname);
+			       cfg->vllm.overhead_profile_at, names, pname);
 	}
 	double layers = g->perf.stage_layers;
 	double moe = g->perf.n_moe_layers * layers / (double)g->setup.model->n_layers;
-	overhead_model_init(&g->ovh, prof, g->setup.hw, g->async, cfg->enforce_eager, g->max_seqs,
+	overhead_model_init(&g->ovh, prof, g->setup.hw, g->async, cfg->vllm.enforce_eager, g->max_seqs,
 			    g->mnbt, layers, moe);
 	g->perf.overhead = &g->ovh;
-	apiservers_init(&g->api, cfg->api_server_count);
+	apiservers_init(&g->api, cfg->vllm.api_server_count);
 	g->st.max_capture_size = g->ovh.n_capture ? g->ovh.capture[g->ovh.n_capture - 1] : 0;
 	return 0;
 }
@@ -525,12 +525,28 @@ static void vllm_release_kv(struct engine *g, size_t idx)
 	kvhold_release(&g->held, idx, g->pool);
 }
 
+static void vllm_config_default(struct engine_config *c)
+{
+	vllmcfg_default(&c->vllm);
+}
+
+static void vllm_config_locate(struct engine_config *c,
+			       void (*at)(const void *ctx, const char *key, char *out, size_t cap),
+			       const void *ctx)
+{
+	vllmcfg_locate(&c->vllm, at, ctx);
+}
+
 const struct engine_class vllm_engine_class = {
 	.name = "vllm",
 	.backend = "vllm",
 	.title = "vLLM",
 	.family = ENGINE_FAMILY_VLLM,
 	.perf_engine = "vllm",
+	.keys = vllmcfg_keys,
+	.config_offset = offsetof(struct engine_config, vllm),
+	.config_default = vllm_config_default,
+	.config_locate = vllm_config_locate,
 	.create = vllm_create,
 	.destroy = vllm_destroy,
 	.submit = vllm_submit,

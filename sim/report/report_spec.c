@@ -7,7 +7,7 @@
 
 static bool on(const struct run_result *res)
 {
-	return res->sc.engine.speculative_method[0] != '\0';
+	return res->sc.engine.vllm.speculative_method[0] != '\0';
 }
 
 static double rate(const struct engine_stats *es)
@@ -20,8 +20,8 @@ void report_spec_text(FILE *f, const struct run_result *res)
 	if (!on(res))
 		return;
 	const struct engine_stats *es = &res->engine;
-	fprintf(f, "%-40s %s, k = %lld\n", "Speculative decoding:", res->sc.engine.speculative_method,
-		(long long)res->sc.engine.num_speculative_tokens);
+	fprintf(f, "%-40s %s, k = %lld\n", "Speculative decoding:", res->sc.engine.vllm.speculative_method,
+		(long long)res->sc.engine.vllm.num_speculative_tokens);
 	fprintf(f, "%-40s %-10.2f\n", "Draft acceptance rate (%):", 100 * rate(es));
 	fprintf(f, "%-40s %-10.2f\n", "Drafter time (% of busy):", es->busy_s > 0 ? 100 * es->spec_draft_s / es->busy_s : 0);
 	fprintf(f, "%-40s %-10.2f\n", "Drafter weights (GiB per GPU):", es->spec_weight_bytes / GIB);
@@ -35,8 +35,8 @@ json_t *report_spec_json(const struct run_result *res)
 		return NULL;
 	const struct engine_stats *es = &res->engine;
 	json_t *o = json_object();
-	json_object_set_new(o, "method", json_string(res->sc.engine.speculative_method));
-	json_object_set_new(o, "num_speculative_tokens", json_integer(res->sc.engine.num_speculative_tokens));
+	json_object_set_new(o, "method", json_string(res->sc.engine.vllm.speculative_method));
+	json_object_set_new(o, "num_speculative_tokens", json_integer(res->sc.engine.vllm.num_speculative_tokens));
 	json_object_set_new(o, "num_draft_tokens", json_integer(es->spec_draft_tokens));
 	json_object_set_new(o, "num_accepted_tokens", json_integer(es->spec_accepted_tokens));
 	json_object_set_new(o, "acceptance_rate", json_real(rate(es)));

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apiserver.h"
 #include "engine.h"
 #include "evq.h"
 #include "num.h"
@@ -22,7 +21,6 @@
 static const char *const arrival_names[] = { "poisson", "gamma", "constant", NULL };
 static const char *const ramp_names[] = { "none", "linear", "exponential", NULL };
 static const char *const dist_names[] = { "uniform", "normal", "lognormal", "empirical", NULL };
-static const char *const policy_names[] = { "fcfs", "priority", NULL };
 
 #define F(field) offsetof(struct scenario, field)
 #define BIG DBL_MAX
@@ -98,7 +96,6 @@ static const struct inidoc_key keys[] = {
 	  "a token count >= 0 (0 = off)", NULL },
 	{ "engine", "num_gpu_blocks_override", INI_INT, F(engine.num_gpu_blocks_override), 0, 2, 1e9,
 	  "a block count >= 2", NULL },
-	{ "engine", "kv_offload_gib", INI_DOUBLE, F(engine.kv_offload_gib), 0, 0, 1e6, "GiB of host memory >= 0", NULL },
 	{ "engine", "cpu_offload_gb", INI_DOUBLE, F(engine.cpu_offload_gb), 0, 0, 1e6,
 	  "GiB of weights per GPU kept in host memory, >= 0 (vLLM --cpu-offload-gb)", NULL },
 	{ "engine", "kv_cache_dtype", INI_ENUM, F(engine.kv_cache_dtype), 0, 0, 0, "auto or fp8", kv_dtype_names },
@@ -106,28 +103,6 @@ static const struct inidoc_key keys[] = {
 	  "a Zipf exponent in [0, 10] (0: uniform routing)", NULL },
 	{ "engine", "enable_expert_parallel", INI_BOOL, F(engine.enable_expert_parallel), 0, 0, 0, "true or false",
 	  NULL },
-	/* vLLM's timing (issue 18): the version picks the defaults (vllmver.c). */
-	{ "engine", "vllm_version", INI_STRING, F(engine.vllm_version), 0, 0, 0, "a vLLM version 0.MINOR[.PATCH], >= 0.5",
-	  NULL },
-	{ "engine", "async_scheduling", INI_BOOL, F(engine.async_scheduling), 0, 0, 0, "true or false", NULL },
-	{ "engine", "overhead_profile", INI_STRING, F(engine.overhead_profile), 0, 0, 0,
-	  "an overhead profile name (sim/perf/overhead.c)", NULL },
-	{ "engine", "enforce_eager", INI_BOOL, F(engine.enforce_eager), 0, 0, 0, "true or false", NULL },
-	{ "engine", "max_num_partial_prefills", INI_INT, F(engine.max_num_partial_prefills), 0, 1, 1e6,
-	  "an integer >= 1", NULL },
-	{ "engine", "scheduling_policy", INI_ENUM, F(engine.scheduling_policy), 0, 0, 0, "fcfs or priority",
-	  policy_names },
-	{ "engine", "stream_interval", INI_INT, F(engine.stream_interval), 0, 1, 1e6, "a token count >= 1", NULL },
-	{ "engine", "api_server_count", INI_INT, F(engine.api_server_count), 0, 1, APISERVER_MAX,
-	  "a process count in [1, 64]", NULL },
-	/* vLLM's --speculative-config; checked against engine/specdec.c's table. */
-	{ "engine", "speculative_method", INI_STRING, F(engine.speculative_method), 0, 0, 0, "a method name", NULL },
-	{ "engine", "speculative_model", INI_STRING, F(engine.speculative_model), 0, 0, 0,
-	  "a model id, Hugging Face id or path", NULL },
-	{ "engine", "num_speculative_tokens", INI_INT, F(engine.num_speculative_tokens), 0, 1, SPECDEC_MAX_TOKENS,
-	  "a token count in [1, 16]", NULL },
-	{ "engine", "speculative_acceptance", INI_STRING, F(engine.speculative_acceptance), 0, 0, 0,
-	  "a probability, or one per position", NULL },
 
 	{ "slo", "ttft_ms", INI_DOUBLE, F(slo_ttft_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
 	{ "slo", "tpot_ms", INI_DOUBLE, F(slo_tpot_ms), INI_MIN_EXCLUSIVE, 0, BIG, "milliseconds > 0", NULL },
@@ -196,15 +171,9 @@ void scenario_default(struct scenario *sc)
 	sc->engine.enable_prefix_caching = true;
 	sc->engine.enable_chunked_prefill = true;
 	sc->engine.num_gpu_blocks_override = -1;
-	sc->engine.max_num_partial_prefills = 1;    /* vllm serve --max-num-partial-prefills */
-	sc->engine.stream_interval = 1;             /* --stream-interval */
-	sc->engine.api_server_count = 1;            /* --api-server-count */
 	for (size_t i = 0; engine_classes[i]; i++)    /* the classes' own keys */
 		if (engine_classes[i]->config_default)
 			engine_classes[i]->config_default(&sc->engine);
-	/* No component measurement sets a default acceptance: it depends on
-	 * the drafter and the text. 0.7 per token is a stated assumption. */
-	snprintf(sc->engine.speculative_acceptance, sizeof sc->engine.speculative_acceptance, "0.7");
 	clustercfg_default(&sc->cluster);
 }
 
@@ -270,23 +239,23 @@ static int check_speculative(struct scenario *sc, struct inidoc *doc, struct err
 	for (size_t i = 0; i < 3; i++)
 		any |= inidoc_find(doc, "engine", spec_keys[i]) != NULL;
 	key_at(doc, "engine", "speculative_method", at, sizeof at);
-	if (!sc->engine.speculative_method[0]) {
+	if (!sc->engine.vllm.speculative_method[0]) {
 		if (any)
 			return err_set(e, "%s: [engine] speculative_method: missing; expected one with the other speculative keys",
 				       doc->path);
 		return 0;
 	}
-	const struct specdec_method *m = specdec_find(sc->engine.speculative_method);
+	const struct specdec_method *m = specdec_find(sc->engine.vllm.speculative_method);
 	if (!m) {
 		char names[128];
 		specdec_list(names, sizeof names);
 		return err_set(e, "%s: [engine] speculative_method: expected one of %s, got '%s'", at, names,
-			       sc->engine.speculative_method);
+			       sc->engine.vllm.speculative_method);
 	}
 	if (sc->engine.cls->family != ENGINE_FAMILY_VLLM)
 		return err_set(e, "%s: [engine] speculative_method: speculative decoding is modelled for kind vllm only",
 			       at);
-	if (m->needs_model && !sc->engine.speculative_model[0])
+	if (m->needs_model && !sc->engine.vllm.speculative_model[0])
 		return err_set(e, "%s: [engine] speculative_model: missing; expected the drafter's model for speculative_method %s",
 			       at, m->name);
 	if (!inidoc_find(doc, "engine", "num_speculative_tokens"))
@@ -294,10 +263,10 @@ static int check_speculative(struct scenario *sc, struct inidoc *doc, struct err
 			       at);
 	double p[SPECDEC_MAX_TOKENS];
 	key_at(doc, "engine", "speculative_acceptance", at, sizeof at);
-	if (specdec_parse_acceptance(sc->engine.speculative_acceptance,
-				     (int)sc->engine.num_speculative_tokens, p))
+	if (specdec_parse_acceptance(sc->engine.vllm.speculative_acceptance,
+				     (int)sc->engine.vllm.num_speculative_tokens, p))
 		return err_set(e, "%s: [engine] speculative_acceptance: expected a probability in [0, 1], or at most num_speculative_tokens of them, got '%s'",
-			       at, sc->engine.speculative_acceptance);
+			       at, sc->engine.vllm.speculative_acceptance);
 	return 0;
 }
 
@@ -335,19 +304,15 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	for (size_t i = 0; engine_classes[i]; i++)
 		if (engine_classes[i]->config_locate)
 			engine_classes[i]->config_locate(&sc->engine, engine_key_at, doc);
-	key_at(doc, "engine", "overhead_profile", sc->engine.overhead_profile_at,
-	       sizeof sc->engine.overhead_profile_at);
-	if ((en = inidoc_find(doc, "engine", "vllm_version")) && !vllmver_find(sc->engine.vllm_version)) {
+	if ((en = inidoc_find(doc, "engine", "vllm_version")) && !vllmver_find(sc->engine.vllm.vllm_version)) {
 		char at[INI_VALUE_MAX + 32];
 		key_at(doc, "engine", "vllm_version", at, sizeof at);
 		return err_set(e, "%s: [engine] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.5, got '%s'",
-			       at, sc->engine.vllm_version);
+			       at, sc->engine.vllm.vllm_version);
 	}
 	if (check_speculative(sc, doc, e))
 		return -1;
-	sc->engine.async_scheduling_given = inidoc_find(doc, "engine", "async_scheduling") != NULL;
-	key_at(doc, "engine", "async_scheduling", sc->engine.async_scheduling_at,
-	       sizeof sc->engine.async_scheduling_at);
+	sc->engine.vllm.async_scheduling_given = inidoc_find(doc, "engine", "async_scheduling") != NULL;
 	if (sc->weights[0] && !precision_find(sc->weights)) {
 		char names[512];
 		precision_names(names, sizeof names);
@@ -472,17 +437,17 @@ int scenario_pool(const struct scenario *base, int pool, struct scenario *out, s
 		rc = bind_kind(&out->engine, &doc, pool_names[pool], e);
 	const struct inidoc_entry *en;
 	if (rc == 0 && (en = inidoc_find(&doc, pool_names[pool], "vllm_version")) &&
-	    !vllmver_find(out->engine.vllm_version)) {
+	    !vllmver_find(out->engine.vllm.vllm_version)) {
 		char at[INI_VALUE_MAX + 32];
 		key_at(&doc, pool_names[pool], "vllm_version", at, sizeof at);
 		rc = err_set(e, "%s: [%s] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.5, got '%s'",
-			     at, pool_names[pool], out->engine.vllm_version);
+			     at, pool_names[pool], out->engine.vllm.vllm_version);
 	}
 	if (rc == 0) {
 		if (inidoc_find(&doc, pool_names[pool], "async_scheduling")) {
-			out->engine.async_scheduling_given = true;
-			key_at(&doc, pool_names[pool], "async_scheduling", out->engine.async_scheduling_at,
-			       sizeof out->engine.async_scheduling_at);
+			out->engine.vllm.async_scheduling_given = true;
+			key_at(&doc, pool_names[pool], "async_scheduling", out->engine.vllm.async_scheduling_at,
+			       sizeof out->engine.vllm.async_scheduling_at);
 		}
 		if (inidoc_find(&doc, pool_names[pool], "tensor_parallel_size"))
 			key_at(&doc, pool_names[pool], "tensor_parallel_size", out->engine.tensor_parallel_at,
