@@ -56,7 +56,8 @@ struct group_metrics *run_stage_metrics(struct run_result *res, int stage)
 	return res->n_stages <= 1 ? &res->all : &res->stages[stage];
 }
 
-static void count_token(struct run_result *res, int64_t t_ns)
+/* n tokens emitted at t_ns: this second's count and the peak second. */
+static void count_tokens(struct run_result *res, int64_t t_ns, int64_t n_tokens)
 {
 	/* Tokens of one step share a time: skip the division for them. */
 	if (t_ns != res->last_token_ns) {
@@ -76,7 +77,8 @@ static void count_token(struct run_result *res, int64_t t_ns)
 		res->last_second = sec;
 	}
 	int64_t *n = &res->second_tokens[res->last_second % RUN_TOKEN_WINDOW];
-	if (++*n > res->peak_second_tokens)
+	*n += n_tokens;
+	if (*n > res->peak_second_tokens)
 		res->peak_second_tokens = *n;
 }
 
@@ -91,7 +93,7 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 	r->chunk = 0;
 	if (n > 1)                           /* a chunk of a stream_interval > 1 */
 		for (int32_t k = 1; k < n; k++)
-			count_token(res, t);
+			count_tokens(res, t, 1);
 	if (r->first_token_ns >= 0) {
 		int64_t gap = t - r->last_token_ns;
 		double itl = (double)gap * 1e-9;
@@ -108,7 +110,7 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 		r->first_token_ns = t;
 	}
 	r->last_token_ns = t;
-	count_token(res, t);
+	count_tokens(res, t, 1);
 }
 
 /* One step's tokens, all at t: on_token for each, in order, with the ITL
@@ -168,12 +170,7 @@ static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 	h->min = mn;
 	h->max = mx;
 	h->n = hn;
-	/* count_token's tokens, all at t: the count and its peak. */
-	count_token(res, t);
-	int64_t *sec = &res->second_tokens[res->last_second % RUN_TOKEN_WINDOW];
-	*sec += tokens - 1;
-	if (*sec > res->peak_second_tokens)
-		res->peak_second_tokens = *sec;
+	count_tokens(res, t, tokens);
 }
 
 static void send(struct run *rn, size_t idx, int64_t now)
