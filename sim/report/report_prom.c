@@ -171,19 +171,48 @@ static bool req_value(const struct request *r, enum req_metric m, struct obs *o)
 	return true;
 }
 
+/* One engine's series: vLLM labels each engine core of a data-parallel
+ * deployment engine="i" under the same metric names, so a cluster's
+ * replicas are engines 0…n-1 and a single engine is engine="0". */
+struct prom_series {
+	char labels[512];            /* model_name="…",engine="i" */
+	int replica;                 /* the requests counted: -1 every one, else those routed to it */
+	const struct ts_row *ts;     /* its gauges over time */
+	size_t n_ts;
+	const struct timeline *tl;   /* its token gaps and steps; NULL: none recorded */
+	const struct loghist *itl;   /* its token gaps, without a timeline */
+	const struct engine_stats *es;
+	double peak_waiting;
+	int engine;
+};
+
 /* A rendering: Prometheus text with one scrape at the end (no
  * timestamps), or OpenMetrics with scrapes at k·interval, k = 0..n-1,
- * stamped epoch_s + k·interval. */
+ * stamped epoch_s + k·interval. Each family has a sample set per series;
+ * the emitters below see one series at a time through pick(). */
 struct prom_out {
 	FILE *f;
 	const struct run_result *res;
 	bool openmetrics;
-	char labels[512]; /* model_name="…",engine="0" */
-	int replica;	  /* the requests counted: -1 every one, else those routed to it */
+	const struct prom_series *series;
+	int n_series;
+	const struct prom_series *cur;
+	char labels[512];            /* cur's */
+	int replica;                 /* cur's */
 	size_t n_scrapes;
 	int64_t interval_ns;
 	double epoch_s;
 };
+
+/* all with series s current, in tmp. */
+static const struct prom_out *pick(const struct prom_out *all, int s, struct prom_out *tmp)
+{
+	*tmp = *all;
+	tmp->cur = &all->series[s];
+	snprintf(tmp->labels, sizeof tmp->labels, "%s", tmp->cur->labels);
+	tmp->replica = tmp->cur->replica;
+	return tmp;
+}
 
 /* The observations of m over the completed requests o counts, by time
  * (caller frees). */
@@ -226,63 +255,73 @@ static void family(const struct prom_out *o, const char *name, const char *type,
 
 enum gauge_src { G_RUNNING, G_WAITING, G_KV };
 
+/* Each emitter below writes one family: HELP and TYPE, then the samples of
+ * every series (FOR_SERIES makes `o` the current one). */
+#define FOR_SERIES(all, o)                                                                       \
+	struct prom_out tmp_;                                                                    \
+	for (int s_ = 0; s_ < (all)->n_series; s_++)                                             \
+		for (const struct prom_out *o = pick(all, s_, &tmp_); o; o = NULL)
+
 /* A gauge from the time series: the last sample at or before the scrape;
  * 0 once the run is over (nothing runs, waits or holds KV then). */
-static void gauge_ts(const struct prom_out *o, const char *name, const char *help,
+static void gauge_ts(const struct prom_out *all, const char *name, const char *help,
 		     enum gauge_src src)
 {
-	family(o, name, "gauge", help);
-	const struct run_result *res = o->res;
-	size_t j = 0;
-	for (size_t k = 0; k < o->n_scrapes; k++) {
-		int64_t t = scrape_ns(o, k);
-		while (j < res->n_ts && res->ts[j].t_s * 1e9 <= (double)t)
-			j++;
-		double v = 0;
-		if (j > 0 && t < res->end_ns) {
-			const struct ts_row *r = &res->ts[j - 1];
-			v = src == G_RUNNING   ? (double)r->running
-			    : src == G_WAITING ? (double)r->waiting
-					       : r->kv_usage;
+	family(all, name, "gauge", help);
+	FOR_SERIES(all, o) {
+		const struct ts_row *rows = o->cur->ts;
+		size_t j = 0;
+		for (size_t k = 0; k < o->n_scrapes; k++) {
+			int64_t t = scrape_ns(o, k);
+			while (j < o->cur->n_ts && rows[j].t_s * 1e9 <= (double)t)
+				j++;
+			double v = 0;
+			if (j > 0 && t < o->res->end_ns) {
+				const struct ts_row *r = &rows[j - 1];
+				v = src == G_RUNNING   ? (double)r->running
+				    : src == G_WAITING ? (double)r->waiting
+						       : r->kv_usage;
+			}
+			char ts[48];
+			fprintf(o->f, "%s{%s} %.6g%s\n", name, o->labels, v, stamp(o, k, ts, sizeof ts));
 		}
-		char ts[48];
-		fprintf(o->f, "%s{%s} %.6g%s\n", name, o->labels, v, stamp(o, k, ts, sizeof ts));
 	}
 }
 
 /* A counter: the sum of m's observations before each scrape, plus (for
  * generation tokens) the token gaps of the timeline. extra: more labels. */
-static void counter_obs(const struct prom_out *o, const char *name, const char *help,
+static void counter_obs(const struct prom_out *all, const char *name, const char *help,
 			const char *extra, enum req_metric m, bool plus_gaps)
 {
-	family(o, name, "counter", help);
-	size_t n, j = 0, w = 0;
-	struct obs *v = collect(o, m, &n);
-	double acc = 0, gap_sum = 0;
-	int64_t gaps[TIMELINE_N_ITL + 1] = { 0 };
-	const struct timeline *tl = o->res->timeline;
-	for (size_t k = 0; k < o->n_scrapes; k++) {
-		int64_t t = scrape_ns(o, k);
-		for (; j < n && v[j].t_ns < t; j++)
-			acc += v[j].v;
-		double total = acc;
-		if (plus_gaps && tl) {
-			size_t upto =
-				t == INT64_MAX ? tl->n_windows : (size_t)(t / TIMELINE_WINDOW_NS);
-			timeline_accumulate(tl, &tl->itl, w, upto, gaps, &gap_sum);
-			w = upto > w ? upto : w;
-			int64_t g = 0;
-			for (size_t b = 0; b <= TIMELINE_N_ITL; b++)
-				g += gaps[b];
-			total += (double)g;
-		} else if (plus_gaps) {
-			total += (double)o->res->all.itl.n;
+	family(all, name, "counter", help);
+	FOR_SERIES(all, o) {
+		size_t n, j = 0, w = 0;
+		struct obs *v = collect(o, m, &n);
+		double acc = 0, gap_sum = 0;
+		int64_t gaps[TIMELINE_N_ITL + 1] = { 0 };
+		const struct timeline *tl = o->cur->tl;
+		for (size_t k = 0; k < o->n_scrapes; k++) {
+			int64_t t = scrape_ns(o, k);
+			for (; j < n && v[j].t_ns < t; j++)
+				acc += v[j].v;
+			double total = acc;
+			if (plus_gaps && tl) {
+				size_t upto = t == INT64_MAX ? tl->n_windows : (size_t)(t / TIMELINE_WINDOW_NS);
+				timeline_accumulate(tl, &tl->itl, w, upto, gaps, &gap_sum);
+				w = upto > w ? upto : w;
+				int64_t g = 0;
+				for (size_t b = 0; b <= TIMELINE_N_ITL; b++)
+					g += gaps[b];
+				total += (double)g;
+			} else if (plus_gaps) {
+				total += (double)o->cur->itl->n;
+			}
+			char ts[48];
+			fprintf(o->f, "%s_total{%s%s} %.17g%s\n", name, o->labels, extra, total,
+				stamp(o, k, ts, sizeof ts));
 		}
-		char ts[48];
-		fprintf(o->f, "%s_total{%s%s} %.17g%s\n", name, o->labels, extra, total,
-			stamp(o, k, ts, sizeof ts));
+		free(v);
 	}
-	free(v);
 }
 
 /* One histogram sample set: cumulative counts over edges, then +Inf. */
@@ -309,7 +348,7 @@ static void hist_point(const struct prom_out *o, const char *name, const double 
 }
 
 /* The samples of a histogram of a request metric over the given bucket
- * edges, for the requests o counts and under o's labels. */
+ * edges, for the requests o's current series counts and under its labels. */
 static void hist_obs_series(const struct prom_out *o, const char *name, enum req_metric m,
 			    const double *edges, size_t n_edges)
 {
@@ -332,73 +371,81 @@ static void hist_obs_series(const struct prom_out *o, const char *name, enum req
 	free(v);
 }
 
-/* A histogram family of a request metric: HELP, TYPE and o's series. */
-static void hist_obs(const struct prom_out *o, const char *name, const char *help,
-		     enum req_metric m, const double *edges, size_t n_edges)
+/* A histogram family of a request metric: HELP, TYPE and every series'. */
+static void hist_obs(const struct prom_out *all, const char *name, const char *help, enum req_metric m,
+		     const double *edges, size_t n_edges)
 {
-	family(o, name, "histogram", help);
-	hist_obs_series(o, name, m, edges, n_edges);
+	family(all, name, "histogram", help);
+	FOR_SERIES(all, o)
+		hist_obs_series(o, name, m, edges, n_edges);
 }
 
-/* A histogram of the timeline (token gaps, step sizes); in Prometheus text
- * without a timeline, the token gaps come from the run's ITL histogram
- * (loghist_count_le) and the step sizes are left out. */
-static void hist_timeline(const struct prom_out *o, const char *name, const char *help, bool gaps)
+/* A histogram of the timeline (token gaps, step sizes), per series; in
+ * Prometheus text without a timeline, the token gaps come from the
+ * series' ITL histogram (loghist_count_le) and the step sizes are left
+ * out. */
+static void hist_timeline(const struct prom_out *all, const char *name, const char *help, bool gaps)
 {
-	const struct timeline *tl = o->res->timeline;
 	const double *edges = gaps ? timeline_itl_edges : timeline_iter_edges;
 	size_t n_edges = gaps ? TIMELINE_N_ITL : TIMELINE_N_ITER;
-	if (!tl && !gaps)
+	if (!all->series[0].tl && !gaps)
 		return;
-	family(o, name, "histogram", help);
-	int64_t counts[TIMELINE_N_ITL + 1] = { 0 };
-	double sum = 0;
-	if (!tl) {
-		const struct loghist *h = &o->res->all.itl;
-		int64_t prev = 0;
-		for (size_t b = 0; b < n_edges; b++) {
-			int64_t c = loghist_count_le(h, edges[b]);
-			counts[b] = c - prev;
-			prev = c;
+	family(all, name, "histogram", help);
+	FOR_SERIES(all, o) {
+		const struct timeline *tl = o->cur->tl;
+		int64_t counts[TIMELINE_N_ITL + 1] = { 0 };
+		double sum = 0;
+		if (!tl) {
+			const struct loghist *h = o->cur->itl;
+			int64_t prev = 0;
+			for (size_t b = 0; b < n_edges; b++) {
+				int64_t c = loghist_count_le(h, edges[b]);
+				counts[b] = c - prev;
+				prev = c;
+			}
+			counts[n_edges] = h->n - prev;
+			hist_point(o, name, edges, n_edges, counts, h->sum, 0);
+			continue;
 		}
-		counts[n_edges] = h->n - prev;
-		hist_point(o, name, edges, n_edges, counts, h->sum, 0);
-		return;
-	}
-	const struct timeline_hist *h = gaps ? &tl->itl : &tl->iter;
-	size_t w = 0;
-	for (size_t k = 0; k < o->n_scrapes; k++) {
-		int64_t t = scrape_ns(o, k);
-		size_t upto = t == INT64_MAX ? tl->n_windows : (size_t)(t / TIMELINE_WINDOW_NS);
-		timeline_accumulate(tl, h, w, upto, counts, &sum);
-		w = upto > w ? upto : w;
-		hist_point(o, name, edges, n_edges, counts, sum, k);
+		const struct timeline_hist *h = gaps ? &tl->itl : &tl->iter;
+		size_t w = 0;
+		for (size_t k = 0; k < o->n_scrapes; k++) {
+			int64_t t = scrape_ns(o, k);
+			size_t upto = t == INT64_MAX ? tl->n_windows : (size_t)(t / TIMELINE_WINDOW_NS);
+			timeline_accumulate(tl, h, w, upto, counts, &sum);
+			w = upto > w ? upto : w;
+			hist_point(o, name, edges, n_edges, counts, sum, k);
+		}
 	}
 }
 
-/* A gauge that is one number all run long (end-of-run peaks, the info
- * gauge): the same value at every scrape. */
-static void gauge_const(const struct prom_out *o, const char *name, const char *help,
-			const char *labels, double v)
+/* A gauge that is one number all run long (end-of-run peaks): the same
+ * value at every scrape, per series. */
+static void gauge_const(const struct prom_out *all, const char *name, const char *help, bool kv)
 {
-	family(o, name, "gauge", help);
-	for (size_t k = 0; k < o->n_scrapes; k++) {
-		char ts[48];
-		fprintf(o->f, "%s{%s} %.6g%s\n", name, labels, v, stamp(o, k, ts, sizeof ts));
+	family(all, name, "gauge", help);
+	FOR_SERIES(all, o) {
+		double v = kv ? o->cur->es->peak_kv_usage : o->cur->peak_waiting;
+		for (size_t k = 0; k < o->n_scrapes; k++) {
+			char ts[48];
+			fprintf(o->f, "%s{%s} %.6g%s\n", name, o->labels, v, stamp(o, k, ts, sizeof ts));
+		}
 	}
 }
 
 /* A counter known only as an end-of-run total (the prefix cache's):
  * Prometheus text only. */
-static void counter_total(const struct prom_out *o, const char *name, const char *help, int64_t v)
+static void counter_total(const struct prom_out *all, const char *name, const char *help, bool hits)
 {
-	if (o->openmetrics)
+	if (all->openmetrics)
 		return;
-	family(o, name, "counter", help);
-	fprintf(o->f, "%s_total{%s} %lld\n", name, o->labels, (long long)v);
+	family(all, name, "counter", help);
+	FOR_SERIES(all, o) {
+		int64_t v = hits ? o->cur->es->prefix_hits : o->cur->es->prefix_queries;
+		fprintf(o->f, "%s_total{%s} %lld\n", name, o->labels, (long long)v);
+	}
 }
 
-/* A label value with \, " and newline escaped (exposition formats). */
 static void label_value(char *out, size_t cap, const char *v)
 {
 	size_t n = 0;
@@ -442,24 +489,23 @@ static void cache_config_labels(char *labels, size_t cap, const struct scenario 
 		(long long)es->num_cpu_blocks, (long long)es->num_gpu_blocks);
 }
 
-/* vllm:cache_config_info: the labels above on a gauge set to 1. */
-static void cache_config_info(const struct prom_out *o)
+/* vllm:cache_config_info: the labels above on a gauge set to 1, one per
+ * engine. */
+static void cache_config_info(const struct prom_out *all)
 {
-	char labels[768];
-	cache_config_labels(labels, sizeof labels, &o->res->sc, &o->res->engine, 0);
-	if (!o->openmetrics) {
-		gauge_const(o, "vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
-			    labels, 1);
-		return;
-	}
-	/* OpenMetrics has an info type: family vllm:cache_config, sample
-	 * vllm:cache_config_info, the same series vLLM's gauge gives. */
-	fprintf(o->f, "# HELP vllm:cache_config Information of the LLMEngine CacheConfig\n"
-		      "# TYPE vllm:cache_config info\n");
-	for (size_t k = 0; k < o->n_scrapes; k++) {
-		char ts[48];
-		fprintf(o->f, "vllm:cache_config_info{%s} 1%s\n", labels,
-			stamp(o, k, ts, sizeof ts));
+	if (!all->openmetrics)
+		family(all, "vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig");
+	else /* OpenMetrics has an info type: family vllm:cache_config, sample
+	      * vllm:cache_config_info, the same series vLLM's gauge gives. */
+		fprintf(all->f, "# HELP vllm:cache_config Information of the LLMEngine CacheConfig\n"
+				"# TYPE vllm:cache_config info\n");
+	FOR_SERIES(all, o) {
+		char labels[768];
+		cache_config_labels(labels, sizeof labels, &o->res->sc, o->cur->es, o->cur->engine);
+		for (size_t k = 0; k < o->n_scrapes; k++) {
+			char ts[48];
+			fprintf(o->f, "vllm:cache_config_info{%s} 1%s\n", labels, stamp(o, k, ts, sizeof ts));
+		}
 	}
 }
 
@@ -531,13 +577,60 @@ static const double *more_edges(enum edges_kind k, const struct engine_stats *es
 	return buf;
 }
 
-static void vllm_metrics(struct prom_out *o)
+/* A histogram of more_hists over request records, per series (the edges
+ * from each series' engine: vLLM's build_1_2_5_buckets(max_model_len)). */
+static void hist_more(const struct prom_out *all, const struct more_hist *mh)
 {
-	const struct run_result *res = o->res;
-	const struct engine_stats *es = &res->engine;
+	family(all, mh->name, "histogram", mh->help);
+	FOR_SERIES(all, o) {
+		double buf[64];
+		size_t n_edges;
+		const double *edges = more_edges(mh->edges, o->cur->es, buf, sizeof buf / sizeof *buf, &n_edges);
+		hist_obs_series(o, mh->name, mh->m, edges, n_edges);
+	}
+}
+
+/* The histograms of vllm/v1/metrics/loggers.py beyond C12's; with
+ * timeline_only, those from the timeline only (token gaps, step sizes). */
+static void more_metrics(const struct prom_out *o, bool timeline_only)
+{
+	for (size_t h = 0; h < sizeof more_hists / sizeof *more_hists; h++) {
+		const struct more_hist *mh = &more_hists[h];
+		if (mh->edges == EK_TL_GAPS || mh->edges == EK_TL_ITER)
+			hist_timeline(o, mh->name, mh->help, mh->edges == EK_TL_GAPS);
+		else if (!timeline_only)
+			hist_more(o, mh);
+	}
+}
+
+/* The series of a run: one per cluster replica (engine="i", the requests
+ * routed to it, its own gauges and timeline), or the one engine's
+ * (engine="0"). Caller frees. */
+static struct prom_series *run_series(const struct run_result *res, int *n)
+{
+	*n = res->n_replicas ? res->n_replicas : 1;
+	struct prom_series *ser = xcalloc((size_t)*n, sizeof *ser);
 	char model[256];
 	label_value(model, sizeof model, res->model.id);
-	snprintf(o->labels, sizeof o->labels, "model_name=\"%s\",engine=\"0\"", model);
+	for (int i = 0; i < *n; i++) {
+		struct prom_series *s = &ser[i];
+		if (res->n_replicas) {
+			const struct replica_result *rr = &res->replicas[i];
+			*s = (struct prom_series){ .replica = i, .ts = rr->ts, .n_ts = rr->n_ts, .tl = rr->timeline,
+						   .itl = &rr->itl, .es = &rr->engine,
+						   .peak_waiting = (double)rr->peak_waiting, .engine = i };
+		} else {
+			*s = (struct prom_series){ .replica = -1, .ts = res->ts, .n_ts = res->n_ts, .tl = res->timeline,
+						   .itl = &res->all.itl, .es = &res->engine,
+						   .peak_waiting = (double)res->peak_waiting, .engine = 0 };
+		}
+		snprintf(s->labels, sizeof s->labels, "model_name=\"%s\",engine=\"%d\"", model, i);
+	}
+	return ser;
+}
+
+static void vllm_metrics(struct prom_out *o)
+{
 	if (!o->openmetrics)
 		fprintf(o->f, "# servesim: the scrape vLLM's /metrics would give at the end of the "
 			      "run\n");
@@ -548,11 +641,9 @@ static void vllm_metrics(struct prom_out *o)
 	gauge_ts(o, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", G_KV);
 	if (!o->openmetrics) {
 		gauge_const(o, "servesim:peak_num_requests_waiting",
-			    "Peak of vllm:num_requests_waiting during the run.", o->labels,
-			    (double)res->peak_waiting);
+			    "Peak of vllm:num_requests_waiting during the run.", false);
 		gauge_const(o, "servesim:peak_kv_cache_usage_perc",
-			    "Peak of vllm:kv_cache_usage_perc during the run.", o->labels,
-			    es->peak_kv_usage);
+			    "Peak of vllm:kv_cache_usage_perc during the run.", true);
 	}
 	counter_obs(o, "vllm:num_preemptions", "Cumulative number of preemption from the engine.",
 		    "", RM_PREEMPTIONS, false);
@@ -561,33 +652,18 @@ static void vllm_metrics(struct prom_out *o)
 	counter_obs(o, "vllm:generation_tokens", "Number of generation tokens processed.", "",
 		    RM_ONE, true);
 	counter_total(o, "vllm:prefix_cache_queries",
-		      "Prefix cache queries, in terms of number of queried tokens.",
-		      es->prefix_queries);
+		      "Prefix cache queries, in terms of number of queried tokens.", false);
 	counter_total(o, "vllm:prefix_cache_hits",
-		      "Prefix cache hits, in terms of number of cached tokens.", es->prefix_hits);
+		      "Prefix cache hits, in terms of number of cached tokens.", true);
 	counter_obs(o, "vllm:request_success", "Count of successfully processed requests.",
 		    ",finished_reason=\"length\"", RM_ONE, false);
-	hist_obs(o, "vllm:time_to_first_token_seconds",
-		 "Histogram of time to first token in seconds.", RM_TTFT, report_ttft_buckets,
-		 report_n_ttft_buckets);
+	hist_obs(o, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", RM_TTFT,
+		 report_ttft_buckets, report_n_ttft_buckets);
 	hist_timeline(o, "vllm:inter_token_latency_seconds",
 		      "Histogram of inter-token latency in seconds.", true);
-	hist_obs(o, "vllm:e2e_request_latency_seconds",
-		 "Histogram of e2e request latency in seconds.", RM_E2E, report_e2e_buckets,
-		 report_n_e2e_buckets);
-	/* The rest of vllm/v1/metrics/loggers.py. */
-	for (size_t h = 0; h < sizeof more_hists / sizeof *more_hists; h++) {
-		const struct more_hist *mh = &more_hists[h];
-		if (mh->edges == EK_TL_GAPS || mh->edges == EK_TL_ITER) {
-			hist_timeline(o, mh->name, mh->help, mh->edges == EK_TL_GAPS);
-			continue;
-		}
-		double buf[64];
-		size_t n_edges;
-		const double *edges =
-			more_edges(mh->edges, es, buf, sizeof buf / sizeof *buf, &n_edges);
-		hist_obs(o, mh->name, mh->help, mh->m, edges, n_edges);
-	}
+	hist_obs(o, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", RM_E2E,
+		 report_e2e_buckets, report_n_e2e_buckets);
+	more_metrics(o, false);
 	/* Deprecated in vLLM 0.9 for kv_cache_usage_perc; the example
 	 * dashboard's "Cache Utilization" panel reads it. */
 	gauge_ts(o, "vllm:gpu_cache_usage_perc",
@@ -607,8 +683,10 @@ void report_prom(FILE *f, struct run_result *res)
 		report_replicas_prom(f, res);
 		return;
 	}
-	struct prom_out o = { .f = f, .res = res, .replica = -1, .n_scrapes = 1 };
+	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1 };
+	o.series = run_series(res, &o.n_series);
 	vllm_metrics(&o);
+	free((void *)o.series);
 }
 
 /* Scrapes every 1, 2, 5, 10, 15, 30 or 60 s, the first that keeps them
@@ -625,9 +703,7 @@ static int64_t om_interval_ns(int64_t end_ns)
 
 void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 {
-	struct prom_out o = {
-		.f = f, .res = res, .openmetrics = true, .replica = -1, .epoch_s = epoch_s
-	};
+	struct prom_out o = { .f = f, .res = res, .openmetrics = true, .epoch_s = epoch_s };
 	o.interval_ns = om_interval_ns(res->end_ns);
 	/* From 0 to the first scrape after the run ended (its gauges at 0). */
 	o.n_scrapes = (size_t)(res->end_ns / o.interval_ns) + 2;
@@ -637,7 +713,11 @@ void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 			 epoch_s + (double)(o.n_scrapes - 1) * (double)o.interval_ns / 1e9);
 		report_prom_llamacpp(f, res, ts);
 	} else {
+		/* A cluster: every family one series per replica (engine="i"),
+		 * under the names vLLM's data-parallel engines use. */
+		o.series = run_series(res, &o.n_series);
 		vllm_metrics(&o);
+		free((void *)o.series);
 	}
 	fprintf(f, "# EOF\n");
 }
@@ -645,28 +725,8 @@ void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 void report_prom_replica_hists(FILE *f, const struct run_result *res)
 {
 	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1 };
-	char model[256];
-	label_value(model, sizeof model, res->model.id);
-	for (size_t h = 0; h < sizeof more_hists / sizeof *more_hists; h++) {
-		const struct more_hist *mh = &more_hists[h];
-		if (mh->edges == EK_TL_GAPS || mh->edges == EK_TL_ITER)
-			continue;
-		family(&o, mh->name, "histogram", mh->help);
-		for (int i = 0; i < res->n_replicas; i++) {
-			o.replica = i;
-			snprintf(o.labels, sizeof o.labels, "model_name=\"%s\",engine=\"%d\"",
-				 model, i);
-			double buf[64];
-			size_t n_edges;
-			const double *edges = more_edges(mh->edges, &res->replicas[i].engine, buf,
-							 sizeof buf / sizeof *buf, &n_edges);
-			hist_obs_series(&o, mh->name, mh->m, edges, n_edges);
-		}
-	}
-	family(&o, "vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig");
-	for (int i = 0; i < res->n_replicas; i++) {
-		char labels[768];
-		cache_config_labels(labels, sizeof labels, &res->sc, &res->replicas[i].engine, i);
-		fprintf(f, "vllm:cache_config_info{%s} 1\n", labels);
-	}
+	o.series = run_series(res, &o.n_series);
+	more_metrics(&o, false);
+	cache_config_info(&o);
+	free((void *)o.series);
 }
