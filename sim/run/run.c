@@ -410,6 +410,21 @@ static void bound_group(struct group_metrics *g)
 		samples_bound(s[i], RUN_EXACT_SAMPLES);
 }
 
+/* A disaggregated cluster's pools as the cluster reads them (it sees no
+ * scenario): sc with each pool's [prefill] or [decode] keys applied, into
+ * ps[N_POOLS], which outlives cluster_create. */
+static int cluster_pools(const struct scenario *sc, struct scenario *ps, struct cluster_setup *s,
+			 struct err *e)
+{
+	for (int p = 0; p < N_POOLS; p++) {
+		if (scenario_pool(sc, p, &ps[p], e))
+			return -1;
+		s->pools[p].engine = &ps[p].engine;
+		s->pools[p].hardware = strcmp(ps[p].hardware, sc->hardware) ? ps[p].hardware : NULL;
+	}
+	return 0;
+}
+
 static int simulate(const struct scenario *sc, struct run_result *res, const struct run_opts *o,
 		    struct err *e)
 {
@@ -446,12 +461,25 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 
 	rn.q = evq_create();
 	struct cluster_setup setup = {
-		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
+		.cfg = &res->sc.cluster, .engine = &res->sc.engine, .path = res->sc.path,
+		.weights_at = res->sc.weights_at, .seed = res->sc.seed,
+		.model = &res->model, .hw = &res->hw, .weights = res->weights,
 		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
 		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done, .on_tokens = on_tokens }, .q = rn.q,
 		.on_step = on_step,
 	};
+	struct scenario *pool_sc = NULL;
+	if (clustercfg_disaggregated(&res->sc.cluster)) {
+		pool_sc = xcalloc(N_POOLS, sizeof *pool_sc);
+		if (cluster_pools(&res->sc, pool_sc, &setup, e)) {
+			free(pool_sc);
+			evq_destroy(rn.q);
+			workload_destroy(rn.wl);
+			return -1;
+		}
+	}
 	rn.cl = cluster_create(&setup, e);
+	free(pool_sc);
 	if (!rn.cl) {
 		evq_destroy(rn.q);
 		workload_destroy(rn.wl);
