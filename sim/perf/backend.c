@@ -348,6 +348,19 @@ static double row_busbw(const struct perf_collective *c, const struct perf_colle
 	return ring ? fmin(nics, link * ring->link_frac) : nics;
 }
 
+/* Infinity Fabric is a full mesh, one link per GPU pair, and a profile
+ * gives the node's figure over all gpus_per_node - 1 of them: a group of
+ * tp inside the node uses tp - 1 links (vLLM PR #39080, MI355X: "peak
+ * busbw = (N-1) x 76.8 GB/s"). NVLink through NVSwitch gives every GPU its
+ * full link whatever the group. */
+static double mesh_share(const struct perf_collective *c, const struct hw_profile *hw, double tp)
+{
+	double peers = (double)hw->gpus_per_node - 1;
+	if (c->scale_out || peers <= 0 || strcmp(hw_link_names[hw->ic_kind], "infinity-fabric"))
+		return 1;
+	return fmin(1, (tp - 1) / peers);
+}
+
 double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
 			const struct perf_collective **alg)
 {
@@ -375,7 +388,8 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 		if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
 			continue;
 		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
-		double s = (c->latency_us + hops) * 1e-6 + traffic(c->traffic, t) * bytes / row_busbw(c, ring, hw);
+		double s = (c->latency_us + hops) * 1e-6 +
+			   traffic(c->traffic, t) * bytes / (row_busbw(c, ring, hw) * mesh_share(c, hw, t));
 		if (s < best) {
 			best = s;
 			if (alg)

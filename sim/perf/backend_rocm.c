@@ -51,20 +51,22 @@ static const struct perf_kernel vllm_rocm_rows[] = {
 	 * uncertain, 0.95 of the memory type's stream, no ROCm GEMV table. */
 	{ .op = KOP_GEMM, .dtype = KDT_16, .gen = HW_TC_CDNA3, .kernel = "hipBLASLt BF16 GEMM (gfx942)",
 	  .compute_frac = 0.89, .tile_m = 16, .bw_frac = 0.95,
-	  .source = "AMD MAF blog part 2: hipBLASLt 94% of the peak at the GEMM's 1207-1447 MHz clock (x 0.95 serving); "
-		    "16-row MFMA tiles; GEMV 0.95 of stream uncertain" },
+	  .source = "0.95 x the profile's measured GEMM ([arch] matmul_bf16_tflops), else AMD MAF blog part 2: hipBLASLt "
+		    "94% of the peak at the GEMM's own clock (x 0.95); 16-row MFMA tiles; GEMV 0.95 of stream uncertain" },
 	/* FP8 (fnuz) on CDNA3: hipBLASLt-bench 1273 TFLOP/s at 1230 MHz on
 	 * MI300X (AMD MAF blog) = 0.83 of the peak at that clock; x 0.95 serving. */
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_CDNA3, .kernel = "hipBLASLt FP8 GEMM (gfx942, fnuz)",
 	  .compute_frac = 0.79, .tile_m = 16, .bw_frac = 0.95,
-	  .source = "AMD MAF blog part 2: MI300X FP8 1273 TFLOP/s at 1230 MHz, 0.83 of that clock's peak (x 0.95 serving)" },
+	  .source = "0.95 x the profile's measured FP8 GEMM, else AMD MAF blog part 2: MI300X FP8 1273 TFLOP/s at 1230 MHz, "
+		    "0.83 of that clock's peak (x 0.95)" },
 	/* CDNA2 (MI250X): rocBLAS/hipBLASLt, one GCD 147.0 of 191.5 TFLOP/s
 	 * at its quoted clock (stas00/ml-engineering MAMF table, ROCm 6.2):
 	 * 0.767, x 0.95 serving. Classic tile kernels in waves over the CUs
 	 * (uncertain: hipBLASLt's stream-K use on gfx90a not checked). */
 	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = HW_TC_CDNA2, .kernel = "rocBLAS / hipBLASLt BF16 GEMM (gfx90a)",
 	  .waves = true, .compute_frac = 0.73, .tile_m = 16, .bw_frac = 0.95,
-	  .source = "ml-engineering MAMF table: MI250X GCD 147.0 of 191.5 TFLOP/s (0.767, x 0.95 serving); GEMV uncertain" },
+	  .source = "0.95 x the profile's measured GEMM, else ml-engineering MAMF: MI250X GCD 147.0 of 191.5 TFLOP/s "
+		    "(0.767, x 0.95); GEMV uncertain" },
 	/* Fused MoE (Triton fused_moe, or AITER's CK MoE with
 	 * VLLM_ROCM_USE_AITER=1). estimate: no ROCm grouped-GEMM table here; the
 	 * CUDA row's ratio to its dense GEMM (0.58 / 0.82 = 0.71, vLLM PR
@@ -83,34 +85,34 @@ static const struct perf_kernel vllm_rocm_rows[] = {
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };
 
-/* vLLM's custom all-reduce on ROCm, fitted to vLLM PR #19744's MI300X TP4
- * table ("baseline", vLLM's custom all-reduce): one-shot at 2-512 KB,
- * 7.18-14.65 us, is 7.5 us + 3 x bytes at 0.418 of the profile's 448 GB/s
- * (max residual 18%); two-shot at 1-16 MB, 22.9-230.5 us, is 8.7 us + 1.5
- * x bytes at 0.254 (residuals <= 2%). vLLM's size thresholds as on CUDA
- * (custom_all_reduce.cuh, shared by the HIP build), but a 16 MiB buffer:
- * custom_all_reduce.py doubles its max size on ROCm ("crossover is at
- * 16MB buffer size for ROCm"; SGLang's copy keeps the same line).
- *
- * Known error, check: Infinity Fabric is a mesh of 64 GB/s links, one per
- * peer pair, so a group's bandwidth grows with its size (tp - 1 links) and
- * a fraction of the 448 GB/s aggregate fitted at TP4 is too fast at TP2:
- * ROCm/aiter PR #801's MI300X TP2 table (vLLM cr column, 4 KB-16 MB,
- * 7.07-355.9 us: 6.5 us + bytes at 48 GB/s) is 2-3x slower than these rows
- * predict above 1 MB. perf_allreduce_s takes no per-group link count; see
- * docs/backends.md. */
-#define QR_SRC "vLLM PR #19744 MI300X TP4 custom all-reduce table (check: ROCm/aiter PR #801 TP2, 2-3x slower above 1 MB)"
+/* vLLM's custom all-reduce on ROCm over the Infinity Fabric mesh: one 64
+ * GB/s link per GPU pair, so a group of tp uses tp - 1 of the node's seven
+ * links and its bandwidth grows with its size (perf_allreduce_s scales the
+ * profile's 448 GB/s 8-GPU figure by (tp - 1) / 7 on an infinity-fabric
+ * link; vLLM PR #39080 states the rule on MI355X, "peak busbw = (N-1) x
+ * 76.8 GB/s"). Fitted to vLLM PR #19744's MI300X TP4 table ("baseline", vLLM's
+ * custom all-reduce): one-shot at 2-512 KB, 7.18-14.65 us, is 7.5 us + 3 x
+ * bytes at 0.418 of 448 x 3/7, i.e. 0.975 of the mesh (max residual 18%);
+ * two-shot at 1-16 MB, 22.9-230.5 us, is 8.7 us + 1.5 x bytes at 0.254 of
+ * 448 x 3/7, 0.593 of the mesh (residuals <= 2%). vLLM's size thresholds as
+ * on CUDA (custom_all_reduce.cuh, shared by the HIP build), but a 16 MiB
+ * buffer: custom_all_reduce.py doubles its max size on ROCm ("crossover is
+ * at 16MB buffer size for ROCm"; SGLang's copy keeps the same line).
+ * Check, out of sample: ROCm/aiter PR #801's MI300X TP2 table (vLLM cr
+ * column, 4 KB-16 MB, 7.07-355.9 us) is 6.5 us + bytes at 48 GB/s, 0.75 of
+ * one link; these rows give 0.975 of it, 14-22% fast above 1 MB. */
+#define QR_SRC "vLLM PR #19744 MI300X TP4 custom all-reduce table, per mesh link (check: ROCm/aiter PR #801 TP2)"
 static const struct perf_collective vllm_rocm_coll[] = {
-	{ "custom all-reduce (ROCm), one-shot", TRAFFIC_ONE_SHOT, true, 16 * MIB, 2, 7.5, false, 0.418, false, QR_SRC },
-	{ "custom all-reduce (ROCm), one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024, 4, 7.5, false, 0.418, false, QR_SRC },
-	{ "custom all-reduce (ROCm), one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024, 8, 7.5, false, 0.418, false, QR_SRC },
-	{ "custom all-reduce (ROCm), two-shot", TRAFFIC_TWO_SHOT, true, 16 * MIB, 8, 8.7, false, 0.254, false, QR_SRC },
-	/* RCCL ring: no rccl-tests table for MI300X here. Its fraction, 0.31 of
-	 * the link, is set so that it meets the custom two-shot at 16 MiB at
-	 * TP4 (with the profile's 8 us a hop), the crossover vLLM's ROCm buffer
-	 * size encodes: slower below it, faster above. uncertain: derived, not
-	 * measured. */
-	{ "RCCL ring all-reduce", TRAFFIC_RING, false, 0, 0, 0, true, 0.31, false,
+	{ "custom all-reduce (ROCm), one-shot", TRAFFIC_ONE_SHOT, true, 16 * MIB, 2, 7.5, false, 0.975, false, QR_SRC },
+	{ "custom all-reduce (ROCm), one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024, 4, 7.5, false, 0.975, false, QR_SRC },
+	{ "custom all-reduce (ROCm), one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024, 8, 7.5, false, 0.975, false, QR_SRC },
+	{ "custom all-reduce (ROCm), two-shot", TRAFFIC_TWO_SHOT, true, 16 * MIB, 8, 8.7, false, 0.593, false, QR_SRC },
+	/* RCCL ring: no rccl-tests table for MI300X here. Its fraction, 0.723
+	 * of the mesh (0.31 of 448 at TP4's 3/7), is set so that it meets the
+	 * custom two-shot at 16 MiB at TP4 (with the profile's 8 us a hop), the
+	 * crossover vLLM's ROCm buffer size encodes: slower below it, faster
+	 * above. uncertain: derived, not measured. */
+	{ "RCCL ring all-reduce", TRAFFIC_RING, false, 0, 0, 0, true, 0.723, false,
 	  "uncertain: set to cross the custom two-shot at 16 MiB at TP4 (custom_all_reduce.py's ROCm crossover)" },
 	/* Across nodes: RCCL over RoCE / InfiniBand at the NIC rate, as on
 	 * CUDA (nccl-tests #290 / #119, dgx-spark-playbooks PR #103);
