@@ -36,6 +36,17 @@ static void load_model(struct model *m, const char *id)
 		fail_msg("%s", e.msg);
 }
 
+/* The dense-matmul time of one step prefilling n tokens of one sequence. */
+static double prefill_dense_s(const struct perf *p, int64_t n)
+{
+	struct perf_step s;
+	struct perf_breakdown b;
+	perf_step_clear(&s);
+	perf_step_add(&s, p, n, 0, true);
+	perf_step_time(p, &s, &b);
+	return b.dense;
+}
+
 static const char *const backend_names[] = { "vllm-cuda",       "vllm-rocm",     "llama.cpp-cuda",
 					     "llama.cpp-metal", "llama.cpp-cpu", "roofline" };
 
@@ -192,12 +203,7 @@ static void cdna3_rows_meet_amd_maf(void **state)
 		perf_init(&p, &m, &hw, bf16, 1, 2);
 		assert_string_equal(p.backend->name, "vllm-rocm");
 		assert_double_rel(p.gemm_cmax, 0.95 * dev[i].mamf / 1307.4, 1e-9);
-		struct perf_step s;
-		struct perf_breakdown b;
-		perf_step_clear(&s);
-		perf_step_add(&s, &p, 8192, 0, true);
-		perf_step_time(&p, &s, &b);
-		dense[i] = b.dense;
+		dense[i] = prefill_dense_s(&p, 8192);
 		hw.arch.matmul_bf16_tflops = hw.arch.matmul_fp8_tflops = 0;
 		perf_init(&p, &m, &hw, bf16, 1, 2);
 		assert_double_rel(p.gemm_cmax, 0.95 * dev[i].maf / 1307.4, 0.03);
@@ -226,12 +232,7 @@ static void blackwell_fp4_beats_fp8_beats_bf16(void **state)
 		for (int i = 0; i < 3; i++) {
 			struct perf p;
 			perf_init(&p, &m, &hw, precision_find(prec[i]), 1, 2);
-			struct perf_step s;
-			struct perf_breakdown b;
-			perf_step_clear(&s);
-			perf_step_add(&s, &p, 8192, 0, true);
-			perf_step_time(&p, &s, &b);
-			t[i] = b.dense;
+			t[i] = prefill_dense_s(&p, 8192);
 		}
 		assert_true(t[0] > t[1] && t[1] > t[2]);
 		if (d == 0) {
@@ -319,6 +320,41 @@ static void rocm_allreduce_meets_the_mi300x_tables(void **state)
 	assert_double_rel(us, 18 + 1.5 * 4 * MIB / (450e9 * 0.69) * 1e6, 1e-9);
 }
 
+/* Out-of-sample end-to-end check (not fitted): one MI300X against one
+ * H200, both under vLLM v0.26.0 (alpharomercoma/MI300X-vs-H200 REPORT.md,
+ * summary table): single-stream Llama-3.1-70B FP8 is 1.12x faster on the
+ * H200; single-stream Llama-3.1-8B a tie (1.02x). Here, batch-1 decode
+ * steps at 1,000 tokens of context: the 8B within 5% of a tie; the 70B
+ * FP8 ratio within 20% of 1.12, and today it is 17% off the other way
+ * (the model has the MI300X 7% faster: its stream fraction and ROCm step
+ * overheads have no component measurement; docs/backends.md). */
+static void mi300x_vs_h200_single_stream_check(void **state)
+{
+	(void)state;
+	struct hw_profile mi, h200;
+	load_hw(&mi, "mi300x");
+	load_hw(&h200, "h200-sxm");
+	static const struct {
+		const char *model, *weights;
+		double h200_speedup, tol;
+	} cases[] = { { "llama-3.1-8b", "bf16", 1.0, 0.05 + 0.02 }, { "llama-3.1-70b", "fp8", 1.12, 0.20 } };
+	for (int i = 0; i < 2; i++) {
+		struct model m;
+		load_model(&m, cases[i].model);
+		double t[2];
+		const struct hw_profile *hw[2] = { &mi, &h200 };
+		for (int d = 0; d < 2; d++) {
+			struct perf p;
+			perf_init(&p, &m, hw[d], precision_find(cases[i].weights), 1, 2);
+			struct perf_step s;
+			perf_step_clear(&s);
+			perf_step_add(&s, &p, 1, 1000, true);
+			t[d] = perf_step_time(&p, &s, NULL);
+		}
+		assert_double_rel(t[0] / t[1], cases[i].h200_speedup, cases[i].tol);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +365,7 @@ int main(void)
 		cmocka_unit_test(blackwell_fp4_beats_fp8_beats_bf16),
 		cmocka_unit_test(b200_gemm_against_vllm_pr_20646),
 		cmocka_unit_test(rocm_allreduce_meets_the_mi300x_tables),
+		cmocka_unit_test(mi300x_vs_h200_single_stream_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
