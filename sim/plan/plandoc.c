@@ -171,9 +171,13 @@ void plandoc_tuning_text(FILE *f, json_t *doc, const char *items_key,
 				resultdoc_num(cf, "ci95"), resultdoc_num(t, "selection_rate"));
 		json_t *ru = json_object_get(t, "runners_up"), *r;
 		size_t k;
+		/* Runners-up are the loads their searches found: concurrency
+		 * --by concurrency. */
+		const char *by = resultdoc_str(json_object_get(doc, "search"), "by");
+		const char *unit = by && !strcmp(by, "concurrency") ? "concurrent requests" : "req/s";
 		json_array_foreach(ru, k, r) {
 			const char *rs = resultdoc_str(r, "set");
-			fprintf(f, "    runner-up: %.4g req/s with %s%s\n", resultdoc_num(r, "max_rate"),
+			fprintf(f, "    runner-up: %.4g %s with %s%s\n", resultdoc_num(r, "max_rate"), unit,
 				rs && rs[0] ? rs : "the scenario's own settings",
 				json_is_true(json_object_get(r, "indistinguishable")) ? " (within the noise of the winner's)" : "");
 		}
