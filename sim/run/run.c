@@ -453,7 +453,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 		.weights_at = res->sc.weights_at, .seed = res->sc.seed,
 		.model = &res->model, .hw = &res->hw, .weights = res->weights,
 		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
-		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done, .on_tokens = on_tokens }, .q = rn.q,
+		.reqs = &res->reqs, .q = rn.q,
+		.hooks = { .ctx = &rn, .on_token = on_token, .on_done = on_done, .on_tokens = on_tokens },
 		.on_step = on_step,
 	};
 	struct scenario *pool_sc = NULL;
