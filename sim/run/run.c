@@ -109,8 +109,11 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 			timeline_gap(res->timeline, t, itl);
 		if (res->n_stages > 1 && r->stage >= 0 && r->stage < res->n_stages)
 			loghist_add(&res->stages[r->stage].itl, itl);
-		if (res->n_replicas)
+		if (res->n_replicas) {
 			loghist_add(&res->replicas[r->replica].itl, itl);
+			if (res->replicas[r->replica].timeline)
+				timeline_gap(res->replicas[r->replica].timeline, t, itl);
+		}
 	} else {
 		r->first_token_ns = t;
 	}
@@ -316,7 +319,16 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 	}
 }
 
-static void sample(struct run *rn, int64_t now, int64_t step_ns)
+/* A cluster replica's gauges as a time-series row. */
+static struct ts_row replica_row(struct run *rn, int i, int64_t now, int64_t step_ns)
+{
+	struct engine_gauges g;
+	cluster_replica_gauges(rn->cl, i, &g);
+	return (struct ts_row){ (double)now / 1e9, g.running, g.waiting, g.kv_usage, g.step_tokens,
+				(double)step_ns / 1e9 };
+}
+
+static void sample(struct run *rn, int replica, int64_t now, int64_t step_ns)
 {
 	struct run_result *res = rn->res;
 	struct engine_gauges gg;
@@ -325,19 +337,26 @@ static void sample(struct run *rn, int64_t now, int64_t step_ns)
 		res->peak_waiting = gg.waiting;
 	if (res->timeline && gg.step_tokens > 0)
 		timeline_step(res->timeline, now, gg.step_tokens);
+	bool per_replica = res->timeline && res->n_replicas;
+	if (per_replica && gg.step_tokens > 0)   /* the replica that stepped: the last one */
+		timeline_step(res->replicas[replica].timeline, now, gg.step_tokens);
 	if (now < rn->next_sample_ns)
 		return;
 	rn->next_sample_ns = now - now % rn->sample_every_ns + rn->sample_every_ns;
 	xgrow(&res->ts, &res->cap_ts, res->n_ts + 1, sizeof *res->ts);
 	res->ts[res->n_ts++] = (struct ts_row){ (double)now / 1e9, gg.running, gg.waiting, gg.kv_usage,
 						 gg.step_tokens, (double)step_ns / 1e9 };
+	for (int i = 0; per_replica && i < res->n_replicas; i++) {
+		struct replica_result *rr = &res->replicas[i];
+		xgrow(&rr->ts, &rr->cap_ts, rr->n_ts + 1, sizeof *rr->ts);
+		rr->ts[rr->n_ts++] = replica_row(rn, i, now, step_ns);
+	}
 }
 
 /* A replica started a step (the cluster's hook): a time-series sample. */
 static void on_step(void *ctx, int replica, int64_t now, int64_t step_ns)
 {
-	(void)replica;
-	sample(ctx, now, step_ns);
+	sample(ctx, replica, now, step_ns);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -477,6 +496,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	if (cluster_size(rn.cl) > 1) {
 		res->n_replicas = cluster_size(rn.cl);
 		res->replicas = xcalloc((size_t)res->n_replicas, sizeof *res->replicas);
+		for (int i = 0; i < res->n_replicas && res->timeline; i++)
+			res->replicas[i].timeline = timeline_create();
 	}
 	/* P/D disaggregation reads a request's record after it is done (the
 	 * prefill side's KV release, EV_KV_SENT): such runs are full. */
@@ -625,6 +646,8 @@ void run_result_free(struct run_result *res)
 		samples_free(&res->replicas[i].ttft);
 		samples_free(&res->replicas[i].e2el);
 		loghist_free(&res->replicas[i].itl);
+		timeline_destroy(res->replicas[i].timeline);
+		free(res->replicas[i].ts);
 	}
 	free(res->replicas);
 	timeline_destroy(res->timeline);
