@@ -33,11 +33,11 @@ static void requests_csv(FILE *f, const struct run_result *res)
 			r->cached_tokens, ttft, tpot, e2el, (double)(r->first_scheduled_ns - r->enqueue_ns) / 1e9,
 			(double)r->max_itl_ns / 1e9, r->preemptions);
 		struct ollama_fields o;
-		report_ollama_fields(r, &o);
+		ollama_fields_of(r, &o);
 		fprintf(f, ",%lld,%lld,%lld,%lld,%lld,%lld,%.3f,%.3f\n", (long long)o.total_ns,
 			(long long)o.load_ns, (long long)o.prompt_eval_count, (long long)o.prompt_eval_ns,
 			(long long)o.eval_count, (long long)o.eval_ns,
-			report_c10_rate(o.prompt_eval_count, o.prompt_eval_ns), report_c10_rate(o.eval_count, o.eval_ns));
+			ollama_c10_rate(o.prompt_eval_count, o.prompt_eval_ns), ollama_c10_rate(o.eval_count, o.eval_ns));
 	}
 }
 

@@ -295,9 +295,11 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 {
 	struct run *rn = ctx;
 	struct request *r = &rn->res->reqs.v[idx];
-	cluster_done(rn->cl, idx);
+	bool held = cluster_done(rn->cl, idx);
 	record_done(rn, r);
 	record_replica(rn->res, r);
+	if (r->state == REQ_FINISHED)
+		ollama_means_add(&rn->res->ollama, r);
 	rn->in_flight--;
 	if (rn->cq_head < rn->cq_len) {
 		size_t next = rn->client_queue[rn->cq_head++];
@@ -312,8 +314,18 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 		r = &rn->res->reqs.v[idx];   /* the table may have moved */
 		activesec_done(&rn->active, second_of(rn->res, r->send_ns), second_of(rn->res, r->finish_ns),
 			       r->state == REQ_FINISHED, second_of(rn->res, evq_now(rn->q)));
-		reqtab_recycle(&rn->res->reqs, idx);
+		if (!held)
+			reqtab_recycle(&rn->res->reqs, idx);
 	}
+}
+
+/* The cluster no longer reads request idx (a P/D prefill replica released
+ * its KV after the request was done): a lean run reuses its record. */
+static void on_free(void *ctx, size_t idx)
+{
+	struct run *rn = ctx;
+	if (rn->lean)
+		reqtab_recycle(&rn->res->reqs, idx);
 }
 
 static void sample(struct run *rn, int64_t now, int64_t step_ns)
@@ -423,8 +435,7 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.llama.cpu_hardware, e))
 		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.llama.cpu_hardware_at);
 
-	/* Ollama's report means read every request: only vLLM runs lean. */
-	struct run rn = { .res = res, .lean = lean && sc->engine.cls->family == ENGINE_FAMILY_VLLM };
+	struct run rn = { .res = res, .lean = lean };
 	rn.wl = workload_open(&res->sc, &res->reqs, e);
 	if (!rn.wl)
 		return -1;
@@ -437,7 +448,7 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
 		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
 		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done, .on_tokens = on_tokens }, .q = rn.q,
-		.on_step = on_step,
+		.on_step = on_step, .on_free = on_free,
 	};
 	rn.cl = cluster_create(&setup, e);
 	if (!rn.cl) {
@@ -449,14 +460,14 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 		res->n_replicas = cluster_size(rn.cl);
 		res->replicas = xcalloc((size_t)res->n_replicas, sizeof *res->replicas);
 	}
-	/* P/D disaggregation reads a request's record after it is done (the
-	 * prefill side's KV release, EV_KV_SENT): such runs are full. */
-	for (int i = 0; i < cluster_size(rn.cl) && rn.lean; i++)
-		rn.lean = strcmp(cluster_replica_role(rn.cl, i), "prefill") != 0;
 	if (rn.lean && !o->exact_percentiles) {
 		bound_group(&res->all);
 		for (int i = 0; i < res->n_stages; i++)
 			bound_group(&res->stages[i]);
+		for (int i = 0; i < res->n_replicas; i++) {
+			samples_bound(&res->replicas[i].ttft, RUN_EXACT_SAMPLES);
+			samples_bound(&res->replicas[i].e2el, RUN_EXACT_SAMPLES);
+		}
 	}
 	/* vLLM's random dataset has a known largest request: when even that
 	 * cannot fit max_model_len the scenario is wrong, not the requests. */

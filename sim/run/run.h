@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "hwprofile.h"
 #include "model.h"
+#include "ollamafields.h"
 #include "request.h"
 #include "scenario.h"
 #include "stats.h"
@@ -78,6 +79,7 @@ struct run_result {
 	int64_t n_requests;            /* made over the run (lean or not) */
 	struct engine_stats engine;
 	struct group_metrics all;
+	struct ollama_means ollama;    /* sums over the completed requests, as they finished */
 	struct group_metrics *stages;
 	int n_stages;
 	int64_t *stage_starts_ns;      /* n_stages + 1 */
