@@ -38,6 +38,9 @@ struct run {
 	 * (activesec.h: memory by the longest request, not the run's span). */
 	bool lean;
 	struct activesec active;
+	bool timeseries;               /* res->ts is kept */
+	void (*on_record)(void *ctx, const struct request *r);
+	void *record_ctx;
 };
 
 /* Request time t_ns as a whole second from the first send. */
@@ -300,6 +303,8 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 	record_replica(rn->res, r);
 	if (r->state == REQ_FINISHED)
 		ollama_means_add(&rn->res->ollama, r);
+	if (rn->on_record)
+		rn->on_record(rn->record_ctx, r);
 	rn->in_flight--;
 	if (rn->cq_head < rn->cq_len) {
 		size_t next = rn->client_queue[rn->cq_head++];
@@ -337,7 +342,7 @@ static void sample(struct run *rn, int64_t now, int64_t step_ns)
 		res->peak_waiting = gg.waiting;
 	if (res->timeline && gg.step_tokens > 0)
 		timeline_step(res->timeline, now, gg.step_tokens);
-	if (now < rn->next_sample_ns)
+	if (now < rn->next_sample_ns || !rn->timeseries)
 		return;
 	rn->next_sample_ns = now - now % rn->sample_every_ns + rn->sample_every_ns;
 	xgrow(&res->ts, &res->cap_ts, res->n_ts + 1, sizeof *res->ts);
@@ -435,7 +440,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.llama.cpu_hardware, e))
 		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.llama.cpu_hardware_at);
 
-	struct run rn = { .res = res, .lean = lean };
+	struct run rn = { .res = res, .lean = lean, .timeseries = !lean || o->timeseries,
+			  .on_record = o->on_record, .record_ctx = o->record_ctx };
 	rn.wl = workload_open(&res->sc, &res->reqs, e);
 	if (!rn.wl)
 		return -1;

@@ -23,6 +23,7 @@
 
 struct timeline;
 struct progress;
+struct reqcsv;
 
 /* Metrics of a set of requests (the whole run, or one stage). Seconds. */
 struct group_metrics {
@@ -108,6 +109,9 @@ struct run_result {
 	struct replica_result *replicas;
 	int n_replicas;
 	struct cluster_kv_stats kv;    /* disaggregated: the KV transfers */
+	/* Not the run's: requests.csv's rows a caller streamed while the run
+	 * went (report.h: reqcsv), for the report to copy; NULL: none. */
+	struct reqcsv *rows;
 };
 
 /* Loads the model and hardware the scenario names, simulates, and fills
@@ -136,6 +140,14 @@ struct run_opts {
 	 * relative, means and counts exact), and memory stops growing. */
 	bool exact_percentiles;
 	bool timeline;                 /* as run_simulate_timeline */
+	/* Lean runs only: keep res->ts too (a sample per timeseries interval
+	 * of simulated time, for timeseries.csv); a full run always does. */
+	bool timeseries;
+	/* Optional: called with each request as it is done (finished or
+	 * failed), before a lean run reuses its record; r->id is its place
+	 * in the order requests were made. */
+	void (*on_record)(void *ctx, const struct request *r);
+	void *record_ctx;
 	struct progress *progress;     /* shown while it runs (progress.h); NULL: none */
 };
 
