@@ -122,7 +122,7 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 }
 
 /* One step's tokens, all at t: on_token for each, in order, with the ITL
- * histogram's running sums and a run of equal buckets kept in registers
+ * histogram's running sums and a run of equal gaps kept in registers
  * (the same additions in the same order: the same bits). A run with a
  * timeline, stages or replicas takes the token by token path. */
 static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
@@ -139,7 +139,11 @@ static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 		loghist_alloc(h);
 	double sum = h->sum, sumsq = h->sumsq, mn = h->min, mx = h->max;
 	int64_t hn = h->n, tokens = 0;
-	size_t run_bucket = SIZE_MAX;
+	/* A run of equal gaps (most of a decode batch last emitted at the same
+	 * step): its value, square and bucket are worked out once. */
+	int64_t run_gap = -1;
+	double itl = 0, itl_sq = 0;
+	size_t run_bucket = 0;
 	uint32_t run_len = 0;
 	for (size_t k = 0; k < n; k++) {
 		struct request *r = &res->reqs.v[idx[k]];
@@ -152,24 +156,25 @@ static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 		}
 		int64_t gap = t - r->last_token_ns;
 		r->last_token_ns = t;
-		double itl = (double)gap * 1e-9;
 		if (gap > r->max_itl_ns)
 			r->max_itl_ns = gap;
-		size_t b = loghist_bucket(itl);
-		if (b != run_bucket) {
+		if (gap != run_gap) {
 			if (run_len)
 				h->counts[run_bucket] += run_len;
-			run_bucket = b;
+			run_gap = gap;
 			run_len = 0;
+			itl = (double)gap * 1e-9;
+			itl_sq = itl * itl;
+			run_bucket = loghist_bucket(itl);
+			if (hn == 0 || itl < mn)
+				mn = itl;
+			if (hn == 0 || itl > mx)
+				mx = itl;
 		}
 		run_len++;
-		if (hn == 0 || itl < mn)
-			mn = itl;
-		if (hn == 0 || itl > mx)
-			mx = itl;
 		hn++;
 		sum += itl;
-		sumsq += itl * itl;
+		sumsq += itl_sq;
 	}
 	if (run_len)
 		h->counts[run_bucket] += run_len;
