@@ -425,6 +425,8 @@ static void bad_disaggregation_keys(void **state)
 	(void)state;
 	expect_error("cluster.prefill_replicas=2",
 		     (const char *const[]){ "--set cluster.prefill_replicas", "decode_replicas", NULL });
+	expect_error("cluster.kv_abort_request_timeout_s=0",
+		     (const char *const[]){ "[cluster] kv_abort_request_timeout_s", "seconds > 0", NULL });
 	expect_error("cluster.kv_transfer=carrier_pigeon",
 		     (const char *const[]){ "[cluster] kv_transfer", "nvlink, nvswitch, infiniband, roce, pcie, tcp",
 					    NULL });

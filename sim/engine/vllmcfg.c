@@ -34,6 +34,9 @@ const struct inidoc_key vllmcfg_keys[] = {
 	  "a token count in [1, 16]", NULL },
 	{ "engine", "speculative_acceptance", INI_STRING, F(speculative_acceptance), 0, 0, 0,
 	  "a probability, or one per position", NULL },
+	/* Checked against the target's tensor parallelism by specdec_init. */
+	{ "engine", "draft_tensor_parallel_size", INI_INT, F(draft_tensor_parallel_size), 0, 1, 1024,
+	  "a GPU count >= 1", NULL },
 	{ NULL, NULL, INI_INT, 0, 0, 0, 0, NULL, NULL },
 };
 

@@ -235,8 +235,8 @@ static int check_speculative(struct scenario *sc, struct inidoc *doc, struct err
 	char at[INI_VALUE_MAX + 32];
 	bool any = false;
 	static const char *const spec_keys[] = { "speculative_model", "num_speculative_tokens",
-						 "speculative_acceptance" };
-	for (size_t i = 0; i < 3; i++)
+						 "speculative_acceptance", "draft_tensor_parallel_size" };
+	for (size_t i = 0; i < sizeof spec_keys / sizeof *spec_keys; i++)
 		any |= inidoc_find(doc, "engine", spec_keys[i]) != NULL;
 	key_at(doc, "engine", "speculative_method", at, sizeof at);
 	if (!sc->engine.vllm.speculative_method[0]) {
