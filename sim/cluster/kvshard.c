@@ -9,13 +9,16 @@ int kvshard_check(const struct model *m, int pre_tp, int dec_tp, char *why, size
 {
 	int big = pre_tp > dec_tp ? pre_tp : dec_tp, small = pre_tp > dec_tp ? dec_tp : pre_tp;
 	if (big % small) {
-		snprintf(why, cap, "the larger tensor parallelism (%d) must be a multiple of the smaller (%d)", big,
-			 small);
+		snprintf(
+			why, cap,
+			"the larger tensor parallelism (%d) must be a multiple of the smaller (%d)",
+			big, small);
 		return -1;
 	}
 	if (!m->mla && pre_tp > dec_tp && pre_tp > m->n_kv_heads) {
 		snprintf(why, cap,
-			 "a prefill pool with more ranks (%d) than KV heads (%lld) replicates them and cannot feed a decode pool with fewer ranks (%d)",
+			 "a prefill pool with more ranks (%d) than KV heads (%lld) replicates them "
+			 "and cannot feed a decode pool with fewer ranks (%d)",
 			 pre_tp, (long long)m->n_kv_heads, dec_tp);
 		return -1;
 	}
