@@ -70,6 +70,9 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->hidden_bytes_per_token = (double)m->hidden * 2;
 	p->head_dim = (double)m->head_dim;
 	p->q_per_kv = m->n_kv_heads > 0 ? (double)m->n_heads / (double)m->n_kv_heads : 1;
+	p->kv_heads_rank = m->mla || tp <= 1 ? (double)m->n_kv_heads : floor((double)m->n_kv_heads / t);
+	if (p->kv_heads_rank < 1)
+		p->kv_heads_rank = 1;
 	p->weights_quantized = gb.dense < 2;
 	p->low_dtype = w->matmul;
 	/* The widest matmul of a layer sets the column tiles of its waves:
@@ -149,6 +152,8 @@ void perf_use_engine(struct perf *p, const char *engine)
 	bool dec_scalar = GIVEN(attention_half_seqs) || GIVEN(attention_bandwidth) || p->k_decode->fallback;
 	p->decode_half = dec_scalar ? e->attention_half_seqs : p->k_decode->half;
 	p->decode_fixed_s = dec_scalar ? 0 : p->k_decode->fixed_us * 1e-6;
+	p->decode_unit_s = dec_scalar ? 0 : p->k_decode->unit_us * 1e-6;
+	p->decode_sms = hw->arch.present ? hw->arch.sm_count : 0;
 	p->sm_count = k->waves && hw->arch.present ? hw->arch.sm_count : 0;
 	p->gemm_fixed_s = b->gemm_kernels * b->kernel_us * 1e-6;
 	p->attn_fixed_s = b->attn_kernels * b->kernel_us * 1e-6;
@@ -184,6 +189,7 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->decode_bw = p->bw * e->attention_bandwidth;
 	q->decode_half = e->attention_half_seqs;
 	q->decode_fixed_s = 0;
+	q->decode_unit_s = 0;
 	q->sm_count = 0;
 	q->gemm_fixed_s = q->attn_fixed_s = q->lm_fixed_s = 0;
 }
@@ -402,9 +408,14 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 		double h = q->decode_half;
 		double S = fmax((double)s->dec_seqs / m, h);
 		double bw = q->decode_bw * (S > 0 ? S / (S + h) : 1);
-		/* With prefill in the step the attention kernels are launched
-		 * once for both; otherwise decode pays them. */
-		double fixed = L * q->decode_fixed_s + (pairs > 0 ? 0 : L * q->attn_fixed_s);
+		/* Each (sequence, KV head) work unit has a latency floor
+		 * (loading its query, its first pages, writing its output)
+		 * that the SMs work through in parallel. With prefill in the
+		 * step the attention kernels are launched once for both;
+		 * otherwise decode pays them. */
+		double units = (double)s->dec_seqs / m * p->kv_heads_rank;
+		double unit = q->decode_sms > 0 ? q->decode_unit_s * units / q->decode_sms : 0;
+		double fixed = L * (q->decode_fixed_s + unit) + (pairs > 0 ? 0 : L * q->attn_fixed_s);
 		roofline(&ops[PERF_ATTN_DECODE], names[PERF_ATTN_DECODE],
 			 dec_kv * p->attn_flops_per_pair, p->peak_attn, p->eff.attention_compute,
 			 dec_kv * p->kv_bytes_per_token_layer, bw, fixed);

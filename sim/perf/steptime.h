@@ -107,6 +107,9 @@ struct perf {
 	double prefill_clock;          /* prefill attention: curve × this; 0: eff.attention_compute */
 	double decode_bw, decode_half; /* decode attention: bytes/s at many sequences, half point */
 	double decode_fixed_s;         /* decode attention: fixed time of a layer's call (no half curve) */
+	double decode_unit_s;          /* … plus this per (sequence, KV head) unit over decode_sms */
+	double decode_sms;             /* SMs the decode units spread over (0: no unit cost) */
+	double kv_heads_rank;          /* KV heads a rank holds (at least 1) */
 	double sm_count;               /* for tile waves; 0: no wave quantization */
 	double tiles_n_dense, tiles_n_expert;   /* 128-wide column tiles of the widest matmul */
 	double gemm_fixed_s, attn_fixed_s;      /* launch floor of one layer's kernels */
