@@ -36,6 +36,10 @@ static const struct perf_curve fa2_ampere = {
 	6, { 512, 1024, 2048, 4096, 8192, 16384 }, { 0.585, 0.662, 0.685, 0.696, 0.70, 0.70 }
 };
 
+/* Triton fused_moe's grouped GEMM: fraction of the clock-adjusted peak
+ * by tokens per expert (vLLM PR #24700's H100 table; the row below). */
+static const struct perf_curve fused_moe_tpe = { 3, { 128, 256, 384 }, { 0.295, 0.466, 0.516 } };
+
 /* ---- vLLM on CUDA ---- */
 static const struct perf_kernel vllm_cuda[] = {
 	/* cuBLAS/CUTLASS BF16 GEMM on Hopper: persistent (stream-K / tile
@@ -88,18 +92,42 @@ static const struct perf_kernel vllm_cuda[] = {
 	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = HW_TC_ADA, .kernel = "cuBLAS BF16 GEMM (sm89, 128x128 tiles)",
 	  .waves = true, .compute_frac = 0.80, .tile_m = 64, .bw_frac = 0.97,
 	  .source = "0.80 as Ampere (uncertain); M padded to 64/128-row tiles in waves (CUTLASS 2.x shapes); FP32-accumulate peak (PyTorch default), Ada whitepaper" },
-	/* Triton fused_moe. Bandwidth: Mixtral shape (E=8, N=14336, K=4096,
-	 * top-2) at batch 1 on H20 takes 0.076 ms for 2 x 117 MB of w13
-	 * weights: 3.09 TB/s, 0.77 of the 4.0 TB/s peak, 0.86 of a 0.90
-	 * stream (vLLM PR #44152 table). Compute at batch 2048: 3.6 ms for
-	 * 481 GFLOP, 134 of 148 TFLOP/s (0.90) on the compute-starved H20;
-	 * on H100, 0.58 of the clock-adjusted peak: the former fit to the
-	 * Scout runs (0.84 of a dense GEMM's 0.79 at 128 tokens an expert,
-	 * 0.84 of the way up its curve) re-expressed on this curve; uncertain.
-	 * Tokens per expert pad to BLOCK_SIZE_M (steptime.c moe_block_m). */
-	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (grouped GEMM)",
+	/* Triton fused_moe (vLLM's default MoE path on CUDA), fitted to
+	 * vLLM PR #24700's H100 table (benchmark_moe.py, tuned config,
+	 * Mixtral-8x7B BF16 at TP2: E=8, N=7168, K=4096, top-2; the whole
+	 * fused_moe call: routing, align, both grouped GEMMs, activation).
+	 * Streaming: 144 us at batch 1 (2 experts, 352 MB) to 471-494 us at
+	 * 16-128 tokens (all 8, 1.41 GB), least squares over the eleven
+	 * points of batch 1-128 (experts touched at uniform routing, as its
+	 * random gating): 18.5 us a call + bytes at the 3.0 TB/s stream
+	 * (a free slope gives 3.11 TB/s, 1.04 of it, inside the H100's
+	 * measured 3.07-3.12 copy rates), residuals <= 12 us. Compute, by
+	 * tokens per expert (2T/8): 662 / 834 / 1123 us at T = 512 / 1024 /
+	 * 1536 less the 18.5 us are 280 / 443 / 490 TFLOP/s = 0.295 / 0.466
+	 * / 0.516 of the clock-adjusted 949 (the roofline's max with the
+	 * 1.41 GB read reproduces each point). Check, not fitted: PR
+	 * #44152's H20 w13-only kernel (Mixtral shape, batch 1: 0.076 ms
+	 * for 235 MB) is 65 us of bytes at this rate plus an 11 us floor,
+	 * under this row's 18.5 us for the whole call. Tokens per expert pad
+	 * to BLOCK_SIZE_M (steptime.c moe_block_m). */
+	{ .op = KOP_MOE, .dtype = KDT_16, .gen = KGEN_ANY, .kernel = "Triton fused_moe (grouped GEMM, BF16)",
+	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 18.5, .bw_frac = 1.0,
+	  .source = "vLLM PR #24700 H100 benchmark_moe table (Mixtral BF16 TP2): 18.5 us a call + bytes at 1.0 of stream; "
+		    "0.295-0.516 of peak at 128-384 tokens an expert" },
+	/* FP8 / INT8 / FP4 experts (w8a8 with dynamic per-token activation
+	 * quantization: an extra kernel and scaled MMAs): no fused-MoE table
+	 * at these dtypes here. Bandwidth: PR #44152's H20 w13 kernel at
+	 * batch 1 (Mixtral shape, BF16: 0.076 ms for 235 MB, 3.09 TB/s = 0.86
+	 * of a 0.90 stream); compute 0.58 of the clock-adjusted peak, times
+	 * the GEMM rows' low-precision ratio: estimate, the former fit to the
+	 * Scout runs (0.84 of a dense GEMM's 0.79 at 128 tokens an expert).
+	 * The BF16 row above on Scout's FP8 experts was tried: in-sample ITL
+	 * 5.35 -> 7.08%, cv 6.2 -> 8.1% (Scout decode faster, its prefill
+	 * slower), so the FP8 path is not the BF16 kernel's and keeps the
+	 * estimate until an FP8 benchmark_moe table is found. */
+	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (grouped GEMM, w8a8)",
 	  .compute_frac = 0.58, .half = 0, .bw_frac = 0.86,
-	  .source = "vLLM PR #44152 H20 fused_moe table: 0.86 of stream at batch 1; compute 0.58 (former Scout fit, uncertain)" },
+	  .source = "vLLM PR #44152 H20 fused_moe table: 0.86 of stream at batch 1; estimate: compute 0.58 (former Scout fit)" },
 	/* FlashAttention-3 prefill on Hopper (vLLM's FLASH_ATTN backend). */
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_HOPPER, .head_dim_max = 128, .kernel = "FlashAttention-3 (varlen, paged)",
 	  .curve = &fa3_hd128, .compute_frac = 1,

@@ -17,7 +17,8 @@
  *     tile-wave quantization over the device's SMs for kernels that are
  *     not persistent;
  *   - grouped MoE GEMMs: the same, per expert, with tokens per expert
- *     padded to the kernel's BLOCK_SIZE_M;
+ *     padded to the kernel's BLOCK_SIZE_M, times the row's curve by
+ *     tokens per expert (where it has one), plus fixed_us a MoE layer;
  *   - prefill attention: a table of the fraction of peak by keys per query
  *     (FlashAttention-2/3 benchmark curves), per head-dim class;
  *   - decode attention: fixed_us a layer, plus unit_us for each (sequence,
@@ -78,11 +79,12 @@ struct perf_kernel {
 	double half;                 /* matmul without tile_m: M tokens at half of compute_frac */
 	double tile_m;               /* matmul: rows of the smallest tile the kernel issues; M pads
 				      * to whole tiles (Hopper WGMMA: 64); 0: the half curve */
-	double fixed_us;             /* decode attention: fixed time of one call (a layer), on top
-				      * of its bytes at bw_frac of stream */
+	double fixed_us;             /* decode attention, MoE: fixed time of one call (a layer), on
+				      * top of its bytes at bw_frac of stream */
 	double unit_us;              /* decode attention: time of one (sequence, KV head) work unit's
 				      * latency floor, per SM: the call adds unit_us · units / SMs */
-	const struct perf_curve *curve;  /* prefill attention: fraction of peak by keys per query */
+	const struct perf_curve *curve;  /* prefill attention: fraction of peak by keys per query;
+					  * MoE: by tokens per expert (times compute_frac) */
 	double bw_frac;              /* of hw_stream_bandwidth */
 	bool fallback;               /* the "roofline, no kernel data" row: class scalars */
 	const char *source;

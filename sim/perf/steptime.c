@@ -114,7 +114,7 @@ void perf_use_engine(struct perf *p, const char *engine)
 	 * quants), vLLM by the matmul dtype (the low row for FP8/INT8/FP4). */
 	p->k_gemm = perf_kernel_find(b, KOP_GEMM, llama && p->weights_quantized ? KDT_LOW : KDT_16, gen, 0, 0);
 	p->k_gemm_low = perf_kernel_find(b, KOP_GEMM, KDT_LOW, gen, 0, 0);
-	p->k_moe = perf_kernel_find(b, KOP_MOE, KDT_ANY, gen, 0, 0);
+	p->k_moe = perf_kernel_find(b, KOP_MOE, p->expert_low ? KDT_LOW : KDT_16, gen, 0, 0);
 	p->k_prefill = perf_kernel_find(b, KOP_ATTN_PREFILL, KDT_ANY, gen, (int)hd, (int)p->q_per_kv);
 	p->k_decode = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, gen, (int)hd, (int)p->q_per_kv);
 	const struct perf_kernel *k = p->k_gemm, *kl = p->k_gemm_low, *km = p->k_moe;
@@ -144,6 +144,9 @@ void perf_use_engine(struct perf *p, const char *engine)
 	p->moe_cmax = GIVEN(moe_efficiency) || km->fallback ? e->moe_efficiency * p->gemm_cmax
 							     : km->compute_frac * clock * peak_gain(hw, km);
 	p->moe_bw = GIVEN(moe_efficiency) || km->fallback ? e->moe_efficiency * p->gemm_bw : stream * km->bw_frac;
+	bool moe_scalar = GIVEN(moe_efficiency) || km->fallback;
+	p->moe_curve = moe_scalar ? NULL : km->curve;
+	p->moe_fixed_s = moe_scalar ? 0 : km->fixed_us * 1e-6;
 	p->prefill_clock = GIVEN(attention_compute) || p->k_prefill->fallback || !p->k_prefill->curve ? 0 : clock;
 	p->decode_bw = GIVEN(attention_bandwidth) || p->k_decode->fallback ? p->bw * e->attention_bandwidth
 									   : stream * p->k_decode->bw_frac;
@@ -185,6 +188,8 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->gemm_lp = e->low_precision_compute;
 	q->moe_cmax = e->moe_efficiency * e->compute_max;
 	q->moe_bw = e->moe_efficiency * q->gemm_bw;
+	q->moe_curve = NULL;
+	q->moe_fixed_s = 0;
 	q->prefill_clock = 0;
 	q->decode_bw = p->bw * e->attention_bandwidth;
 	q->decode_half = e->attention_half_seqs;
@@ -375,11 +380,13 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 		 * grouped GEMM's curve in tokens per expert (the scalar model:
 		 * the dense matmul's curve at tpe). */
 		double curve = kernels ? tpe / (ceil(tpe / bm) * bm) : tpe / (tpe + q->gemm_half);
+		if (q->moe_curve)
+			curve *= perf_curve_at(q->moe_curve, tpe);   /* the grouped GEMM's rate by tokens an expert */
 		assert(q->moe_cmax > 0);
 		roofline(&ops[PERF_EXPERTS], names[PERF_EXPERTS],
 			 p->n_moe_layers * p->expert_flops_per_token * routed,
 			 p->peak_expert * low_factor(p->expert_low, lp), q->moe_cmax * curve,
-			 p->n_moe_layers * touched * p->expert_bytes, q->moe_bw, 0);
+			 p->n_moe_layers * touched * p->expert_bytes, q->moe_bw, p->n_moe_layers * q->moe_fixed_s);
 		cite(&ops[PERF_EXPERTS], q->k_moe, p, q->moe_bw);
 	}
 	double pairs = (p->full_layers * s->pre_pairs_full + p->sliding_layers * s->pre_pairs_win) / m;
