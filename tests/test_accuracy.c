@@ -236,15 +236,17 @@ static void h100_runs_meet_the_goals(void **state)
 	double n = (double)c.n_exps;
 	print_message("MAPE ttft %.3f%%  itl %.3f%%  e2e %.3f%%\n", 100 * sum_ttft / n, 100 * sum_itl / n,
 		      100 * sum_e2e / n);
-	/* In sample the issue asks 13 / 5 / 5 %. Measured: 9.49 / 5.32 /
-	 * 5.33 % with the decode-attention and GEMM rows set from kernel
-	 * benchmarks (5.00 / 5.00 when both were fitted to these runs), so
-	 * ITL and E2E miss their 5 % (docs/accuracy.md says so). These
+	/* In sample the issue asks 13 / 5 / 5 %. Measured: 10.16 / 9.78 /
+	 * 9.75 % since the per-step overhead is built from component
+	 * measurements (overhead.c: the sampler's sort, the async hand-off)
+	 * instead of the 1,264 us remainder fitted to these very runs (which
+	 * gave 9.75 / 5.32 / 5.33): ITL and E2E miss their 5 % by what the
+	 * components do not explain (docs/engine-vllm.md says so). These
 	 * bounds guard against regression from there, with 0.02 points for
 	 * floating-point and platform noise; they are not the goal. */
 	assert_true(sum_ttft / n <= 0.13);
-	assert_true(sum_itl / n <= 0.0534);
-	assert_true(sum_e2e / n <= 0.0535);
+	assert_true(sum_itl / n <= 0.0980);
+	assert_true(sum_e2e / n <= 0.0977);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }
