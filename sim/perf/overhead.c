@@ -48,7 +48,9 @@ static const struct overhead_profile profiles[] = {
 	   * with full graphs (208, one a step) (vllm-project/vllm#51167's
 	   * table): 0.27 ms a step for 58 more launches.
 	   * A full replay: estimate 10 us of host time (cudaGraphLaunch of a
-	   * large graph; no vLLM measurement of it alone found). */
+	   * large graph; no vLLM measurement of it alone found). Bounded
+	   * above by ahrefs/ocannl#488's ~15 us fixed for a replay and its
+	   * stream sync (8-117 no-op kernels, RTX 5070 Ti laptop, WSL2). */
 	  .graph_launch_us = 10, .piece_launch_us = 4.7,
 	  /* An eager (torch.compile'd, not graphed) kernel launch: 6.8-9.1 us
 	   * of host time per Inductor kernel (CachingAutotuner.run, 0 to 19
