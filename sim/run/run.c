@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "activesec.h"
 #include "cluster.h"
 #include "evq.h"
 #include "num.h"
@@ -33,13 +34,17 @@ struct run {
 	int64_t next_sample_ns, sample_every_ns;
 	uint64_t arrival_seq;          /* the lazy open loop's next reserved seq */
 	/* A lean run (run_simulate_lean): finished requests are recycled, and
-	 * vLLM's max_concurrent_requests is counted as they finish, a
-	 * difference array over the run's whole seconds (+1 at a request's
-	 * first, -1 past its last). */
+	 * vLLM's max_concurrent_requests is counted as they come and go
+	 * (activesec.h: memory by the longest request, not the run's span). */
 	bool lean;
-	int64_t *active_diff;
-	size_t cap_active_diff;
+	struct activesec active;
 };
+
+/* Request time t_ns as a whole second from the first send. */
+static int64_t second_of(const struct run_result *res, int64_t t_ns)
+{
+	return (t_ns - res->token_origin_ns) / NS_PER_S;
+}
 
 /* The stage group a request also counts in; none when the run has one
  * stage (its metrics are the whole run's: run_stage_metrics). */
@@ -180,6 +185,8 @@ static void send(struct run *rn, size_t idx, int64_t now)
 	rn->in_flight++;
 	if (rn->in_flight > rn->res->max_concurrent)
 		rn->res->max_concurrent = rn->in_flight;
+	if (rn->lean)
+		activesec_send(&rn->active, second_of(rn->res, now));
 	cluster_send(rn->cl, idx, now);
 }
 
@@ -303,29 +310,10 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 	}
 	if (rn->lean) {
 		r = &rn->res->reqs.v[idx];   /* the table may have moved */
-		if (r->state == REQ_FINISHED) {
-			int64_t first = (r->send_ns - rn->res->token_origin_ns) / 1000000000;
-			int64_t past = (r->finish_ns - rn->res->token_origin_ns) / 1000000000 + 1;
-			size_t had = rn->cap_active_diff;
-			xgrow(&rn->active_diff, &rn->cap_active_diff, (size_t)past + 1, sizeof *rn->active_diff);
-			memset(rn->active_diff + had, 0, (rn->cap_active_diff - had) * sizeof *rn->active_diff);
-			rn->active_diff[first]++;
-			rn->active_diff[past]--;
-		}
+		activesec_done(&rn->active, second_of(rn->res, r->send_ns), second_of(rn->res, r->finish_ns),
+			       r->state == REQ_FINISHED, second_of(rn->res, evq_now(rn->q)));
 		reqtab_recycle(&rn->res->reqs, idx);
 	}
-}
-
-/* concurrent_per_second of a lean run: the peak of the running sum. */
-static int64_t active_peak(const struct run *rn)
-{
-	int64_t best = 0, now = 0;
-	for (size_t s = 0; s < rn->cap_active_diff; s++) {
-		now += rn->active_diff[s];
-		if (now > best)
-			best = now;
-	}
-	return best;
 }
 
 static void sample(struct run *rn, int64_t now, int64_t step_ns)
@@ -410,6 +398,21 @@ static void bound_group(struct group_metrics *g)
 		samples_bound(s[i], RUN_EXACT_SAMPLES);
 }
 
+/* A disaggregated cluster's pools as the cluster reads them (it sees no
+ * scenario): sc with each pool's [prefill] or [decode] keys applied, into
+ * ps[N_POOLS], which outlives cluster_create. */
+static int cluster_pools(const struct scenario *sc, struct scenario *ps, struct cluster_setup *s,
+			 struct err *e)
+{
+	for (int p = 0; p < N_POOLS; p++) {
+		if (scenario_pool(sc, p, &ps[p], e))
+			return -1;
+		s->pools[p].engine = &ps[p].engine;
+		s->pools[p].hardware = strcmp(ps[p].hardware, sc->hardware) ? ps[p].hardware : NULL;
+	}
+	return 0;
+}
+
 static int simulate(const struct scenario *sc, struct run_result *res, const struct run_opts *o,
 		    struct err *e)
 {
@@ -446,12 +449,25 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 
 	rn.q = evq_create();
 	struct cluster_setup setup = {
-		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
+		.cfg = &res->sc.cluster, .engine = &res->sc.engine, .path = res->sc.path,
+		.weights_at = res->sc.weights_at, .seed = res->sc.seed,
+		.model = &res->model, .hw = &res->hw, .weights = res->weights,
 		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
 		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done, .on_tokens = on_tokens }, .q = rn.q,
 		.on_step = on_step,
 	};
+	struct scenario *pool_sc = NULL;
+	if (clustercfg_disaggregated(&res->sc.cluster)) {
+		pool_sc = xcalloc(N_POOLS, sizeof *pool_sc);
+		if (cluster_pools(&res->sc, pool_sc, &setup, e)) {
+			free(pool_sc);
+			evq_destroy(rn.q);
+			workload_destroy(rn.wl);
+			return -1;
+		}
+	}
 	rn.cl = cluster_create(&setup, e);
+	free(pool_sc);
 	if (!rn.cl) {
 		evq_destroy(rn.q);
 		workload_destroy(rn.wl);
@@ -541,13 +557,13 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 		workload_destroy(rn.wl);
 		evq_destroy(rn.q);
 		free(rn.client_queue);
-		free(rn.active_diff);
+		activesec_free(&rn.active);
 		return -1;
 	}
 	res->end_ns = evq_now(rn.q);
 	res->n_requests = res->reqs.made;
-	res->max_concurrent_per_second = rn.lean ? active_peak(&rn) : concurrent_per_second(res);
-	free(rn.active_diff);
+	res->max_concurrent_per_second = rn.lean ? activesec_peak(&rn.active) : concurrent_per_second(res);
+	activesec_free(&rn.active);
 	cluster_stats(rn.cl, &res->engine);
 	collect_replicas(&rn);
 	/* Every request finished or failed: none is left behind. */
