@@ -430,6 +430,11 @@ void cluster_gauges(const struct cluster *c, struct engine_gauges *out)
 	out->kv_usage = kv / c->n;
 }
 
+void cluster_replica_gauges(const struct cluster *c, int i, struct engine_gauges *out)
+{
+	c->rep[i].cls->gauges(c->rep[i].eng, out);
+}
+
 void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *st)
 {
 	c->rep[i].cls->stats(c->rep[i].eng, st);

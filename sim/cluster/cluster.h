@@ -93,6 +93,9 @@ int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_n
  * replica that stepped last). With one replica, that engine's own. */
 void cluster_gauges(const struct cluster *c, struct engine_gauges *out);
 
+/* Replica i's own gauges. Cannot fail. */
+void cluster_replica_gauges(const struct cluster *c, int i, struct engine_gauges *out);
+
 /* Replica i's engine statistics, its role ("replica") and the requests
  * routed to it. */
 void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *st);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "activesec.h"
 #include "cluster.h"
 #include "evq.h"
 #include "num.h"
@@ -33,13 +34,17 @@ struct run {
 	int64_t next_sample_ns, sample_every_ns;
 	uint64_t arrival_seq;          /* the lazy open loop's next reserved seq */
 	/* A lean run (run_simulate_lean): finished requests are recycled, and
-	 * vLLM's max_concurrent_requests is counted as they finish, a
-	 * difference array over the run's whole seconds (+1 at a request's
-	 * first, -1 past its last). */
+	 * vLLM's max_concurrent_requests is counted as they come and go
+	 * (activesec.h: memory by the longest request, not the run's span). */
 	bool lean;
-	int64_t *active_diff;
-	size_t cap_active_diff;
+	struct activesec active;
 };
+
+/* Request time t_ns as a whole second from the first send. */
+static int64_t second_of(const struct run_result *res, int64_t t_ns)
+{
+	return (t_ns - res->token_origin_ns) / NS_PER_S;
+}
 
 /* The stage group a request also counts in; none when the run has one
  * stage (its metrics are the whole run's: run_stage_metrics). */
@@ -104,8 +109,11 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 			timeline_gap(res->timeline, t, itl);
 		if (res->n_stages > 1 && r->stage >= 0 && r->stage < res->n_stages)
 			loghist_add(&res->stages[r->stage].itl, itl);
-		if (res->n_replicas)
+		if (res->n_replicas) {
 			loghist_add(&res->replicas[r->replica].itl, itl);
+			if (res->replicas[r->replica].timeline)
+				timeline_gap(res->replicas[r->replica].timeline, t, itl);
+		}
 	} else {
 		r->first_token_ns = t;
 	}
@@ -180,6 +188,8 @@ static void send(struct run *rn, size_t idx, int64_t now)
 	rn->in_flight++;
 	if (rn->in_flight > rn->res->max_concurrent)
 		rn->res->max_concurrent = rn->in_flight;
+	if (rn->lean)
+		activesec_send(&rn->active, second_of(rn->res, now));
 	cluster_send(rn->cl, idx, now);
 }
 
@@ -303,32 +313,22 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 	}
 	if (rn->lean) {
 		r = &rn->res->reqs.v[idx];   /* the table may have moved */
-		if (r->state == REQ_FINISHED) {
-			int64_t first = (r->send_ns - rn->res->token_origin_ns) / 1000000000;
-			int64_t past = (r->finish_ns - rn->res->token_origin_ns) / 1000000000 + 1;
-			size_t had = rn->cap_active_diff;
-			xgrow(&rn->active_diff, &rn->cap_active_diff, (size_t)past + 1, sizeof *rn->active_diff);
-			memset(rn->active_diff + had, 0, (rn->cap_active_diff - had) * sizeof *rn->active_diff);
-			rn->active_diff[first]++;
-			rn->active_diff[past]--;
-		}
+		activesec_done(&rn->active, second_of(rn->res, r->send_ns), second_of(rn->res, r->finish_ns),
+			       r->state == REQ_FINISHED, second_of(rn->res, evq_now(rn->q)));
 		reqtab_recycle(&rn->res->reqs, idx);
 	}
 }
 
-/* concurrent_per_second of a lean run: the peak of the running sum. */
-static int64_t active_peak(const struct run *rn)
+/* A cluster replica's gauges as a time-series row. */
+static struct ts_row replica_row(struct run *rn, int i, int64_t now, int64_t step_ns)
 {
-	int64_t best = 0, now = 0;
-	for (size_t s = 0; s < rn->cap_active_diff; s++) {
-		now += rn->active_diff[s];
-		if (now > best)
-			best = now;
-	}
-	return best;
+	struct engine_gauges g;
+	cluster_replica_gauges(rn->cl, i, &g);
+	return (struct ts_row){ (double)now / 1e9, g.running, g.waiting, g.kv_usage, g.step_tokens,
+				(double)step_ns / 1e9 };
 }
 
-static void sample(struct run *rn, int64_t now, int64_t step_ns)
+static void sample(struct run *rn, int replica, int64_t now, int64_t step_ns)
 {
 	struct run_result *res = rn->res;
 	struct engine_gauges gg;
@@ -337,19 +337,26 @@ static void sample(struct run *rn, int64_t now, int64_t step_ns)
 		res->peak_waiting = gg.waiting;
 	if (res->timeline && gg.step_tokens > 0)
 		timeline_step(res->timeline, now, gg.step_tokens);
+	bool per_replica = res->timeline && res->n_replicas;
+	if (per_replica && gg.step_tokens > 0)   /* the replica that stepped: the last one */
+		timeline_step(res->replicas[replica].timeline, now, gg.step_tokens);
 	if (now < rn->next_sample_ns)
 		return;
 	rn->next_sample_ns = now - now % rn->sample_every_ns + rn->sample_every_ns;
 	xgrow(&res->ts, &res->cap_ts, res->n_ts + 1, sizeof *res->ts);
 	res->ts[res->n_ts++] = (struct ts_row){ (double)now / 1e9, gg.running, gg.waiting, gg.kv_usage,
 						 gg.step_tokens, (double)step_ns / 1e9 };
+	for (int i = 0; per_replica && i < res->n_replicas; i++) {
+		struct replica_result *rr = &res->replicas[i];
+		xgrow(&rr->ts, &rr->cap_ts, rr->n_ts + 1, sizeof *rr->ts);
+		rr->ts[rr->n_ts++] = replica_row(rn, i, now, step_ns);
+	}
 }
 
 /* A replica started a step (the cluster's hook): a time-series sample. */
 static void on_step(void *ctx, int replica, int64_t now, int64_t step_ns)
 {
-	(void)replica;
-	sample(ctx, now, step_ns);
+	sample(ctx, replica, now, step_ns);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -489,6 +496,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	if (cluster_size(rn.cl) > 1) {
 		res->n_replicas = cluster_size(rn.cl);
 		res->replicas = xcalloc((size_t)res->n_replicas, sizeof *res->replicas);
+		for (int i = 0; i < res->n_replicas && res->timeline; i++)
+			res->replicas[i].timeline = timeline_create();
 	}
 	/* P/D disaggregation reads a request's record after it is done (the
 	 * prefill side's KV release, EV_KV_SENT): such runs are full. */
@@ -570,13 +579,13 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 		workload_destroy(rn.wl);
 		evq_destroy(rn.q);
 		free(rn.client_queue);
-		free(rn.active_diff);
+		activesec_free(&rn.active);
 		return -1;
 	}
 	res->end_ns = evq_now(rn.q);
 	res->n_requests = res->reqs.made;
-	res->max_concurrent_per_second = rn.lean ? active_peak(&rn) : concurrent_per_second(res);
-	free(rn.active_diff);
+	res->max_concurrent_per_second = rn.lean ? activesec_peak(&rn.active) : concurrent_per_second(res);
+	activesec_free(&rn.active);
 	cluster_stats(rn.cl, &res->engine);
 	collect_replicas(&rn);
 	/* Every request finished or failed: none is left behind. */
@@ -637,6 +646,8 @@ void run_result_free(struct run_result *res)
 		samples_free(&res->replicas[i].ttft);
 		samples_free(&res->replicas[i].e2el);
 		loghist_free(&res->replicas[i].itl);
+		timeline_destroy(res->replicas[i].timeline);
+		free(res->replicas[i].ts);
 	}
 	free(res->replicas);
 	timeline_destroy(res->timeline);
