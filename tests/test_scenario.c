@@ -307,6 +307,26 @@ static void pool_vllm_keys_checked_by_class(void **state)
 	free(pool);
 }
 
+/* The A:B lists read as every list does (list.h): commas only, and an
+ * empty entry is an error naming the key, not skipped. */
+static void stage_lists_read_as_lists(void **state)
+{
+	(void)state;
+	struct scenario *sc = calloc(1, sizeof *sc);
+	struct err e = { { 0 } };
+	const char *const ok[] = { "workload.stages= 2:30 , 5:30 ", NULL };
+	assert_int_equal(load_sets(sc, ok, &e), 0);
+	assert_int_equal(sc->n_stages, 2);
+	assert_double_near(sc->stages[1].rate, 5, 0);   /* small integers: exact */
+	const char *const empty[] = { "workload.stages=2:30,,5:30", NULL };
+	assert_int_equal(load_sets(sc, empty, &e), -1);
+	assert_contains(e.msg, "--set workload.stages: [workload] stages: expected RATE:DURATION_S, … with no empty entry");
+	const char *const semi[] = { "workload.priorities=0:1;5:1", NULL };
+	assert_int_equal(load_sets(sc, semi, &e), -1);
+	assert_contains(e.msg, "[workload] priorities:");
+	free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +343,7 @@ int main(void)
 		cmocka_unit_test(rate_inf_accepted),
 		cmocka_unit_test(burstiness_means_gamma),
 		cmocka_unit_test(pool_vllm_keys_checked_by_class),
+		cmocka_unit_test(stage_lists_read_as_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
