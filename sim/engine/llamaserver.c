@@ -518,6 +518,7 @@ const struct engine_class llamacpp_engine_class = {
 	.family = ENGINE_FAMILY_LLAMACPP,
 	.perf_engine = "llama.cpp",
 	.cpu_offload = true,
+	.default_weights = "q4_k_m",   /* a GGUF file, as Ollama's tags */
 	.keys = llamacfg_keys,
 	.config_offset = offsetof(struct engine_config, llama),
 	.config_default = llama_config_default,
