@@ -22,26 +22,6 @@ struct summary {
 	double p[16];
 };
 
-/* Ollama's per-request fields (api/types.go Metrics), in ns, from a
- * request record; the same definitions for every engine (load 0 for vLLM).
- * prompt_eval_count counts cached tokens too (Ollama on llama-server:
- * cache_n + prompt_n), prompt_eval_duration only the slot's prompt steps;
- * eval_* run from the first token to the last (llama-server's
- * predicted_n, predicted_ms). */
-struct ollama_fields {
-	int64_t total_ns, load_ns, prompt_eval_count, prompt_eval_ns, eval_count, eval_ns;
-};
-
-/* Means of the Ollama fields and C10 rates over completed requests. */
-struct ollama_means {
-	double total_ms, load_ms, prompt_eval_count, prompt_eval_ms, eval_count, eval_ms;
-	double prefill_tok_s, decode_tok_s;
-	int64_t n, n_prefill, n_decode;
-	/* llama-server's /metrics counters */
-	int64_t prompt_tokens, predicted_tokens;
-	double prompt_s, predicted_s;
-};
-
 /* Summary of metric `which` (enum lat_metric, latmetric.h) of g, in ms. */
 void report_summarize(struct group_metrics *g, int which, const struct report_opts *o,
 		      struct summary *s);
@@ -74,8 +54,7 @@ struct report_le report_le_text(double v);
 void report_p_word(double p, char *out, size_t cap);
 double report_group_duration(const struct group_metrics *g);
 int64_t report_peak_tokens_per_s(const struct run_result *res);
-void report_ollama_fields(const struct request *r, struct ollama_fields *o);
-double report_c10_rate(int64_t count, int64_t ns);
+/* The run's Ollama means (ollamafields.h), summed as its requests finished. */
 void report_ollama_means(const struct run_result *res, struct ollama_means *m);
 
 #endif

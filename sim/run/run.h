@@ -16,12 +16,14 @@
 #include "engine.h"
 #include "hwprofile.h"
 #include "model.h"
+#include "ollamafields.h"
 #include "request.h"
 #include "scenario.h"
 #include "stats.h"
 
 struct timeline;
 struct progress;
+struct reqcsv;
 
 /* Metrics of a set of requests (the whole run, or one stage). Seconds. */
 struct group_metrics {
@@ -84,6 +86,7 @@ struct run_result {
 	int64_t n_requests;            /* made over the run (lean or not) */
 	struct engine_stats engine;
 	struct group_metrics all;
+	struct ollama_means ollama;    /* sums over the completed requests, as they finished */
 	struct group_metrics *stages;
 	int n_stages;
 	int64_t *stage_starts_ns;      /* n_stages + 1 */
@@ -112,6 +115,9 @@ struct run_result {
 	struct replica_result *replicas;
 	int n_replicas;
 	struct cluster_kv_stats kv;    /* disaggregated: the KV transfers */
+	/* Not the run's: requests.csv's rows a caller streamed while the run
+	 * went (report.h: reqcsv), for the report to copy; NULL: none. */
+	struct reqcsv *rows;
 };
 
 /* Loads the model and hardware the scenario names, simulates, and fills
@@ -140,6 +146,14 @@ struct run_opts {
 	 * relative, means and counts exact), and memory stops growing. */
 	bool exact_percentiles;
 	bool timeline;                 /* as run_simulate_timeline */
+	/* Lean runs only: keep res->ts too (a sample per timeseries interval
+	 * of simulated time, for timeseries.csv); a full run always does. */
+	bool timeseries;
+	/* Optional: called with each request as it is done (finished or
+	 * failed), before a lean run reuses its record; r->id is its place
+	 * in the order requests were made. */
+	void (*on_record)(void *ctx, const struct request *r);
+	void *record_ctx;
 	struct progress *progress;     /* shown while it runs (progress.h); NULL: none */
 };
 
