@@ -50,6 +50,10 @@ struct cluster {
 	size_t cap_held;
 	struct reqq *holds;            /* per prefill replica: requests handed off, in order (deadlines rise) */
 	int64_t abort_timeout_ns;
+	/* Disaggregated: each request's EV_KV_SENT events to come, and bit 31
+	 * once it is done: its record is read until the count is 0. */
+	uint32_t *kv_sent_left;
+	size_t cap_kv_sent;
 	const struct kvlink *link;
 	double link_bytes_per_s, link_latency_s, kv_bytes_per_token;  /* per rank */
 	int64_t *egress_free, *ingress_free;   /* per prefill / decode replica, ns */
@@ -71,6 +75,18 @@ struct cluster {
 };
 
 static int route(struct cluster *c, const struct request *rq, int base, int n, size_t *rr);
+
+#define KV_DONE 0x80000000u
+
+/* EV_KV_SENT for request idx at t: its record is read then. */
+static void push_kv_sent(struct cluster *c, int64_t t, size_t idx)
+{
+	size_t had = c->cap_kv_sent;
+	xgrow(&c->kv_sent_left, &c->cap_kv_sent, idx + 1, sizeof *c->kv_sent_left);
+	memset(c->kv_sent_left + had, 0, (c->cap_kv_sent - had) * sizeof *c->kv_sent_left);
+	c->kv_sent_left[idx]++;
+	evq_push(c->s.q, t, EV_KV_SENT, (int64_t)idx);
+}
 static void wake(struct cluster *c, int i, int64_t now);
 
 /* Request idx's prefill replica frees the blocks it held for the pull;
@@ -119,7 +135,7 @@ static void prefill_done(void *ctx, size_t idx, int64_t t)
 	if (r->state == REQ_FAILED || r->output_len == 1) {
 		/* Nothing to pull: the blocks go at once (EV_KV_SENT, so that the
 		 * engine is not re-entered from its own end_step). */
-		evq_push(c->s.q, t, EV_KV_SENT, (int64_t)idx);
+		push_kv_sent(c, t, idx);
 	}
 	if (r->state == REQ_FAILED) {
 		c->s.hooks.on_done(c->s.hooks.ctx, idx, t);
@@ -148,7 +164,9 @@ static void prefill_done(void *ctx, size_t idx, int64_t t)
 	r->remote_kv = 1;
 	xgrow(&c->handoff_ns, &c->cap_handoff, idx + 1, sizeof *c->handoff_ns);
 	c->handoff_ns[idx] = t;
+	size_t had = c->cap_held;
 	xgrow(&c->held, &c->cap_held, idx + 1, sizeof *c->held);
+	memset(c->held + had, 0, c->cap_held - had);   /* xgrow leaves the new room as it finds it */
 	c->held[idx] = 1;
 	reqq_push_back(&c->holds[p], idx);
 	evq_push(c->s.q, t, EV_ENQUEUE, (int64_t)idx);
@@ -184,9 +202,9 @@ static int64_t kv_pull(void *ctx, size_t idx, int64_t now)
 	c->kv.hold_s += (double)((ready < deadline ? ready : deadline) - c->handoff_ns[idx]) / 1e9;
 	if (now >= deadline && c->held[idx]) {
 		c->kv.expired++;
-		evq_push(c->s.q, now, EV_KV_SENT, (int64_t)idx);
+		push_kv_sent(c, now, idx);
 	} else {
-		evq_push(c->s.q, ready, EV_KV_SENT, (int64_t)idx);
+		push_kv_sent(c, ready, idx);
 	}
 	return ready;
 }
@@ -276,7 +294,7 @@ void cluster_send(struct cluster *c, size_t idx, int64_t now)
 	evq_push(c->s.q, now + api, EV_ENQUEUE, (int64_t)idx);
 }
 
-void cluster_done(struct cluster *c, size_t idx)
+bool cluster_done(struct cluster *c, size_t idx)
 {
 	const struct request *r = &c->s.reqs->v[idx];
 	struct replica *rp = &c->rep[r->replica];
@@ -286,7 +304,11 @@ void cluster_done(struct cluster *c, size_t idx)
 	 * nobody will read its prefill blocks, so they go now. Released
 	 * already: a no-op. */
 	if (c->n_prefill && r->prefill_replica >= 0 && r->state == REQ_FAILED)
-		evq_push(c->s.q, r->finish_ns, EV_KV_SENT, (int64_t)idx);
+		push_kv_sent(c, r->finish_ns, idx);
+	if (idx >= c->cap_kv_sent || !c->kv_sent_left[idx])
+		return false;
+	c->kv_sent_left[idx] |= KV_DONE;
+	return true;
 }
 
 int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_ns)
@@ -308,6 +330,12 @@ int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_n
 		const struct request *r = &c->s.reqs->v[ev->arg];
 		int p = r->prefill_replica >= 0 ? r->prefill_replica : r->replica;
 		release_prefill_kv(c, (size_t)ev->arg, p, ev->time_ns);
+		uint32_t *left = &c->kv_sent_left[ev->arg];
+		if (--*left == KV_DONE) {   /* the last one, of a done request */
+			*left = 0;
+			if (c->s.on_free)
+				c->s.on_free(c->s.hooks.ctx, (size_t)ev->arg);
+		}
 		break;
 	}
 	case EV_KICK:
@@ -459,6 +487,7 @@ void cluster_destroy(struct cluster *c)
 	for (int p = 0; c->holds && p < c->n_prefill; p++)
 		reqq_free(&c->holds[p]);
 	free(c->holds);
+	free(c->kv_sent_left);
 	free(c->egress_free);
 	free(c->ingress_free);
 	if (c->rng)
@@ -487,6 +516,11 @@ void cluster_gauges(const struct cluster *c, struct engine_gauges *out)
 			out->step_tokens = g.step_tokens;
 	}
 	out->kv_usage = kv / c->n;
+}
+
+void cluster_replica_gauges(const struct cluster *c, int i, struct engine_gauges *out)
+{
+	c->rep[i].cls->gauges(c->rep[i].eng, out);
 }
 
 void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *st)

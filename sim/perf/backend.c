@@ -348,14 +348,21 @@ static double row_busbw(const struct perf_collective *c, const struct perf_colle
 	return ring ? fmin(nics, link * ring->link_frac) : nics;
 }
 
+/* The GPUs one GPU-to-GPU link domain joins: the node's, or more (an
+ * NVL72 rack's NVLink Switch); a profile built by hand may leave it 0. */
+static int64_t link_domain(const struct hw_profile *hw)
+{
+	return hw->link_domain_gpus > hw->gpus_per_node ? hw->link_domain_gpus : hw->gpus_per_node;
+}
+
 /* Infinity Fabric is a full mesh, one link per GPU pair, and a profile
- * gives the node's figure over all gpus_per_node - 1 of them: a group of
+ * gives the domain's figure over all of its peer links: a group of
  * tp inside the node uses tp - 1 links (vLLM PR #39080, MI355X: "peak
  * busbw = (N-1) x 76.8 GB/s"). NVLink through NVSwitch gives every GPU its
  * full link whatever the group. */
 static double mesh_share(const struct perf_collective *c, const struct hw_profile *hw, double tp)
 {
-	double peers = (double)hw->gpus_per_node - 1;
+	double peers = (double)link_domain(hw) - 1;
 	if (c->scale_out || peers <= 0 || strcmp(hw_link_names[hw->ic_kind], "infinity-fabric"))
 		return 1;
 	return fmin(1, (tp - 1) / peers);
@@ -369,7 +376,7 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 	if (tp <= 1)
 		return 0;
 	double t = tp, best = INFINITY;
-	bool linked = all_pairs_linked(hw), spans = tp > hw->gpus_per_node;
+	bool linked = all_pairs_linked(hw), spans = tp > link_domain(hw);
 	const struct perf_collective *ring = NULL;
 	bool has_scale_out = false;
 	for (int i = 0; i < b->n_coll; i++) {
