@@ -30,15 +30,20 @@ void report_summarize(struct group_metrics *g, int which, const struct report_op
 extern const double report_ttft_buckets[], report_e2e_buckets[];
 extern const size_t report_n_ttft_buckets, report_n_e2e_buckets;
 
-/* A cluster run's request histograms beyond C12's (queue, inference,
- * prefill, decode and per-token times, prompt and generation tokens,
- * request parameters; vllm/v1/metrics/loggers.py) and
- * vllm:cache_config_info, one series per replica under vLLM's
- * engine="i" label, in Prometheus text (report_prom.c). A request counts on
- * the replica it was routed to (its decode replica when disaggregated).
- * The step-size histogram (iteration_tokens_total) needs a per-engine
- * timeline, which a cluster run does not record: left out. Cannot fail. */
+/* A cluster run's histograms beyond C12's (queue, inference, prefill,
+ * decode and per-token times, prompt and generation tokens, request
+ * parameters, and from each replica's timeline its token gaps as
+ * time_per_output_token_seconds and its step sizes as
+ * iteration_tokens_total; vllm/v1/metrics/loggers.py) and
+ * vllm:cache_config_info, one series per replica under vLLM's engine="i"
+ * label, in Prometheus text (report_prom.c). A request counts on the
+ * replica it was routed to (its decode replica when disaggregated).
+ * Cannot fail. */
 void report_prom_replica_hists(FILE *f, const struct run_result *res);
+
+/* llama-server's /metrics (report_prom_llama.c): the end-of-run scrape
+ * (stamp NULL) or one OpenMetrics scrape stamped `stamp`. Cannot fail. */
+void report_prom_llamacpp(FILE *f, const struct run_result *res, const char *stamp);
 
 /* A bucket edge as prometheus_client writes it: "0.025", "1.0", "10.0". */
 struct report_le {

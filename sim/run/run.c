@@ -112,8 +112,11 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 			timeline_gap(res->timeline, t, itl);
 		if (res->n_stages > 1 && r->stage >= 0 && r->stage < res->n_stages)
 			loghist_add(&res->stages[r->stage].itl, itl);
-		if (res->n_replicas)
+		if (res->n_replicas) {
 			loghist_add(&res->replicas[r->replica].itl, itl);
+			if (res->replicas[r->replica].timeline)
+				timeline_gap(res->replicas[r->replica].timeline, t, itl);
+		}
 	} else {
 		r->first_token_ns = t;
 	}
@@ -329,6 +332,15 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 	}
 }
 
+/* A cluster replica's gauges as a time-series row. */
+static struct ts_row replica_row(struct run *rn, int i, int64_t now, int64_t step_ns)
+{
+	struct engine_gauges g;
+	cluster_replica_gauges(rn->cl, i, &g);
+	return (struct ts_row){ (double)now / 1e9, g.running, g.waiting, g.kv_usage, g.step_tokens,
+				(double)step_ns / 1e9 };
+}
+
 /* The cluster no longer reads request idx (a P/D prefill replica released
  * its KV after the request was done): a lean run reuses its record. */
 static void on_free(void *ctx, size_t idx)
@@ -338,7 +350,7 @@ static void on_free(void *ctx, size_t idx)
 		reqtab_recycle(&rn->res->reqs, idx);
 }
 
-static void sample(struct run *rn, int64_t now, int64_t step_ns)
+static void sample(struct run *rn, int replica, int64_t now, int64_t step_ns)
 {
 	struct run_result *res = rn->res;
 	struct engine_gauges gg;
@@ -347,19 +359,26 @@ static void sample(struct run *rn, int64_t now, int64_t step_ns)
 		res->peak_waiting = gg.waiting;
 	if (res->timeline && gg.step_tokens > 0)
 		timeline_step(res->timeline, now, gg.step_tokens);
+	bool per_replica = res->timeline && res->n_replicas;
+	if (per_replica && gg.step_tokens > 0)   /* the replica that stepped: the last one */
+		timeline_step(res->replicas[replica].timeline, now, gg.step_tokens);
 	if (now < rn->next_sample_ns || !rn->timeseries)
 		return;
 	rn->next_sample_ns = now - now % rn->sample_every_ns + rn->sample_every_ns;
 	xgrow(&res->ts, &res->cap_ts, res->n_ts + 1, sizeof *res->ts);
 	res->ts[res->n_ts++] = (struct ts_row){ (double)now / 1e9, gg.running, gg.waiting, gg.kv_usage,
 						 gg.step_tokens, (double)step_ns / 1e9 };
+	for (int i = 0; per_replica && i < res->n_replicas; i++) {
+		struct replica_result *rr = &res->replicas[i];
+		xgrow(&rr->ts, &rr->cap_ts, rr->n_ts + 1, sizeof *rr->ts);
+		rr->ts[rr->n_ts++] = replica_row(rn, i, now, step_ns);
+	}
 }
 
 /* A replica started a step (the cluster's hook): a time-series sample. */
 static void on_step(void *ctx, int replica, int64_t now, int64_t step_ns)
 {
-	(void)replica;
-	sample(ctx, now, step_ns);
+	sample(ctx, replica, now, step_ns);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -420,6 +439,21 @@ static void bound_group(struct group_metrics *g)
 		samples_bound(s[i], RUN_EXACT_SAMPLES);
 }
 
+/* A disaggregated cluster's pools as the cluster reads them (it sees no
+ * scenario): sc with each pool's [prefill] or [decode] keys applied, into
+ * ps[N_POOLS], which outlives cluster_create. */
+static int cluster_pools(const struct scenario *sc, struct scenario *ps, struct cluster_setup *s,
+			 struct err *e)
+{
+	for (int p = 0; p < N_POOLS; p++) {
+		if (scenario_pool(sc, p, &ps[p], e))
+			return -1;
+		s->pools[p].engine = &ps[p].engine;
+		s->pools[p].hardware = strcmp(ps[p].hardware, sc->hardware) ? ps[p].hardware : NULL;
+	}
+	return 0;
+}
+
 static int simulate(const struct scenario *sc, struct run_result *res, const struct run_opts *o,
 		    struct err *e)
 {
@@ -456,12 +490,26 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 
 	rn.q = evq_create();
 	struct cluster_setup setup = {
-		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
+		.cfg = &res->sc.cluster, .engine = &res->sc.engine, .path = res->sc.path,
+		.weights_at = res->sc.weights_at, .seed = res->sc.seed,
+		.model = &res->model, .hw = &res->hw, .weights = res->weights,
 		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
-		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done, .on_tokens = on_tokens }, .q = rn.q,
+		.reqs = &res->reqs, .q = rn.q,
+		.hooks = { .ctx = &rn, .on_token = on_token, .on_done = on_done, .on_tokens = on_tokens },
 		.on_step = on_step, .on_free = on_free,
 	};
+	struct scenario *pool_sc = NULL;
+	if (clustercfg_disaggregated(&res->sc.cluster)) {
+		pool_sc = xcalloc(N_POOLS, sizeof *pool_sc);
+		if (cluster_pools(&res->sc, pool_sc, &setup, e)) {
+			free(pool_sc);
+			evq_destroy(rn.q);
+			workload_destroy(rn.wl);
+			return -1;
+		}
+	}
 	rn.cl = cluster_create(&setup, e);
+	free(pool_sc);
 	if (!rn.cl) {
 		evq_destroy(rn.q);
 		workload_destroy(rn.wl);
@@ -470,6 +518,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	if (cluster_size(rn.cl) > 1) {
 		res->n_replicas = cluster_size(rn.cl);
 		res->replicas = xcalloc((size_t)res->n_replicas, sizeof *res->replicas);
+		for (int i = 0; i < res->n_replicas && res->timeline; i++)
+			res->replicas[i].timeline = timeline_create();
 	}
 	if (rn.lean && !o->exact_percentiles) {
 		bound_group(&res->all);
@@ -618,6 +668,8 @@ void run_result_free(struct run_result *res)
 		samples_free(&res->replicas[i].ttft);
 		samples_free(&res->replicas[i].e2el);
 		loghist_free(&res->replicas[i].itl);
+		timeline_destroy(res->replicas[i].timeline);
+		free(res->replicas[i].ts);
 	}
 	free(res->replicas);
 	timeline_destroy(res->timeline);

@@ -69,6 +69,12 @@ struct replica_result {
 	struct samples ttft, e2el;     /* seconds, completed requests */
 	struct loghist itl;            /* seconds, every gap of its requests */
 	struct engine_stats engine;
+	/* With the run's timeline only (Prometheus and OpenMetrics output):
+	 * its own token gaps and step sizes, and its gauges at each of the
+	 * run's time-series samples (ts[k] at the run's ts[k].t_s). */
+	struct timeline *timeline;
+	struct ts_row *ts;
+	size_t n_ts, cap_ts;
 };
 
 struct run_result {
