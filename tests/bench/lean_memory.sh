@@ -25,9 +25,11 @@ kinds = [("vllm", bench, [], [], (100000, 1000000)),
          ("plot", bench, [], ["--plot"], (100000, 300000))]
 
 def measure(args):
-    """Peak RSS (MiB) and CPU s of servesim alone (its gnuplot children not
-    counted), under /usr/bin/time: a child's ru_maxrss from here would count
-    this Python's memory, which the child had before its exec."""
+    """Peak RSS (MiB) and CPU s of servesim, under /usr/bin/time: a child's
+    ru_maxrss from here would count this Python's memory, which the child
+    had before its exec. The children servesim waits for count too: with
+    --plot the peak is gnuplot's (about 25 MiB) and the CPU time includes
+    its drawing."""
     fd, note = tempfile.mkstemp()
     os.close(fd)
     status = subprocess.call(["/usr/bin/time", "-f", "%M %U %S", "-o", note] + args,
