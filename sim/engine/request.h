@@ -77,6 +77,14 @@ struct request {
 				   * first token, sampled there, is generated already) */
 	const char *fail_reason;  /* static string when FAILED */
 	int64_t id;               /* made id-th (0-based): its index, unless recycled */
+	/* vLLM's fast-forward decode (engine/vllmff.c). While it is lazy (in
+	 * scheduler passes [ff_p0, ff_p1), decoding one token each and doing
+	 * nothing else), num_computed, generated, pending, last_token_ns and
+	 * max_itl_ns are stale: the passes up to ff_sched and the step ends up
+	 * to ff_end are applied to them, the rest when the engine next touches
+	 * it (vllm_ff_catch_up). run_seq orders the running set (admission
+	 * order); ff_sample is the last pass it sampled a token in. */
+	int64_t ff_p0, ff_p1, ff_sched, ff_end, ff_sample, run_seq;
 };
 
 struct reqtab {

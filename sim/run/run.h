@@ -134,6 +134,10 @@ struct run_opts {
 	 * relative, means and counts exact), and memory stops growing. */
 	bool exact_percentiles;
 	bool timeline;                 /* as run_simulate_timeline */
+	/* Step every decode one by one (--no-fast-forward): the reference
+	 * the vLLM engine's fast-forward (engine/vllmff.c) equals byte for
+	 * byte. */
+	bool no_fast_forward;
 	struct progress *progress;     /* shown while it runs (progress.h); NULL: none */
 };
 
