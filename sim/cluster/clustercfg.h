@@ -18,6 +18,10 @@
 #include "kvlink.h"
 #include "router.h"
 
+/* A disaggregated cluster's pools: [prefill] and [decode] override
+ * [engine] keys and run's hardware for their replicas. */
+enum pool_role { POOL_PREFILL, POOL_DECODE, N_POOLS };
+
 struct cluster_config {
 	int64_t replicas;                  /* engines of [engine], >= 1 */
 	char router_name[INI_VALUE_MAX];   /* as written */
@@ -31,6 +35,10 @@ struct cluster_config {
 	char kv_transfer[INI_VALUE_MAX];   /* a kvlink row name */
 	double kv_transfer_gbit_s;         /* 0 = the row's */
 	double kv_transfer_latency_us;     /* < 0 = the row's */
+	/* VLLM_NIXL_ABORT_REQUEST_TIMEOUT: the prefill side frees a finished
+	 * request's blocks this long after it finished if no decode side has
+	 * read them (vLLM's default, 480 s). */
+	double kv_abort_request_timeout_s;
 	char disagg_at[INI_VALUE_MAX + 32];/* where prefill_replicas was set, for errors */
 };
 
