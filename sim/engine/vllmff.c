@@ -28,7 +28,7 @@
  * Off with speculative decoding, sliding windows, stream_interval > 1,
  * several API servers, and when the run gives no on_tokens_steady.
  *
- * Invariants: a running request is lazy (ff_p0 < ff_p1, in due[ff_p1 %
+ * Invariants: a running request is lazy (ff_sched < ff_p1, in due[ff_p1 %
  * FF_RING]) or in expl, never both; n_lazy and lazy_kv sum over the lazy
  * ones; a request's fields are exact but for its lazy passes and the step
  * ends of them still in flight (owing).
@@ -70,10 +70,11 @@ static int64_t min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
-/* Whether r is lazy now (leave_lazy empties its range). */
+/* Whether r is lazy now: passes of its run not yet applied (leave_lazy
+ * ends the run at the pass it is in and applies them all). */
 static bool is_lazy(const struct request *r)
 {
-	return r->ff_p0 < r->ff_p1;
+	return r->ff_sched < r->ff_p1;
 }
 
 void vllm_ff_catch_up(struct engine *g, struct request *r)
@@ -108,7 +109,6 @@ static void leave_lazy(struct engine *g, size_t idx)
 	struct request *r = req(g, idx);
 	r->ff_p1 = f->passes;
 	vllm_ff_catch_up(g, r);
-	r->ff_p0 = r->ff_p1;
 	f->n_lazy--;
 	f->lazy_kv -= r->num_computed - r->ff_sched + 1;
 	r->ff_sample = r->ff_p1 - 1;          /* it sampled in every lazy pass */
@@ -258,30 +258,37 @@ void vllm_ff_end_pass(struct engine *g, struct batch *b, size_t n_running_before
 {
 	struct vllm_ff *f = &g->ff;
 	int64_t P = f->passes + 1;
-	size_t newly = 0;
+	struct idxvec *lz = &f->tmp;       /* the newly lazy, in b's order */
+	lz->len = 0;
 	for (size_t k = 0; k < b->len; k++) {
 		size_t idx = b->idx[k];
 		struct request *r = req(g, idx);
 		int64_t n = lazy_passes(g, r, P);
 		if (n < 2)
 			continue;
-		r->ff_p0 = r->ff_sched = r->ff_end = P;
+		r->ff_sched = r->ff_end = P;
 		r->ff_p1 = P + n;
 		f->n_lazy++;
 		f->lazy_kv += r->num_computed - P + 1;
 		vec_push(&f->due[r->ff_p1 % FF_RING], idx);
-		newly++;
+		vec_push(lz, idx);
 	}
 	struct idxvec *x = &f->expl;
 	if (!b->n_lazy)
 		x->len = 0;
 	for (size_t i = b->n_lazy ? n_running_before : 0; i < g->n_running; i++)
 		vec_push(x, g->running[i]);
-	if (newly) {
-		size_t w = 0;
-		for (size_t i = 0; i < x->len; i++)
-			if (!is_lazy(req(g, x->v[i])))
-				x->v[w++] = x->v[i];
+	/* b's entries are in the explicit set's order (the running part,
+	 * then the admitted): out by one merge, no record read. */
+	size_t w = 0, j = 0;
+	for (size_t i = 0; i < x->len && lz->len; i++) {
+		if (j < lz->len && x->v[i] == lz->v[j])
+			j++;
+		else
+			x->v[w++] = x->v[i];
+	}
+	if (lz->len) {
+		SIM_ASSERT(j == lz->len, SIM_NO_TIME, j);
 		x->len = w;
 	}
 	f->passes++;
