@@ -146,6 +146,10 @@ struct run_opts {
 	 * relative, means and counts exact), and memory stops growing. */
 	bool exact_percentiles;
 	bool timeline;                 /* as run_simulate_timeline */
+	/* Step every decode one by one (--no-fast-forward): the reference
+	 * the vLLM engine's fast-forward (engine/vllmff.c) equals byte for
+	 * byte. */
+	bool no_fast_forward;
 	/* Lean runs only: keep res->ts too (a sample per timeseries interval
 	 * of simulated time, for timeseries.csv); a full run always does. */
 	bool timeseries;
