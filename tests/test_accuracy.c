@@ -47,8 +47,8 @@ struct obs {
 
 static struct obs run_obs(const char *id, const char *hardware_set)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/calibration/%s.ini", catalog_dir(CATALOG_SCENARIOS), id);
+	char path[4096], dir[CATALOG_DIR_MAX];
+	snprintf(path, sizeof path, "%s/calibration/%s.ini", catalog_dir(CATALOG_SCENARIOS, dir, sizeof dir), id);
 	struct run_result r;
 	simulate(&r, path, hardware_set, NULL);
 	assert_int_equal(r.all.failed, 0);
@@ -90,8 +90,8 @@ static double measured(const struct calibcsv *c, const char *id, const char *met
  * --set, in *set. */
 static void bumped_profile(char *path, size_t n, char *set, size_t setn)
 {
-	char src[4096];
-	snprintf(src, sizeof src, "%s/h100-sxm.ini", catalog_dir(CATALOG_HARDWARE));
+	char src[4096], dir[CATALOG_DIR_MAX];
+	snprintf(src, sizeof src, "%s/h100-sxm.ini", catalog_dir(CATALOG_HARDWARE, dir, sizeof dir));
 	snprintf(path, n, "/tmp/servesim-accuracy-XXXXXX.ini");
 	int fd = mkstemps(path, 4);
 	assert_true(fd >= 0);
@@ -204,8 +204,8 @@ static void h100_runs_meet_the_goals(void **state)
 	struct obs base[N_EXPS], meas[N_EXPS];
 	for (size_t i = 0; i < c.n_exps; i++) {
 		const char *id = c.exps[i].id;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/calibration/%s.ini", catalog_dir(CATALOG_SCENARIOS), id);
+		char path[4096], dir[CATALOG_DIR_MAX];
+		snprintf(path, sizeof path, "%s/calibration/%s.ini", catalog_dir(CATALOG_SCENARIOS, dir, sizeof dir), id);
 		struct run_result r;
 		simulate(&r, path, NULL);
 		assert_int_equal(r.all.failed, 0);
@@ -236,15 +236,18 @@ static void h100_runs_meet_the_goals(void **state)
 	double n = (double)c.n_exps;
 	print_message("MAPE ttft %.3f%%  itl %.3f%%  e2e %.3f%%\n", 100 * sum_ttft / n, 100 * sum_itl / n,
 		      100 * sum_e2e / n);
-	/* In sample the issue asks 13 / 5 / 5 %. Measured: 9.49 / 5.32 /
-	 * 5.33 % with the decode-attention and GEMM rows set from kernel
+	/* In sample the issue asks 13 / 5 / 5 %. Measured: 9.92 / 5.35 /
+	 * 5.37 % with the decode-attention and GEMM rows set from kernel
 	 * benchmarks (5.00 / 5.00 when both were fitted to these runs), so
-	 * ITL and E2E miss their 5 % (docs/accuracy.md says so). These
-	 * bounds guard against regression from there, with 0.02 points for
-	 * floating-point and platform noise; they are not the goal. */
+	 * ITL and E2E miss their 5 % (docs/accuracy.md says so). The last
+	 * rise (from 5.32 / 5.33) is the decode rows' per-(sequence, KV head)
+	 * floor, set from onnxruntime PR #21414's decode tables, not from
+	 * these runs. These bounds guard against regression from there, with
+	 * 0.02 points for floating-point and platform noise; they are not
+	 * the goal. */
 	assert_true(sum_ttft / n <= 0.13);
-	assert_true(sum_itl / n <= 0.0534);
-	assert_true(sum_e2e / n <= 0.0535);
+	assert_true(sum_itl / n <= 0.0537);
+	assert_true(sum_e2e / n <= 0.0539);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }

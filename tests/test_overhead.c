@@ -235,13 +235,15 @@ static void light_load_is_the_paths_and_the_steps(void **state)
 
 /* AsyncLLM's one output handler does each step's output work in turn:
  * 1,000 streams of Llama-3.2-1B on a B200 make 10.05 ms of output work a
- * step (50 us + 10 us a stream) against steps of about 2 ms, so once all
+ * step (50 us + 10 us a stream) against steps of about 4.3 ms, so once all
  * 1,000 run the clients see a token every 10.05 ms, not every step (the
  * median gap; within 2%, the ITL histogram's resolution; the requests
  * reach the engine over the first half second, one API-server turn of
  * 0.5 ms each, so the first gaps are shorter). With four API servers each
- * one's handler has a quarter of the streams and keeps up with the steps
- * (median gap under half the one-server figure). */
+ * one's handler has a quarter of the streams (2.55 ms a step) and keeps
+ * up with the steps: the median gap is about a step (under 0.6 of the
+ * one-server figure; the steps are 0.43 of it since the B200 profile's
+ * measured GEMM rate and the decode-attention unit floor). */
 static void the_output_handler_can_be_the_bottleneck(void **state)
 {
 	(void)state;
@@ -257,7 +259,7 @@ static void the_output_handler_can_be_the_bottleneck(void **state)
 	double step = r.engine.busy_s / (double)r.engine.steps;
 	assert_true(step < 0.9 * work);
 	assert_double_rel(loghist_percentile(&r.all.itl, 50), work, 0.02);
-	assert_true(loghist_percentile(&four.all.itl, 50) < 0.5 * work);
+	assert_true(loghist_percentile(&four.all.itl, 50) < 0.6 * work);
 	run_result_free(&r);
 	run_result_free(&four);
 }
