@@ -47,8 +47,8 @@ struct obs {
 
 static struct obs run_obs(const char *id, const char *hardware_set)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/calibration/%s.ini", catalog_dir(CATALOG_SCENARIOS), id);
+	char path[4096], dir[CATALOG_DIR_MAX];
+	snprintf(path, sizeof path, "%s/calibration/%s.ini", catalog_dir(CATALOG_SCENARIOS, dir, sizeof dir), id);
 	struct run_result r;
 	simulate(&r, path, hardware_set, NULL);
 	assert_int_equal(r.all.failed, 0);
@@ -90,8 +90,8 @@ static double measured(const struct calibcsv *c, const char *id, const char *met
  * --set, in *set. */
 static void bumped_profile(char *path, size_t n, char *set, size_t setn)
 {
-	char src[4096];
-	snprintf(src, sizeof src, "%s/h100-sxm.ini", catalog_dir(CATALOG_HARDWARE));
+	char src[4096], dir[CATALOG_DIR_MAX];
+	snprintf(src, sizeof src, "%s/h100-sxm.ini", catalog_dir(CATALOG_HARDWARE, dir, sizeof dir));
 	snprintf(path, n, "/tmp/servesim-accuracy-XXXXXX.ini");
 	int fd = mkstemps(path, 4);
 	assert_true(fd >= 0);
@@ -204,8 +204,8 @@ static void h100_runs_meet_the_goals(void **state)
 	struct obs base[N_EXPS], meas[N_EXPS];
 	for (size_t i = 0; i < c.n_exps; i++) {
 		const char *id = c.exps[i].id;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/calibration/%s.ini", catalog_dir(CATALOG_SCENARIOS), id);
+		char path[4096], dir[CATALOG_DIR_MAX];
+		snprintf(path, sizeof path, "%s/calibration/%s.ini", catalog_dir(CATALOG_SCENARIOS, dir, sizeof dir), id);
 		struct run_result r;
 		simulate(&r, path, NULL);
 		assert_int_equal(r.all.failed, 0);

@@ -322,13 +322,12 @@ static void c24_disaggregation_pays_at_scale(void **state)
 	(void)state;
 	/* Eight GPUs, 16 req/s of 8,000-token prompts. Measured: ITL p99
 	 * 13.1 ms split 4P4D against 177 ms colocated (every step with a
-	 * prefill chunk stalls the GPU's streams). Goodput at TTFT 2 s and
-	 * TPOT 20 ms: 14.4 against 14.6 req/s (13.9 against 6.8 before issue
-	 * 11's decode-attention row: FA3's split-KV reads a small batch's
-	 * long contexts at near its full rate, so the colocated mean TPOT,
-	 * 13.5 ms, now passes 20 ms; at TPOT 15 ms it is 14.4 against 12.1).
-	 * Asserted with wide margins: a third of the ITL p99, and the split
-	 * never losing goodput per GPU by more than 5%. */
+	 * prefill chunk stalls the GPU's streams). `vllm bench serve`'s
+	 * goodput at this rate is 14.4 against 14.6 req/s: both layouts carry
+	 * 16 req/s within the SLO, so it is the offered rate for both (the
+	 * goodput claim, at the rate each sustains, is the test below).
+	 * Asserted with wide margins: a third of the ITL p99, and at the
+	 * offered rate the split never losing more than 5%. */
 	struct run_result pd, co;
 	simulate(&pd, "c24-disaggregation", NULL);
 	simulate(&co, "c24-disaggregation", COLOCATED(8), NULL);
@@ -339,6 +338,68 @@ static void c24_disaggregation_pays_at_scale(void **state)
 	assert_true(good_per_gpu(&pd, 8) > 0.95 * good_per_gpu(&co, 8));
 	run_result_free(&pd);
 	run_result_free(&co);
+}
+
+/* The fraction of c24's requests that meet every SLO of the scenario (TTFT
+ * 2 s and TPOT 20 ms, each request both), at rate req/s: DistServe's SLO
+ * attainment. 600 requests: at 16-25 req/s the run lasts 24-38 s, long
+ * enough for a queue that builds to show. */
+static double c24_attainment(double rate, bool colocated)
+{
+	char set[64];
+	snprintf(set, sizeof set, "workload.request_rate=%g", rate);
+	struct run_result r;
+	if (colocated)
+		simulate(&r, "c24-disaggregation", "workload.num_prompts=600", set, COLOCATED(8), NULL);
+	else
+		simulate(&r, "c24-disaggregation", "workload.num_prompts=600", set, NULL);
+	double a = (double)r.all.good / (double)(r.all.completed + r.all.failed);
+	run_result_free(&r);
+	return a;
+}
+
+/* DistServe's goodput: the highest rate (on a 1 req/s grid from 16) at
+ * which at least 90% of the requests meet both SLOs. Along the way the
+ * attainment must not rise with the load (more requests in the same
+ * GPUs never make fewer of them late), within 1% for the order requests
+ * land in. */
+static double c24_goodput(bool colocated)
+{
+	double prev = 1.0, best = 0;
+	for (double rate = 16; rate <= 32; rate += 1) {
+		double a = c24_attainment(rate, colocated);
+		assert_true(a <= prev + 0.01);
+		prev = a;
+		if (a < 0.9)
+			break;
+		best = rate;
+	}
+	return best;
+}
+
+static void c24_goodput_as_distserve_defines_it(void **state)
+{
+	(void)state;
+	/* At the scenario's own 16 req/s both layouts are below what they can
+	 * carry within the SLO: every request of either meets TTFT 2 s and
+	 * TPOT 20 ms (attainment 1.000 both), so `vllm bench serve`'s goodput,
+	 * requests within the SLO per second of the run, is the offered rate
+	 * less the drain for both (14.4 and 14.6 req/s): level by construction.
+	 * DistServe (Zhong et al., OSDI '24) defines goodput as the maximum
+	 * request rate served within an SLO attainment goal (90% of requests
+	 * meeting both TTFT and TPOT, as in its evaluation), per GPU. Measured on a 1 req/s grid: 4P4D 24 req/s
+	 * (attainment 1.000 at 24, 0.888 at 25; its limit is TTFT, the prompts
+	 * queueing for the 4 prefill GPUs), 8 colocated 19 (0.968 at 19, 0.730
+	 * at 20; its limit is TPOT, each stream stalled by the 8,192-token
+	 * chunks sharing its steps): 3.0 against 2.4 req/s per GPU. (With 1,500
+	 * requests, a longer queue above the limit: 23 against 18.) Asserted:
+	 * level at 16 req/s (both at least 99%), and the split's goodput per
+	 * GPU at least 15% higher. */
+	assert_true(c24_attainment(16, false) >= 0.99);
+	assert_true(c24_attainment(16, true) >= 0.99);
+	double pd = c24_goodput(false), co = c24_goodput(true);
+	assert_true(co >= 16);
+	assert_true(pd / 8 >= 1.15 * co / 8);
 }
 
 static void c25_disaggregation_loses_small(void **state)
@@ -496,6 +557,7 @@ int main(void)
 		cmocka_unit_test(disaggregated_requests_prefill_once_decode_once),
 		cmocka_unit_test(ttft_holds_the_transfer_and_its_contention),
 		cmocka_unit_test(c24_disaggregation_pays_at_scale),
+		cmocka_unit_test(c24_goodput_as_distserve_defines_it),
 		cmocka_unit_test(c25_disaggregation_loses_small),
 		cmocka_unit_test(bad_disaggregation_keys),
 		cmocka_unit_test(pools_have_their_own_settings),

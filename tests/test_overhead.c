@@ -240,8 +240,11 @@ static void light_load_is_the_paths_and_the_steps(void **state)
  * median gap; within 2%, the ITL histogram's resolution; the requests
  * reach the engine over the first half second, one API-server turn of
  * 0.5 ms each, so the first gaps are shorter). With four API servers each
- * one's handler has a quarter of the streams and keeps up with the steps
- * (median gap under half the one-server figure). */
+ * one's handler has a quarter of the streams and keeps up with the steps:
+ * the median gap is the mean step (within 5%: the histogram's 2% and the
+ * steps' spread), well under the one-server figure (below 0.6 of it; the
+ * eager 1,000-sequence steps take about 5 ms with the decode kernels'
+ * per-(sequence, KV head) floor). */
 static void the_output_handler_can_be_the_bottleneck(void **state)
 {
 	(void)state;
@@ -257,7 +260,9 @@ static void the_output_handler_can_be_the_bottleneck(void **state)
 	double step = r.engine.busy_s / (double)r.engine.steps;
 	assert_true(step < 0.9 * work);
 	assert_double_rel(loghist_percentile(&r.all.itl, 50), work, 0.02);
-	assert_true(loghist_percentile(&four.all.itl, 50) < 0.5 * work);
+	double step4 = four.engine.busy_s / (double)four.engine.steps;
+	assert_true(loghist_percentile(&four.all.itl, 50) <= 1.05 * step4);
+	assert_true(loghist_percentile(&four.all.itl, 50) < 0.6 * work);
 	run_result_free(&r);
 	run_result_free(&four);
 }

@@ -74,11 +74,13 @@ static void probecsv_errors_name_file_and_line(void **state)
 	assert_string_equal(probecsv_hardware_id("NVIDIA L4"), "l4");
 	/* Names as cudaGetDeviceProperties gives them: a Grace Hopper GH200
 	 * and the H200 NVL card hold "H200" but are not the H200 SXM, whose
-	 * profile they must not borrow; one name inside another is not a
-	 * match (GB200 is not a B200). */
+	 * profile they must not borrow (each has its own); a GH200 whose
+	 * memory version the name does not say stays unknown; one name inside
+	 * another is not a match (GB200 is not a B200). */
 	assert_null(probecsv_hardware_id("GH200"));
-	assert_null(probecsv_hardware_id("NVIDIA GH200 480GB"));
-	assert_null(probecsv_hardware_id("NVIDIA H200 NVL"));
+	assert_string_equal(probecsv_hardware_id("NVIDIA GH200 480GB"), "gh200");
+	assert_string_equal(probecsv_hardware_id("NVIDIA GH200 144G HBM3e"), "gh200-144gb");
+	assert_string_equal(probecsv_hardware_id("NVIDIA H200 NVL"), "h200-nvl");
 	assert_string_equal(probecsv_hardware_id("NVIDIA H200"), "h200-sxm");
 	assert_string_equal(probecsv_hardware_id("NVIDIA GB200"), "gb200");
 	assert_string_equal(probecsv_hardware_id("NVIDIA B200"), "b200");

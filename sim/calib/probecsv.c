@@ -420,17 +420,19 @@ static bool has_word(const char *device, const char *name)
 const char *probecsv_hardware_id(const char *device)
 {
 	/* cudaGetDeviceProperties names, matched as whole words, the longer
-	 * name first where one holds another (H100 NVL before H100). A NULL id
-	 * is a device servesim knows but has no profile of: a GH200 (Grace
-	 * Hopper: its own memory system and power limit) and an H200 NVL (the
-	 * 600 W PCIe card) are not the H200 SXM, so they stay unknown rather
-	 * than borrow its profile. */
+	 * name first where one holds another (H100 NVL before H100). A GH200
+	 * (Grace Hopper: its own memory system and power limit) and an H200
+	 * NVL (the 600 W PCIe card) have profiles of their own: neither takes
+	 * the H200 SXM's. "GH200 480GB" is the 96 GB HBM3 module (480 GB is
+	 * its Grace LPDDR5X), "GH200 144G" the HBM3e one; a GH200 named
+	 * otherwise stays unknown rather than guess its memory. */
 	static const struct {
 		const char *name, *id;
 	} map[] = {
 		{ "H100 NVL", "h100-nvl" },         { "H100 PCIe", "h100-pcie" },
-		{ "H100", "h100-sxm" },             { "GH200", NULL },
-		{ "H200 NVL", NULL },               { "H200", "h200-sxm" },
+		{ "H100", "h100-sxm" },             { "GH200 480GB", "gh200" },
+		{ "GH200 144G", "gh200-144gb" },    { "GH200", NULL },
+		{ "H200 NVL", "h200-nvl" },         { "H200", "h200-sxm" },
 		{ "GB200", "gb200" },               { "B200", "b200" },
 		{ "A100-SXM4-80GB", "a100-80gb-sxm" }, { "A100-SXM4-40GB", "a100-40gb-sxm" },
 		{ "A100 80GB PCIe", "a100-80gb-pcie" }, { "A100-PCIE-40GB", "a100-40gb-pcie" },

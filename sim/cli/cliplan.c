@@ -139,6 +139,14 @@ int cliplan_option(struct cliplan *c, int opt, const char *arg, struct err *e)
 		c->cost_own_flags = true;
 		return cliplan_double("--utilization", arg, 0.001, 1, "a fraction in (0, 1]", &c->cost.utilization,
 				      e) ? -1 : 1;
+	case 1022: {
+		int64_t blocks;
+		if (cliplan_int("--confirm", arg, 0, TUNE_MAX_CONFIRM, "a count of seed blocks in [0, 16]", &blocks, e))
+			return -1;
+		c->search.confirm_blocks = (int)blocks;
+		c->confirm_given = true;
+		return 1;
+	}
 	}
 	return 0;
 }
@@ -178,6 +186,8 @@ int cliplan_tune_space(const struct cliplan *c, const struct scenario *sc, const
 	if (c->fixed) {
 		if (c->n_search)
 			return err_set(e, "--search: expected no --search with --fixed (which keeps the scenario's settings)");
+		if (c->confirm_given)
+			return err_set(e, "--confirm: expected no --confirm with --fixed (it re-searches the setting tuning chose)");
 		out->n = 0;
 		return 0;
 	}

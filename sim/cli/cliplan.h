@@ -47,7 +47,8 @@
 	{ "cost", required_argument, NULL, 1018 },                   \
 	{ "years", required_argument, NULL, 1019 },                  \
 	{ "power-usd-kwh", required_argument, NULL, 1020 },          \
-	{ "utilization", required_argument, NULL, 1021 }
+	{ "utilization", required_argument, NULL, 1021 },            \
+	{ "confirm", required_argument, NULL, 1022 }
 
 #define CLIPLAN_SEARCH_HELP                                                                          \
 	"  --by rate|concurrency  what the SLO search varies (default rate)\n"                         \
@@ -65,6 +66,9 @@
 	"                      enable_chunked_prefill, long_prefill_token_threshold, max_num_seqs,\n" \
 	"                      kv_cache_dtype, enable_prefix_caching (shared prefixes only),\n"    \
 	"                      gpu_memory_utilization (up to the bound below)\n"                   \
+	"  --confirm B         tuning: search the chosen setting again on B fresh seed blocks\n"  \
+	"                      and report the median block's rate with the blocks' spread, not\n"  \
+	"                      the best of the noisy rates that chose it (default 3; 0: off)\n"  \
 	"  --max-gpu-memory-utilization F  tuning's bound on gpu_memory_utilization (default\n"   \
 	"                      0.9, vLLM's default: the scenario's own when higher)\n"             \
 	"  --cost cloud|own    price a GPU-hour at the profile's cloud price (default), or\n"      \
@@ -99,6 +103,7 @@ struct cliplan {
 	char path[4096];
 	struct plan_opts search;     /* CLIPLAN_SEARCH_OPTIONS; see cliplan_search */
 	bool max_load_given;
+	bool confirm_given;          /* --confirm (an error with --fixed) */
 	struct vllm_args vllm;       /* the command line with vLLM's flags rewritten */
 	bool fixed;                  /* --fixed: no tuning */
 	const char *search_specs[TUNE_MAX_AXES];  /* --search, in order (borrowed argv) */

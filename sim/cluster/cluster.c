@@ -17,7 +17,6 @@
 #include "engine_int.h"
 #include "simassert.h"
 #include "startup.h"
-#include "workload.h"
 #include "xalloc.h"
 
 enum {
@@ -45,13 +44,17 @@ struct cluster {
 	size_t cap_out_len;
 	int64_t *handoff_ns;           /* disaggregated: when its prefill ended */
 	size_t cap_handoff;
+	/* Disaggregated: each request's EV_KV_SENT events to come, and bit 31
+	 * once it is done: its record is read until the count is 0. */
+	uint32_t *kv_sent_left;
+	size_t cap_kv_sent;
 	const struct kvlink *link;
 	double link_bytes_per_s, link_latency_s, kv_bytes_per_token;  /* per rank */
 	int64_t *egress_free, *ingress_free;   /* per prefill / decode replica, ns */
 	size_t rr_decode;
 	struct cluster_kv_stats kv;
-	/* Disaggregated: each pool's scenario and hardware ([prefill], [decode]). */
-	struct scenario *pool_sc[N_POOLS];
+	/* Disaggregated: each pool's engine settings and hardware ([prefill], [decode]). */
+	struct engine_config pool_cfg[N_POOLS];
 	struct hw_profile pool_hw[N_POOLS];
 	int last_stepped;              /* for the step-tokens gauge */
 	int64_t past_horizon_ns;       /* a step that would end past EVQ_HORIZON_NS began here; -1: none */
@@ -66,6 +69,18 @@ struct cluster {
 };
 
 static int route(struct cluster *c, const struct request *rq, int base, int n, size_t *rr);
+
+#define KV_DONE 0x80000000u
+
+/* EV_KV_SENT for request idx at t: its record is read then. */
+static void push_kv_sent(struct cluster *c, int64_t t, size_t idx)
+{
+	size_t had = c->cap_kv_sent;
+	xgrow(&c->kv_sent_left, &c->cap_kv_sent, idx + 1, sizeof *c->kv_sent_left);
+	memset(c->kv_sent_left + had, 0, (c->cap_kv_sent - had) * sizeof *c->kv_sent_left);
+	c->kv_sent_left[idx]++;
+	evq_push(c->s.q, t, EV_KV_SENT, (int64_t)idx);
+}
 static void wake(struct cluster *c, int i, int64_t now);
 
 /* Request idx's prefill replica frees the blocks it held for the pull;
@@ -95,7 +110,7 @@ static void prefill_done(void *ctx, size_t idx, int64_t t)
 	if (r->state == REQ_FAILED || r->output_len == 1) {
 		/* Nothing to pull: the blocks go at once (EV_KV_SENT, so that the
 		 * engine is not re-entered from its own end_step). */
-		evq_push(c->s.q, t, EV_KV_SENT, (int64_t)idx);
+		push_kv_sent(c, t, idx);
 	}
 	if (r->state == REQ_FAILED) {
 		c->s.hooks.on_done(c->s.hooks.ctx, idx, t);
@@ -151,7 +166,7 @@ static int64_t kv_pull(void *ctx, size_t idx, int64_t now)
 	c->kv.hold_s += (double)(ready - c->handoff_ns[idx]) / 1e9;
 	/* The decode side has read the blocks when they land; the prefill
 	 * side frees them then (NixlConnector: get_finished's done sends). */
-	evq_push(c->s.q, ready, EV_KV_SENT, (int64_t)idx);
+	push_kv_sent(c, ready, idx);
 	return ready;
 }
 
@@ -196,7 +211,7 @@ static int route(struct cluster *c, const struct request *rq, int base, int n, s
 	struct router_view v = {
 		.n = (size_t)n, .outstanding = c->outstanding + base, .waiting = c->waiting + base,
 		.kv_usage = c->kv_usage + base, .prefix_hit = c->prefix_hit + base,
-		.prompt_len = rq->prompt_len, .weights = c->s.sc->cluster.weights, .rng = c->rng,
+		.prompt_len = rq->prompt_len, .weights = c->s.cfg->weights, .rng = c->rng,
 		.rr_next = rr,
 	};
 	size_t i = c->router->pick(&v);
@@ -238,7 +253,7 @@ void cluster_send(struct cluster *c, size_t idx, int64_t now)
 	evq_push(c->s.q, now + api, EV_ENQUEUE, (int64_t)idx);
 }
 
-void cluster_done(struct cluster *c, size_t idx)
+bool cluster_done(struct cluster *c, size_t idx)
 {
 	const struct request *r = &c->s.reqs->v[idx];
 	struct replica *rp = &c->rep[r->replica];
@@ -248,7 +263,11 @@ void cluster_done(struct cluster *c, size_t idx)
 	 * nobody will read its prefill blocks, so they go now. Released
 	 * already: a no-op. */
 	if (c->n_prefill && r->prefill_replica >= 0 && r->state == REQ_FAILED)
-		evq_push(c->s.q, r->finish_ns, EV_KV_SENT, (int64_t)idx);
+		push_kv_sent(c, r->finish_ns, idx);
+	if (idx >= c->cap_kv_sent || !c->kv_sent_left[idx])
+		return false;
+	c->kv_sent_left[idx] |= KV_DONE;
+	return true;
 }
 
 int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_ns)
@@ -270,6 +289,12 @@ int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_n
 		const struct request *r = &c->s.reqs->v[ev->arg];
 		int p = r->prefill_replica >= 0 ? r->prefill_replica : r->replica;
 		release_prefill_kv(c, (size_t)ev->arg, p, ev->time_ns);
+		uint32_t *left = &c->kv_sent_left[ev->arg];
+		if (--*left == KV_DONE) {   /* the last one, of a done request */
+			*left = 0;
+			if (c->s.on_free)
+				c->s.on_free(c->s.hooks.ctx, (size_t)ev->arg);
+		}
 		break;
 	}
 	case EV_KICK:
@@ -291,20 +316,17 @@ int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_n
 /* The pools and the link of a disaggregated cluster. */
 static int init_disagg(struct cluster *c, struct err *e)
 {
-	const struct scenario *sc = c->s.sc;
-	const struct cluster_config *cc = &sc->cluster;
+	const struct cluster_config *cc = c->s.cfg;
 	for (int p = 0; p < N_POOLS; p++) {
-		c->pool_sc[p] = xcalloc(1, sizeof *c->pool_sc[p]);
-		if (scenario_pool(sc, p, c->pool_sc[p], e))
-			return -1;
-		const struct scenario *ps = c->pool_sc[p];
-		if (ps->engine.cls->family != ENGINE_FAMILY_VLLM)
+		const struct cluster_pool *pl = &c->s.pools[p];
+		c->pool_cfg[p] = *pl->engine;
+		if (pl->engine->cls->family != ENGINE_FAMILY_VLLM)
 			return err_set(e, "%s: [cluster] prefill_replicas: disaggregation needs engine kind vllm (its KV connectors), got %s",
-				       cc->disagg_at, ps->engine.cls->name);
-		if (!strcmp(ps->hardware, sc->hardware))
+				       cc->disagg_at, pl->engine->cls->name);
+		if (!pl->hardware)
 			c->pool_hw[p] = *c->s.hw;
-		else if (hw_load_named(&c->pool_hw[p], ps->hardware, e))
-			return err_prefix(e, "%s: [%s] hardware", sc->path, p == POOL_PREFILL ? "prefill" : "decode");
+		else if (hw_load_named(&c->pool_hw[p], pl->hardware, e))
+			return err_prefix(e, "%s: [%s] hardware", c->s.path, p == POOL_PREFILL ? "prefill" : "decode");
 	}
 	c->n_prefill = (int)cc->prefill_replicas;
 	c->link = kvlink_find(cc->kv_transfer);
@@ -319,11 +341,11 @@ static int init_disagg(struct cluster *c, struct err *e)
 	/* Each rank sends (and receives) its shard: the side with fewer
 	 * ranks moves the larger shard and sets the time. The prefill side's
 	 * KV dtype is what crosses. */
-	const struct scenario *pre = c->pool_sc[POOL_PREFILL], *dec = c->pool_sc[POOL_DECODE];
-	int64_t pre_tp = pre->engine.tensor_parallel_size, dec_tp = dec->engine.tensor_parallel_size;
+	const struct engine_config *pre = &c->pool_cfg[POOL_PREFILL], *dec = &c->pool_cfg[POOL_DECODE];
+	int64_t pre_tp = pre->tensor_parallel_size, dec_tp = dec->tensor_parallel_size;
 	int64_t tp = pre_tp < dec_tp ? pre_tp : dec_tp;
 	c->kv_bytes_per_token = model_kv_bytes_per_token_per_rank(
-		c->s.model, kv_dtypes[pre->engine.kv_cache_dtype].bytes_per_elem, (int)tp);
+		c->s.model, kv_dtypes[pre->kv_cache_dtype].bytes_per_elem, (int)tp);
 	c->egress_free = xcalloc((size_t)c->n_prefill, sizeof *c->egress_free);
 	c->ingress_free = xcalloc((size_t)(c->n - c->n_prefill), sizeof *c->ingress_free);
 	c->kv.link = c->link->name;
@@ -335,7 +357,7 @@ static int init_disagg(struct cluster *c, struct err *e)
 struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 {
 	struct cluster *c = xcalloc(1, sizeof *c);
-	const struct cluster_config *cc = &s->sc->cluster;
+	const struct cluster_config *cc = s->cfg;
 	c->s = *s;
 	c->n = (int)cc->replicas;
 	c->past_horizon_ns = -1;
@@ -348,7 +370,7 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 	c->prefix_hit = xcalloc((size_t)c->n, sizeof *c->prefix_hit);
 	c->kv_usage = xcalloc((size_t)c->n, sizeof *c->kv_usage);
 	if (c->n > 1)
-		c->rng = rng_stream("router", s->sc->seed);
+		c->rng = rng_stream("router", s->seed);
 	if (clustercfg_disaggregated(cc) && init_disagg(c, e)) {
 		cluster_destroy(c);
 		return NULL;
@@ -356,8 +378,8 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 	for (int i = 0; i < c->n; i++) {
 		struct replica *rp = &c->rep[i];
 		struct engine_setup es = {
-			.cfg = &s->sc->engine, .path = s->sc->path, .weights_at = s->sc->weights_at,
-			.seed = s->sc->seed, .model = s->model, .hw = s->hw, .cpu_hw = s->cpu_hw,
+			.cfg = s->engine, .path = s->path, .weights_at = s->weights_at,
+			.seed = s->seed, .model = s->model, .hw = s->hw, .cpu_hw = s->cpu_hw,
 			.weights = s->weights,
 			.reqs = s->reqs, .hooks = s->hooks,
 		};
@@ -370,7 +392,7 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 		}
 		if (c->n_prefill) {
 			int p = i < c->n_prefill ? POOL_PREFILL : POOL_DECODE;
-			es.cfg = &c->pool_sc[p]->engine;
+			es.cfg = &c->pool_cfg[p];
 			es.hw = &c->pool_hw[p];
 		}
 		rp->cls = es.cfg->cls;
@@ -404,10 +426,9 @@ void cluster_destroy(struct cluster *c)
 	free(c->kv_usage);
 	free(c->out_len);
 	free(c->handoff_ns);
+	free(c->kv_sent_left);
 	free(c->egress_free);
 	free(c->ingress_free);
-	for (int p = 0; p < N_POOLS; p++)
-		free(c->pool_sc[p]);
 	if (c->rng)
 		gsl_rng_free(c->rng);
 	free(c);
@@ -436,6 +457,11 @@ void cluster_gauges(const struct cluster *c, struct engine_gauges *out)
 	out->kv_usage = kv / c->n;
 }
 
+void cluster_replica_gauges(const struct cluster *c, int i, struct engine_gauges *out)
+{
+	c->rep[i].cls->gauges(c->rep[i].eng, out);
+}
+
 void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *st)
 {
 	c->rep[i].cls->stats(c->rep[i].eng, st);
@@ -443,8 +469,8 @@ void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *
 
 const char *cluster_replica_hardware(const struct cluster *c, int i, int64_t *tp)
 {
-	const struct scenario *sc = !c->n_prefill ? c->s.sc : c->pool_sc[i < c->n_prefill ? POOL_PREFILL : POOL_DECODE];
-	*tp = sc->engine.tensor_parallel_size;
+	const struct engine_config *cfg = !c->n_prefill ? c->s.engine : &c->pool_cfg[i < c->n_prefill ? POOL_PREFILL : POOL_DECODE];
+	*tp = cfg->tensor_parallel_size;
 	return !c->n_prefill ? c->s.hw->id : c->pool_hw[i < c->n_prefill ? POOL_PREFILL : POOL_DECODE].id;
 }
 

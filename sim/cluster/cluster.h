@@ -34,13 +34,28 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clustercfg.h"
 #include "engine.h"
 #include "evq.h"
 
 enum { CLUSTER_EV_FIRST = 100 };     /* event kinds the cluster owns start here */
 
+/* A disaggregated cluster's pool ([prefill] or [decode]): the [engine]
+ * settings its replicas run, the pool's keys applied, and their device. */
+struct cluster_pool {
+	const struct engine_config *engine;
+	const char *hardware;            /* a hardware profile name; NULL: the run's (hw) */
+};
+
+/* What the cluster reads of the scenario comes in here, built by the run
+ * (the cluster never sees the scenario: the arrows run one way). */
 struct cluster_setup {
-	const struct scenario *sc;
+	const struct cluster_config *cfg;    /* [cluster] */
+	const struct engine_config *engine;  /* [engine]: every replica's when colocated */
+	struct cluster_pool pools[N_POOLS];  /* disaggregated: each pool's (read at create) */
+	const char *path;                    /* the scenario's file, for errors */
+	const char *weights_at;              /* engine_setup's */
+	int64_t seed;                        /* the scenario's: the "router" stream */
 	const struct model *model;
 	const struct hw_profile *hw;
 	const struct hw_profile *cpu_hw;  /* engine_setup's: [engine] cpu_hardware, or NULL */
@@ -50,6 +65,9 @@ struct cluster_setup {
 	struct evq *q;                   /* the run's event queue */
 	/* A replica started a step of step_ns at now (the run samples). */
 	void (*on_step)(void *ctx, int replica, int64_t now, int64_t step_ns);
+	/* Optional: request idx, done earlier (cluster_done returned true),
+	 * is no longer read by the cluster; its record may be reused. */
+	void (*on_free)(void *ctx, size_t idx);
 };
 
 struct cluster;
@@ -65,8 +83,10 @@ int cluster_size(const struct cluster *c);
  * schedules its arrival at that replica's engine after the API path. */
 void cluster_send(struct cluster *c, size_t idx, int64_t now);
 
-/* Request idx is done (the run's on_done calls this first). */
-void cluster_done(struct cluster *c, size_t idx);
+/* Request idx is done (the run's on_done calls this first). Returns true
+ * when the cluster still reads its record (a P/D prefill replica has not
+ * yet released its KV): on_free says when that ends. */
+bool cluster_done(struct cluster *c, size_t idx);
 
 /* Handles one of the cluster's events (kind >= CLUSTER_EV_FIRST).
  * Returns -1, or, once a replica started a step that would end past
@@ -77,6 +97,9 @@ int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_n
 /* The gauges summed over replicas (KV usage: their mean; step tokens: the
  * replica that stepped last). With one replica, that engine's own. */
 void cluster_gauges(const struct cluster *c, struct engine_gauges *out);
+
+/* Replica i's own gauges. Cannot fail. */
+void cluster_replica_gauges(const struct cluster *c, int i, struct engine_gauges *out);
 
 /* Replica i's engine statistics, its role ("replica") and the requests
  * routed to it. */

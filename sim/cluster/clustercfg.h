@@ -18,6 +18,10 @@
 #include "kvlink.h"
 #include "router.h"
 
+/* A disaggregated cluster's pools: [prefill] and [decode] override
+ * [engine] keys and run's hardware for their replicas. */
+enum pool_role { POOL_PREFILL, POOL_DECODE, N_POOLS };
+
 struct cluster_config {
 	int64_t replicas;                  /* engines of [engine], >= 1 */
 	char router_name[INI_VALUE_MAX];   /* as written */

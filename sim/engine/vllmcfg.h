@@ -53,4 +53,14 @@ void vllmcfg_locate(struct vllm_config *c,
 		    void (*at)(const void *ctx, const char *key, char *out, size_t cap),
 		    const void *ctx);
 
+struct engine_config;
+struct engine_keys_view;
+struct err;
+
+/* The vLLM class's config_check (engine.h): vllm_version is one servesim
+ * knows, --speculative-config is whole (a known method, its drafter, k,
+ * the acceptance; kind vllm only), and whether async_scheduling was
+ * given (else the version's default). */
+int vllmcfg_check(struct engine_config *c, const struct engine_keys_view *k, struct err *e);
+
 #endif

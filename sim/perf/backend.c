@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "backend_tables.h"
 #include "num.h"
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof *(a)))
@@ -208,9 +209,8 @@ static const struct perf_kernel vllm_cuda[] = {
  * H100 TP4 table (benchmark_device_communicators.py): ca_1stage 10 us at
  * 0.5 MB to 38 us at 4 MB (6 us + 3 x bytes at 0.87 of 450 GB/s);
  * ca_2stage 17 -> 42 us (13.4 us + 1.5 x bytes at 0.49); pynccl 21 -> 39
- * us (6 hops x 3.07 us + 1.5 x bytes at 0.69). vLLM on ROCm runs the
- * same custom all-reduce (HIP port) over Infinity Fabric and RCCL: these
- * rows, uncertain there (no MI300X table here). */
+ * us (6 hops x 3.07 us + 1.5 x bytes at 0.69). vLLM on ROCm has its
+ * own rows, fitted to MI300X tables (backend_rocm.c). */
 #define CA_SRC "vLLM PR #24532 H100 TP4 benchmark_device_communicators table"
 #define NET_SRC "nccl-tests #290 (46-48 GB/s per NDR NIC) and #119 (A100 HDR busbw); 30 us: dgx-spark-playbooks PR #103"
 static const struct perf_collective nvlink_coll[] = {
@@ -246,22 +246,7 @@ static const struct perf_collective ring_only[] = {
  * component table behind it, made the cross-validation worse (docs/accuracy.md). */
 #define VLLM_LAUNCH "launches in the engine overhead model (sim/perf/overhead.c)"
 
-/* ---- vLLM on ROCm (MI250X/MI300X): hipBLASLt GEMMs, CK/Triton
- * attention, Triton fused_moe, custom all-reduce over Infinity Fabric.
- * uncertain throughout: no component tables for ROCm are stored here;
- * the fractions are the CUDA ones with FA2's on-Hopper curve. */
-static const struct perf_kernel vllm_rocm[] = {
-	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "hipBLASLt GEMM",
-	  .compute_frac = 0.70, .tile_m = 64, .bw_frac = 0.95,
-	  .source = "uncertain: no hipBLASLt table here; below CUDA's 0.82 for MI300X's power-limited clocks; 64-row tiles" },
-	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (ROCm)",
-	  .compute_frac = 0.50, .half = 0, .bw_frac = 0.84, .source = "uncertain: the CUDA row scaled as the GEMM" },
-	{ .op = KOP_ATTN_PREFILL, .gen = KGEN_ANY, .kernel = "CK / Triton flash attention (ROCm)",
-	  .curve = &fa2_on_hopper, .compute_frac = 1, .source = "uncertain: FA2-on-H100 fractions (FA3 paper figure)" },
-	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .kernel = "ROCm paged attention",
-	  .compute_frac = 0.4, .fixed_us = 13.7, .bw_frac = 0.918, .source = "uncertain: the CUDA row (FA3 decode, vllm-project/flash-attention PR #63)" },
-	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
-};
+/* vLLM on ROCm: sim/perf/backend_rocm.c (backend_tables.h). */
 
 /* ---- llama.cpp on CUDA ---- */
 static const struct perf_kernel llamacpp_cuda[] = {
@@ -315,7 +300,6 @@ static const struct perf_kernel fallback_only[] = {
 
 static const struct perf_backend backends[] = {
 	{ "vllm-cuda", "vllm", 0, 6, 2, VLLM_LAUNCH, -1, vllm_cuda, N_OF(vllm_cuda), nvlink_coll, N_OF(nvlink_coll) },
-	{ "vllm-rocm", "vllm", 0, 6, 2, VLLM_LAUNCH, -1, vllm_rocm, N_OF(vllm_rocm), nvlink_coll, N_OF(nvlink_coll) },
 	{ "llama.cpp-cuda", "llama.cpp", 3.5, 15, 5, LLAMACPP_LAUNCH, 0, llamacpp_cuda, N_OF(llamacpp_cuda), ring_only,
 	  N_OF(ring_only) },
 	{ "llama.cpp-metal", "llama.cpp", 0, 0, 0, "in the Apple class step overhead (fitted, llama-bench)", -1,
@@ -325,11 +309,17 @@ static const struct perf_backend backends[] = {
 	{ "roofline", "any", 0, 0, 0, "none", -1, fallback_only, N_OF(fallback_only), ring_only, N_OF(ring_only) },
 };
 
+/* The backends of their own files (backend_tables.h). */
+static const struct perf_backend *const other_backends[] = { &perf_backend_vllm_rocm };
+
 const struct perf_backend *perf_backend_find(const char *name)
 {
 	for (int i = 0; i < N_OF(backends); i++)
 		if (!strcmp(backends[i].name, name))
 			return &backends[i];
+	for (int i = 0; i < N_OF(other_backends); i++)
+		if (!strcmp(other_backends[i]->name, name))
+			return other_backends[i];
 	return NULL;
 }
 
@@ -415,6 +405,26 @@ static double row_busbw(const struct perf_collective *c, const struct perf_colle
 	return ring ? fmin(nics, link * ring->link_frac) : nics;
 }
 
+/* The GPUs one GPU-to-GPU link domain joins: the node's, or more (an
+ * NVL72 rack's NVLink Switch); a profile built by hand may leave it 0. */
+static int64_t link_domain(const struct hw_profile *hw)
+{
+	return hw->link_domain_gpus > hw->gpus_per_node ? hw->link_domain_gpus : hw->gpus_per_node;
+}
+
+/* Infinity Fabric is a full mesh, one link per GPU pair, and a profile
+ * gives the domain's figure over all of its peer links: a group of
+ * tp inside the node uses tp - 1 links (vLLM PR #39080, MI355X: "peak
+ * busbw = (N-1) x 76.8 GB/s"). NVLink through NVSwitch gives every GPU its
+ * full link whatever the group. */
+static double mesh_share(const struct perf_collective *c, const struct hw_profile *hw, double tp)
+{
+	double peers = (double)link_domain(hw) - 1;
+	if (c->scale_out || peers <= 0 || strcmp(hw_link_names[hw->ic_kind], "infinity-fabric"))
+		return 1;
+	return fmin(1, (tp - 1) / peers);
+}
+
 double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
 			const struct perf_collective **alg)
 {
@@ -423,7 +433,7 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 	if (tp <= 1)
 		return 0;
 	double t = tp, best = INFINITY;
-	bool linked = all_pairs_linked(hw), spans = tp > hw->gpus_per_node;
+	bool linked = all_pairs_linked(hw), spans = tp > link_domain(hw);
 	const struct perf_collective *ring = NULL;
 	bool has_scale_out = false;
 	for (int i = 0; i < b->n_coll; i++) {
@@ -442,7 +452,8 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 		if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
 			continue;
 		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
-		double s = (c->latency_us + hops) * 1e-6 + traffic(c->traffic, t) * bytes / row_busbw(c, ring, hw);
+		double s = (c->latency_us + hops) * 1e-6 +
+			   traffic(c->traffic, t) * bytes / (row_busbw(c, ring, hw) * mesh_share(c, hw, t));
 		if (s < best) {
 			best = s;
 			if (alg)

@@ -27,8 +27,10 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 	if (n)
 		json_object_set_new(doc, "model", json_string(rows[0].cand.sc.model));
 	json_t *search = slo->n ? plandoc_search_json(slo, o) : json_pack("{si}", "replications", o->replications);
-	if (tuned)
+	if (tuned) {
 		json_object_set_new(search, "tune", tune_space_json(space));
+		json_object_set_new(search, "confirm_blocks", json_integer(o->confirm_blocks));
+	}
 	json_object_set_new(doc, "search", search);
 	if (!isnan(target_rate))
 		resultdoc_put(doc, "target_rate", target_rate, 6);

@@ -120,7 +120,7 @@ void plan_opts_default(struct plan_opts *o)
 {
 	*o = (struct plan_opts){ .by = PLAN_BY_RATE, .replications = 5, .confidence = 0.95,
 				 .tolerance = 0.02, .max_rate = 1000, .max_evals = 40, .duration_s = 60,
-				 .jobs = par_default_jobs() };
+				 .step = 2, .confirm_blocks = 3, .jobs = par_default_jobs() };
 }
 
 /* ---- candidates ---- */
@@ -216,7 +216,7 @@ void plan_cand_free(struct plan_cand *c)
 static void at_load(struct scenario *out, const struct plan_cand *c, const struct plan_opts *o,
 		    double load, int rep)
 {
-	measure_replica(out, &c->sc, rep);
+	measure_replica(out, &c->sc, (int)(c->seed_offset + rep));
 	if (o->by == PLAN_BY_CONCURRENCY) {
 		out->max_concurrency = (int64_t)load;
 		out->request_rate = INFINITY;
@@ -264,7 +264,7 @@ static void advance(struct plan_cand *c, bool pass, const struct measure_summary
 		    const struct plan_opts *o)
 {
 	bool conc = o->by == PLAN_BY_CONCURRENCY;
-	double x = c->next;
+	double x = c->next, step = o->step > 1 ? o->step : 2;
 	if (pass) {
 		c->lo = x;
 		c->at_lo = *s;
@@ -274,7 +274,7 @@ static void advance(struct plan_cand *c, bool pass, const struct measure_summary
 	}
 	c->next = NAN;
 	if (isnan(c->lo)) {
-		double down = conc ? floor(x / 2) : x / 2;
+		double down = conc ? fmin(floor(x / step), x - 1) : x / step;
 		if (down < (conc ? 1 : MIN_RATE))
 			c->status = PLAN_UNREACHABLE;
 		else
@@ -283,7 +283,7 @@ static void advance(struct plan_cand *c, bool pass, const struct measure_summary
 		if (x >= o->max_rate)
 			c->status = PLAN_NOT_REACHED;
 		else
-			c->next = fmin(2 * x, o->max_rate);
+			c->next = fmin(conc ? fmax(ceil(x * step), x + 1) : x * step, o->max_rate);
 	} else if (conc ? c->hi - c->lo > 1 : c->hi - c->lo > o->tolerance * c->hi) {
 		c->next = conc ? floor((c->lo + c->hi) / 2) : (c->lo + c->hi) / 2;
 	}

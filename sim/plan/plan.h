@@ -14,15 +14,17 @@
  *     `confidence` bound of the mean over R replications,
  *     mean + t_{confidence, R-1} × sd / sqrt(R), is within the limit (with
  *     R = 1: the one value), and at least one request completed;
- *   - replication r uses seed + r at every load (common random numbers:
+ *   - replication r uses seed + seed_offset + r at every load (seed_offset
+ *     is 0 but for tune's confirmation; common random numbers:
  *     the same arrival pattern, compressed or stretched), so pass/fail is
  *     close to monotone in the load;
  *   - a rate search sends at least rate × duration_s requests at each
  *     rate (default 60 s), so that a run above capacity lasts long enough
  *     for its queue to show in the percentiles (a 200-request run at 400
  *     req/s ends before it does);
- *   - bracketing: from the scenario's rate (or 1 req/s), double while it
- *     passes (up to max_rate), halve while it fails (down to 0.001 req/s);
+ *   - bracketing: from the scenario's rate (or 1 req/s), multiply by step
+ *     (default 2) while it passes (up to max_rate), divide while it fails
+ *     (down to 0.001 req/s);
  *   - then bisection until the bracket [pass, fail) is within `tolerance`
  *     of its upper end (concurrency: until it is one request wide).
  * The answer is the bracket's lower end: the highest load seen to pass.
@@ -78,12 +80,18 @@ struct plan_opts {
 	int max_evals;               /* per candidate */
 	double duration_s;           /* rate search: each load sends at least load × this
 					many requests (0: the scenario's num_prompts) */
+	double step;                 /* bracketing: ×step while the load passes, ÷step while it
+					fails (default 2; tune's confirmation starts near the
+					answer and steps by 1 + 4 × tolerance) */
+	int confirm_blocks;          /* tuning (tune.h): fresh seed blocks the chosen setting
+					is searched again on (default 3; 0: none) */
 	int jobs;
 	struct progress *progress;   /* points done, on stderr (progress.h); NULL: none */
 };
 
 /* Defaults: by rate, 5 replications, 0.95, 2%, 1000 req/s, 40 evaluations,
- * 60 s of arrivals at least, all processors. */
+ * 60 s of arrivals at least, step 2, 3 confirmation blocks, all
+ * processors. */
 void plan_opts_default(struct plan_opts *o);
 
 enum plan_status {
@@ -109,6 +117,7 @@ struct plan_cand {
 	struct scenario sc;          /* the configuration; its load is searched */
 	char weights[16];            /* the weight precision, resolved ("bf16" …) */
 	double price_usd_per_gpu_hour;  /* NaN without cost */
+	int64_t seed_offset;         /* replication r runs seed + seed_offset + r (default 0) */
 	/* Out. */
 	int status;                  /* enum plan_status */
 	double lo, hi;               /* highest passing, lowest failing load; NaN when none */

@@ -79,8 +79,10 @@ json_t *plandoc_build(const char *scenario, const struct inidoc *overrides, cons
 	json_t *doc = resultdoc_new(&plandoc_kind);
 	resultdoc_header(doc, scenario, overrides);
 	json_t *search = plandoc_search_json(slo, o);
-	if (tuned)
+	if (tuned) {
 		json_object_set_new(search, "tune", tune_space_json(space));
+		json_object_set_new(search, "confirm_blocks", json_integer(o->confirm_blocks));
+	}
 	json_object_set_new(doc, "search", search);
 	resultdoc_put(doc, "target_rate", target_rate, 6);
 	json_object_set_new(doc, "cost", json_boolean(cost));
@@ -162,12 +164,18 @@ void plandoc_tuning_text(FILE *f, json_t *doc, const char *items_key,
 		} else {
 			fprintf(f, "  %s: %s\n", lab, set && set[0] ? set : "the scenario's own settings");
 		}
+		json_t *cf = json_object_get(t, "confirmation");
+		if (cf)
+			fprintf(f, "    %.4g req/s on %g fresh seed blocks (the median; mean %.4g ± %.2g), %.4g on the seeds that chose it\n",
+				resultdoc_num(it, "max_rate"), resultdoc_num(cf, "blocks"), resultdoc_num(cf, "mean"),
+				resultdoc_num(cf, "ci95"), resultdoc_num(t, "selection_rate"));
 		json_t *ru = json_object_get(t, "runners_up"), *r;
 		size_t k;
 		json_array_foreach(ru, k, r) {
 			const char *rs = resultdoc_str(r, "set");
-			fprintf(f, "    runner-up: %.4g req/s with %s\n", resultdoc_num(r, "max_rate"),
-				rs && rs[0] ? rs : "the scenario's own settings");
+			fprintf(f, "    runner-up: %.4g req/s with %s%s\n", resultdoc_num(r, "max_rate"),
+				rs && rs[0] ? rs : "the scenario's own settings",
+				json_is_true(json_object_get(r, "indistinguishable")) ? " (within the noise of the winner's)" : "");
 		}
 		sims += (long long)resultdoc_num(t, "simulations");
 		settings += (long long)resultdoc_num(t, "settings_tried");

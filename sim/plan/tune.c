@@ -1,5 +1,6 @@
 #include "tune.h"
 
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -405,6 +406,79 @@ static void sort_by_coarse(size_t *idx, size_t n, const struct tune_tried *tr)
 		}
 }
 
+/* A searched candidate's sustained rate; 0 when it cannot run. */
+static double cand_rate(const struct plan_cand *c, const struct plan_opts *o)
+{
+	return c->status == PLAN_INFEASIBLE ? 0 : plan_sustained_rate(c, o);
+}
+
+/* Step 3 (tune.h): every bracketed winner searched again on fresh seed
+ * blocks, all blocks of all candidates in one plan_search; the median
+ * block's search becomes the candidate's answer. */
+static void confirm(struct tune_cand *t, size_t n, const struct plan_slo *slo, const struct plan_opts *o)
+{
+	int B = o->confirm_blocks < TUNE_MAX_CONFIRM ? o->confirm_blocks : TUNE_MAX_CONFIRM;
+	for (size_t i = 0; i < n; i++) {
+		t[i].selection_rate = t[i].winner >= 0 ? cand_rate(t[i].cand, o) : NAN;
+		t[i].n_confirmed = 0;
+		t[i].confirm_seed_offset = o->replications;
+	}
+	if (B <= 0)
+		return;
+	struct plan_cand *pc = xcalloc(n * (size_t)B + 1, sizeof *pc);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct plan_cand *w = t[i].cand;
+		if (t[i].winner < 0 || w->status != PLAN_OK || !(t[i].selection_rate > 0))
+			continue;
+		for (int b = 0; b < B; b++) {
+			struct plan_cand c = *w;
+			c.evals = NULL;
+			c.n_evals = c.cap_evals = 0;
+			c.error = NULL;
+			c.seed_offset = (int64_t)o->replications * (b + 1);
+			if (o->by == PLAN_BY_CONCURRENCY)
+				c.sc.max_concurrency = (int64_t)w->lo;
+			else
+				c.sc.request_rate = w->lo;
+			pc[m++] = c;
+		}
+	}
+	struct plan_opts co = *o;
+	co.step = 1 + 4 * o->tolerance;
+	plan_search(pc, m, slo, &co);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct plan_cand *w = t[i].cand;
+		if (t[i].winner < 0 || w->status != PLAN_OK || !(t[i].selection_rate > 0))
+			continue;
+		/* The blocks by rate (insertion sort, stable); the median is
+		 * the middle one, the lower middle for an even count. */
+		int order[TUNE_MAX_CONFIRM];
+		for (int b = 0; b < B; b++) {
+			t[i].confirmed[b] = cand_rate(&pc[k + (size_t)b], o);
+			t[i].simulations += (int64_t)(pc[k + (size_t)b].n_evals ? pc[k + (size_t)b].n_evals : 1) *
+					    o->replications;
+			int y = b;
+			for (; y > 0 && t[i].confirmed[order[y - 1]] > t[i].confirmed[b]; y--)
+				order[y] = order[y - 1];
+			order[y] = b;
+		}
+		t[i].n_confirmed = B;
+		int med = order[(B - 1) / 2];
+		struct scenario own = w->sc;
+		plan_cand_free(t[i].cand);
+		*t[i].cand = pc[k + (size_t)med];
+		t[i].cand->sc = own;   /* without the search's starting load */
+		t[i].cand->seed_offset = 0;
+		for (int b = 0; b < B; b++)
+			if (b != med)
+				plan_cand_free(&pc[k + (size_t)b]);
+		k += (size_t)B;
+	}
+	free(pc);
+}
+
 void tune_run(struct tune_cand *t, size_t n, const struct tune_space *s, const struct plan_slo *slo,
 	      const struct plan_opts *o)
 {
@@ -505,6 +579,7 @@ void tune_run(struct tune_cand *t, size_t n, const struct tune_space *s, const s
 	free(start);
 	free(slots);
 	free(cur);
+	confirm(t, n, slo, o);
 }
 
 void tune_cand_free(struct tune_cand *t)
@@ -537,6 +612,29 @@ json_t *tune_item_json(const struct tune_cand *t, const struct tune_space *s, co
 	json_object_set_new(j, "settings_tried", json_integer((json_int_t)t->n_tried));
 	json_object_set_new(j, "simulations", json_integer(t->simulations));
 	json_object_set_new(j, "reused", json_integer(t->reused));
+	double half = NAN;
+	if (t->winner >= 0)
+		resultdoc_put(j, "selection_rate", t->selection_rate, 4);
+	if (t->n_confirmed > 0) {
+		json_t *c = json_object(), *rates = json_array();
+		double sum = 0, ss = 0;
+		int B = t->n_confirmed;
+		for (int b = 0; b < B; b++) {
+			sum += t->confirmed[b];
+			json_array_append_new(rates, json_real(round(t->confirmed[b] * 1e4) / 1e4));
+		}
+		double mean = sum / B;
+		for (int b = 0; b < B; b++)
+			ss += (t->confirmed[b] - mean) * (t->confirmed[b] - mean);
+		if (B >= 2)
+			half = gsl_cdf_tdist_Pinv(0.975, B - 1) * sqrt(ss / (B - 1)) / sqrt(B);
+		json_object_set_new(c, "seed_offset", json_integer((json_int_t)t->confirm_seed_offset));
+		json_object_set_new(c, "blocks", json_integer(B));
+		json_object_set_new(c, "rates", rates);
+		resultdoc_put(c, "mean", mean, 4);
+		resultdoc_put(c, "ci95", half, 4);
+		json_object_set_new(j, "confirmation", c);
+	}
 	json_t *ru = json_array();
 	for (int f = 1; f < t->n_finalists; f++) {
 		const struct tune_tried *r = &t->tried[t->finalists[f]];
@@ -545,6 +643,9 @@ json_t *tune_item_json(const struct tune_cand *t, const struct tune_space *s, co
 		tune_config_flags(s, &r->cfg, flags, sizeof flags);
 		json_object_set_new(x, "set", json_string(flags));
 		resultdoc_put(x, "max_rate", r->rate, 4);
+		if (!isnan(half))
+			json_object_set_new(x, "indistinguishable",
+					    json_boolean(t->selection_rate - r->rate <= half));
 		if (r->error)
 			json_object_set_new(x, "error", json_string(r->error));
 		json_array_append_new(ru, x);

@@ -34,6 +34,21 @@
  *      replications, confidence and tolerance. The winner is the highest
  *      fine rate (ties: the better coarse rank); the others are the
  *      runners-up, with their rates.
+ *   3. confirm (winner's curse): the winner's fine rate is the largest of
+ *      TUNE_FINALISTS noisy estimates on the seeds that chose it, so it
+ *      overstates the winner. The winner is searched again on
+ *      o->confirm_blocks (default 3) fresh seed blocks, block b on seeds
+ *      seed + R(b + 1) … seed + R(b + 2) - 1 (disjoint from the
+ *      selection's seed … seed + R - 1, and the same for every candidate,
+ *      so GPUs are compared on common random numbers), each with the
+ *      caller's R, confidence and tolerance, starting at the fine rate and
+ *      stepping by 1 + 4 × tolerance. The candidate's answer (its rate,
+ *      statistics and binding limit) is the median block's search; the
+ *      blocks' mean and 95% half-width (Student t over the blocks) are its
+ *      spread. The fine rate stays as selection_rate. A runner-up whose
+ *      selection rate is within that half-width of the winner's is
+ *      "indistinguishable" from it (the choice between them is noise).
+ *      With confirm_blocks 0 the answer is the winner's fine search.
  * Runs already made are reused: a setting (keyed by its override set) is
  * searched once per candidate however often the descent comes back to it.
  * Deterministic for given inputs; each candidate is tuned on its own, so
@@ -55,6 +70,7 @@
 #define TUNE_MAX_VALUES 12
 #define TUNE_FINALISTS 3
 #define TUNE_MAX_CONFIGS 96          /* distinct settings tried per candidate, at most */
+#define TUNE_MAX_CONFIRM 16          /* confirmation blocks, at most */
 
 struct tune_axis {
 	char key[48];                /* an [engine] key, without "engine." */
@@ -108,7 +124,11 @@ struct tune_cand {
 	size_t n_tried;
 	int winner;                  /* index in tried; -1 when nothing was tuned */
 	int finalists[TUNE_FINALISTS], n_finalists;  /* indices in tried, best first */
-	int64_t simulations;         /* simulations run for this candidate */
+	double selection_rate;       /* the winner's fine rate (selection seeds); NaN: none */
+	double confirmed[TUNE_MAX_CONFIRM];  /* its rate on each fresh seed block */
+	int n_confirmed;             /* 0: not confirmed (--confirm 0, or nothing passes) */
+	int64_t confirm_seed_offset; /* block b's seeds: seed + offset × (b + 1) + r */
+	int64_t simulations;         /* simulations run for this candidate (confirmation too) */
 	int64_t reused;              /* searches saved by the cache */
 };
 
@@ -131,7 +151,10 @@ void tune_config_flags(const struct tune_space *s, const struct tune_config *c, 
 		       size_t cap);
 
 /* The "tuning" object of a result item: config, set, simulations, reused,
- * settings_tried and runners_up ([{config, set, max_rate}…]). Cannot fail. */
+ * settings_tried, selection_rate, confirmation ({seed_offset, blocks,
+ * rates, mean, ci95}; absent when not confirmed) and runners_up ([{config,
+ * set, max_rate, indistinguishable}…], their rates on the selection seeds).
+ * Cannot fail. */
 json_t *tune_item_json(const struct tune_cand *t, const struct tune_space *s,
 		       const struct plan_opts *o);
 

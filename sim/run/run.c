@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "activesec.h"
 #include "cluster.h"
 #include "evq.h"
 #include "num.h"
@@ -33,13 +34,20 @@ struct run {
 	int64_t next_sample_ns, sample_every_ns;
 	uint64_t arrival_seq;          /* the lazy open loop's next reserved seq */
 	/* A lean run (run_simulate_lean): finished requests are recycled, and
-	 * vLLM's max_concurrent_requests is counted as they finish, a
-	 * difference array over the run's whole seconds (+1 at a request's
-	 * first, -1 past its last). */
+	 * vLLM's max_concurrent_requests is counted as they come and go
+	 * (activesec.h: memory by the longest request, not the run's span). */
 	bool lean;
-	int64_t *active_diff;
-	size_t cap_active_diff;
+	struct activesec active;
+	bool timeseries;               /* res->ts is kept */
+	void (*on_record)(void *ctx, const struct request *r);
+	void *record_ctx;
 };
+
+/* Request time t_ns as a whole second from the first send. */
+static int64_t second_of(const struct run_result *res, int64_t t_ns)
+{
+	return (t_ns - res->token_origin_ns) / NS_PER_S;
+}
 
 /* The stage group a request also counts in; none when the run has one
  * stage (its metrics are the whole run's: run_stage_metrics). */
@@ -104,8 +112,11 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 			timeline_gap(res->timeline, t, itl);
 		if (res->n_stages > 1 && r->stage >= 0 && r->stage < res->n_stages)
 			loghist_add(&res->stages[r->stage].itl, itl);
-		if (res->n_replicas)
+		if (res->n_replicas) {
 			loghist_add(&res->replicas[r->replica].itl, itl);
+			if (res->replicas[r->replica].timeline)
+				timeline_gap(res->replicas[r->replica].timeline, t, itl);
+		}
 	} else {
 		r->first_token_ns = t;
 	}
@@ -114,7 +125,7 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 }
 
 /* One step's tokens, all at t: on_token for each, in order, with the ITL
- * histogram's running sums and a run of equal buckets kept in registers
+ * histogram's running sums and a run of equal gaps kept in registers
  * (the same additions in the same order: the same bits). A run with a
  * timeline, stages or replicas takes the token by token path. */
 static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
@@ -131,7 +142,11 @@ static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 		loghist_alloc(h);
 	double sum = h->sum, sumsq = h->sumsq, mn = h->min, mx = h->max;
 	int64_t hn = h->n, tokens = 0;
-	size_t run_bucket = SIZE_MAX;
+	/* A run of equal gaps (most of a decode batch last emitted at the same
+	 * step): its value, square and bucket are worked out once. */
+	int64_t run_gap = -1;
+	double itl = 0, itl_sq = 0;
+	size_t run_bucket = 0;
 	uint32_t run_len = 0;
 	for (size_t k = 0; k < n; k++) {
 		struct request *r = &res->reqs.v[idx[k]];
@@ -144,24 +159,25 @@ static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 		}
 		int64_t gap = t - r->last_token_ns;
 		r->last_token_ns = t;
-		double itl = (double)gap * 1e-9;
 		if (gap > r->max_itl_ns)
 			r->max_itl_ns = gap;
-		size_t b = loghist_bucket(itl);
-		if (b != run_bucket) {
+		if (gap != run_gap) {
 			if (run_len)
 				h->counts[run_bucket] += run_len;
-			run_bucket = b;
+			run_gap = gap;
 			run_len = 0;
+			itl = (double)gap * 1e-9;
+			itl_sq = itl * itl;
+			run_bucket = loghist_bucket(itl);
+			if (hn == 0 || itl < mn)
+				mn = itl;
+			if (hn == 0 || itl > mx)
+				mx = itl;
 		}
 		run_len++;
-		if (hn == 0 || itl < mn)
-			mn = itl;
-		if (hn == 0 || itl > mx)
-			mx = itl;
 		hn++;
 		sum += itl;
-		sumsq += itl * itl;
+		sumsq += itl_sq;
 	}
 	if (run_len)
 		h->counts[run_bucket] += run_len;
@@ -180,6 +196,8 @@ static void send(struct run *rn, size_t idx, int64_t now)
 	rn->in_flight++;
 	if (rn->in_flight > rn->res->max_concurrent)
 		rn->res->max_concurrent = rn->in_flight;
+	if (rn->lean)
+		activesec_send(&rn->active, second_of(rn->res, now));
 	cluster_send(rn->cl, idx, now);
 }
 
@@ -288,9 +306,13 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 {
 	struct run *rn = ctx;
 	struct request *r = &rn->res->reqs.v[idx];
-	cluster_done(rn->cl, idx);
+	bool held = cluster_done(rn->cl, idx);
 	record_done(rn, r);
 	record_replica(rn->res, r);
+	if (r->state == REQ_FINISHED)
+		ollama_means_add(&rn->res->ollama, r);
+	if (rn->on_record)
+		rn->on_record(rn->record_ctx, r);
 	rn->in_flight--;
 	if (rn->cq_head < rn->cq_len) {
 		size_t next = rn->client_queue[rn->cq_head++];
@@ -303,32 +325,32 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 	}
 	if (rn->lean) {
 		r = &rn->res->reqs.v[idx];   /* the table may have moved */
-		if (r->state == REQ_FINISHED) {
-			int64_t first = (r->send_ns - rn->res->token_origin_ns) / 1000000000;
-			int64_t past = (r->finish_ns - rn->res->token_origin_ns) / 1000000000 + 1;
-			size_t had = rn->cap_active_diff;
-			xgrow(&rn->active_diff, &rn->cap_active_diff, (size_t)past + 1, sizeof *rn->active_diff);
-			memset(rn->active_diff + had, 0, (rn->cap_active_diff - had) * sizeof *rn->active_diff);
-			rn->active_diff[first]++;
-			rn->active_diff[past]--;
-		}
-		reqtab_recycle(&rn->res->reqs, idx);
+		activesec_done(&rn->active, second_of(rn->res, r->send_ns), second_of(rn->res, r->finish_ns),
+			       r->state == REQ_FINISHED, second_of(rn->res, evq_now(rn->q)));
+		if (!held)
+			reqtab_recycle(&rn->res->reqs, idx);
 	}
 }
 
-/* concurrent_per_second of a lean run: the peak of the running sum. */
-static int64_t active_peak(const struct run *rn)
+/* A cluster replica's gauges as a time-series row. */
+static struct ts_row replica_row(struct run *rn, int i, int64_t now, int64_t step_ns)
 {
-	int64_t best = 0, now = 0;
-	for (size_t s = 0; s < rn->cap_active_diff; s++) {
-		now += rn->active_diff[s];
-		if (now > best)
-			best = now;
-	}
-	return best;
+	struct engine_gauges g;
+	cluster_replica_gauges(rn->cl, i, &g);
+	return (struct ts_row){ (double)now / 1e9, g.running, g.waiting, g.kv_usage, g.step_tokens,
+				(double)step_ns / 1e9 };
 }
 
-static void sample(struct run *rn, int64_t now, int64_t step_ns)
+/* The cluster no longer reads request idx (a P/D prefill replica released
+ * its KV after the request was done): a lean run reuses its record. */
+static void on_free(void *ctx, size_t idx)
+{
+	struct run *rn = ctx;
+	if (rn->lean)
+		reqtab_recycle(&rn->res->reqs, idx);
+}
+
+static void sample(struct run *rn, int replica, int64_t now, int64_t step_ns)
 {
 	struct run_result *res = rn->res;
 	struct engine_gauges gg;
@@ -337,19 +359,26 @@ static void sample(struct run *rn, int64_t now, int64_t step_ns)
 		res->peak_waiting = gg.waiting;
 	if (res->timeline && gg.step_tokens > 0)
 		timeline_step(res->timeline, now, gg.step_tokens);
-	if (now < rn->next_sample_ns)
+	bool per_replica = res->timeline && res->n_replicas;
+	if (per_replica && gg.step_tokens > 0)   /* the replica that stepped: the last one */
+		timeline_step(res->replicas[replica].timeline, now, gg.step_tokens);
+	if (now < rn->next_sample_ns || !rn->timeseries)
 		return;
 	rn->next_sample_ns = now - now % rn->sample_every_ns + rn->sample_every_ns;
 	xgrow(&res->ts, &res->cap_ts, res->n_ts + 1, sizeof *res->ts);
 	res->ts[res->n_ts++] = (struct ts_row){ (double)now / 1e9, gg.running, gg.waiting, gg.kv_usage,
 						 gg.step_tokens, (double)step_ns / 1e9 };
+	for (int i = 0; per_replica && i < res->n_replicas; i++) {
+		struct replica_result *rr = &res->replicas[i];
+		xgrow(&rr->ts, &rr->cap_ts, rr->n_ts + 1, sizeof *rr->ts);
+		rr->ts[rr->n_ts++] = replica_row(rn, i, now, step_ns);
+	}
 }
 
 /* A replica started a step (the cluster's hook): a time-series sample. */
 static void on_step(void *ctx, int replica, int64_t now, int64_t step_ns)
 {
-	(void)replica;
-	sample(ctx, now, step_ns);
+	sample(ctx, replica, now, step_ns);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -410,6 +439,21 @@ static void bound_group(struct group_metrics *g)
 		samples_bound(s[i], RUN_EXACT_SAMPLES);
 }
 
+/* A disaggregated cluster's pools as the cluster reads them (it sees no
+ * scenario): sc with each pool's [prefill] or [decode] keys applied, into
+ * ps[N_POOLS], which outlives cluster_create. */
+static int cluster_pools(const struct scenario *sc, struct scenario *ps, struct cluster_setup *s,
+			 struct err *e)
+{
+	for (int p = 0; p < N_POOLS; p++) {
+		if (scenario_pool(sc, p, &ps[p], e))
+			return -1;
+		s->pools[p].engine = &ps[p].engine;
+		s->pools[p].hardware = strcmp(ps[p].hardware, sc->hardware) ? ps[p].hardware : NULL;
+	}
+	return 0;
+}
+
 static int simulate(const struct scenario *sc, struct run_result *res, const struct run_opts *o,
 		    struct err *e)
 {
@@ -435,8 +479,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.llama.cpu_hardware, e))
 		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.llama.cpu_hardware_at);
 
-	/* Ollama's report means read every request: only vLLM runs lean. */
-	struct run rn = { .res = res, .lean = lean && sc->engine.cls->family == ENGINE_FAMILY_VLLM };
+	struct run rn = { .res = res, .lean = lean, .timeseries = !lean || o->timeseries,
+			  .on_record = o->on_record, .record_ctx = o->record_ctx };
 	rn.wl = workload_open(&res->sc, &res->reqs, e);
 	if (!rn.wl)
 		return -1;
@@ -446,12 +490,26 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 
 	rn.q = evq_create();
 	struct cluster_setup setup = {
-		.sc = &res->sc, .model = &res->model, .hw = &res->hw, .weights = res->weights,
+		.cfg = &res->sc.cluster, .engine = &res->sc.engine, .path = res->sc.path,
+		.weights_at = res->sc.weights_at, .seed = res->sc.seed,
+		.model = &res->model, .hw = &res->hw, .weights = res->weights,
 		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
-		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done, .on_tokens = on_tokens }, .q = rn.q,
-		.on_step = on_step,
+		.reqs = &res->reqs, .q = rn.q,
+		.hooks = { .ctx = &rn, .on_token = on_token, .on_done = on_done, .on_tokens = on_tokens },
+		.on_step = on_step, .on_free = on_free,
 	};
+	struct scenario *pool_sc = NULL;
+	if (clustercfg_disaggregated(&res->sc.cluster)) {
+		pool_sc = xcalloc(N_POOLS, sizeof *pool_sc);
+		if (cluster_pools(&res->sc, pool_sc, &setup, e)) {
+			free(pool_sc);
+			evq_destroy(rn.q);
+			workload_destroy(rn.wl);
+			return -1;
+		}
+	}
 	rn.cl = cluster_create(&setup, e);
+	free(pool_sc);
 	if (!rn.cl) {
 		evq_destroy(rn.q);
 		workload_destroy(rn.wl);
@@ -460,15 +518,17 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	if (cluster_size(rn.cl) > 1) {
 		res->n_replicas = cluster_size(rn.cl);
 		res->replicas = xcalloc((size_t)res->n_replicas, sizeof *res->replicas);
+		for (int i = 0; i < res->n_replicas && res->timeline; i++)
+			res->replicas[i].timeline = timeline_create();
 	}
-	/* P/D disaggregation reads a request's record after it is done (the
-	 * prefill side's KV release, EV_KV_SENT): such runs are full. */
-	for (int i = 0; i < cluster_size(rn.cl) && rn.lean; i++)
-		rn.lean = strcmp(cluster_replica_role(rn.cl, i), "prefill") != 0;
 	if (rn.lean && !o->exact_percentiles) {
 		bound_group(&res->all);
 		for (int i = 0; i < res->n_stages; i++)
 			bound_group(&res->stages[i]);
+		for (int i = 0; i < res->n_replicas; i++) {
+			samples_bound(&res->replicas[i].ttft, RUN_EXACT_SAMPLES);
+			samples_bound(&res->replicas[i].e2el, RUN_EXACT_SAMPLES);
+		}
 	}
 	/* vLLM's random dataset has a known largest request: when even that
 	 * cannot fit max_model_len the scenario is wrong, not the requests. */
@@ -541,13 +601,13 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 		workload_destroy(rn.wl);
 		evq_destroy(rn.q);
 		free(rn.client_queue);
-		free(rn.active_diff);
+		activesec_free(&rn.active);
 		return -1;
 	}
 	res->end_ns = evq_now(rn.q);
 	res->n_requests = res->reqs.made;
-	res->max_concurrent_per_second = rn.lean ? active_peak(&rn) : concurrent_per_second(res);
-	free(rn.active_diff);
+	res->max_concurrent_per_second = rn.lean ? activesec_peak(&rn.active) : concurrent_per_second(res);
+	activesec_free(&rn.active);
 	cluster_stats(rn.cl, &res->engine);
 	collect_replicas(&rn);
 	/* Every request finished or failed: none is left behind. */
@@ -608,6 +668,8 @@ void run_result_free(struct run_result *res)
 		samples_free(&res->replicas[i].ttft);
 		samples_free(&res->replicas[i].e2el);
 		loghist_free(&res->replicas[i].itl);
+		timeline_destroy(res->replicas[i].timeline);
+		free(res->replicas[i].ts);
 	}
 	free(res->replicas);
 	timeline_destroy(res->timeline);

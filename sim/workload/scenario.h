@@ -26,10 +26,9 @@ enum len_dist { LEN_UNIFORM, LEN_NORMAL, LEN_LOGNORMAL, LEN_EMPIRICAL };
 #define SCENARIO_MAX_STAGES 32
 #define SCENARIO_MAX_POOL_KEYS 16
 
-/* A disaggregated cluster's pools: [prefill] and [decode] override
- * [engine] keys and run's hardware for their replicas. */
-enum scenario_pool { POOL_PREFILL, POOL_DECODE, N_POOLS };
-
+/* One [prefill] or [decode] entry (the pools: clustercfg.h's enum
+ * pool_role): it overrides an [engine] key or run's hardware for that
+ * pool's replicas. */
 struct pool_override {
 	char key[INI_NAME_MAX];
 	char value[INI_VALUE_MAX];

@@ -1,0 +1,17 @@
+/*
+ * backend_tables: the backends defined in their own files
+ * (sim/perf/backend_*.c), one per engine and device family, which
+ * perf_backend_find looks up after backend.c's own table. Each is a
+ * complete const struct perf_backend (sim/perf/backend.h): kernel rows
+ * ending with the fallback row, and collectives including a ring row
+ * with no size or group limit.
+ */
+#ifndef SERVESIM_BACKEND_TABLES_H
+#define SERVESIM_BACKEND_TABLES_H
+
+#include "backend.h"
+
+/* vLLM on ROCm (AMD Instinct CDNA2 / CDNA3): sim/perf/backend_rocm.c. */
+extern const struct perf_backend perf_backend_vllm_rocm;
+
+#endif
