@@ -21,7 +21,12 @@
  * landed: TTFT includes the transfer. The prefill side holds the
  * request's blocks until they have been read (vLLM's NixlConnector delays
  * the free until the send is done): its KV pressure counts every transfer
- * in flight and every request still waiting for decode blocks.
+ * in flight and every request still waiting for decode blocks, up to
+ * VLLM_NIXL_ABORT_REQUEST_TIMEOUT ([cluster] kv_abort_request_timeout_s)
+ * after the prefill ended: then the prefill side frees them unread, at
+ * its next step (vLLM checks the deadline in get_finished, once a step),
+ * and a pull that comes later reads blocks that may have been reused
+ * (vLLM logs it; the timing is the same, the count is reported).
  *
  * Invariants: every request is routed exactly once per pool (r->replica
  * set at cluster_send, and to its decode replica at the hand-off); a
@@ -118,7 +123,9 @@ struct cluster_kv_stats {
 	double bytes;                  /* per rank, summed */
 	double transfer_s, link_wait_s;/* summed: pull start to landing; waiting for a busy port */
 	double block_wait_s;           /* summed: prefill end to the decode side's blocks */
-	double hold_s;                 /* summed: prefill end to its blocks' release (landing) */
+	double hold_s;                 /* summed: prefill end to its blocks' release (landing, or the timeout) */
+	double abort_timeout_s;        /* [cluster] kv_abort_request_timeout_s */
+	int64_t expired;               /* blocks freed at the timeout before the decode side had read them */
 };
 void cluster_kv_stats(const struct cluster *c, struct cluster_kv_stats *out);
 

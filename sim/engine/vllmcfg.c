@@ -36,6 +36,9 @@ const struct inidoc_key vllmcfg_keys[] = {
 	  "a token count in [1, 16]", NULL },
 	{ "engine", "speculative_acceptance", INI_STRING, F(speculative_acceptance), 0, 0, 0,
 	  "a probability, or one per position", NULL },
+	/* Checked against the target's tensor parallelism by specdec_init. */
+	{ "engine", "draft_tensor_parallel_size", INI_INT, F(draft_tensor_parallel_size), 0, 1, 1024,
+	  "a GPU count >= 1", NULL },
 	{ NULL, NULL, INI_INT, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -66,8 +69,8 @@ static int check_speculative(const struct engine_config *c, const struct engine_
 	char at[INI_VALUE_MAX + 32];
 	bool any = false;
 	static const char *const spec_keys[] = { "speculative_model", "num_speculative_tokens",
-						 "speculative_acceptance" };
-	for (size_t i = 0; i < 3; i++)
+						 "speculative_acceptance", "draft_tensor_parallel_size" };
+	for (size_t i = 0; i < sizeof spec_keys / sizeof *spec_keys; i++)
 		any |= k->at(k->ctx, spec_keys[i], at, sizeof at);
 	bool method = k->at(k->ctx, "speculative_method", at, sizeof at);
 	if (k->inherits && !any && !method)

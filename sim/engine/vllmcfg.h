@@ -36,6 +36,7 @@ struct vllm_config {
 	char speculative_model[INI_VALUE_MAX];
 	int64_t num_speculative_tokens;
 	char speculative_acceptance[INI_VALUE_MAX];   /* "0.7" or "0.9,0.7,0.5" */
+	int64_t draft_tensor_parallel_size;           /* 0 = the target's (vLLM's default) */
 	/* Where overhead_profile and async_scheduling were set, for the
 	 * errors found with the model and the device. */
 	char overhead_profile_at[INI_VALUE_MAX + 32];
