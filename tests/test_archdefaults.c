@@ -106,6 +106,100 @@ static const struct model_default *find_default(const struct model *m, const cha
 	return NULL;
 }
 
+/* The classes of issue 16's second round, bare, against the checkpoints
+ * their defaults describe (the dimensions are in archdefaults.c beside each
+ * row). Published totals (safetensors, Hugging Face pages / model cards):
+ * gpt-j-6B 6,053,381,344; gpt-neox-20b 20,554,567,680; phi-1
+ * 1,418,270,720; starcoder2-3b 3,030,371,328 (Starcoder2Config's
+ * dimensions are the 3B's, though it is documented as the 7B); opt-125m
+ * 125,239,296 (OPTConfig's dimensions, documented as opt-350m). servesim
+ * counts matrices, embeddings and q/k/v biases, not LayerNorm weights or
+ * MLP biases: within 1e-3 of each; OPT's learned position table (2050 ×
+ * 768, with its offset of 2) is added to the count first. BLOOM's default
+ * is a 2-layer, 64-wide test size with no checkpoint: its dimensions. */
+static void second_round_classes_are_their_checkpoints(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *bare, *cls;
+		double total, extra;
+	} rows[] = {
+		{ "gptj", "GPTJConfig", 6053381344.0, 0 },
+		{ "gpt_neox", "GPTNeoXConfig", 20554567680.0, 0 },
+		{ "phi", "PhiConfig", 1418270720.0, 0 },
+		{ "starcoder2", "Starcoder2Config", 3030371328.0, 0 },
+		{ "opt", "OPTConfig", 125239296.0, 2050.0 * 768 },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+		char path[512];
+		snprintf(path, sizeof path, DEFAULTS "%s.json", rows[i].bare);
+		struct model m;
+		struct model_params p;
+		load_ok(&m, path);
+		model_params(&m, &p);
+		assert_string_equal(m.defaults_from, rows[i].cls);
+		print_message("%s: %.0f (published %.0f)\n", rows[i].bare, p.total + rows[i].extra, rows[i].total);
+		assert_double_rel(p.total + rows[i].extra, rows[i].total, 1e-3);
+	}
+	struct model m;
+	/* GPT-J: 4 × n_embd MLP, 64 of 256 head dimensions rotated, 16 KV heads. */
+	load_ok(&m, DEFAULTS "gptj.json");
+	assert_int_equal(m.dense_ffn_width, 16384);
+	assert_int_equal(m.head_dim, 256);
+	assert_int_equal(m.rotary_dim, 64);
+	assert_false(m.attention_bias);
+	assert_false(m.tie_embeddings);
+	/* GPT-NeoX-20B: 96-wide heads, a quarter rotated (rotary_pct). */
+	load_ok(&m, DEFAULTS "gpt_neox.json");
+	assert_int_equal(m.head_dim, 96);
+	assert_int_equal(m.rotary_dim, 24);
+	assert_true(m.attention_bias);
+	/* StarCoder2: 2 KV heads of 128, tied, biased, no window. */
+	load_ok(&m, DEFAULTS "starcoder2.json");
+	assert_int_equal(m.n_kv_heads, 2);
+	assert_double_near(model_kv_bytes_per_token(&m, 2), 30.0 * 2 * 2 * 128 * 2, 0);
+	assert_true(m.tie_embeddings);
+	assert_true(m.attention_bias);
+	assert_int_equal(m.n_sliding_layers, 0);
+	/* Phi-1: half of each 64-wide head rotated. */
+	load_ok(&m, DEFAULTS "phi.json");
+	assert_int_equal(m.rotary_dim, 32);
+	assert_int_equal(m.ffn_matrices, 2);
+	/* BLOOM's test size: 2 layers, 64 wide, 8 heads, MLP 4 × 64, ALiBi
+	 * (no max_position_embeddings: the engine's fallback). */
+	load_ok(&m, DEFAULTS "bloom.json");
+	assert_int_equal(m.n_layers, 2);
+	assert_int_equal(m.hidden, 64);
+	assert_int_equal(m.n_heads, 8);
+	assert_int_equal(m.dense_ffn_width, 256);
+	assert_int_equal(m.vocab, 250880);
+	assert_int_equal(m.max_position_embeddings, 0);
+}
+
+/* Explicit fields and their old names win over the class defaults. */
+static void second_round_fields_beat_defaults(void **state)
+{
+	(void)state;
+	struct model m;
+	/* GPT-J with n_embd 2048 and rotary_dim 32: 128-wide heads, a quarter
+	 * rotated, MLP 4 × 2048. */
+	load_ok(&m, DEFAULTS "gptj-small.json");
+	assert_int_equal(m.hidden, 2048);
+	assert_int_equal(m.head_dim, 128);
+	assert_int_equal(m.rotary_dim, 32);
+	assert_int_equal(m.dense_ffn_width, 8192);
+	/* OPT's enable_bias = false is servesim's attention_bias = false. */
+	load_ok(&m, DEFAULTS "opt-no-bias.json");
+	assert_false(m.attention_bias);
+	/* BLOOM's n_embed is hidden_size (bloom-560m's 1024, 24 layers, 16
+	 * heads); the MLP follows as 4 × 1024. */
+	load_ok(&m, DEFAULTS "bloom-560m-old-names.json");
+	assert_int_equal(m.hidden, 1024);
+	assert_int_equal(m.n_layers, 24);
+	assert_int_equal(m.dense_ffn_width, 4096);
+	assert_null(find_default(&m, "hidden_size"));
+}
+
 /* A Llama config without hidden_size (tests/data/missing_field.json, the
  * Llama-3.1-8B fields less that one): LlamaConfig's 4096 fills it, and
  * head_dim follows as 4096 / 32; both are recorded, the first as a class
@@ -183,6 +277,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(class_defaults_are_their_checkpoints),
 		cmocka_unit_test(class_defaults_match_published_counts),
+		cmocka_unit_test(second_round_classes_are_their_checkpoints),
+		cmocka_unit_test(second_round_fields_beat_defaults),
 		cmocka_unit_test(defaulted_fields_are_recorded),
 		cmocka_unit_test(no_default_is_an_error),
 		cmocka_unit_test(windows_off_by_default_stay_off),

@@ -5,7 +5,6 @@
  */
 #include "testutil.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sys/stat.h>
@@ -68,44 +67,44 @@ static void list_sorted(void **state)
 	free(ids);
 }
 
-/* SERVESIM_DATA_DIR overrides the other places; a root with an empty
- * models/ lists nothing and a missing folder has no catalog_dir. The data
- * folders are found once per process, so the check runs in a child whose
- * environment is set before its first lookup. The child reports the first
- * failed check as its exit status. */
-static int override_child(const char *root, const char *sub)
-{
-	setenv("SERVESIM_DATA_DIR", root, 1);
-	const char *dir = catalog_dir(CATALOG_MODELS);
-	if (!dir || strcmp(dir, sub))
-		return 1;
-	if (catalog_dir(CATALOG_HARDWARE))
-		return 2;
-	/* An empty folder lists nothing (and never calls qsort on NULL). */
-	char **ids = (char **)1;
-	if (catalog_list(CATALOG_MODELS, &ids) != 0 || ids)
-		return 3;
-	if (catalog_list(CATALOG_HARDWARE, &ids) != 0 || ids)
-		return 4;
-	return 0;
-}
-
+/* SERVESIM_DATA_DIR overrides the other places, at each lookup (nothing
+ * is cached: the catalog keeps no global state); a root with an empty
+ * models/ lists nothing and a missing folder has no catalog_dir. */
 static void data_dir_override(void **state)
 {
 	(void)state;
+	char before[CATALOG_DIR_MAX], buf[CATALOG_DIR_MAX], saved[4096] = "";
+	assert_non_null(catalog_dir(CATALOG_HARDWARE, before, sizeof before));
+	const char *env = getenv("SERVESIM_DATA_DIR");
+	bool had = env != NULL;
+	if (had)
+		snprintf(saved, sizeof saved, "%s", env);
 	char root[] = "/tmp/servesim-catalog-XXXXXX", sub[64];
 	assert_non_null(mkdtemp(root));
 	snprintf(sub, sizeof sub, "%s/models", root);
 	assert_int_equal(mkdir(sub, 0700), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(override_child(root, sub));
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+
+	setenv("SERVESIM_DATA_DIR", root, 1);
+	const char *dir = catalog_dir(CATALOG_MODELS, buf, sizeof buf);
+	assert_non_null(dir);
+	assert_string_equal(dir, sub);
+	assert_null(catalog_dir(CATALOG_HARDWARE, buf, sizeof buf));
+	assert_null(catalog_dir(CATALOG_MODELS, buf, 8));   /* does not fit: absent, not cut */
+	/* An empty folder lists nothing (and never calls qsort on NULL). */
+	char **ids = (char **)1;
+	assert_int_equal(catalog_list(CATALOG_MODELS, &ids), 0);
+	assert_null(ids);
+	ids = (char **)1;
+	assert_int_equal(catalog_list(CATALOG_HARDWARE, &ids), 0);
+	assert_null(ids);
+
+	if (had)
+		setenv("SERVESIM_DATA_DIR", saved, 1);
+	else
+		unsetenv("SERVESIM_DATA_DIR");
+	/* Back to the folders found before, in the same process. */
+	assert_non_null(catalog_dir(CATALOG_HARDWARE, buf, sizeof buf));
+	assert_string_equal(buf, before);
 	rmdir(sub);
 	rmdir(root);
 }
@@ -113,7 +112,6 @@ static void data_dir_override(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		/* First: its child must make the process's first lookup. */
 		cmocka_unit_test(data_dir_override),
 		cmocka_unit_test(id_of),
 		cmocka_unit_test(resolve),

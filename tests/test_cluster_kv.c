@@ -3,9 +3,14 @@
  * the prefill side holds a request's blocks until the decode side has read
  * them (vLLM's NixlConnector delayed free), so its KV pressure counts the
  * transfers in flight and the requests still waiting for decode blocks;
- * TTFT never falls as the link slows.
+ * TTFT never falls as the link slows; VLLM_NIXL_ABORT_REQUEST_TIMEOUT frees
+ * what no decode side read in time; pools of different tensor parallelism
+ * re-shard the KV (kvshard.h) within NIXL's constraints.
  */
 #include "simutil.h"
+
+#include "kvshard.h"
+#include "model.h"
 
 /* c25-disagg-small at 8 req/s with a prefill pool of 400 blocks: three
  * 2,000-token prompts (125 blocks each) at a time. */
@@ -86,12 +91,178 @@ static void a_request_failed_on_the_decode_side_lets_its_blocks_go(void **state)
 	run_result_free(&r);
 }
 
+static void abort_timeout_frees_unread_blocks(void **state)
+{
+	(void)state;
+	/* vLLM's NixlConnector frees a finished prefill's blocks
+	 * VLLM_NIXL_ABORT_REQUEST_TIMEOUT (480 s by default) after it finished
+	 * if no decode side has read them. A decode pool of 300 blocks (two
+	 * requests) makes pulls wait for blocks for seconds. Measured, default
+	 * and 2, 0.5, 0.1 s: freed unread 0, 34, 58, 58 of 60; mean hold 2,571,
+	 * 1,866, 484, 97 ms; mean wait for decode blocks 2,550, 2,779, 16,835,
+	 * 23,238 ms (once its blocks go, the prefill side runs ahead of the
+	 * decode side, and more requests wait there). Asserted: every request
+	 * prefilled once and decoded once; none expires at the default; the
+	 * mean hold within the timeout (a hold ends at the landing or the
+	 * timeout, whichever is first); as the timeout shrinks, expiries never
+	 * fewer and the decode-side wait never shorter (within 0.1%). */
+	static const char *const to[] = { NULL, "cluster.kv_abort_request_timeout_s=2",
+					  "cluster.kv_abort_request_timeout_s=0.5",
+					  "cluster.kv_abort_request_timeout_s=0.1" };
+	static const double secs[] = { 480, 2, 0.5, 0.1 };
+	int64_t prev_expired = -1;
+	double prev_wait = 0;
+	for (size_t i = 0; i < sizeof to / sizeof *to; i++) {
+		struct run_result r;
+		simulate(&r, "c25-disagg-small", SMALL_PREFILL, "decode.num_gpu_blocks_override=300", to[i], NULL);
+		assert_int_equal(r.all.completed, 60);
+		assert_int_equal(r.replicas[0].requests, 60);
+		assert_int_equal(r.replicas[1].requests, 60);
+		assert_int_equal(r.kv.transfers, 60);
+		assert_double_near(r.kv.abort_timeout_s, secs[i], 1e-12);
+		if (i == 0)
+			assert_int_equal(r.kv.expired, 0);
+		assert_true(r.kv.hold_s <= (double)r.kv.transfers * secs[i] + 1e-6);
+		assert_true(r.kv.expired >= prev_expired);
+		assert_true(r.kv.block_wait_s >= prev_wait * 0.999);
+		prev_expired = r.kv.expired;
+		prev_wait = r.kv.block_wait_s;
+		run_result_free(&r);
+	}
+	assert_true(prev_expired > 30);
+}
+
+static void default_abort_timeout_changes_nothing(void **state)
+{
+	(void)state;
+	/* Runs of tens of seconds never reach 480 s: the default and a timeout
+	 * of a million seconds give the same requests, byte for byte. */
+	struct run_result a, b;
+	simulate(&a, "c25-disagg-small", SMALL_PREFILL, "decode.num_gpu_blocks_override=300", NULL);
+	simulate(&b, "c25-disagg-small", SMALL_PREFILL, "decode.num_gpu_blocks_override=300",
+		 "cluster.kv_abort_request_timeout_s=1e6", NULL);
+	assert_int_equal(a.reqs.len, b.reqs.len);
+	for (size_t i = 0; i < a.reqs.len; i++) {
+		assert_int_equal(a.reqs.v[i].first_token_ns, b.reqs.v[i].first_token_ns);
+		assert_int_equal(a.reqs.v[i].finish_ns, b.reqs.v[i].finish_ns);
+	}
+	assert_double_near(a.kv.hold_s, b.kv.hold_s, 0);
+	run_result_free(&a);
+	run_result_free(&b);
+}
+
+/* c25-disagg-small's pools at their own tensor parallelisms (the model
+ * too when given: the last override, as NULL ends them). */
+static struct run_result split_tp(const char *model, const char *pre_tp, const char *dec_tp)
+{
+	struct run_result r;
+	simulate(&r, "c25-disagg-small", "workload.num_prompts=20", pre_tp, dec_tp, model, NULL);
+	assert_int_equal(r.all.completed, 20);
+	assert_int_equal(r.kv.transfers, 20);
+	return r;
+}
+
+static void heterogeneous_tp_reshards_the_kv(void **state)
+{
+	(void)state;
+	/* vLLM's NixlConnector between pools of different tensor parallelism:
+	 * each decode rank reads its own shard, from one prefill rank (D >= P)
+	 * or from P / D of them; the busier port of a rank pair sets the
+	 * bytes. Llama-3.1-8B (8 KV heads, 131,072 B a token whole): 1 -> 2
+	 * and 2 -> 1 move a whole token's KV through one port, 2 -> 4 half of
+	 * it. */
+	static const struct {
+		const char *pre, *dec;
+		double bytes;
+	} llama[] = {
+		{ "prefill.tensor_parallel_size=1", "decode.tensor_parallel_size=2", 131072 },
+		{ "prefill.tensor_parallel_size=2", "decode.tensor_parallel_size=1", 131072 },
+		{ "prefill.tensor_parallel_size=2", "decode.tensor_parallel_size=4", 65536 },
+		{ "prefill.tensor_parallel_size=4", "decode.tensor_parallel_size=2", 65536 },
+	};
+	for (size_t i = 0; i < sizeof llama / sizeof *llama; i++) {
+		struct run_result r = split_tp(NULL, llama[i].pre, llama[i].dec);
+		assert_double_near(r.kv.bytes, (double)r.all.total_input * llama[i].bytes, 1.0);
+		run_result_free(&r);
+	}
+	/* Gemma-3-1B has one KV head: at TP 2 both decode ranks hold it (a
+	 * replica each) and both read it from the one prefill rank, whose port
+	 * carries it twice. */
+	struct model g;
+	struct err e;
+	assert_int_equal(model_load_named(&g, "gemma-3-1b", &e), 0);
+	double whole = model_kv_bytes_per_token(&g, 2);
+	struct run_result r = split_tp("run.model=gemma-3-1b", "prefill.tensor_parallel_size=1",
+				       "decode.tensor_parallel_size=2");
+	assert_double_near(r.kv.bytes, (double)r.all.total_input * 2 * whole, 1.0);
+	run_result_free(&r);
+	assert_double_near(kvshard_bytes_per_token(&g, 2, 1, 1), whole, 1e-9);
+	/* MLA's latent is whole on every rank: four decode ranks reading it
+	 * from one prefill rank take it four times through that port; the
+	 * other way each decode rank reads it once. */
+	struct model ds;
+	assert_int_equal(model_load_named(&ds, "deepseek-v3", &e), 0);
+	double latent = model_kv_bytes_per_token(&ds, 1);
+	assert_double_near(kvshard_bytes_per_token(&ds, 1, 2, 8), 4 * latent, 1e-6);
+	assert_double_near(kvshard_bytes_per_token(&ds, 1, 8, 2), latent, 1e-6);
+	assert_double_near(kvshard_bytes_per_token(&ds, 1, 8, 8), latent, 1e-6);
+	/* Never fewer bytes a port than the decode rank's own shard, nor than
+	 * the prefill rank's: over 1..8 ranks either side. */
+	char why[256];
+	struct model l;
+	assert_int_equal(model_load_named(&l, "llama-3.1-8b", &e), 0);
+	for (int p = 1; p <= 8; p *= 2)
+		for (int d = 1; d <= 8; d *= 2) {
+			assert_int_equal(kvshard_check(&l, p, d, why, sizeof why), 0);
+			double b = kvshard_bytes_per_token(&l, 2, p, d);
+			assert_true(b >= model_kv_bytes_per_token_per_rank(&l, 2, d) - 1e-9);
+			assert_true(b >= model_kv_bytes_per_token_per_rank(&l, 2, p) - 1e-9);
+		}
+}
+
+static void heterogeneous_tp_constraints(void **state)
+{
+	(void)state;
+	/* What NIXL's handshake refuses, refused at load with the reason. */
+	static const struct {
+		const char *a, *b, *needle;
+	} bad[] = {
+		{ "prefill.tensor_parallel_size=2", "decode.tensor_parallel_size=3", "must be a multiple of the smaller" },
+		{ "run.model=gemma-3-1b", "prefill.tensor_parallel_size=2", "replicates them" },
+		{ "decode.kv_cache_dtype=fp8", NULL, "[decode] kv_cache_dtype: expected the prefill pool's" },
+		{ "prefill.block_size=32", NULL, "[decode] block_size: expected a multiple of the prefill pool's 32" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		struct inidoc ov = { 0 };
+		struct err e;
+		char path[4096];
+		assert_int_equal(catalog_resolve(CATALOG_SCENARIOS, "c25-disagg-small", path, sizeof path, &e), 0);
+		assert_int_equal(inidoc_add_override(&ov, bad[i].a, &e), 0);
+		if (bad[i].b)
+			assert_int_equal(inidoc_add_override(&ov, bad[i].b, &e), 0);
+		struct scenario sc;
+		int rc = scenario_load(&sc, path, &ov, &e);
+		if (rc == 0) {
+			struct run_result r;
+			rc = run_simulate(&sc, &r, &e);
+			run_result_free(&r);
+		}
+		assert_int_equal(rc, -1);
+		assert_contains(e.msg, bad[i].needle);
+		inidoc_free(&ov);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ttft_never_falls_as_the_link_slows),
 		cmocka_unit_test(prefill_holds_blocks_until_pulled),
 		cmocka_unit_test(a_request_failed_on_the_decode_side_lets_its_blocks_go),
+		cmocka_unit_test(abort_timeout_frees_unread_blocks),
+		cmocka_unit_test(default_abort_timeout_changes_nothing),
+		cmocka_unit_test(heterogeneous_tp_reshards_the_kv),
+		cmocka_unit_test(heterogeneous_tp_constraints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

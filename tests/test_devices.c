@@ -355,6 +355,28 @@ static void mi300x_vs_h200_single_stream_check(void **state)
 	}
 }
 
+/* A GB200 NVL72 rack's NVLink Switch joins 72 GPUs though a tray (vLLM's
+ * node) holds 4: a TP8 or TP64 group all-reduces over NVLink5, not the
+ * NICs; a B200 HGX board's domain is its 8 GPUs, so TP16 leaves it. */
+static void nvl72_groups_stay_on_nvlink(void **state)
+{
+	(void)state;
+	struct hw_profile gb, b;
+	load_hw(&gb, "gb200");
+	load_hw(&b, "b200");
+	const struct perf_backend *cuda = perf_backend_find("vllm-cuda");
+	const struct perf_collective *alg;
+	for (int tp = 8; tp <= 64; tp *= 2) {
+		perf_allreduce_s(cuda, &gb, tp, 32 * MIB, &alg);
+		assert_false(alg->scale_out);
+	}
+	perf_allreduce_s(cuda, &b, 16, 32 * MIB, &alg);
+	assert_true(alg->scale_out);
+	/* Same link speed, so the same TP8 time as on B200's one board. */
+	assert_double_rel(perf_allreduce_s(cuda, &gb, 8, 32 * MIB, NULL),
+			  perf_allreduce_s(cuda, &b, 8, 32 * MIB, NULL), 1e-9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +388,7 @@ int main(void)
 		cmocka_unit_test(b200_gemm_against_vllm_pr_20646),
 		cmocka_unit_test(rocm_allreduce_meets_the_mi300x_tables),
 		cmocka_unit_test(mi300x_vs_h200_single_stream_check),
+		cmocka_unit_test(nvl72_groups_stay_on_nvlink),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

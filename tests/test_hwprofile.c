@@ -194,6 +194,25 @@ static void network_rate_default_and_bad(void **state)
 	assert_contains(e.msg, "got '0'");
 }
 
+/* The link domain defaults to the node (H100: 8) and may span more (a
+ * GB200 NVL72 rack: 72 GPUs on one NVLink Switch, 4 a tray); one smaller
+ * than the node is an error naming the file and the key. */
+static void link_domain_default_and_bad(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	load(&hw, "h100-sxm");
+	assert_int_equal(hw.link_domain_gpus, 8);
+	load(&hw, "gb200");
+	assert_int_equal(hw.link_domain_gpus, 72);
+	assert_int_equal(hw.gpus_per_node, 4);
+	struct err e;
+	load_bad("hw_link_domain.ini", &e);
+	assert_contains(e.msg, "hw_link_domain.ini");
+	assert_contains(e.msg, "link_domain_gpus: expected at least");
+	assert_contains(e.msg, "got '2'");
+}
+
 static void bad_long_line(void **state)
 {
 	(void)state;
@@ -286,6 +305,7 @@ int main(void)
 		cmocka_unit_test(bad_zero_bandwidth),
 		cmocka_unit_test(bad_negative_bandwidth),
 		cmocka_unit_test(network_rate_default_and_bad),
+		cmocka_unit_test(link_domain_default_and_bad),
 		cmocka_unit_test(bad_long_line),
 		cmocka_unit_test(bad_syntax),
 		cmocka_unit_test(bad_arch_sustained_above_boost),

@@ -350,7 +350,7 @@ static void light_load_is_the_paths_and_the_steps(void **state)
 
 /* AsyncLLM's one output handler does each step's output work in turn:
  * 1,000 streams of GPT-2 on a B200 make 10.05 ms of output work a step
- * (50 us + 10 us a stream) against steps of about 5 ms (most of it the
+ * (50 us + 10 us a stream) against steps of about 7 ms (the decode-attention floor and the
  * sampler's sort of 1,000 x 50,257 logits; Llama-3.2-1B's 128,256 a
  * stream would make the step longer than the output work), so once all
  * 1,000 run the clients see a token every 10.05 ms, not every step (the
@@ -375,12 +375,16 @@ static void the_output_handler_can_be_the_bottleneck(void **state)
 	assert_true(step < 0.9 * work);
 	assert_double_rel(loghist_percentile(&r.all.itl, 50), work, 0.02);
 	/* Four handlers, a quarter of the streams each (2.6 ms of work a
-	 * step), keep up: the clients see a token every step (within 5%:
-	 * the histogram's resolution and the first half second's shorter
-	 * steps), well under the one-server gap. */
+	 * step), keep up: the clients see a token every step (within 10%:
+	 * the histogram's resolution, the first half second's shorter steps,
+	 * and since decode attention has a per-(sequence, KV head) floor the
+	 * steps grow with the batch, so the per-token median weights the
+	 * full-batch steps more than the per-step mean does: measured 7.7
+	 * against a mean step of 7.1 ms), well under the one-server gap
+	 * (measured 0.77 of it). */
 	double step4 = four.engine.busy_s / (double)four.engine.steps;
-	assert_double_rel(loghist_percentile(&four.all.itl, 50), step4, 0.05);
-	assert_true(loghist_percentile(&four.all.itl, 50) < 0.75 * work);
+	assert_double_rel(loghist_percentile(&four.all.itl, 50), step4, 0.10);
+	assert_true(loghist_percentile(&four.all.itl, 50) < 0.85 * loghist_percentile(&r.all.itl, 50));
 	run_result_free(&r);
 	run_result_free(&four);
 }

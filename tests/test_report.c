@@ -302,6 +302,97 @@ static void test_replica_histograms(void **state)
 	cmd_result_free(&prom);
 }
 
+static double value_or_nan(struct scrape *s, const char *key)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i].key, key))
+			return s->v[i].value;
+	return NAN;
+}
+
+/* A cluster's metrics over time are one series per replica under vLLM's
+ * engine label, as a data-parallel vLLM's are, under the same names: the
+ * OpenMetrics file ends where the end-of-run scrape is, series by series;
+ * each engine's step histogram counts that replica's engine steps (the
+ * JSON's engine_steps), and its token-gap histogram from the timeline
+ * (time_per_output_token_seconds) counts what its ITL histogram counts. */
+static void test_cluster_series_per_engine(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/servesim-report-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	const char *set = "--set cluster.replicas=2 --set workload.num_prompts=80 --set workload.request_rate=8";
+	struct cmd_result prom, json;
+	run_cmd(&prom, "'%s' run %s --format prom --out '%s' --epoch 1700000000", SERVESIM_BIN, set, dir);
+	assert_int_equal(prom.status, 0);
+	run_cmd(&json, "'%s' run %s --format json", SERVESIM_BIN, set);
+	assert_int_equal(json.status, 0);
+	char path[512];
+	snprintf(path, sizeof path, "%s/openmetrics.txt", dir);
+	char *om_text = slurp_path(path);
+	struct scrape end, om;
+	parse(prom.out, &end);
+	parse(om_text, &om);
+	/* Every OpenMetrics series is one engine's, and ends at the scrape's
+	 * value where the scrape has it (it lacks the deprecated
+	 * gpu_cache_usage_perc gauge); most do. */
+	size_t matched = 0;
+	for (size_t i = 0; i < om.n; i++) {
+		const char *k = om.v[i].key;
+		assert_true(strstr(k, "engine=\"0\"") || strstr(k, "engine=\"1\""));
+		double want = value_or_nan(&end, k);
+		if (isnan(want))
+			continue;
+		assert_double_near(om.v[i].value, want, 1e-9 * fabs(want) + 1e-12);
+		matched++;
+	}
+	assert_true(matched >= om.n * 9 / 10);
+	json_error_t je;
+	json_t *doc = json_loads(json.out, 0, &je);
+	assert_non_null(doc);
+	json_t *reps = json_object_get(json_object_get(doc, "servesim"), "replicas");
+	assert_int_equal(json_array_size(reps), 2);
+	static const char *const families[] = { "vllm:num_requests_running", "vllm:generation_tokens_total",
+						"vllm:time_to_first_token_seconds_count",
+						"vllm:iteration_tokens_total_count" };
+	for (int e = 0; e < 2; e++) {
+		char lab[128], key[256];
+		snprintf(lab, sizeof lab, "{model_name=\"llama-3.1-8b\",engine=\"%d\"}", e);
+		for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
+			snprintf(key, sizeof key, "%s%s", families[f], lab);
+			assert_false(isnan(value_or_nan(&om, key)));
+		}
+		json_t *r = json_array_get(reps, (size_t)e);
+		snprintf(key, sizeof key, "vllm:iteration_tokens_total_count%s", lab);
+		assert_double_near(value_of(&end, key),
+				   (double)json_integer_value(json_object_get(r, "engine_steps")), 0);
+		snprintf(key, sizeof key, "vllm:time_per_output_token_seconds_count%s", lab);
+		double gaps = value_of(&end, key);
+		snprintf(key, sizeof key, "vllm:inter_token_latency_seconds_count%s", lab);
+		assert_double_near(gaps, value_of(&end, key), 0);
+		/* One gap between each two tokens of its requests. */
+		double out = (double)json_integer_value(json_object_get(r, "total_output_tokens"));
+		double done = (double)json_integer_value(json_object_get(r, "completed"));
+		assert_double_near(gaps, out - done, 0);
+	}
+	json_decref(doc);
+	free(om_text);
+	free(end.v);
+	free(om.v);
+	if (access("/usr/bin/promtool", X_OK) == 0) {
+		struct cmd_result pt;
+		run_cmd(&pt, "promtool tsdb create-blocks-from openmetrics '%s' '%s/tsdb'", path, dir);
+		if (pt.status != 0)
+			fail_msg("promtool: %s%s", pt.out, pt.err);
+		cmd_result_free(&pt);
+	}
+	struct cmd_result rm;
+	run_cmd(&rm, "rm -rf '%s'", dir);
+	cmd_result_free(&rm);
+	cmd_result_free(&prom);
+	cmd_result_free(&json);
+}
+
 /* The timeline counts what it is given, in the window it falls in, and
  * the bucket a value goes to is the first edge at or above it. */
 static void test_timeline_windows(void **state)
@@ -421,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_windows),
 		cmocka_unit_test(test_openmetrics_matches_end_scrape),
 		cmocka_unit_test(test_openmetrics_llamacpp),
+		cmocka_unit_test(test_cluster_series_per_engine),
 		cmocka_unit_test(test_replica_histograms),
 		cmocka_unit_test(test_bad_epoch),
 		cmocka_unit_test(test_run_plot_svg),

@@ -258,6 +258,55 @@ static void burstiness_means_gamma(void **state)
 	assert_int_equal(sc.arrival, ARRIVAL_CONSTANT);
 }
 
+/* Loads the default with sets; returns scenario_load's result (e set). */
+static int load_sets(struct scenario *sc, const char *const *sets, struct err *e)
+{
+	struct inidoc ov = { 0 };
+	for (; *sets; sets++)
+		assert_int_equal(inidoc_add_override(&ov, *sets, e), 0);
+	int rc = scenario_load(sc, NULL, &ov, e);
+	inidoc_free(&ov);
+	return rc;
+}
+
+/* The vLLM class checks its own keys (vllmcfg_check), in [engine] and in
+ * each pool: a pool's speculative keys are checked under the pool's name,
+ * and a pool inherits [engine]'s settings for the keys it leaves out. */
+static void pool_vllm_keys_checked_by_class(void **state)
+{
+	(void)state;
+	struct scenario *sc = calloc(1, sizeof *sc), *pool = calloc(1, sizeof *pool);
+	struct err e = { { 0 } };
+	const char *const bogus[] = { "cluster.prefill_replicas=1", "cluster.decode_replicas=1",
+				      "prefill.speculative_method=bogus", NULL };
+	assert_int_equal(load_sets(sc, bogus, &e), -1);
+	assert_contains(e.msg, "--set prefill.speculative_method: [prefill] speculative_method: expected one of ngram");
+
+	/* [engine] k = 3; the pool's four acceptances are one too many. */
+	const char *const too_many[] = { "cluster.prefill_replicas=1", "cluster.decode_replicas=1",
+					 "engine.speculative_method=ngram", "engine.num_speculative_tokens=3",
+					 "decode.speculative_acceptance=0.9,0.8,0.7,0.6", NULL };
+	assert_int_equal(load_sets(sc, too_many, &e), -1);
+	assert_contains(e.msg, "--set decode.speculative_acceptance: [decode] speculative_acceptance:");
+
+	const char *const ok[] = { "cluster.prefill_replicas=1", "cluster.decode_replicas=1",
+				   "engine.speculative_method=ngram", "engine.num_speculative_tokens=3",
+				   "decode.speculative_acceptance=0.9,0.8", "prefill.async_scheduling=false", NULL };
+	assert_int_equal(load_sets(sc, ok, &e), 0);
+	assert_false(sc->engine.vllm.async_scheduling_given);
+	assert_int_equal(scenario_pool(sc, POOL_DECODE, pool, &e), 0);
+	assert_string_equal(pool->engine.vllm.speculative_method, "ngram");   /* inherited */
+	assert_int_equal(pool->engine.vllm.num_speculative_tokens, 3);
+	assert_string_equal(pool->engine.vllm.speculative_acceptance, "0.9,0.8");
+	assert_false(pool->engine.vllm.async_scheduling_given);
+	assert_int_equal(scenario_pool(sc, POOL_PREFILL, pool, &e), 0);
+	assert_true(pool->engine.vllm.async_scheduling_given);
+	assert_false(pool->engine.vllm.async_scheduling);
+	assert_string_equal(pool->engine.vllm.async_scheduling_at, "--set prefill.async_scheduling");
+	free(sc);
+	free(pool);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +322,7 @@ int main(void)
 		cmocka_unit_test(bad_stages),
 		cmocka_unit_test(rate_inf_accepted),
 		cmocka_unit_test(burstiness_means_gamma),
+		cmocka_unit_test(pool_vllm_keys_checked_by_class),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,7 +96,7 @@ static void refusals_name_the_flag(void **state)
 	expect_error((char *[]){ "--speculative-config", "{\"method\": \"medusa\", \"num_speculative_tokens\": 2}" },
 		     2, "speculative method 'medusa' is not simulated");
 	expect_error((char *[]){ "--speculative-config", "{\"method\": \"ngram\", \"num_speculative_tokens\": 2, \"x\": 1}" },
-		     2, "\"x\": servesim reads method, model and num_speculative_tokens");
+		     2, "\"x\": servesim reads method, model, num_speculative_tokens and draft_tensor_parallel_size");
 	expect_error((char *[]){ "--kv-cache-dtype", "int4" }, 2, "--kv-cache-dtype: expected auto");
 	expect_error((char *[]){ "--num-prompts", "many" }, 2, "--num-prompts: expected an integer, got 'many'");
 	expect_error((char *[]){ "--goodput", "ttfb:5" }, 2, "--goodput: expected KEY:MS");
@@ -130,6 +130,10 @@ static void cluster_and_speculation(void **state)
 		  "--set engine.num_speculative_tokens=2 " },
 		{ { "--speculative-config", "{\"method\": \"deepseek_mtp\", \"num_speculative_tokens\": 1}" },
 		  "--set engine.speculative_method=mtp --set engine.num_speculative_tokens=1 " },
+		{ { "--speculative-config",
+		    "{\"method\": \"eagle3\", \"model\": \"llama-3.2-1b\", \"num_speculative_tokens\": 3, \"draft_tensor_parallel_size\": 1}" },
+		  "--set engine.speculative_method=eagle --set engine.speculative_model=llama-3.2-1b "
+		  "--set engine.num_speculative_tokens=3 --set engine.draft_tensor_parallel_size=1 " },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct vllm_args va;

@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,8 +74,7 @@ int catalog_exe_dir(char *out, size_t cap)
 	return join(out, cap, exe, "") ? 0 : -1;
 }
 
-/* The data root: a folder holding models/ and hardware_profiles/. Found
- * once per process (find_dirs). */
+/* The data root: a folder holding models/ and hardware_profiles/. */
 static int data_root(char *out, size_t cap)
 {
 	const char *env = getenv("SERVESIM_DATA_DIR");
@@ -94,27 +92,17 @@ static int data_root(char *out, size_t cap)
 	return catalog_is_dir(probe) ? 0 : -1;
 }
 
-/* The folders are found once per process (pthread_once), so threads of a
- * sweep can resolve names at the same time. */
-static char dirs[4][PATH_MAX + 32];
-static bool dir_found[4];
-static pthread_once_t dirs_once = PTHREAD_ONCE_INIT;
-
-static void find_dirs(void)
+/* Found afresh at each call (nothing is cached: no global state, so
+ * threads of a sweep resolve names at the same time). */
+const char *catalog_dir(enum catalog_kind kind, char *buf, size_t cap)
 {
 	char root[PATH_MAX];
 	if (data_root(root, sizeof root))
-		return;
-	for (int k = 0; k < 4; k++) {
-		snprintf(dirs[k], sizeof dirs[k], "%s/%s", root, kinds[k].folder);
-		dir_found[k] = catalog_is_dir(dirs[k]);
-	}
-}
-
-const char *catalog_dir(enum catalog_kind kind)
-{
-	pthread_once(&dirs_once, find_dirs);
-	return dir_found[kind] ? dirs[kind] : NULL;
+		return NULL;
+	int n = snprintf(buf, cap, "%s/%s", root, kinds[kind].folder);
+	if (n < 0 || (size_t)n >= cap || !catalog_is_dir(buf))
+		return NULL;
+	return buf;
 }
 
 void catalog_id_of(const char *path, char *out, size_t cap)
@@ -135,7 +123,8 @@ static int cmp_str(const void *a, const void *b)
 size_t catalog_list(enum catalog_kind kind, char ***ids)
 {
 	*ids = NULL;
-	const char *dir = catalog_dir(kind);
+	char dirbuf[CATALOG_DIR_MAX];
+	const char *dir = catalog_dir(kind, dirbuf, sizeof dirbuf);
 	DIR *d = dir ? opendir(dir) : NULL;
 	if (!d)
 		return 0;
@@ -167,7 +156,8 @@ static void free_list(char **ids, size_t n)
 /* A Hugging Face id through models/aliases.ini; 0 and the file id in out. */
 static int model_alias(const char *name, char *out, size_t cap)
 {
-	const char *dir = catalog_dir(CATALOG_MODELS);
+	char dirbuf[CATALOG_DIR_MAX];
+	const char *dir = catalog_dir(CATALOG_MODELS, dirbuf, sizeof dirbuf);
 	if (!dir)
 		return -1;
 	char path[PATH_MAX];
@@ -208,7 +198,8 @@ int catalog_resolve_id(enum catalog_kind kind, const char *name, char *out,
 		snprintf(out, cap, "%s", name);
 		return 0;
 	}
-	const char *dir = catalog_dir(kind);
+	char dirbuf[CATALOG_DIR_MAX];
+	const char *dir = catalog_dir(kind, dirbuf, sizeof dirbuf);
 	if (!dir)
 		return err_set(e, "%s: no data folder found (set SERVESIM_DATA_DIR to the folder holding %s/)",
 			       name, kinds[kind].folder);

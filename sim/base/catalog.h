@@ -12,6 +12,7 @@
 #ifndef SERVESIM_CATALOG_H
 #define SERVESIM_CATALOG_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -24,8 +25,13 @@ enum catalog_kind {
 	CATALOG_PLOTS,
 };
 
-/* The folder for kind, or NULL when no data folder was found. Borrowed. */
-const char *catalog_dir(enum catalog_kind kind);
+/* A buffer for catalog_dir. */
+enum { CATALOG_DIR_MAX = PATH_MAX + 32 };
+
+/* The folder for kind into buf (cap bytes; CATALOG_DIR_MAX holds any),
+ * returning buf, or NULL when no data folder was found (or it does not
+ * fit). Looked up at each call: getenv, a readlink and a few stats. */
+const char *catalog_dir(enum catalog_kind kind, char *buf, size_t cap);
 
 /* Resolves name to a file path in out. Returns 0, or -1 with e listing the
  * known ids when the name is neither a file nor a known id. Models take

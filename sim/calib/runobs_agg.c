@@ -153,7 +153,8 @@ int runobs_from_calibration(struct runobs_set *set, enum calibcsv_kind kind, con
 		calibcsv_free(&c);
 		return -1;
 	}
-	const char *dir = catalog_dir(CATALOG_SCENARIOS);
+	char dirbuf[CATALOG_DIR_MAX];
+	const char *dir = catalog_dir(CATALOG_SCENARIOS, dirbuf, sizeof dirbuf);
 	if (!dir) {
 		calibcsv_free(&c);
 		return err_set(e, "%s: no scenarios folder found (set SERVESIM_DATA_DIR)", path);

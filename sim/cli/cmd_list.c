@@ -38,7 +38,8 @@ int cmd_list(int argc, char **argv)
 	for (size_t k = 0; k < 3; k++) {
 		char **ids;
 		size_t n = catalog_list(kinds[k].kind, &ids);
-		const char *dir = catalog_dir(kinds[k].kind);
+		char dirbuf[CATALOG_DIR_MAX];
+		const char *dir = catalog_dir(kinds[k].kind, dirbuf, sizeof dirbuf);
 		json_t *arr = json_array();
 		if (fmt == FMT_TEXT)
 			printf("%s (%s):\n", kinds[k].name, dir ? dir : "not found");

@@ -169,12 +169,24 @@ int cmd_run(int argc, char **argv)
 	 * Prometheus metrics: recorded for --format prom and --out alone. */
 	bool timeline = fmt == FMT_PROM || out_dir;
 	/* What reads the requests one by one keeps them; else a lean run,
-	 * whose memory follows the requests in flight. */
-	bool per_request = timeline || plot_dir || detailed || va.out.save_detailed;
+	 * whose memory follows the requests in flight. --plot's requests.csv
+	 * is streamed as requests finish (reqcsv). */
+	bool per_request = timeline || detailed || va.out.save_detailed;
 	struct run_opts ro_run = { .lean = !per_request, .exact_percentiles = exact, .timeline = timeline };
+	struct reqcsv *rows = NULL;
 	if (scenario_load(&sc, scenario_path, &ov, &e)) {
 		cli_fail("run", &e);
 		goto out;
+	}
+	if (plot_dir && ro_run.lean) {
+		if (!(rows = reqcsv_create(&e))) {
+			fprintf(stderr, "servesim run: --plot: %s\n", e.msg);
+			rc = EXIT_FAIL;
+			goto out;
+		}
+		ro_run.timeseries = true;
+		ro_run.on_record = reqcsv_row;
+		ro_run.record_ctx = rows;
 	}
 	ro_run.progress = progress_create("run", progress);
 	int failed = run_simulate_opts(&sc, &res, &ro_run, &e);
@@ -183,6 +195,7 @@ int cmd_run(int argc, char **argv)
 		cli_fail("run", &e);
 		goto out;
 	}
+	res.rows = rows;
 	struct report_opts ro = { pct, n_pct, detailed || va.out.save_detailed, va.out.percentile_metrics };
 	if (va.out.save_result) {
 		json_t *j = report_json(&res, &ro);
@@ -218,6 +231,7 @@ int cmd_run(int argc, char **argv)
 	}
 out:
 	run_result_free(&res);
+	reqcsv_destroy(rows);
 	inidoc_free(&ov);
 	vllmflags_free(&va);
 	return rc;

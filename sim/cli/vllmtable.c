@@ -134,19 +134,23 @@ static int h_speculative(struct rewrite *rw, const struct vllm_flag *f, const ch
 	const char *method = json_string_value(json_object_get(j, "method"));
 	const char *model = json_string_value(json_object_get(j, "model"));
 	json_t *k = json_object_get(j, "num_speculative_tokens");
+	json_t *dtp = json_object_get(j, "draft_tensor_parallel_size");
 	const char *ours = spec_method(method, model), *key;
 	json_t *v;
 	int rc = 0;
 	json_object_foreach(j, key, v)
 		if (strcmp(key, "method") && strcmp(key, "model") && strcmp(key, "num_speculative_tokens") &&
-		    strcmp(key, "prompt_lookup_max") && strcmp(key, "prompt_lookup_min") && !rc)
-			rc = err_set(e, "%s: \"%s\": servesim reads method, model and num_speculative_tokens (prompt_lookup_min/max have no effect on its timing)",
+		    strcmp(key, "draft_tensor_parallel_size") && strcmp(key, "prompt_lookup_max") &&
+		    strcmp(key, "prompt_lookup_min") && !rc)
+			rc = err_set(e, "%s: \"%s\": servesim reads method, model, num_speculative_tokens and draft_tensor_parallel_size (prompt_lookup_min/max have no effect on its timing)",
 				     vf_where(rw, f, at, sizeof at), key);
 	if (!rc && !ours)
 		rc = err_set(e, "%s: speculative method '%s' is not simulated; expected ngram, eagle, eagle3, draft_model or an mtp method",
 			     vf_where(rw, f, at, sizeof at), method ? method : "(none, and no model)");
 	else if (!rc && !(json_is_integer(k) && json_integer_value(k) >= 1))
 		rc = err_set(e, "%s: expected \"num_speculative_tokens\": an integer >= 1", vf_where(rw, f, at, sizeof at));
+	else if (!rc && dtp && !(json_is_integer(dtp) && json_integer_value(dtp) >= 1))
+		rc = err_set(e, "%s: expected \"draft_tensor_parallel_size\": an integer >= 1", vf_where(rw, f, at, sizeof at));
 	if (!rc) {
 		char n[32];
 		snprintf(n, sizeof n, "%lld", (long long)json_integer_value(k));
@@ -154,6 +158,10 @@ static int h_speculative(struct rewrite *rw, const struct vllm_flag *f, const ch
 		if (model)
 			vf_emit_set(rw, "engine.speculative_model", model);
 		vf_emit_set(rw, "engine.num_speculative_tokens", n);
+		if (dtp) {
+			snprintf(n, sizeof n, "%lld", (long long)json_integer_value(dtp));
+			vf_emit_set(rw, "engine.draft_tensor_parallel_size", n);
+		}
 	}
 	json_decref(j);
 	return rc;
@@ -376,7 +384,7 @@ const struct vllm_flag vllm_flags[] = {
 	SPECIALK("sharegpt-output-len", NULL, ARG_ONE, "workload.random_output_len", h_sharegpt_output_len, true,
 		"with --dataset-name sharegpt: a fixed output length"),
 	SPECIAL("speculative-config", NULL, ARG_ONE, h_speculative, false,
-		"JSON {method, model, num_speculative_tokens} → engine.speculative_* (acceptance: engine.speculative_acceptance)"),
+		"JSON {method, model, num_speculative_tokens, draft_tensor_parallel_size} → engine.* (acceptance: engine.speculative_acceptance)"),
 	KEY("stream-interval", NULL, "engine.stream_interval", 'i', "tokens per streamed chunk (default 1)"),
 	NOOP("swap-space", ARG_ONE, false, "V1 preempts by recompute, never swaps: no effect"),
 	NOOP("temperature", ARG_ONE, true, "sampling: no effect on timing"),

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reqq.h"
 #include "rngstream.h"
 #include "engine_int.h"
+#include "kvshard.h"
 #include "simassert.h"
 #include "startup.h"
 #include "xalloc.h"
@@ -44,6 +46,14 @@ struct cluster {
 	size_t cap_out_len;
 	int64_t *handoff_ns;           /* disaggregated: when its prefill ended */
 	size_t cap_handoff;
+	/* Disaggregated: each request's EV_KV_SENT events to come, and bit 31
+	 * once it is done: its record is read until the count is 0. */
+	uint32_t *kv_sent_left;
+	size_t cap_kv_sent;
+	uint8_t *held;                 /* disaggregated: 1 while its prefill replica holds its blocks */
+	size_t cap_held;
+	struct reqq *holds;            /* per prefill replica: requests handed off, in order (deadlines rise) */
+	int64_t abort_timeout_ns;
 	const struct kvlink *link;
 	double link_bytes_per_s, link_latency_s, kv_bytes_per_token;  /* per rank */
 	int64_t *egress_free, *ingress_free;   /* per prefill / decode replica, ns */
@@ -65,6 +75,16 @@ struct cluster {
 };
 
 static int route(struct cluster *c, const struct request *rq, int base, int n, size_t *rr);
+
+#define KV_DONE 0x80000000u
+
+/* EV_KV_SENT for request idx at t: its record is read then. */
+static void push_kv_sent(struct cluster *c, int64_t t, size_t idx)
+{
+	xgrow_zeroed(&c->kv_sent_left, &c->cap_kv_sent, idx + 1, sizeof *c->kv_sent_left);
+	c->kv_sent_left[idx]++;
+	evq_push(c->s.q, t, EV_KV_SENT, (int64_t)idx);
+}
 static void wake(struct cluster *c, int i, int64_t now);
 
 /* Request idx's prefill replica frees the blocks it held for the pull;
@@ -72,8 +92,27 @@ static void wake(struct cluster *c, int i, int64_t now);
 static void release_prefill_kv(struct cluster *c, size_t idx, int p, int64_t now)
 {
 	struct replica *rp = &c->rep[p];
+	if (idx < c->cap_held && c->held[idx]) {
+		c->held[idx] = 0;
+		reqq_remove(&c->holds[p], idx);
+	}
 	rp->cls->release_kv(rp->eng, idx);
 	wake(c, p, now);
+}
+
+/* Prefill replica p, about to step at now, frees the blocks of every
+ * request handed off at least the abort timeout ago and still unread
+ * (NixlConnectorWorker.get_finished: "Releasing expired KV blocks"). */
+static void expire_holds(struct cluster *c, int p, int64_t now)
+{
+	struct reqq *q = &c->holds[p];
+	while (q->len && c->handoff_ns[reqq_front(q)] + c->abort_timeout_ns <= now) {
+		size_t idx = reqq_front(q);
+		reqq_pop_front(q);
+		c->held[idx] = 0;
+		c->kv.expired++;
+		c->rep[p].cls->release_kv(c->rep[p].eng, idx);
+	}
 }
 
 /* A prefill replica's token: the client does not see it yet. */
@@ -94,7 +133,7 @@ static void prefill_done(void *ctx, size_t idx, int64_t t)
 	if (r->state == REQ_FAILED || r->output_len == 1) {
 		/* Nothing to pull: the blocks go at once (EV_KV_SENT, so that the
 		 * engine is not re-entered from its own end_step). */
-		evq_push(c->s.q, t, EV_KV_SENT, (int64_t)idx);
+		push_kv_sent(c, t, idx);
 	}
 	if (r->state == REQ_FAILED) {
 		c->s.hooks.on_done(c->s.hooks.ctx, idx, t);
@@ -123,6 +162,9 @@ static void prefill_done(void *ctx, size_t idx, int64_t t)
 	r->remote_kv = 1;
 	xgrow(&c->handoff_ns, &c->cap_handoff, idx + 1, sizeof *c->handoff_ns);
 	c->handoff_ns[idx] = t;
+	xgrow_zeroed(&c->held, &c->cap_held, idx + 1, sizeof *c->held);
+	c->held[idx] = 1;
+	reqq_push_back(&c->holds[p], idx);
 	evq_push(c->s.q, t, EV_ENQUEUE, (int64_t)idx);
 }
 
@@ -147,16 +189,27 @@ static int64_t kv_pull(void *ctx, size_t idx, int64_t now)
 	c->kv.transfer_s += (double)(ready - now) / 1e9;
 	c->kv.link_wait_s += (double)(start - now) / 1e9;
 	c->kv.block_wait_s += (double)(now - c->handoff_ns[idx]) / 1e9;
-	c->kv.hold_s += (double)(ready - c->handoff_ns[idx]) / 1e9;
 	/* The decode side has read the blocks when they land; the prefill
-	 * side frees them then (NixlConnector: get_finished's done sends). */
-	evq_push(c->s.q, ready, EV_KV_SENT, (int64_t)idx);
+	 * side frees them then (NixlConnector: get_finished's done sends),
+	 * or at the abort timeout if that comes first. A pull that starts
+	 * past it reads blocks the prefill side has given up (freed now, if
+	 * its replica has not stepped since). */
+	int64_t deadline = c->handoff_ns[idx] + c->abort_timeout_ns;
+	c->kv.hold_s += (double)((ready < deadline ? ready : deadline) - c->handoff_ns[idx]) / 1e9;
+	if (now >= deadline && c->held[idx]) {
+		c->kv.expired++;
+		push_kv_sent(c, now, idx);
+	} else {
+		push_kv_sent(c, ready, idx);
+	}
 	return ready;
 }
 
 static void start_step(struct cluster *c, int i, int64_t now)
 {
 	struct replica *r = &c->rep[i];
+	if (i < c->n_prefill)
+		expire_holds(c, i, now);
 	int64_t d = r->cls->start_step(r->eng, now);
 	r->busy = d >= 0;
 	if (d > EVQ_HORIZON_NS - now) {   /* the run stops: run_simulate says why */
@@ -237,7 +290,7 @@ void cluster_send(struct cluster *c, size_t idx, int64_t now)
 	evq_push(c->s.q, now + api, EV_ENQUEUE, (int64_t)idx);
 }
 
-void cluster_done(struct cluster *c, size_t idx)
+bool cluster_done(struct cluster *c, size_t idx)
 {
 	const struct request *r = &c->s.reqs->v[idx];
 	struct replica *rp = &c->rep[r->replica];
@@ -247,7 +300,11 @@ void cluster_done(struct cluster *c, size_t idx)
 	 * nobody will read its prefill blocks, so they go now. Released
 	 * already: a no-op. */
 	if (c->n_prefill && r->prefill_replica >= 0 && r->state == REQ_FAILED)
-		evq_push(c->s.q, r->finish_ns, EV_KV_SENT, (int64_t)idx);
+		push_kv_sent(c, r->finish_ns, idx);
+	if (idx >= c->cap_kv_sent || !c->kv_sent_left[idx])
+		return false;
+	c->kv_sent_left[idx] |= KV_DONE;
+	return true;
 }
 
 int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_ns)
@@ -269,6 +326,12 @@ int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_n
 		const struct request *r = &c->s.reqs->v[ev->arg];
 		int p = r->prefill_replica >= 0 ? r->prefill_replica : r->replica;
 		release_prefill_kv(c, (size_t)ev->arg, p, ev->time_ns);
+		uint32_t *left = &c->kv_sent_left[ev->arg];
+		if (--*left == KV_DONE) {   /* the last one, of a done request */
+			*left = 0;
+			if (c->s.on_free)
+				c->s.on_free(c->s.hooks.ctx, (size_t)ev->arg);
+		}
 		break;
 	}
 	case EV_KICK:
@@ -312,19 +375,35 @@ static int init_disagg(struct cluster *c, struct err *e)
 	if (!(c->link_bytes_per_s > 0))
 		return err_set(e, "%s: [cluster] kv_transfer: %s takes its bandwidth from the hardware profile %s, which has none; set kv_transfer_gbit_s",
 			       cc->disagg_at, c->link->name, phw->id);
-	/* Each rank sends (and receives) its shard: the side with fewer
-	 * ranks moves the larger shard and sets the time. The prefill side's
-	 * KV dtype is what crosses. */
+	/* What NixlConnector's handshake accepts between the pools: the same
+	 * KV dtype (compute_nixl_compatibility_hash covers cache_dtype), a
+	 * decode block size that is a multiple of the prefill's
+	 * (TpKVTopology.block_size_ratio), tensor parallelisms one a multiple
+	 * of the other (kvshard.h). Each decode rank reads its shard; the
+	 * busier port of a rank pair sets the time. */
 	const struct engine_config *pre = &c->pool_cfg[POOL_PREFILL], *dec = &c->pool_cfg[POOL_DECODE];
-	int64_t pre_tp = pre->tensor_parallel_size, dec_tp = dec->tensor_parallel_size;
-	int64_t tp = pre_tp < dec_tp ? pre_tp : dec_tp;
-	c->kv_bytes_per_token = model_kv_bytes_per_token_per_rank(
-		c->s.model, kv_dtypes[pre->kv_cache_dtype].bytes_per_elem, (int)tp);
+	int pre_tp = (int)pre->tensor_parallel_size, dec_tp = (int)dec->tensor_parallel_size;
+	char why[256];
+	if (pre->kv_cache_dtype != dec->kv_cache_dtype)
+		return err_set(e, "%s: [decode] kv_cache_dtype: expected the prefill pool's (%s; NIXL's handshake refuses a mismatch), got %s",
+			       cc->disagg_at, kv_dtypes[pre->kv_cache_dtype].name,
+			       kv_dtypes[dec->kv_cache_dtype].name);
+	if (dec->block_size % pre->block_size)
+		return err_set(e, "%s: [decode] block_size: expected a multiple of the prefill pool's %lld (NIXL reads whole prefill blocks into a decode block), got %lld",
+			       cc->disagg_at, (long long)pre->block_size, (long long)dec->block_size);
+	if (kvshard_check(c->s.model, pre_tp, dec_tp, why, sizeof why))
+		return err_set(e, "%s: [decode] tensor_parallel_size: %d against the prefill pool's %d: %s",
+			       cc->disagg_at, dec_tp, pre_tp, why);
+	c->kv_bytes_per_token = kvshard_bytes_per_token(
+		c->s.model, kv_dtypes[pre->kv_cache_dtype].bytes_per_elem, pre_tp, dec_tp);
+	c->abort_timeout_ns = llround(cc->kv_abort_request_timeout_s * 1e9);
+	c->holds = xcalloc((size_t)c->n_prefill, sizeof *c->holds);
 	c->egress_free = xcalloc((size_t)c->n_prefill, sizeof *c->egress_free);
 	c->ingress_free = xcalloc((size_t)(c->n - c->n_prefill), sizeof *c->ingress_free);
 	c->kv.link = c->link->name;
 	c->kv.bytes_per_s = c->link_bytes_per_s;
 	c->kv.latency_s = c->link_latency_s;
+	c->kv.abort_timeout_s = cc->kv_abort_request_timeout_s;
 	return 0;
 }
 
@@ -400,6 +479,11 @@ void cluster_destroy(struct cluster *c)
 	free(c->kv_usage);
 	free(c->out_len);
 	free(c->handoff_ns);
+	free(c->kv_sent_left);
+	free(c->held);
+	for (int p = 0; c->holds && p < c->n_prefill; p++)
+		reqq_free(&c->holds[p]);
+	free(c->holds);
 	free(c->egress_free);
 	free(c->ingress_free);
 	if (c->rng)
@@ -428,6 +512,11 @@ void cluster_gauges(const struct cluster *c, struct engine_gauges *out)
 			out->step_tokens = g.step_tokens;
 	}
 	out->kv_usage = kv / c->n;
+}
+
+void cluster_replica_gauges(const struct cluster *c, int i, struct engine_gauges *out)
+{
+	c->rep[i].cls->gauges(c->rep[i].eng, out);
 }
 
 void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *st)

@@ -21,7 +21,12 @@
  * landed: TTFT includes the transfer. The prefill side holds the
  * request's blocks until they have been read (vLLM's NixlConnector delays
  * the free until the send is done): its KV pressure counts every transfer
- * in flight and every request still waiting for decode blocks.
+ * in flight and every request still waiting for decode blocks, up to
+ * VLLM_NIXL_ABORT_REQUEST_TIMEOUT ([cluster] kv_abort_request_timeout_s)
+ * after the prefill ended: then the prefill side frees them unread, at
+ * its next step (vLLM checks the deadline in get_finished, once a step),
+ * and a pull that comes later reads blocks that may have been reused
+ * (vLLM logs it; the timing is the same, the count is reported).
  *
  * Invariants: every request is routed exactly once per pool (r->replica
  * set at cluster_send, and to its decode replica at the hand-off); a
@@ -65,6 +70,9 @@ struct cluster_setup {
 	struct evq *q;                   /* the run's event queue */
 	/* A replica started a step of step_ns at now (the run samples). */
 	void (*on_step)(void *ctx, int replica, int64_t now, int64_t step_ns);
+	/* Optional: request idx, done earlier (cluster_done returned true),
+	 * is no longer read by the cluster; its record may be reused. */
+	void (*on_free)(void *ctx, size_t idx);
 };
 
 struct cluster;
@@ -80,8 +88,10 @@ int cluster_size(const struct cluster *c);
  * schedules its arrival at that replica's engine after the API path. */
 void cluster_send(struct cluster *c, size_t idx, int64_t now);
 
-/* Request idx is done (the run's on_done calls this first). */
-void cluster_done(struct cluster *c, size_t idx);
+/* Request idx is done (the run's on_done calls this first). Returns true
+ * when the cluster still reads its record (a P/D prefill replica has not
+ * yet released its KV): on_free says when that ends. */
+bool cluster_done(struct cluster *c, size_t idx);
 
 /* Handles one of the cluster's events (kind >= CLUSTER_EV_FIRST).
  * Returns -1, or, once a replica started a step that would end past
@@ -92,6 +102,9 @@ int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_n
 /* The gauges summed over replicas (KV usage: their mean; step tokens: the
  * replica that stepped last). With one replica, that engine's own. */
 void cluster_gauges(const struct cluster *c, struct engine_gauges *out);
+
+/* Replica i's own gauges. Cannot fail. */
+void cluster_replica_gauges(const struct cluster *c, int i, struct engine_gauges *out);
 
 /* Replica i's engine statistics, its role ("replica") and the requests
  * routed to it. */
@@ -110,7 +123,9 @@ struct cluster_kv_stats {
 	double bytes;                  /* per rank, summed */
 	double transfer_s, link_wait_s;/* summed: pull start to landing; waiting for a busy port */
 	double block_wait_s;           /* summed: prefill end to the decode side's blocks */
-	double hold_s;                 /* summed: prefill end to its blocks' release (landing) */
+	double hold_s;                 /* summed: prefill end to its blocks' release (landing, or the timeout) */
+	double abort_timeout_s;        /* [cluster] kv_abort_request_timeout_s */
+	int64_t expired;               /* blocks freed at the timeout before the decode side had read them */
 };
 void cluster_kv_stats(const struct cluster *c, struct cluster_kv_stats *out);
 

@@ -26,6 +26,8 @@ static const struct inidoc_key keys[] = {
 	  "a bandwidth in Gb/s > 0", NULL },
 	{ "cluster", "kv_transfer_latency_us", INI_DOUBLE, F(kv_transfer_latency_us), 0, 0, 1e9,
 	  "microseconds >= 0", NULL },
+	{ "cluster", "kv_abort_request_timeout_s", INI_DOUBLE, F(kv_abort_request_timeout_s), INI_MIN_EXCLUSIVE,
+	  0, 1e7, "seconds > 0", NULL },
 };
 
 enum { N_KEYS = sizeof keys / sizeof *keys };
@@ -51,6 +53,8 @@ void clustercfg_default(struct cluster_config *c)
 	/* vLLM's P/D examples pair nodes over RDMA (NIXL/UCX). */
 	snprintf(c->kv_transfer, sizeof c->kv_transfer, "infiniband");
 	c->kv_transfer_latency_us = -1;
+	/* vLLM's envs.py: VLLM_NIXL_ABORT_REQUEST_TIMEOUT defaults to 480 s. */
+	c->kv_abort_request_timeout_s = 480;
 }
 
 static void where(const struct inidoc *doc, const struct inidoc_entry *en, char *at, size_t cap)

@@ -35,6 +35,10 @@ struct cluster_config {
 	char kv_transfer[INI_VALUE_MAX];   /* a kvlink row name */
 	double kv_transfer_gbit_s;         /* 0 = the row's */
 	double kv_transfer_latency_us;     /* < 0 = the row's */
+	/* VLLM_NIXL_ABORT_REQUEST_TIMEOUT: the prefill side frees a finished
+	 * request's blocks this long after it finished if no decode side has
+	 * read them (vLLM's default, 480 s). */
+	double kv_abort_request_timeout_s;
 	char disagg_at[INI_VALUE_MAX + 32];/* where prefill_replicas was set, for errors */
 };
 

@@ -115,6 +115,18 @@ struct engine;
  * llama-server both run llama.cpp). */
 enum engine_family { ENGINE_FAMILY_VLLM, ENGINE_FAMILY_LLAMACPP };
 
+/* Where a scenario set an engine class's keys, as its config_check reads
+ * them (the INI document stays with the scenario). */
+struct engine_keys_view {
+	const char *section;    /* "engine", or a disaggregated pool's "prefill" / "decode" */
+	const char *path;       /* the scenario's file */
+	bool inherits;          /* a pool: keys it does not set keep [engine]'s, checked there */
+	/* Whether key was set in section; where into out: "path:line",
+	 * "--set section.key", or the path when it was not. */
+	bool (*at)(const void *ctx, const char *key, char *out, size_t cap);
+	const void *ctx;
+};
+
 struct engine_class {
 	const char *name;                  /* [engine] kind */
 	const char *backend;               /* the JSON result's "backend" */
@@ -139,6 +151,11 @@ struct engine_class {
 	void (*config_default)(struct engine_config *c);
 	void (*config_locate)(struct engine_config *c, void (*at)(const void *ctx, const char *key, char *out, size_t cap),
 			      const void *ctx);
+	/* Checks across the class's own keys once bound, whatever the kind
+	 * (c->cls, perhaps another class), and notes which were given:
+	 * returns 0, or -1 with e naming where (k) and the key. Run once per
+	 * keys table, for [engine] and each pool. NULL: nothing to check. */
+	int (*config_check)(struct engine_config *c, const struct engine_keys_view *k, struct err *e);
 	struct engine *(*create)(const struct engine_setup *setup, struct err *e);
 	void (*destroy)(struct engine *eng);
 	/* Takes request req at now; may fail it at once (through on_done). */

@@ -49,10 +49,11 @@ struct slot {
 	int64_t n_tokens;         /* tokens whose KV the slot holds */
 	int64_t n_prompt;         /* prompt tokens to process (after truncation) */
 	bool altered;             /* truncated or shifted: only the first num_keep tokens stay in place */
-	/* Prompt cache: the first cache_len tokens of request cache_req's
-	 * sequence are in the KV (valid when has_cache). */
+	/* Prompt cache: the first cache_len tokens of the sequence of the
+	 * request it served last are in the KV (valid when has_cache); that
+	 * request's identity is copied (a lean run reuses its record). */
 	bool has_cache;
-	size_t cache_req;
+	struct request cache_id;  /* its shared/own keys and block512 ids only */
 	int64_t cache_len;
 	int64_t last_used_ns;     /* for least-recently-used choice; -1 = never */
 };

@@ -92,7 +92,7 @@ static int64_t cached_prefix(struct engine *g, const struct slot *s, size_t r_id
 	int64_t limit = min64(s->cache_len, r->prompt_eval_count);
 	if (r->prompt_eval_count < r->prompt_len)     /* truncated: the tail moved */
 		limit = min64(limit, g->n_keep);
-	return common_prefix(req(g, s->cache_req), r, limit);
+	return common_prefix(&s->cache_id, r, limit);
 }
 
 /* get_available_slot(): the free slot whose cache covers the largest part
@@ -370,7 +370,10 @@ static void release_slot(struct engine *g, struct slot *s, int64_t now)
 {
 	s->state = SLOT_IDLE;
 	s->has_cache = true;
-	s->cache_req = s->req;
+	const struct request *r = req(g, s->req);
+	s->cache_id = (struct request){ .shared_key = r->shared_key, .own_key = r->own_key,
+					.shared_len = r->shared_len, .n_block512 = r->n_block512,
+					.block512 = r->block512 };
 	s->cache_len = s->altered ? min64(s->n_tokens, g->n_keep) : s->n_tokens;
 	s->last_used_ns = now;
 	if (s->n_tokens > g->st.n_tokens_max)

@@ -15,14 +15,19 @@
 #include "rngstream.h"
 
 const struct specdec_method specdec_methods[] = {
-	{ "ngram", SPEC_COST_NONE, false, false,
+	{ "ngram", SPEC_COST_NONE, false, false, "it has no drafter model",
 	  "vLLM's NgramProposer: a prompt lookup on the CPU (its cost not modelled)" },
-	{ "draft", SPEC_COST_MODEL, true, false, "a smaller model of the same tokenizer, k decode passes" },
-	{ "eagle", SPEC_COST_MODEL, true, true,
+	/* vllm/v1/spec_decode/draft_model.py: _raise_if_draft_tp_mismatch. */
+	{ "draft", SPEC_COST_MODEL, true, false, "vLLM V1's draft-model proposer requires it",
+	  "a smaller model of the same tokenizer, k decode passes" },
+	/* EAGLE3 heads at draft_tensor_parallel_size 1 under TP 4 targets:
+	 * vLLM's EAGLE3-on-AMD blog (MiniMax-M2.5, Kimi-K2.5). */
+	{ "eagle", SPEC_COST_MODEL, true, true, NULL,
 	  "an EAGLE head (one decoder layer and the LM head, its own config), k passes" },
 	{ "mtp", SPEC_COST_MTP, false, true,
+	  "its module is costed as a target layer; another parallelism is not modelled",
 	  "the model's multi-token-prediction layer (DeepSeek-V3), costed as one target layer per pass" },
-	{ NULL, 0, false, false, NULL },
+	{ NULL, 0, false, false, NULL, NULL },
 };
 
 const struct specdec_method *specdec_find(const char *name)
@@ -59,11 +64,19 @@ int specdec_init(struct specdec *s, const struct engine_setup *setup, struct err
 	/* scenario_load checked the method and the acceptance list. */
 	if (!s->method || specdec_parse_acceptance(cfg->vllm.speculative_acceptance, s->k, s->accept))
 		return err_set(e, "%s: [engine] speculative_method: bad speculative configuration", setup->path);
+	int64_t tp = cfg->tensor_parallel_size, dtp = cfg->vllm.draft_tensor_parallel_size ? cfg->vllm.draft_tensor_parallel_size : tp;
+	if (dtp != tp && dtp != 1)
+		return err_set(e, "%s: [engine] draft_tensor_parallel_size: expected 1 or the target's tensor_parallel_size %lld (vLLM allows no other), got %lld",
+			       setup->path, (long long)tp, (long long)dtp);
+	if (dtp != tp && s->method->target_tp_only)
+		return err_set(e, "%s: [engine] draft_tensor_parallel_size: expected the target's tensor_parallel_size %lld for speculative_method %s (%s), got %lld",
+			       setup->path, (long long)tp, s->method->name, s->method->target_tp_only, (long long)dtp);
+	s->draft_tp = (int)dtp;
 	if (s->method->cost == SPEC_COST_MODEL) {
 		if (model_load_named(&s->draft_model, cfg->vllm.speculative_model, e))
 			return err_prefix(e, "%s: [engine] speculative_model", setup->path);
-		perf_init(&s->draft, &s->draft_model, setup->hw, setup->weights,
-			  (int)cfg->tensor_parallel_size, kv_dtypes[cfg->kv_cache_dtype].bytes_per_elem);
+		perf_init(&s->draft, &s->draft_model, setup->hw, setup->weights, s->draft_tp,
+			  kv_dtypes[cfg->kv_cache_dtype].bytes_per_elem);
 	}
 	s->rng = rng_stream("speculative", setup->seed);
 	return 0;
@@ -114,8 +127,9 @@ void specdec_memory(const struct specdec *s, const struct model *target, const s
 		*weight_bytes = body_bytes(target, w) / layers / tp;
 		*kv_bytes_per_token = model_kv_bytes_per_token_per_rank(target, kv_bytes_per_elem, tp) / layers;
 	} else if (s->method->cost == SPEC_COST_MODEL) {
-		*weight_bytes = s->method->shares_tables ? body_bytes(dm, w) / tp : model_weight_bytes_per_gpu(dm, w, tp, 1);
-		*kv_bytes_per_token = model_kv_bytes_per_token_per_rank(dm, kv_bytes_per_elem, tp);
+		int dtp = s->draft_tp;
+		*weight_bytes = s->method->shares_tables ? body_bytes(dm, w) / dtp : model_weight_bytes_per_gpu(dm, w, dtp, 1);
+		*kv_bytes_per_token = model_kv_bytes_per_token_per_rank(dm, kv_bytes_per_elem, dtp);
 	}
 }
 

@@ -39,6 +39,9 @@ struct specdec_method {
 	int cost;            /* enum specdec_cost */
 	bool needs_model;    /* speculative_model names the drafter */
 	bool shares_tables;  /* uses the target's embedding and LM head (not its own) */
+	/* NULL: draft_tensor_parallel_size may be 1 under a wider target;
+	 * else why it must be the target's. */
+	const char *target_tp_only;
 	const char *source;
 };
 
@@ -58,15 +61,23 @@ struct specdec {
 	int k;                                 /* num_speculative_tokens */
 	double accept[SPECDEC_MAX_TOKENS];
 	struct model draft_model;
-	struct perf draft;                     /* SPEC_COST_MODEL: the drafter's step model */
+	int draft_tp;                          /* the drafter's tensor parallelism */
+	struct perf draft;                     /* SPEC_COST_MODEL: the drafter's step model, at draft_tp */
 	gsl_rng *rng;                          /* the "speculative" stream */
 };
 
 struct engine_setup;
 
 /* Sets *s up from the scenario's [engine] keys (off when
- * speculative_method is unset): loads the drafter's model config. Returns
- * 0, or -1 with e naming the file and key. */
+ * speculative_method is unset): loads the drafter's model config and
+ * checks its tensor parallelism (draft_tensor_parallel_size) as vLLM
+ * does: 1 or the target's (SpeculativeConfig._verify_and_get_draft_tp),
+ * the target's for a draft model (V1's DraftModelProposer refuses
+ * another: the ranks' compiled drafters would collide); an EAGLE head at
+ * 1 runs whole on every rank of the target (weights, KV and passes of one
+ * GPU, no all-reduce). ngram has no drafter and mtp's module is costed as
+ * a target layer, so for them only the target's is accepted. Returns 0,
+ * or -1 with e naming the file and key. */
 int specdec_init(struct specdec *s, const struct engine_setup *setup, struct err *e);
 void specdec_free(struct specdec *s);
 
@@ -85,8 +96,10 @@ double specdec_draft_s(const struct specdec *s, const struct perf_step *draft, d
  * without the vocabulary tables it shares with the target (vLLM's
  * EagleProposer.load_model shares embed_tokens and lm_head) and its KV;
  * mtp: one target layer of each (estimate: the MTP module is one decoder
- * layer of the target's shape); ngram: none. *weight_bytes per GPU,
- * *kv_bytes_per_token per rank. Cannot fail. */
+ * layer of the target's shape); ngram: none. A drafter at its own tensor
+ * parallelism (draft_tp) holds 1/draft_tp of them on each GPU. tp is the
+ * target's. *weight_bytes per GPU, *kv_bytes_per_token per rank. Cannot
+ * fail. */
 void specdec_memory(const struct specdec *s, const struct model *target, const struct precision *w, int tp,
 		    double kv_bytes_per_elem, double *weight_bytes, double *kv_bytes_per_token);
 

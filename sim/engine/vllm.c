@@ -547,6 +547,7 @@ const struct engine_class vllm_engine_class = {
 	.config_offset = offsetof(struct engine_config, vllm),
 	.config_default = vllm_config_default,
 	.config_locate = vllm_config_locate,
+	.config_check = vllmcfg_check,
 	.create = vllm_create,
 	.destroy = vllm_destroy,
 	.submit = vllm_submit,

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "apiserver.h"
+#include "engine.h"
 #include "specdec.h"
+#include "vllmver.h"
 
 #define F(field) offsetof(struct vllm_config, field)
 
@@ -34,6 +36,9 @@ const struct inidoc_key vllmcfg_keys[] = {
 	  "a token count in [1, 16]", NULL },
 	{ "engine", "speculative_acceptance", INI_STRING, F(speculative_acceptance), 0, 0, 0,
 	  "a probability, or one per position", NULL },
+	/* Checked against the target's tensor parallelism by specdec_init. */
+	{ "engine", "draft_tensor_parallel_size", INI_INT, F(draft_tensor_parallel_size), 0, 1, 1024,
+	  "a GPU count >= 1", NULL },
 	{ NULL, NULL, INI_INT, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -54,4 +59,65 @@ void vllmcfg_locate(struct vllm_config *c,
 {
 	at(ctx, "overhead_profile", c->overhead_profile_at, sizeof c->overhead_profile_at);
 	at(ctx, "async_scheduling", c->async_scheduling_at, sizeof c->async_scheduling_at);
+}
+
+/* --speculative-config: a known method, its drafter, k, the acceptance.
+ * A pool that sets none of its keys runs [engine]'s, checked there. */
+static int check_speculative(const struct engine_config *c, const struct engine_keys_view *k, struct err *e)
+{
+	const struct vllm_config *v = &c->vllm;
+	char at[INI_VALUE_MAX + 32];
+	bool any = false;
+	static const char *const spec_keys[] = { "speculative_model", "num_speculative_tokens",
+						 "speculative_acceptance", "draft_tensor_parallel_size" };
+	for (size_t i = 0; i < sizeof spec_keys / sizeof *spec_keys; i++)
+		any |= k->at(k->ctx, spec_keys[i], at, sizeof at);
+	bool method = k->at(k->ctx, "speculative_method", at, sizeof at);
+	if (k->inherits && !any && !method)
+		return 0;
+	if (!v->speculative_method[0]) {
+		if (any)
+			return err_set(e, "%s: [%s] speculative_method: missing; expected one with the other speculative keys",
+				       k->path, k->section);
+		return 0;
+	}
+	const struct specdec_method *m = specdec_find(v->speculative_method);
+	if (!m) {
+		char names[128];
+		specdec_list(names, sizeof names);
+		return err_set(e, "%s: [%s] speculative_method: expected one of %s, got '%s'", at, k->section, names,
+			       v->speculative_method);
+	}
+	if (c->cls->family != ENGINE_FAMILY_VLLM)
+		return err_set(e, "%s: [%s] speculative_method: speculative decoding is modelled for kind vllm only",
+			       at, k->section);
+	if (m->needs_model && !v->speculative_model[0])
+		return err_set(e, "%s: [%s] speculative_model: missing; expected the drafter's model for speculative_method %s",
+			       at, k->section, m->name);
+	char k_at[INI_VALUE_MAX + 32];
+	if (!k->at(k->ctx, "num_speculative_tokens", k_at, sizeof k_at) && !k->inherits)
+		return err_set(e, "%s: [%s] num_speculative_tokens: missing; expected a token count in [1, 16] (vLLM requires it)",
+			       at, k->section);
+	double p[SPECDEC_MAX_TOKENS];
+	k->at(k->ctx, "speculative_acceptance", at, sizeof at);
+	if (specdec_parse_acceptance(v->speculative_acceptance, (int)v->num_speculative_tokens, p))
+		return err_set(e, "%s: [%s] speculative_acceptance: expected a probability in [0, 1], or at most num_speculative_tokens of them, got '%s'",
+			       at, k->section, v->speculative_acceptance);
+	return 0;
+}
+
+int vllmcfg_check(struct engine_config *c, const struct engine_keys_view *k, struct err *e)
+{
+	struct vllm_config *v = &c->vllm;
+	char at[INI_VALUE_MAX + 32];
+	if (k->at(k->ctx, "vllm_version", at, sizeof at) && !vllmver_find(v->vllm_version))
+		return err_set(e, "%s: [%s] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.5, got '%s'",
+			       at, k->section, v->vllm_version);
+	if (check_speculative(c, k, e))
+		return -1;
+	if (k->at(k->ctx, "async_scheduling", at, sizeof at)) {
+		v->async_scheduling_given = true;
+		snprintf(v->async_scheduling_at, sizeof v->async_scheduling_at, "%s", at);
+	}
+	return 0;
 }

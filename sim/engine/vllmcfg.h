@@ -36,6 +36,7 @@ struct vllm_config {
 	char speculative_model[INI_VALUE_MAX];
 	int64_t num_speculative_tokens;
 	char speculative_acceptance[INI_VALUE_MAX];   /* "0.7" or "0.9,0.7,0.5" */
+	int64_t draft_tensor_parallel_size;           /* 0 = the target's (vLLM's default) */
 	/* Where overhead_profile and async_scheduling were set, for the
 	 * errors found with the model and the device. */
 	char overhead_profile_at[INI_VALUE_MAX + 32];
@@ -52,5 +53,15 @@ void vllmcfg_default(struct vllm_config *c);
 void vllmcfg_locate(struct vllm_config *c,
 		    void (*at)(const void *ctx, const char *key, char *out, size_t cap),
 		    const void *ctx);
+
+struct engine_config;
+struct engine_keys_view;
+struct err;
+
+/* The vLLM class's config_check (engine.h): vllm_version is one servesim
+ * knows, --speculative-config is whole (a known method, its drafter, k,
+ * the acceptance; kind vllm only), and whether async_scheduling was
+ * given (else the version's default). */
+int vllmcfg_check(struct engine_config *c, const struct engine_keys_view *k, struct err *e);
 
 #endif

@@ -87,6 +87,8 @@ static const struct inidoc_key keys[] = {
 	  hw_link_names },
 	{ "interconnect", "host_bandwidth_gb_s", INI_DOUBLE, F(host_bandwidth_gb_s), POS, 0, 1e6,
 	  "host link bandwidth per direction in GB/s, > 0", NULL },
+	{ "interconnect", "link_domain_gpus", INI_INT, F(link_domain_gpus), 0, 1, 1 << 20,
+	  "the GPUs one GPU-to-GPU link domain joins, at least [ownership] gpus_per_node", NULL },
 	{ "interconnect", "network_gbit_s", INI_DOUBLE, F(network_gbit_s), INI_MIN_EXCLUSIVE, 0, 1e6,
 	  "the scale-out NIC rate per GPU in Gb/s (InfiniBand / RoCE), > 0", NULL },
 	{ "interconnect", "source", INI_STRING, F(source_interconnect), 0, 0, 0, "a source", NULL },
@@ -251,6 +253,13 @@ int hw_load(struct hw_profile *hw, const char *path, struct err *e)
 			hw->has_ownership = true;
 	if (hw->gpus_per_node == 0)   /* an HGX/DGX-style 8-GPU server; 1 for a Mac or a CPU */
 		hw->gpus_per_node = hw->hw_class == HW_APPLE || hw->hw_class == HW_CPU ? 1 : 8;
+	if (hw->link_domain_gpus == 0)   /* the link joins the node's GPUs */
+		hw->link_domain_gpus = hw->gpus_per_node;
+	if (hw->link_domain_gpus < hw->gpus_per_node) {
+		err_set(e, "%s: [interconnect] link_domain_gpus: expected at least [ownership] gpus_per_node "
+			   "(%lld), got '%lld'", path, (long long)hw->gpus_per_node, (long long)hw->link_domain_gpus);
+		return -1;
+	}
 	if (hw->fp16_tflops == 0)
 		hw->fp16_tflops = hw->bf16_tflops;
 	if (check_arch(hw, path, e))

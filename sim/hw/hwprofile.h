@@ -105,6 +105,9 @@ struct hw_profile {
 	int host_link;               /* index into hw_link_names */
 	double host_bandwidth_gb_s;  /* per direction */
 	double network_gbit_s;       /* scale-out NIC rate per GPU (IB / RoCE), Gb/s; 0: the default */
+	int64_t link_domain_gpus;    /* GPUs one GPU-to-GPU link domain joins (NVL72's NVLink Switch:
+				      * 72), at least gpus_per_node (the default); a tensor-parallel
+				      * group beyond it goes over the network */
 	double price_per_hour_usd;   /* 0 when the profile has none */
 	bool has_price;
 	/* [ownership]: what owning the device costs (plan's and compare's

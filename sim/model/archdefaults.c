@@ -108,17 +108,39 @@ static int derive_gemma3(json_t *cfg, struct model *m, const char *path, struct 
 	return 0;
 }
 
+/* GPTJConfig: n_inner = None is 4 × n_embd, as GPT-2's; rotary_dim (64)
+ * of each head's n_embd / n_head dimensions turn (modeling_gptj.py
+ * GPTJAttention), which servesim reads as partial_rotary_factor. */
+static int derive_gptj(json_t *cfg, struct model *m, const char *path, struct err *e)
+{
+	derive_gpt2(cfg, m, path, e);
+	json_int_t hidden = get_int(cfg, "hidden_size"), heads = get_int(cfg, "num_attention_heads");
+	json_int_t rot = get_int(cfg, "rotary_dim");
+	if (!json_object_get(cfg, "partial_rotary_factor") && heads > 0 && hidden % heads == 0 && rot > 0 &&
+	    rot <= hidden / heads)
+		derive_set(cfg, m, "partial_rotary_factor", json_real((double)rot / (double)(hidden / heads)));
+	return 0;
+}
+
 /* Sorted by model_type. Each row's defaults are its config class's, from
  * the transformers file named beside it (src/transformers/models/…,
  * v4.5x-v5: the same values in the __init__ signatures of v4 and the
- * dataclass fields of v5). Only fields servesim reads are listed; where
- * the class has no default for a core dimension (BLOOM, GPT-J, GPT-NeoX,
- * OPT, Phi, StarCoder2 rows: not checked against their files), the field
- * stays required and its absence is the loader's one-line error. */
+ * dataclass fields of v5; read at huggingface/transformers commit
+ * 008e5743 unless the row names another). Only fields servesim reads are
+ * listed; a field the class has no default for stays required and its
+ * absence is the loader's one-line error. attention_bias is servesim's
+ * name for the q/k/v biases a class always has (GPT-2, BLOOM, Phi) or
+ * switches with its own flag (OPT's enable_bias, StarCoder2's use_bias,
+ * GPT-NeoX's attention_bias). */
 static const struct arch archs[] = {
-	/* bloom/configuration_bloom.py */
-	{ "bloom", "BloomConfig", "{\"tie_word_embeddings\":true}",
-	  "n_layer=num_hidden_layers,n_head=num_attention_heads", 2, derive_gpt2 },
+	/* bloom/configuration_bloom.py (a 2-layer, 64-wide test size: vocab
+	 * 250880, hidden_size 64, n_layer 2, n_head 8; n_embed is the old
+	 * name of hidden_size, __post_init__). ALiBi: no
+	 * max_position_embeddings, so the engine chooses (vLLM's fallback). */
+	{ "bloom", "BloomConfig",
+	  "{\"vocab_size\":250880,\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":8,"
+	  "\"attention_bias\":true,\"tie_word_embeddings\":true}",
+	  "n_embed=hidden_size,n_layer=num_hidden_layers,n_head=num_attention_heads", 2, derive_gpt2 },
 	/* deepseek_v2/configuration_deepseek_v2.py (DeepSeek-V2-Lite style;
 	 * num_experts_per_tok has no default: None there, required here) */
 	{ "deepseek_v2", "DeepseekV2Config",
@@ -170,15 +192,23 @@ static const struct arch archs[] = {
 	  "n_embd=hidden_size,n_layer=num_hidden_layers,n_head=num_attention_heads,n_positions=max_position_embeddings,"
 	  "n_inner=intermediate_size",
 	  2, derive_gpt2 },
-	/* gpt_neox/configuration_gpt_neox.py */
+	/* gpt_neox/configuration_gpt_neox.py (gpt-neox-20b: vocab 50432,
+	 * hidden 6144, 44 layers, 64 heads, intermediate 24576; rotary_pct
+	 * 0.25 in convert_rope_params_to_dict) */
 	{ "gpt_neox", "GPTNeoXConfig",
-	  "{\"max_position_embeddings\":2048,\"partial_rotary_factor\":0.25,\"tie_word_embeddings\":false}",
+	  "{\"vocab_size\":50432,\"hidden_size\":6144,\"num_hidden_layers\":44,\"num_attention_heads\":64,"
+	  "\"intermediate_size\":24576,\"max_position_embeddings\":2048,\"partial_rotary_factor\":0.25,"
+	  "\"attention_bias\":true,\"tie_word_embeddings\":false}",
 	  "rotary_pct=partial_rotary_factor", 2, NULL },
-	/* gptj/configuration_gptj.py */
-	{ "gptj", "GPTJConfig", "{\"max_position_embeddings\":2048,\"tie_word_embeddings\":false}",
+	/* gptj/configuration_gptj.py (gpt-j-6B: vocab 50400, n_positions
+	 * 2048, n_embd 4096, n_layer 28, n_head 16, rotary_dim 64; no
+	 * attention bias, modeling_gptj.py) */
+	{ "gptj", "GPTJConfig",
+	  "{\"vocab_size\":50400,\"hidden_size\":4096,\"num_hidden_layers\":28,\"num_attention_heads\":16,"
+	  "\"rotary_dim\":64,\"max_position_embeddings\":2048,\"tie_word_embeddings\":false}",
 	  "n_embd=hidden_size,n_layer=num_hidden_layers,n_head=num_attention_heads,n_positions=max_position_embeddings,"
 	  "n_inner=intermediate_size",
-	  2, derive_gpt2 },
+	  2, derive_gptj },
 	/* llama/configuration_llama.py (Llama-2-7B) */
 	{ "llama", "LlamaConfig",
 	  "{\"vocab_size\":32000,\"hidden_size\":4096,\"intermediate_size\":11008,\"num_hidden_layers\":32,"
@@ -197,13 +227,22 @@ static const struct arch archs[] = {
 	  "\"num_attention_heads\":32,\"num_key_value_heads\":8,\"max_position_embeddings\":131072,"
 	  "\"num_experts_per_tok\":2,\"num_local_experts\":8,\"tie_word_embeddings\":false}",
 	  "", 3, NULL },
-	/* opt/configuration_opt.py */
-	{ "opt", "OPTConfig", "{\"max_position_embeddings\":2048,\"tie_word_embeddings\":true}",
-	  "ffn_dim=intermediate_size", 2, NULL },
-	/* phi/configuration_phi.py */
+	/* opt/configuration_opt.py (documented as opt-350m, but the
+	 * dimensions are opt-125m's: vocab 50272, hidden 768, 12 layers, 12
+	 * heads, ffn_dim 3072; enable_bias True) */
+	{ "opt", "OPTConfig",
+	  "{\"vocab_size\":50272,\"hidden_size\":768,\"num_hidden_layers\":12,\"num_attention_heads\":12,"
+	  "\"intermediate_size\":3072,\"max_position_embeddings\":2048,\"attention_bias\":true,"
+	  "\"tie_word_embeddings\":true}",
+	  "ffn_dim=intermediate_size,enable_bias=attention_bias", 2, NULL },
+	/* phi/configuration_phi.py (phi-1: vocab 51200, hidden 2048,
+	 * intermediate 8192, 24 layers, 32 heads, KV heads = heads,
+	 * partial_rotary_factor 0.5 in __post_init__; biased q/k/v) */
 	{ "phi", "PhiConfig",
-	  "{\"max_position_embeddings\":2048,\"partial_rotary_factor\":0.5,\"tie_word_embeddings\":false}", "", 2,
-	  NULL },
+	  "{\"vocab_size\":51200,\"hidden_size\":2048,\"intermediate_size\":8192,\"num_hidden_layers\":24,"
+	  "\"num_attention_heads\":32,\"max_position_embeddings\":2048,\"partial_rotary_factor\":0.5,"
+	  "\"attention_bias\":true,\"tie_word_embeddings\":false}",
+	  "", 2, NULL },
 	/* phi3/configuration_phi3.py (Phi-3-mini-4k) */
 	{ "phi3", "Phi3Config",
 	  "{\"vocab_size\":32064,\"hidden_size\":3072,\"intermediate_size\":8192,\"num_hidden_layers\":32,"
@@ -239,8 +278,14 @@ static const struct arch archs[] = {
 	  "\"use_sliding_window\":false,\"decoder_sparse_step\":1,\"moe_intermediate_size\":768,"
 	  "\"num_experts_per_tok\":8,\"num_experts\":128,\"tie_word_embeddings\":false}",
 	  "", 3, NULL },
-	/* starcoder2/configuration_starcoder2.py */
-	{ "starcoder2", "Starcoder2Config", "{\"max_position_embeddings\":4096}", "", 2, NULL },
+	/* starcoder2/configuration_starcoder2.py (starcoder2-7b: vocab 49152,
+	 * hidden 3072, intermediate 12288, 30 layers, 24 heads, 2 KV heads;
+	 * use_bias True; sliding_window None: no window) */
+	{ "starcoder2", "Starcoder2Config",
+	  "{\"vocab_size\":49152,\"hidden_size\":3072,\"intermediate_size\":12288,\"num_hidden_layers\":30,"
+	  "\"num_attention_heads\":24,\"num_key_value_heads\":2,\"max_position_embeddings\":4096,"
+	  "\"attention_bias\":true,\"tie_word_embeddings\":true}",
+	  "use_bias=attention_bias", 2, NULL },
 };
 
 static const struct arch *find_arch(const char *model_type)

@@ -123,7 +123,8 @@ static void last_line(const char *file, char *out, size_t cap)
 int plot_gnuplot(const char *script, const char *dir, const char *base, const char *vars,
 		 struct plot_opts *o, struct err *e)
 {
-	const char *plots = catalog_dir(CATALOG_PLOTS);
+	char plots_dir[CATALOG_DIR_MAX];
+	const char *plots = catalog_dir(CATALOG_PLOTS, plots_dir, sizeof plots_dir);
 	char gp[4200], exe[4200], out[4200], all[16384], errfile[4200];
 	snprintf(gp, sizeof gp, "%s/%s.gp", plots ? plots : "plots", script);
 	if (!plots || access(gp, R_OK) != 0)

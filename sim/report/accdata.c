@@ -92,8 +92,8 @@ int accdata_load(struct accdata *a, const char *path, struct err *e)
 
 int accdata_load_default(struct accdata *a, struct err *e)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/calibration/accuracy.data", catalog_dir(CATALOG_SCENARIOS));
+	char path[4096], dir[CATALOG_DIR_MAX];
+	snprintf(path, sizeof path, "%s/calibration/accuracy.data", catalog_dir(CATALOG_SCENARIOS, dir, sizeof dir));
 	return accdata_load(a, path, e);
 }
 

@@ -52,6 +52,16 @@ json_t *report_itl_breakdown(const struct engine_stats *es);
  * not at all (wholedir). Returns 0, or -1 with e. */
 int report_out(const char *dir, const struct run_result *res, double epoch_s, struct err *e);
 
+/* requests.csv's rows streamed as a lean run's requests finish: set
+ * run_opts.on_record = reqcsv_row and .record_ctx to it, then
+ * run_result.rows to it before report_csv or report_out, which copy the
+ * rows (the same bytes as a full run's). Rows are kept in an unlinked
+ * temporary file, so nothing is left behind on failure. NULL with e when
+ * no temporary file can be made. */
+struct reqcsv *reqcsv_create(struct err *e);
+void reqcsv_row(void *ctx, const struct request *r);
+void reqcsv_destroy(struct reqcsv *w);   /* NULL is a no-op */
+
 /* Writes dir/requests.csv, dir/timeseries.csv and dir/itl_histogram.csv.
  * Returns 0, or -1 with e
  * (and no partial file left behind). */

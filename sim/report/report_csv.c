@@ -1,54 +1,181 @@
 /*
  * report_csv: requests.csv, timeseries.csv and itl_histogram.csv of a run
  * (and, for run --out, openmetrics.txt), into a folder written whole or
- * not at all.
+ * not at all; and requests.csv's rows streamed while a lean run goes
+ * (reqcsv), in the order of the requests' ids as a full run writes them:
+ * a row done before an earlier id's is held until that one is, so what is
+ * held is the rows of requests done while an older one still ran.
  */
 #include "report_int.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "wholefile.h"
+#include "xalloc.h"
 
-static void requests_csv(FILE *f, const struct run_result *res)
+static const char requests_header[] =
+	"id,stage,conversation,turn,send_s,input_tokens,output_tokens,cached_tokens,"
+	"ttft_s,tpot_s,e2el_s,queue_s,max_itl_s,preemptions,status,error,"
+	"total_duration,load_duration,prompt_eval_count,prompt_eval_duration,eval_count,"
+	"eval_duration,prompt_eval_rate_tok_s,eval_rate_tok_s\n";
+
+/* Request id's row of requests.csv into buf (cap bytes, truncated);
+ * returns its length, as snprintf does. */
+static int request_row(char *buf, size_t cap, int64_t id, const struct request *r)
 {
-	fprintf(f, "id,stage,conversation,turn,send_s,input_tokens,output_tokens,cached_tokens,"
-		   "ttft_s,tpot_s,e2el_s,queue_s,max_itl_s,preemptions,status,error,"
-		   "total_duration,load_duration,prompt_eval_count,prompt_eval_duration,eval_count,"
-		   "eval_duration,prompt_eval_rate_tok_s,eval_rate_tok_s\n");
-	for (size_t i = 0; i < res->reqs.len; i++) {
-		const struct request *r = &res->reqs.v[i];
-		if (r->state == REQ_FAILED) {
-			fprintf(f, "%zu,%d,%d,%d,%.9f,%d,%d,0,,,,,,0,failed,\"%s\",,,,,,,,\n", i, r->stage, r->conversation,
-				r->turn, (double)r->send_ns / 1e9, r->prompt_len, r->output_len, r->fail_reason);
-			continue;
-		}
-		double ttft = (double)(r->first_token_ns - r->send_ns) / 1e9;
-		double e2el = (double)(r->finish_ns - r->send_ns) / 1e9;
-		double tpot = r->output_len > 1 ? (e2el - ttft) / (r->output_len - 1) : 0;
-		fprintf(f, "%zu,%d,%d,%d,%.9f,%d,%d,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%d,ok,", i, r->stage,
+	if (r->state == REQ_FAILED)
+		return snprintf(buf, cap, "%lld,%d,%d,%d,%.9f,%d,%d,0,,,,,,0,failed,\"%s\",,,,,,,,\n", (long long)id,
+				r->stage, r->conversation, r->turn, (double)r->send_ns / 1e9, r->prompt_len,
+				r->output_len, r->fail_reason);
+	double ttft = (double)(r->first_token_ns - r->send_ns) / 1e9;
+	double e2el = (double)(r->finish_ns - r->send_ns) / 1e9;
+	double tpot = r->output_len > 1 ? (e2el - ttft) / (r->output_len - 1) : 0;
+	struct ollama_fields o;
+	ollama_fields_of(r, &o);
+	return snprintf(buf, cap, "%lld,%d,%d,%d,%.9f,%d,%d,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%d,ok,"
+			",%lld,%lld,%lld,%lld,%lld,%lld,%.3f,%.3f\n", (long long)id, r->stage,
 			r->conversation, r->turn, (double)r->send_ns / 1e9, r->prompt_len, r->output_len,
 			r->cached_tokens, ttft, tpot, e2el, (double)(r->first_scheduled_ns - r->enqueue_ns) / 1e9,
-			(double)r->max_itl_ns / 1e9, r->preemptions);
-		struct ollama_fields o;
-		report_ollama_fields(r, &o);
-		fprintf(f, ",%lld,%lld,%lld,%lld,%lld,%lld,%.3f,%.3f\n", (long long)o.total_ns,
-			(long long)o.load_ns, (long long)o.prompt_eval_count, (long long)o.prompt_eval_ns,
-			(long long)o.eval_count, (long long)o.eval_ns,
-			report_c10_rate(o.prompt_eval_count, o.prompt_eval_ns), report_c10_rate(o.eval_count, o.eval_ns));
+			(double)r->max_itl_ns / 1e9, r->preemptions, (long long)o.total_ns, (long long)o.load_ns,
+			(long long)o.prompt_eval_count, (long long)o.prompt_eval_ns, (long long)o.eval_count,
+			(long long)o.eval_ns, ollama_c10_rate(o.prompt_eval_count, o.prompt_eval_ns),
+			ollama_c10_rate(o.eval_count, o.eval_ns));
+}
+
+/* request_row in a string of its own (caller frees). */
+static char *request_row_dup(int64_t id, const struct request *r)
+{
+	char buf[512];
+	int n = request_row(buf, sizeof buf, id, r);
+	char *row = xmalloc((size_t)n + 1);
+	if ((size_t)n < sizeof buf)
+		memcpy(row, buf, (size_t)n + 1);
+	else
+		request_row(row, (size_t)n + 1, id, r);
+	return row;
+}
+
+static void put_row(FILE *f, int64_t id, const struct request *r)
+{
+	char buf[512];
+	if ((size_t)request_row(buf, sizeof buf, id, r) < sizeof buf) {
+		fputs(buf, f);
+		return;
+	}
+	char *row = request_row_dup(id, r);
+	fputs(row, f);
+	free(row);
+}
+
+/* ---- requests.csv streamed as requests finish (report.h) ---- */
+
+struct reqcsv {
+	FILE *f;            /* the rows so far, in id order (an unlinked temporary file) */
+	int64_t next;       /* the id whose row comes next */
+	char **held;        /* ring: the rows of done ids in [next, next + cap) */
+	size_t cap;         /* a power of two, or 0 */
+	int64_t n_held;
+};
+
+struct reqcsv *reqcsv_create(struct err *e)
+{
+	FILE *f = tmpfile();
+	if (!f) {
+		err_set(e, "requests.csv: cannot make a temporary file: %s", strerror(errno));
+		return NULL;
+	}
+	struct reqcsv *w = xcalloc(1, sizeof *w);
+	w->f = f;
+	return w;
+}
+
+void reqcsv_row(void *ctx, const struct request *r)
+{
+	struct reqcsv *w = ctx;
+	int64_t id = r->id;
+	if (id != w->next) {
+		/* Finished before an earlier request: held until that one is. */
+		assert(id > w->next);
+		if ((uint64_t)(id - w->next) >= w->cap) {
+			size_t cap = w->cap ? w->cap : 64;
+			while ((uint64_t)(id - w->next) >= cap)
+				cap *= 2;
+			char **held = xcalloc(cap, sizeof *held);
+			for (size_t k = 0; k < w->cap; k++) {
+				int64_t i = w->next + (int64_t)k;
+				held[(size_t)i & (cap - 1)] = w->held[(size_t)i & (w->cap - 1)];
+			}
+			free(w->held);
+			w->held = held;
+			w->cap = cap;
+		}
+		w->held[(size_t)id & (w->cap - 1)] = request_row_dup(id, r);
+		w->n_held++;
+		return;
+	}
+	put_row(w->f, id, r);
+	w->next++;
+	while (w->n_held && w->held[(size_t)w->next & (w->cap - 1)]) {
+		char **row = &w->held[(size_t)w->next & (w->cap - 1)];
+		fputs(*row, w->f);
+		free(*row);
+		*row = NULL;
+		w->n_held--;
+		w->next++;
 	}
 }
 
-static void timeseries_csv(FILE *f, const struct run_result *res)
+void reqcsv_destroy(struct reqcsv *w)
 {
+	if (!w)
+		return;
+	for (size_t k = 0; k < w->cap; k++)
+		free(w->held[k]);
+	free(w->held);
+	fclose(w->f);
+	free(w);
+}
+
+/* The streamed rows into f; -1 with e when they cannot be read back. */
+static int copy_rows(FILE *f, struct reqcsv *w, struct err *e)
+{
+	assert(!w->n_held);   /* every request is done: none held */
+	char buf[65536];
+	size_t n;
+	if (fflush(w->f) || fseek(w->f, 0, SEEK_SET))
+		return err_set(e, "requests.csv: cannot read its rows back: %s", strerror(errno));
+	while ((n = fread(buf, 1, sizeof buf, w->f)) > 0)
+		fwrite(buf, 1, n, f);
+	if (ferror(w->f))
+		return err_set(e, "requests.csv: cannot read its rows back: %s", strerror(errno));
+	return fseek(w->f, 0, SEEK_END);
+}
+
+static int requests_csv(FILE *f, const struct run_result *res, struct err *e)
+{
+	fputs(requests_header, f);
+	if (res->rows)
+		return copy_rows(f, res->rows, e);
+	for (size_t i = 0; i < res->reqs.len; i++)
+		put_row(f, (int64_t)i, &res->reqs.v[i]);
+	return 0;
+}
+
+static int timeseries_csv(FILE *f, const struct run_result *res, struct err *e)
+{
+	(void)e;
 	fprintf(f, "time_s,num_requests_running,num_requests_waiting,kv_cache_usage_perc,step_tokens,step_time_s\n");
 	for (size_t i = 0; i < res->n_ts; i++) {
 		const struct ts_row *t = &res->ts[i];
 		fprintf(f, "%.6f,%lld,%lld,%.6f,%lld,%.9f\n", t->t_s, (long long)t->running,
 			(long long)t->waiting, t->kv_usage, (long long)t->step_tokens, t->step_s);
 	}
+	return 0;
 }
 
 static void itl_row(void *ctx, double mid, int64_t count)
@@ -58,10 +185,12 @@ static void itl_row(void *ctx, double mid, int64_t count)
 
 /* Every token gap of the run, as the ITL histogram holds it (values within
  * 1/4096 of the true ones, stats.h). */
-static void itl_histogram_csv(FILE *f, const struct run_result *res)
+static int itl_histogram_csv(FILE *f, const struct run_result *res, struct err *e)
 {
+	(void)e;
 	fprintf(f, "itl_s,tokens\n");
 	loghist_each(&res->all.itl, itl_row, f);
+	return 0;
 }
 
 /* The folder's files, and openmetrics.txt when om (epoch_s for it). */
@@ -70,7 +199,7 @@ static int write_dir(const char *dir, const struct run_result *res, bool om, dou
 {
 	static const struct {
 		const char *name;
-		void (*write)(FILE *f, const struct run_result *res);
+		int (*write)(FILE *f, const struct run_result *res, struct err *e);
 	} files[] = {
 		{ "requests.csv", requests_csv },
 		{ "timeseries.csv", timeseries_csv },
@@ -86,10 +215,16 @@ static int write_dir(const char *dir, const struct run_result *res, bool om, dou
 			wholedir_abort(&d);
 			return -1;
 		}
+		int bad = 0;
 		if (i < n)
-			files[i].write(f, res);
+			bad = files[i].write(f, res, e);
 		else
 			report_openmetrics(f, res, epoch_s);
+		if (bad) {
+			fclose(f);
+			wholedir_abort(&d);
+			return -1;
+		}
 		if (wholedir_close(&d, f, e)) {
 			wholedir_abort(&d);
 			return -1;

@@ -22,26 +22,6 @@ struct summary {
 	double p[16];
 };
 
-/* Ollama's per-request fields (api/types.go Metrics), in ns, from a
- * request record; the same definitions for every engine (load 0 for vLLM).
- * prompt_eval_count counts cached tokens too (Ollama on llama-server:
- * cache_n + prompt_n), prompt_eval_duration only the slot's prompt steps;
- * eval_* run from the first token to the last (llama-server's
- * predicted_n, predicted_ms). */
-struct ollama_fields {
-	int64_t total_ns, load_ns, prompt_eval_count, prompt_eval_ns, eval_count, eval_ns;
-};
-
-/* Means of the Ollama fields and C10 rates over completed requests. */
-struct ollama_means {
-	double total_ms, load_ms, prompt_eval_count, prompt_eval_ms, eval_count, eval_ms;
-	double prefill_tok_s, decode_tok_s;
-	int64_t n, n_prefill, n_decode;
-	/* llama-server's /metrics counters */
-	int64_t prompt_tokens, predicted_tokens;
-	double prompt_s, predicted_s;
-};
-
 /* Summary of metric `which` (enum lat_metric, latmetric.h) of g, in ms. */
 void report_summarize(struct group_metrics *g, int which, const struct report_opts *o,
 		      struct summary *s);
@@ -50,15 +30,20 @@ void report_summarize(struct group_metrics *g, int which, const struct report_op
 extern const double report_ttft_buckets[], report_e2e_buckets[];
 extern const size_t report_n_ttft_buckets, report_n_e2e_buckets;
 
-/* A cluster run's request histograms beyond C12's (queue, inference,
- * prefill, decode and per-token times, prompt and generation tokens,
- * request parameters; vllm/v1/metrics/loggers.py) and
- * vllm:cache_config_info, one series per replica under vLLM's
- * engine="i" label, in Prometheus text (report_prom.c). A request counts on
- * the replica it was routed to (its decode replica when disaggregated).
- * The step-size histogram (iteration_tokens_total) needs a per-engine
- * timeline, which a cluster run does not record: left out. Cannot fail. */
+/* A cluster run's histograms beyond C12's (queue, inference, prefill,
+ * decode and per-token times, prompt and generation tokens, request
+ * parameters, and from each replica's timeline its token gaps as
+ * time_per_output_token_seconds and its step sizes as
+ * iteration_tokens_total; vllm/v1/metrics/loggers.py) and
+ * vllm:cache_config_info, one series per replica under vLLM's engine="i"
+ * label, in Prometheus text (report_prom.c). A request counts on the
+ * replica it was routed to (its decode replica when disaggregated).
+ * Cannot fail. */
 void report_prom_replica_hists(FILE *f, const struct run_result *res);
+
+/* llama-server's /metrics (report_prom_llama.c): the end-of-run scrape
+ * (stamp NULL) or one OpenMetrics scrape stamped `stamp`. Cannot fail. */
+void report_prom_llamacpp(FILE *f, const struct run_result *res, const char *stamp);
 
 /* A bucket edge as prometheus_client writes it: "0.025", "1.0", "10.0". */
 struct report_le {
@@ -69,8 +54,7 @@ struct report_le report_le_text(double v);
 void report_p_word(double p, char *out, size_t cap);
 double report_group_duration(const struct group_metrics *g);
 int64_t report_peak_tokens_per_s(const struct run_result *res);
-void report_ollama_fields(const struct request *r, struct ollama_fields *o);
-double report_c10_rate(int64_t count, int64_t ns);
+/* The run's Ollama means (ollamafields.h), summed as its requests finished. */
 void report_ollama_means(const struct run_result *res, struct ollama_means *m);
 
 #endif

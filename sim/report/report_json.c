@@ -73,7 +73,7 @@ static void put_detailed(json_t *o, const struct run_result *res)
 		json_t *f = json_object();
 		if (ok) {
 			struct ollama_fields of;
-			report_ollama_fields(r, &of);
+			ollama_fields_of(r, &of);
 			json_object_set_new(f, "total_duration", json_integer(of.total_ns));
 			json_object_set_new(f, "load_duration", json_integer(of.load_ns));
 			json_object_set_new(f, "prompt_eval_count", json_integer(of.prompt_eval_count));

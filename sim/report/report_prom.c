@@ -7,13 +7,14 @@
  *   - OpenMetrics text with a scrape every few simulated seconds, each
  *     sample timestamped (report_openmetrics), which `promtool tsdb
  *     create-blocks-from openmetrics` turns into TSDB blocks.
- * Each family is computed from the request records (a request's metrics
- * count when vLLM records them: TTFT and prompt tokens at its first token,
- * the rest when it finishes), the time series (gauges) and the run's
- * timeline (token gaps and step sizes, when recorded). A scrape at time t
- * counts what happened before t.
+ * Each family has one series per engine: engine="0" for a single engine,
+ * engine="i" for each replica of a cluster (as vLLM labels the engine cores
+ * of a data-parallel deployment, under the same names). How a family is
+ * rendered from the request records, time series and timeline is
+ * promfam.c's; llama-server's writer is report_prom_llama.c.
  */
 #include "report_int.h"
+#include "promfam.h"
 #include "report_replicas.h"
 
 #include <limits.h>
@@ -42,376 +43,7 @@ struct report_le report_le_text(double v)
 	return b;
 }
 
-/* llama-server's /metrics (tools/server: handle_metrics; formats.md §4),
- * as scraped at the end of the run. Ollama exports no metrics of its own:
- * these are its llama-server's. */
-static void report_prom_llamacpp(FILE *f, const struct run_result *res, const char *stamp)
-{
-	const struct engine_stats *es = &res->engine;
-	struct ollama_means m;
-	report_ollama_means(res, &m);
-	struct {
-		const char *name, *type, *help;
-		double v;
-	} rows[] = {
-		{ "prompt_tokens_total", "counter", "Number of prompt tokens processed.", (double)m.prompt_tokens },
-		{ "prompt_seconds_total", "counter", "Prompt process time", m.prompt_s },
-		{ "tokens_predicted_total", "counter", "Number of generation tokens processed.",
-		  (double)m.predicted_tokens },
-		{ "tokens_predicted_seconds_total", "counter", "Predict process time", m.predicted_s },
-		{ "n_decode_total", "counter", "Total number of llama_decode() calls", (double)es->n_decode_total },
-		{ "n_tokens_max", "counter", "Largest observed n_tokens.", (double)es->n_tokens_max },
-		{ "n_busy_slots_per_decode", "counter", "Average number of busy slots per llama_decode() call",
-		  es->n_decode_total ? (double)es->n_busy_slots_total / (double)es->n_decode_total : 0 },
-		{ "prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.",
-		  m.prompt_s > 0 ? (double)m.prompt_tokens / m.prompt_s : 0 },
-		{ "predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.",
-		  m.predicted_s > 0 ? (double)m.predicted_tokens / m.predicted_s : 0 },
-		{ "requests_processing", "gauge", "Number of requests processing.", 0 },
-		{ "requests_deferred", "gauge", "Number of requests deferred.", 0 },
-	};
-	if (!stamp) {
-		fprintf(f, "# servesim: the scrape llama-server's /metrics would give at the end of the run\n");
-		for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
-			fprintf(f, "# HELP llamacpp:%s %s\n# TYPE llamacpp:%s %s\nllamacpp:%s %.9g\n", rows[i].name,
-				rows[i].help, rows[i].name, rows[i].type, rows[i].name, rows[i].v);
-		return;
-	}
-	/* OpenMetrics: a counter's family drops _total; llama-server's two
-	 * "counters" without it are gauges there. One scrape, at the end. */
-	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-		size_t n = strlen(rows[i].name);
-		bool total = n > 6 && !strcmp(rows[i].name + n - 6, "_total");
-		fprintf(f, "# HELP llamacpp:%.*s %s\n# TYPE llamacpp:%.*s %s\nllamacpp:%s %.9g%s\n",
-			(int)(total ? n - 6 : n), rows[i].name, rows[i].help, (int)(total ? n - 6 : n),
-			rows[i].name, total ? "counter" : "gauge", rows[i].name, rows[i].v, stamp);
-	}
-}
-
 /* ---- vLLM: one table, two renderings ---- */
-
-/* One observation of a request metric: its value and when vLLM records it. */
-struct obs {
-	int64_t t_ns;
-	double v;
-};
-
-static int by_time(const void *a, const void *b)
-{
-	const struct obs *x = a, *y = b;
-	return (x->t_ns > y->t_ns) - (x->t_ns < y->t_ns);
-}
-
-/* What a request metric is, from its record (completed requests only). */
-enum req_metric {
-	RM_TTFT,
-	RM_E2E,
-	RM_QUEUE,
-	RM_INFERENCE,
-	RM_PREFILL,
-	RM_DECODE,
-	RM_PREFILL_PER_TOKEN,
-	RM_REQUEST_TPOT,
-	RM_PROMPT_TOKENS,
-	RM_GENERATION_TOKENS,
-	RM_ONE,
-	RM_PREEMPTIONS,
-};
-
-/* The value of m for r and when vLLM records it; false when r has none
- * (TPOT of a one-token answer). */
-static bool req_value(const struct request *r, enum req_metric m, struct obs *o)
-{
-	const double ns = 1e9;
-	o->t_ns = r->finish_ns;
-	switch (m) {
-	case RM_TTFT:
-		o->t_ns = r->first_token_ns;
-		o->v = (double)(r->first_token_ns - r->send_ns) / ns;
-		break;
-	case RM_E2E:
-		o->v = (double)(r->finish_ns - r->send_ns) / ns;
-		break;
-	case RM_QUEUE:
-		o->v = (double)(r->first_scheduled_ns - r->enqueue_ns) / ns;
-		break;
-	case RM_INFERENCE:
-		o->v = (double)(r->last_token_ns - r->first_scheduled_ns) / ns;
-		break;
-	case RM_PREFILL:
-		o->v = (double)(r->first_token_ns - r->first_scheduled_ns) / ns;
-		break;
-	case RM_DECODE:
-		o->v = (double)(r->last_token_ns - r->first_token_ns) / ns;
-		break;
-	case RM_PREFILL_PER_TOKEN:
-		if (r->prompt_len <= 0)
-			return false;
-		o->v = (double)(r->first_token_ns - r->first_scheduled_ns) / ns / r->prompt_len;
-		break;
-	case RM_REQUEST_TPOT:
-		if (r->output_len <= 1)
-			return false;
-		o->v = (double)(r->last_token_ns - r->first_token_ns) / ns / (r->output_len - 1);
-		break;
-	case RM_PROMPT_TOKENS:
-		o->t_ns = r->first_token_ns;
-		o->v = r->prompt_len;
-		break;
-	case RM_GENERATION_TOKENS:
-		o->v = r->output_len;
-		break;
-	case RM_ONE:
-		o->v = 1;
-		break;
-	case RM_PREEMPTIONS:
-		o->v = r->preemptions;
-		break;
-	}
-	return true;
-}
-
-/* A rendering: Prometheus text with one scrape at the end (no
- * timestamps), or OpenMetrics with scrapes at k·interval, k = 0..n-1,
- * stamped epoch_s + k·interval. */
-struct prom_out {
-	FILE *f;
-	const struct run_result *res;
-	bool openmetrics;
-	char labels[512]; /* model_name="…",engine="0" */
-	int replica;	  /* the requests counted: -1 every one, else those routed to it */
-	size_t n_scrapes;
-	int64_t interval_ns;
-	double epoch_s;
-};
-
-/* The observations of m over the completed requests o counts, by time
- * (caller frees). */
-static struct obs *collect(const struct prom_out *o, enum req_metric m, size_t *n)
-{
-	const struct reqtab *reqs = &o->res->reqs;
-	struct obs *v = xcalloc(reqs->len ? reqs->len : 1, sizeof *v);
-	*n = 0;
-	for (size_t i = 0; i < reqs->len; i++) {
-		const struct request *r = &reqs->v[i];
-		if (r->state == REQ_FINISHED && (o->replica < 0 || r->replica == o->replica) &&
-		    req_value(r, m, &v[*n]))
-			(*n)++;
-	}
-	qsort(v, *n, sizeof *v, by_time);
-	return v;
-}
-
-static int64_t scrape_ns(const struct prom_out *o, size_t k)
-{
-	return o->openmetrics ? (int64_t)k * o->interval_ns : INT64_MAX;
-}
-
-/* " 12.000" (OpenMetrics) or "" into buf. */
-static const char *stamp(const struct prom_out *o, size_t k, char *buf, size_t cap)
-{
-	if (!o->openmetrics)
-		return "";
-	snprintf(buf, cap, " %.3f", o->epoch_s + (double)scrape_ns(o, k) / 1e9);
-	return buf;
-}
-
-/* HELP and TYPE. A counter's family is `name` in OpenMetrics and
- * `name_total` in Prometheus text, as prometheus_client writes them. */
-static void family(const struct prom_out *o, const char *name, const char *type, const char *help)
-{
-	const char *suffix = !o->openmetrics && !strcmp(type, "counter") ? "_total" : "";
-	fprintf(o->f, "# HELP %s%s %s\n# TYPE %s%s %s\n", name, suffix, help, name, suffix, type);
-}
-
-enum gauge_src { G_RUNNING, G_WAITING, G_KV };
-
-/* A gauge from the time series: the last sample at or before the scrape;
- * 0 once the run is over (nothing runs, waits or holds KV then). */
-static void gauge_ts(const struct prom_out *o, const char *name, const char *help,
-		     enum gauge_src src)
-{
-	family(o, name, "gauge", help);
-	const struct run_result *res = o->res;
-	size_t j = 0;
-	for (size_t k = 0; k < o->n_scrapes; k++) {
-		int64_t t = scrape_ns(o, k);
-		while (j < res->n_ts && res->ts[j].t_s * 1e9 <= (double)t)
-			j++;
-		double v = 0;
-		if (j > 0 && t < res->end_ns) {
-			const struct ts_row *r = &res->ts[j - 1];
-			v = src == G_RUNNING   ? (double)r->running
-			    : src == G_WAITING ? (double)r->waiting
-					       : r->kv_usage;
-		}
-		char ts[48];
-		fprintf(o->f, "%s{%s} %.6g%s\n", name, o->labels, v, stamp(o, k, ts, sizeof ts));
-	}
-}
-
-/* A counter: the sum of m's observations before each scrape, plus (for
- * generation tokens) the token gaps of the timeline. extra: more labels. */
-static void counter_obs(const struct prom_out *o, const char *name, const char *help,
-			const char *extra, enum req_metric m, bool plus_gaps)
-{
-	family(o, name, "counter", help);
-	size_t n, j = 0, w = 0;
-	struct obs *v = collect(o, m, &n);
-	double acc = 0, gap_sum = 0;
-	int64_t gaps[TIMELINE_N_ITL + 1] = { 0 };
-	const struct timeline *tl = o->res->timeline;
-	for (size_t k = 0; k < o->n_scrapes; k++) {
-		int64_t t = scrape_ns(o, k);
-		for (; j < n && v[j].t_ns < t; j++)
-			acc += v[j].v;
-		double total = acc;
-		if (plus_gaps && tl) {
-			size_t upto =
-				t == INT64_MAX ? tl->n_windows : (size_t)(t / TIMELINE_WINDOW_NS);
-			timeline_accumulate(tl, &tl->itl, w, upto, gaps, &gap_sum);
-			w = upto > w ? upto : w;
-			int64_t g = 0;
-			for (size_t b = 0; b <= TIMELINE_N_ITL; b++)
-				g += gaps[b];
-			total += (double)g;
-		} else if (plus_gaps) {
-			total += (double)o->res->all.itl.n;
-		}
-		char ts[48];
-		fprintf(o->f, "%s_total{%s%s} %.17g%s\n", name, o->labels, extra, total,
-			stamp(o, k, ts, sizeof ts));
-	}
-	free(v);
-}
-
-/* One histogram sample set: cumulative counts over edges, then +Inf. */
-static void hist_point(const struct prom_out *o, const char *name, const double *edges,
-		       size_t n_edges, const int64_t *counts, double sum, size_t k)
-{
-	char ts[48];
-	stamp(o, k, ts, sizeof ts);
-	const char *st = o->openmetrics ? ts : "";
-	int64_t acc = 0;
-	for (size_t b = 0; b < n_edges; b++) {
-		acc += counts[b];
-		fprintf(o->f, "%s_bucket{%s,le=\"%s\"} %lld%s\n", name, o->labels,
-			report_le_text(edges[b]).s, (long long)acc, st);
-	}
-	acc += counts[n_edges];
-	fprintf(o->f, "%s_bucket{%s,le=\"+Inf\"} %lld%s\n", name, o->labels, (long long)acc, st);
-	if (o->openmetrics) /* OpenMetrics orders _count before _sum; either parses */
-		fprintf(o->f, "%s_count{%s} %lld%s\n%s_sum{%s} %.9g%s\n", name, o->labels,
-			(long long)acc, st, name, o->labels, sum, st);
-	else
-		fprintf(o->f, "%s_sum{%s} %.9g\n%s_count{%s} %lld\n", name, o->labels, sum, name,
-			o->labels, (long long)acc);
-}
-
-/* The samples of a histogram of a request metric over the given bucket
- * edges, for the requests o counts and under o's labels. */
-static void hist_obs_series(const struct prom_out *o, const char *name, enum req_metric m,
-			    const double *edges, size_t n_edges)
-{
-	size_t n, j = 0;
-	struct obs *v = collect(o, m, &n);
-	int64_t *counts = xcalloc(n_edges + 1, sizeof *counts);
-	double sum = 0;
-	for (size_t k = 0; k < o->n_scrapes; k++) {
-		int64_t t = scrape_ns(o, k);
-		for (; j < n && v[j].t_ns < t; j++) {
-			size_t b = 0;
-			while (b < n_edges && v[j].v > edges[b])
-				b++;
-			counts[b]++;
-			sum += v[j].v;
-		}
-		hist_point(o, name, edges, n_edges, counts, sum, k);
-	}
-	free(counts);
-	free(v);
-}
-
-/* A histogram family of a request metric: HELP, TYPE and o's series. */
-static void hist_obs(const struct prom_out *o, const char *name, const char *help,
-		     enum req_metric m, const double *edges, size_t n_edges)
-{
-	family(o, name, "histogram", help);
-	hist_obs_series(o, name, m, edges, n_edges);
-}
-
-/* A histogram of the timeline (token gaps, step sizes); in Prometheus text
- * without a timeline, the token gaps come from the run's ITL histogram
- * (loghist_count_le) and the step sizes are left out. */
-static void hist_timeline(const struct prom_out *o, const char *name, const char *help, bool gaps)
-{
-	const struct timeline *tl = o->res->timeline;
-	const double *edges = gaps ? timeline_itl_edges : timeline_iter_edges;
-	size_t n_edges = gaps ? TIMELINE_N_ITL : TIMELINE_N_ITER;
-	if (!tl && !gaps)
-		return;
-	family(o, name, "histogram", help);
-	int64_t counts[TIMELINE_N_ITL + 1] = { 0 };
-	double sum = 0;
-	if (!tl) {
-		const struct loghist *h = &o->res->all.itl;
-		int64_t prev = 0;
-		for (size_t b = 0; b < n_edges; b++) {
-			int64_t c = loghist_count_le(h, edges[b]);
-			counts[b] = c - prev;
-			prev = c;
-		}
-		counts[n_edges] = h->n - prev;
-		hist_point(o, name, edges, n_edges, counts, h->sum, 0);
-		return;
-	}
-	const struct timeline_hist *h = gaps ? &tl->itl : &tl->iter;
-	size_t w = 0;
-	for (size_t k = 0; k < o->n_scrapes; k++) {
-		int64_t t = scrape_ns(o, k);
-		size_t upto = t == INT64_MAX ? tl->n_windows : (size_t)(t / TIMELINE_WINDOW_NS);
-		timeline_accumulate(tl, h, w, upto, counts, &sum);
-		w = upto > w ? upto : w;
-		hist_point(o, name, edges, n_edges, counts, sum, k);
-	}
-}
-
-/* A gauge that is one number all run long (end-of-run peaks, the info
- * gauge): the same value at every scrape. */
-static void gauge_const(const struct prom_out *o, const char *name, const char *help,
-			const char *labels, double v)
-{
-	family(o, name, "gauge", help);
-	for (size_t k = 0; k < o->n_scrapes; k++) {
-		char ts[48];
-		fprintf(o->f, "%s{%s} %.6g%s\n", name, labels, v, stamp(o, k, ts, sizeof ts));
-	}
-}
-
-/* A counter known only as an end-of-run total (the prefix cache's):
- * Prometheus text only. */
-static void counter_total(const struct prom_out *o, const char *name, const char *help, int64_t v)
-{
-	if (o->openmetrics)
-		return;
-	family(o, name, "counter", help);
-	fprintf(o->f, "%s_total{%s} %lld\n", name, o->labels, (long long)v);
-}
-
-/* A label value with \, " and newline escaped (exposition formats). */
-static void label_value(char *out, size_t cap, const char *v)
-{
-	size_t n = 0;
-	for (; *v && n + 3 < cap; v++) {
-		if (*v == '\\' || *v == '"' || *v == '\n') {
-			out[n++] = '\\';
-			out[n++] = *v == '\n' ? 'n' : *v;
-		} else {
-			out[n++] = *v;
-		}
-	}
-	out[n] = '\0';
-}
 
 /* vLLM's build_1_2_5_buckets(max_model_len): 1, 2, 5, 10, … up to it. */
 static size_t buckets_125(int64_t max_value, double *out, size_t cap)
@@ -442,24 +74,23 @@ static void cache_config_labels(char *labels, size_t cap, const struct scenario 
 		(long long)es->num_cpu_blocks, (long long)es->num_gpu_blocks);
 }
 
-/* vllm:cache_config_info: the labels above on a gauge set to 1. */
-static void cache_config_info(const struct prom_out *o)
+/* vllm:cache_config_info: the labels above on a gauge set to 1, one per
+ * engine. */
+static void cache_config_info(const struct prom_out *all)
 {
-	char labels[768];
-	cache_config_labels(labels, sizeof labels, &o->res->sc, &o->res->engine, 0);
-	if (!o->openmetrics) {
-		gauge_const(o, "vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
-			    labels, 1);
-		return;
-	}
-	/* OpenMetrics has an info type: family vllm:cache_config, sample
-	 * vllm:cache_config_info, the same series vLLM's gauge gives. */
-	fprintf(o->f, "# HELP vllm:cache_config Information of the LLMEngine CacheConfig\n"
-		      "# TYPE vllm:cache_config info\n");
-	for (size_t k = 0; k < o->n_scrapes; k++) {
-		char ts[48];
-		fprintf(o->f, "vllm:cache_config_info{%s} 1%s\n", labels,
-			stamp(o, k, ts, sizeof ts));
+	if (!all->openmetrics)
+		promfam_family(all, "vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig");
+	else /* OpenMetrics has an info type: family vllm:cache_config, sample
+	      * vllm:cache_config_info, the same series vLLM's gauge gives. */
+		fprintf(all->f, "# HELP vllm:cache_config Information of the LLMEngine CacheConfig\n"
+				"# TYPE vllm:cache_config info\n");
+	FOR_SERIES(all, o) {
+		char labels[768];
+		cache_config_labels(labels, sizeof labels, &o->res->sc, o->cur->es, o->cur->engine);
+		for (size_t k = 0; k < o->n_scrapes; k++) {
+			char ts[48];
+			fprintf(o->f, "vllm:cache_config_info{%s} 1%s\n", labels, promfam_stamp(o, k, ts, sizeof ts));
+		}
 	}
 }
 
@@ -531,66 +162,96 @@ static const double *more_edges(enum edges_kind k, const struct engine_stats *es
 	return buf;
 }
 
+/* A histogram of more_hists over request records, per series (the edges
+ * from each series' engine: vLLM's build_1_2_5_buckets(max_model_len)). */
+static void hist_more(const struct prom_out *all, const struct more_hist *mh)
+{
+	promfam_family(all, mh->name, "histogram", mh->help);
+	FOR_SERIES(all, o) {
+		double buf[64];
+		size_t n_edges;
+		const double *edges = more_edges(mh->edges, o->cur->es, buf, sizeof buf / sizeof *buf, &n_edges);
+		promfam_hist_obs_series(o, mh->name, mh->m, edges, n_edges);
+	}
+}
+
+/* The histograms of vllm/v1/metrics/loggers.py beyond C12's; with
+ * timeline_only, those from the timeline only (token gaps, step sizes). */
+static void more_metrics(const struct prom_out *o, bool timeline_only)
+{
+	for (size_t h = 0; h < sizeof more_hists / sizeof *more_hists; h++) {
+		const struct more_hist *mh = &more_hists[h];
+		if (mh->edges == EK_TL_GAPS || mh->edges == EK_TL_ITER)
+			promfam_hist_timeline(o, mh->name, mh->help, mh->edges == EK_TL_GAPS);
+		else if (!timeline_only)
+			hist_more(o, mh);
+	}
+}
+
+/* The series of a run: one per cluster replica (engine="i", the requests
+ * routed to it, its own gauges and timeline), or the one engine's
+ * (engine="0"). Caller frees. */
+static struct prom_series *run_series(const struct run_result *res, int *n)
+{
+	*n = res->n_replicas ? res->n_replicas : 1;
+	struct prom_series *ser = xcalloc((size_t)*n, sizeof *ser);
+	char model[256];
+	promfam_label_value(model, sizeof model, res->model.id);
+	for (int i = 0; i < *n; i++) {
+		struct prom_series *s = &ser[i];
+		if (res->n_replicas) {
+			const struct replica_result *rr = &res->replicas[i];
+			*s = (struct prom_series){ .replica = i, .ts = rr->ts, .n_ts = rr->n_ts, .tl = rr->timeline,
+						   .itl = &rr->itl, .es = &rr->engine,
+						   .peak_waiting = (double)rr->peak_waiting, .engine = i };
+		} else {
+			*s = (struct prom_series){ .replica = -1, .ts = res->ts, .n_ts = res->n_ts, .tl = res->timeline,
+						   .itl = &res->all.itl, .es = &res->engine,
+						   .peak_waiting = (double)res->peak_waiting, .engine = 0 };
+		}
+		snprintf(s->labels, sizeof s->labels, "model_name=\"%s\",engine=\"%d\"", model, i);
+	}
+	return ser;
+}
+
 static void vllm_metrics(struct prom_out *o)
 {
-	const struct run_result *res = o->res;
-	const struct engine_stats *es = &res->engine;
-	char model[256];
-	label_value(model, sizeof model, res->model.id);
-	snprintf(o->labels, sizeof o->labels, "model_name=\"%s\",engine=\"0\"", model);
 	if (!o->openmetrics)
 		fprintf(o->f, "# servesim: the scrape vLLM's /metrics would give at the end of the "
 			      "run\n");
-	gauge_ts(o, "vllm:num_requests_running", "Number of requests in model execution batches.",
+	promfam_gauge_ts(o, "vllm:num_requests_running", "Number of requests in model execution batches.",
 		 G_RUNNING);
-	gauge_ts(o, "vllm:num_requests_waiting", "Number of requests waiting to be processed.",
+	promfam_gauge_ts(o, "vllm:num_requests_waiting", "Number of requests waiting to be processed.",
 		 G_WAITING);
-	gauge_ts(o, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", G_KV);
+	promfam_gauge_ts(o, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", G_KV);
 	if (!o->openmetrics) {
-		gauge_const(o, "servesim:peak_num_requests_waiting",
-			    "Peak of vllm:num_requests_waiting during the run.", o->labels,
-			    (double)res->peak_waiting);
-		gauge_const(o, "servesim:peak_kv_cache_usage_perc",
-			    "Peak of vllm:kv_cache_usage_perc during the run.", o->labels,
-			    es->peak_kv_usage);
+		promfam_gauge_const(o, "servesim:peak_num_requests_waiting",
+			    "Peak of vllm:num_requests_waiting during the run.", false);
+		promfam_gauge_const(o, "servesim:peak_kv_cache_usage_perc",
+			    "Peak of vllm:kv_cache_usage_perc during the run.", true);
 	}
-	counter_obs(o, "vllm:num_preemptions", "Cumulative number of preemption from the engine.",
+	promfam_counter_obs(o, "vllm:num_preemptions", "Cumulative number of preemption from the engine.",
 		    "", RM_PREEMPTIONS, false);
-	counter_obs(o, "vllm:prompt_tokens", "Number of prefill tokens processed.", "",
+	promfam_counter_obs(o, "vllm:prompt_tokens", "Number of prefill tokens processed.", "",
 		    RM_PROMPT_TOKENS, false);
-	counter_obs(o, "vllm:generation_tokens", "Number of generation tokens processed.", "",
+	promfam_counter_obs(o, "vllm:generation_tokens", "Number of generation tokens processed.", "",
 		    RM_ONE, true);
-	counter_total(o, "vllm:prefix_cache_queries",
-		      "Prefix cache queries, in terms of number of queried tokens.",
-		      es->prefix_queries);
-	counter_total(o, "vllm:prefix_cache_hits",
-		      "Prefix cache hits, in terms of number of cached tokens.", es->prefix_hits);
-	counter_obs(o, "vllm:request_success", "Count of successfully processed requests.",
+	promfam_counter_total(o, "vllm:prefix_cache_queries",
+		      "Prefix cache queries, in terms of number of queried tokens.", false);
+	promfam_counter_total(o, "vllm:prefix_cache_hits",
+		      "Prefix cache hits, in terms of number of cached tokens.", true);
+	promfam_counter_obs(o, "vllm:request_success", "Count of successfully processed requests.",
 		    ",finished_reason=\"length\"", RM_ONE, false);
-	hist_obs(o, "vllm:time_to_first_token_seconds",
-		 "Histogram of time to first token in seconds.", RM_TTFT, report_ttft_buckets,
-		 report_n_ttft_buckets);
-	hist_timeline(o, "vllm:inter_token_latency_seconds",
+	promfam_hist_obs(o, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", RM_TTFT,
+		 report_ttft_buckets, report_n_ttft_buckets);
+	promfam_hist_timeline(o, "vllm:inter_token_latency_seconds",
 		      "Histogram of inter-token latency in seconds.", true);
-	hist_obs(o, "vllm:e2e_request_latency_seconds",
-		 "Histogram of e2e request latency in seconds.", RM_E2E, report_e2e_buckets,
-		 report_n_e2e_buckets);
-	/* The rest of vllm/v1/metrics/loggers.py. */
-	for (size_t h = 0; h < sizeof more_hists / sizeof *more_hists; h++) {
-		const struct more_hist *mh = &more_hists[h];
-		if (mh->edges == EK_TL_GAPS || mh->edges == EK_TL_ITER) {
-			hist_timeline(o, mh->name, mh->help, mh->edges == EK_TL_GAPS);
-			continue;
-		}
-		double buf[64];
-		size_t n_edges;
-		const double *edges =
-			more_edges(mh->edges, es, buf, sizeof buf / sizeof *buf, &n_edges);
-		hist_obs(o, mh->name, mh->help, mh->m, edges, n_edges);
-	}
+	promfam_hist_obs(o, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", RM_E2E,
+		 report_e2e_buckets, report_n_e2e_buckets);
+	more_metrics(o, false);
 	/* Deprecated in vLLM 0.9 for kv_cache_usage_perc; the example
 	 * dashboard's "Cache Utilization" panel reads it. */
-	gauge_ts(o, "vllm:gpu_cache_usage_perc",
+	promfam_gauge_ts(o, "vllm:gpu_cache_usage_perc",
 		 "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use "
 		 "vllm:kv_cache_usage_perc instead.",
 		 G_KV);
@@ -607,8 +268,10 @@ void report_prom(FILE *f, struct run_result *res)
 		report_replicas_prom(f, res);
 		return;
 	}
-	struct prom_out o = { .f = f, .res = res, .replica = -1, .n_scrapes = 1 };
+	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1 };
+	o.series = run_series(res, &o.n_series);
 	vllm_metrics(&o);
+	free((void *)o.series);
 }
 
 /* Scrapes every 1, 2, 5, 10, 15, 30 or 60 s, the first that keeps them
@@ -625,9 +288,7 @@ static int64_t om_interval_ns(int64_t end_ns)
 
 void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 {
-	struct prom_out o = {
-		.f = f, .res = res, .openmetrics = true, .replica = -1, .epoch_s = epoch_s
-	};
+	struct prom_out o = { .f = f, .res = res, .openmetrics = true, .epoch_s = epoch_s };
 	o.interval_ns = om_interval_ns(res->end_ns);
 	/* From 0 to the first scrape after the run ended (its gauges at 0). */
 	o.n_scrapes = (size_t)(res->end_ns / o.interval_ns) + 2;
@@ -637,7 +298,11 @@ void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 			 epoch_s + (double)(o.n_scrapes - 1) * (double)o.interval_ns / 1e9);
 		report_prom_llamacpp(f, res, ts);
 	} else {
+		/* A cluster: every family one series per replica (engine="i"),
+		 * under the names vLLM's data-parallel engines use. */
+		o.series = run_series(res, &o.n_series);
 		vllm_metrics(&o);
+		free((void *)o.series);
 	}
 	fprintf(f, "# EOF\n");
 }
@@ -645,28 +310,8 @@ void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 void report_prom_replica_hists(FILE *f, const struct run_result *res)
 {
 	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1 };
-	char model[256];
-	label_value(model, sizeof model, res->model.id);
-	for (size_t h = 0; h < sizeof more_hists / sizeof *more_hists; h++) {
-		const struct more_hist *mh = &more_hists[h];
-		if (mh->edges == EK_TL_GAPS || mh->edges == EK_TL_ITER)
-			continue;
-		family(&o, mh->name, "histogram", mh->help);
-		for (int i = 0; i < res->n_replicas; i++) {
-			o.replica = i;
-			snprintf(o.labels, sizeof o.labels, "model_name=\"%s\",engine=\"%d\"",
-				 model, i);
-			double buf[64];
-			size_t n_edges;
-			const double *edges = more_edges(mh->edges, &res->replicas[i].engine, buf,
-							 sizeof buf / sizeof *buf, &n_edges);
-			hist_obs_series(&o, mh->name, mh->m, edges, n_edges);
-		}
-	}
-	family(&o, "vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig");
-	for (int i = 0; i < res->n_replicas; i++) {
-		char labels[768];
-		cache_config_labels(labels, sizeof labels, &res->sc, &res->replicas[i].engine, i);
-		fprintf(f, "vllm:cache_config_info{%s} 1\n", labels);
-	}
+	o.series = run_series(res, &o.n_series);
+	more_metrics(&o, false);
+	cache_config_info(&o);
+	free((void *)o.series);
 }

@@ -53,6 +53,9 @@ void report_replicas_text(FILE *f, struct run_result *res)
 		fprintf(f, "%-40s %-10.2f\n", "Mean wait for decode KV blocks (ms):",
 			1e3 * kv->block_wait_s / (double)kv->transfers);
 		fprintf(f, "%-40s %-10.2f\n", "Mean prefill KV hold (ms):", 1e3 * kv->hold_s / (double)kv->transfers);
+		if (kv->expired)   /* VLLM_NIXL_ABORT_REQUEST_TIMEOUT fired */
+			fprintf(f, "KV freed unread after the %g s abort timeout: %lld requests\n",
+				kv->abort_timeout_s, (long long)kv->expired);
 	}
 }
 
@@ -101,6 +104,8 @@ json_t *report_kv_transfer_json(const struct run_result *res)
 	json_object_set_new(o, "mean_link_wait_ms", json_real(1e3 * kv->link_wait_s / n));
 	json_object_set_new(o, "mean_decode_block_wait_ms", json_real(1e3 * kv->block_wait_s / n));
 	json_object_set_new(o, "mean_prefill_hold_ms", json_real(1e3 * kv->hold_s / n));
+	json_object_set_new(o, "abort_request_timeout_s", json_real(kv->abort_timeout_s));
+	json_object_set_new(o, "expired_before_read", json_integer(kv->expired));
 	return o;
 }
 

@@ -38,6 +38,9 @@ struct run {
 	 * (activesec.h: memory by the longest request, not the run's span). */
 	bool lean;
 	struct activesec active;
+	bool timeseries;               /* res->ts is kept */
+	void (*on_record)(void *ctx, const struct request *r);
+	void *record_ctx;
 };
 
 /* Request time t_ns as a whole second from the first send. */
@@ -109,8 +112,11 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 			timeline_gap(res->timeline, t, itl);
 		if (res->n_stages > 1 && r->stage >= 0 && r->stage < res->n_stages)
 			loghist_add(&res->stages[r->stage].itl, itl);
-		if (res->n_replicas)
+		if (res->n_replicas) {
 			loghist_add(&res->replicas[r->replica].itl, itl);
+			if (res->replicas[r->replica].timeline)
+				timeline_gap(res->replicas[r->replica].timeline, t, itl);
+		}
 	} else {
 		r->first_token_ns = t;
 	}
@@ -119,7 +125,7 @@ static void on_token(void *ctx, size_t idx, int64_t t)
 }
 
 /* One step's tokens, all at t: on_token for each, in order, with the ITL
- * histogram's running sums and a run of equal buckets kept in registers
+ * histogram's running sums and a run of equal gaps kept in registers
  * (the same additions in the same order: the same bits). A run with a
  * timeline, stages or replicas takes the token by token path. */
 static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
@@ -136,7 +142,11 @@ static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 		loghist_alloc(h);
 	double sum = h->sum, sumsq = h->sumsq, mn = h->min, mx = h->max;
 	int64_t hn = h->n, tokens = 0;
-	size_t run_bucket = SIZE_MAX;
+	/* A run of equal gaps (most of a decode batch last emitted at the same
+	 * step): its value, square and bucket are worked out once. */
+	int64_t run_gap = -1;
+	double itl = 0, itl_sq = 0;
+	size_t run_bucket = 0;
 	uint32_t run_len = 0;
 	for (size_t k = 0; k < n; k++) {
 		struct request *r = &res->reqs.v[idx[k]];
@@ -149,24 +159,25 @@ static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 		}
 		int64_t gap = t - r->last_token_ns;
 		r->last_token_ns = t;
-		double itl = (double)gap * 1e-9;
 		if (gap > r->max_itl_ns)
 			r->max_itl_ns = gap;
-		size_t b = loghist_bucket(itl);
-		if (b != run_bucket) {
+		if (gap != run_gap) {
 			if (run_len)
 				h->counts[run_bucket] += run_len;
-			run_bucket = b;
+			run_gap = gap;
 			run_len = 0;
+			itl = (double)gap * 1e-9;
+			itl_sq = itl * itl;
+			run_bucket = loghist_bucket(itl);
+			if (hn == 0 || itl < mn)
+				mn = itl;
+			if (hn == 0 || itl > mx)
+				mx = itl;
 		}
 		run_len++;
-		if (hn == 0 || itl < mn)
-			mn = itl;
-		if (hn == 0 || itl > mx)
-			mx = itl;
 		hn++;
 		sum += itl;
-		sumsq += itl * itl;
+		sumsq += itl_sq;
 	}
 	if (run_len)
 		h->counts[run_bucket] += run_len;
@@ -295,9 +306,13 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 {
 	struct run *rn = ctx;
 	struct request *r = &rn->res->reqs.v[idx];
-	cluster_done(rn->cl, idx);
+	bool held = cluster_done(rn->cl, idx);
 	record_done(rn, r);
 	record_replica(rn->res, r);
+	if (r->state == REQ_FINISHED)
+		ollama_means_add(&rn->res->ollama, r);
+	if (rn->on_record)
+		rn->on_record(rn->record_ctx, r);
 	rn->in_flight--;
 	if (rn->cq_head < rn->cq_len) {
 		size_t next = rn->client_queue[rn->cq_head++];
@@ -312,11 +327,30 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 		r = &rn->res->reqs.v[idx];   /* the table may have moved */
 		activesec_done(&rn->active, second_of(rn->res, r->send_ns), second_of(rn->res, r->finish_ns),
 			       r->state == REQ_FINISHED, second_of(rn->res, evq_now(rn->q)));
-		reqtab_recycle(&rn->res->reqs, idx);
+		if (!held)
+			reqtab_recycle(&rn->res->reqs, idx);
 	}
 }
 
-static void sample(struct run *rn, int64_t now, int64_t step_ns)
+/* A cluster replica's gauges as a time-series row. */
+static struct ts_row replica_row(struct run *rn, int i, int64_t now, int64_t step_ns)
+{
+	struct engine_gauges g;
+	cluster_replica_gauges(rn->cl, i, &g);
+	return (struct ts_row){ (double)now / 1e9, g.running, g.waiting, g.kv_usage, g.step_tokens,
+				(double)step_ns / 1e9 };
+}
+
+/* The cluster no longer reads request idx (a P/D prefill replica released
+ * its KV after the request was done): a lean run reuses its record. */
+static void on_free(void *ctx, size_t idx)
+{
+	struct run *rn = ctx;
+	if (rn->lean)
+		reqtab_recycle(&rn->res->reqs, idx);
+}
+
+static void sample(struct run *rn, int replica, int64_t now, int64_t step_ns)
 {
 	struct run_result *res = rn->res;
 	struct engine_gauges gg;
@@ -325,19 +359,26 @@ static void sample(struct run *rn, int64_t now, int64_t step_ns)
 		res->peak_waiting = gg.waiting;
 	if (res->timeline && gg.step_tokens > 0)
 		timeline_step(res->timeline, now, gg.step_tokens);
-	if (now < rn->next_sample_ns)
+	bool per_replica = res->timeline && res->n_replicas;
+	if (per_replica && gg.step_tokens > 0)   /* the replica that stepped: the last one */
+		timeline_step(res->replicas[replica].timeline, now, gg.step_tokens);
+	if (now < rn->next_sample_ns || !rn->timeseries)
 		return;
 	rn->next_sample_ns = now - now % rn->sample_every_ns + rn->sample_every_ns;
 	xgrow(&res->ts, &res->cap_ts, res->n_ts + 1, sizeof *res->ts);
 	res->ts[res->n_ts++] = (struct ts_row){ (double)now / 1e9, gg.running, gg.waiting, gg.kv_usage,
 						 gg.step_tokens, (double)step_ns / 1e9 };
+	for (int i = 0; per_replica && i < res->n_replicas; i++) {
+		struct replica_result *rr = &res->replicas[i];
+		xgrow(&rr->ts, &rr->cap_ts, rr->n_ts + 1, sizeof *rr->ts);
+		rr->ts[rr->n_ts++] = replica_row(rn, i, now, step_ns);
+	}
 }
 
 /* A replica started a step (the cluster's hook): a time-series sample. */
 static void on_step(void *ctx, int replica, int64_t now, int64_t step_ns)
 {
-	(void)replica;
-	sample(ctx, now, step_ns);
+	sample(ctx, replica, now, step_ns);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -438,8 +479,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.llama.cpu_hardware, e))
 		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.llama.cpu_hardware_at);
 
-	/* Ollama's report means read every request: only vLLM runs lean. */
-	struct run rn = { .res = res, .lean = lean && sc->engine.cls->family == ENGINE_FAMILY_VLLM };
+	struct run rn = { .res = res, .lean = lean, .timeseries = !lean || o->timeseries,
+			  .on_record = o->on_record, .record_ctx = o->record_ctx };
 	rn.wl = workload_open(&res->sc, &res->reqs, e);
 	if (!rn.wl)
 		return -1;
@@ -453,8 +494,9 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 		.weights_at = res->sc.weights_at, .seed = res->sc.seed,
 		.model = &res->model, .hw = &res->hw, .weights = res->weights,
 		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
-		.reqs = &res->reqs, .hooks = { &rn, on_token, on_done, .on_tokens = on_tokens }, .q = rn.q,
-		.on_step = on_step,
+		.reqs = &res->reqs, .q = rn.q,
+		.hooks = { .ctx = &rn, .on_token = on_token, .on_done = on_done, .on_tokens = on_tokens },
+		.on_step = on_step, .on_free = on_free,
 	};
 	struct scenario *pool_sc = NULL;
 	if (clustercfg_disaggregated(&res->sc.cluster)) {
@@ -476,15 +518,17 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	if (cluster_size(rn.cl) > 1) {
 		res->n_replicas = cluster_size(rn.cl);
 		res->replicas = xcalloc((size_t)res->n_replicas, sizeof *res->replicas);
+		for (int i = 0; i < res->n_replicas && res->timeline; i++)
+			res->replicas[i].timeline = timeline_create();
 	}
-	/* P/D disaggregation reads a request's record after it is done (the
-	 * prefill side's KV release, EV_KV_SENT): such runs are full. */
-	for (int i = 0; i < cluster_size(rn.cl) && rn.lean; i++)
-		rn.lean = strcmp(cluster_replica_role(rn.cl, i), "prefill") != 0;
 	if (rn.lean && !o->exact_percentiles) {
 		bound_group(&res->all);
 		for (int i = 0; i < res->n_stages; i++)
 			bound_group(&res->stages[i]);
+		for (int i = 0; i < res->n_replicas; i++) {
+			samples_bound(&res->replicas[i].ttft, RUN_EXACT_SAMPLES);
+			samples_bound(&res->replicas[i].e2el, RUN_EXACT_SAMPLES);
+		}
 	}
 	/* vLLM's random dataset has a known largest request: when even that
 	 * cannot fit max_model_len the scenario is wrong, not the requests. */
@@ -624,6 +668,8 @@ void run_result_free(struct run_result *res)
 		samples_free(&res->replicas[i].ttft);
 		samples_free(&res->replicas[i].e2el);
 		loghist_free(&res->replicas[i].itl);
+		timeline_destroy(res->replicas[i].timeline);
+		free(res->replicas[i].ts);
 	}
 	free(res->replicas);
 	timeline_destroy(res->timeline);

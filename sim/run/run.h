@@ -16,12 +16,14 @@
 #include "engine.h"
 #include "hwprofile.h"
 #include "model.h"
+#include "ollamafields.h"
 #include "request.h"
 #include "scenario.h"
 #include "stats.h"
 
 struct timeline;
 struct progress;
+struct reqcsv;
 
 /* Metrics of a set of requests (the whole run, or one stage). Seconds. */
 struct group_metrics {
@@ -67,6 +69,12 @@ struct replica_result {
 	struct samples ttft, e2el;     /* seconds, completed requests */
 	struct loghist itl;            /* seconds, every gap of its requests */
 	struct engine_stats engine;
+	/* With the run's timeline only (Prometheus and OpenMetrics output):
+	 * its own token gaps and step sizes, and its gauges at each of the
+	 * run's time-series samples (ts[k] at the run's ts[k].t_s). */
+	struct timeline *timeline;
+	struct ts_row *ts;
+	size_t n_ts, cap_ts;
 };
 
 struct run_result {
@@ -78,6 +86,7 @@ struct run_result {
 	int64_t n_requests;            /* made over the run (lean or not) */
 	struct engine_stats engine;
 	struct group_metrics all;
+	struct ollama_means ollama;    /* sums over the completed requests, as they finished */
 	struct group_metrics *stages;
 	int n_stages;
 	int64_t *stage_starts_ns;      /* n_stages + 1 */
@@ -106,6 +115,9 @@ struct run_result {
 	struct replica_result *replicas;
 	int n_replicas;
 	struct cluster_kv_stats kv;    /* disaggregated: the KV transfers */
+	/* Not the run's: requests.csv's rows a caller streamed while the run
+	 * went (report.h: reqcsv), for the report to copy; NULL: none. */
+	struct reqcsv *rows;
 };
 
 /* Loads the model and hardware the scenario names, simulates, and fills
@@ -134,6 +146,14 @@ struct run_opts {
 	 * relative, means and counts exact), and memory stops growing. */
 	bool exact_percentiles;
 	bool timeline;                 /* as run_simulate_timeline */
+	/* Lean runs only: keep res->ts too (a sample per timeseries interval
+	 * of simulated time, for timeseries.csv); a full run always does. */
+	bool timeseries;
+	/* Optional: called with each request as it is done (finished or
+	 * failed), before a lean run reuses its record; r->id is its place
+	 * in the order requests were made. */
+	void (*on_record)(void *ctx, const struct request *r);
+	void *record_ctx;
 	struct progress *progress;     /* shown while it runs (progress.h); NULL: none */
 };
 

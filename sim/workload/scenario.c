@@ -13,9 +13,7 @@
 #include "num.h"
 #include "precision.h"
 #include "scenlists.h"
-#include "specdec.h"
 #include "trace.h"
-#include "vllmver.h"
 #include "xalloc.h"
 
 static const char *const arrival_names[] = { "poisson", "gamma", "constant", NULL };
@@ -229,44 +227,35 @@ static int bind_kind(struct engine_config *c, const struct inidoc *doc, const ch
 	return 0;
 }
 
-/* --speculative-config: a known method, its drafter, k, the acceptance. */
-static int check_speculative(struct scenario *sc, struct inidoc *doc, struct err *e)
+/* An engine class's view of where its keys were set (engine_keys_view). */
+struct keys_ctx {
+	const struct inidoc *doc;
+	const char *section;
+};
+
+static bool keys_view_at(const void *ctx, const char *key, char *out, size_t cap)
 {
-	char at[INI_VALUE_MAX + 32];
-	bool any = false;
-	static const char *const spec_keys[] = { "speculative_model", "num_speculative_tokens",
-						 "speculative_acceptance" };
-	for (size_t i = 0; i < 3; i++)
-		any |= inidoc_find(doc, "engine", spec_keys[i]) != NULL;
-	key_at(doc, "engine", "speculative_method", at, sizeof at);
-	if (!sc->engine.vllm.speculative_method[0]) {
-		if (any)
-			return err_set(e, "%s: [engine] speculative_method: missing; expected one with the other speculative keys",
-				       doc->path);
-		return 0;
+	const struct keys_ctx *k = ctx;
+	key_at(k->doc, k->section, key, out, cap);
+	return inidoc_find(k->doc, k->section, key) != NULL;
+}
+
+/* Each engine class's config_check (once per function, as classes share
+ * tables) on c, bound from section of doc: each class checks its own keys,
+ * so none of them is named here. */
+static int check_classes(struct engine_config *c, const struct inidoc *doc, const char *section, bool inherits,
+			 struct err *e)
+{
+	struct keys_ctx kc = { doc, section };
+	struct engine_keys_view v = { section, doc->path, inherits, keys_view_at, &kc };
+	for (size_t i = 0; engine_classes[i]; i++) {
+		const struct engine_class *cls = engine_classes[i];
+		bool done = false;
+		for (size_t d = 0; d < i; d++)
+			done |= engine_classes[d]->config_check == cls->config_check;
+		if (cls->config_check && !done && cls->config_check(c, &v, e))
+			return -1;
 	}
-	const struct specdec_method *m = specdec_find(sc->engine.vllm.speculative_method);
-	if (!m) {
-		char names[128];
-		specdec_list(names, sizeof names);
-		return err_set(e, "%s: [engine] speculative_method: expected one of %s, got '%s'", at, names,
-			       sc->engine.vllm.speculative_method);
-	}
-	if (sc->engine.cls->family != ENGINE_FAMILY_VLLM)
-		return err_set(e, "%s: [engine] speculative_method: speculative decoding is modelled for kind vllm only",
-			       at);
-	if (m->needs_model && !sc->engine.vllm.speculative_model[0])
-		return err_set(e, "%s: [engine] speculative_model: missing; expected the drafter's model for speculative_method %s",
-			       at, m->name);
-	if (!inidoc_find(doc, "engine", "num_speculative_tokens"))
-		return err_set(e, "%s: [engine] num_speculative_tokens: missing; expected a token count in [1, 16] (vLLM requires it)",
-			       at);
-	double p[SPECDEC_MAX_TOKENS];
-	key_at(doc, "engine", "speculative_acceptance", at, sizeof at);
-	if (specdec_parse_acceptance(sc->engine.vllm.speculative_acceptance,
-				     (int)sc->engine.vllm.num_speculative_tokens, p))
-		return err_set(e, "%s: [engine] speculative_acceptance: expected a probability in [0, 1], or at most num_speculative_tokens of them, got '%s'",
-			       at, sc->engine.vllm.speculative_acceptance);
 	return 0;
 }
 
@@ -304,15 +293,8 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 	for (size_t i = 0; engine_classes[i]; i++)
 		if (engine_classes[i]->config_locate)
 			engine_classes[i]->config_locate(&sc->engine, engine_key_at, doc);
-	if ((en = inidoc_find(doc, "engine", "vllm_version")) && !vllmver_find(sc->engine.vllm.vllm_version)) {
-		char at[INI_VALUE_MAX + 32];
-		key_at(doc, "engine", "vllm_version", at, sizeof at);
-		return err_set(e, "%s: [engine] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.5, got '%s'",
-			       at, sc->engine.vllm.vllm_version);
-	}
-	if (check_speculative(sc, doc, e))
+	if (check_classes(&sc->engine, doc, "engine", false, e))
 		return -1;
-	sc->engine.vllm.async_scheduling_given = inidoc_find(doc, "engine", "async_scheduling") != NULL;
 	if (sc->weights[0] && !precision_find(sc->weights)) {
 		char names[512];
 		precision_names(names, sizeof names);
@@ -435,20 +417,9 @@ int scenario_pool(const struct scenario *base, int pool, struct scenario *out, s
 	int rc = inidoc_bind(&doc, pk, n, out, false, NULL, e);
 	if (rc == 0)
 		rc = bind_kind(&out->engine, &doc, pool_names[pool], e);
-	const struct inidoc_entry *en;
-	if (rc == 0 && (en = inidoc_find(&doc, pool_names[pool], "vllm_version")) &&
-	    !vllmver_find(out->engine.vllm.vllm_version)) {
-		char at[INI_VALUE_MAX + 32];
-		key_at(&doc, pool_names[pool], "vllm_version", at, sizeof at);
-		rc = err_set(e, "%s: [%s] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.5, got '%s'",
-			     at, pool_names[pool], out->engine.vllm.vllm_version);
-	}
+	if (rc == 0)
+		rc = check_classes(&out->engine, &doc, pool_names[pool], true, e);
 	if (rc == 0) {
-		if (inidoc_find(&doc, pool_names[pool], "async_scheduling")) {
-			out->engine.vllm.async_scheduling_given = true;
-			key_at(&doc, pool_names[pool], "async_scheduling", out->engine.vllm.async_scheduling_at,
-			       sizeof out->engine.vllm.async_scheduling_at);
-		}
 		if (inidoc_find(&doc, pool_names[pool], "tensor_parallel_size"))
 			key_at(&doc, pool_names[pool], "tensor_parallel_size", out->engine.tensor_parallel_at,
 			       sizeof out->engine.tensor_parallel_at);
