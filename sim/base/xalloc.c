@@ -51,3 +51,10 @@ void xgrow(void *p, size_t *cap, size_t need, size_t elem_size)
 	*arr = xrealloc(*arr, c * elem_size);
 	*cap = c;
 }
+
+void xgrow_zeroed(void *p, size_t *cap, size_t need, size_t elem_size)
+{
+	size_t had = *cap;
+	xgrow(p, cap, need, elem_size);
+	memset((char *)*(void **)p + had * elem_size, 0, (*cap - had) * elem_size);
+}

@@ -15,5 +15,7 @@ char *xstrdup(const char *s);
 /* Grows *p (an array of elem_size elements with capacity *cap) to hold at
  * least need elements, doubling. */
 void xgrow(void *p, size_t *cap, size_t need, size_t elem_size);
+/* xgrow, with every element it adds zeroed. */
+void xgrow_zeroed(void *p, size_t *cap, size_t need, size_t elem_size);
 
 #endif

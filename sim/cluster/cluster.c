@@ -46,14 +46,14 @@ struct cluster {
 	size_t cap_out_len;
 	int64_t *handoff_ns;           /* disaggregated: when its prefill ended */
 	size_t cap_handoff;
-	uint8_t *held;                 /* disaggregated: 1 while its prefill replica holds its blocks */
-	size_t cap_held;
-	struct reqq *holds;            /* per prefill replica: requests handed off, in order (deadlines rise) */
-	int64_t abort_timeout_ns;
 	/* Disaggregated: each request's EV_KV_SENT events to come, and bit 31
 	 * once it is done: its record is read until the count is 0. */
 	uint32_t *kv_sent_left;
 	size_t cap_kv_sent;
+	uint8_t *held;                 /* disaggregated: 1 while its prefill replica holds its blocks */
+	size_t cap_held;
+	struct reqq *holds;            /* per prefill replica: requests handed off, in order (deadlines rise) */
+	int64_t abort_timeout_ns;
 	const struct kvlink *link;
 	double link_bytes_per_s, link_latency_s, kv_bytes_per_token;  /* per rank */
 	int64_t *egress_free, *ingress_free;   /* per prefill / decode replica, ns */
@@ -81,9 +81,7 @@ static int route(struct cluster *c, const struct request *rq, int base, int n, s
 /* EV_KV_SENT for request idx at t: its record is read then. */
 static void push_kv_sent(struct cluster *c, int64_t t, size_t idx)
 {
-	size_t had = c->cap_kv_sent;
-	xgrow(&c->kv_sent_left, &c->cap_kv_sent, idx + 1, sizeof *c->kv_sent_left);
-	memset(c->kv_sent_left + had, 0, (c->cap_kv_sent - had) * sizeof *c->kv_sent_left);
+	xgrow_zeroed(&c->kv_sent_left, &c->cap_kv_sent, idx + 1, sizeof *c->kv_sent_left);
 	c->kv_sent_left[idx]++;
 	evq_push(c->s.q, t, EV_KV_SENT, (int64_t)idx);
 }
@@ -164,9 +162,7 @@ static void prefill_done(void *ctx, size_t idx, int64_t t)
 	r->remote_kv = 1;
 	xgrow(&c->handoff_ns, &c->cap_handoff, idx + 1, sizeof *c->handoff_ns);
 	c->handoff_ns[idx] = t;
-	size_t had = c->cap_held;
-	xgrow(&c->held, &c->cap_held, idx + 1, sizeof *c->held);
-	memset(c->held + had, 0, c->cap_held - had);   /* xgrow leaves the new room as it finds it */
+	xgrow_zeroed(&c->held, &c->cap_held, idx + 1, sizeof *c->held);
 	c->held[idx] = 1;
 	reqq_push_back(&c->holds[p], idx);
 	evq_push(c->s.q, t, EV_ENQUEUE, (int64_t)idx);
@@ -483,11 +479,11 @@ void cluster_destroy(struct cluster *c)
 	free(c->kv_usage);
 	free(c->out_len);
 	free(c->handoff_ns);
+	free(c->kv_sent_left);
 	free(c->held);
 	for (int p = 0; c->holds && p < c->n_prefill; p++)
 		reqq_free(&c->holds[p]);
 	free(c->holds);
-	free(c->kv_sent_left);
 	free(c->egress_free);
 	free(c->ingress_free);
 	if (c->rng)

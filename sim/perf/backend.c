@@ -37,6 +37,10 @@ static const struct perf_curve fa2_ampere = {
 	6, { 512, 1024, 2048, 4096, 8192, 16384 }, { 0.585, 0.662, 0.685, 0.696, 0.70, 0.70 }
 };
 
+/* Triton fused_moe's grouped GEMM: fraction of the clock-adjusted peak
+ * by tokens per expert (vLLM PR #24700's H100 table; the row below). */
+static const struct perf_curve fused_moe_tpe = { 3, { 128, 256, 384 }, { 0.295, 0.466, 0.516 } };
+
 /* ---- vLLM on CUDA ---- */
 static const struct perf_kernel vllm_cuda[] = {
 	/* cuBLAS/CUTLASS BF16 GEMM on Hopper: persistent (stream-K / tile
@@ -70,33 +74,61 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * per wave (CUTLASS 2.x threadblock shapes of 64 or 128 rows), so
 	 * partial waves cost a full one. 0.80 of the clock-adjusted peak
 	 * (A100 cuBLAS BF16 ~250 of 312 TFLOP/s at large cubes; uncertain:
-	 * public GEMM sweeps give 240-270, none stored here). Small M: still
-	 * the former H100 fit's half_tokens 24 (uncertain). Padding M to the
-	 * 64/128-row tiles, as the Hopper rows do, is the shape fact, but it
-	 * made `compare --hardware a100-80gb-sxm`'s tuned search report a
-	 * rate (14.2 req/s, test_plan_tune) that --fixed at its own setting
-	 * does not reproduce (11.75): a tuner sensitivity to fix first. */
+	 * public GEMM sweeps give 240-270, none stored here). Small M: the
+	 * rows pad to whole 64- or 128-row threadblock tiles (a shape fact,
+	 * no fit; tile_eff picks the better of the two per wave), on Ada.
+	 * On Ampere the row still takes the former H100 fit's half_tokens 24
+	 * (estimate): with the padding, `compare c13-bench-serve --hardware
+	 * a100-80gb-sxm`'s tuned search reports 14.27 req/s for
+	 * `--set engine.max_num_batched_tokens=512 --set
+	 * engine.kv_cache_dtype=fp8`, which --fixed at that setting does not
+	 * reproduce (11.75; test_plan_tune): a tuner reproducibility bug to
+	 * fix first (sim/plan/tune.c, not this table). */
 	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = HW_TC_AMPERE, .kernel = "cuBLAS BF16 GEMM (sm80, 128x128 tiles)",
 	  .waves = true, .compute_frac = 0.80, .half = 24, .bw_frac = 0.97,
-	  .source = "A100 cuBLAS ~0.80 of peak at large M (uncertain); 64/128-row tiles in waves, half at 24 tokens (H100 fit); GEMV 0.97 of stream (llama.cpp #15131)" },
+	  .source = "A100 cuBLAS ~0.80 of peak at large M (uncertain); 64/128-row tiles in waves; estimate: half at 24 tokens (former H100 end-to-end fit); GEMV 0.97 of stream (llama.cpp #15131)" },
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_ADA, .kernel = "CUTLASS FP8 scaled_mm (sm89, 128x128 tiles)",
-	  .waves = true, .compute_frac = 0.56, .half = 24, .bw_frac = 0.97,
+	  .waves = true, .compute_frac = 0.56, .tile_m = 64, .bw_frac = 0.97,
 	  .source = "uncertain: no Ada FP8 GEMM table here; Hopper's FP8/BF16 ratio (0.575/0.82) on the Ada BF16 row" },
 	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = HW_TC_ADA, .kernel = "cuBLAS BF16 GEMM (sm89, 128x128 tiles)",
-	  .waves = true, .compute_frac = 0.80, .half = 24, .bw_frac = 0.97,
-	  .source = "as Ampere (uncertain); FP32-accumulate peak (PyTorch default), Ada whitepaper" },
-	/* Triton fused_moe. Bandwidth: Mixtral shape (E=8, N=14336, K=4096,
-	 * top-2) at batch 1 on H20 takes 0.076 ms for 2 x 117 MB of w13
-	 * weights: 3.09 TB/s, 0.77 of the 4.0 TB/s peak, 0.86 of a 0.90
-	 * stream (vLLM PR #44152 table). Compute at batch 2048: 3.6 ms for
-	 * 481 GFLOP, 134 of 148 TFLOP/s (0.90) on the compute-starved H20;
-	 * on H100, 0.58 of the clock-adjusted peak: the former fit to the
-	 * Scout runs (0.84 of a dense GEMM's 0.79 at 128 tokens an expert,
-	 * 0.84 of the way up its curve) re-expressed on this curve; uncertain.
-	 * Tokens per expert pad to BLOCK_SIZE_M (steptime.c moe_block_m). */
-	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (grouped GEMM)",
+	  .waves = true, .compute_frac = 0.80, .tile_m = 64, .bw_frac = 0.97,
+	  .source = "0.80 as Ampere (uncertain); M padded to 64/128-row tiles in waves (CUTLASS 2.x shapes); FP32-accumulate peak (PyTorch default), Ada whitepaper" },
+	/* Triton fused_moe (vLLM's default MoE path on CUDA), fitted to
+	 * vLLM PR #24700's H100 table (benchmark_moe.py, tuned config,
+	 * Mixtral-8x7B BF16 at TP2: E=8, N=7168, K=4096, top-2; the whole
+	 * fused_moe call: routing, align, both grouped GEMMs, activation).
+	 * Streaming: 144 us at batch 1 (2 experts, 352 MB) to 471-494 us at
+	 * 16-128 tokens (all 8, 1.41 GB), least squares over the eleven
+	 * points of batch 1-128 (experts touched at uniform routing, as its
+	 * random gating): 18.5 us a call + bytes at the 3.0 TB/s stream
+	 * (a free slope gives 3.11 TB/s, 1.04 of it, inside the H100's
+	 * measured 3.07-3.12 copy rates), residuals <= 12 us. Compute, by
+	 * tokens per expert (2T/8): 662 / 834 / 1123 us at T = 512 / 1024 /
+	 * 1536 less the 18.5 us are 280 / 443 / 490 TFLOP/s = 0.295 / 0.466
+	 * / 0.516 of the clock-adjusted 949 (the roofline's max with the
+	 * 1.41 GB read reproduces each point). Check, not fitted: PR
+	 * #44152's H20 w13-only kernel (Mixtral shape, batch 1: 0.076 ms
+	 * for 235 MB) is 65 us of bytes at this rate plus an 11 us floor,
+	 * under this row's 18.5 us for the whole call. Tokens per expert pad
+	 * to BLOCK_SIZE_M (steptime.c moe_block_m). */
+	{ .op = KOP_MOE, .dtype = KDT_16, .gen = KGEN_ANY, .kernel = "Triton fused_moe (grouped GEMM, BF16)",
+	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 18.5, .bw_frac = 1.0,
+	  .source = "vLLM PR #24700 H100 benchmark_moe table (Mixtral BF16 TP2): 18.5 us a call + bytes at 1.0 of stream; "
+		    "0.295-0.516 of peak at 128-384 tokens an expert" },
+	/* FP8 / INT8 / FP4 experts (w8a8 with dynamic per-token activation
+	 * quantization: an extra kernel and scaled MMAs): no fused-MoE table
+	 * at these dtypes here. Bandwidth: PR #44152's H20 w13 kernel at
+	 * batch 1 (Mixtral shape, BF16: 0.076 ms for 235 MB, 3.09 TB/s = 0.86
+	 * of a 0.90 stream); compute 0.58 of the clock-adjusted peak, times
+	 * the GEMM rows' low-precision ratio: estimate, the former fit to the
+	 * Scout runs (0.84 of a dense GEMM's 0.79 at 128 tokens an expert).
+	 * The BF16 row above on Scout's FP8 experts was tried: in-sample ITL
+	 * 5.35 -> 7.08%, cv 6.2 -> 8.1% (Scout decode faster, its prefill
+	 * slower), so the FP8 path is not the BF16 kernel's and keeps the
+	 * estimate until an FP8 benchmark_moe table is found. */
+	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (grouped GEMM, w8a8)",
 	  .compute_frac = 0.58, .half = 0, .bw_frac = 0.86,
-	  .source = "vLLM PR #44152 H20 fused_moe table: 0.86 of stream at batch 1; compute 0.58 (former Scout fit, uncertain)" },
+	  .source = "vLLM PR #44152 H20 fused_moe table: 0.86 of stream at batch 1; estimate: compute 0.58 (former Scout fit)" },
 	/* FlashAttention-3 prefill on Hopper (vLLM's FLASH_ATTN backend). */
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_HOPPER, .head_dim_max = 128, .kernel = "FlashAttention-3 (varlen, paged)",
 	  .curve = &fa3_hd128, .compute_frac = 1,
@@ -110,34 +142,59 @@ static const struct perf_kernel vllm_cuda[] = {
 	{ .op = KOP_ATTN_PREFILL, .gen = KGEN_ANY, .kernel = "FlashAttention-2 (varlen, paged)",
 	  .curve = &fa2_ampere, .compute_frac = 1,
 	  .source = "FA2 paper (arXiv 2307.08691): up to ~70% of A100 peak; shape from FA2 on H100 (FA3 paper)" },
-	/* Paged decode attention (vLLM's FlashAttention-3 fork, split-KV):
-	 * each layer's call a fixed time plus its KV bytes at a streaming
-	 * rate, both set by the GQA group (query heads per KV head): FA3
-	 * packs a group's heads into the rows of one tile, so a grouped
-	 * model fills its MMA rows and MHA (one head a tile) does not.
+	/* Paged decode attention (vLLM's FlashAttention fork, split-KV):
+	 * each layer's call a fixed time, plus a latency floor for each
+	 * (sequence, KV head) work unit spread over the SMs, plus its KV
+	 * bytes at a streaming rate set by the GQA group (query heads per KV
+	 * head): FA packs a group's heads into the rows of one tile, so a
+	 * grouped model fills its MMA rows and MHA (one head a tile) does not.
 	 * GQA: 13.7 us + bytes at 2.75 TB/s (0.918 of the H100's 3.0 TB/s
 	 * stream), least squares over the batch-1 decode timings of
 	 * vllm-project/flash-attention PR #63 (H100, "main", Qwen-32B TP2
 	 * shape: 20 query / 4 KV heads, hd 128, bf16): 14.8, 15.6, 16.5,
-	 * 19.1, 26.3 us at 1k-16k tokens (2.1-33.6 MB), residuals < 0.8 us.
-	 * Check, not fitted: ONNX Runtime PR #21414's FA2 paged decode on
-	 * H100 (64 sequences, GQA 8, page 256) takes 21-44 us for 9-65 MiB,
-	 * 10-18% above this line (an older kernel). */
+	 * 19.1, 26.3 us at 1k-16k tokens (2.1-33.6 MB), residuals < 0.8 us
+	 * (4 units: the unit term is 0.03 us there).
+	 * Unit cost 0.933 us a unit per SM: microsoft/onnxruntime PR #21414,
+	 * FA2 paged batch decode on A100 SXM 80GB (nvbench, BWUtil over
+	 * 2.039 TB/s), 64 sequences, 32 query = 32 KV heads, hd 128, page
+	 * 256: 107.7, 186.8, 338.8 us at 128.5, 256.5, 512.5 MiB are 31.4 us
+	 * + bytes at 1.746 TB/s (residuals < 1.5 us); 31.4 - 13.7 = 17.7 us
+	 * over 64 x 32 / 108 SM = 19.0 units a SM. uncertain: A100's call
+	 * floor taken as the H100's 13.7. Check, not fitted: the same PR's
+	 * H100 SXM FA2 GQA table (64 sequences, 64 query / 8 KV heads, page
+	 * 256: 21.1, 23.0, 28.8, 43.6 us at 9-65 MiB) is 20.7, 23.8, 29.9,
+	 * 42.1 us on this GQA row, within 4%. */
 	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .group_min = 2, .kernel = "FlashAttention-3 paged decode (split-KV, GQA packed)",
-	  .compute_frac = 0.49, .fixed_us = 13.7, .bw_frac = 0.918,
-	  .source = "vllm-project/flash-attention PR #63 H100 batch-1 GQA decode: 13.7 us + bytes at 2.75 TB/s (0.918 of stream)" },
-	/* MHA (one query head a KV head): no component table at vLLM's
-	 * shapes. FA3's own H100 MHA paged decode (Dao-AILab/flash-attention
-	 * issue #1572: batch 16, 32 = 32 heads, hd 128, page 8, CUDA graph:
-	 * 27.6 / 292.0 / 567.2 us at 128 / 2000 / 4000 tokens) is 11.0 us +
-	 * bytes at 1.88 TB/s, but that is upstream FA3 before the decode fix
-	 * vLLM's fork carries (PR #63, one MMA warpgroup for decode: the
-	 * wasted rows MHA suffers), and at that rate the Llama-2-7B runs
-	 * saturate. So this row keeps the former H100 fit (tune_h100.py):
-	 * 1.0 of stream with many sequences, half at 16. uncertain. */
-	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .kernel = "FlashAttention-3 paged decode (MHA)",
+	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.918,
+	  .source = "vllm-project/flash-attention PR #63 H100 batch-1 GQA decode: 13.7 us + bytes at 2.75 TB/s (0.918 of stream); "
+		    "0.933 us a (seq, KV head) unit per SM: onnxruntime PR #21414 A100 FA2 MHA decode table" },
+	/* MHA (one query head a KV head) on Hopper: vLLM runs its FA3 fork,
+	 * whose decode path takes 64-row tiles (PR #63) where MHA's single
+	 * query row per head wastes most of a 128-row tile. No table at that
+	 * kernel's MHA shapes; two tables bracket it: FA3 upstream before the
+	 * fix (Dao-AILab/flash-attention issue #1572: H100, batch 16, 32 = 32
+	 * heads, hd 128, page 8: 27.6 / 292.0 / 567.2 us at 128 / 2000 / 4000
+	 * tokens, bytes at 1.88 TB/s = 0.63 of stream; the 64-row tile lifts
+	 * that issue's H20 run 1.7x) and FA2 on A100 (the row below, 0.95 of
+	 * stream plus the per-unit floor). estimate: the former end-to-end
+	 * fit to the Llama-2-7B runs (tune_h100.py), 1.0 of stream at many
+	 * sequences and half of it at 16, which sits inside that bracket
+	 * (0.8 of stream at 64 sequences). The bracket's midpoint (0.79 of
+	 * stream with the unit floor) was tried: the four Llama-2-7B runs then
+	 * miss by -29..+35% ITL (docs/accuracy.md), so the estimate stays
+	 * until an FA3-fork MHA table exists. */
+	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_HOPPER, .kernel = "FlashAttention-3 paged decode (MHA, 64-row tiles)",
 	  .compute_frac = 0.49, .half = 16, .bw_frac = 1.0,
-	  .source = "uncertain: MHA decode at 1.0 of stream, half at 16 sequences (H100 fit, tune_h100.py); FA #1572's upstream-FA3 1.88 TB/s predates vLLM's fork fix" },
+	  .source = "estimate: 1.0 of stream, half at 16 sequences (former H100 end-to-end fit); bracketed by FA3-upstream "
+		    "H100 MHA (0.63, flash-attention #1572) and FA2 A100 MHA (0.95, onnxruntime PR #21414)" },
+	/* MHA elsewhere (vLLM runs FA2 on Ampere / Ada): the slope of
+	 * onnxruntime PR #21414's A100 MHA table above, 1.746 TB/s = 0.95 of
+	 * the A100's 1.835 TB/s stream (0.90 of 2.039, hwprofile.c), its
+	 * floors the GQA row's. uncertain on Ada and Blackwell. */
+	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .kernel = "FlashAttention-2 paged decode (MHA, split-KV)",
+	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.95,
+	  .source = "onnxruntime PR #21414 A100 FA2 MHA paged decode: bytes at 0.95 of stream, 0.933 us a (seq, KV head) unit "
+		    "per SM; 13.7 us a call as the GQA row (vllm-project/flash-attention PR #63)" },
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };
 

@@ -17,12 +17,15 @@
  *     tile-wave quantization over the device's SMs for kernels that are
  *     not persistent;
  *   - grouped MoE GEMMs: the same, per expert, with tokens per expert
- *     padded to the kernel's BLOCK_SIZE_M;
+ *     padded to the kernel's BLOCK_SIZE_M, times the row's curve by
+ *     tokens per expert (where it has one), plus fixed_us a MoE layer;
  *   - prefill attention: a table of the fraction of peak by keys per query
  *     (FlashAttention-2/3 benchmark curves), per head-dim class;
- *   - decode attention: fixed_us a layer plus the KV bytes at bw_frac of
- *     streaming bandwidth (a kernel microbenchmark's intercept and slope),
- *     so the bandwidth reached rises with the bytes a call reads;
+ *   - decode attention: fixed_us a layer, plus unit_us for each (sequence,
+ *     KV head) work unit over the device's SMs, plus the KV bytes at
+ *     bw_frac of streaming bandwidth (kernel microbenchmarks' intercepts
+ *     and slopes), so the bandwidth reached rises with the bytes a call
+ *     reads and the floor with the work units a batch brings;
  *   - memory-bound reads: bw_frac of the device's streaming bandwidth
  *     (hw_stream_bandwidth), plus kernel_us per kernel launched (the
  *     backend's kernels a layer): at small batch a step's achieved
@@ -76,9 +79,12 @@ struct perf_kernel {
 	double half;                 /* matmul without tile_m: M tokens at half of compute_frac */
 	double tile_m;               /* matmul: rows of the smallest tile the kernel issues; M pads
 				      * to whole tiles (Hopper WGMMA: 64); 0: the half curve */
-	double fixed_us;             /* decode attention: fixed time of one call (a layer), on top
-				      * of its bytes at bw_frac of stream */
-	const struct perf_curve *curve;  /* prefill attention: fraction of peak by keys per query */
+	double fixed_us;             /* decode attention, MoE: fixed time of one call (a layer), on
+				      * top of its bytes at bw_frac of stream */
+	double unit_us;              /* decode attention: time of one (sequence, KV head) work unit's
+				      * latency floor, per SM: the call adds unit_us · units / SMs */
+	const struct perf_curve *curve;  /* prefill attention: fraction of peak by keys per query;
+					  * MoE: by tokens per expert (times compute_frac) */
 	double bw_frac;              /* of hw_stream_bandwidth */
 	bool fallback;               /* the "roofline, no kernel data" row: class scalars */
 	const char *source;

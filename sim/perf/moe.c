@@ -4,7 +4,9 @@
  *
  * Expert popularity is a Zipf law of exponent router_skew over experts
  * 1..E (0: uniform). A token picks k distinct experts, expert i among them
- * with probability q_i = min(1, k · i^-skew / Σ j^-skew); a batch of T
+ * with probability q_i = min(1, c · i^-skew), c set so that Σ q_i = k (the
+ * chance an expert saturates at 1 goes to the others: a token always
+ * routes to k experts, however skewed the router); a batch of T
  * tokens touches Σ (1 − (1 − q_i)^T) distinct experts. Under expert
  * parallelism the ep GPUs hold E/ep whole experts each, in order, so the
  * first GPU holds the most popular ones and is the busiest. Both sums are
@@ -17,11 +19,29 @@
 #include <math.h>
 
 /* Expert i's (1-based) chance to be among a token's k picks. */
-static double pick_prob(const struct perf *p, double i, double z)
+static double pick_prob(const struct perf *p, double i)
 {
 	if (p->router_skew <= 0)
 		return p->experts_per_token / p->n_experts;
-	return fmin(1, p->experts_per_token * pow(i, -p->router_skew) / z);
+	return fmin(1, p->router_scale * pow(i, -p->router_skew));
+}
+
+/* The c of min(1, c · i^-skew) whose sum over the E experts is k: the
+ * most popular experts saturate first (weights fall with i), so with n
+ * of them at 1 the rest share k - n, c = (k - n) / Σ_{i>n} i^-skew; n
+ * grows until the next expert no longer exceeds 1. O(E). */
+static double router_scale(double E, double k, double skew)
+{
+	double tail = 0;
+	for (double i = 1; i <= E; i++)
+		tail += pow(i, -skew);
+	double n = 0, c = k / tail;
+	while (n + 1 < k && c * pow(n + 1, -skew) > 1) {
+		tail -= pow(n + 1, -skew);
+		n++;
+		c = (k - n) / tail;
+	}
+	return c;
 }
 
 void perf_set_router_skew(struct perf *p, double skew)
@@ -30,18 +50,16 @@ void perf_set_router_skew(struct perf *p, double skew)
 	p->router_skew = skew;
 	if (p->n_experts <= 0)
 		return;
-	double z = 0;
-	for (double i = 1; i <= p->n_experts; i++)
-		z += pow(i, -skew);
+	p->router_scale = skew > 0 ? router_scale(p->n_experts, p->experts_per_token, skew) : 0;
 	/* The first GPU of an expert-parallel group: experts 1 … E/ep. */
 	double local = p->ep > 1 ? floor(p->n_experts / p->ep) : p->n_experts;
 	p->ep_share = 0;
 	for (double i = 1; i <= local; i++)
-		p->ep_share += pick_prob(p, i, z);
+		p->ep_share += pick_prob(p, i);
 	for (int j = 0; j < PERF_TOUCH_N; j++) {
 		double T = ldexp(1, j), t = 0;
 		for (double i = 1; i <= local; i++)
-			t += 1 - pow(1 - pick_prob(p, i, z), T);
+			t += 1 - pow(1 - pick_prob(p, i), T);
 		p->ep_touched_tab[j] = t;
 	}
 	if (skew <= 0)
@@ -53,7 +71,7 @@ void perf_set_router_skew(struct perf *p, double skew)
 	for (int j = 0; j < PERF_TOUCH_N; j++) {
 		double T = ldexp(1, j), touched = 0;
 		for (double i = 1; i <= p->n_experts; i++)
-			touched += 1 - pow(1 - pick_prob(p, i, z), T);
+			touched += 1 - pow(1 - pick_prob(p, i), T);
 		p->touched_tab[j] = touched;
 	}
 }
@@ -96,11 +114,7 @@ double perf_moe_touched(const struct perf *p, double T, double *busiest)
 	if (p->router_skew <= 0) {
 		touched = E * (1 - pow(1 - k / E, T));
 	} else {
-		double z = 0;
-		if (busiest)
-			for (double i = 1; i <= E; i++)
-				z += pow(i, -p->router_skew);
-		q0 = busiest ? pick_prob(p, 1, z) : q0;
+		q0 = pick_prob(p, 1);
 		touched = tab_at(p->touched_tab, T);
 	}
 	if (busiest)

@@ -70,6 +70,9 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->hidden_bytes_per_token = (double)m->hidden * 2;
 	p->head_dim = (double)m->head_dim;
 	p->q_per_kv = m->n_kv_heads > 0 ? (double)m->n_heads / (double)m->n_kv_heads : 1;
+	p->kv_heads_rank = m->mla || tp <= 1 ? (double)m->n_kv_heads : floor((double)m->n_kv_heads / t);
+	if (p->kv_heads_rank < 1)
+		p->kv_heads_rank = 1;
 	p->weights_quantized = gb.dense < 2;
 	p->low_dtype = w->matmul;
 	/* The widest matmul of a layer sets the column tiles of its waves:
@@ -111,7 +114,7 @@ void perf_use_engine(struct perf *p, const char *engine)
 	 * quants), vLLM by the matmul dtype (the low row for FP8/INT8/FP4). */
 	p->k_gemm = perf_kernel_find(b, KOP_GEMM, llama && p->weights_quantized ? KDT_LOW : KDT_16, gen, 0, 0);
 	p->k_gemm_low = perf_kernel_find(b, KOP_GEMM, KDT_LOW, gen, 0, 0);
-	p->k_moe = perf_kernel_find(b, KOP_MOE, KDT_ANY, gen, 0, 0);
+	p->k_moe = perf_kernel_find(b, KOP_MOE, p->expert_low ? KDT_LOW : KDT_16, gen, 0, 0);
 	p->k_prefill = perf_kernel_find(b, KOP_ATTN_PREFILL, KDT_ANY, gen, (int)hd, (int)p->q_per_kv);
 	p->k_decode = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, gen, (int)hd, (int)p->q_per_kv);
 	const struct perf_kernel *k = p->k_gemm, *kl = p->k_gemm_low, *km = p->k_moe;
@@ -141,6 +144,9 @@ void perf_use_engine(struct perf *p, const char *engine)
 	p->moe_cmax = GIVEN(moe_efficiency) || km->fallback ? e->moe_efficiency * p->gemm_cmax
 							     : km->compute_frac * clock * peak_gain(hw, km);
 	p->moe_bw = GIVEN(moe_efficiency) || km->fallback ? e->moe_efficiency * p->gemm_bw : stream * km->bw_frac;
+	bool moe_scalar = GIVEN(moe_efficiency) || km->fallback;
+	p->moe_curve = moe_scalar ? NULL : km->curve;
+	p->moe_fixed_s = moe_scalar ? 0 : km->fixed_us * 1e-6;
 	p->prefill_clock = GIVEN(attention_compute) || p->k_prefill->fallback || !p->k_prefill->curve ? 0 : clock;
 	p->decode_bw = GIVEN(attention_bandwidth) || p->k_decode->fallback ? p->bw * e->attention_bandwidth
 									   : stream * p->k_decode->bw_frac;
@@ -149,6 +155,8 @@ void perf_use_engine(struct perf *p, const char *engine)
 	bool dec_scalar = GIVEN(attention_half_seqs) || GIVEN(attention_bandwidth) || p->k_decode->fallback;
 	p->decode_half = dec_scalar ? e->attention_half_seqs : p->k_decode->half;
 	p->decode_fixed_s = dec_scalar ? 0 : p->k_decode->fixed_us * 1e-6;
+	p->decode_unit_s = dec_scalar ? 0 : p->k_decode->unit_us * 1e-6;
+	p->decode_sms = hw->arch.present ? hw->arch.sm_count : 0;
 	p->sm_count = k->waves && hw->arch.present ? hw->arch.sm_count : 0;
 	p->gemm_fixed_s = b->gemm_kernels * b->kernel_us * 1e-6;
 	p->attn_fixed_s = b->attn_kernels * b->kernel_us * 1e-6;
@@ -180,10 +188,13 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->gemm_lp = e->low_precision_compute;
 	q->moe_cmax = e->moe_efficiency * e->compute_max;
 	q->moe_bw = e->moe_efficiency * q->gemm_bw;
+	q->moe_curve = NULL;
+	q->moe_fixed_s = 0;
 	q->prefill_clock = 0;
 	q->decode_bw = p->bw * e->attention_bandwidth;
 	q->decode_half = e->attention_half_seqs;
 	q->decode_fixed_s = 0;
+	q->decode_unit_s = 0;
 	q->sm_count = 0;
 	q->gemm_fixed_s = q->attn_fixed_s = q->lm_fixed_s = 0;
 }
@@ -369,11 +380,13 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 		 * grouped GEMM's curve in tokens per expert (the scalar model:
 		 * the dense matmul's curve at tpe). */
 		double curve = kernels ? tpe / (ceil(tpe / bm) * bm) : tpe / (tpe + q->gemm_half);
+		if (q->moe_curve)
+			curve *= perf_curve_at(q->moe_curve, tpe);   /* the grouped GEMM's rate by tokens an expert */
 		assert(q->moe_cmax > 0);
 		roofline(&ops[PERF_EXPERTS], names[PERF_EXPERTS],
 			 p->n_moe_layers * p->expert_flops_per_token * routed,
 			 p->peak_expert * low_factor(p->expert_low, lp), q->moe_cmax * curve,
-			 p->n_moe_layers * touched * p->expert_bytes, q->moe_bw, 0);
+			 p->n_moe_layers * touched * p->expert_bytes, q->moe_bw, p->n_moe_layers * q->moe_fixed_s);
 		cite(&ops[PERF_EXPERTS], q->k_moe, p, q->moe_bw);
 	}
 	double pairs = (p->full_layers * s->pre_pairs_full + p->sliding_layers * s->pre_pairs_win) / m;
@@ -402,9 +415,14 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 		double h = q->decode_half;
 		double S = fmax((double)s->dec_seqs / m, h);
 		double bw = q->decode_bw * (S > 0 ? S / (S + h) : 1);
-		/* With prefill in the step the attention kernels are launched
-		 * once for both; otherwise decode pays them. */
-		double fixed = L * q->decode_fixed_s + (pairs > 0 ? 0 : L * q->attn_fixed_s);
+		/* Each (sequence, KV head) work unit has a latency floor
+		 * (loading its query, its first pages, writing its output)
+		 * that the SMs work through in parallel. With prefill in the
+		 * step the attention kernels are launched once for both;
+		 * otherwise decode pays them. */
+		double units = (double)s->dec_seqs / m * p->kv_heads_rank;
+		double unit = q->decode_sms > 0 ? q->decode_unit_s * units / q->decode_sms : 0;
+		double fixed = L * (q->decode_fixed_s + unit) + (pairs > 0 ? 0 : L * q->attn_fixed_s);
 		roofline(&ops[PERF_ATTN_DECODE], names[PERF_ATTN_DECODE],
 			 dec_kv * p->attn_flops_per_pair, p->peak_attn, p->eff.attention_compute,
 			 dec_kv * p->kv_bytes_per_token_layer, bw, fixed);

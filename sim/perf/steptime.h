@@ -104,14 +104,20 @@ struct perf {
 	double gemm_lp;                /* low-precision GEMM fraction ÷ the 16-bit one */
 	double gemm_bw;                /* bytes/s a weight-streaming GEMM reaches */
 	double moe_cmax, moe_bw;       /* grouped GEMM: fraction of peak, bytes/s */
+	const struct perf_curve *moe_curve;  /* … times this by tokens per expert (NULL: 1) */
+	double moe_fixed_s;            /* … plus this a MoE layer */
 	double prefill_clock;          /* prefill attention: curve × this; 0: eff.attention_compute */
 	double decode_bw, decode_half; /* decode attention: bytes/s at many sequences, half point */
 	double decode_fixed_s;         /* decode attention: fixed time of a layer's call (no half curve) */
+	double decode_unit_s;          /* … plus this per (sequence, KV head) unit over decode_sms */
+	double decode_sms;             /* SMs the decode units spread over (0: no unit cost) */
+	double kv_heads_rank;          /* KV heads a rank holds (at least 1) */
 	double sm_count;               /* for tile waves; 0: no wave quantization */
 	double tiles_n_dense, tiles_n_expert;   /* 128-wide column tiles of the widest matmul */
 	double gemm_fixed_s, attn_fixed_s;      /* launch floor of one layer's kernels */
 	double lm_fixed_s;
 	double router_skew;            /* Zipf exponent of expert popularity; 0: uniform */
+	double router_scale;           /* c of expert i's pick chance min(1, c·i^-skew), Σ = k */
 	double touched_tab[PERF_TOUCH_N];  /* experts touched at T = 2^i tokens (router_skew > 0) */
 	/* Expert parallelism (perf_expert_parallel): ep GPUs each hold E/ep
 	 * whole experts, the first GPU the most popular ones. */
