@@ -98,9 +98,9 @@ static void abort_timeout_frees_unread_blocks(void **state)
 	 * VLLM_NIXL_ABORT_REQUEST_TIMEOUT (480 s by default) after it finished
 	 * if no decode side has read them. A decode pool of 300 blocks (two
 	 * requests) makes pulls wait for blocks for seconds. Measured, default
-	 * and 2, 0.5, 0.1 s: freed unread 0, 34, 58, 58 of 60; mean hold 2,571,
-	 * 1,866, 484, 97 ms; mean wait for decode blocks 2,550, 2,779, 16,835,
-	 * 23,238 ms (once its blocks go, the prefill side runs ahead of the
+	 * and 2, 0.5, 0.1 s: freed unread 0, 32, 58, 58 of 60; mean hold 2,211,
+	 * 1,759, 484, 97 ms; mean wait for decode blocks 2,190, 2,286, 14,279,
+	 * 19,594 ms (once its blocks go, the prefill side runs ahead of the
 	 * decode side, and more requests wait there). Asserted: every request
 	 * prefilled once and decoded once; none expires at the default; the
 	 * mean hold within the timeout (a hold ends at the landing or the
