@@ -170,6 +170,38 @@ static void hopper_gemm_pads_to_64_rows(void **state)
 	assert_double_rel(t[0], t[2] * 640 / 704, 1e-9);
 }
 
+/* Ada cuBLAS / CUTLASS GEMMs (L40S) pad their rows to whole 64- or
+ * 128-row threadblock tiles in waves over the SMs: a compute-bound dense
+ * matmul of 641 tokens costs exactly what 704 do (11 tiles of 64, 6 of
+ * 128 either way), and more tokens never take less time (each tile
+ * shape's waves only grow with M; the kernel takes the better shape). */
+static void ada_gemm_pads_to_whole_tiles(void **state)
+{
+	(void)state;
+	struct hw_profile l40s;
+	load_hw(&l40s, "l40s");
+	struct perf p;
+	perf_init(&p, &llama, &l40s, precision_find("bf16"), 1, 2);
+	assert_true(p.gemm_tile == 64 && p.sm_count > 0);
+	double t641 = 0, t704 = 0, prev = 0;
+	for (int64_t m = 512; m <= 4096; m += 1) {
+		struct perf_step st;
+		perf_step_clear(&st);
+		perf_step_add(&st, &p, m, 0, false);
+		struct perf_op ops[PERF_N_OPS];
+		perf_step_ops(&p, &st, ops);
+		assert_true(ops[PERF_DENSE].compute_bound);
+		double t = ops[PERF_DENSE].time_s;
+		assert_true(t >= prev * (1 - 1e-12));
+		prev = t;
+		if (m == 641)
+			t641 = t;
+		if (m == 704)
+			t704 = t;
+	}
+	assert_double_rel(t641, t704, 1e-12);
+}
+
 /* All-reduce on H100 TP4 against vLLM PR #24532's table
  * (benchmark_device_communicators.py, bf16, hidden 8192): the fastest of
  * ca_1stage / ca_2stage / pynccl is 10 us at 0.5 MB (one-shot), 18 us at
@@ -613,6 +645,7 @@ int main(void)
 		cmocka_unit_test(decode_unit_floor_matches_the_onnxruntime_tables),
 		cmocka_unit_test(decode_time_monotone_and_bandwidth_rises),
 		cmocka_unit_test(hopper_gemm_pads_to_64_rows),
+		cmocka_unit_test(ada_gemm_pads_to_whole_tiles),
 		cmocka_unit_test(allreduce_matches_the_vllm_table),
 		cmocka_unit_test(allreduce_monotone),
 		cmocka_unit_test(allreduce_across_nodes),

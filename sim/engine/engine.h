@@ -151,6 +151,10 @@ struct engine_class {
 	 * bounded queue of requests waiting for a load (Ollama): the reports
 	 * show loads and 503 rejections. */
 	bool loads_on_demand;
+	/* [run] weights when the scenario names none: NULL, the model's stored
+	 * precision (vLLM loads the checkpoint); llama.cpp servers run GGUF
+	 * files, and Ollama's library tags default to Q4_K_M. */
+	const char *default_weights;
 	/* The class's own [engine] keys: offsets into struct engine_config
 	 * plus config_offset, a NULL section ending them; set to their
 	 * defaults by config_default, their places (for errors) recorded by

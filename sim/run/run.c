@@ -321,7 +321,14 @@ static void want_send(struct run *rn, size_t idx, int64_t now)
 {
 	int64_t mc = rn->res->sc.max_concurrency;
 	if (mc > 0 && rn->in_flight >= mc) {
-		/* A FIFO over one array: appended at cq_len, read at cq_head. */
+		/* A FIFO over one array: appended at cq_len, read at cq_head;
+		 * what was read goes once it is half the array. */
+		if (rn->cq_head && rn->cq_head * 2 >= rn->cq_len) {
+			memmove(rn->client_queue, rn->client_queue + rn->cq_head,
+				(rn->cq_len - rn->cq_head) * sizeof *rn->client_queue);
+			rn->cq_len -= rn->cq_head;
+			rn->cq_head = 0;
+		}
 		xgrow(&rn->client_queue, &rn->cq_cap, rn->cq_len + 1, sizeof *rn->client_queue);
 		rn->client_queue[rn->cq_len++] = idx;
 		return;
