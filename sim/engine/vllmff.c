@@ -45,6 +45,23 @@ static void vec_push(struct idxvec *v, size_t x)
 	v->v[v->len++] = x;
 }
 
+/* Takes d, a subsequence of x (the same order), out of x: one merge by
+ * index, no record read. */
+static void remove_subseq(struct idxvec *x, const struct idxvec *d)
+{
+	if (!d->len)
+		return;
+	size_t w = 0, j = 0;
+	for (size_t i = 0; i < x->len; i++) {
+		if (j < d->len && x->v[i] == d->v[j])
+			j++;
+		else
+			x->v[w++] = x->v[i];
+	}
+	SIM_ASSERT(j == d->len, SIM_NO_TIME, j);
+	x->len = w;
+}
+
 void vllm_ff_init(struct engine *g)
 {
 	struct vllm_ff *f = &g->ff;
@@ -279,33 +296,12 @@ void vllm_ff_end_pass(struct engine *g, struct batch *b, size_t n_running_before
 	for (size_t i = b->n_lazy ? n_running_before : 0; i < g->n_running; i++)
 		vec_push(x, g->running[i]);
 	/* b's entries are in the explicit set's order (the running part,
-	 * then the admitted): out by one merge, no record read. */
-	size_t w = 0, j = 0;
-	for (size_t i = 0; i < x->len && lz->len; i++) {
-		if (j < lz->len && x->v[i] == lz->v[j])
-			j++;
-		else
-			x->v[w++] = x->v[i];
-	}
-	if (lz->len) {
-		SIM_ASSERT(j == lz->len, SIM_NO_TIME, j);
-		x->len = w;
-	}
+	 * then the admitted). */
+	remove_subseq(x, lz);
 	f->passes++;
 }
 
 void vllm_ff_drop_done(struct engine *g)
 {
-	struct vllm_ff *f = &g->ff;
-	const struct idxvec *d = &f->done;
-	struct idxvec *x = &f->expl;
-	size_t w = 0, j = 0;
-	for (size_t i = 0; i < x->len; i++) {
-		if (j < d->len && x->v[i] == d->v[j])
-			j++;
-		else
-			x->v[w++] = x->v[i];
-	}
-	SIM_ASSERT(j == d->len, SIM_NO_TIME, j);
-	x->len = w;
+	remove_subseq(&g->ff.expl, &g->ff.done);
 }
