@@ -294,11 +294,14 @@ static void ttft_holds_the_transfer_and_its_contention(void **state)
 		 "workload.request_rate=8", NULL);
 	for (size_t i = 0; i < late.reqs.len; i++)
 		assert_true(late.reqs.v[i].first_token_ns - late.reqs.v[i].send_ns >= 50000000);
-	/* The landing 50 ms - 50 us later: the mean TTFT moves by that, plus
-	 * at most part of a decode step (~7 ms: a landed pull is seen at the
-	 * decode engine's next step). Measured 50.99 ms. */
+	/* The landing 50 ms - 50 us later: the mean TTFT moves by that, give
+	 * or take part of a decode step (~7 ms: a landed pull is seen at the
+	 * decode engine's next step, and the later landing meets that step at
+	 * another phase, so either run can wait longer for it). Measured 50.99
+	 * ms with the fitted 1,264 us step remainder, 49.26 ms with the
+	 * component step overhead (sim/perf/overhead.c). */
 	double shift = samples_mean(&late.all.ttft) - samples_mean(&base.all.ttft);
-	assert_true(shift >= 0.04995 - 1e-6 && shift < 0.04995 + 0.005);
+	assert_true(shift > 0.04995 - 0.005 && shift < 0.04995 + 0.005);
 	assert_true(base.kv.link_wait_s == 0);
 	assert_true(base.kv.block_wait_s < 0.01 * (double)base.kv.transfers);   /* light load: blocks at once */
 	assert_true(slow.kv.link_wait_s > 0);

@@ -55,7 +55,7 @@ static void v0_graphs_decode_steps_only(void **state)
 	assert_non_null(p);
 	struct hw_profile hw = { 0 };
 	struct overhead_model o;
-	overhead_model_init(&o, p, &hw, false, false, 128, 8192, 32, 0);
+	overhead_model_init(&o, p, &hw, false, false, 128, 8192, 32, 0, 32000);
 	assert_int_equal(overhead_padded(&o, 100, 100), 104);
 	assert_int_equal(overhead_padded(&o, 100, 4), 0);   /* a prefill chunk in it: eager */
 	assert_int_equal(overhead_padded(&o, 129, 129), 0);
@@ -87,9 +87,12 @@ static void v0_steps_are_slower_than_v1s(void **state)
 }
 
 /* engine.overhead_profile picks a profile by name: TensorRT-LLM's (its
- * exposed host time per step, 580 us, under vLLM V1's fitted 1,413 us)
- * gives shorter decode steps on the same run; an unknown name is refused
- * with the list. */
+ * exposed GPU idle per step, 580 us, NVIDIA/TensorRT-LLM#13957, against
+ * vLLM V1's hand-off gap of 160 us, vllm#11133) gives decode steps longer
+ * by the difference on the same run: its other rows (decode-only graphs,
+ * the host step time it overlaps) do not show on graphed decode steps
+ * whose CPU fits under the GPU step (5%: the prefill steps at the start
+ * are costed differently); an unknown name is refused with the list. */
 static void overhead_profiles_are_picked_by_name(void **state)
 {
 	(void)state;
@@ -103,7 +106,10 @@ static void overhead_profiles_are_picked_by_name(void **state)
 			    "workload.random_output_len=64" };
 	simulate(&v1, NULL, w[0], w[1], w[2], NULL);
 	simulate(&trt, NULL, w[0], w[1], w[2], "engine.overhead_profile=trtllm-pytorch", NULL);
-	assert_true(mean_tpot(&trt) < mean_tpot(&v1));
+	double gap_s = (overhead_profile_find("trtllm-pytorch")->step_gap_us -
+			 overhead_profile_find("vllm-v1")->step_gap_us) * 1e-6;
+	assert_true(gap_s > 0);
+	assert_double_rel(mean_tpot(&trt) - mean_tpot(&v1), gap_s, 0.05);
 	run_result_free(&v1);
 	run_result_free(&trt);
 	struct cmd_result c;
@@ -130,10 +136,10 @@ static void steps_pad_to_the_next_capture_size(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct overhead_model o;
-		overhead_model_init(&o, p, &hw, true, false, cases[i].seqs, cases[i].mnbt, 32, 0);
+		overhead_model_init(&o, p, &hw, true, false, cases[i].seqs, cases[i].mnbt, 32, 0, 32000);
 		assert_int_equal(overhead_padded(&o, cases[i].tokens, 1), cases[i].padded);
 		/* --enforce-eager: never a graph. */
-		overhead_model_init(&o, p, &hw, true, true, cases[i].seqs, cases[i].mnbt, 32, 0);
+		overhead_model_init(&o, p, &hw, true, true, cases[i].seqs, cases[i].mnbt, 32, 0, 32000);
 		assert_int_equal(overhead_padded(&o, cases[i].tokens, cases[i].tokens), 0);
 	}
 }
@@ -149,7 +155,7 @@ static void decode_steps_replay_full_graphs_mixed_steps_pieces(void **state)
 	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
 	struct hw_profile hw = { 0 };
 	struct overhead_model o;
-	overhead_model_init(&o, p, &hw, true, false, 128, 8192, 32, 0);
+	overhead_model_init(&o, p, &hw, true, false, 128, 8192, 32, 0, 32000);
 	double parts[4];
 	overhead_step_s(&o, 64, 64, 0.010, 0, parts);
 	assert_double_rel(parts[1], p->graph_launch_us * 1e-6, 1e-12);
@@ -161,15 +167,15 @@ static void decode_steps_replay_full_graphs_mixed_steps_pieces(void **state)
 
 /* Async scheduling runs the engine core's CPU work under the GPU step:
  * none of it shows while the GPU step is longer, all of it shows without
- * async scheduling. The fitted rest shows either way. */
+ * async scheduling. The rest (sampler, hand-off) shows either way. */
 static void async_hides_the_cpu_under_the_gpu(void **state)
 {
 	(void)state;
 	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
 	struct hw_profile hw = { 0 };
 	struct overhead_model sync, async;
-	overhead_model_init(&sync, p, &hw, false, false, 128, 8192, 32, 0);
-	overhead_model_init(&async, p, &hw, true, false, 128, 8192, 32, 0);
+	overhead_model_init(&sync, p, &hw, false, false, 128, 8192, 32, 0, 32000);
+	overhead_model_init(&async, p, &hw, true, false, 128, 8192, 32, 0, 32000);
 	double ps[4], pa[4], gpu = 0.010;
 	overhead_step_s(&sync, 64, 64, gpu, 0, ps);
 	overhead_step_s(&async, 64, 64, gpu, 0, pa);
@@ -189,6 +195,93 @@ static void async_hides_the_cpu_under_the_gpu(void **state)
 	assert_double_rel(pa[1], 32 * p->kernels_per_layer * p->kernel_launch_us * 1e-6, 1e-12);
 }
 
+/* The sampler against the measurements its two lines were set from
+ * (overhead.c: the PyTorch sort of top-k/top-p), each within 15% (the
+ * worst: -13% at 56 x 32,768, whose neighbour at 48 rows measured 0.99
+ * ms, so the points are noisier than that): vocab
+ * 32,768 at batch 1 (vllm#51507, 0.094-0.136 ms) and 56 (vllm#33538, H100,
+ * 0.39 ms); 131,072 at 64 (vllm#40376, 1.074 ms), 128 (2.06-2.40 ms),
+ * 256 (vllm#32558, 3.81 ms, top-k) and 512 (#40376, 5.5-6.15 ms). It is
+ * continuous at the knee and rises with the batch. */
+static void the_sampler_meets_its_microbenchmarks(void **state)
+{
+	(void)state;
+	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
+	struct hw_profile hw = { 0 };
+	struct overhead_model v32, v128;
+	overhead_model_init(&v32, p, &hw, true, false, 128, 8192, 32, 0, 32768);
+	overhead_model_init(&v128, p, &hw, true, false, 128, 8192, 32, 0, 131072);
+	const struct {
+		const struct overhead_model *o;
+		double seqs, lo_ms, hi_ms;
+	} pts[] = {
+		{ &v32, 1, 0.094, 0.136 }, { &v32, 56, 0.39, 0.39 },     { &v128, 64, 1.074, 1.074 },
+		{ &v128, 128, 2.06, 2.40 }, { &v128, 256, 3.81, 3.81 }, { &v128, 512, 5.5, 6.15 },
+	};
+	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
+		double ms = overhead_sampler_s(pts[i].o, pts[i].seqs) * 1e3;
+		assert_true(ms >= 0.85 * pts[i].lo_ms);
+		assert_true(ms <= 1.15 * pts[i].hi_ms);
+	}
+	assert_double_near(overhead_sampler_s(&v128, 0), 0, 0);
+	double knee = p->sampler_knee_logits / 131072;
+	assert_double_rel(overhead_sampler_s(&v128, knee * (1 + 1e-9)), overhead_sampler_s(&v128, knee), 1e-6);
+	for (double n = 1; n < 2048; n++)
+		assert_true(overhead_sampler_s(&v128, n + 1) > overhead_sampler_s(&v128, n));
+}
+
+/* Properties of the step overhead, for every profile, sync and async:
+ *   - more sequences never cost less (the CPU, the sampler and any
+ *     remainder grow with them; launches and padding do not depend on
+ *     them at a fixed token count);
+ *   - more tokens never make the step (its GPU work at a fixed cost per
+ *     token plus the overhead) shorter: padding only fills up to the
+ *     capture size the step runs at;
+ *   - async scheduling never shows more CPU than synchronous, shows none
+ *     while the GPU step covers it, and exactly the excess otherwise;
+ *   - the rest (sampler, hand-off) does not depend on the GPU time.
+ * Exact to 1e-12 s (sums of the same doubles). */
+static void the_step_overhead_is_monotone_and_async_hides_cpu(void **state)
+{
+	(void)state;
+	const char *names[] = { "vllm-v1", "vllm-v0-sync", "vllm-v0", "trtllm-pytorch" };
+	struct hw_profile hw = { 0 };
+	for (size_t n = 0; n < sizeof names / sizeof *names; n++) {
+		const struct overhead_profile *p = overhead_profile_find(names[n]);
+		struct overhead_model sync, async;
+		overhead_model_init(&sync, p, &hw, false, false, 128, 8192, 32, 0, 128256);
+		overhead_model_init(&async, p, &hw, true, false, 128, 8192, 32, 0, 128256);
+		const double per_tok = 20e-6, fixed = 2e-3;
+		double prev_seq = 0, prev_total = 0;
+		for (int t = 1; t <= 600; t++) {
+			double ps[4], pa[4];
+			/* Decode-only steps: a token a sequence. */
+			double gpu = fixed + per_tok * t;
+			double s = overhead_step_s(&sync, t, t, gpu, per_tok, ps);
+			double a = overhead_step_s(&async, t, t, gpu, per_tok, pa);
+			assert_true(pa[0] <= ps[0] + 1e-12);
+			assert_true(a <= s + 1e-12);
+			double cpu = (p->step_cpu_us + p->step_cpu_per_seq_us * t) * 1e-6;
+			assert_double_rel(ps[0], cpu, 1e-12);
+			assert_double_near(pa[0], fmax(0, cpu - gpu - pa[1] - pa[2]), 1e-12);
+			assert_true(gpu + s >= prev_total - 1e-12);
+			prev_total = gpu + s;
+			/* The same step at no GPU time: the rest does not move. */
+			double p0[4];
+			overhead_step_s(&async, t, t, 0, per_tok, p0);
+			assert_double_rel(p0[3], pa[3], 1e-12);
+			/* A 600-token step (eager: past 256) over more sequences. */
+			double e = overhead_step_s(&sync, 600, t, fixed, 0, NULL);
+			assert_true(e >= prev_seq - 1e-12);
+			prev_seq = e;
+		}
+		/* A GPU step long enough hides every sequence's CPU. */
+		double pa[4];
+		overhead_step_s(&async, 128, 128, 1.0, 0, pa);
+		assert_double_near(pa[0], 0, 0);
+	}
+}
+
 /* One request alone under vLLM 0.15's timing: TTFT = the request path
  * (the event loop's part, tokenization of 1,000 tokens and the fitted
  * remainder; nothing queued) + one prefill
@@ -206,7 +299,8 @@ static void light_load_is_the_paths_and_the_steps(void **state)
 	const struct overhead_profile *prof = overhead_profile_find("vllm-v1");
 	struct overhead_model o;
 	overhead_model_init(&o, prof, &r.hw, true, false, r.engine.max_num_seqs,
-			    r.engine.max_num_batched_tokens, (double)r.model.n_layers, 0);
+			    r.engine.max_num_batched_tokens, (double)r.model.n_layers, 0,
+			    (double)r.model.vocab);
 	struct perf p;
 	perf_init(&p, &r.model, &r.hw, r.weights, 1, 2);
 	p.overhead = &o;
@@ -234,22 +328,21 @@ static void light_load_is_the_paths_and_the_steps(void **state)
 }
 
 /* AsyncLLM's one output handler does each step's output work in turn:
- * 1,000 streams of Llama-3.2-1B on a B200 make 10.05 ms of output work a
- * step (50 us + 10 us a stream) against steps of about 2 ms, so once all
+ * 1,000 streams of GPT-2 on a B200 make 10.05 ms of output work a step
+ * (50 us + 10 us a stream) against steps of about 7 ms (the decode-attention floor and the
+ * sampler's sort of 1,000 x 50,257 logits; Llama-3.2-1B's 128,256 a
+ * stream would make the step longer than the output work), so once all
  * 1,000 run the clients see a token every 10.05 ms, not every step (the
  * median gap; within 2%, the ITL histogram's resolution; the requests
  * reach the engine over the first half second, one API-server turn of
  * 0.5 ms each, so the first gaps are shorter). With four API servers each
- * one's handler has a quarter of the streams and keeps up with the steps:
- * the median gap is the mean step (within 5%: the histogram's 2% and the
- * steps' spread), well under the one-server figure (below 0.6 of it; the
- * eager 1,000-sequence steps take about 5 ms with the decode kernels'
- * per-(sequence, KV head) floor). */
+ * one's handler has a quarter of the streams and keeps up with the steps
+ * (the median gap is the step). */
 static void the_output_handler_can_be_the_bottleneck(void **state)
 {
 	(void)state;
 	struct run_result r, four;
-	const char *burst[] = { "run.model=llama-3.2-1b", "run.hardware=b200", "workload.num_prompts=1000",
+	const char *burst[] = { "run.model=gpt2", "run.hardware=b200", "workload.num_prompts=1000",
 				"workload.request_rate=inf", "workload.random_input_len=16",
 				"workload.random_output_len=512", "engine.max_num_seqs=1024" };
 	simulate(&r, NULL, burst[0], burst[1], burst[2], burst[3], burst[4], burst[5], burst[6], NULL);
@@ -260,9 +353,17 @@ static void the_output_handler_can_be_the_bottleneck(void **state)
 	double step = r.engine.busy_s / (double)r.engine.steps;
 	assert_true(step < 0.9 * work);
 	assert_double_rel(loghist_percentile(&r.all.itl, 50), work, 0.02);
+	/* Four handlers, a quarter of the streams each (2.6 ms of work a
+	 * step), keep up: the clients see a token every step (within 10%:
+	 * the histogram's resolution, the first half second's shorter steps,
+	 * and since decode attention has a per-(sequence, KV head) floor the
+	 * steps grow with the batch, so the per-token median weights the
+	 * full-batch steps more than the per-step mean does: measured 7.7
+	 * against a mean step of 7.1 ms), well under the one-server gap
+	 * (measured 0.77 of it). */
 	double step4 = four.engine.busy_s / (double)four.engine.steps;
-	assert_true(loghist_percentile(&four.all.itl, 50) <= 1.05 * step4);
-	assert_true(loghist_percentile(&four.all.itl, 50) < 0.6 * work);
+	assert_double_rel(loghist_percentile(&four.all.itl, 50), step4, 0.10);
+	assert_true(loghist_percentile(&four.all.itl, 50) < 0.85 * loghist_percentile(&r.all.itl, 50));
 	run_result_free(&r);
 	run_result_free(&four);
 }
@@ -309,6 +410,8 @@ int main(void)
 		cmocka_unit_test(overhead_profiles_are_picked_by_name),
 		cmocka_unit_test(decode_steps_replay_full_graphs_mixed_steps_pieces),
 		cmocka_unit_test(async_hides_the_cpu_under_the_gpu),
+		cmocka_unit_test(the_sampler_meets_its_microbenchmarks),
+		cmocka_unit_test(the_step_overhead_is_monotone_and_async_hides_cpu),
 		cmocka_unit_test(light_load_is_the_paths_and_the_steps),
 		cmocka_unit_test(the_output_handler_can_be_the_bottleneck),
 		cmocka_unit_test(a_burst_queues_on_the_api_server),

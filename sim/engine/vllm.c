@@ -456,7 +456,7 @@ static int resolve_timing(struct engine *g, struct err *e)
 	double layers = g->perf.stage_layers;
 	double moe = g->perf.n_moe_layers * layers / (double)g->setup.model->n_layers;
 	overhead_model_init(&g->ovh, prof, g->setup.hw, g->async, cfg->vllm.enforce_eager, g->max_seqs,
-			    g->mnbt, layers, moe);
+			    g->mnbt, layers, moe, (double)g->setup.model->vocab);
 	g->perf.overhead = &g->ovh;
 	apiservers_init(&g->api, cfg->vllm.api_server_count);
 	g->st.max_capture_size = g->ovh.n_capture ? g->ovh.capture[g->ovh.n_capture - 1] : 0;

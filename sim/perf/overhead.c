@@ -35,7 +35,10 @@ static const struct overhead_profile profiles[] = {
 	   * ~250 us of the 541 us per step that openfabric-systems/simllm#204
 	   * profiles on vLLM's engine loop at 128 requests (scheduler 18.6%,
 	   * KV allocation 16.1%, output update 9.7%; its executor stub and
-	   * frontend excluded). Estimate from that study. */
+	   * frontend excluded). schedule() alone agrees: 5.2 ms for 56 calls
+	   * over 100 requests, 488 ms for 5,000 calls over 10,000, ~95 us a
+	   * call either way (vllm-project/vllm#19057's FCFS benchmark). The
+	   * split between fixed and per request is an estimate from those. */
 	  .step_cpu_us = 250,
 	  /* vLLM 0.11+ runs FULL_AND_PIECEWISE graphs: a decode-only step
 	   * replays one full graph, a step with prefill tokens one piece per
@@ -45,7 +48,9 @@ static const struct overhead_profile profiles[] = {
 	   * with full graphs (208, one a step) (vllm-project/vllm#51167's
 	   * table): 0.27 ms a step for 58 more launches.
 	   * A full replay: estimate 10 us of host time (cudaGraphLaunch of a
-	   * large graph; no vLLM measurement of it alone found). */
+	   * large graph; no vLLM measurement of it alone found). Bounded
+	   * above by ahrefs/ocannl#488's ~15 us fixed for a replay and its
+	   * stream sync (8-117 no-op kernels, RTX 5070 Ti laptop, WSL2). */
 	  .graph_launch_us = 10, .piece_launch_us = 4.7,
 	  /* An eager (torch.compile'd, not graphed) kernel launch: 6.8-9.1 us
 	   * of host time per Inductor kernel (CachingAutotuner.run, 0 to 19
@@ -77,19 +82,36 @@ static const struct overhead_profile profiles[] = {
 	   * batches (the connector reports finished loads through the model
 	   * runner's output): one pass of the loop, estimate 200 us. */
 	  .idle_poll_us = 200,
-	  /* The remainders, fitted with every component above to the 15
-	   * H100 runs of ../shared/calibration (vLLM v0.15.1, async
-	   * scheduling): a coordinate search over these three alone, the
-	   * step model's efficiencies held at their defaults (docs/engine-vllm.md
-	   * "Fitting the remainders"). The request path needs no fixed part
-	   * beyond tokenization and the output path; the per-step rest is
-	   * what the 15 runs show between steps that the step model and the
-	   * components above do not explain. */
-	  /* Refitted by issue 11 on top of its backend kernel tables
-	   * (`vllm_h100.py --cross-validate`, "fit on all 15 runs"; was 1275
-	   * us and 5 us a sequence on the device-class scalars; 1413 us
-	   * before the decode-attention row took FA3's fixed cost a layer). */
-	  .request_overhead_ms = 0, .step_overhead_us = 1264, .step_overhead_per_seq_us = 0,
+	  /* The sampler, on the GPU after the forward pass, outside the
+	   * graphs, for every scheduled request (V1 samples partial prefills
+	   * too and drops their token). With top-p or top-k (the models'
+	   * generation_config defaults, which vLLM applies since
+	   * --generation-config auto: Llama-2/3/4 and Qwen2.5 set top_p) vLLM
+	   * 0.15 filters with a PyTorch sort of the whole vocabulary (its
+	   * FlashInfer sampler off by default, the Triton one, vllm-project/
+	   * vllm#33538, came after). That sort's measured time: 0.094-0.136
+	   * ms at batch 1 and vocab 32,768 (vllm-project/vllm#51507's PyTorch
+	   * column), 0.39 ms at 56 x 32,768 (#33538, H100), 1.07 ms at 64 x
+	   * 131,072, 2.06-2.40 ms at 128 x 131,072 and 5.5-6.15 ms at 512 x
+	   * 131,072 (vllm-project/vllm#40376), 3.81 ms at 256 x 131,072, top-k
+	   * (vllm-project/vllm#32558). Two lines through them: 100 us + 0.13
+	   * ns a logit up to 16.8 M logits (128 x 131,072: 2.28 ms), 0.077 ns
+	   * a logit beyond (512 x 131,072: 6.15 ms); every point within 13%.
+	   * The GPU of #40376 is not named; #33538's is an H100. That 0.15
+	   * ran the sort: the KV-pool fit (engine/vllm.c) finds a sampler
+	   * working set of 12.2 fp32 copies of the logits, as the sort's 1.25
+	   * GB at 256 x 131,072 (9.3 copies, #32558), not Triton's 2.9. Greedy
+	   * requests skip the sort; servesim assumes top-p. */
+	  .sampler_us = 100, .sampler_ns_per_logit = 0.13, .sampler_knee_logits = 16.8e6,
+	  .sampler_ns_per_logit_past = 0.077,
+	  /* The hand-off between two steps with async scheduling, GPU idle:
+	   * 150-170 us between two decode steps at batch 256 with CUDA graphs,
+	   * the GPU otherwise 100% busy (vllm-project/vllm#11133, the V1
+	   * async-scheduling prototype; 50-70 us without graphs). */
+	  .step_gap_us = 160,
+	  /* No remainder: the components above are the whole step overhead
+	   * (a calibrated hardware profile may set these). */
+	  .request_overhead_ms = 0, .step_overhead_us = 0, .step_overhead_per_seq_us = 0,
 	  .source = "vLLM V1 (EngineCore + AsyncLLM), v0.11 onwards" },
 	/* vLLM V0 (LLMEngine) before v0.6: schedule(), _prepare_model_input
 	 * (no persistent batch: rebuilt each step), sampling and
@@ -114,8 +136,11 @@ static const struct overhead_profile profiles[] = {
 	  .uncompiled_launch_us = 20, .kernels_per_layer = 10, .moe_kernels_per_layer = 14,
 	  .decode_only_graphs = true,
 	  .output_us = 50, .output_per_stream_us = 10, .idle_poll_us = 200,
-	  /* The remainders: V1's fitted ones (no V0 run to fit them on). */
-	  .request_overhead_ms = 0, .step_overhead_us = 1413, .step_overhead_per_seq_us = 0,
+	  /* The sampler as V1's (the same PyTorch sort for top-p); no
+	   * separate hand-off: the step CPU above runs between the steps. */
+	  .sampler_us = 100, .sampler_ns_per_logit = 0.13, .sampler_knee_logits = 16.8e6,
+	  .sampler_ns_per_logit_past = 0.077, .step_gap_us = 0,
+	  .request_overhead_ms = 0, .step_overhead_us = 0, .step_overhead_per_seq_us = 0,
 	  .source = "vLLM V0 (LLMEngine), before v0.6: synchronous output processing" },
 	/* vLLM V0 v0.6-v0.7: the asynchronous output processor
 	 * (vllm-project/vllm#7049, on by default) runs step k's
@@ -131,7 +156,9 @@ static const struct overhead_profile profiles[] = {
 	  .uncompiled_launch_us = 20, .kernels_per_layer = 10, .moe_kernels_per_layer = 14,
 	  .decode_only_graphs = true,
 	  .output_us = 50, .output_per_stream_us = 10, .idle_poll_us = 200,
-	  .request_overhead_ms = 0, .step_overhead_us = 1413, .step_overhead_per_seq_us = 0,
+	  .sampler_us = 100, .sampler_ns_per_logit = 0.13, .sampler_knee_logits = 16.8e6,
+	  .sampler_ns_per_logit_past = 0.077, .step_gap_us = 0,   /* as V0 sync */
+	  .request_overhead_ms = 0, .step_overhead_us = 0, .step_overhead_per_seq_us = 0,
 	  .source = "vLLM V0 (LLMEngine), v0.6-v0.7: asynchronous output processing" },
 	/* TensorRT-LLM's PyTorch backend with its overlap scheduler (the
 	 * default): PyExecutor prepares step k+1 while step k runs, one step
@@ -152,8 +179,11 @@ static const struct overhead_profile profiles[] = {
 	  .output_us = 50, .output_per_stream_us = 10, .idle_poll_us = 200,
 	  /* The host work the one step of lookahead leaves exposed: ~580 us an
 	   * iteration of GPU idle (Llama-3.1-8B FP8 on a B200, concurrency 64;
-	   * NVIDIA/TensorRT-LLM#13957's traces). */
-	  .request_overhead_ms = 0, .step_overhead_us = 580, .step_overhead_per_seq_us = 0,
+	   * NVIDIA/TensorRT-LLM#13957's traces). Its sampler: estimate as
+	   * vLLM's (no TensorRT-LLM figure found). */
+	  .sampler_us = 100, .sampler_ns_per_logit = 0.13, .sampler_knee_logits = 16.8e6,
+	  .sampler_ns_per_logit_past = 0.077, .step_gap_us = 580,
+	  .request_overhead_ms = 0, .step_overhead_us = 0, .step_overhead_per_seq_us = 0,
 	  .source = "TensorRT-LLM PyTorch backend, overlap scheduler" },
 };
 
@@ -206,7 +236,7 @@ int overhead_capture_sizes_v0(int64_t max_num_seqs, int32_t *out, int cap)
 void overhead_model_init(struct overhead_model *o, const struct overhead_profile *prof,
 			 const struct hw_profile *hw, bool async, bool eager,
 			 int64_t max_num_seqs, int64_t max_num_batched_tokens, double layers,
-			 double moe_layers)
+			 double moe_layers, double vocab)
 {
 	memset(o, 0, sizeof *o);
 	o->prof = prof;
@@ -224,9 +254,21 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 				 overhead_capture_sizes(max_num_seqs, max_num_batched_tokens, o->capture,
 							OVERHEAD_MAX_CAPTURE);
 	o->pieces = layers + 1;
+	o->vocab = vocab;
 	double kernels = (layers - moe_layers) * prof->kernels_per_layer +
 			 moe_layers * prof->moe_kernels_per_layer;
 	o->eager_launch_s = kernels * (eager ? prof->uncompiled_launch_us : prof->kernel_launch_us) * 1e-6;
+}
+
+double overhead_sampler_s(const struct overhead_model *o, double seqs)
+{
+	const struct overhead_profile *p = o->prof;
+	if (seqs <= 0)
+		return 0;
+	double logits = seqs * o->vocab, knee = p->sampler_knee_logits;
+	double ns = logits <= knee ? p->sampler_ns_per_logit * logits :
+				     p->sampler_ns_per_logit * knee + p->sampler_ns_per_logit_past * (logits - knee);
+	return p->sampler_us * 1e-6 + ns * 1e-9;
 }
 
 double overhead_step_s(const struct overhead_model *o, double tokens, double seqs, double gpu_s,
@@ -251,8 +293,11 @@ double overhead_step_s(const struct overhead_model *o, double tokens, double seq
 	/* Async scheduling: step k+1's CPU work runs while step k is on the
 	 * GPU; what does not fit under it shows. */
 	double shown_cpu = o->async ? fmax(0, cpu - gpu_s - launch - pad) : cpu;
-	/* What the components leave unexplained, fitted, every step. */
-	double rest = (o->step_overhead_us + o->step_overhead_per_seq_us * seqs) * 1e-6;
+	/* Never hidden: the sampler on the GPU (every scheduled sequence's
+	 * logits), the hand-off gap, and a calibrated remainder where a
+	 * hardware profile sets one. */
+	double rest = overhead_sampler_s(o, seqs) + p->step_gap_us * 1e-6 +
+		      (o->step_overhead_us + o->step_overhead_per_seq_us * seqs) * 1e-6;
 	if (parts) {
 		parts[0] = shown_cpu;
 		parts[1] = launch;

@@ -17,16 +17,19 @@
  *     (more for MoE layers), which shows only where the launches outrun
  *     the GPU; --enforce-eager runs every step so, through PyTorch's
  *     slower eager dispatch;
- *   - per step, never hidden: what the components leave unexplained
- *     (the sampled tokens' device-to-host sync among it), fitted;
+ *   - per step, never hidden (on the GPU, or the GPU waiting): the
+ *     sampler (top-k/top-p over the whole vocabulary, a fixed part plus
+ *     one per logit: sequences × vocab) and the hand-off between two
+ *     steps that async scheduling leaves;
  *   - after each step, per stream: the output path (detokenization, the
  *     SSE chunk), which delays when a client sees its tokens, not the
  *     next step.
- * Each component number sits in the profile table with its source; the
- * remainders (request_overhead_ms before the engine, step_overhead_us +
- * step_overhead_per_seq_us per step, never hidden: the hardware profile's
- * [efficiency], so calibrate can fit them) are fitted to the 15 runs of
- * ../shared/calibration.
+ * Each component number sits in the profile table with its source (or
+ * "estimate:"); none is fitted to end-to-end runs. The remainders
+ * (request_overhead_ms before the engine, step_overhead_us +
+ * step_overhead_per_seq_us per step, never hidden) are 0 in the profiles:
+ * they exist for a hardware profile's [efficiency] to set (what `calibrate
+ * runs` fits to a user's own runs).
  *
  * An overhead_model is a plain record resolved once per engine; the step
  * cost is O(1) and allocation-free (it runs once per step).
@@ -61,9 +64,13 @@ struct overhead_profile {
 					* while KV loads are in flight */
 	double output_us;              /* output path, per step */
 	double output_per_stream_us;   /* and per stream with a token */
-	/* The remainders' defaults, fitted to the 15 runs of
-	 * ../shared/calibration with the components above (a hardware
-	 * profile that sets [efficiency]'s key of the same name wins). */
+	double sampler_us;             /* the sampler on the GPU, per step that samples */
+	double sampler_ns_per_logit;   /* and per logit it filters (sequences × vocab) */
+	double sampler_knee_logits;    /* past this many logits a step, */
+	double sampler_ns_per_logit_past;   /* each further logit costs this */
+	double step_gap_us;            /* the GPU idle between two steps (the hand-off) */
+	/* The remainders' defaults (a hardware profile that sets
+	 * [efficiency]'s key of the same name wins); 0: not fitted. */
 	double request_overhead_ms, step_overhead_us, step_overhead_per_seq_us;
 	const char *source;
 };
@@ -80,6 +87,7 @@ struct overhead_model {
 	int32_t capture[OVERHEAD_MAX_CAPTURE];   /* ascending capture sizes, tokens */
 	double eager_launch_s;         /* host time to launch one eager forward */
 	double pieces;                 /* pieces of a piecewise graph: layers + 1 */
+	double vocab;                  /* the logits a sampled sequence has */
 };
 
 /* The profile named name, or NULL. */
@@ -102,11 +110,12 @@ int overhead_capture_sizes_v0(int64_t max_num_seqs, int32_t *out, int cap);
 
 /* Fills *o. hw: where it sets the remainders itself, its values win.
  * eager: --enforce-eager (no graphs). layers, moe_layers: the
- * layers on the (fullest) GPU. Cannot fail. */
+ * layers on the (fullest) GPU. vocab: the model's vocabulary (the
+ * logits the sampler filters per sequence). Cannot fail. */
 void overhead_model_init(struct overhead_model *o, const struct overhead_profile *prof,
 			 const struct hw_profile *hw, bool async, bool eager,
 			 int64_t max_num_seqs, int64_t max_num_batched_tokens, double layers,
-			 double moe_layers);
+			 double moe_layers, double vocab);
 
 /* The capture size a step of tokens for seqs sequences runs at, or 0 when
  * it runs eager (V0 graphs only decode-only steps). */
@@ -127,9 +136,14 @@ static inline int64_t overhead_padded(const struct overhead_model *o, int64_t to
  *   dense_tok_s     the dense matmuls' time per token when they are
  *                   compute bound, else 0 (what a padded token costs).
  * With parts non-NULL, also its parts: [0] CPU that shows, [1] launches,
- * [2] graph padding, [3] the fitted rest. */
+ * [2] graph padding, [3] the rest, never hidden: the sampler, the
+ * hand-off gap and any calibrated remainder. */
 double overhead_step_s(const struct overhead_model *o, double tokens, double seqs, double gpu_s,
 		       double dense_tok_s, double *parts);
+
+/* The sampler's GPU time for a step that samples seqs sequences, in
+ * seconds (0 for none): never hidden, part of overhead_step_s's rest. */
+double overhead_sampler_s(const struct overhead_model *o, double seqs);
 
 /* Before the engine, in ns: the API server's event-loop work for a
  * request (HTTP, parsing, add_request), and its tokenizer's for a prompt
@@ -137,8 +151,8 @@ double overhead_step_s(const struct overhead_model *o, double tokens, double seq
 int64_t overhead_request_ns(const struct overhead_model *o);
 int64_t overhead_tokenize_ns(const struct overhead_model *o, int64_t prompt_len);
 
-/* Before the engine, not queued: the fitted remainder
- * (request_overhead_ms), in ns. */
+/* Before the engine, not queued: the remainder (request_overhead_ms; 0
+ * unless a hardware profile sets it), in ns. */
 int64_t overhead_request_rest_ns(const struct overhead_model *o);
 
 /* After a step that produced tokens for streams streams, until the

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""How vLLM's overhead remainders were chosen (issue 18, docs/engine-vllm.md).
+"""What a fit of vLLM's overhead remainders to the 15 runs would take
+(issue 18, docs/engine-vllm.md). A diagnostic, not a source of defaults.
 
 The engine-level overhead model (sim/perf/overhead.c) sets each component
-from a measurement or a stated estimate; three remainders are fitted to the
-15 real H100 runs of ../shared/calibration: request_overhead_ms (the request
-path's fixed part), step_overhead_us and step_overhead_per_seq_us (per step,
-never hidden). Everything else (the step model's efficiencies) stays at its
-default. Each evaluation is vllm_h100.py through tune_h100.evaluate.
+from a measurement or a stated estimate; its three remainders,
+request_overhead_ms (the request path's fixed part), step_overhead_us and
+step_overhead_per_seq_us (per step, never hidden), are 0 there: the 15
+real H100 runs of ../shared/calibration are checks, not fitting targets.
+A hardware profile's [efficiency] may set them (`calibrate runs` fits them
+to a user's own runs); this script shows how much of them the 15 runs
+would ask for. Everything else (the step model's efficiencies) stays at
+its default. Each evaluation is vllm_h100.py through tune_h100.evaluate.
 
   search  a coordinate search from the given start (default: the values in
           overhead.c) minimising (TTFT/10)^2 + (ITL/4.6)^2 + (E2E/4.5)^2 of
@@ -15,7 +19,8 @@ default. Each evaluation is vllm_h100.py through tune_h100.evaluate.
   loo     leave-one-out over a grid of the three: for each run, the grid
           point best on the other 14, measured on it; ~2 min.
 
-Copying a result into overhead.c is a manual, reviewed step.
+Its result is not copied into overhead.c (the data discipline: components
+from component measurements, end-to-end runs as checks).
 usage: tune_overheads.py [SERVESIM] [search|loo]
 """
 import itertools
@@ -26,7 +31,7 @@ import sys
 import tune_h100 as T
 from simrun import ROOT
 
-FITTED = {"request_overhead_ms": 0, "step_overhead_us": 1264, "step_overhead_per_seq_us": 0}
+FITTED = {"request_overhead_ms": 0, "step_overhead_us": 0, "step_overhead_per_seq_us": 0}   # overhead.c's
 STEPS = {"request_overhead_ms": 3, "step_overhead_us": 300, "step_overhead_per_seq_us": 4}
 LIMITS = {"request_overhead_ms": (0, 30), "step_overhead_us": (0, 5000), "step_overhead_per_seq_us": (0, 100)}
 METRICS = ("ttft_mean", "itl_mean", "e2e_mean")
