@@ -47,7 +47,7 @@ static double prefill_dense_s(const struct perf *p, int64_t n)
 	return b.dense;
 }
 
-static const char *const backend_names[] = { "vllm-cuda",       "vllm-rocm",     "llama.cpp-cuda",
+static const char *const backend_names[] = { "vllm-cuda",	"vllm-rocm",	 "llama.cpp-cuda",
 					     "llama.cpp-metal", "llama.cpp-cpu", "roofline" };
 
 /* Devices pick their backend by vendor and class, engines by family. */
@@ -57,11 +57,16 @@ static void devices_pick_their_backend(void **state)
 	static const struct {
 		const char *hw, *engine, *backend;
 	} want[] = {
-		{ "mi300x", "vllm", "vllm-rocm" },      { "mi325x", "vllm", "vllm-rocm" },
-		{ "mi250x", "vllm", "vllm-rocm" },      { "b200", "vllm", "vllm-cuda" },
-		{ "gb200", "vllm", "vllm-cuda" },       { "gh200", "vllm", "vllm-cuda" },
-		{ "gh200-144gb", "vllm", "vllm-cuda" }, { "h200-nvl", "vllm", "vllm-cuda" },
-		{ "gh200", "ollama", "llama.cpp-cuda" }, { "m2-ultra", "llama.cpp", "llama.cpp-metal" },
+		{ "mi300x", "vllm", "vllm-rocm" },
+		{ "mi325x", "vllm", "vllm-rocm" },
+		{ "mi250x", "vllm", "vllm-rocm" },
+		{ "b200", "vllm", "vllm-cuda" },
+		{ "gb200", "vllm", "vllm-cuda" },
+		{ "gh200", "vllm", "vllm-cuda" },
+		{ "gh200-144gb", "vllm", "vllm-cuda" },
+		{ "h200-nvl", "vllm", "vllm-cuda" },
+		{ "gh200", "ollama", "llama.cpp-cuda" },
+		{ "m2-ultra", "llama.cpp", "llama.cpp-metal" },
 		{ "cpu-ddr5-5600", "ollama", "llama.cpp-cpu" },
 		/* llama.cpp's ROCm backend has no table: the named roofline. */
 		{ "mi300x", "ollama", "roofline" },
@@ -71,8 +76,8 @@ static void devices_pick_their_backend(void **state)
 		load_hw(&hw, want[i].hw);
 		const struct perf_backend *b = perf_backend_for(want[i].engine, &hw);
 		if (strcmp(b->name, want[i].backend))
-			fail_msg("%s under %s: backend %s, expected %s", want[i].hw, want[i].engine, b->name,
-				 want[i].backend);
+			fail_msg("%s under %s: backend %s, expected %s", want[i].hw, want[i].engine,
+				 b->name, want[i].backend);
 	}
 	/* The ROCm table holds a row per CDNA generation, none the fallback. */
 	const struct perf_backend *r = perf_backend_find("vllm-rocm");
@@ -99,8 +104,10 @@ static void every_row_has_a_source(void **state)
 		assert_true(b->launch_source && b->launch_source[0]);
 		for (int k = 0; k < b->n_rows; k++) {
 			const struct perf_kernel *row = &b->rows[k];
-			if (!row->source || strlen(row->source) < 12 || !row->kernel || !row->kernel[0])
-				fail_msg("%s row %d (%s): no source", b->name, k, row->kernel ? row->kernel : "?");
+			if (!row->source || strlen(row->source) < 12 || !row->kernel ||
+			    !row->kernel[0])
+				fail_msg("%s row %d (%s): no source", b->name, k,
+					 row->kernel ? row->kernel : "?");
 			assert_int_equal(row->fallback, k == b->n_rows - 1);
 			/* Fractions are fractions; curves rise with keys per query. */
 			assert_true(row->bw_frac >= 0 && row->bw_frac <= 1);
@@ -116,8 +123,8 @@ static void every_row_has_a_source(void **state)
 			if (!a->source || strlen(a->source) < 12)
 				fail_msg("%s collective %s: no source", b->name, a->name);
 			assert_true(a->link_frac > 0 && a->link_frac <= 1);
-			catch_all |= a->traffic == TRAFFIC_RING && !a->nvlink_only && !a->max_bytes && !a->tp_max &&
-				     !a->scale_out;
+			catch_all |= a->traffic == TRAFFIC_RING && !a->nvlink_only &&
+				     !a->max_bytes && !a->tp_max && !a->scale_out;
 		}
 		assert_true(catch_all);
 	}
@@ -292,9 +299,11 @@ static void rocm_allreduce_meets_the_mi300x_tables(void **state)
 		{ 4096, 93.79, 0.25 }, { 16384, 355.91, 0.25 },
 	};
 	for (size_t i = 0; i < sizeof tp4 / sizeof *tp4; i++)
-		assert_double_rel(perf_allreduce_s(b, &hw, 4, tp4[i].kb * 1024, NULL) * 1e6, tp4[i].us, tp4[i].tol);
+		assert_double_rel(perf_allreduce_s(b, &hw, 4, tp4[i].kb * 1024, NULL) * 1e6,
+				  tp4[i].us, tp4[i].tol);
 	for (size_t i = 0; i < sizeof tp2 / sizeof *tp2; i++)
-		assert_double_rel(perf_allreduce_s(b, &hw, 2, tp2[i].kb * 1024, NULL) * 1e6, tp2[i].us, tp2[i].tol);
+		assert_double_rel(perf_allreduce_s(b, &hw, 2, tp2[i].kb * 1024, NULL) * 1e6,
+				  tp2[i].us, tp2[i].tol);
 	double prev = 0;
 	for (double bytes = 1024; bytes <= 256 * MIB; bytes *= 1.7) {
 		double t = perf_allreduce_s(b, &hw, 4, bytes, NULL);
@@ -306,8 +315,10 @@ static void rocm_allreduce_meets_the_mi300x_tables(void **state)
 	assert_non_null(alg);
 	double ring = 48e-6 + 1.5 * 16 * MIB / (448e9 * 0.723 * 3 / 7);
 	assert_double_rel(at, ring, 0.02);
-	assert_true(perf_allreduce_s(b, &hw, 8, 8 * MIB, NULL) < perf_allreduce_s(b, &hw, 4, 8 * MIB, NULL));
-	assert_true(perf_allreduce_s(b, &hw, 4, 8 * MIB, NULL) < perf_allreduce_s(b, &hw, 2, 8 * MIB, NULL));
+	assert_true(perf_allreduce_s(b, &hw, 8, 8 * MIB, NULL) <
+		    perf_allreduce_s(b, &hw, 4, 8 * MIB, NULL));
+	assert_true(perf_allreduce_s(b, &hw, 4, 8 * MIB, NULL) <
+		    perf_allreduce_s(b, &hw, 2, 8 * MIB, NULL));
 	assert_double_near(perf_allreduce_s(b, &hw, 1, 1e6, NULL), 0, 0);
 	/* NVLink is no mesh: NVSwitch gives every GPU its full link, so the
 	 * same bytes cost a TP4 group on an H100 node what the link alone sets,
@@ -337,7 +348,8 @@ static void mi300x_vs_h200_single_stream_check(void **state)
 	static const struct {
 		const char *model, *weights;
 		double h200_speedup, tol;
-	} cases[] = { { "llama-3.1-8b", "bf16", 1.0, 0.05 + 0.02 }, { "llama-3.1-70b", "fp8", 1.12, 0.20 } };
+	} cases[] = { { "llama-3.1-8b", "bf16", 1.0, 0.05 + 0.02 },
+		      { "llama-3.1-70b", "fp8", 1.12, 0.20 } };
 	for (int i = 0; i < 2; i++) {
 		struct model m;
 		load_model(&m, cases[i].model);

@@ -307,6 +307,50 @@ static void pool_vllm_keys_checked_by_class(void **state)
 	free(pool);
 }
 
+/* The A:B lists read as every list does (list.h): commas only, and an
+ * empty entry is an error naming the key, not skipped. */
+static void stage_lists_read_as_lists(void **state)
+{
+	(void)state;
+	struct scenario *sc = calloc(1, sizeof *sc);
+	struct err e = { { 0 } };
+	const char *const ok[] = { "workload.stages= 2:30 , 5:30 ", NULL };
+	assert_int_equal(load_sets(sc, ok, &e), 0);
+	assert_int_equal(sc->n_stages, 2);
+	assert_double_near(sc->stages[1].rate, 5, 0);   /* small integers: exact */
+	const char *const empty[] = { "workload.stages=2:30,,5:30", NULL };
+	assert_int_equal(load_sets(sc, empty, &e), -1);
+	assert_contains(e.msg, "--set workload.stages: [workload] stages: expected RATE:DURATION_S, … with no empty entry");
+	const char *const semi[] = { "workload.priorities=0:1;5:1", NULL };
+	assert_int_equal(load_sets(sc, semi, &e), -1);
+	assert_contains(e.msg, "[workload] priorities:");
+	free(sc);
+}
+
+/* [run] weights left out: each class's default_weights (engine.h) — the
+ * model's stored precision for vLLM, Q4_K_M for the llama.cpp servers —
+ * and a weights given stands whatever the kind. */
+static void default_weights_by_class(void **state)
+{
+	(void)state;
+	struct scenario *sc = calloc(1, sizeof *sc);
+	struct err e = { { 0 } };
+	for (size_t i = 0; engine_classes[i]; i++) {
+		char set[64];
+		snprintf(set, sizeof set, "engine.kind=%s", engine_classes[i]->name);
+		const char *const sets[] = { set, NULL };
+		assert_int_equal(load_sets(sc, sets, &e), 0);
+		const char *want = engine_classes[i]->default_weights;
+		assert_string_equal(sc->weights, want ? want : "");
+		const char *const given[] = { set, "run.weights=fp8", NULL };
+		assert_int_equal(load_sets(sc, given, &e), 0);
+		assert_string_equal(sc->weights, "fp8");
+	}
+	assert_string_equal(engine_class_find("ollama")->default_weights, "q4_k_m");
+	assert_null(engine_class_find("vllm")->default_weights);
+	free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +367,8 @@ int main(void)
 		cmocka_unit_test(rate_inf_accepted),
 		cmocka_unit_test(burstiness_means_gamma),
 		cmocka_unit_test(pool_vllm_keys_checked_by_class),
+		cmocka_unit_test(stage_lists_read_as_lists),
+		cmocka_unit_test(default_weights_by_class),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

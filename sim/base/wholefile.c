@@ -194,15 +194,21 @@ int wholedir_close(struct wholedir *d, FILE *f, struct err *e)
 	return 0;
 }
 
+/* A fresh folder goes in place whole, by one rename of its staging
+ * folder; on failure abort cleans up. Returns 0, or -1 with e set. */
+static int commit_fresh(struct wholedir *d, void (*abort)(struct wholedir *d), struct err *e)
+{
+	if (rename(d->stage, d->dir) == 0)
+		return 0;
+	int saved = errno;
+	abort(d);
+	return err_set(e, "%s: cannot put the folder in place: %s", d->dir, strerror(saved));
+}
+
 int wholedir_commit(struct wholedir *d, struct err *e)
 {
-	if (d->fresh) {
-		if (rename(d->stage, d->dir) == 0)
-			return 0;
-		int saved = errno;
-		wholedir_abort(d);
-		return err_set(e, "%s: cannot put the folder in place: %s", d->dir, strerror(saved));
-	}
+	if (d->fresh)
+		return commit_fresh(d, wholedir_abort, e);
 	/* Renames do not run out of space: once every file is staged they all
 	 * go in place. */
 	for (int i = 0; i < d->n; i++) {
@@ -263,13 +269,8 @@ static int each_staged(struct wholedir *d, bool into_place, struct err *e)
 
 int wholedir_stage_commit(struct wholedir *d, struct err *e)
 {
-	if (d->fresh) {
-		if (rename(d->stage, d->dir) == 0)
-			return 0;
-		int saved = errno;
-		wholedir_stage_abort(d);
-		return err_set(e, "%s: cannot put the folder in place: %s", d->dir, strerror(saved));
-	}
+	if (d->fresh)
+		return commit_fresh(d, wholedir_stage_abort, e);
 	if (each_staged(d, true, e)) {
 		wholedir_stage_abort(d);
 		return -1;

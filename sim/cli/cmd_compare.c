@@ -18,7 +18,7 @@ static void help(void)
 {
 	printf("usage: servesim compare [SCENARIO] --hardware H1,H2,…|all [--slo METRIC=VALUE,…]\n"
 	       "                        [--no-cost | --cost cloud|own [--years Y] [--power-usd-kwh P]\n"
-	       "                        [--utilization U]] [--fixed] [--search K=V,…]… [--set S.K=V]…\n"
+	       "                        [--utilization U]] [--fixed] [--search K=V,…]… [--confirm B] [--set S.K=V]…\n"
 	       "                        [--target-rate R [--simulate-replicas]] [--replications N] [--jobs N]\n"
 	       "                        [--shard K/N] [--format text|csv|json] [--plot DIR] [--svg]\n\n"
 	       "Runs the scenario on each device: the single-stream decode ceiling (bandwidth ÷\n"

@@ -24,7 +24,7 @@ static void help(void)
 	       "                     [--by rate|concurrency] [--gpu-budget G]\n"
 	       "                     [--confidence C] [--tolerance F] [--max-load X] [--duration S]\n"
 	       "                     [--no-cost | --cost cloud|own [--years Y] [--power-usd-kwh P]\n"
-	       "                     [--utilization U]] [--fixed] [--search K=V,…]…\n"
+	       "                     [--utilization U]] [--fixed] [--search K=V,…]… [--confirm B]\n"
 	       "                     [--set S.K=V]… [--replications N] [--jobs N] [--shard K/N]\n"
 	       "                     [--format text|csv|json] [--plot DIR] [--svg]\n\n"
 	       "For each candidate (every combination of --hardware, --tp, --pp and --weights; each\n"

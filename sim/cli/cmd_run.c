@@ -47,6 +47,8 @@ static void help(void)
 	       "                      requests they are otherwise sketched (percentiles within\n"
 	       "                      0.025%% relative; means and counts exact), so memory\n"
 	       "                      follows the requests in flight (docs/speed.md)\n"
+	       "  --no-fast-forward   step every decode one by one (the reference the\n"
+	       "                      fast-forward's outputs equal byte for byte; slower)\n"
 	       "  --progress, --no-progress  the progress line on stderr (default: when it is\n"
 	       "                      a terminal)\n"
 	       "  --save-detailed     json: add the per-request arrays of vllm bench serve\n"
@@ -86,6 +88,7 @@ int cmd_run(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "save-detailed", no_argument, NULL, 'd' },
 		{ "exact-percentiles", no_argument, NULL, 'x' },
+		{ "no-fast-forward", no_argument, NULL, 'F' },
 		{ "no-progress", no_argument, NULL, 'Q' },
 		{ "plot", required_argument, NULL, 'P' },
 		{ "progress", no_argument, NULL, 'q' },
@@ -99,7 +102,7 @@ int cmd_run(int argc, char **argv)
 	const char *plot_dir = NULL;
 	double pct[16] = { 99 };
 	size_t n_pct = 1;
-	bool detailed = false, svg = false, exact = false;
+	bool detailed = false, svg = false, exact = false, no_ff = false;
 	enum progress_mode progress = PROGRESS_AUTO;
 	double epoch_s = 0;
 	struct inidoc ov = { 0 };
@@ -127,6 +130,7 @@ int cmd_run(int argc, char **argv)
 		case 'p': bad = parse_percentiles(optarg, pct, &n_pct, &e); break;
 		case 'd': detailed = true; break;
 		case 'x': exact = true; break;
+		case 'F': no_ff = true; break;
 		case 'q': progress = PROGRESS_ON; break;
 		case 'Q': progress = PROGRESS_OFF; break;
 		case 'g': svg = true; break;
@@ -172,7 +176,8 @@ int cmd_run(int argc, char **argv)
 	 * whose memory follows the requests in flight. --plot's requests.csv
 	 * is streamed as requests finish (reqcsv). */
 	bool per_request = timeline || detailed || va.out.save_detailed;
-	struct run_opts ro_run = { .lean = !per_request, .exact_percentiles = exact, .timeline = timeline };
+	struct run_opts ro_run = { .lean = !per_request, .exact_percentiles = exact, .timeline = timeline,
+				   .no_fast_forward = no_ff };
 	struct reqcsv *rows = NULL;
 	if (scenario_load(&sc, scenario_path, &ov, &e)) {
 		cli_fail("run", &e);

@@ -437,7 +437,7 @@ struct cluster *cluster_create(const struct cluster_setup *s, struct err *e)
 			.reqs = s->reqs, .hooks = s->hooks,
 		};
 		if (i < c->n_prefill) {
-			es.hooks = (struct engine_hooks){ c, prefill_token, prefill_done, NULL, NULL, NULL };
+			es.hooks = (struct engine_hooks){ c, prefill_token, prefill_done, NULL, NULL, NULL, NULL };
 			es.hold_finished_kv = true;
 		} else if (c->n_prefill) {
 			es.hooks.kv_ctx = c;

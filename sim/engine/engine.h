@@ -36,6 +36,15 @@ struct engine_hooks {
 	 * step's tokens at once: the per-token bookkeeping in one pass).
 	 * NULL: the engine calls on_token one by one. */
 	void (*on_tokens)(void *ctx, const size_t *reqs, size_t n, int64_t t_ns);
+	/* Optional: n tokens at t of requests whose last token came gap_ns
+	 * before (a fast-forwarded run of decode steps, engine/vllmff.c): the
+	 * run's per-token metrics (the ITL histogram, tokens per second) but
+	 * not the requests' own fields, which the engine brings up to date
+	 * (last_token_ns, max_itl_ns) before any other hook sees them. Called
+	 * before the step's other tokens. NULL: no fast-forward (the reference
+	 * mode, --no-fast-forward, and runs that read each token: a timeline,
+	 * stages, replicas). */
+	void (*on_tokens_steady)(void *ctx, size_t n, int64_t t_ns, int64_t gap_ns);
 };
 
 struct engine_setup {
@@ -66,6 +75,7 @@ struct engine_stats {
 	int64_t prefix_queries, prefix_hits, prefix_cpu_hits;   /* tokens */
 	int64_t steps;
 	double busy_s;
+	int64_t ff_tokens;                 /* decode tokens fast-forwarded (vLLM, engine/vllmff.c) */
 	/* vLLM's timing (issue 18): the version's row, async scheduling, and
 	 * how steps ran: replaying a CUDA graph (with the tokens padding
 	 * added) or eager. */
@@ -141,6 +151,10 @@ struct engine_class {
 	 * bounded queue of requests waiting for a load (Ollama): the reports
 	 * show loads and 503 rejections. */
 	bool loads_on_demand;
+	/* [run] weights when the scenario names none: NULL, the model's stored
+	 * precision (vLLM loads the checkpoint); llama.cpp servers run GGUF
+	 * files, and Ollama's library tags default to Q4_K_M. */
+	const char *default_weights;
 	/* The class's own [engine] keys: offsets into struct engine_config
 	 * plus config_offset, a NULL section ending them; set to their
 	 * defaults by config_default, their places (for errors) recorded by

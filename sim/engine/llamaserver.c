@@ -127,6 +127,13 @@ static int pick_slot(struct engine *g, size_t r_idx)
 
 static void queue_push(struct engine *g, size_t idx)
 {
+	/* What was taken goes once it is half the array: the queue holds the
+	 * requests waiting, not every request the run made. */
+	if (g->q_head && g->q_head * 2 >= g->q_len) {
+		memmove(g->queue, g->queue + g->q_head, (g->q_len - g->q_head) * sizeof *g->queue);
+		g->q_len -= g->q_head;
+		g->q_head = 0;
+	}
 	xgrow(&g->queue, &g->q_cap, g->q_len + 1, sizeof *g->queue);
 	g->queue[g->q_len++] = idx;
 }
@@ -521,6 +528,7 @@ const struct engine_class llamacpp_engine_class = {
 	.family = ENGINE_FAMILY_LLAMACPP,
 	.perf_engine = "llama.cpp",
 	.cpu_offload = true,
+	.default_weights = "q4_k_m",   /* a GGUF file, as Ollama's tags */
 	.keys = llamacfg_keys,
 	.config_offset = offsetof(struct engine_config, llama),
 	.config_default = llama_config_default,

@@ -93,6 +93,7 @@ const struct engine_class ollama_engine_class = {
 	.perf_engine = "llama.cpp",
 	.cpu_offload = true,
 	.loads_on_demand = true,
+	.default_weights = "q4_k_m",   /* Ollama's library tags */
 	.keys = llamacfg_keys,
 	.config_offset = offsetof(struct engine_config, llama),
 	.config_default = llama_config_default,

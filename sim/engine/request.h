@@ -44,6 +44,16 @@ struct request {
 	int32_t n_hashed;         /* leading blocks registered in the prefix cache */
 	int32_t pending;          /* sampled tokens of steps in flight (vLLM's
 				   * num_output_placeholders): 0 or 1, 2 with async */
+	/* vLLM's fast-forward decode (engine/vllmff.c), next to the fields it
+	 * defers (one cache line with them, mostly). While it is lazy (the
+	 * scheduler passes up to ff_p1, decoding one token each and doing
+	 * nothing else; lazy iff ff_sched < ff_p1), num_computed, generated,
+	 * pending, last_token_ns and max_itl_ns are stale: the passes before
+	 * ff_sched and the step ends before ff_end are applied to them, the
+	 * rest when the engine next touches it (vllm_ff_catch_up). run_seq
+	 * orders the running set (admission order); ff_sample is the last pass
+	 * it sampled a token in. */
+	int64_t ff_p1, ff_sched, ff_end;
 	int32_t cached_tokens;    /* prefix-cache hit at first scheduling */
 	int32_t replica;          /* the cluster's replica it was routed to (its decode
 				   * replica when disaggregated) */
@@ -77,6 +87,7 @@ struct request {
 				   * first token, sampled there, is generated already) */
 	const char *fail_reason;  /* static string when FAILED */
 	int64_t id;               /* made id-th (0-based): its index, unless recycled */
+	int64_t ff_sample, run_seq;   /* fast-forward's (below) */
 };
 
 struct reqtab {

@@ -53,6 +53,18 @@ int specdec_parse_acceptance(const char *text, int k, double *p)
 	return 0;
 }
 
+int specdec_check_draft_tp(const struct specdec_method *m, int64_t tp, int64_t dtp, const char *at,
+			   const char *section, struct err *e)
+{
+	if (dtp != tp && dtp != 1)
+		return err_set(e, "%s: [%s] draft_tensor_parallel_size: expected 1 or the target's tensor_parallel_size %lld (vLLM allows no other), got %lld",
+			       at, section, (long long)tp, (long long)dtp);
+	if (dtp != tp && m->target_tp_only)
+		return err_set(e, "%s: [%s] draft_tensor_parallel_size: expected the target's tensor_parallel_size %lld for speculative_method %s (%s), got %lld",
+			       at, section, (long long)tp, m->name, m->target_tp_only, (long long)dtp);
+	return 0;
+}
+
 int specdec_init(struct specdec *s, const struct engine_setup *setup, struct err *e)
 {
 	const struct engine_config *cfg = setup->cfg;
@@ -65,12 +77,8 @@ int specdec_init(struct specdec *s, const struct engine_setup *setup, struct err
 	if (!s->method || specdec_parse_acceptance(cfg->vllm.speculative_acceptance, s->k, s->accept))
 		return err_set(e, "%s: [engine] speculative_method: bad speculative configuration", setup->path);
 	int64_t tp = cfg->tensor_parallel_size, dtp = cfg->vllm.draft_tensor_parallel_size ? cfg->vllm.draft_tensor_parallel_size : tp;
-	if (dtp != tp && dtp != 1)
-		return err_set(e, "%s: [engine] draft_tensor_parallel_size: expected 1 or the target's tensor_parallel_size %lld (vLLM allows no other), got %lld",
-			       setup->path, (long long)tp, (long long)dtp);
-	if (dtp != tp && s->method->target_tp_only)
-		return err_set(e, "%s: [engine] draft_tensor_parallel_size: expected the target's tensor_parallel_size %lld for speculative_method %s (%s), got %lld",
-			       setup->path, (long long)tp, s->method->name, s->method->target_tp_only, (long long)dtp);
+	if (specdec_check_draft_tp(s->method, tp, dtp, setup->path, "engine", e))
+		return -1;
 	s->draft_tp = (int)dtp;
 	if (s->method->cost == SPEC_COST_MODEL) {
 		if (model_load_named(&s->draft_model, cfg->vllm.speculative_model, e))

@@ -81,6 +81,12 @@ struct engine_setup;
 int specdec_init(struct specdec *s, const struct engine_setup *setup, struct err *e);
 void specdec_free(struct specdec *s);
 
+/* The drafter's tensor parallelism dtp under a target at tp, as
+ * specdec_init checks it (at: where the key was set, for the error).
+ * Returns 0, or -1 with e naming at, [section] and the key. */
+int specdec_check_draft_tp(const struct specdec_method *m, int64_t tp, int64_t dtp, const char *at,
+			   const char *section, struct err *e);
+
 /* The drafter's time (seconds) for a step whose drafting sequences are
  * summed in draft (one decode token each, at their contexts) and whose
  * target decode-only step would take target_decode_s. */

@@ -17,6 +17,7 @@
 
 #include "evq.h"
 #include "num.h"
+#include "simassert.h"
 #include "vllm_int.h"
 #include "vllmver.h"
 #include "xalloc.h"
@@ -129,7 +130,7 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	if (!g->queued)
 		vllm_schedule(g, run, now);
 	g->queued = false;
-	if (run->len == 0) {
+	if (run->len == 0 && run->n_lazy == 0) {
 		if (!g->parked.len)
 			return -1;
 		/* Nothing to run but a load in flight: the engine loop passes
@@ -147,7 +148,7 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	if (g->async) {
 		struct batch *next = &g->batch[1 - g->cur];
 		vllm_schedule(g, next, now);
-		g->queued = next->len > 0;
+		g->queued = next->len > 0 || next->n_lazy > 0;
 	}
 	return ns;
 }
@@ -185,6 +186,37 @@ static void flush_tokens(struct engine *g, int64_t seen)
 	g->n_emitted = 0;
 }
 
+/* Fast-forward's finished list: kept in run_seq (running) order. */
+static void ff_push_done(struct engine *g, size_t idx)
+{
+	struct idxvec *d = &g->ff.done;
+	xgrow(&d->v, &d->cap, d->len + 1, sizeof *d->v);
+	size_t j = d->len++;
+	int64_t s = req(g, idx)->run_seq;
+	for (; j > 0 && req(g, d->v[j - 1])->run_seq > s; j--)
+		d->v[j] = d->v[j - 1];
+	d->v[j] = idx;
+}
+
+/* The finished requests out of running, each done in running order (as
+ * the scan of the reference path does it), without reading the others. */
+static void ff_remove_done(struct engine *g)
+{
+	const struct idxvec *d = &g->ff.done;
+	size_t w = 0, j = 0;
+	for (size_t i = 0; i < g->n_running; i++) {
+		size_t idx = g->running[i];
+		if (j < d->len && idx == d->v[j]) {
+			j++;
+			g->setup.hooks.on_done(g->setup.hooks.ctx, idx, req(g, idx)->finish_ns);
+		} else {
+			g->running[w++] = idx;
+		}
+	}
+	SIM_ASSERT(j == d->len, SIM_NO_TIME, j);
+	g->n_running = w;
+}
+
 static void vllm_end_step(struct engine *g, int64_t now)
 {
 	struct batch *b = &g->batch[g->cur];
@@ -200,14 +232,19 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		output_path(g, b, now, seen_at);
 	else
 		seen_at[0] = now;
-	const bool spec = g->spec.method != NULL;
+	const bool spec = g->spec.method != NULL, ff = g->ff.on;
+	if (ff)
+		vllm_ff_end_step(g, b, seen_at[0]);   /* the lazy tokens first */
 	xgrow(&g->emitted, &g->cap_emitted, b->len, sizeof *g->emitted);
 	g->n_emitted = 0;
+	g->ff.done.len = 0;
 	for (size_t k = 0; k < b->len; k++) {
 		size_t idx = b->idx[k];
 		struct request *r = req(g, idx);
 		if (k + PREFETCH_AHEAD < b->len)
 			__builtin_prefetch(&req(g, b->idx[k + PREFETCH_AHEAD])->state);
+		if (ff)
+			vllm_ff_catch_up(g, r);
 		bool running = r->state == REQ_RUNNING;
 		/* (A request handed over by a prefill replica with more API
 		 * servers streams through this replica's first.) */
@@ -259,6 +296,8 @@ static void vllm_end_step(struct engine *g, int64_t now)
 					r->cap_blocks = 0;
 				}
 				any_done = true;
+				if (ff)
+					ff_push_done(g, idx);
 			} else {
 				reqq_remove(&g->waiting, idx);
 				flush_tokens(g, seen);   /* its last token before it is done */
@@ -267,7 +306,10 @@ static void vllm_end_step(struct engine *g, int64_t now)
 		}
 	}
 	flush_tokens(g, seen_at[0]);   /* one API server: every token at its time */
-	if (any_done) {
+	if (ff && any_done) {
+		vllm_ff_drop_done(g);
+		ff_remove_done(g);
+	} else if (any_done) {
 		size_t w = 0;
 		for (size_t i = 0; i < g->n_running; i++) {
 			size_t idx = g->running[i];
@@ -492,6 +534,7 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 		free(g);
 		return NULL;
 	}
+	vllm_ff_init(g);
 	g->st.max_num_batched_tokens = g->mnbt;
 	g->st.max_num_seqs = g->max_seqs;
 	g->st.max_model_len = g->max_model_len;
@@ -515,6 +558,7 @@ static void vllm_destroy(struct engine *g)
 	}
 	specdec_free(&g->spec);
 	kvhold_free(&g->held);
+	vllm_ff_free(g);
 	free(g->hits);
 	free(g->emitted);
 	free(g);

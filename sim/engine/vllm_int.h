@@ -32,6 +32,34 @@ struct batch {
 	struct perf_step step;
 	struct perf_step draft;          /* the drafting sequences, for the drafter's passes */
 	double extra_s;                  /* CPU-tier loads in this step */
+	int64_t pass;                    /* its scheduler pass (vllmff.c) */
+	size_t n_lazy;                   /* lazy decodes in it besides idx[] (vllmff.c) */
+};
+
+/* Fast-forward decode (vllmff.c): a running request that will only decode
+ * one token a step for the next passes is lazy: counted in aggregates,
+ * untouched until its next event pass (ring buckets), and passes over the
+ * rest (the explicit set) leave results byte-identical to the reference. */
+#define FF_RING 256                      /* passes ahead a lazy run may reach */
+
+struct idxvec {
+	size_t *v;
+	size_t len, cap;
+};
+
+struct vllm_ff {
+	bool on;                         /* the run takes steady tokens, nothing rules it out */
+	int64_t passes;                  /* the next scheduler pass's number (from 1) */
+	int64_t ends;                    /* the last ended pass + 1 */
+	int64_t last_seen;               /* when the clients saw the last ended pass's tokens */
+	int64_t seen[FF_RING], gap[FF_RING];   /* by ended pass: seen time, gap to the one before */
+	size_t n_lazy;
+	int64_t lazy_kv;                 /* Σ over lazy of (num_computed - ff_sched + 1) */
+	struct idxvec due[FF_RING];      /* lazy requests by ff_p1 */
+	struct idxvec expl;              /* running, not lazy: in run_seq order */
+	struct idxvec owing;             /* no longer lazy, step ends still to apply */
+	struct idxvec tmp, done;
+	int64_t next_seq;                /* the next admission's run_seq */
 };
 
 struct engine {
@@ -66,6 +94,7 @@ struct engine {
 	size_t n_emitted, cap_emitted;
 	struct specdec spec;             /* speculative decoding; spec.method NULL: off */
 	struct kvhold held;              /* setup.hold_finished_kv: finished requests' blocks */
+	struct vllm_ff ff;
 	struct engine_stats st;
 };
 
@@ -105,5 +134,35 @@ int64_t vllm_prefix_hit_tokens(const struct engine *g, const struct request *r);
 
 /* Releases r's blocks, last first. */
 void vllm_free_blocks(struct engine *g, struct request *r);
+
+/* Tokens r would schedule in a pass with a budget to spare (0: none),
+ * and whether they would sample. */
+int64_t vllm_demand(const struct engine *g, const struct request *r, bool *samples);
+
+/* vllmff.c. Sets ff.on from the setup; call once, after the timing. */
+void vllm_ff_init(struct engine *g);
+void vllm_ff_free(struct engine *g);
+
+/* Applies r's lazy passes and step ends so far to its fields. */
+void vllm_ff_catch_up(struct engine *g, struct request *r);
+
+/* At the start of pass b (b->pass set): lazy requests due now become
+ * explicit; true when the pass may run over the explicit set alone (the
+ * lazy ones counted into b->step, *budget less their tokens), false when
+ * every request is explicit again and the pass runs over all of them. */
+bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget);
+
+/* After pass b: its entries that will only decode for a while become
+ * lazy from the next pass; admissions join the explicit set (all of
+ * running after a pass over all of it); the pass counter moves on. */
+void vllm_ff_end_pass(struct engine *g, struct batch *b, size_t n_running_before);
+
+/* At the end of step b seen by clients at seen: the seen ring, the step
+ * ends owed; then the step's lazy tokens to the hook. Before b's entries. */
+void vllm_ff_end_step(struct engine *g, const struct batch *b, int64_t seen);
+
+/* The finished requests of a step's end (ff.done, in running order) out
+ * of the explicit set. Before on_done. */
+void vllm_ff_drop_done(struct engine *g);
 
 #endif

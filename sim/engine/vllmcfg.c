@@ -98,6 +98,9 @@ static int check_speculative(const struct engine_config *c, const struct engine_
 	if (!k->at(k->ctx, "num_speculative_tokens", k_at, sizeof k_at) && !k->inherits)
 		return err_set(e, "%s: [%s] num_speculative_tokens: missing; expected a token count in [1, 16] (vLLM requires it)",
 			       at, k->section);
+	if (k->at(k->ctx, "draft_tensor_parallel_size", at, sizeof at) &&
+	    specdec_check_draft_tp(m, c->tensor_parallel_size, v->draft_tensor_parallel_size, at, k->section, e))
+		return -1;
 	double p[SPECDEC_MAX_TOKENS];
 	k->at(k->ctx, "speculative_acceptance", at, sizeof at);
 	if (specdec_parse_acceptance(v->speculative_acceptance, (int)v->num_speculative_tokens, p))

@@ -202,6 +202,7 @@ static void preempt_at(struct engine *g, size_t pos)
 	r->num_computed = 0;
 	r->state = REQ_WAITING;
 	r->preemptions++;
+	r->ff_sample = -1;               /* its next token's gap spans the wait */
 	g->st.preemptions++;
 	vllm_enqueue_waiting(g, victim, true);
 }
@@ -282,6 +283,8 @@ static void add_to_step(struct engine *g, struct batch *b, size_t i, int64_t n, 
 	b->idx[b->len] = i;
 	b->n[b->len] = (int32_t)n;
 	b->samples[b->len++] = samples;
+	if (samples)
+		r->ff_sample = b->pass;
 	r->num_computed += (int32_t)n;
 	r->pending += samples;
 	if (g->cache_at_alloc) {
@@ -302,6 +305,18 @@ static int64_t clip(const struct engine *g, int64_t n, int64_t budget, const str
 	/* The last token of a request at max_model_len is never fed back. */
 	if (n > room && room > 0)
 		n = room;
+	return n;
+}
+
+int64_t vllm_demand(const struct engine *g, const struct request *r, bool *samples)
+{
+	*samples = false;
+	if (r->pending > 0 && r->num_computed + 1 >= (int64_t)r->prompt_len + r->output_len)
+		return 0;   /* schedule_running's async skip */
+	int64_t n = clip(g, num_tokens(r) - r->num_computed, INT64_MAX, r);
+	if (n <= 0)
+		return 0;
+	*samples = r->num_computed + n >= num_tokens(r);
 	return n;
 }
 
@@ -363,6 +378,28 @@ static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
 		*budget -= n;
 	}
 	return !preempted;
+}
+
+/* A fast-forward pass's running part: the explicit set alone, in order.
+ * vllm_ff_begin_pass saw that every request's tokens fit the budget and
+ * their blocks the pool, so nothing is clipped and nobody is preempted:
+ * the same as schedule_running with the lazy requests in their places. */
+static void schedule_explicit(struct engine *g, struct batch *b, int64_t *budget)
+{
+	const struct idxvec *x = &g->ff.expl;
+	for (size_t i = 0; i < x->len; i++) {
+		size_t idx = x->v[i];
+		struct request *r = req(g, idx);
+		bool samples;
+		int64_t n = vllm_demand(g, r, &samples);
+		if (n <= 0)
+			continue;
+		bool ok = grow_to(g, r, r->num_computed + n);
+		SIM_ASSERT(ok && n <= *budget, SIM_NO_TIME, idx);
+		(void)ok;
+		add_to_step(g, b, idx, n, 0);
+		*budget -= n;
+	}
 }
 
 /* Leading prefix-cache hits of r: GPU blocks into gpu[], then the count
@@ -553,6 +590,7 @@ static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget,
 			g->st.prefix_cpu_hits += n_cpu * g->block_size;
 		}
 		r->state = REQ_RUNNING;
+		r->run_seq = g->ff.next_seq++;
 		if (g->n_running == g->cap_running) {
 			g->cap_running = g->cap_running ? 2 * g->cap_running : 64;
 			g->running = xrealloc(g->running, g->cap_running * sizeof *g->running);
@@ -571,8 +609,18 @@ void vllm_schedule(struct engine *g, struct batch *b, int64_t now)
 	perf_step_clear(&b->draft);
 	b->len = 0;
 	b->extra_s = 0;
+	b->n_lazy = 0;
+	b->pass = g->ff.passes;
 	int64_t budget = g->mnbt;
-	if (schedule_running(g, b, &budget))
+	size_t had = g->n_running;
+	if (g->ff.on && vllm_ff_begin_pass(g, b, &budget)) {
+		schedule_explicit(g, b, &budget);
+		had = g->n_running;
 		schedule_waiting(g, b, &budget, now);
+	} else if (schedule_running(g, b, &budget)) {
+		schedule_waiting(g, b, &budget, now);
+	}
+	if (g->ff.on)
+		vllm_ff_end_pass(g, b, had);
 }
 

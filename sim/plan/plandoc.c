@@ -171,9 +171,13 @@ void plandoc_tuning_text(FILE *f, json_t *doc, const char *items_key,
 				resultdoc_num(cf, "ci95"), resultdoc_num(t, "selection_rate"));
 		json_t *ru = json_object_get(t, "runners_up"), *r;
 		size_t k;
+		/* Runners-up are the loads their searches found: concurrency
+		 * --by concurrency. */
+		const char *by = resultdoc_str(json_object_get(doc, "search"), "by");
+		const char *unit = by && !strcmp(by, "concurrency") ? "concurrent requests" : "req/s";
 		json_array_foreach(ru, k, r) {
 			const char *rs = resultdoc_str(r, "set");
-			fprintf(f, "    runner-up: %.4g req/s with %s%s\n", resultdoc_num(r, "max_rate"),
+			fprintf(f, "    runner-up: %.4g %s with %s%s\n", resultdoc_num(r, "max_rate"), unit,
 				rs && rs[0] ? rs : "the scenario's own settings",
 				json_is_true(json_object_get(r, "indistinguishable")) ? " (within the noise of the winner's)" : "");
 		}
@@ -417,6 +421,14 @@ static void text(FILE *f, json_t *doc)
 		fprintf(f, "; %.2f $/hour, %.3f $ per 1M output tokens", resultdoc_num(w, "usd_per_hour"),
 			resultdoc_num(w, "usd_per_1m_output_tokens"));
 	fprintf(f, "; bound by %s\n", resultdoc_str(w, "limit"));
+	/* The replica count at the low end of the rate's spread over fresh
+	 * seeds (tune.h, confirmation): whether noise could change it. */
+	double half = resultdoc_num(json_object_get(json_object_get(w, "tuning"), "confirmation"), "ci95");
+	double rate = resultdoc_num(w, "max_rate"), reps = resultdoc_num(w, "replicas");
+	if (!isnan(target) && half > 0 && rate - half > 0 && !json_object_get(w, "replicas_simulated") &&
+	    ceil(target / (rate - half)) > reps)
+		fprintf(f, "note: the winner's rate is %.4g ± %.2g req/s over fresh seeds (95%%); at its low end %g req/s takes %.0f replicas, not %.0f\n",
+			rate, half, target, ceil(target / (rate - half)), reps);
 	const char *set = resultdoc_str(w, "set"), *lset = resultdoc_str(w, "layout_set");
 	if ((set && set[0]) || lset)
 		fprintf(f, "reproduce it with: %s%s%s\n", set ? set : "", set && set[0] && lset ? " " : "",

@@ -457,6 +457,7 @@ static void confirm(struct tune_cand *t, size_t n, const struct plan_slo *slo, c
 		int order[TUNE_MAX_CONFIRM];
 		for (int b = 0; b < B; b++) {
 			t[i].confirmed[b] = cand_rate(&pc[k + (size_t)b], o);
+			t[i].confirmed_load[b] = isnan(pc[k + (size_t)b].lo) ? 0 : pc[k + (size_t)b].lo;
 			t[i].simulations += (int64_t)(pc[k + (size_t)b].n_evals ? pc[k + (size_t)b].n_evals : 1) *
 					    o->replications;
 			int y = b;
@@ -612,7 +613,7 @@ json_t *tune_item_json(const struct tune_cand *t, const struct tune_space *s, co
 	json_object_set_new(j, "settings_tried", json_integer((json_int_t)t->n_tried));
 	json_object_set_new(j, "simulations", json_integer(t->simulations));
 	json_object_set_new(j, "reused", json_integer(t->reused));
-	double half = NAN;
+	double half = NAN, load_half = NAN;
 	if (t->winner >= 0)
 		resultdoc_put(j, "selection_rate", t->selection_rate, 4);
 	if (t->n_confirmed > 0) {
@@ -626,8 +627,16 @@ json_t *tune_item_json(const struct tune_cand *t, const struct tune_space *s, co
 		double mean = sum / B;
 		for (int b = 0; b < B; b++)
 			ss += (t->confirmed[b] - mean) * (t->confirmed[b] - mean);
-		if (B >= 2)
-			half = gsl_cdf_tdist_Pinv(0.975, B - 1) * sqrt(ss / (B - 1)) / sqrt(B);
+		double lm = 0, lss = 0;
+		for (int b = 0; b < B; b++)
+			lm += t->confirmed_load[b] / B;
+		for (int b = 0; b < B; b++)
+			lss += (t->confirmed_load[b] - lm) * (t->confirmed_load[b] - lm);
+		if (B >= 2) {
+			double tq = gsl_cdf_tdist_Pinv(0.975, B - 1);
+			half = tq * sqrt(ss / (B - 1)) / sqrt(B);
+			load_half = tq * sqrt(lss / (B - 1)) / sqrt(B);
+		}
 		json_object_set_new(c, "seed_offset", json_integer((json_int_t)t->confirm_seed_offset));
 		json_object_set_new(c, "blocks", json_integer(B));
 		json_object_set_new(c, "rates", rates);
@@ -643,9 +652,11 @@ json_t *tune_item_json(const struct tune_cand *t, const struct tune_space *s, co
 		tune_config_flags(s, &r->cfg, flags, sizeof flags);
 		json_object_set_new(x, "set", json_string(flags));
 		resultdoc_put(x, "max_rate", r->rate, 4);
-		if (!isnan(half))
+		/* In the unit the finalists were searched in (a load),
+		 * against the spread of the winner's load over the blocks. */
+		if (!isnan(load_half))
 			json_object_set_new(x, "indistinguishable",
-					    json_boolean(t->selection_rate - r->rate <= half));
+					    json_boolean(t->tried[t->winner].rate - r->rate <= load_half));
 		if (r->error)
 			json_object_set_new(x, "error", json_string(r->error));
 		json_array_append_new(ru, x);

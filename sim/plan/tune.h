@@ -125,7 +125,9 @@ struct tune_cand {
 	int winner;                  /* index in tried; -1 when nothing was tuned */
 	int finalists[TUNE_FINALISTS], n_finalists;  /* indices in tried, best first */
 	double selection_rate;       /* the winner's fine rate (selection seeds); NaN: none */
-	double confirmed[TUNE_MAX_CONFIRM];  /* its rate on each fresh seed block */
+	double confirmed[TUNE_MAX_CONFIRM];  /* its rate on each fresh seed block (req/s) */
+	double confirmed_load[TUNE_MAX_CONFIRM];  /* and the load found (tried's unit: req/s,
+						     or concurrent requests --by concurrency) */
 	int n_confirmed;             /* 0: not confirmed (--confirm 0, or nothing passes) */
 	int64_t confirm_seed_offset; /* block b's seeds: seed + offset × (b + 1) + r */
 	int64_t simulations;         /* simulations run for this candidate (confirmation too) */

@@ -189,6 +189,33 @@ static void on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 	count_tokens(res, t, tokens);
 }
 
+/* n tokens at t, each gap_ns after its request's last (a fast-forwarded
+ * run of decodes): on_tokens's histogram and token count without the
+ * requests' own fields (the engine keeps those). The same additions in
+ * the same order as n calls of on_token: the same bits. */
+static void on_tokens_steady(void *ctx, size_t n, int64_t t, int64_t gap)
+{
+	struct run *rn = ctx;
+	struct run_result *res = rn->res;
+	struct loghist *h = &res->all.itl;
+	if (!h->counts)
+		loghist_alloc(h);
+	double itl = (double)gap * 1e-9, sum = h->sum, sumsq = h->sumsq;
+	for (size_t k = 0; k < n; k++) {
+		sum += itl;
+		sumsq += itl * itl;
+	}
+	h->counts[loghist_bucket(itl)] += (uint32_t)n;
+	if (h->n == 0 || itl < h->min)
+		h->min = itl;
+	if (h->n == 0 || itl > h->max)
+		h->max = itl;
+	h->n += (int64_t)n;
+	h->sum = sum;
+	h->sumsq = sumsq;
+	count_tokens(res, t, (int64_t)n);
+}
+
 static void send(struct run *rn, size_t idx, int64_t now)
 {
 	struct request *r = &rn->res->reqs.v[idx];
@@ -294,7 +321,14 @@ static void want_send(struct run *rn, size_t idx, int64_t now)
 {
 	int64_t mc = rn->res->sc.max_concurrency;
 	if (mc > 0 && rn->in_flight >= mc) {
-		/* A FIFO over one array: appended at cq_len, read at cq_head. */
+		/* A FIFO over one array: appended at cq_len, read at cq_head;
+		 * what was read goes once it is half the array. */
+		if (rn->cq_head && rn->cq_head * 2 >= rn->cq_len) {
+			memmove(rn->client_queue, rn->client_queue + rn->cq_head,
+				(rn->cq_len - rn->cq_head) * sizeof *rn->client_queue);
+			rn->cq_len -= rn->cq_head;
+			rn->cq_head = 0;
+		}
 		xgrow(&rn->client_queue, &rn->cq_cap, rn->cq_len + 1, sizeof *rn->client_queue);
 		rn->client_queue[rn->cq_len++] = idx;
 		return;
@@ -489,13 +523,17 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	init_groups(res, starts, n_stages);
 
 	rn.q = evq_create();
+	/* Fast-forward only where every token's metrics are the step's: no
+	 * timeline, stages or replicas (which look at each token). */
+	bool steady = !o->no_fast_forward && !res->timeline && res->n_stages <= 1 && sc->cluster.replicas <= 1;
 	struct cluster_setup setup = {
 		.cfg = &res->sc.cluster, .engine = &res->sc.engine, .path = res->sc.path,
 		.weights_at = res->sc.weights_at, .seed = res->sc.seed,
 		.model = &res->model, .hw = &res->hw, .weights = res->weights,
 		.cpu_hw = res->sc.engine.cls->cpu_offload ? &cpu_hw : NULL,
 		.reqs = &res->reqs, .q = rn.q,
-		.hooks = { .ctx = &rn, .on_token = on_token, .on_done = on_done, .on_tokens = on_tokens },
+		.hooks = { .ctx = &rn, .on_token = on_token, .on_done = on_done, .on_tokens = on_tokens,
+			   .on_tokens_steady = steady ? on_tokens_steady : NULL },
 		.on_step = on_step, .on_free = on_free,
 	};
 	struct scenario *pool_sc = NULL;

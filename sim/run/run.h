@@ -131,14 +131,14 @@ int run_simulate_timeline(const struct scenario *sc, struct run_result *res, str
 
 /* How a run keeps what it measures. */
 struct run_opts {
-	/* Keep no finished request (each record is reused for a later one),
-	 * so memory follows the requests in flight, not the run's: res->reqs
-	 * is empty after it, and what reads the requests one by one (--out's
-	 * requests.csv, --save-detailed, Prometheus histograms, plots,
-	 * advise) needs a full run. Every metric of res is the same. Ollama
-	 * and llama-server runs (whose report means read the requests) and
-	 * P/D-disaggregated clusters (which read a request's record after it
-	 * is done) are always full. */
+	/* Keep no finished request (each record is reused for a later one,
+	 * once the cluster no longer reads it), so memory follows the
+	 * requests in flight, not the run's: res->reqs is empty after it.
+	 * Every metric of res is the same. What reads the requests one by
+	 * one after the run (--out's openmetrics.txt, --save-detailed,
+	 * Prometheus histograms, advise) needs a full run; requests.csv can
+	 * be streamed instead (on_record, report.h's reqcsv). Every engine
+	 * and cluster shape runs lean. */
 	bool lean;
 	/* Lean runs only: keep every TTFT, TPOT, E2EL and queue time exactly
 	 * (--exact-percentiles); else past RUN_EXACT_SAMPLES values of one
@@ -146,6 +146,10 @@ struct run_opts {
 	 * relative, means and counts exact), and memory stops growing. */
 	bool exact_percentiles;
 	bool timeline;                 /* as run_simulate_timeline */
+	/* Step every decode one by one (--no-fast-forward): the reference
+	 * the vLLM engine's fast-forward (engine/vllmff.c) equals byte for
+	 * byte. */
+	bool no_fast_forward;
 	/* Lean runs only: keep res->ts too (a sample per timeseries interval
 	 * of simulated time, for timeseries.csv); a full run always does. */
 	bool timeseries;

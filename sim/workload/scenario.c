@@ -301,9 +301,8 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 		return err_set(e, "%s: [run] weights: expected one of %s, got '%s'", sc->weights_at, names,
 			       sc->weights);
 	}
-	/* Ollama's library tags default to Q4_K_M; llama.cpp runs GGUF files. */
-	if (!sc->weights[0] && sc->engine.cls->family != ENGINE_FAMILY_VLLM)
-		snprintf(sc->weights, sizeof sc->weights, "q4_k_m");
+	if (!sc->weights[0] && sc->engine.cls->default_weights)
+		snprintf(sc->weights, sizeof sc->weights, "%s", sc->engine.cls->default_weights);
 	if (sc->priorities_text[0] &&
 	    scenario_parse_priorities(sc, inidoc_find(doc, "workload", "priorities"), doc->path, e))
 		return -1;

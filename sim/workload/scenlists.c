@@ -7,26 +7,30 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "list.h"
 #include "num.h"
 
-/* A [workload] list "LEFT:RIGHT, …" (key, given at en in path): calls
- * pair(sc, left, right, at, e) for each entry, at naming where the key
- * was given; an entry without ':' or an empty list is an error naming
- * form. */
+/* A [workload] list "LEFT:RIGHT, …" (key, given at en in path), read as
+ * list.h reads every list (commas; blanks around an entry dropped; an
+ * empty entry an error, never skipped): calls pair(sc, left, right, at, e)
+ * for each entry, at naming where the key was given; an entry without ':'
+ * or an empty one is an error naming form. */
 static int parse_pairs(struct scenario *sc, const char *text, const struct inidoc_entry *en,
 		       const char *path, const char *key, const char *form,
 		       int (*pair)(struct scenario *sc, char *left, char *right, const char *at,
 				   struct err *e),
 		       struct err *e)
 {
-	char buf[INI_VALUE_MAX], *save = NULL, at[INI_VALUE_MAX + 32];
-	snprintf(buf, sizeof buf, "%s", text);
+	char tok[INI_VALUE_MAX], at[INI_VALUE_MAX + 32];
 	if (en && en->line > 0)
 		snprintf(at, sizeof at, "%s:%d", path, en->line);
 	else
 		snprintf(at, sizeof at, "--set workload.%s", key);
-	int n = 0;
-	for (char *tok = strtok_r(buf, ",;", &save); tok; tok = strtok_r(NULL, ",;", &save), n++) {
+	int rc;
+	for (const char *cur = text; (rc = list_next(&cur, tok, sizeof tok)) != 0;) {
+		if (rc < 0)
+			return err_set(e, "%s: [workload] %s: expected %s, … with no empty entry, got '%s'", at, key, form,
+				       text);
 		char *colon = strchr(tok, ':');
 		if (!colon)
 			return err_set(e, "%s: [workload] %s: expected %s, got '%s'", at, key, form, tok);
@@ -34,8 +38,6 @@ static int parse_pairs(struct scenario *sc, const char *text, const struct inido
 		if (pair(sc, tok, colon + 1, at, e))
 			return -1;
 	}
-	if (n == 0)
-		return err_set(e, "%s: [workload] %s: expected %s, …, got nothing", at, key, form);
 	return 0;
 }
 

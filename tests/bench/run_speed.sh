@@ -9,13 +9,18 @@ set -e
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-$here/../../build/sim/servesim}
 python3 - "$bin" "$here/sharegpt_1m.ini" <<'PY'
-import json, resource, subprocess, sys, time
+import json, os, subprocess, sys, tempfile, time
+# Under /usr/bin/time: a child's ru_maxrss read from here would count this
+# Python's memory, which the child had before its exec.
+fd, note = tempfile.mkstemp()
+os.close(fd)
 t = time.monotonic()
-out = subprocess.run([sys.argv[1], "run", sys.argv[2], "--format", "json"],
-                     check=True, capture_output=True, text=True).stdout
+out = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", note, sys.argv[1], "run", sys.argv[2],
+                      "--format", "json"], check=True, capture_output=True, text=True).stdout
 wall = time.monotonic() - t
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-rss_mib, cpu = ru.ru_maxrss / 1024, ru.ru_utime + ru.ru_stime
+kib, user, sys_s = open(note).read().split()[-3:]
+os.unlink(note)
+rss_mib, cpu = int(kib) / 1024, float(user) + float(sys_s)
 j = json.loads(out)
 print(f"requests {j['completed']} (failed {j['failed']}), simulated {j['duration']:.0f} s, "
       f"output {j['output_throughput']:.0f} tok/s, mean TTFT {j['mean_ttft_ms']:.1f} ms, "

@@ -1,0 +1,311 @@
+/*
+ * vllmff: fast-forward decode for the vLLM engine (issue 14). Most steps
+ * change nothing about most running requests but their context: each
+ * decodes one token, needs no block, fills none and does not finish. Such
+ * a request is made lazy for the passes until its next event (a block
+ * boundary, a block to hash, its last tokens; at most FF_RING - 8): the
+ * scheduler counts it in the step's aggregates (tokens, sequences, the KV
+ * it reads, a sum kept across passes) instead of visiting it, the step's
+ * end hands its token to the run in one call (on_tokens_steady), and its
+ * record is brought up to date (vllm_ff_catch_up) only when it is due or
+ * the engine needs it. A pass visits the explicit set alone (the requests
+ * that are not lazy, in running order) and the waiting queue.
+ *
+ * Results are byte-identical to visiting every request (hooks without
+ * on_tokens_steady: --no-fast-forward). What keeps them so:
+ * - the step's sums over decodes are sums of integers (exact in any order);
+ * - a pass runs over the explicit set only when every running request's
+ *   tokens fit max_num_batched_tokens and their new blocks the free pool
+ *   (so no budget clips anybody and nobody is preempted, and the position
+ *   of the lazy ones in the order does not matter), and no explicit
+ *   running request's token has a gap other than the step's (ITL sums are
+ *   then sums of one value, in any order); else every request becomes
+ *   explicit again and the pass is the reference one;
+ * - the lazy tokens go to the run before the step's other tokens, and
+ *   admitted requests' tokens come last, as in the reference order;
+ * - requests touch the pool and the hooks in running order.
+ *
+ * Off with speculative decoding, sliding windows, stream_interval > 1,
+ * several API servers, and when the run gives no on_tokens_steady.
+ *
+ * Invariants: a running request is lazy (ff_sched < ff_p1, in due[ff_p1 %
+ * FF_RING]) or in expl, never both; n_lazy and lazy_kv sum over the lazy
+ * ones; a request's fields are exact but for its lazy passes and the step
+ * ends of them still in flight (owing).
+ */
+#include <string.h>
+
+#include "simassert.h"
+#include "vllm_int.h"
+#include "xalloc.h"
+
+static void vec_push(struct idxvec *v, size_t x)
+{
+	xgrow(&v->v, &v->cap, v->len + 1, sizeof *v->v);
+	v->v[v->len++] = x;
+}
+
+void vllm_ff_init(struct engine *g)
+{
+	struct vllm_ff *f = &g->ff;
+	f->passes = 1;
+	f->ends = 1;
+	f->on = g->setup.hooks.on_tokens_steady && !g->spec.method && g->perf.window <= 0 &&
+		g->stream_interval <= 1 && g->api.n <= 1;
+}
+
+void vllm_ff_free(struct engine *g)
+{
+	struct vllm_ff *f = &g->ff;
+	for (int i = 0; i < FF_RING; i++)
+		free(f->due[i].v);
+	free(f->expl.v);
+	free(f->owing.v);
+	free(f->tmp.v);
+	free(f->done.v);
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Whether r is lazy now: passes of its run not yet applied (leave_lazy
+ * ends the run at the pass it is in and applies them all). */
+static bool is_lazy(const struct request *r)
+{
+	return r->ff_sched < r->ff_p1;
+}
+
+void vllm_ff_catch_up(struct engine *g, struct request *r)
+{
+	struct vllm_ff *f = &g->ff;
+	int64_t ps = min64(f->passes, r->ff_p1);
+	if (ps > r->ff_sched) {
+		int32_t d = (int32_t)(ps - r->ff_sched);
+		r->num_computed += d;
+		r->pending += d;
+		r->ff_sched = ps;
+	}
+	int64_t es = min64(f->ends, r->ff_p1);
+	if (es > r->ff_end) {
+		int64_t most = r->max_itl_ns;
+		for (int64_t e = r->ff_end; e < es; e++)
+			if (f->gap[e % FF_RING] > most)
+				most = f->gap[e % FF_RING];
+		r->max_itl_ns = most;
+		r->last_token_ns = f->seen[(es - 1) % FF_RING];
+		r->generated += (int32_t)(es - r->ff_end);
+		r->pending -= (int32_t)(es - r->ff_end);
+		r->ff_end = es;
+	}
+}
+
+/* r stops being lazy now (its due pass, or everybody's sync): caught up,
+ * out of the sums; it owes the ends of its passes still in flight. */
+static void leave_lazy(struct engine *g, size_t idx)
+{
+	struct vllm_ff *f = &g->ff;
+	struct request *r = req(g, idx);
+	r->ff_p1 = f->passes;
+	vllm_ff_catch_up(g, r);
+	f->n_lazy--;
+	f->lazy_kv -= r->num_computed - r->ff_sched + 1;
+	r->ff_sample = r->ff_p1 - 1;          /* it sampled in every lazy pass */
+	if (r->ff_end < r->ff_p1)
+		vec_push(&f->owing, idx);
+}
+
+/* Every running request explicit again, in running order. */
+static void sync_all(struct engine *g)
+{
+	struct vllm_ff *f = &g->ff;
+	for (size_t i = 0; i < g->n_running && f->n_lazy; i++) {
+		struct request *r = req(g, g->running[i]);
+		if (is_lazy(r))
+			leave_lazy(g, g->running[i]);
+	}
+	SIM_ASSERT(f->n_lazy == 0 && f->lazy_kv == 0, SIM_NO_TIME, f->passes);
+	for (int i = 0; i < FF_RING; i++)
+		f->due[i].len = 0;
+	f->expl.len = 0;
+	for (size_t i = 0; i < g->n_running; i++)
+		vec_push(&f->expl, g->running[i]);
+}
+
+/* The requests due at this pass join the explicit set in run_seq order. */
+static void take_due(struct engine *g)
+{
+	struct vllm_ff *f = &g->ff;
+	struct idxvec *d = &f->due[f->passes % FF_RING];
+	if (!d->len)
+		return;
+	for (size_t k = 0; k < d->len; k++) {
+		leave_lazy(g, d->v[k]);
+	}
+	/* Insertion sort of the few due (pushed by different step ends). */
+	for (size_t k = 1; k < d->len; k++) {
+		size_t x = d->v[k];
+		int64_t s = req(g, x)->run_seq;
+		size_t j = k;
+		for (; j > 0 && req(g, d->v[j - 1])->run_seq > s; j--)
+			d->v[j] = d->v[j - 1];
+		d->v[j] = x;
+	}
+	struct idxvec *t = &f->tmp, *x = &f->expl;
+	t->len = 0;
+	xgrow(&t->v, &t->cap, x->len + d->len, sizeof *t->v);
+	size_t i = 0, j = 0;
+	while (i < x->len || j < d->len) {
+		bool from_x = j == d->len ||
+			      (i < x->len && req(g, x->v[i])->run_seq < req(g, d->v[j])->run_seq);
+		t->v[t->len++] = from_x ? x->v[i++] : d->v[j++];
+	}
+	struct idxvec was = *x;
+	*x = *t;
+	*t = was;
+	d->len = 0;
+}
+
+bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
+{
+	struct vllm_ff *f = &g->ff;
+	take_due(g);
+	if (!f->n_lazy)
+		return false;
+	/* Whether the explicit set alone can stand for the running part. */
+	int64_t tokens = (int64_t)f->n_lazy, blocks = 0;
+	bool odd = false;
+	for (size_t i = 0; i < f->expl.len && !odd; i++) {
+		const struct request *r = req(g, f->expl.v[i]);
+		bool samples;
+		int64_t n = vllm_demand(g, r, &samples);
+		tokens += n;
+		int64_t need = cdiv(r->num_computed + n, g->block_size) - r->n_blocks;
+		blocks += need > 0 ? need : 0;
+		/* A token after one that was not in the step before. */
+		odd = samples && (r->first_token_ns >= 0 || r->generated > 0 || r->pending > 0) &&
+		      r->ff_sample != b->pass - 1;
+	}
+	if (odd || tokens > g->mnbt || blocks > kvpool_num_free(g->pool)) {
+		sync_all(g);
+		return false;
+	}
+	int64_t n = (int64_t)f->n_lazy;
+	double kv = (double)(f->lazy_kv + n * b->pass);   /* Σ (context + 1), exact */
+	struct perf_step *s = &b->step;
+	s->tokens += n;
+	s->seqs += n;
+	s->sampled += n;
+	s->dec_seqs += n;
+	s->dec_ctx_full += kv;
+	s->dec_ctx_win += kv;
+	b->n_lazy = f->n_lazy;
+	*budget -= n;
+	return true;
+}
+
+void vllm_ff_end_step(struct engine *g, const struct batch *b, int64_t seen)
+{
+	struct vllm_ff *f = &g->ff;
+	int64_t gap = seen - f->last_seen;
+	f->seen[b->pass % FF_RING] = seen;
+	f->gap[b->pass % FF_RING] = gap;
+	f->last_seen = seen;
+	f->ends = b->pass + 1;
+	size_t w = 0;
+	for (size_t k = 0; k < f->owing.len; k++) {
+		struct request *r = req(g, f->owing.v[k]);
+		vllm_ff_catch_up(g, r);
+		if (r->ff_end < r->ff_p1)
+			f->owing.v[w++] = f->owing.v[k];
+	}
+	f->owing.len = w;
+	if (b->n_lazy) {
+		const struct engine_hooks *h = &g->setup.hooks;
+		h->on_tokens_steady(h->ctx, b->n_lazy, seen, gap);
+		g->st.ff_tokens += (int64_t)b->n_lazy;
+	}
+}
+
+/* The passes from P on that r can spend lazy (0: none): it decodes one
+ * token each (its last known token, sampled in the pass before), needs no
+ * new block, fills no block to hash and samples neither its last token
+ * nor the one before (the async skip). Fields exact, passes before P
+ * scheduled. Not while the ends of its last lazy run are in flight (they
+ * are applied at their ends, before a new run could start). */
+static int64_t lazy_passes(const struct engine *g, const struct request *r, int64_t P)
+{
+	int64_t nc = r->num_computed;
+	if (r->state != REQ_RUNNING || r->ff_sample != P - 1 || r->ff_end < r->ff_p1 ||
+	    (int64_t)r->prompt_len + r->generated + r->pending - nc != 1)
+		return 0;
+	int64_t k = FF_RING - 8;
+	k = min64(k, (int64_t)r->n_blocks * g->block_size - nc);
+	k = min64(k, (int64_t)r->prompt_len + r->output_len - nc - 1);
+	k = min64(k, (int64_t)r->output_len - 1 - r->generated - (P - g->ff.ends));
+	/* (-2: with hashing at a step's end, it sees the pass after's
+	 * tokens under async scheduling.) */
+	if (g->caching)
+		k = min64(k, (int64_t)(r->n_hashed + 1) * g->block_size - nc - (g->cache_at_alloc ? 1 : 2));
+	return k;
+}
+
+/* The explicit set after pass b: what it had (all of running after a
+ * pass over all of it) and the admitted, less those b's entries can
+ * leave lazy from the next pass on. */
+void vllm_ff_end_pass(struct engine *g, struct batch *b, size_t n_running_before)
+{
+	struct vllm_ff *f = &g->ff;
+	int64_t P = f->passes + 1;
+	struct idxvec *lz = &f->tmp;       /* the newly lazy, in b's order */
+	lz->len = 0;
+	for (size_t k = 0; k < b->len; k++) {
+		size_t idx = b->idx[k];
+		struct request *r = req(g, idx);
+		int64_t n = lazy_passes(g, r, P);
+		if (n < 2)
+			continue;
+		r->ff_sched = r->ff_end = P;
+		r->ff_p1 = P + n;
+		f->n_lazy++;
+		f->lazy_kv += r->num_computed - P + 1;
+		vec_push(&f->due[r->ff_p1 % FF_RING], idx);
+		vec_push(lz, idx);
+	}
+	struct idxvec *x = &f->expl;
+	if (!b->n_lazy)
+		x->len = 0;
+	for (size_t i = b->n_lazy ? n_running_before : 0; i < g->n_running; i++)
+		vec_push(x, g->running[i]);
+	/* b's entries are in the explicit set's order (the running part,
+	 * then the admitted): out by one merge, no record read. */
+	size_t w = 0, j = 0;
+	for (size_t i = 0; i < x->len && lz->len; i++) {
+		if (j < lz->len && x->v[i] == lz->v[j])
+			j++;
+		else
+			x->v[w++] = x->v[i];
+	}
+	if (lz->len) {
+		SIM_ASSERT(j == lz->len, SIM_NO_TIME, j);
+		x->len = w;
+	}
+	f->passes++;
+}
+
+void vllm_ff_drop_done(struct engine *g)
+{
+	struct vllm_ff *f = &g->ff;
+	const struct idxvec *d = &f->done;
+	struct idxvec *x = &f->expl;
+	size_t w = 0, j = 0;
+	for (size_t i = 0; i < x->len; i++) {
+		if (j < d->len && x->v[i] == d->v[j])
+			j++;
+		else
+			x->v[w++] = x->v[i];
+	}
+	SIM_ASSERT(j == d->len, SIM_NO_TIME, j);
+	x->len = w;
+}

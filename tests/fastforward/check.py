@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Fast-forward decode (sim/engine/vllmff.c) against the reference
+(--no-fast-forward): every scenario in scenarios/ and scenarios/calibration/,
+and the two shared traces (Azure code, Mooncake), must give the same JSON
+(with --save-detailed's per-request arrays) and the same text report, byte
+for byte, both ways. The golden test pins the outputs themselves; this one
+says the fast path is the reference's, scenario by scenario.
+
+Usage: check.py SERVESIM. Exit 0 when every scenario matches.
+"""
+import concurrent.futures
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "traces"))
+
+
+def cases():
+    for d in ("scenarios", os.path.join("scenarios", "calibration")):
+        for f in sorted(os.listdir(os.path.join(ROOT, d))):
+            if f.endswith(".ini"):
+                yield os.path.join(d, f), []
+    for trace in ("azure_llm_2023_code.csv", "mooncake_synthetic.jsonl"):
+        path = os.path.join(SHARED, trace)
+        if os.path.exists(path):
+            yield "scenarios/c13-bench-serve.ini", ["--set", "workload.trace=" + path,
+                                                    "--set", "workload.num_prompts=300"]
+
+
+def servesim(binary, args):
+    return subprocess.run([os.path.abspath(binary)] + args, check=True, capture_output=True,
+                          text=True, cwd=ROOT, env=dict(os.environ, SERVESIM_DATA_DIR=ROOT)).stdout
+
+
+def compare(binary, case):
+    path, extra = case
+    bad = []
+    for fmt in (["--format", "json", "--save-detailed"], ["--format", "text"]):
+        fast = servesim(binary, ["run", path] + extra + fmt)
+        ref = servesim(binary, ["run", path] + extra + fmt + ["--no-fast-forward"])
+        if fast != ref:
+            fl, rl = fast.splitlines(), ref.splitlines()
+            i = next((i for i, (a, b) in enumerate(zip(fl, rl)) if a != b), min(len(fl), len(rl)))
+            bad.append(f"{path} {' '.join(extra)} {fmt[1]}: differs at line {i + 1}:\n"
+                       f"  reference    {rl[i] if i < len(rl) else '<end>'}\n"
+                       f"  fast-forward {fl[i] if i < len(fl) else '<end>'}")
+    return bad
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: check.py SERVESIM")
+    todo = list(cases())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda c: compare(sys.argv[1], c), todo))
+    bad = [b for r in results for b in r]
+    for b in bad:
+        print(b)
+    print(f"{len(todo)} scenarios, both ways: {len(todo) - sum(1 for r in results if r)} equal, "
+          f"{sum(1 for r in results if r)} differ")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

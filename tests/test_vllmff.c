@@ -1,0 +1,166 @@
+/*
+ * The vLLM engine's fast-forward decode (engine/vllmff.c) against the
+ * reference that visits every request every step (run_opts
+ * no_fast_forward, --no-fast-forward): the same report, byte for byte,
+ * and the same record for every request, over the engine's paths (async
+ * and synchronous scheduling, hashing at allocation or at a step's end,
+ * preemption under FCFS and priority, prefix sharing, chunked prefill, a
+ * CPU tier, conversations, closed-loop users, a binding token budget, a
+ * cluster). The fast path must engage where it can (tokens fast-forwarded
+ * > 0), and its runs keep the properties of any run: every token
+ * delivered once, each request's clock forward.
+ */
+#include "simutil.h"
+
+/* Runs scenario with the overrides (NULL-terminated) in full, with or
+ * without fast-forward. */
+static void run_ff(struct run_result *res, bool ff, const char *const *sets)
+{
+	struct inidoc ov = { 0 };
+	struct err e;
+	for (size_t i = 1; sets[i]; i++)
+		if (inidoc_add_override(&ov, sets[i], &e))
+			fail_msg("%s", e.msg);
+	char path[4096];
+	if (catalog_resolve(CATALOG_SCENARIOS, sets[0], path, sizeof path, &e))
+		fail_msg("%s", e.msg);
+	struct scenario sc;
+	struct run_opts o = { .no_fast_forward = !ff };
+	if (scenario_load(&sc, path, &ov, &e) || run_simulate_opts(&sc, res, &o, &e))
+		fail_msg("%s", e.msg);
+	inidoc_free(&ov);
+}
+
+static char *ff_report(struct run_result *r)
+{
+	const double pcts[] = { 25, 50, 90, 99 };
+	struct report_opts ro = { pcts, 4, true, 0 };
+	json_t *j = report_json(r, &ro);
+	json_object_del(json_object_get(j, "servesim"), "version");
+	char *text = json_dumps(j, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	json_decref(j);
+	return text;
+}
+
+/* What a request's record says once it is done, fast-forward's own
+ * bookkeeping (ff_*, run_seq) aside. */
+static void assert_same_request(const struct request *a, const struct request *b, size_t i)
+{
+#define SAME(f)                                                                                  \
+	do {                                                                                     \
+		if (a->f != b->f)                                                                \
+			fail_msg("request %zu: " #f " %lld with fast-forward, %lld without", i, \
+				 (long long)a->f, (long long)b->f);                              \
+	} while (0)
+	SAME(state);
+	SAME(num_computed);
+	SAME(generated);
+	SAME(pending);
+	SAME(n_hashed);
+	SAME(cached_tokens);
+	SAME(preemptions);
+	SAME(send_ns);
+	SAME(enqueue_ns);
+	SAME(first_scheduled_ns);
+	SAME(first_token_ns);
+	SAME(last_token_ns);
+	SAME(finish_ns);
+	SAME(max_itl_ns);
+	SAME(prefill_own_ns);
+	SAME(prefill_shared_ns);
+	SAME(first_launch_ns);
+	SAME(ttft_pad_ns);
+	SAME(first_output_ns);
+#undef SAME
+}
+
+static const char *const cases[][6] = {
+	{ "c13-bench-serve", "workload.num_prompts=300", NULL },
+	{ "c13-bench-serve", "workload.num_prompts=300", "engine.vllm_version=0.8", NULL },
+	{ "c13-bench-serve", "workload.num_prompts=300", "engine.vllm_version=0.11", NULL },
+	{ "c13-bench-serve", "workload.num_prompts=300", "engine.vllm_version=0.6",
+	  "engine.async_scheduling=true", NULL },
+	{ "c13-bench-serve", "workload.num_prompts=300", "engine.max_num_batched_tokens=300",
+	  "engine.max_num_seqs=64", NULL },
+	{ "c13-bench-serve", "workload.num_prompts=300", "engine.enable_prefix_caching=false", NULL },
+	{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "workload.num_prompts=150", NULL },
+	{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "engine.scheduling_policy=priority",
+	  "workload.num_prompts=150", NULL },
+	{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "engine.kv_offload_gib=4",
+	  "workload.num_prompts=150", NULL },
+	{ "c14-system-prompt", "workload.num_prompts=150", "engine.num_gpu_blocks_override=400", NULL },
+	{ "c21-chunked-prefill", "workload.num_prompts=100", NULL },
+	{ "c13-bench-serve", "workload.turns=3", "workload.max_concurrency=8", NULL },
+	{ "c13-bench-serve", "workload.users=10", "workload.num_prompts=120", NULL },
+	{ "c13-bench-serve", "cluster.replicas=2", "workload.num_prompts=150", NULL },
+	{ "c13-bench-serve", "workload.num_prompts=150", "engine.stream_interval=4", NULL },
+};
+enum { N_CASES = sizeof cases / sizeof cases[0] };
+
+static void ff_equals_reference(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < N_CASES; c++) {
+		struct run_result ff, ref;
+		run_ff(&ff, true, cases[c]);
+		run_ff(&ref, false, cases[c]);
+		char *a = ff_report(&ff), *b = ff_report(&ref);
+		if (strcmp(a, b))
+			fail_msg("case %zu (%s %s): the reports differ", c, cases[c][0], cases[c][1]);
+		assert_int_equal(ff.reqs.len, ref.reqs.len);
+		for (size_t i = 0; i < ff.reqs.len; i++)
+			assert_same_request(&ff.reqs.v[i], &ref.reqs.v[i], i);
+		/* The reference never fast-forwards; the plain vLLM cases
+		 * (the first six) must. */
+		assert_int_equal(ref.engine.ff_tokens, 0);
+		if (c < 6 && ff.engine.ff_tokens <= 0)
+			fail_msg("case %zu: no token was fast-forwarded", c);
+		free(a);
+		free(b);
+		run_result_free(&ff);
+		run_result_free(&ref);
+	}
+}
+
+/* A fast-forwarded run delivers each output token once (the ITL
+ * histogram holds one gap per token after the first), most of them
+ * without a visit here, and each request's clock runs forward. */
+static void ff_conserves_tokens_and_clocks(void **state)
+{
+	(void)state;
+	struct run_result r;
+	const char *const sets[] = { "c13-bench-serve", "workload.num_prompts=400", NULL };
+	run_ff(&r, true, sets);
+	int64_t gaps = 0, out = 0;
+	for (size_t i = 0; i < r.reqs.len; i++) {
+		const struct request *q = &r.reqs.v[i];
+		assert_int_equal(q->state, REQ_FINISHED);
+		assert_int_equal(q->generated, q->output_len);
+		assert_int_equal(q->pending, 0);
+		assert_true(q->send_ns <= q->enqueue_ns && q->enqueue_ns <= q->first_scheduled_ns);
+		assert_true(q->first_scheduled_ns <= q->first_token_ns);
+		assert_true(q->first_token_ns <= q->last_token_ns && q->last_token_ns <= q->finish_ns);
+		/* The longest gap fits between the first token and the last. */
+		assert_true(q->max_itl_ns >= 0 && q->max_itl_ns <= q->last_token_ns - q->first_token_ns);
+		if (q->output_len > 1)
+			assert_true(q->max_itl_ns > 0);
+		gaps += q->output_len - 1;
+		out += q->output_len;
+	}
+	assert_int_equal(r.all.itl.n, gaps);
+	assert_int_equal(r.all.total_output, out);
+	/* Most decode tokens skip the per-request visit (about 80% here:
+	 * a request is visited at the two passes around each 16-token block
+	 * boundary and at its ends); at least half must. */
+	assert_true(r.engine.ff_tokens * 2 > out);
+	run_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ff_equals_reference),
+		cmocka_unit_test(ff_conserves_tokens_and_clocks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
