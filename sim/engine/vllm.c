@@ -1,9 +1,11 @@
 /*
  * The vLLM V1 engine class: steps and start-up. EngineCore.step (or, with
  * async scheduling, step_with_batch_queue: a queue of two steps) around
- * one scheduler pass each (vllmsched.c), the step's time from the step
- * model with vLLM's overheads (sim/perf/overhead.c), the KV pool sized as
- * gpu_worker.py sizes it. ../shared/reference/formats.md §3 has the
+ * one scheduler pass each (vllmsched.c), the step's time (vllmstep.c:
+ * the step model with vLLM's overheads, sim/perf/overhead.c), the KV pool
+ * sized as gpu_worker.py sizes it (vllmpool.c), the step's end (tokens to
+ * the hooks, finished requests out), submission, the request path and
+ * the scheduler's defaults. ../shared/reference/formats.md §3 has the
  * condensed source; docs/engine-vllm.md the whole story.
  *
  * A request samples a token in the step that computes its last known
@@ -15,107 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evq.h"
 #include "num.h"
 #include "simassert.h"
 #include "vllm_int.h"
 #include "vllmver.h"
 #include "xalloc.h"
-
-/* Attributes a step of s seconds: to the decode tokens it produces (what
- * their steps are made of) and to the prefills in it (their own share by
- * tokens, and the rest; pad_s of it is CUDA-graph padding). */
-static void account_step(struct engine *g, const struct batch *b, double s, double pad_s,
-			 int64_t now)
-{
-	const struct perf_step *step = &b->step;
-	if (step->dec_seqs > 0) {
-		struct perf_step dec;
-		struct perf_breakdown d;
-		perf_step_decodes_only(step, &dec);
-		double alone = perf_step_time(&g->perf, &dec, &d);
-		double n = (double)step->dec_seqs;
-		g->st.itl_weights_s += n * (d.dense + d.experts + d.lm_head + d.allreduce + d.offload);
-		g->st.itl_kv_s += n * d.attn_decode;
-		g->st.itl_overhead_s += n * d.overhead;
-		g->st.itl_pipeline_s += n * d.pipeline;
-		g->st.itl_prefill_s += n * (s - alone);
-		g->st.itl_tokens += step->dec_seqs;
-	}
-	double work = s - pad_s;
-	for (size_t k = 0; k < b->len; k++) {
-		struct request *r = req(g, b->idx[k]);
-		if (r->first_token_ns >= 0)
-			continue;
-		if (r->first_launch_ns < 0)
-			r->first_launch_ns = now;
-		int64_t own = llround(work * 1e9 * (double)b->n[k] / (double)step->tokens);
-		r->prefill_own_ns += own;
-		r->prefill_shared_ns += llround(work * 1e9) - own;
-		r->ttft_pad_ns += llround(pad_s * 1e9);
-	}
-}
-
-/* The CUDA-graph padding of a step (seconds), for the TTFT parts: the
- * step's operator rows again, only for steps that pad and hold a request
- * before its first token (never a plain decode step). */
-static double graph_pad_s(struct engine *g, const struct batch *b)
-{
-	if (!g->timing || overhead_padded(&g->ovh, b->step.tokens, b->step.seqs) <= b->step.tokens)
-		return 0;
-	bool first = false;
-	for (size_t k = 0; k < b->len && !first; k++)
-		first = req(g, b->idx[k])->first_token_ns < 0;
-	if (!first)
-		return 0;
-	struct perf_op ops[PERF_N_OPS];
-	double total = perf_step_ops(&g->perf, &b->step, ops), parts[4];
-	const struct perf_op *dense = &ops[PERF_DENSE];
-	double tok = (double)b->step.tokens;
-	overhead_step_s(&g->ovh, tok, (double)b->step.seqs, total - ops[PERF_OVERHEAD].time_s,
-			dense->compute_bound ? dense->time_s / tok : 0, parts);
-	return parts[2];
-}
-
-/* The drafter's passes of a speculative step (seconds; 0 without). MTP
- * is costed from the target's decode-only step. */
-static double drafter_s(struct engine *g, const struct batch *b)
-{
-	if (!g->spec.method || b->draft.seqs == 0)
-		return 0;
-	double target = 0;
-	if (g->spec.method->cost == SPEC_COST_MTP) {
-		struct perf_step dec;
-		perf_step_decodes_only(&b->step, &dec);
-		target = perf_step_time(&g->perf, &dec, NULL);
-	}
-	double d = specdec_draft_s(&g->spec, &b->draft, target, g->setup.model->n_layers);
-	g->st.spec_draft_s += d;
-	return d;
-}
-
-/* Starts b on the GPU at now; returns its duration in ns. */
-static int64_t launch(struct engine *g, const struct batch *b, int64_t now)
-{
-	const struct perf_step *step = &b->step;
-	g->step_tokens = step->tokens;
-	struct perf_breakdown bd;
-	double s = perf_step_time(&g->perf, step, &bd) + b->extra_s + drafter_s(g, b);
-	g->st.steps++;
-	g->st.busy_s += s;
-	engine_time_add(&g->st.time, &bd, b->extra_s, s);
-	if (g->timing) {
-		int64_t padded = overhead_padded(&g->ovh, step->tokens, step->seqs);
-		g->st.graph_steps += padded > 0;
-		g->st.eager_steps += padded == 0;
-		g->st.padded_tokens += padded > 0 ? padded - step->tokens : 0;
-	}
-	account_step(g, b, s, graph_pad_s(g, b), now);
-	double usage = kvpool_usage(g->pool);
-	if (usage > g->st.peak_kv_usage)
-		g->st.peak_kv_usage = usage;
-	return evq_duration_ns(s);   /* past the horizon: run_simulate stops */
-}
 
 /* Without async scheduling a step is scheduled and run at once. With it,
  * EngineCore keeps a batch queue of two: the step scheduled while the
@@ -144,7 +50,7 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 		int64_t poll = g->timing ? llround(g->ovh.prof->idle_poll_us * 1e3) : wait;
 		return wait < 1 ? 1 : wait < poll ? wait : poll;
 	}
-	int64_t ns = launch(g, run, now);
+	int64_t ns = vllm_launch(g, run, now);
 	if (g->async) {
 		struct batch *next = &g->batch[1 - g->cur];
 		vllm_schedule(g, next, now);
@@ -391,70 +297,6 @@ static void resolve_defaults(struct engine *g, const struct engine_config *cfg,
 		g->max_seqs = g->mnbt;
 }
 
-/* Sizes the pool as gpu_worker.py does: utilization × memory minus the
- * weights (a vision tower's included), the rotary cache, the activation
- * peak of a max_num_batched_tokens dummy step and non-torch memory,
- * divided by the bytes of a block (per GPU; with pipeline stages, the
- * GPU with the least room, as vLLM takes the minimum over workers). */
-static int size_pool(struct engine *g, struct err *e)
-{
-	const struct engine_config *cfg = g->setup.cfg;
-	const struct model *m = g->setup.model;
-	const struct hw_profile *hw = g->setup.hw;
-	double tp = (double)cfg->tensor_parallel_size;
-	double kv_elem = kv_dtypes[cfg->kv_cache_dtype].bytes_per_elem;
-	/* With pipeline stages the binding GPU is the last stage's: the
-	 * fullest stage's layers (their weights and KV), the LM head and the
-	 * sampler (model_weight_bytes_per_gpu). */
-	double stage = g->perf.stage_layers / (double)m->n_layers;
-	double kv_token_gpu = model_kv_bytes_per_token_per_rank(m, kv_elem, (int)tp) * stage;
-	/* A drafter's weights and its layers' KV in the same blocks (specdec.h). */
-	double draft_w, draft_kv;
-	specdec_memory(&g->spec, m, g->setup.weights, (int)tp, kv_elem, &draft_w, &draft_kv);
-	double block_bytes = (kv_token_gpu + draft_kv) * (double)g->block_size;
-	double weights = model_weight_bytes_per_gpu(m, g->setup.weights, (int)tp, g->perf.pp);
-	/* --cpu-offload-gb: that much of each GPU's weights lives in host
-	 * memory and streams over the host link every step. */
-	weights -= perf_offload(&g->perf, cfg->cpu_offload_gb, weights);
-	/* What vLLM's start-up profiling leaves out of the pool besides the
-	 * weights, per GPU: the activations of a max_num_batched_tokens dummy
-	 * step (FFN intermediates and hidden states, 16-bit), the sampler's
-	 * working set on fp32 logits, and non-torch
-	 * memory (CUDA context, cuBLAS workspace, NCCL). The three
-	 * coefficients are a least-squares fit to the 11 dense runs of
-	 * ../shared/calibration/ (residual <= 0.3 GiB; README "KV pool"). */
-	double ffn = (double)(m->n_moe_layers ? m->expert_ffn_width * m->experts_per_token :
-						 m->dense_ffn_width);
-	double act = 0.417 * (double)g->mnbt * (3 * ffn / tp + 4 * (double)m->hidden) * 2;
-	/* The sampler term was fitted on runs that all had max_num_seqs 128;
-	 * how it grows with max_num_seqs is unknown, so it is held at its
-	 * fitted size (12.2 fp32 copies of 128 rows of logits) rather than
-	 * extrapolated. */
-	double sampler = 12.2 * 128 * (double)m->vocab * 4;
-	double non_torch = 0.411 * GIB;
-	act += sampler;
-	double rope = model_rope_cache_bytes(m);
-	double available = ceil(hw_memory_bytes(hw) * cfg->gpu_memory_utilization) - weights - draft_w - act -
-			   non_torch - rope;
-	g->st.spec_weight_bytes = draft_w;
-	g->st.spec_kv_bytes_per_block = draft_kv * (double)g->block_size;
-	g->st.weight_bytes_per_gpu = weights;
-	g->st.activation_bytes = act;
-	g->st.non_torch_bytes = non_torch;
-	g->st.kv_bytes_per_block = block_bytes;
-	int64_t blocks = cfg->num_gpu_blocks_override > 0 ? cfg->num_gpu_blocks_override :
-			 (int64_t)floor(available / block_bytes);
-	if (blocks < 2)
-		return err_set(e, "%s: the model's weights (%.1f GB per GPU) and activations leave no room for a KV cache in %.1f GB × gpu_memory_utilization %.2f; use more tensor parallelism, a smaller precision or a larger device",
-			       g->setup.path, weights / 1e9, hw_memory_bytes(hw) / 1e9, cfg->gpu_memory_utilization);
-	g->st.num_gpu_blocks = blocks;
-	int64_t cpu_blocks = (int64_t)floor(cfg->vllm.kv_offload_gib * GIB / block_bytes);
-	g->st.num_cpu_blocks = cpu_blocks;
-	g->cpu_block_transfer_s = block_bytes / (hw->host_bandwidth_gb_s * 1e9);
-	g->pool = kvpool_create(blocks, cpu_blocks);
-	return 0;
-}
-
 /* What the scenario's vLLM version (vllmver.h) and its own keys make of
  * the scheduler and the overheads: async scheduling (vLLM turns it off
  * with pipeline parallelism), CUDA graphs, where prefix hashes register,
@@ -528,7 +370,7 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 		return NULL;
 	}
 	perf_pipeline(&g->perf, (int)cfg->pipeline_parallel_size);
-	if (specdec_init(&g->spec, setup, e) || size_pool(g, e) || resolve_timing(g, e)) {
+	if (specdec_init(&g->spec, setup, e) || vllm_size_pool(g, e) || resolve_timing(g, e)) {
 		specdec_free(&g->spec);
 		kvpool_destroy(g->pool);
 		free(g);

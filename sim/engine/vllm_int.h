@@ -1,7 +1,11 @@
 /*
- * vllm_int: what the vLLM V1 engine's files share (vllm.c: the engine
- * class, steps and start-up; vllmsched.c: one scheduler pass and the KV
- * blocks). Not for other modules: they see engine.h.
+ * vllm_int: what the vLLM V1 engine's files share. vllm.c: the engine
+ * class, the step loop and its end, start-up; vllmstep.c: a step's
+ * duration and its attribution; vllmpool.c: the KV pool's size
+ * (start-up memory); vllmsched.c: one scheduler pass; vllmblocks.c: the
+ * blocks' hashes and prefix lookups; vllmpark.c: requests waiting for
+ * their KV (CPU-tier loads, remote pulls); vllmff.c: fast-forward decode.
+ * Not for other modules: they see engine.h.
  *
  * Invariants: a request is in at most one of running, waiting and parked;
  * its num_computed counts the tokens of every step it is in (scheduled
@@ -20,6 +24,7 @@
 #include "overhead.h"
 #include "reqq.h"
 #include "specdec.h"
+#include "xalloc.h"
 
 /* One scheduled step: its requests, their tokens, whether each samples. */
 struct batch {
@@ -112,6 +117,31 @@ static inline int64_t cdiv(int64_t a, int64_t b)
 	return (a + b - 1) / b;
 }
 
+/* Its tokens, sampled ones still in flight included (vLLM's num_tokens
+ * plus num_output_placeholders). */
+static inline int64_t vllm_num_tokens(const struct request *r)
+{
+	return (int64_t)r->prompt_len + r->generated + r->pending;
+}
+
+/* Appends block b to r's block list. */
+static inline void vllm_push_block(struct request *r, int32_t b)
+{
+	if (r->n_blocks == r->cap_blocks) {
+		r->cap_blocks = r->cap_blocks ? 2 * r->cap_blocks : 8;
+		r->blocks = xrealloc(r->blocks, (size_t)r->cap_blocks * sizeof *r->blocks);
+	}
+	r->blocks[r->n_blocks++] = b;
+}
+
+/* vllmstep.c. Starts b on the GPU at now: its time, the step's stats and
+ * attribution; returns its duration in ns. */
+int64_t vllm_launch(struct engine *g, const struct batch *b, int64_t now);
+
+/* vllmpool.c. Sizes and creates g->pool (gpu_worker.py); 0, or -1 with e
+ * set when no KV cache fits. */
+int vllm_size_pool(struct engine *g, struct err *e);
+
 /* One scheduler pass into b, at now (Scheduler.schedule): running requests
  * first, preempting when a block cannot be had; then, if nobody was
  * preempted, waiting ones. Cannot fail. */
@@ -124,6 +154,24 @@ void vllm_unpark(struct engine *g, int64_t now);
 /* Into the waiting queue, in the policy's order (front: a preempted or
  * reloaded request, first under FCFS). */
 void vllm_enqueue_waiting(struct engine *g, size_t idx, bool front);
+
+/* vllmpark.c. A request prefilled on another replica: takes blocks for
+ * its prompt and first token and parks until the cluster's pull lands;
+ * false (nothing changed) when the pool is short. Pops it off waiting. */
+bool vllm_admit_remote(struct engine *g, size_t idx, int64_t now);
+
+/* vllmpark.c. Parks r (popped off waiting, its GPU hits held) while its
+ * n_cpu CPU-tier blocks cross the host link, after the loads before it. */
+void vllm_park(struct engine *g, size_t idx, int64_t n_cpu, int64_t now);
+
+/* vllmblocks.c. The content hash of block j of r (block size bs); never 0. */
+uint64_t vllm_block_hash(const struct request *r, int64_t j, int64_t bs);
+
+/* vllmblocks.c. Leading prefix-cache hits of r among its first max_blocks
+ * blocks: the GPU ones into gpu[] (*n_gpu of them); returns the count of
+ * further blocks the CPU tier holds. A lookup only. */
+int64_t vllm_lookup_prefix(struct engine *g, const struct request *r, int32_t *gpu,
+			   int64_t *n_gpu, int64_t max_blocks);
 
 /* Registers the hashes of r's blocks that its first tokens fill. */
 void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens);

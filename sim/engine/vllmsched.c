@@ -1,7 +1,8 @@
 /*
  * vllmsched: one pass of vLLM V1's Scheduler.schedule()
- * (vllm/v1/core/sched/scheduler.py) and the KV blocks it hands out
- * (kvpool.c), over the engine of vllm_int.h.
+ * (vllm/v1/core/sched/scheduler.py) over the engine of vllm_int.h; the
+ * blocks' hashes and prefix lookups are vllmblocks.c's, the parking of a
+ * request whose KV is loading vllmpark.c's.
  *
  * Spend max_num_batched_tokens on the running requests in order (decodes
  * and unfinished prefill chunks), preempting when a block cannot be had
@@ -12,106 +13,16 @@
  * (vLLM 0.11 on; servesim 1's timing adds the load to the step instead).
  * With async scheduling a request whose step in flight samples its last
  * token is skipped.
+ *
+ * Invariants: a pass spends at most max_num_batched_tokens and admits
+ * while fewer than max_num_seqs run; a scheduled request's tokens count as
+ * computed at once, its sampled token as pending until the step ends.
  */
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "vllm_int.h"
 #include "simassert.h"
 #include "xalloc.h"
-
-/* splitmix64's finalizer: a bijection on 64-bit words. */
-static uint64_t scramble(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-/* Combines a key and a value; 0 is kept free for "no hash". */
-static uint64_t mix(uint64_t a, uint64_t b)
-{
-	uint64_t x = scramble(a ^ scramble(b + 0x9e3779b97f4a7c15ULL));
-	return x ? x : 1;
-}
-
-/* The content hash of block j of r. Identity is positional within a key,
- * so equal keys up to a block mean equal chained hashes, as vLLM's
- * hash(parent, tokens) chain gives. */
-static uint64_t block_hash(const struct request *r, int64_t j, int64_t bs)
-{
-	int64_t start = j * bs, end = start + bs;
-	if (r->n_block512 > 0 && end <= (int64_t)r->n_block512 * 512) {
-		uint64_t a = r->block512[start / 512], b = r->block512[(end - 1) / 512];
-		return mix(mix(a, b), (uint64_t)start);
-	}
-	if (end <= r->shared_len)
-		return mix(r->shared_key, (uint64_t)j);
-	return mix(r->own_key, (uint64_t)j);
-}
-
-/* Its tokens, sampled ones still in flight included (vLLM's num_tokens
- * plus num_output_placeholders). */
-static int64_t num_tokens(const struct request *r)
-{
-	return (int64_t)r->prompt_len + r->generated + r->pending;
-}
-
-static void push_block(struct request *r, int32_t b)
-{
-	if (r->n_blocks == r->cap_blocks) {
-		r->cap_blocks = r->cap_blocks ? 2 * r->cap_blocks : 8;
-		r->blocks = xrealloc(r->blocks, (size_t)r->cap_blocks * sizeof *r->blocks);
-	}
-	r->blocks[r->n_blocks++] = b;
-}
-
-/* The first block of r that only r itself could ever hit (block_hash
- * of own_key, which a request outside a conversation has alone), or
- * INT64_MAX when every block may be shared. A preempted request's blocks
- * are all findable: it may come back for them. */
-static int64_t first_private_block(const struct request *r, int64_t bs)
-{
-	if (r->conversation >= 0 || r->preemptions > 0)
-		return INT64_MAX;
-	int64_t shared = r->shared_len;
-	if ((int64_t)r->n_block512 * 512 > shared)
-		shared = (int64_t)r->n_block512 * 512;
-	return shared / bs;   /* the first block that ends past the shared part */
-}
-
-/* Registers the hashes of r's blocks that the first tokens fill. Called
- * once per request per step: the common case (no block filled) costs a
- * compare. Private blocks (first_private_block) stay out of the prefix
- * table until a preemption publishes them (vllm_publish_blocks). */
-void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
-{
-	if (!g->caching || tokens < (int64_t)(r->n_hashed + 1) * g->block_size)
-		return;
-	int64_t full = tokens / g->block_size;
-	int64_t priv = first_private_block(r, g->block_size);
-	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++) {
-		uint64_t h = block_hash(r, j, g->block_size);
-		if (j >= priv)
-			kvpool_set_private_hash(g->pool, r->blocks[j], h);
-		else
-			kvpool_set_hash(g->pool, r->blocks[j], h);
-	}
-	if (full > r->n_hashed)
-		r->n_hashed = (int32_t)(full < r->n_blocks ? full : r->n_blocks);
-}
-
-void vllm_free_blocks(struct engine *g, struct request *r)
-{
-	for (int32_t j = r->n_blocks; j-- > 0;)
-		kvpool_release(g->pool, r->blocks[j]);
-	r->n_blocks = 0;
-	r->n_hashed = 0;
-}
 
 /* Whether request a comes after request b under --scheduling-policy
  * priority: vLLM orders by (priority, arrival_time), lower first. */
@@ -255,7 +166,7 @@ static bool grow_slow(struct engine *g, struct request *r, int64_t tokens)
 	if (need > kvpool_num_free(g->pool))
 		return false;
 	for (int64_t i = 0; i < need; i++)
-		push_block(r, kvpool_alloc(g->pool));
+		vllm_push_block(r, kvpool_alloc(g->pool));
 	return true;
 }
 
@@ -265,7 +176,7 @@ static bool grow_slow(struct engine *g, struct request *r, int64_t tokens)
 static void add_to_step(struct engine *g, struct batch *b, size_t i, int64_t n, int32_t drafts)
 {
 	struct request *r = req(g, i);
-	bool samples = r->num_computed + n >= num_tokens(r);
+	bool samples = r->num_computed + n >= vllm_num_tokens(r);
 	perf_step_add(&b->step, &g->perf, n, r->num_computed, samples);
 	if (b->len == b->cap) {
 		b->cap = b->cap ? 2 * b->cap : 64;
@@ -313,10 +224,10 @@ int64_t vllm_demand(const struct engine *g, const struct request *r, bool *sampl
 	*samples = false;
 	if (r->pending > 0 && r->num_computed + 1 >= (int64_t)r->prompt_len + r->output_len)
 		return 0;   /* schedule_running's async skip */
-	int64_t n = clip(g, num_tokens(r) - r->num_computed, INT64_MAX, r);
+	int64_t n = clip(g, vllm_num_tokens(r) - r->num_computed, INT64_MAX, r);
 	if (n <= 0)
 		return 0;
-	*samples = r->num_computed + n >= num_tokens(r);
+	*samples = r->num_computed + n >= vllm_num_tokens(r);
 	return n;
 }
 
@@ -350,7 +261,7 @@ static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
 		 * scheduling an extra step"). */
 		if (r->pending > 0 && r->num_computed + 1 >= (int64_t)r->prompt_len + r->output_len)
 			continue;
-		int64_t n = clip(g, num_tokens(r) - r->num_computed, *budget, r);
+		int64_t n = clip(g, vllm_num_tokens(r) - r->num_computed, *budget, r);
 		if (n <= 0)
 			continue;
 		int32_t drafts = 0;
@@ -402,137 +313,16 @@ static void schedule_explicit(struct engine *g, struct batch *b, int64_t *budget
 	}
 }
 
-/* Leading prefix-cache hits of r: GPU blocks into gpu[], then the count
- * of further blocks found in the CPU tier. */
-static int64_t lookup_prefix(struct engine *g, const struct request *r, int32_t *gpu,
-			     int64_t *n_gpu, int64_t max_blocks)
-{
-	int64_t j = 0;
-	*n_gpu = 0;
-	if (!g->caching)
-		return 0;
-	for (; j < max_blocks; j++) {
-		int32_t b = kvpool_lookup(g->pool, block_hash(r, j, g->block_size));
-		if (b < 0)
-			break;
-		gpu[(*n_gpu)++] = b;
-	}
-	int64_t cpu = 0;
-	while (j + cpu < max_blocks &&
-	       kvpool_lookup_cpu(g->pool, block_hash(r, j + cpu, g->block_size)))
-		cpu++;
-	return cpu;
-}
-
-int64_t vllm_prefix_hit_tokens(const struct engine *g, const struct request *r)
-{
-	if (!g->caching)
-		return 0;
-	int64_t max_blocks = ((int64_t)r->prompt_len - 1) / g->block_size, j = 0;
-	while (j < max_blocks && kvpool_lookup(g->pool, block_hash(r, j, g->block_size)) >= 0)
-		j++;
-	return j * g->block_size;
-}
-
-/* Into parked, kept in kv_ready_ns order (host-link loads land in order;
- * remote pulls over several links need not). O(parked) when out of order. */
-static void park_sorted(struct engine *g, size_t idx)
-{
-	struct reqq *q = &g->parked;
-	reqq_push_back(q, idx);
-	for (size_t k = q->len - 1; k > 0; k--) {
-		size_t *prev = reqq_at(q, k - 1), *cur = reqq_at(q, k);
-		if (req(g, *prev)->kv_ready_ns <= req(g, *cur)->kv_ready_ns)
-			break;
-		size_t t = *prev;
-		*prev = *cur;
-		*cur = t;
-	}
-}
-
-/* A request whose prompt was prefilled on another replica (P/D
- * disaggregation, vLLM's NixlConnector): it takes blocks for its prompt
- * and first token here, waits (WAITING_FOR_REMOTE_KVS) while the cluster
- * pulls the KV over its link, and is parked until it lands. False when
- * the pool is short: it waits at the head of the queue for blocks. */
-static bool admit_remote(struct engine *g, size_t idx, int64_t now)
-{
-	struct request *r = req(g, idx);
-	int64_t need = cdiv(num_tokens(r), g->block_size);
-	if (need > kvpool_num_free(g->pool))
-		return false;
-	reqq_pop_front(&g->waiting);
-	for (int64_t i = 0; i < need; i++)
-		push_block(r, kvpool_alloc(g->pool));
-	r->n_hashed = 0;
-	if (r->first_scheduled_ns < 0)
-		r->first_scheduled_ns = now;
-	r->kv_ready_ns = g->setup.hooks.kv_pull(g->setup.hooks.kv_ctx, idx, now);
-	SIM_ASSERT(r->kv_ready_ns >= now, now, idx);
-	park_sorted(g, idx);
-	return true;
-}
-
-/* A CPU-tier hit with vLLM's offloading connector: the request gets GPU
- * blocks for the n_cpu blocks found in host memory and waits
- * (WAITING_FOR_REMOTE_KVS) while they cross the host link, one load after
- * another, instead of joining a step; it is back in the waiting queue, at
- * its front, once they are in (unpark). */
-static void park(struct engine *g, size_t idx, int64_t n_cpu, int64_t now)
-{
-	struct request *r = req(g, idx);
-	for (int64_t i = 0; i < n_cpu; i++)
-		push_block(r, kvpool_alloc(g->pool));
-	int64_t start = g->link_free_ns > now ? g->link_free_ns : now;
-	r->kv_ready_ns = start + llround((double)n_cpu * g->cpu_block_transfer_s * 1e9);
-	g->link_free_ns = r->kv_ready_ns;
-	if (r->first_scheduled_ns < 0)
-		g->st.prefix_cpu_hits += n_cpu * g->block_size;
-	park_sorted(g, idx);
-}
-
-/* Parked requests whose blocks are in by now: their blocks hashed (others
- * may hit them from here), back at the front of the waiting queue in the
- * order they were parked. */
-void vllm_unpark(struct engine *g, int64_t now)
-{
-	size_t n = 0;
-	while (n < g->parked.len && req(g, *reqq_at(&g->parked, n))->kv_ready_ns <= now)
-		n++;
-	for (size_t k = n; k-- > 0;) {
-		size_t idx = *reqq_at(&g->parked, k);
-		struct request *r = req(g, idx);
-		if (r->remote_kv) {
-			/* The pulled prompt: computed, its full blocks cached, and
-			 * the first token (sampled on the prefill side) streams now. */
-			r->remote_kv = 0;
-			r->num_computed = r->prompt_len;
-			vllm_cache_full_blocks(g, r, r->prompt_len);
-			r->chunk = 1;
-			g->setup.hooks.on_token(g->setup.hooks.ctx, idx, now);
-			vllm_enqueue_waiting(g, idx, true);
-			continue;
-		}
-		for (int32_t j = r->n_hashed; j < r->n_blocks; j++)
-			kvpool_set_hash(g->pool, r->blocks[j], block_hash(r, j, g->block_size));
-		r->n_hashed = r->n_blocks;
-		r->num_computed = r->n_blocks * (int32_t)g->block_size;
-		vllm_enqueue_waiting(g, idx, true);
-	}
-	for (size_t k = 0; k < n; k++)
-		reqq_pop_front(&g->parked);
-}
-
 static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget, int64_t now)
 {
 	while (g->waiting.len && *budget > 0 && (int64_t)g->n_running < g->max_seqs) {
 		size_t idx = reqq_front(&g->waiting);
 		struct request *r = req(g, idx);
-		int64_t total = num_tokens(r);
+		int64_t total = vllm_num_tokens(r);
 		int64_t n_gpu = 0, n_cpu = 0, cached;
 		int32_t *hits = g->hits;
 		if (r->remote_kv) {
-			if (!admit_remote(g, idx, now))
+			if (!vllm_admit_remote(g, idx, now))
 				break;
 			continue;
 		}
@@ -543,7 +333,7 @@ static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget,
 			int64_t max_hit = (total - 1) / g->block_size;
 			xgrow(&g->hits, &g->cap_hits, (size_t)max_hit, sizeof *g->hits);
 			hits = g->hits;
-			n_cpu = lookup_prefix(g, r, hits, &n_gpu, max_hit);
+			n_cpu = vllm_lookup_prefix(g, r, hits, &n_gpu, max_hit);
 			cached = (n_gpu + n_cpu) * g->block_size;
 		}
 		int64_t n = total - cached;
@@ -563,17 +353,17 @@ static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget,
 		reqq_pop_front(&g->waiting);
 		for (int64_t i = 0; i < n_gpu; i++) {
 			kvpool_touch(g->pool, hits[i]);
-			push_block(r, hits[i]);
+			vllm_push_block(r, hits[i]);
 		}
 		if (parks) {
 			r->n_hashed = (int32_t)n_gpu;
-			park(g, idx, n_cpu, now);
+			vllm_park(g, idx, n_cpu, now);
 			continue;
 		}
 		for (int64_t i = 0; i < n_cpu; i++) {
 			int32_t blk = kvpool_alloc(g->pool);
-			push_block(r, blk);
-			kvpool_set_hash(g->pool, blk, block_hash(r, n_gpu + i, g->block_size));
+			vllm_push_block(r, blk);
+			kvpool_set_hash(g->pool, blk, vllm_block_hash(r, n_gpu + i, g->block_size));
 		}
 		if (!held)
 			r->n_hashed = (int32_t)(n_gpu + n_cpu);
@@ -623,4 +413,3 @@ void vllm_schedule(struct engine *g, struct batch *b, int64_t now)
 	if (g->ff.on)
 		vllm_ff_end_pass(g, b, had);
 }
-

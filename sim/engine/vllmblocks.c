@@ -1,0 +1,120 @@
+/*
+ * vllmblocks: a vLLM V1 request's KV blocks as the prefix cache sees them
+ * (vllm/v1/core/kv_cache_manager.py, block_pool.py), over the pool of
+ * kvpool.c: the content hash of each block, registering the blocks a
+ * request fills, the prefix lookups (GPU blocks, then the CPU tier), and
+ * releasing a request's blocks.
+ *
+ * Invariants: a block's hash depends only on its request's keys and its
+ * position, so equal keys up to a block mean equal chained hashes; 0 is
+ * never a hash; r->n_hashed <= r->n_blocks, and r's first n_hashed blocks
+ * are registered; private blocks (only r could hit them) stay out of the
+ * prefix table until a preemption publishes them.
+ */
+#include "vllm_int.h"
+
+/* splitmix64's finalizer: a bijection on 64-bit words. */
+static uint64_t scramble(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/* Combines a key and a value; 0 is kept free for "no hash". */
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	uint64_t x = scramble(a ^ scramble(b + 0x9e3779b97f4a7c15ULL));
+	return x ? x : 1;
+}
+
+/* The content hash of block j of r. Identity is positional within a key,
+ * so equal keys up to a block mean equal chained hashes, as vLLM's
+ * hash(parent, tokens) chain gives. */
+uint64_t vllm_block_hash(const struct request *r, int64_t j, int64_t bs)
+{
+	int64_t start = j * bs, end = start + bs;
+	if (r->n_block512 > 0 && end <= (int64_t)r->n_block512 * 512) {
+		uint64_t a = r->block512[start / 512], b = r->block512[(end - 1) / 512];
+		return mix(mix(a, b), (uint64_t)start);
+	}
+	if (end <= r->shared_len)
+		return mix(r->shared_key, (uint64_t)j);
+	return mix(r->own_key, (uint64_t)j);
+}
+/* The first block of r that only r itself could ever hit (block_hash
+ * of own_key, which a request outside a conversation has alone), or
+ * INT64_MAX when every block may be shared. A preempted request's blocks
+ * are all findable: it may come back for them. */
+static int64_t first_private_block(const struct request *r, int64_t bs)
+{
+	if (r->conversation >= 0 || r->preemptions > 0)
+		return INT64_MAX;
+	int64_t shared = r->shared_len;
+	if ((int64_t)r->n_block512 * 512 > shared)
+		shared = (int64_t)r->n_block512 * 512;
+	return shared / bs;   /* the first block that ends past the shared part */
+}
+
+/* Registers the hashes of r's blocks that the first tokens fill. Called
+ * once per request per step: the common case (no block filled) costs a
+ * compare. Private blocks (first_private_block) stay out of the prefix
+ * table until a preemption publishes them (vllm_publish_blocks). */
+void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
+{
+	if (!g->caching || tokens < (int64_t)(r->n_hashed + 1) * g->block_size)
+		return;
+	int64_t full = tokens / g->block_size;
+	int64_t priv = first_private_block(r, g->block_size);
+	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++) {
+		uint64_t h = vllm_block_hash(r, j, g->block_size);
+		if (j >= priv)
+			kvpool_set_private_hash(g->pool, r->blocks[j], h);
+		else
+			kvpool_set_hash(g->pool, r->blocks[j], h);
+	}
+	if (full > r->n_hashed)
+		r->n_hashed = (int32_t)(full < r->n_blocks ? full : r->n_blocks);
+}
+
+void vllm_free_blocks(struct engine *g, struct request *r)
+{
+	for (int32_t j = r->n_blocks; j-- > 0;)
+		kvpool_release(g->pool, r->blocks[j]);
+	r->n_blocks = 0;
+	r->n_hashed = 0;
+}
+/* Leading prefix-cache hits of r: GPU blocks into gpu[], then the count
+ * of further blocks found in the CPU tier. */
+int64_t vllm_lookup_prefix(struct engine *g, const struct request *r, int32_t *gpu,
+			   int64_t *n_gpu, int64_t max_blocks)
+{
+	int64_t j = 0;
+	*n_gpu = 0;
+	if (!g->caching)
+		return 0;
+	for (; j < max_blocks; j++) {
+		int32_t b = kvpool_lookup(g->pool, vllm_block_hash(r, j, g->block_size));
+		if (b < 0)
+			break;
+		gpu[(*n_gpu)++] = b;
+	}
+	int64_t cpu = 0;
+	while (j + cpu < max_blocks &&
+	       kvpool_lookup_cpu(g->pool, vllm_block_hash(r, j + cpu, g->block_size)))
+		cpu++;
+	return cpu;
+}
+
+int64_t vllm_prefix_hit_tokens(const struct engine *g, const struct request *r)
+{
+	if (!g->caching)
+		return 0;
+	int64_t max_blocks = ((int64_t)r->prompt_len - 1) / g->block_size, j = 0;
+	while (j < max_blocks && kvpool_lookup(g->pool, vllm_block_hash(r, j, g->block_size)) >= 0)
+		j++;
+	return j * g->block_size;
+}
