@@ -7,7 +7,8 @@
  *
  * Invariants: vllm_launch is called once per step that runs, when it
  * starts; it reads the batch and the requests' first-token state and
- * changes only stats and the requests' TTFT parts.
+ * writes only g->st, g->step_tokens and, of the requests before their
+ * first token, first_launch_ns and the TTFT parts.
  */
 #include <math.h>
 
