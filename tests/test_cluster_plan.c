@@ -191,8 +191,8 @@ static void plan_lays_out_a_gpu_budget(void **state)
 	/* Four H100s of c25-disagg-small: 4 colocated, 1P3D, 2P2D, 3P1D, each
 	 * a candidate of four GPUs, ranked by the rate it holds within the
 	 * SLO (no cost, no target: rate per GPU, the same four GPUs each).
-	 * Measured, 20 s runs: 2P2D 54, colocated 49, 3P1D 34.5, 1P3D 27.5
-	 * req/s. */
+	 * Measured, 20 s runs: 2P2D 56, colocated 47, 3P1D 32, 1P3D 28
+	 * req/s (step model of 2026-12-01 15:30). */
 	json_t *doc = servesim_json("plan c25-disagg-small " SIZING " --gpu-budget 4 --duration 20");
 	json_t *items = json_object_get(doc, "candidates"), *ranking = json_object_get(doc, "ranking");
 	assert_int_equal(json_array_size(items), 4);

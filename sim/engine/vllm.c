@@ -251,8 +251,9 @@ static void vllm_submit(struct engine *g, size_t idx, int64_t now)
 
 /* The API server's path: servesim 1's one constant; or the request's turn
  * on its API server's event loop (HTTP, parsing; behind the requests and
- * output work before it) and then on its tokenizer thread, plus the fitted
- * remainder, which does not queue. */
+ * output work before it) and then on its tokenizer thread, plus the
+ * request_overhead_ms remainder (0 in the shipped overhead profiles; a
+ * calibrated hardware profile may set it), which does not queue. */
 static int64_t vllm_request_path_ns(struct engine *g, struct request *r, int64_t now)
 {
 	if (!g->timing)

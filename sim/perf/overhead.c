@@ -29,7 +29,7 @@ static const struct overhead_profile profiles[] = {
 	  /* Scheduler.update_from_output: 0.142 ms at batch 128, 0.287 ms at
 	   * 256, i.e. 1.1 us per request (vllm-project/vllm#46112's
 	   * micro-benchmark); schedule() and input preparation per request
-	   * are in the fitted remainder, step_overhead_per_seq_us. */
+	   * are not separated from the per-step step_cpu_us below. */
 	  .step_cpu_per_seq_us = 1.1,
 	  /* schedule(), KV block allocation and input preparation, per step:
 	   * ~250 us of the 541 us per step that openfabric-systems/simllm#204

@@ -1,3 +1,13 @@
+/*
+ * tune: the tuner's settings and search (tune.h): a setting's scenario,
+ * fingerprint, JSON and --set flags; the coarse coordinate descent and the
+ * fine search of the finalists, all candidates at once; the item JSON. The
+ * space is tune_space.c, the confirmation tune_confirm.c (tune_int.h).
+ *
+ * Invariants: a candidate tries at most TUNE_MAX_CONFIGS settings, each
+ * once (by fingerprint: picking the scenario's own value is the same
+ * setting); every step is one plan_search over all candidates.
+ */
 #include "tune.h"
 
 #include <gsl/gsl_cdf.h>
@@ -7,174 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "list.h"
 #include "resultdoc.h"
+#include "tune_int.h"
 #include "xalloc.h"
-
-/* ---- the space ---- */
-
-enum tk_type { TK_INT, TK_BOOL, TK_DTYPE, TK_FRACTION };
-
-#define F(field) offsetof(struct scenario, field)
-
-/* The engine knobs that move a configuration's SLO rate, in the order the
- * descent visits them (the largest lever first), with their default
- * values. The values bracket vLLM's defaults (2048 or 8192 tokens, 256 or
- * 1024 sequences: vllm/engine/arg_utils.py) by factors of two: SEED C20-C21
- * (a smaller token budget interrupts decode less, a larger one prefills
- * faster) and C16-C17 (KV pool size: fp8 halves a token's bytes). */
-static const struct tune_key {
-	const char *key;
-	int type;                    /* enum tk_type */
-	size_t offset;               /* in struct scenario */
-	const char *values;          /* NULL: set by tune_space_default */
-} tune_keys[] = {
-	{ "max_model_len", TK_INT, F(engine.max_model_len), NULL },
-	{ "max_num_batched_tokens", TK_INT, F(engine.max_num_batched_tokens), "512,1024,2048,4096,8192,16384" },
-	{ "enable_chunked_prefill", TK_BOOL, F(engine.enable_chunked_prefill), "true,false" },
-	{ "long_prefill_token_threshold", TK_INT, F(engine.long_prefill_token_threshold), "0,256,1024" },
-	{ "max_num_seqs", TK_INT, F(engine.max_num_seqs), "64,128,256,512,1024" },
-	{ "kv_cache_dtype", TK_DTYPE, F(engine.kv_cache_dtype), "auto,fp8" },
-	{ "enable_prefix_caching", TK_BOOL, F(engine.enable_prefix_caching), "true,false" },
-	{ "gpu_memory_utilization", TK_FRACTION, F(engine.gpu_memory_utilization), NULL },
-};
-
-#undef F
-
-static const struct tune_key *key_row(const char *key)
-{
-	for (size_t i = 0; i < sizeof tune_keys / sizeof *tune_keys; i++)
-		if (!strcmp(tune_keys[i].key, key))
-			return &tune_keys[i];
-	return NULL;
-}
-
-/* The scenario's own value of key as text ("default" for an unset
- * integer, "" for a key outside the table). */
-static void own_text(const struct scenario *sc, const char *key, char *out, size_t cap)
-{
-	const struct tune_key *k = key_row(key);
-	const char *p = k ? (const char *)sc + k->offset : NULL;
-	if (!k) {
-		snprintf(out, cap, "%s", "");
-	} else if (k->type == TK_INT) {
-		int64_t v = *(const int64_t *)(const void *)p;
-		if (v < 0)
-			snprintf(out, cap, "default");
-		else
-			snprintf(out, cap, "%lld", (long long)v);
-	} else if (k->type == TK_BOOL) {
-		snprintf(out, cap, "%s", *(const bool *)(const void *)p ? "true" : "false");
-	} else if (k->type == TK_DTYPE) {
-		snprintf(out, cap, "%s", kv_dtypes[*(const int *)(const void *)p].name);
-	} else {
-		snprintf(out, cap, "%g", *(const double *)(const void *)p);
-	}
-}
-
-static int axis_values(struct tune_axis *a, const char *list, struct err *e)
-{
-	a->n = 0;
-	char tok[sizeof a->values[0]];
-	int rc;
-	for (const char *cur = list; (rc = list_next(&cur, tok, sizeof tok)) != 0;) {
-		if (rc < 0 || a->n == TUNE_MAX_VALUES)
-			return err_set(e, "--search: %s: expected up to %d comma-separated values of up to %zu characters, got '%s'",
-				       a->key, TUNE_MAX_VALUES, sizeof a->values[0] - 1, list);
-		memcpy(a->values[a->n++], tok, sizeof tok);
-	}
-	return 0;
-}
-
-void tune_space_default(struct tune_space *s, const struct scenario *sc, double max_gmu)
-{
-	memset(s, 0, sizeof *s);
-	if (sc->engine.cls->family != ENGINE_FAMILY_VLLM)
-		return;
-	bool shares = sc->random_prefix_len > 0 || sc->turns > 1;
-	/* vLLM's default max_model_len is the model's whole context, whose KV
-	 * a small device cannot hold for one request (startup.h refuses it,
-	 * as vLLM does); what a user passes instead is a length that holds the
-	 * workload's longest request: vLLM's random dataset has one. */
-	if (sc->engine.max_model_len <= 0 && !sc->trace[0] && sc->input.dist == LEN_UNIFORM &&
-	    sc->output.dist == LEN_UNIFORM) {
-		double r = sc->random_range_ratio;
-		double in = (double)sc->random_prefix_len + ceil((double)sc->input.mean * (1 + r));
-		double out = ceil((double)sc->output.mean * (1 + r));
-		double need = in + (double)(sc->turns - 1) * (in - (double)sc->random_prefix_len + out) + out;
-		double len = 2048;
-		while (len < need)
-			len *= 2;
-		struct tune_axis *a = &s->axis[s->n++];
-		snprintf(a->key, sizeof a->key, "max_model_len");
-		snprintf(a->values[0], sizeof a->values[0], "%.0f", len);
-		a->n = 1;
-	}
-	for (size_t i = 0; i < sizeof tune_keys / sizeof *tune_keys; i++) {
-		const struct tune_key *k = &tune_keys[i];
-		if ((!strcmp(k->key, "enable_prefix_caching") && !shares) || !strcmp(k->key, "max_model_len"))
-			continue;
-		struct tune_axis *a = &s->axis[s->n];
-		snprintf(a->key, sizeof a->key, "%s", k->key);
-		if (k->values) {
-			struct err e;
-			axis_values(a, k->values, &e);   /* the table's lists are well formed */
-		} else {
-			/* gpu_memory_utilization: more memory only grows the KV
-			 * pool, so the user's bound is the one value worth
-			 * trying besides the scenario's own. */
-			if (!(max_gmu > sc->engine.gpu_memory_utilization))
-				continue;
-			snprintf(a->values[0], sizeof a->values[0], "%g", max_gmu);
-			a->n = 1;
-		}
-		s->n++;
-	}
-}
-
-int tune_space_add(struct tune_space *s, const char *spec, struct err *e)
-{
-	const char *eq = strchr(spec, '=');
-	const char *key = spec;
-	if (!strncmp(key, "engine.", 7))
-		key += 7;
-	const char *dot = strchr(key, '.');
-	if (!eq || eq == key || (size_t)(eq - key) >= sizeof s->axis[0].key || (dot && dot < eq))
-		return err_set(e, "--search: expected [engine.]KEY=V1,V2,… (an [engine] key, e.g. max_num_batched_tokens=512,1024,2048), got '%s'",
-			       spec);
-	char name[48];
-	memcpy(name, key, (size_t)(eq - key));
-	name[eq - key] = '\0';
-	int i = 0;
-	while (i < s->n && strcmp(s->axis[i].key, name))
-		i++;
-	if (i == s->n) {
-		if (s->n == TUNE_MAX_AXES)
-			return err_set(e, "--search: expected at most %d axes, got '%s' too", TUNE_MAX_AXES, spec);
-		memset(&s->axis[i], 0, sizeof s->axis[i]);
-		snprintf(s->axis[i].key, sizeof s->axis[i].key, "%s", name);
-		s->n++;
-	}
-	return axis_values(&s->axis[i], eq + 1, e);
-}
-
-int tune_space_check(const struct tune_space *s, const char *path, const struct inidoc *base,
-		     struct err *e)
-{
-	for (int a = 0; a < s->n; a++)
-		for (int v = 0; v < s->axis[a].n; v++) {
-			struct inidoc ov = { 0 };
-			struct scenario sc;
-			inidoc_add_overrides(&ov, base);
-			int rc = inidoc_add_overridef(&ov, e, "engine.%s=%s", s->axis[a].key, s->axis[a].values[v]) ||
-				 scenario_load(&sc, path, &ov, e);
-			inidoc_free(&ov);
-			if (rc)
-				return err_prefix(e, "--search %s", s->axis[a].key);
-		}
-	return 0;
-}
 
 /* ---- settings ---- */
 
@@ -185,7 +30,7 @@ static void axis_value(const struct tune_space *s, const struct tune_config *c, 
 	if (c->pick[a] >= 0)
 		snprintf(v, cap, "%s", s->axis[a].values[c->pick[a]]);
 	else
-		own_text(own, s->axis[a].key, v, cap);
+		tune_own_text(own, s->axis[a].key, v, cap);
 }
 
 /* The setting's key: per axis the value it runs with (the scenario's own
@@ -406,80 +251,6 @@ static void sort_by_coarse(size_t *idx, size_t n, const struct tune_tried *tr)
 		}
 }
 
-/* A searched candidate's sustained rate; 0 when it cannot run. */
-static double cand_rate(const struct plan_cand *c, const struct plan_opts *o)
-{
-	return c->status == PLAN_INFEASIBLE ? 0 : plan_sustained_rate(c, o);
-}
-
-/* Step 3 (tune.h): every bracketed winner searched again on fresh seed
- * blocks, all blocks of all candidates in one plan_search; the median
- * block's search becomes the candidate's answer. */
-static void confirm(struct tune_cand *t, size_t n, const struct plan_slo *slo, const struct plan_opts *o)
-{
-	int B = o->confirm_blocks < TUNE_MAX_CONFIRM ? o->confirm_blocks : TUNE_MAX_CONFIRM;
-	for (size_t i = 0; i < n; i++) {
-		t[i].selection_rate = t[i].winner >= 0 ? cand_rate(t[i].cand, o) : NAN;
-		t[i].n_confirmed = 0;
-		t[i].confirm_seed_offset = o->replications;
-	}
-	if (B <= 0)
-		return;
-	struct plan_cand *pc = xcalloc(n * (size_t)B + 1, sizeof *pc);
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct plan_cand *w = t[i].cand;
-		if (t[i].winner < 0 || w->status != PLAN_OK || !(t[i].selection_rate > 0))
-			continue;
-		for (int b = 0; b < B; b++) {
-			struct plan_cand c = *w;
-			c.evals = NULL;
-			c.n_evals = c.cap_evals = 0;
-			c.error = NULL;
-			c.seed_offset = (int64_t)o->replications * (b + 1);
-			if (o->by == PLAN_BY_CONCURRENCY)
-				c.sc.max_concurrency = (int64_t)w->lo;
-			else
-				c.sc.request_rate = w->lo;
-			pc[m++] = c;
-		}
-	}
-	struct plan_opts co = *o;
-	co.step = 1 + 4 * o->tolerance;
-	plan_search(pc, m, slo, &co);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct plan_cand *w = t[i].cand;
-		if (t[i].winner < 0 || w->status != PLAN_OK || !(t[i].selection_rate > 0))
-			continue;
-		/* The blocks by rate (insertion sort, stable); the median is
-		 * the middle one, the lower middle for an even count. */
-		int order[TUNE_MAX_CONFIRM];
-		for (int b = 0; b < B; b++) {
-			t[i].confirmed[b] = cand_rate(&pc[k + (size_t)b], o);
-			t[i].confirmed_load[b] = isnan(pc[k + (size_t)b].lo) ? 0 : pc[k + (size_t)b].lo;
-			t[i].simulations += (int64_t)(pc[k + (size_t)b].n_evals ? pc[k + (size_t)b].n_evals : 1) *
-					    o->replications;
-			int y = b;
-			for (; y > 0 && t[i].confirmed[order[y - 1]] > t[i].confirmed[b]; y--)
-				order[y] = order[y - 1];
-			order[y] = b;
-		}
-		t[i].n_confirmed = B;
-		int med = order[(B - 1) / 2];
-		struct scenario own = w->sc;
-		plan_cand_free(t[i].cand);
-		*t[i].cand = pc[k + (size_t)med];
-		t[i].cand->sc = own;   /* without the search's starting load */
-		t[i].cand->seed_offset = 0;
-		for (int b = 0; b < B; b++)
-			if (b != med)
-				plan_cand_free(&pc[k + (size_t)b]);
-		k += (size_t)B;
-	}
-	free(pc);
-}
-
 void tune_run(struct tune_cand *t, size_t n, const struct tune_space *s, const struct plan_slo *slo,
 	      const struct plan_opts *o)
 {
@@ -580,7 +351,7 @@ void tune_run(struct tune_cand *t, size_t n, const struct tune_space *s, const s
 	free(start);
 	free(slots);
 	free(cur);
-	confirm(t, n, slo, o);
+	tune_confirm(t, n, slo, o);
 }
 
 void tune_cand_free(struct tune_cand *t)
@@ -662,17 +433,5 @@ json_t *tune_item_json(const struct tune_cand *t, const struct tune_space *s, co
 		json_array_append_new(ru, x);
 	}
 	json_object_set_new(j, "runners_up", ru);
-	return j;
-}
-
-json_t *tune_space_json(const struct tune_space *s)
-{
-	json_t *j = json_object();
-	for (int a = 0; a < s->n; a++) {
-		json_t *v = json_array();
-		for (int k = 0; k < s->axis[a].n; k++)
-			json_array_append_new(v, json_string(s->axis[a].values[k]));
-		json_object_set_new(j, s->axis[a].key, v);
-	}
 	return j;
 }
