@@ -21,29 +21,10 @@
 
 #include "catalog.h"
 #include "plan.h"
+#include "testjson.h"
 #include "tune.h"
 
 #define SLO_SPEC "ttft_p99_ms=2000,itl_p99_ms=50"
-
-static json_t *servesim_json(const char *args)
-{
-	struct cmd_result r;
-	run_cmd(&r, "'%s' %s", SERVESIM_BIN, args);
-	if (r.status != 0)
-		fail_msg("servesim %s: exit %d\nstderr: %s", args, r.status, r.err);
-	json_error_t je;
-	json_t *doc = json_loads(r.out, 0, &je);
-	if (!doc)
-		fail_msg("servesim %s: not JSON: %s", args, je.text);
-	cmd_result_free(&r);
-	return doc;
-}
-
-static double num(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 /* The blocks are what tune.h says: plan_search of the winning setting
  * with seed_offset R(b+1), from the selection rate, stepping by

@@ -15,30 +15,11 @@
 
 #include "catalog.h"
 #include "plan.h"
+#include "testjson.h"
 
 #define SLO "--slo ttft_p99_ms=2000,itl_p99_ms=50"
 #define COMPARE "compare c13-bench-serve --hardware a100-80gb-sxm,h100-sxm " SLO \
 		" --replications 2 --duration 15 --no-cost --format json"
-
-static json_t *servesim_json(const char *args)
-{
-	struct cmd_result r;
-	run_cmd(&r, "'%s' %s", SERVESIM_BIN, args);
-	if (r.status != 0)
-		fail_msg("servesim %s: exit %d\nstderr: %s", args, r.status, r.err);
-	json_error_t je;
-	json_t *doc = json_loads(r.out, 0, &je);
-	if (!doc)
-		fail_msg("servesim %s: not JSON: %s", args, je.text);
-	cmd_result_free(&r);
-	return doc;
-}
-
-static double num(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 static json_t *row(json_t *doc, size_t i)
 {

@@ -1,0 +1,36 @@
+/*
+ * testjson: the CLI tests' one way to run `servesim ARGS` and read its JSON
+ * (jansson), for tests that include testutil.h and are built with
+ * SERVESIM_BIN (tests/CMakeLists.txt). A non-zero exit or output that is
+ * not JSON fails the test with the command and its stderr.
+ */
+#ifndef SERVESIM_TESTJSON_H
+#define SERVESIM_TESTJSON_H
+
+#include <jansson.h>
+
+#include "testutil.h"
+
+/* servesim ARGS --format json's document; the caller json_decref()s it. */
+static inline json_t *servesim_json(const char *args)
+{
+	struct cmd_result r;
+	run_cmd(&r, "'%s' %s", SERVESIM_BIN, args);
+	if (r.status != 0)
+		fail_msg("servesim %s: exit %d\nstderr: %s", args, r.status, r.err);
+	json_error_t je;
+	json_t *doc = json_loads(r.out, 0, &je);
+	if (!doc)
+		fail_msg("servesim %s: not JSON: %s", args, je.text);
+	cmd_result_free(&r);
+	return doc;
+}
+
+/* o's number at key, NaN when it is missing or not a number. */
+static inline double num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+#endif
