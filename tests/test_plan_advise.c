@@ -12,19 +12,15 @@
 #include <math.h>
 #include <stdbool.h>
 
+#include "testjson.h"
+
 #define CAL TEST_DATA_DIR "/calib/"
 
 static json_t *advise(const char *args)
 {
-	struct cmd_result r;
-	run_cmd(&r, "'%s' advise %s --format json --replications 2", SERVESIM_BIN, args);
-	if (r.status != 0)
-		fail_msg("servesim advise %s: exit %d\nstderr: %s", args, r.status, r.err);
-	json_error_t je;
-	json_t *doc = json_loads(r.out, 0, &je);
-	if (!doc)
-		fail_msg("not JSON: %s", je.text);
-	cmd_result_free(&r);
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd, "advise %s --format json --replications 2", args);
+	json_t *doc = servesim_json(cmd);
 	assert_string_equal(json_string_value(json_object_get(doc, "kind")), "advise");
 	return doc;
 }
@@ -37,12 +33,6 @@ static bool found(json_t *doc, const char *id)
 		if (!strcmp(json_string_value(json_object_get(it, "id")), id))
 			return true;
 	return false;
-}
-
-static double num(json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 /* Gains never increase down the list, and each remedy carries its --set. */
