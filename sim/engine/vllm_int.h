@@ -46,6 +46,7 @@ struct batch {
  * untouched until its next event pass (ring buckets), and passes over the
  * rest (the explicit set) leave results byte-identical to the reference. */
 #define FF_RING 256                      /* passes ahead a lazy run may reach */
+_Static_assert((FF_RING & (FF_RING - 1)) == 0, "FF_RING: a power of two (ring index by mask)");
 
 struct idxvec {
 	size_t *v;

@@ -94,6 +94,17 @@ static bool is_lazy(const struct request *r)
 	return r->ff_sched < r->ff_p1;
 }
 
+/* The longest of most and the gaps of the ended passes [from, to), to -
+ * from <= FF_RING (from >= 0: the ring index is a mask). */
+static int64_t max_gap(const struct vllm_ff *f, int64_t from, int64_t to, int64_t most)
+{
+	for (uint64_t e = (uint64_t)from; e < (uint64_t)to; e++) {
+		int64_t x = f->gap[e & (FF_RING - 1)];
+		most = x > most ? x : most;
+	}
+	return most;
+}
+
 void vllm_ff_catch_up(struct engine *g, struct request *r)
 {
 	struct vllm_ff *f = &g->ff;
@@ -106,11 +117,7 @@ void vllm_ff_catch_up(struct engine *g, struct request *r)
 	}
 	int64_t es = min64(f->ends, r->ff_p1);
 	if (es > r->ff_end) {
-		int64_t most = r->max_itl_ns;
-		for (int64_t e = r->ff_end; e < es; e++)
-			if (f->gap[e % FF_RING] > most)
-				most = f->gap[e % FF_RING];
-		r->max_itl_ns = most;
+		r->max_itl_ns = max_gap(f, r->ff_end, es, r->max_itl_ns);
 		r->last_token_ns = f->seen[(es - 1) % FF_RING];
 		r->generated += (int32_t)(es - r->ff_end);
 		r->pending -= (int32_t)(es - r->ff_end);
