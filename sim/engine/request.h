@@ -17,7 +17,7 @@ enum req_state { REQ_PENDING, REQ_WAITING, REQ_RUNNING, REQ_FINISHED, REQ_FAILED
 
 struct request {
 	/* What a step's per-request paths and the token hooks read, first
-	 * (120 bytes, two or three cache lines: the fast path is bound by the
+	 * (128 bytes, two or three cache lines: the fast path is bound by the
 	 * first touch of each visited record; spread over the record these
 	 * fields were five). */
 	int state;                /* enum req_state */
@@ -44,10 +44,12 @@ struct request {
 	int64_t ff_sample, run_seq;
 	int64_t first_token_ns, last_token_ns;   /* (ns) */
 	int64_t max_itl_ns;       /* the longest gap between two of its tokens */
+	int32_t stage;            /* load stage it belongs to (sent during) */
+	int32_t replica;          /* the cluster's replica it was routed to (its decode
+				   * replica when disaggregated) */
 
 	/* What the client sends. */
 	int64_t want_send_ns;     /* when the workload wants to send it */
-	int32_t stage;            /* load stage it belongs to (sent during) */
 	int32_t conversation;     /* -1 when not part of a conversation */
 	int32_t turn;
 	int32_t priority;         /* vLLM's request priority: lower runs first under
@@ -63,8 +65,6 @@ struct request {
 
 	/* Engine state. */
 	int32_t cached_tokens;    /* prefix-cache hit at first scheduling */
-	int32_t replica;          /* the cluster's replica it was routed to (its decode
-				   * replica when disaggregated) */
 
 	/* Timing (ns). */
 	int64_t send_ns;          /* client send (after max_concurrency wait) */
