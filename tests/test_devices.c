@@ -334,11 +334,13 @@ static void rocm_allreduce_meets_the_mi300x_tables(void **state)
 /* Out-of-sample end-to-end check (not fitted): one MI300X against one
  * H200, both under vLLM v0.26.0 (alpharomercoma/MI300X-vs-H200 REPORT.md,
  * summary table): single-stream Llama-3.1-70B FP8 is 1.12x faster on the
- * H200; single-stream Llama-3.1-8B a tie (1.02x). Here, batch-1 decode
- * steps at 1,000 tokens of context: the 8B within 5% of a tie; the 70B
- * FP8 ratio within 20% of 1.12, and today it is 17% off the other way
- * (the model has the MI300X 7% faster: its stream fraction and ROCm step
- * overheads have no component measurement; docs/backends.md). */
+ * H200; single-stream Llama-3.1-8B about a tie (1.02x). Here, batch-1
+ * decode steps at 1,000 tokens of context: 1.11 for the 70B (1% off;
+ * within 5%) and 1.09 for the 8B (6.6% off; within 7%). It was 17% off
+ * the wrong way round (MI300X 7% faster) while the MI300X streamed at the
+ * HBM3 default, 0.90 of 5.3 TB/s: its measured stream is 3.91 TB/s
+ * (rocprofiler-compute's roofline, mi300x.ini), 0.74, where the H200's
+ * default 0.90 of 4.8 TB/s stands (docs/backends.md). */
 static void mi300x_vs_h200_single_stream_check(void **state)
 {
 	(void)state;
@@ -348,8 +350,8 @@ static void mi300x_vs_h200_single_stream_check(void **state)
 	static const struct {
 		const char *model, *weights;
 		double h200_speedup, tol;
-	} cases[] = { { "llama-3.1-8b", "bf16", 1.0, 0.05 + 0.02 },
-		      { "llama-3.1-70b", "fp8", 1.12, 0.20 } };
+	} cases[] = { { "llama-3.1-8b", "bf16", 1.02, 0.07 },
+		      { "llama-3.1-70b", "fp8", 1.12, 0.05 } };
 	for (int i = 0; i < 2; i++) {
 		struct model m;
 		load_model(&m, cases[i].model);
