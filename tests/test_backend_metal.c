@@ -7,7 +7,7 @@
  * test, tolerances with their reasons); more GPU cores or more bandwidth
  * never slow a step.
  */
-#include "testutil.h"
+#include "hwutil.h"
 
 #include <math.h>
 #include <string.h>
@@ -20,20 +20,6 @@
 
 static const char *const apple[] = { "m1-max", "m1-ultra", "m2-max", "m2-ultra",
 				     "m3-max", "m3-ultra", "m4-pro", "m4-max" };
-
-static void load_hw(struct hw_profile *hw, const char *id)
-{
-	struct err e = { { 0 } };
-	if (hw_load_named(hw, id, &e))
-		fail_msg("%s", e.msg);
-}
-
-static void load_model(struct model *m, const char *id)
-{
-	struct err e = { { 0 } };
-	if (model_load_named(m, id, &e))
-		fail_msg("%s", e.msg);
-}
 
 static void metal_perf(struct perf *p, const struct model *m, const struct hw_profile *hw,
 		       const char *w)

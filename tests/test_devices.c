@@ -9,7 +9,7 @@
  * all-reduce rises with the message, the GH200 and H200 NVL profiles are
  * their own devices and not the H200 SXM's.
  */
-#include "testutil.h"
+#include "hwutil.h"
 
 #include <math.h>
 #include <string.h>
@@ -21,20 +21,6 @@
 #include "precision.h"
 #include "steptime.h"
 #include "num.h"
-
-static void load_hw(struct hw_profile *hw, const char *id)
-{
-	struct err e = { { 0 } };
-	if (hw_load_named(hw, id, &e))
-		fail_msg("%s", e.msg);
-}
-
-static void load_model(struct model *m, const char *id)
-{
-	struct err e = { { 0 } };
-	if (model_load_named(m, id, &e))
-		fail_msg("%s", e.msg);
-}
 
 /* The dense-matmul time of one step prefilling n tokens of one sequence. */
 static double prefill_dense_s(const struct perf *p, int64_t n)
