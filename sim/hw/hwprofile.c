@@ -174,7 +174,10 @@ void hw_default_efficiency(int hw_class, struct hw_efficiency *eff)
 		 * MAPE 5.3% pp512, 4.4% tg128): Metal streams weights near the
 		 * unified-memory peak, and each forward pass pays ~5.8 ms of
 		 * graph dispatch (a 32-layer model), which is what makes
-		 * quantized decode slower than bytes / bandwidth. */
+		 * quantized decode slower than bytes / bandwidth. Only a profile
+		 * without [arch] facts uses it: the shipped M-series profiles run
+		 * the Metal kernel rows (sim/perf/backend_metal.c), and this table
+		 * is their check. */
 		[HW_APPLE] = { .bandwidth = 0.94, .attention_bandwidth = 0.94, .compute_max = 0.72,
 			       .compute_half_tokens = 2, .attention_compute = 0.40,
 			       .low_precision_compute = 1, .moe_efficiency = 1, .step_overhead_us = 5800,
