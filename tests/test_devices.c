@@ -204,6 +204,55 @@ static void cdna3_rows_meet_amd_maf(void **state)
 	assert_true(dense[1] < dense[0]);
 }
 
+/* CDNA3 streams at its measured rate: rocprofiler-compute's roofline HBM
+ * bandwidth (ROCm/rocm-systems PR #2934: MI300X 3910.62, MI325X 4287.31
+ * GB/s), not the HBM3 default 0.90 of the datasheet. A batch-1 decode's
+ * weights go at the hipBLASLt row's 0.95 of it (exact); the MI325X decodes
+ * faster than the MI300X; and more stream or more CUs never slow a decode
+ * or prefill step. */
+static void cdna3_streams_at_its_measured_rate(void **state)
+{
+	(void)state;
+	struct model m;
+	load_model(&m, "llama-3.1-8b");
+	const struct precision *bf16 = precision_find("bf16");
+	static const struct {
+		const char *id;
+		double gb_s;
+	} dev[] = { { "mi300x", 3910.62 }, { "mi325x", 4287.31 } };
+	double dec[2];
+	for (int i = 0; i < 2; i++) {
+		struct hw_profile hw;
+		load_hw(&hw, dev[i].id);
+		assert_double_rel(hw_stream_bandwidth(&hw), dev[i].gb_s * 1e9, 1e-12);
+		struct perf p;
+		perf_init(&p, &m, &hw, bf16, 1, 2);
+		struct perf_step s;
+		perf_step_clear(&s);
+		perf_step_add(&s, &p, 1, 1000, true);
+		struct perf_op ops[PERF_N_OPS];
+		dec[i] = perf_step_ops(&p, &s, ops);
+		assert_false(ops[PERF_DENSE].compute_bound);
+		assert_double_rel(ops[PERF_DENSE].time_s,
+				  ops[PERF_DENSE].bytes / (0.95 * dev[i].gb_s * 1e9), 1e-9);
+		struct hw_profile more = hw;
+		more.arch.stream_bandwidth_gb_s *= 1.2;
+		more.bandwidth_gb_s *= 1.2;
+		more.arch.sm_count *= 2;
+		for (int64_t n = 1; n <= 8192; n *= 8) {
+			struct perf a, b;
+			perf_init(&a, &m, &hw, bf16, 1, 2);
+			perf_init(&b, &m, &more, bf16, 1, 2);
+			struct perf_step sa;
+			perf_step_clear(&sa);
+			perf_step_add(&sa, &a, n, n == 1 ? 1000 : 0, true);
+			assert_true(perf_step_time(&b, &sa, NULL) <=
+				    perf_step_time(&a, &sa, NULL) * (1 + 1e-12));
+		}
+	}
+	assert_true(dec[1] < dec[0]);
+}
+
 /* Blackwell, large M (one 8,192-token prefill of Llama-3.1-70B at TP1, a
  * compute-bound step): FP4 beats FP8 beats BF16 on B200 and GB200. The
  * dense time ratios follow the measured GEMMs of the profiles: BF16 / FP8
@@ -384,6 +433,7 @@ int main(void)
 		cmocka_unit_test(every_row_has_a_source),
 		cmocka_unit_test(new_profiles_are_their_own_devices),
 		cmocka_unit_test(cdna3_rows_meet_amd_maf),
+		cmocka_unit_test(cdna3_streams_at_its_measured_rate),
 		cmocka_unit_test(blackwell_fp4_beats_fp8_beats_bf16),
 		cmocka_unit_test(b200_gemm_against_vllm_pr_20646),
 		cmocka_unit_test(rocm_allreduce_meets_the_mi300x_tables),
