@@ -15,6 +15,7 @@
 
 #include "planlayout.h"
 #include "plandoc_int.h"
+#include "ranknoise.h"
 
 void plandoc_cost_text(FILE *f, json_t *doc)
 {
@@ -240,6 +241,7 @@ void plandoc_text(FILE *f, json_t *doc)
 	    ceil(target / (rate - half)) > reps)
 		fprintf(f, "note: the winner's rate is %.4g ± %.2g req/s over fresh seeds (95%%); at its low end %g req/s takes %.0f replicas, not %.0f\n",
 			rate, half, target, ceil(target / (rate - half)), reps);
+	ranknoise_text(f, doc);
 	const char *set = resultdoc_str(w, "set"), *lset = resultdoc_str(w, "layout_set");
 	if ((set && set[0]) || lset)
 		fprintf(f, "reproduce it with: %s%s%s\n", set ? set : "", set && set[0] && lset ? " " : "",
