@@ -6,9 +6,9 @@
  *     not resolved; a clear one is, by rate and by rate per dollar;
  *   - compare of A100 80GB, A100 40GB and L40S on two seed sets: the two
  *     A100s (the same compute, 3% apart on this load) are flagged within
- *     noise on both in JSON, text and HTML, the cheaper named; the A100
- *     80GB and the L40S (about 15% apart: a modest gap) rank the same on
- *     both seed sets and are not flagged;
+ *     noise on both in JSON, text (compare and plan) and HTML, the
+ *     cheaper named; the A100 80GB and the L40S (about 15% apart: a
+ *     modest gap) rank the same on both seed sets and are not flagged;
  *   - compare's cost ranking: $ per 1M output tokens and per 1k requests
  *     at the SLO come from the tuned, confirmed rate (the median block)
  *     and the profile's cited [price], and the ranking orders by them.
@@ -131,6 +131,14 @@ static void a100s_within_noise_l40s_apart(void **state)
 	assert_contains(r.out, "<p>Within noise: a100-40gb-sxm and a100-80gb-sxm (ranks 1 and 2)");
 	cmd_result_free(&r);
 	run_cmd(&r, "rm -rf '%s'", dir);
+	cmd_result_free(&r);
+	/* plan says the same after its winner, with the $/hour for the
+	 * target: 3 GPUs of either (13.0 and 13.3 req/s each for 30). */
+	run_cmd(&r, "'%s' plan c13-bench-serve --hardware a100-80gb-sxm,a100-40gb-sxm" NOISY " --target-rate 30",
+		SERVESIM_BIN);
+	assert_int_equal(r.status, 0);
+	assert_contains(r.out, "within noise: a100-40gb-sxm and a100-80gb-sxm (ranks 1 and 2)");
+	assert_contains(r.out, "the cheaper one is a100-40gb-sxm (3.87 against 5.37 $/hour)");
 	cmd_result_free(&r);
 	/* --fixed (nothing confirmed) and --confirm 0: no within_noise. */
 	json_t *doc = servesim_json("compare c13-bench-serve --hardware a100-80gb-sxm,a100-40gb-sxm" NOISY

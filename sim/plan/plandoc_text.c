@@ -241,11 +241,11 @@ void plandoc_text(FILE *f, json_t *doc)
 	    ceil(target / (rate - half)) > reps)
 		fprintf(f, "note: the winner's rate is %.4g ± %.2g req/s over fresh seeds (95%%); at its low end %g req/s takes %.0f replicas, not %.0f\n",
 			rate, half, target, ceil(target / (rate - half)), reps);
-	ranknoise_text(f, doc);
 	const char *set = resultdoc_str(w, "set"), *lset = resultdoc_str(w, "layout_set");
 	if ((set && set[0]) || lset)
 		fprintf(f, "reproduce it with: %s%s%s\n", set ? set : "", set && set[0] && lset ? " " : "",
 			lset ? lset : "");
+	ranknoise_text(f, doc);
 }
 
 void plandoc_csv(FILE *f, json_t *doc)
