@@ -15,13 +15,7 @@
 /* The operator row named op of an explain document. */
 static json_t *row(json_t *doc, const char *op)
 {
-	size_t i;
-	json_t *r;
-	json_array_foreach(json_object_get(doc, "operators"), i, r)
-		if (!strcmp(json_string_value(json_object_get(r, "operator")), op))
-			return r;
-	fail_msg("no operator row '%s'", op);
-	return NULL;
+	return item_with(json_object_get(doc, "operators"), "operator", op);
 }
 
 static const char *str(json_t *o, const char *key)

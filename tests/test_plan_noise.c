@@ -55,13 +55,7 @@ static void paired_rule(void **state)
 /* The row of doc with hardware hw. */
 static json_t *row_of(json_t *doc, const char *hw)
 {
-	size_t i;
-	json_t *it;
-	json_array_foreach(json_object_get(doc, "rows"), i, it)
-		if (!strcmp(json_string_value(json_object_get(it, "hardware")), hw))
-			return it;
-	fail_msg("no row for %s", hw);
-	return NULL;
+	return item_with(json_object_get(doc, "rows"), "hardware", hw);
 }
 
 /* The within_noise pair of hardware x and y (either order), or NULL. */

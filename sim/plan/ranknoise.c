@@ -63,26 +63,13 @@ static int block_rates(json_t *it, double *r)
 	return (int)n;
 }
 
-static json_t *item_at(json_t *items, json_t *ranking, const char *index, size_t pos)
-{
-	if (!ranking)
-		return json_array_get(items, pos);
-	json_int_t want = json_integer_value(json_array_get(ranking, pos));
-	size_t j;
-	json_t *it;
-	json_array_foreach(items, j, it)
-		if ((json_int_t)resultdoc_num(it, index) == want)
-			return it;
-	return NULL;
-}
-
 json_t *ranknoise_pairs(json_t *items, json_t *ranking, const struct ranknoise_keys *k)
 {
 	size_t n = ranking ? json_array_size(ranking) : json_array_size(items);
 	json_t **order = xcalloc(n + 1, sizeof *order);
 	bool any = false;
 	for (size_t i = 0; i < n; i++) {
-		order[i] = item_at(items, ranking, k->index, i);
+		order[i] = resultdoc_ranked(items, ranking, k->index, i);
 		any |= json_object_get(json_object_get(order[i], "tuning"), "confirmation") != NULL;
 	}
 	if (!any) {
