@@ -5,6 +5,10 @@
  * workloads whose requests finish out of id order: preemption under FCFS
  * and priority, failures, multi-turn and closed-loop users, a cluster, P/D
  * disaggregation, Ollama. A folder that cannot be made leaves nothing.
+ * The --save-detailed arrays streamed the same way (reqdetail) give the
+ * same JSON, byte for byte, as json_dumpf of the full run's object, in
+ * both layouts the CLI writes (indented on stdout, one line for
+ * --save-result).
  */
 #include "simutil.h"
 
@@ -59,10 +63,7 @@ static bool out_of_order(const struct run_result *r)
 	return false;
 }
 
-static void streamed_equals_full(void **state)
-{
-	(void)state;
-	static const char *const cases[][5] = {
+static const char *const cases[][5] = {
 		{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "workload.num_prompts=150", NULL },
 		{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "engine.scheduling_policy=priority", NULL },
 		{ "c13-bench-serve", "workload.input_distribution=normal", "workload.input_stddev=300",
@@ -72,7 +73,11 @@ static void streamed_equals_full(void **state)
 		{ "c13-bench-serve", "cluster.replicas=3", "workload.num_prompts=150", NULL },
 		{ "c25-disagg-small", "workload.num_prompts=60", NULL },
 		{ "c28-ollama-vs-vllm", "workload.users=0", "workload.request_rate=1", "engine.num_parallel=4" },
-	};
+};
+
+static void streamed_equals_full(void **state)
+{
+	(void)state;
 	static const char *const files[] = { "requests.csv", "timeseries.csv", "itl_histogram.csv" };
 	char tmp[] = "/tmp/servesim-reqcsv-XXXXXX";
 	assert_non_null(mkdtemp(tmp));
@@ -113,6 +118,57 @@ static void streamed_equals_full(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* json written with flags: of the full run (json_dumps) or spliced
+ * (report_json_dumpf, res->detail set). Caller frees. */
+static char *json_text(struct run_result *res, size_t flags)
+{
+	double p99 = 99;
+	struct report_opts ro = { &p99, 1, true, 0 };
+	json_t *j = report_json(res, &ro);
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+	struct err e;
+	if (report_json_dumpf(j, f, flags, res, &e))
+		fail_msg("%s", e.msg);
+	fclose(f);
+	json_decref(j);
+	return text;
+}
+
+static void detailed_streamed_equals_full(void **state)
+{
+	(void)state;
+	static const size_t layouts[] = { JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12),
+					  JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12) };
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const char *const c[6] = { cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4], NULL };
+		struct run_result full, lean;
+		struct err e;
+		run_case(c, &full, NULL);
+		struct reqdetail *d = reqdetail_create(&e);
+		assert_non_null(d);
+		struct run_opts o = { .lean = true, .on_record = reqdetail_row, .record_ctx = d };
+		run_case(c, &lean, &o);
+		assert_int_equal(lean.reqs.len, 0);
+		lean.detail = d;
+		for (size_t k = 0; k < sizeof layouts / sizeof *layouts; k++) {
+			/* Twice: --save-result and stdout read the same rows. */
+			for (int twice = 0; twice < 2; twice++) {
+				char *x = json_text(&full, layouts[k]), *y = json_text(&lean, layouts[k]);
+				if (strcmp(x, y))
+					fail_msg("%s %s: the streamed detailed JSON differs (layout %zu)", c[0], c[1], k);
+				assert_non_null(strstr(x, "\"ollama_metrics\""));
+				free(x);
+				free(y);
+			}
+		}
+		run_result_free(&full);
+		run_result_free(&lean);
+		reqdetail_destroy(d);
+	}
+}
+
 /* A folder that cannot be made: an error, and nothing written. */
 static void unwritable_leaves_nothing(void **state)
 {
@@ -146,6 +202,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(streamed_equals_full),
+		cmocka_unit_test(detailed_streamed_equals_full),
 		cmocka_unit_test(unwritable_leaves_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -76,6 +76,22 @@ static int parse_percentiles(const char *s, double *out, size_t *n, struct err *
 	return 0;
 }
 
+/* What a lean run streams as its requests are done: requests.csv's rows
+ * (--plot) and --save-detailed's arrays; either may be NULL. */
+struct streams {
+	struct reqcsv *rows;
+	struct reqdetail *detail;
+};
+
+static void stream_row(void *ctx, const struct request *r)
+{
+	struct streams *s = ctx;
+	if (s->rows)
+		reqcsv_row(s->rows, r);
+	if (s->detail)
+		reqdetail_row(s->detail, r);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -174,11 +190,15 @@ int cmd_run(int argc, char **argv)
 	bool timeline = fmt == FMT_PROM || out_dir;
 	/* What reads the requests one by one keeps them; else a lean run,
 	 * whose memory follows the requests in flight. --plot's requests.csv
-	 * is streamed as requests finish (reqcsv). */
-	bool per_request = timeline || detailed || va.out.save_detailed;
+	 * and --save-detailed's arrays are streamed as requests finish
+	 * (reqcsv, reqdetail). */
+	bool per_request = timeline;
+	bool want_detail = detailed || va.out.save_detailed;
 	struct run_opts ro_run = { .lean = !per_request, .exact_percentiles = exact, .timeline = timeline,
 				   .no_fast_forward = no_ff };
 	struct reqcsv *rows = NULL;
+	struct reqdetail *detail = NULL;
+	struct streams streams = { 0 };
 	if (scenario_load(&sc, scenario_path, &ov, &e)) {
 		cli_fail("run", &e);
 		goto out;
@@ -190,8 +210,16 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 		ro_run.timeseries = true;
-		ro_run.on_record = reqcsv_row;
-		ro_run.record_ctx = rows;
+	}
+	if (want_detail && ro_run.lean && !(detail = reqdetail_create(&e))) {
+		fprintf(stderr, "servesim run: %s\n", e.msg);
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	if (rows || detail) {
+		streams = (struct streams){ rows, detail };
+		ro_run.on_record = stream_row;
+		ro_run.record_ctx = &streams;
 	}
 	ro_run.progress = progress_create("run", progress);
 	int failed = run_simulate_opts(&sc, &res, &ro_run, &e);
@@ -201,10 +229,11 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	res.rows = rows;
+	res.detail = detail;
 	struct report_opts ro = { pct, n_pct, detailed || va.out.save_detailed, va.out.percentile_metrics };
 	if (va.out.save_result) {
 		json_t *j = report_json(&res, &ro);
-		int bad = vllmflags_save_result(&va.out, j, &sc, sc.model, &e);
+		int bad = vllmflags_save_result(&va.out, j, &sc, sc.model, &res, &e);
 		json_decref(j);
 		if (bad) {
 			fprintf(stderr, "servesim run: %s\n", e.msg);
@@ -218,7 +247,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (fmt == FMT_JSON)
-		rc = cli_print_json(report_json(&res, &ro));
+		rc = cli_print_json_run(report_json(&res, &ro), &res);
 	else if (fmt == FMT_PROM)
 		report_prom(stdout, &res), rc = EXIT_OK;
 	else
@@ -237,6 +266,7 @@ int cmd_run(int argc, char **argv)
 out:
 	run_result_free(&res);
 	reqcsv_destroy(rows);
+	reqdetail_destroy(detail);
 	inidoc_free(&ov);
 	vllmflags_free(&va);
 	return rc;

@@ -62,6 +62,23 @@ struct reqcsv *reqcsv_create(struct err *e);
 void reqcsv_row(void *ctx, const struct request *r);
 void reqcsv_destroy(struct reqcsv *w);   /* NULL is a no-op */
 
+/* --save-detailed's per-request arrays streamed as a lean run's requests
+ * are done (reqdetail.c), the same way: on_record = reqdetail_row, then
+ * run_result.detail to it, and report_json puts markers where the arrays
+ * go (reqdetail_marks) that report_json_dumpf replaces with the arrays,
+ * byte for byte what json_dumpf writes of a full run's JSON. Rows are
+ * kept in unlinked temporary files. NULL with e when none can be made. */
+struct reqdetail *reqdetail_create(struct err *e);
+void reqdetail_row(void *ctx, const struct request *r);
+void reqdetail_destroy(struct reqdetail *d);   /* NULL is a no-op */
+void reqdetail_marks(json_t *o);
+
+/* json_dumpf(j, f, flags), with res->detail's arrays in place of their
+ * markers when res streamed them (res may be NULL). Reals at
+ * JSON_REAL_PRECISION(12), as every JSON writer here uses. Returns 0, or
+ * -1 with e when f cannot be written or the rows cannot be read back. */
+int report_json_dumpf(json_t *j, FILE *f, size_t flags, const struct run_result *res, struct err *e);
+
 /* Writes dir/requests.csv, dir/timeseries.csv and dir/itl_histogram.csv.
  * Returns 0, or -1 with e
  * (and no partial file left behind). */

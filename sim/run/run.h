@@ -24,6 +24,7 @@
 struct timeline;
 struct progress;
 struct reqcsv;
+struct reqdetail;
 
 /* Metrics of a set of requests (the whole run, or one stage). Seconds. */
 struct group_metrics {
@@ -118,6 +119,7 @@ struct run_result {
 	/* Not the run's: requests.csv's rows a caller streamed while the run
 	 * went (report.h: reqcsv), for the report to copy; NULL: none. */
 	struct reqcsv *rows;
+	struct reqdetail *detail;      /* the same for --save-detailed's arrays (report.h) */
 };
 
 /* Loads the model and hardware the scenario names, simulates, and fills
@@ -135,10 +137,10 @@ struct run_opts {
 	 * once the cluster no longer reads it), so memory follows the
 	 * requests in flight, not the run's: res->reqs is empty after it.
 	 * Every metric of res is the same. What reads the requests one by
-	 * one after the run (--out's openmetrics.txt, --save-detailed,
-	 * Prometheus histograms, advise) needs a full run; requests.csv can
-	 * be streamed instead (on_record, report.h's reqcsv). Every engine
-	 * and cluster shape runs lean. */
+	 * one after the run (--out's openmetrics.txt, Prometheus histograms,
+	 * advise) needs a full run; requests.csv and the --save-detailed
+	 * arrays can be streamed instead (on_record, report.h's reqcsv and
+	 * reqdetail). Every engine and cluster shape runs lean. */
 	bool lean;
 	/* Lean runs only: keep every TTFT, TPOT, E2EL and queue time exactly
 	 * (--exact-percentiles); else past RUN_EXACT_SAMPLES values of one
