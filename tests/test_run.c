@@ -132,6 +132,27 @@ static void progress_on_stderr_only(void **state)
 	cmd_result_free(&quiet);
 	cmd_result_free(&shown);
 	cmd_result_free(&dflt);
+	/* plan, compare and advise through cliplan's option: the same. */
+	static const char *const verbs[][2] = {
+		{ "plan", "plan c19-batching --by concurrency --slo itl_p99_ms=50 --hardware h100-sxm --fixed "
+			  "--set workload.num_prompts=60" },
+		{ "compare", "compare c13-bench-serve --hardware l40s,h100-sxm --slo ttft_p99_ms=2000 --fixed "
+			     "--set workload.num_prompts=60" },
+		{ "advise", "advise c17-kv-pressure --set workload.num_prompts=60" },
+	};
+	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++) {
+		char want[64];
+		snprintf(want, sizeof want, "servesim %s: ", verbs[i][0]);
+		run_cmd(&quiet, "%s %s --no-progress", SERVESIM_BIN, verbs[i][1]);
+		run_cmd(&shown, "%s %s --progress", SERVESIM_BIN, verbs[i][1]);
+		assert_int_equal(quiet.status, 0);
+		assert_int_equal(shown.status, 0);
+		assert_string_equal(shown.out, quiet.out);
+		assert_string_equal(quiet.err, "");
+		assert_contains(shown.err, want);
+		cmd_result_free(&quiet);
+		cmd_result_free(&shown);
+	}
 	run_cmd(&quiet, "%s run --set workload.num_prompts=3000 --format json --no-progress", SERVESIM_BIN);
 	run_cmd(&shown, "%s run --set workload.num_prompts=3000 --format json --progress", SERVESIM_BIN);
 	assert_int_equal(shown.status, 0);

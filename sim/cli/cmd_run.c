@@ -77,19 +77,23 @@ static int parse_percentiles(const char *s, double *out, size_t *n, struct err *
 }
 
 /* What a lean run streams as its requests are done: requests.csv's rows
- * (--plot) and --save-detailed's arrays; either may be NULL. */
+ * (--plot), --save-detailed's arrays and the Prometheus scrape's request
+ * metrics; any may be NULL. */
 struct streams {
 	struct reqcsv *rows;
 	struct reqdetail *detail;
+	struct promobs *obs;
 };
 
-static void stream_row(void *ctx, const struct request *r)
+static void stream_row(void *ctx, const struct request *r, int64_t settled_ns)
 {
 	struct streams *s = ctx;
 	if (s->rows)
-		reqcsv_row(s->rows, r);
+		reqcsv_row(s->rows, r, settled_ns);
 	if (s->detail)
-		reqdetail_row(s->detail, r);
+		reqdetail_row(s->detail, r, settled_ns);
+	if (s->obs)
+		promobs_row(s->obs, r, settled_ns);
 }
 
 int cmd_run(int argc, char **argv)
@@ -188,20 +192,29 @@ int cmd_run(int argc, char **argv)
 	/* The timeline (token gaps and steps by second) only feeds the
 	 * Prometheus metrics: recorded for --format prom and --out alone. */
 	bool timeline = fmt == FMT_PROM || out_dir;
-	/* What reads the requests one by one keeps them; else a lean run,
-	 * whose memory follows the requests in flight. --plot's requests.csv
-	 * and --save-detailed's arrays are streamed as requests finish
-	 * (reqcsv, reqdetail). */
-	bool per_request = timeline;
 	bool want_detail = detailed || va.out.save_detailed;
-	struct run_opts ro_run = { .lean = !per_request, .exact_percentiles = exact, .timeline = timeline,
-				   .no_fast_forward = no_ff };
+	struct run_opts ro_run = { .exact_percentiles = exact, .timeline = timeline, .no_fast_forward = no_ff };
 	struct reqcsv *rows = NULL;
 	struct reqdetail *detail = NULL;
+	struct promobs *obs = NULL;
 	struct streams streams = { 0 };
 	if (scenario_load(&sc, scenario_path, &ov, &e)) {
 		cli_fail("run", &e);
 		goto out;
+	}
+	/* What reads the requests one by one keeps them; else a lean run,
+	 * whose memory follows the requests in flight. --plot's requests.csv,
+	 * --save-detailed's arrays and the end-of-run Prometheus scrape of
+	 * one vLLM engine are streamed as requests finish (reqcsv, reqdetail,
+	 * promobs); --out's scrapes over time, llama-server's metrics and a
+	 * cluster's per-replica series read the records. */
+	bool one_vllm = sc.engine.cls->family == ENGINE_FAMILY_VLLM && sc.cluster.replicas <= 1 &&
+			!clustercfg_disaggregated(&sc.cluster);
+	bool prom_lean = fmt == FMT_PROM && !out_dir && one_vllm;
+	ro_run.lean = !timeline || prom_lean;
+	if (prom_lean) {
+		obs = promobs_create();
+		ro_run.timeline_totals = true;
 	}
 	if (plot_dir && ro_run.lean) {
 		if (!(rows = reqcsv_create(&e))) {
@@ -216,8 +229,8 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	if (rows || detail) {
-		streams = (struct streams){ rows, detail };
+	if (rows || detail || obs) {
+		streams = (struct streams){ rows, detail, obs };
 		ro_run.on_record = stream_row;
 		ro_run.record_ctx = &streams;
 	}
@@ -230,6 +243,9 @@ int cmd_run(int argc, char **argv)
 	}
 	res.rows = rows;
 	res.detail = detail;
+	if (obs)
+		promobs_finish(obs);
+	res.prom_obs = obs;
 	struct report_opts ro = { pct, n_pct, detailed || va.out.save_detailed, va.out.percentile_metrics };
 	if (va.out.save_result) {
 		json_t *j = report_json(&res, &ro);
@@ -267,6 +283,7 @@ out:
 	run_result_free(&res);
 	reqcsv_destroy(rows);
 	reqdetail_destroy(detail);
+	promobs_destroy(obs);
 	inidoc_free(&ov);
 	vllmflags_free(&va);
 	return rc;

@@ -96,8 +96,9 @@ static void put_held(void *ctx, const char *row)
 	fputs(row, ctx);
 }
 
-void reqcsv_row(void *ctx, const struct request *r)
+void reqcsv_row(void *ctx, const struct request *r, int64_t settled_ns)
 {
+	(void)settled_ns;
 	struct reqcsv *w = ctx;
 	if (!reqorder_due(&w->order, r->id)) {   /* done before an earlier request: held */
 		reqorder_hold(&w->order, r->id, request_row_dup(r->id, r));

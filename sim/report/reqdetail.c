@@ -124,8 +124,9 @@ static void put_lines(void *ctx, const char *row)
 	d->n++;
 }
 
-void reqdetail_row(void *ctx, const struct request *r)
+void reqdetail_row(void *ctx, const struct request *r, int64_t settled_ns)
 {
+	(void)settled_ns;
 	struct reqdetail *d = ctx;
 	char *row = render(d, r);
 	if (!reqorder_due(&d->order, r->id)) {   /* done before an earlier request: held */

@@ -120,6 +120,7 @@ struct run_result {
 	 * went (report.h: reqcsv), for the report to copy; NULL: none. */
 	struct reqcsv *rows;
 	struct reqdetail *detail;      /* the same for --save-detailed's arrays (report.h) */
+	struct promobs *prom_obs;      /* and for the Prometheus scrape's request metrics */
 };
 
 /* Loads the model and hardware the scenario names, simulates, and fills
@@ -148,6 +149,10 @@ struct run_opts {
 	 * relative, means and counts exact), and memory stops growing. */
 	bool exact_percentiles;
 	bool timeline;                 /* as run_simulate_timeline */
+	/* With timeline: for totals over the whole run only (the end-of-run
+	 * Prometheus scrape), kept in bounded memory (timeline.h:
+	 * timeline_create_totals). */
+	bool timeline_totals;
 	/* Step every decode one by one (--no-fast-forward): the reference
 	 * the vLLM engine's fast-forward (engine/vllmff.c) equals byte for
 	 * byte. */
@@ -157,8 +162,11 @@ struct run_opts {
 	bool timeseries;
 	/* Optional: called with each request as it is done (finished or
 	 * failed), before a lean run reuses its record; r->id is its place
-	 * in the order requests were made. */
-	void (*on_record)(void *ctx, const struct request *r);
+	 * in the order requests were made. settled_ns: every time a request
+	 * not done yet will record (its first token, its finish) is at or
+	 * after it (the earliest send in flight, or the clock), so what was
+	 * recorded before it is final in time order. */
+	void (*on_record)(void *ctx, const struct request *r, int64_t settled_ns);
 	void *record_ctx;
 	struct progress *progress;     /* shown while it runs (progress.h); NULL: none */
 };
