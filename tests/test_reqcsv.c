@@ -1,7 +1,8 @@
 /*
  * reqcsv: requests.csv streamed while a lean run goes (rows held until
  * every earlier id's is written) gives the same bytes as the full run's
- * requests.csv, and so do its timeseries.csv and itl_histogram.csv, for
+ * requests.csv, and so do its timeseries.csv (streamed too: tsrows) and
+ * itl_histogram.csv, for
  * workloads whose requests finish out of id order: preemption under FCFS
  * and priority, failures, multi-turn and closed-loop users, a cluster, P/D
  * disaggregation, Ollama. A folder that cannot be made leaves nothing.
@@ -94,11 +95,17 @@ static void streamed_equals_full(void **state)
 		run_case(c, &full, NULL);
 		unordered += out_of_order(&full);
 		struct reqcsv *w = reqcsv_create(&e);
+		struct tsrows *ts = tsrows_create(&e);
 		assert_non_null(w);
-		struct run_opts o = { .lean = true, .timeseries = true, .on_record = reqcsv_row, .record_ctx = w };
+		assert_non_null(ts);
+		struct run_opts o = { .lean = true, .timeseries = true, .on_record = reqcsv_row, .record_ctx = w,
+				      .on_sample = tsrows_row, .sample_ctx = ts };
 		run_case(c, &lean, &o);
 		assert_int_equal(lean.reqs.len, 0);   /* lean: no record kept */
+		assert_int_equal(lean.n_ts, 0);       /* nor a sample: they went to ts */
+		assert_true(full.n_ts > 10);
 		lean.rows = w;
+		lean.ts_rows = ts;
 		char a[300], b[300];
 		snprintf(a, sizeof a, "%s/full%zu", tmp, i);
 		snprintf(b, sizeof b, "%s/lean%zu", tmp, i);
@@ -116,6 +123,7 @@ static void streamed_equals_full(void **state)
 		run_result_free(&full);
 		run_result_free(&lean);
 		reqcsv_destroy(w);
+		tsrows_destroy(ts);
 	}
 	assert_true(unordered >= 3);   /* the holding was exercised */
 	char cmd[400];

@@ -197,6 +197,7 @@ int cmd_run(int argc, char **argv)
 	struct reqcsv *rows = NULL;
 	struct reqdetail *detail = NULL;
 	struct promobs *obs = NULL;
+	struct tsrows *ts_rows = NULL;
 	struct streams streams = { 0 };
 	if (scenario_load(&sc, scenario_path, &ov, &e)) {
 		cli_fail("run", &e);
@@ -217,12 +218,14 @@ int cmd_run(int argc, char **argv)
 		ro_run.timeline_totals = true;
 	}
 	if (plot_dir && ro_run.lean) {
-		if (!(rows = reqcsv_create(&e))) {
+		if (!(rows = reqcsv_create(&e)) || !(ts_rows = tsrows_create(&e))) {
 			fprintf(stderr, "servesim run: --plot: %s\n", e.msg);
 			rc = EXIT_FAIL;
 			goto out;
 		}
 		ro_run.timeseries = true;
+		ro_run.on_sample = tsrows_row;
+		ro_run.sample_ctx = ts_rows;
 	}
 	if (want_detail && ro_run.lean && !(detail = reqdetail_create(&e))) {
 		fprintf(stderr, "servesim run: %s\n", e.msg);
@@ -242,6 +245,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	res.rows = rows;
+	res.ts_rows = ts_rows;
 	res.detail = detail;
 	if (obs)
 		promobs_finish(obs);
@@ -284,6 +288,7 @@ out:
 	reqcsv_destroy(rows);
 	reqdetail_destroy(detail);
 	promobs_destroy(obs);
+	tsrows_destroy(ts_rows);
 	inidoc_free(&ov);
 	vllmflags_free(&va);
 	return rc;

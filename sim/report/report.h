@@ -62,6 +62,14 @@ struct reqcsv *reqcsv_create(struct err *e);
 void reqcsv_row(void *ctx, const struct request *r, int64_t settled_ns);
 void reqcsv_destroy(struct reqcsv *w);   /* NULL is a no-op */
 
+/* timeseries.csv's rows streamed as a lean run samples (run_opts.on_sample
+ * = tsrows_row, .sample_ctx to it, then run_result.ts_rows to it before
+ * report_csv), the same bytes as rows kept in res->ts; in an unlinked
+ * temporary file. NULL with e when none can be made. */
+struct tsrows *tsrows_create(struct err *e);
+void tsrows_row(void *ctx, const struct ts_row *t);
+void tsrows_destroy(struct tsrows *w);   /* NULL is a no-op */
+
 /* --save-detailed's per-request arrays streamed as a lean run's requests
  * are done (reqdetail.c), the same way: on_record = reqdetail_row, then
  * run_result.detail to it, and report_json puts markers where the arrays

@@ -117,26 +117,66 @@ void reqcsv_destroy(struct reqcsv *w)
 	free(w);
 }
 
-/* The streamed rows into f; -1 with e when they cannot be read back. */
-static int copy_rows(FILE *f, struct reqcsv *w, struct err *e)
+/* The rows streamed into the temporary file from, into f; -1 with e
+ * (naming file) when they cannot be read back. */
+static int copy_rows(FILE *f, FILE *from, const char *file, struct err *e)
 {
-	assert(!w->order.n_held);   /* every request is done: none held */
 	char buf[65536];
 	size_t n;
-	if (fflush(w->f) || fseek(w->f, 0, SEEK_SET))
-		return err_set(e, "requests.csv: cannot read its rows back: %s", strerror(errno));
-	while ((n = fread(buf, 1, sizeof buf, w->f)) > 0)
+	if (fflush(from) || fseek(from, 0, SEEK_SET))
+		return err_set(e, "%s: cannot read its rows back: %s", file, strerror(errno));
+	while ((n = fread(buf, 1, sizeof buf, from)) > 0)
 		fwrite(buf, 1, n, f);
-	if (ferror(w->f))
-		return err_set(e, "requests.csv: cannot read its rows back: %s", strerror(errno));
-	return fseek(w->f, 0, SEEK_END);
+	if (ferror(from))
+		return err_set(e, "%s: cannot read its rows back: %s", file, strerror(errno));
+	return fseek(from, 0, SEEK_END);
+}
+
+/* ---- timeseries.csv streamed as a lean run samples (report.h) ---- */
+
+struct tsrows {
+	FILE *f;   /* the rows so far (an unlinked temporary file) */
+};
+
+static void put_ts_row(FILE *f, const struct ts_row *t)
+{
+	fprintf(f, "%.6f,%lld,%lld,%.6f,%lld,%.9f\n", t->t_s, (long long)t->running, (long long)t->waiting,
+		t->kv_usage, (long long)t->step_tokens, t->step_s);
+}
+
+struct tsrows *tsrows_create(struct err *e)
+{
+	FILE *f = tmpfile();
+	if (!f) {
+		err_set(e, "timeseries.csv: cannot make a temporary file: %s", strerror(errno));
+		return NULL;
+	}
+	struct tsrows *w = xcalloc(1, sizeof *w);
+	w->f = f;
+	return w;
+}
+
+void tsrows_row(void *ctx, const struct ts_row *t)
+{
+	struct tsrows *w = ctx;
+	put_ts_row(w->f, t);
+}
+
+void tsrows_destroy(struct tsrows *w)
+{
+	if (!w)
+		return;
+	fclose(w->f);
+	free(w);
 }
 
 static int requests_csv(FILE *f, const struct run_result *res, struct err *e)
 {
 	fputs(requests_header, f);
-	if (res->rows)
-		return copy_rows(f, res->rows, e);
+	if (res->rows) {
+		assert(!res->rows->order.n_held);   /* every request is done: none held */
+		return copy_rows(f, res->rows->f, "requests.csv", e);
+	}
 	for (size_t i = 0; i < res->reqs.len; i++)
 		put_row(f, (int64_t)i, &res->reqs.v[i]);
 	return 0;
@@ -144,13 +184,11 @@ static int requests_csv(FILE *f, const struct run_result *res, struct err *e)
 
 static int timeseries_csv(FILE *f, const struct run_result *res, struct err *e)
 {
-	(void)e;
 	fprintf(f, "time_s,num_requests_running,num_requests_waiting,kv_cache_usage_perc,step_tokens,step_time_s\n");
-	for (size_t i = 0; i < res->n_ts; i++) {
-		const struct ts_row *t = &res->ts[i];
-		fprintf(f, "%.6f,%lld,%lld,%.6f,%lld,%.9f\n", t->t_s, (long long)t->running,
-			(long long)t->waiting, t->kv_usage, (long long)t->step_tokens, t->step_s);
-	}
+	if (res->ts_rows)
+		return copy_rows(f, res->ts_rows->f, "timeseries.csv", e);
+	for (size_t i = 0; i < res->n_ts; i++)
+		put_ts_row(f, &res->ts[i]);
 	return 0;
 }
 

@@ -165,9 +165,14 @@ static void sample(struct run *rn, int replica, int64_t now, int64_t step_ns)
 	if (now < rn->next_sample_ns || !rn->timeseries)
 		return;
 	rn->next_sample_ns = now - now % rn->sample_every_ns + rn->sample_every_ns;
-	xgrow(&res->ts, &res->cap_ts, res->n_ts + 1, sizeof *res->ts);
-	res->ts[res->n_ts++] = (struct ts_row){ (double)now / 1e9, gg.running, gg.waiting, gg.kv_usage,
-						 gg.step_tokens, (double)step_ns / 1e9 };
+	struct ts_row row = { (double)now / 1e9, gg.running, gg.waiting, gg.kv_usage, gg.step_tokens,
+			      (double)step_ns / 1e9 };
+	if (rn->on_sample) {
+		rn->on_sample(rn->sample_ctx, &row);
+	} else {
+		xgrow(&res->ts, &res->cap_ts, res->n_ts + 1, sizeof *res->ts);
+		res->ts[res->n_ts++] = row;
+	}
 	for (int i = 0; per_replica && i < res->n_replicas; i++) {
 		struct replica_result *rr = &res->replicas[i];
 		xgrow(&rr->ts, &rr->cap_ts, rr->n_ts + 1, sizeof *rr->ts);
@@ -207,7 +212,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.llama.cpu_hardware_at);
 
 	struct run rn = { .res = res, .lean = lean, .timeseries = !lean || o->timeseries,
-			  .on_record = o->on_record, .record_ctx = o->record_ctx };
+			  .on_record = o->on_record, .record_ctx = o->record_ctx,
+			  .on_sample = lean ? o->on_sample : NULL, .sample_ctx = o->sample_ctx };
 	rn.wl = workload_open(&res->sc, &res->reqs, e);
 	if (!rn.wl)
 		return -1;

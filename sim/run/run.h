@@ -25,6 +25,7 @@ struct timeline;
 struct progress;
 struct reqcsv;
 struct reqdetail;
+struct tsrows;
 
 /* Metrics of a set of requests (the whole run, or one stage). Seconds. */
 struct group_metrics {
@@ -121,6 +122,7 @@ struct run_result {
 	struct reqcsv *rows;
 	struct reqdetail *detail;      /* the same for --save-detailed's arrays (report.h) */
 	struct promobs *prom_obs;      /* and for the Prometheus scrape's request metrics */
+	struct tsrows *ts_rows;        /* and timeseries.csv's rows, in place of ts */
 };
 
 /* Loads the model and hardware the scenario names, simulates, and fills
@@ -158,8 +160,13 @@ struct run_opts {
 	 * byte. */
 	bool no_fast_forward;
 	/* Lean runs only: keep res->ts too (a sample per timeseries interval
-	 * of simulated time, for timeseries.csv); a full run always does. */
+	 * of simulated time, for timeseries.csv); a full run always does.
+	 * With on_sample set, each sample goes to it instead (report.h's
+	 * tsrows) and res->ts stays empty: memory does not grow with
+	 * simulated time. */
 	bool timeseries;
+	void (*on_sample)(void *ctx, const struct ts_row *row);
+	void *sample_ctx;
 	/* Optional: called with each request as it is done (finished or
 	 * failed), before a lean run reuses its record; r->id is its place
 	 * in the order requests were made. settled_ns: every time a request

@@ -35,7 +35,9 @@ struct run {
 	 * (activesec.h: memory by the longest request, not the run's span). */
 	bool lean;
 	struct activesec active;
-	bool timeseries;               /* res->ts is kept */
+	bool timeseries;               /* res->ts is kept, or given to on_sample */
+	void (*on_sample)(void *ctx, const struct ts_row *row);
+	void *sample_ctx;
 	void (*on_record)(void *ctx, const struct request *r, int64_t settled_ns);
 	void *record_ctx;
 	/* With on_record: the requests in flight in the order they were sent
