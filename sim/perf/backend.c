@@ -76,17 +76,20 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * (A100 cuBLAS BF16 ~250 of 312 TFLOP/s at large cubes; uncertain:
 	 * public GEMM sweeps give 240-270, none stored here). Small M: the
 	 * rows pad to whole 64- or 128-row threadblock tiles (a shape fact,
-	 * no fit; tile_eff picks the better of the two per wave), on Ada.
-	 * On Ampere the row still takes the former H100 fit's half_tokens 24
-	 * (estimate): with the padding, `compare c13-bench-serve --hardware
-	 * a100-80gb-sxm`'s tuned search reports 14.27 req/s for
-	 * `--set engine.max_num_batched_tokens=512 --set
-	 * engine.kv_cache_dtype=fp8`, which --fixed at that setting does not
-	 * reproduce (11.75; test_plan_tune): a tuner reproducibility bug to
-	 * fix first (sim/plan/tune.c, not this table). */
+	 * no fit; tile_eff picks the better of the two per wave), on Ampere as
+	 * on Ada since 2026-12-01: it replaces the former H100 end-to-end
+	 * fit's half at 24 tokens, which no A100 measurement supported (none
+	 * of cuBLAS by M on A100 was found). The padding had waited on a tuner
+	 * bug it exposed (`compare c13-bench-serve --hardware a100-80gb-sxm`
+	 * selected 14.22 req/s at a setting its own --fixed rerun gave as
+	 * 11.88: the fine search started at the coarse rate, --fixed at the
+	 * scenario's load; sim/plan/tune.c now starts both there). Check, not
+	 * fitted: the TensorRT-LLM A100 TTFTs of measured_public.md move from
+	 * 16.7 / 24.8% to 22.2 / 30.2% MAPE (70B TP4 / 7B; the 128-token ones
+	 * were already 24-35% short, docs/accuracy.md). */
 	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = HW_TC_AMPERE, .kernel = "cuBLAS BF16 GEMM (sm80, 128x128 tiles)",
-	  .waves = true, .compute_frac = 0.80, .half = 24, .bw_frac = 0.97,
-	  .source = "A100 cuBLAS ~0.80 of peak at large M (uncertain); 64/128-row tiles in waves; estimate: half at 24 tokens (former H100 end-to-end fit); GEMV 0.97 of stream (llama.cpp #15131)" },
+	  .waves = true, .compute_frac = 0.80, .tile_m = 64, .bw_frac = 0.97,
+	  .source = "A100 cuBLAS ~0.80 of peak at large M (uncertain); M padded to 64/128-row tiles in waves (CUTLASS 2.x shapes); GEMV 0.97 of stream (llama.cpp #15131)" },
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_ADA, .kernel = "CUTLASS FP8 scaled_mm (sm89, 128x128 tiles)",
 	  .waves = true, .compute_frac = 0.56, .tile_m = 64, .bw_frac = 0.97,
 	  .source = "uncertain: no Ada FP8 GEMM table here; Hopper's FP8/BF16 ratio (0.575/0.82) on the Ada BF16 row" },
