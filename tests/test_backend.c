@@ -321,42 +321,89 @@ static void skewed_router_touches_fewer(void **state)
 	assert_true(c.experts < a.experts);
 }
 
+/* At several skews and for Scout's router too (16 experts, top-1), a
+ * skewed router touches fewer experts than a uniform one at every batch
+ * in between, and the same at batch 1 (k) and at a very large batch
+ * (all E). */
+static void skewed_router_same_at_the_ends(void **state)
+{
+	(void)state;
+	struct model scout;
+	struct err e = { { 0 } };
+	if (model_load_named(&scout, "llama-4-scout-17b-16e", &e))
+		fail_msg("%s", e.msg);
+	const struct model *ms[] = { &mixtral, &scout };
+	static const double skews[] = { 0.3, 0.8, 1.2, 2.0 };
+	for (int mi = 0; mi < 2; mi++)
+		for (int si = 0; si < 4; si++) {
+			struct perf u, z;
+			perf_init(&u, ms[mi], &h100, precision_find("bf16"), 2, 2);
+			perf_init(&z, ms[mi], &h100, precision_find("bf16"), 2, 2);
+			perf_set_router_skew(&z, skews[si]);
+			double k = (double)ms[mi]->experts_per_token, E = (double)ms[mi]->n_experts;
+			assert_double_rel(perf_moe_touched(&z, 1, NULL), k, 1e-9);
+			for (double T = 2; T <= 64; T *= 2)
+				assert_true(perf_moe_touched(&z, T, NULL) < perf_moe_touched(&u, T, NULL));
+			assert_double_rel(perf_moe_touched(&z, 1 << 24, NULL), E, 1e-6);
+		}
+}
+
 /* A faster sustained clock never slows a step; nor do more SMs at the
  * same rate each (peak ∝ SMs), on a part whose GEMMs quantize into waves
  * (A100, 108 SMs). Checked over prefill, decode and mixed batches. */
-static void faster_clock_or_more_sms_never_slower(void **state)
+/* One device's sweep: every chunk's prefill step plus a 32-sequence
+ * decode step, at each sustained clock from 900 MHz up and at each SM
+ * count (peaks scaled with the SMs), never slower than the one before;
+ * for a dense model and a MoE one. */
+static void clock_and_sms_sweep(const char *id, const struct model *m)
 {
-	(void)state;
-	struct hw_profile a100;
-	load_hw(&a100, "a100-80gb-sxm");
+	struct hw_profile base;
+	load_hw(&base, id);
 	const struct precision *w = precision_find("bf16");
+	int tp = m->n_experts > 0 ? 2 : 1;
 	static const int64_t chunks[] = { 1, 17, 100, 200, 333, 512, 1000, 2048, 4096 };
+	double top = base.arch.sustained_clock_mhz;
 	for (size_t i = 0; i < sizeof chunks / sizeof *chunks; i++) {
 		double prev = INFINITY;
-		for (double mhz = 900; mhz <= 1410; mhz += 30) {
-			struct hw_profile h = a100;
+		for (double mhz = 900; mhz <= top; mhz += 30) {
+			struct hw_profile h = base;
 			h.arch.sustained_clock_mhz = mhz;
 			struct perf p;
-			perf_init(&p, &llama, &h, w, 1, 2);
+			perf_init(&p, m, &h, w, tp, 2);
 			double t = step(&p, 1, chunks[i], 0, NULL) + step(&p, 32, 1, chunks[i], NULL);
 			assert_true(t <= prev * (1 + 1e-12));
 			prev = t;
 		}
 		prev = INFINITY;
 		for (double sms = 60; sms <= 160; sms += 1) {
-			struct hw_profile h = a100;
-			double f = sms / a100.arch.sm_count;
+			struct hw_profile h = base;
+			double f = sms / base.arch.sm_count;
 			h.arch.sm_count = sms;
 			h.bf16_tflops *= f;
 			h.fp16_tflops *= f;
 			h.fp32_tflops *= f;
 			h.int8_tops *= f;
+			h.fp8_tflops *= f;
 			struct perf p;
-			perf_init(&p, &llama, &h, w, 1, 2);
-			double t = step(&p, 1, chunks[i], 0, NULL);
+			perf_init(&p, m, &h, w, tp, 2);
+			double t = step(&p, 1, chunks[i], 0, NULL) + step(&p, 32, 1, chunks[i], NULL);
 			assert_true(t <= prev * (1 + 1e-12));
 			prev = t;
 		}
+	}
+}
+
+/* A faster clock or more SMs never slow a step: A100 (tile waves, now
+ * padded to whole tiles), L40S (Ada waves), H100 (persistent kernels),
+ * dense and MoE (the grouped GEMM and decode attention's unit floor over
+ * the SMs). */
+static void faster_clock_or_more_sms_never_slower(void **state)
+{
+	(void)state;
+	static const char *const ids[] = { "a100-80gb-sxm", "l40s", "h100-sxm" };
+	for (int d = 0; d < 3; d++) {
+		clock_and_sms_sweep(ids[d], &llama);
+		clock_and_sms_sweep(ids[d], &mixtral);
 	}
 }
 
@@ -703,6 +750,7 @@ int main(void)
 		cmocka_unit_test(allreduce_monotone),
 		cmocka_unit_test(allreduce_across_nodes),
 		cmocka_unit_test(skewed_router_touches_fewer),
+		cmocka_unit_test(skewed_router_same_at_the_ends),
 		cmocka_unit_test(faster_clock_or_more_sms_never_slower),
 		cmocka_unit_test(fp32_accumulate_bounds_consumer_prefill),
 		cmocka_unit_test(batch1_decode_within_the_seed_ceiling),
