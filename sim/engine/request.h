@@ -89,8 +89,9 @@ struct request {
 	int32_t prefill_replica;  /* disaggregated (sim/cluster): the replica that ran its
 				   * prefill; else -1 */
 	int32_t preemptions;
-	int32_t remote_kv;        /* 1: its prompt's KV comes from a prefill replica (its
-				   * first token, sampled there, is generated already) */
+	int32_t remote_kv;        /* 1: its prompt's KV comes from a prefill replica (the
+				   * prompt's last token is computed again here, as vLLM
+				   * does, and the first token sampled here) */
 	const char *fail_reason;  /* static string when FAILED */
 	int64_t id;               /* made id-th (0-based): its index, unless recycled */
 };
