@@ -74,6 +74,8 @@ struct vllm_ff {
 	struct idxvec expl;              /* running, not lazy: in run_seq order */
 	struct idxvec owing;             /* no longer lazy, step ends still to apply */
 	struct idxvec tmp, done;
+	int64_t *demand;                 /* by expl position: vllm_ff_begin_pass's vllm_demand */
+	size_t cap_demand;
 	int64_t next_seq;                /* the next admission's run_seq */
 };
 

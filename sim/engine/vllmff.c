@@ -83,6 +83,7 @@ void vllm_ff_free(struct engine *g)
 	free(f->owing.v);
 	free(f->tmp.v);
 	free(f->done.v);
+	free(f->demand);
 }
 
 static int64_t min64(int64_t a, int64_t b)
@@ -204,10 +205,12 @@ bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
 	/* Whether the explicit set alone can stand for the running part. */
 	int64_t tokens = (int64_t)f->n_lazy, blocks = 0;
 	bool odd = false;
+	xgrow(&f->demand, &f->cap_demand, f->expl.len, sizeof *f->demand);
 	for (size_t i = 0; i < f->expl.len && !odd; i++) {
 		const struct request *r = req(g, f->expl.v[i]);
 		bool samples;
 		int64_t n = vllm_demand(g, r, &samples);
+		f->demand[i] = n;   /* for schedule_explicit: its own fields alone */
 		tokens += n;
 		int64_t need = cdiv(r->num_computed + n, g->block_size) - r->n_blocks;
 		blocks += need > 0 ? need : 0;
