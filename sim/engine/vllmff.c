@@ -25,10 +25,19 @@
  *   admitted requests' tokens come last, as in the reference order;
  * - requests touch the pool and the hooks in running order.
  *
- * Off with speculative decoding, sliding windows, stream_interval > 1,
- * several API servers, and when the run gives no on_tokens_steady. The
- * lazy are counted by load stage (each stage's ITL histogram gets its
- * own), all of one replica (the engine's).
+ * The lazy are counted by load stage (each stage's ITL histogram gets
+ * its own), all of one replica (the engine's). Off when the run gives no
+ * on_tokens_steady (--no-fast-forward) and where a decode is not one
+ * count in a sum kept across passes (not tried; what each would need):
+ * - speculative decoding: acceptance is drawn per request and step, in
+ *   running order (the RNG stream): every drafting decode is a visit;
+ * - sliding windows: a request's KV read is min(context, window), so the
+ *   lazy sum would split into those past the window (constant) and not;
+ * - stream_interval > 1: a token reaches the run at its chunk's end, so
+ *   the lazy would need their chunk phase (runs cut at chunk ends: at
+ *   most stream_interval passes, little left to gain);
+ * - several API servers: each sees its tokens at its own time, so the
+ *   seen/gap ring and the lazy counts would be per server.
  *
  * Invariants: a running request is lazy (ff_sched < ff_p1, in due[ff_p1 %
  * FF_RING]) or in expl, never both; n_lazy and lazy_kv sum over the lazy
