@@ -97,7 +97,10 @@ static const struct overhead_profile profiles[] = {
 	   * graphs (vllm-project/vllm#1440, 2023: 1.5 ms a step, 47 us a
 	   * layer); Qwen2.5-Omni-7B's thinker on 2 A800s, TPOT 22 ms eager and
 	   * 13 ms with graphs (vllm-project/vllm-omni#7960: 9 ms a step, 320 us
-	   * a layer). */
+	   * a layer). The dispatch alone is below that, as it should be
+	   * (a vLLM kernel is several PyTorch ops and a module call): ~2 us a
+	   * tensor op from Python, 4 us an op on CUDA (pytorch/pytorch#41383,
+	   * #82793), ~7 us an eager elementwise op (flagos-ai/FlagGems#4812). */
 	  .uncompiled_launch_us = 20,
 	  /* A Llama-style layer under torch.compile: RMSNorm, QKV GEMM,
 	   * rotary, attention, O GEMM, fused add+RMSNorm, gate_up GEMM,
@@ -109,7 +112,10 @@ static const struct overhead_profile profiles[] = {
 	  /* AsyncLLM's output handler and each stream's SSE chunk: estimate
 	   * 50 us per step plus 10 us per stream (incremental detokenization
 	   * and JSON of one chunk); vllm-project/vllm#12287 splits this work
-	   * in chunks so the event loop is not blocked. */
+	   * in chunks so the event loop is not blocked. Bounded above: V0.3's
+	   * Python detokenize_incrementally took 19-21 us a call (a stream's
+	   * token; vllm-project/vllm#5206, Qwen1.5-0.5B); V1 detokenizes with
+	   * tokenizers' DecodeStream (FastIncrementalDetokenizer), faster. */
 	  .output_us = 50, .output_per_stream_us = 10,
 	  /* With only KV loads in flight EngineCore keeps stepping with empty
 	   * batches (the connector reports finished loads through the model
