@@ -116,6 +116,12 @@ static void a_runs_itl_follows_the_path(void **state)
 	assert_true(mean_tpot(&vllm_cfg) < mean_tpot(&def));
 	assert_int_equal(same.reqs.v[same.reqs.len - 1].finish_ns, def.reqs.v[def.reqs.len - 1].finish_ns);
 	assert_double_rel(mean_tpot(&same), mean_tpot(&def), 1e-12);
+	/* What explain prints: the path and the penalties. */
+	assert_string_equal(def.engine.sampler, sampling_path_name(SAMPLER_TOP_P));
+	assert_true(def.engine.sampler_penalties);
+	assert_string_equal(vllm_cfg.engine.sampler, sampling_path_name(SAMPLER_RANDOM));
+	assert_false(vllm_cfg.engine.sampler_penalties);
+	assert_string_equal(greedy.engine.sampler, sampling_path_name(SAMPLER_GREEDY));
 	run_result_free(&def);
 	run_result_free(&vllm_cfg);
 	run_result_free(&greedy);

@@ -347,6 +347,8 @@ static int resolve_timing(struct engine *g, struct err *e)
 	g->ovh.sampler = sampling_path(&sp, cfg->vllm.generation_config == 0, g->setup.model->id,
 				       (double)g->setup.model->vocab);
 	g->ovh.penalties = sampling_penalties(cfg->vllm.generation_config == 0, g->setup.model->id);
+	g->st.sampler = sampling_path_name(g->ovh.sampler);
+	g->st.sampler_penalties = g->ovh.penalties;
 	g->perf.overhead = &g->ovh;
 	apiservers_init(&g->api, cfg->vllm.api_server_count);
 	g->st.max_capture_size = g->ovh.n_capture ? g->ovh.capture[g->ovh.n_capture - 1] : 0;

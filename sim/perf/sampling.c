@@ -43,9 +43,9 @@ static const struct gen_config {
 
 const char *sampling_path_name(enum sampler_path p)
 {
-	static const char *const names[SAMPLER_N_PATHS] = { "top-p (sort of the vocabulary)",
-							    "top-k (torch.topk)", "random (no filter)",
-							    "greedy (argmax)" };
+	static const char *const names[SAMPLER_N_PATHS] = { "top-p, a sort of the vocabulary",
+							    "top-k, torch.topk", "random, no filter",
+							    "greedy, argmax only" };
 	return p >= 0 && p < SAMPLER_N_PATHS ? names[p] : "?";
 }
 
