@@ -14,7 +14,9 @@
  * A request's own parameter wins; one it does not send takes the model's
  * generation_config.json value under "auto", else vLLM's default
  * (temperature 1, top_p 1, top_k off). `vllm bench serve` sends only the
- * --temperature/--top-p/--top-k given; inference-perf sends none.
+ * --temperature/--top-p/--top-k given (it "no longer sets temperature==0
+ * (greedy) in requests by default", vllm/benchmarks/serve.py); inference-
+ * perf sends none (inference_perf/apis/completion.py).
  *
  * Invariant: a model without a generation_config entry here is assumed
  * to set a top_p below 1 (under auto), so sent no parameter it keeps the
