@@ -19,12 +19,13 @@ static void the_path_follows_vllms_sampler(void **state)
 {
 	(void)state;
 	const double V = 152064;
-	const struct sampling_params none = { NS, NS, NS };
+	const struct sampling_params none = { NS, NS, NS, NS };
 	/* Qwen2.5-7B-Instruct's file: temperature 0.7, top_p 0.8, top_k 20. */
 	assert_int_equal(sampling_path(&none, true, "qwen2.5-7b-instruct", V), SAMPLER_TOP_P);
 	assert_int_equal(sampling_path(&none, false, "qwen2.5-7b-instruct", V), SAMPLER_RANDOM);
-	const struct sampling_params greedy = { 0, NS, NS }, p1 = { NS, 1, NS }, k0 = { NS, 1, 0 },
-				     kv = { NS, 1, 152064 }, t_only = { 0.8, NS, NS }, k50 = { NS, NS, 50 };
+	const struct sampling_params greedy = { 0, NS, NS, NS }, p1 = { NS, 1, NS, NS },
+				     k0 = { NS, 1, 0, NS }, kv = { NS, 1, 152064, NS },
+				     t_only = { 0.8, NS, NS, NS }, k50 = { NS, NS, 50, NS };
 	assert_int_equal(sampling_path(&greedy, true, "qwen2.5-7b-instruct", V), SAMPLER_GREEDY);
 	assert_int_equal(sampling_path(&p1, true, "qwen2.5-7b-instruct", V), SAMPLER_TOP_K);   /* the file's top_k 20 */
 	assert_int_equal(sampling_path(&k0, true, "qwen2.5-7b-instruct", V), SAMPLER_RANDOM);
@@ -41,6 +42,13 @@ static void the_path_follows_vllms_sampler(void **state)
 	assert_int_equal(sampling_path(&p1, true, "gpt2", 50257), SAMPLER_RANDOM);
 	assert_int_equal(sampling_path(&greedy, true, "gpt2", 50257), SAMPLER_GREEDY);
 	assert_int_equal(sampling_path(&none, false, "gpt2", 50257), SAMPLER_RANDOM);
+	/* Min-p runs when sent > 0, on every path but greedy (an argmax-
+	 * invariant processor). */
+	const struct sampling_params mp = { NS, NS, NS, 0.05 }, mp0 = { NS, NS, NS, 0 }, mpg = { 0, NS, NS, 0.05 };
+	assert_true(sampling_min_p(&mp, sampling_path(&mp, true, "mistral-nemo-12b", 131072)));
+	assert_false(sampling_min_p(&mp0, SAMPLER_RANDOM));
+	assert_false(sampling_min_p(&none, SAMPLER_TOP_P));
+	assert_false(sampling_min_p(&mpg, sampling_path(&mpg, true, "mistral-nemo-12b", 131072)));
 	/* Penalties: only Qwen's file sets one (repetition_penalty 1.05). */
 	assert_true(sampling_penalties(true, "qwen2.5-7b-instruct"));
 	assert_false(sampling_penalties(false, "qwen2.5-7b-instruct"));
@@ -93,6 +101,13 @@ static void the_paths_cost_what_they_measured(void **state)
 		assert_double_near((overhead_sampler_s(&o, 10) - plain) * 1e6, 40 + 0.028e-3 * 10 * 152064, 1e-6);
 		assert_double_near(overhead_sampler_s(&o, 0), 0, 0);
 	}
+	/* Min-p adds 15 us + 0.04 ns a logit (overhead.c: the softmax of
+	 * #51526 and a row max, compare and fill): 75.8 us at 10 x 152,064. */
+	o.penalties = false;
+	o.sampler = SAMPLER_RANDOM;
+	double plain = overhead_sampler_s(&o, 10);
+	o.min_p = true;
+	assert_double_near((overhead_sampler_s(&o, 10) - plain) * 1e6, 15 + 0.04e-3 * 10 * 152064, 1e-6);
 }
 
 /* A run: Qwen2.5-7B-Instruct at the same load decodes fastest greedy, then

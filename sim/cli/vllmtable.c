@@ -353,7 +353,7 @@ const struct vllm_flag vllm_flags[] = {
 	KEY("max-num-seqs", NULL, "engine.max_num_seqs", 'i', "running requests at most"),
 	OUT("metadata", ARG_MANY, o_metadata, "KEY=VALUE pairs added to the result JSON"),
 	OUT("metric-percentiles", ARG_ONE, o_simple, "percentiles to report (default 99)"),
-	NOOP("min-p", ARG_ONE, true, "sampling: no effect on timing"),
+	BKEY("min-p", "workload.min_p", 'd', "min-p sent (> 0: the min-p filter in the sampler, off when greedy)"),
 	KEY("model", NULL, "run.model", 's', "a model id, config.json, folder, Hugging Face id, Ollama tag or .gguf"),
 	KEY("num-gpu-blocks-override", NULL, "engine.num_gpu_blocks_override", 'i', "KV blocks, instead of sizing from memory"),
 	BKEY("num-prompts", "workload.num_prompts", 'i', "requests to send (default 1000)"),

@@ -343,10 +343,11 @@ static int resolve_timing(struct engine *g, struct err *e)
 	double moe = g->perf.n_moe_layers * layers / (double)g->setup.model->n_layers;
 	overhead_model_init(&g->ovh, prof, g->setup.hw, g->async, cfg->vllm.enforce_eager, g->max_seqs,
 			    g->mnbt, layers, moe, (double)g->setup.model->vocab);
-	struct sampling_params sp = { cfg->vllm.temperature, cfg->vllm.top_p, cfg->vllm.top_k };
+	struct sampling_params sp = { cfg->vllm.temperature, cfg->vllm.top_p, cfg->vllm.top_k, cfg->vllm.min_p };
 	g->ovh.sampler = sampling_path(&sp, cfg->vllm.generation_config == 0, g->setup.model->id,
 				       (double)g->setup.model->vocab);
 	g->ovh.penalties = sampling_penalties(cfg->vllm.generation_config == 0, g->setup.model->id);
+	g->ovh.min_p = sampling_min_p(&sp, g->ovh.sampler);
 	g->st.sampler = sampling_path_name(g->ovh.sampler);
 	g->st.sampler_penalties = g->ovh.penalties;
 	g->perf.overhead = &g->ovh;

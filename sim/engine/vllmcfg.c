@@ -39,6 +39,7 @@ const struct inidoc_key vllmcfg_keys[] = {
 	  NULL },
 	{ "workload", "top_p", INI_DOUBLE, F(top_p), INI_MIN_EXCLUSIVE, 0, 1, "a probability in (0, 1]", NULL },
 	{ "workload", "top_k", INI_INT, F(top_k), 0, -1, 1e9, "a token count >= 1, or 0 or -1 (off)", NULL },
+	{ "workload", "min_p", INI_DOUBLE, F(min_p), 0, 0, 1, "a probability in [0, 1] (0 = off)", NULL },
 	/* vLLM's --speculative-config; checked against engine/specdec.c's table. */
 	{ "engine", "speculative_method", INI_STRING, F(speculative_method), 0, 0, 0, "a method name", NULL },
 	{ "engine", "speculative_model", INI_STRING, F(speculative_model), 0, 0, 0,
@@ -61,6 +62,7 @@ void vllmcfg_default(struct vllm_config *c)
 	c->api_server_count = 1;            /* --api-server-count */
 	c->temperature = c->top_p = SAMPLING_NOT_SENT;   /* vllm bench serve sends none */
 	c->top_k = SAMPLING_NOT_SENT;
+	c->min_p = SAMPLING_NOT_SENT;
 	/* No component measurement sets a default acceptance: it depends on
 	 * the drafter and the text. 0.7 per token is a stated assumption. */
 	snprintf(c->speculative_acceptance, sizeof c->speculative_acceptance, "0.7");

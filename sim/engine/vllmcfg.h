@@ -38,6 +38,7 @@ struct vllm_config {
 	 * sends (--temperature …); SAMPLING_NOT_SENT: not sent. */
 	double temperature, top_p;
 	int64_t top_k;
+	double min_p;
 	/* --speculative-config (engine/specdec.h); "" = off */
 	char speculative_method[INI_VALUE_MAX];
 	char speculative_model[INI_VALUE_MAX];

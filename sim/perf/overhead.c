@@ -36,10 +36,16 @@
  * for its ~9 kernels. The per-step CPU work of the path (the output
  * history padded into a pinned tensor each step, and under async
  * scheduling a wait on the previous step's sampled ids, vllm-project/
- * vllm#47540) is left out: it overlaps the GPU step while it fits. */
+ * vllm#47540) is left out: it overlaps the GPU step while it fits.
+ * Min-p (a min_p > 0 sent; MinPLogitsProcessor, skipped when all greedy):
+ * a softmax, its row max, a compare and a masked fill: 0.04 ns a logit
+ * (the softmax's 0.023 of #51526 above, the max a second reduction at
+ * half of it, ~14 B of compare and fill); estimate: 15 us for its four
+ * kernels. */
 #define SAMPLER_OTHER_PATHS \
 	.sampler_random_us = 20, .sampler_random_ns_per_logit = 0.053, .sampler_greedy_us = 10, \
-	.sampler_greedy_ns_per_logit = 0.025, .sampler_penalty_us = 40, .sampler_penalty_ns_per_logit = 0.028
+	.sampler_greedy_ns_per_logit = 0.025, .sampler_penalty_us = 40, .sampler_penalty_ns_per_logit = 0.028, \
+	.sampler_min_p_us = 15, .sampler_min_p_ns_per_logit = 0.04
 
 static const struct overhead_profile profiles[] = {
 	{ .name = "vllm-v1",
@@ -327,7 +333,8 @@ double overhead_sampler_s(const struct overhead_model *o, double seqs)
 	const struct overhead_profile *p = o->prof;
 	double logits = seqs * o->vocab;
 	double pen = o->penalties ? p->sampler_penalty_us * 1e-6 + p->sampler_penalty_ns_per_logit * logits * 1e-9 : 0;
-	return sampler_path_s(o, logits) + pen;
+	double min_p = o->min_p ? p->sampler_min_p_us * 1e-6 + p->sampler_min_p_ns_per_logit * logits * 1e-9 : 0;
+	return sampler_path_s(o, logits) + pen + min_p;
 }
 
 double overhead_step_s(const struct overhead_model *o, double tokens, double seqs, double gpu_s,

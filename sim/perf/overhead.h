@@ -77,6 +77,7 @@ struct overhead_profile {
 	double sampler_random_us, sampler_random_ns_per_logit;
 	double sampler_greedy_us, sampler_greedy_ns_per_logit;
 	double sampler_penalty_us, sampler_penalty_ns_per_logit;   /* penalties, on any path */
+	double sampler_min_p_us, sampler_min_p_ns_per_logit;       /* min-p, on all but greedy */
 	double step_gap_us;            /* the GPU idle between two steps (the hand-off) */
 	/* The remainders' defaults (a hardware profile that sets
 	 * [efficiency]'s key of the same name wins); 0: not fitted. */
@@ -99,6 +100,7 @@ struct overhead_model {
 	double vocab;                  /* the logits a sampled sequence has */
 	enum sampler_path sampler;     /* the sampler's path (0: top-p, the default) */
 	bool penalties;                /* repetition/frequency/presence penalties applied */
+	bool min_p;                    /* the min-p filter runs */
 };
 
 /* The profile named name, or NULL. */

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#define NS SAMPLING_NOT_SENT
+
 /* vLLM's eps for greedy (vllm/v1/sample/sampler.py _SAMPLING_EPS). */
 #define GREEDY_EPS 1e-5
 
@@ -21,24 +23,24 @@ static const struct gen_config {
 	/* Meta's files: "do_sample": true, "temperature": 0.6, "top_p": 0.9
 	 * (Llama-2 base and chat since July 2023, Llama-3.1 base and
 	 * Instruct). */
-	{ "llama-2-7b", { 0.6, 0.9, SAMPLING_NOT_SENT }, false, "meta-llama/Llama-2-7b-hf generation_config.json" },
-	{ "llama-2-70b", { 0.6, 0.9, SAMPLING_NOT_SENT }, false, "meta-llama/Llama-2-70b-hf generation_config.json" },
-	{ "llama-3.1-8b", { 0.6, 0.9, SAMPLING_NOT_SENT }, false, "meta-llama/Llama-3.1-8B generation_config.json" },
-	{ "llama-3.1-70b", { 0.6, 0.9, SAMPLING_NOT_SENT }, false, "meta-llama/Llama-3.1-70B generation_config.json" },
-	{ "llama-3.1-405b", { 0.6, 0.9, SAMPLING_NOT_SENT }, false, "meta-llama/Llama-3.1-405B generation_config.json" },
+	{ "llama-2-7b", { 0.6, 0.9, NS, NS }, false, "meta-llama/Llama-2-7b-hf generation_config.json" },
+	{ "llama-2-70b", { 0.6, 0.9, NS, NS }, false, "meta-llama/Llama-2-70b-hf generation_config.json" },
+	{ "llama-3.1-8b", { 0.6, 0.9, NS, NS }, false, "meta-llama/Llama-3.1-8B generation_config.json" },
+	{ "llama-3.1-70b", { 0.6, 0.9, NS, NS }, false, "meta-llama/Llama-3.1-70B generation_config.json" },
+	{ "llama-3.1-405b", { 0.6, 0.9, NS, NS }, false,
+	  "meta-llama/Llama-3.1-405B generation_config.json" },
 	/* uncertain: Meta's Llama-4 Instruct file as the Llama-3 ones (the
 	 * RedHatAI FP8 copy keeps it). */
-	{ "llama-4-scout-17b-16e", { 0.6, 0.9, SAMPLING_NOT_SENT }, false,
+	{ "llama-4-scout-17b-16e", { 0.6, 0.9, NS, NS }, false,
 	  "meta-llama/Llama-4-Scout-17B-16E-Instruct generation_config.json (uncertain)" },
 	/* Qwen's model card: temperature 0.7, top_p 0.8, top_k 20,
 	 * repetition_penalty 1.05 (its generation_config.json). */
-	{ "qwen2.5-7b-instruct", { 0.7, 0.8, 20 }, true, "Qwen/Qwen2.5-7B-Instruct generation_config.json" },
+	{ "qwen2.5-7b-instruct", { 0.7, 0.8, 20, NS }, true, "Qwen/Qwen2.5-7B-Instruct generation_config.json" },
 	/* Files with token ids only: vLLM's defaults apply (temperature 1,
 	 * no top-p, no top-k). uncertain: recalled, not read here. */
-	{ "mistral-nemo-12b", { SAMPLING_NOT_SENT, SAMPLING_NOT_SENT, SAMPLING_NOT_SENT }, false,
+	{ "mistral-nemo-12b", { NS, NS, NS, NS }, false,
 	  "mistralai/Mistral-Nemo-Instruct-2407 generation_config.json: token ids only (uncertain)" },
-	{ "yi-34b", { SAMPLING_NOT_SENT, SAMPLING_NOT_SENT, SAMPLING_NOT_SENT }, false,
-	  "01-ai/Yi-34B generation_config.json: token ids only (uncertain)" },
+	{ "yi-34b", { NS, NS, NS, NS }, false, "01-ai/Yi-34B generation_config.json: token ids only (uncertain)" },
 };
 
 const char *sampling_path_name(enum sampler_path p)
@@ -60,8 +62,12 @@ static const struct gen_config *gen_config_find(const char *model_id)
 /* A model without an entry: most instruct models' files set top_p (Meta's,
  * Qwen's above), so servesim assumes one (what it charged before it read
  * sampling parameters). estimate: no count of models behind "most". */
-static const struct gen_config assumed = { "", { SAMPLING_NOT_SENT, 0.9, SAMPLING_NOT_SENT }, false,
-					   "assumed: a top_p below 1" };
+static const struct gen_config assumed = { "", { NS, 0.9, NS, NS }, false, "assumed: a top_p below 1" };
+
+bool sampling_min_p(const struct sampling_params *sp, enum sampler_path path)
+{
+	return path != SAMPLER_GREEDY && sp->min_p > 0;
+}
 
 bool sampling_penalties(bool gen_auto, const char *model_id)
 {
@@ -80,7 +86,7 @@ enum sampler_path sampling_path(const struct sampling_params *sp, bool gen_auto,
 	}
 	double t = sp->temperature >= 0 ? sp->temperature : g && g->sp.temperature >= 0 ? g->sp.temperature : 1;
 	double p = sp->top_p >= 0 ? sp->top_p : g && g->sp.top_p >= 0 ? g->sp.top_p : 1;
-	int64_t k = sp->top_k != SAMPLING_NOT_SENT ? sp->top_k : g && g->sp.top_k != SAMPLING_NOT_SENT ? g->sp.top_k : -1;
+	int64_t k = sp->top_k != NS ? sp->top_k : g && g->sp.top_k != NS ? g->sp.top_k : -1;
 	if (t < GREEDY_EPS)
 		return SAMPLER_GREEDY;
 	if (p < 1)

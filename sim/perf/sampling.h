@@ -42,9 +42,15 @@ struct sampling_params {
 	double temperature;
 	double top_p;
 	int64_t top_k;
+	double min_p;
 };
 
 #define SAMPLING_NOT_SENT (-2)
+
+/* Whether the min-p filter runs (vLLM's MinPLogitsProcessor, argmax
+ * invariant: on every path but greedy) for requests sent sp: a min_p > 0
+ * sent (no generation_config here sets one). Cannot fail. */
+bool sampling_min_p(const struct sampling_params *sp, enum sampler_path path);
 
 /* Whether model_id's requests carry a repetition, frequency or presence
  * penalty: only its generation_config sets one here (gen_auto), since
