@@ -36,8 +36,9 @@ enum sampler_path {
 	SAMPLER_N_PATHS
 };
 
-/* A workload's sampling parameters, as `vllm bench serve` sends them;
- * a negative value: not sent. top_k 0 or -1 sent means off (vLLM). */
+/* A workload's sampling parameters, as `vllm bench serve` sends them
+ * (--temperature, --top-p, --top-k, --min-p); SAMPLING_NOT_SENT: not
+ * sent. top_k 0 or -1 sent means off, min_p 0 likewise (vLLM). */
 struct sampling_params {
 	double temperature;
 	double top_p;
