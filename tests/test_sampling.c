@@ -137,6 +137,18 @@ static void a_runs_itl_follows_the_path(void **state)
 	assert_string_equal(vllm_cfg.engine.sampler, sampling_path_name(SAMPLER_RANDOM));
 	assert_false(vllm_cfg.engine.sampler_penalties);
 	assert_string_equal(greedy.engine.sampler, sampling_path_name(SAMPLER_GREEDY));
+	/* Before vLLM 0.8 --generation-config defaulted to none (vllm#12622):
+	 * engine.vllm_version 0.7 samples at random; given auto, it sorts. */
+	struct run_result v07, v07_auto;
+	simulate(&v07, NULL, base[0], base[1], base[2], base[3], "engine.vllm_version=0.7", NULL);
+	simulate(&v07_auto, NULL, base[0], base[1], base[2], base[3], "engine.vllm_version=0.7",
+		 "engine.generation_config=auto", NULL);
+	assert_string_equal(v07.engine.sampler, sampling_path_name(SAMPLER_RANDOM));
+	assert_false(v07.engine.sampler_penalties);
+	assert_string_equal(v07_auto.engine.sampler, sampling_path_name(SAMPLER_TOP_P));
+	assert_true(v07_auto.engine.sampler_penalties);
+	run_result_free(&v07);
+	run_result_free(&v07_auto);
 	run_result_free(&def);
 	run_result_free(&vllm_cfg);
 	run_result_free(&greedy);

@@ -133,6 +133,8 @@ int vllmcfg_check(struct engine_config *c, const struct engine_keys_view *k, str
 			       at, k->section, v->vllm_version);
 	if (check_speculative(c, k, e))
 		return -1;
+	if (k->at(k->ctx, "generation_config", at, sizeof at))
+		v->generation_config_given = true;
 	if (k->at(k->ctx, "async_scheduling", at, sizeof at)) {
 		v->async_scheduling_given = true;
 		snprintf(v->async_scheduling_at, sizeof v->async_scheduling_at, "%s", at);
