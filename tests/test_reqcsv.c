@@ -1,12 +1,22 @@
 /*
  * reqcsv: requests.csv streamed while a lean run goes (rows held until
  * every earlier id's is written) gives the same bytes as the full run's
- * requests.csv, and so do its timeseries.csv and itl_histogram.csv, for
+ * requests.csv, and so do its timeseries.csv (streamed too: tsrows) and
+ * itl_histogram.csv, for
  * workloads whose requests finish out of id order: preemption under FCFS
  * and priority, failures, multi-turn and closed-loop users, a cluster, P/D
  * disaggregation, Ollama. A folder that cannot be made leaves nothing.
+ * The --save-detailed arrays streamed the same way (reqdetail) give the
+ * same JSON, byte for byte, as json_dumpf of the full run's object, in
+ * both layouts the CLI writes (indented on stdout, one line for
+ * --save-result). The end-of-run Prometheus scrape of a lean run (request
+ * metrics summed as requests are done, promobs; a totals-only timeline)
+ * gives the full run's bytes, and a totals-only timeline the same totals,
+ * bit for bit, as a full one.
  */
 #include "simutil.h"
+#include "promobs.h"
+#include "timeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,10 +69,7 @@ static bool out_of_order(const struct run_result *r)
 	return false;
 }
 
-static void streamed_equals_full(void **state)
-{
-	(void)state;
-	static const char *const cases[][5] = {
+static const char *const cases[][5] = {
 		{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "workload.num_prompts=150", NULL },
 		{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "engine.scheduling_policy=priority", NULL },
 		{ "c13-bench-serve", "workload.input_distribution=normal", "workload.input_stddev=300",
@@ -72,7 +79,11 @@ static void streamed_equals_full(void **state)
 		{ "c13-bench-serve", "cluster.replicas=3", "workload.num_prompts=150", NULL },
 		{ "c25-disagg-small", "workload.num_prompts=60", NULL },
 		{ "c28-ollama-vs-vllm", "workload.users=0", "workload.request_rate=1", "engine.num_parallel=4" },
-	};
+};
+
+static void streamed_equals_full(void **state)
+{
+	(void)state;
 	static const char *const files[] = { "requests.csv", "timeseries.csv", "itl_histogram.csv" };
 	char tmp[] = "/tmp/servesim-reqcsv-XXXXXX";
 	assert_non_null(mkdtemp(tmp));
@@ -84,11 +95,17 @@ static void streamed_equals_full(void **state)
 		run_case(c, &full, NULL);
 		unordered += out_of_order(&full);
 		struct reqcsv *w = reqcsv_create(&e);
+		struct tsrows *ts = tsrows_create(&e);
 		assert_non_null(w);
-		struct run_opts o = { .lean = true, .timeseries = true, .on_record = reqcsv_row, .record_ctx = w };
+		assert_non_null(ts);
+		struct run_opts o = { .lean = true, .timeseries = true, .on_record = reqcsv_row, .record_ctx = w,
+				      .on_sample = tsrows_row, .sample_ctx = ts };
 		run_case(c, &lean, &o);
 		assert_int_equal(lean.reqs.len, 0);   /* lean: no record kept */
+		assert_int_equal(lean.n_ts, 0);       /* nor a sample: they went to ts */
+		assert_true(full.n_ts > 10);
 		lean.rows = w;
+		lean.ts_rows = ts;
 		char a[300], b[300];
 		snprintf(a, sizeof a, "%s/full%zu", tmp, i);
 		snprintf(b, sizeof b, "%s/lean%zu", tmp, i);
@@ -106,11 +123,267 @@ static void streamed_equals_full(void **state)
 		run_result_free(&full);
 		run_result_free(&lean);
 		reqcsv_destroy(w);
+		tsrows_destroy(ts);
 	}
 	assert_true(unordered >= 3);   /* the holding was exercised */
 	char cmd[400];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
 	assert_int_equal(system(cmd), 0);
+}
+
+/* json written with flags: of the full run (json_dumps) or spliced
+ * (report_json_dumpf, res->detail set). Caller frees. */
+static char *json_text(struct run_result *res, size_t flags)
+{
+	double p99 = 99;
+	struct report_opts ro = { &p99, 1, true, 0 };
+	json_t *j = report_json(res, &ro);
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+	struct err e;
+	if (report_json_dumpf(j, f, flags, res, &e))
+		fail_msg("%s", e.msg);
+	fclose(f);
+	json_decref(j);
+	return text;
+}
+
+static void detailed_streamed_equals_full(void **state)
+{
+	(void)state;
+	static const size_t layouts[] = { JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12),
+					  JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12) };
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const char *const c[6] = { cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4], NULL };
+		struct run_result full, lean;
+		struct err e;
+		run_case(c, &full, NULL);
+		struct reqdetail *d = reqdetail_create(&e);
+		assert_non_null(d);
+		struct run_opts o = { .lean = true, .on_record = reqdetail_row, .record_ctx = d };
+		run_case(c, &lean, &o);
+		assert_int_equal(lean.reqs.len, 0);
+		lean.detail = d;
+		for (size_t k = 0; k < sizeof layouts / sizeof *layouts; k++) {
+			/* Twice: --save-result and stdout read the same rows. */
+			for (int twice = 0; twice < 2; twice++) {
+				char *x = json_text(&full, layouts[k]), *y = json_text(&lean, layouts[k]);
+				if (strcmp(x, y))
+					fail_msg("%s %s: the streamed detailed JSON differs (layout %zu)", c[0], c[1], k);
+				assert_non_null(strstr(x, "\"ollama_metrics\""));
+				free(x);
+				free(y);
+			}
+		}
+		run_result_free(&full);
+		run_result_free(&lean);
+		reqdetail_destroy(d);
+	}
+}
+
+struct tobs {
+	int64_t t_ns, id;
+	double v;
+};
+
+static int by_time_id(const void *a, const void *b)
+{
+	const struct tobs *x = a, *y = b;
+	if (x->t_ns != y->t_ns)
+		return (x->t_ns > y->t_ns) - (x->t_ns < y->t_ns);
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Every request metric's sum in obs equals, bit for bit, the sum of the
+ * full run's values in (time, id) order, and the text at 9 digits hides
+ * a sum in another order, so the bits are compared here. Returns the
+ * number of metrics whose order mattered (the done order was not it). */
+static int sums_in_time_order(const struct run_result *full, const struct promobs *obs)
+{
+	int mattered = 0;
+	struct tobs *v = calloc(full->reqs.len + 1, sizeof *v);
+	for (int m = 0; m <= RM_PREEMPTIONS; m++) {
+		size_t n = 0;
+		double done_order = 0;
+		for (size_t i = 0; i < full->reqs.len; i++) {
+			const struct request *r = &full->reqs.v[i];
+			if (r->state == REQ_FINISHED && promobs_value(r, (enum req_metric)m, &v[n].t_ns, &v[n].v)) {
+				v[n].id = (int64_t)i;
+				n++;
+			}
+		}
+		qsort(v, n, sizeof *v, by_time_id);
+		double want = 0;
+		for (size_t k = 0; k < n; k++)
+			want += v[k].v;
+		for (size_t k = n; k-- > 0;)   /* another order, to see that order shows in the bits */
+			done_order += v[k].v;
+		int64_t counts[1];
+		double got;
+		promobs_hist(obs, -1, (enum req_metric)m, NULL, 0, counts, &got);
+		assert_memory_equal(&got, &want, sizeof got);
+		assert_int_equal(counts[0], (int64_t)n);
+		mattered += memcmp(&done_order, &want, sizeof want) != 0;
+	}
+	free(v);
+	return mattered;
+}
+
+/* promobs against a sort, on requests done far out of first-token order
+ * (long and short answers mixed): each settled time is the earliest
+ * send still in flight, as the run gives it. Every metric's sum equals
+ * the (time, id)-ordered sum bit for bit, where the done order's sum of
+ * TTFT does not (one TTFT in eight is 500 s, so the sum's rounding shows
+ * its order; sums of whole nanoseconds of like size rarely do). */
+static void promobs_sums_in_time_order(void **state)
+{
+	(void)state;
+	enum { N = 4000 };
+	struct request *r = calloc(N, sizeof *r);
+	size_t *done = calloc(N, sizeof *done);
+	uint64_t x = 0x9E3779B97F4A7C15u;
+	for (size_t i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		r[i].id = (int64_t)i;
+		r[i].state = REQ_FINISHED;
+		r[i].send_ns = (int64_t)i * 10000000 + (int64_t)(x % 1000);
+		r[i].enqueue_ns = r[i].first_scheduled_ns = r[i].send_ns + 1000;
+		r[i].first_token_ns = r[i].send_ns + 20000000 + (int64_t)(x % 400000000) +
+				      (x % 8 == 0 ? 500 * INT64_C(1000000000) : 0);
+		r[i].last_token_ns = r[i].finish_ns = r[i].first_token_ns + (int64_t)((x >> 20) % 3000000000u);
+		r[i].prompt_len = 100 + (int)(x % 900);
+		r[i].output_len = 2 + (int)((x >> 30) % 500);
+		done[i] = i;
+	}
+	/* Done in finish order (ties by id). */
+	for (size_t i = 1; i < N; i++)
+		for (size_t k = i; k > 0 && (r[done[k]].finish_ns < r[done[k - 1]].finish_ns); k--) {
+			size_t t = done[k];
+			done[k] = done[k - 1];
+			done[k - 1] = t;
+		}
+	struct promobs *obs = promobs_create();
+	bool *is_done = calloc(N, sizeof *is_done);
+	size_t oldest = 0;
+	double naive[1] = { 0 };
+	for (size_t k = 0; k < N; k++) {
+		const struct request *q = &r[done[k]];
+		is_done[done[k]] = true;
+		while (oldest < N && is_done[oldest])
+			oldest++;
+		int64_t settled = oldest < N && r[oldest].send_ns < q->finish_ns ? r[oldest].send_ns : q->finish_ns;
+		promobs_row(obs, q, settled);
+		naive[0] += (double)(q->first_token_ns - q->send_ns) / 1e9;
+	}
+	promobs_finish(obs);
+	struct run_result full = { .reqs = { .v = r, .len = N } };
+	sums_in_time_order(&full, obs);
+	int64_t counts[1];
+	double got;
+	promobs_hist(obs, -1, RM_TTFT, NULL, 0, counts, &got);
+	assert_memory_not_equal(&got, &naive[0], sizeof got);   /* the done order would show */
+	promobs_destroy(obs);
+	free(is_done);
+	free(done);
+	free(r);
+}
+
+/* report_prom of res into a string (caller frees). */
+static char *prom_text(struct run_result *res)
+{
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+	report_prom(f, res);
+	fclose(f);
+	return text;
+}
+
+static void prom_streamed_equals_full(void **state)
+{
+	(void)state;
+	/* The single-engine vLLM cases above, and a run of about 500
+	 * simulated seconds, past the totals-only timeline's ring. */
+	static const char *const long_run[] = { "c13-bench-serve", "workload.request_rate=1",
+						"workload.num_prompts=500", NULL };
+	int n_cases = 0, order_mattered = 0;
+	for (size_t i = 0; i <= sizeof cases / sizeof *cases; i++) {
+		const char *const *c = long_run;
+		const char *cc[6];
+		if (i < sizeof cases / sizeof *cases) {
+			for (int k = 0; k < 5; k++)
+				cc[k] = cases[i][k];
+			cc[5] = NULL;
+			c = cc;
+			if (strstr(c[0], "disagg") || strstr(c[0], "ollama") ||
+			    (c[1] && strstr(c[1], "cluster.replicas")))
+				continue;   /* one vLLM engine only: the others keep their records */
+		}
+		struct run_result full, lean;
+		run_case(c, &full, &(struct run_opts){ .timeline = true });
+		struct promobs *obs = promobs_create();
+		struct run_opts o = { .lean = true, .timeline = true, .timeline_totals = true,
+				      .on_record = promobs_row, .record_ctx = obs };
+		run_case(c, &lean, &o);
+		assert_int_equal(lean.reqs.len, 0);
+		promobs_finish(obs);
+		lean.prom_obs = obs;
+		if (i == sizeof cases / sizeof *cases) {   /* the ring folded windows, none late */
+			assert_true(lean.timeline->base > 0);
+			assert_int_equal(lean.timeline->n_late, 0);
+		}
+		order_mattered += sums_in_time_order(&full, obs);
+		char *x = prom_text(&full), *y = prom_text(&lean);
+		if (strcmp(x, y))
+			fail_msg("%s %s: the streamed Prometheus scrape differs", c[0], c[1] ? c[1] : "");
+		assert_non_null(strstr(x, "vllm:request_queue_time_seconds_sum"));
+		free(x);
+		free(y);
+		run_result_free(&full);
+		run_result_free(&lean);
+		promobs_destroy(obs);
+		n_cases++;
+	}
+	assert_true(n_cases >= 6);
+	assert_true(order_mattered > 0);
+}
+
+/* A totals-only timeline (a ring of TIMELINE_RING windows folded in
+ * order) against a full one: the same counts and bit-identical sums over
+ * every window, for values spread over ten rings with times that go back
+ * by up to a few windows, and over an idle gap far past the ring. */
+static void timeline_totals_equal_full(void **state)
+{
+	(void)state;
+	struct timeline *full = timeline_create(), *tot = timeline_create_totals();
+	uint64_t x = 88172645463325252u;
+	int64_t t = 0;
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		t += (int64_t)(x % 30000000);   /* about 66 values a second */
+		int64_t at = t - (int64_t)(x >> 40) % (3 * TIMELINE_WINDOW_NS);
+		if (i == 150000)
+			t += 100000 * TIMELINE_WINDOW_NS;   /* an idle stretch */
+		double gap = (double)(x >> 11) / 9007199254740992.0 * 0.2;
+		timeline_gap(full, at, gap);
+		timeline_gap(tot, at, gap);
+		timeline_step(full, at, (int64_t)(x % 3000));
+		timeline_step(tot, at, (int64_t)(x % 3000));
+	}
+	assert_int_equal(tot->n_late, 0);
+	const struct timeline_hist *hf[] = { &full->itl, &full->iter }, *ht[] = { &tot->itl, &tot->iter };
+	for (int h = 0; h < 2; h++) {
+		int64_t cf[TIMELINE_N_ITL + 1] = { 0 }, ct[TIMELINE_N_ITL + 1] = { 0 };
+		double sf = 0, st = 0;
+		timeline_accumulate(full, hf[h], 0, full->n_windows, cf, &sf);
+		timeline_accumulate(tot, ht[h], 0, tot->n_windows, ct, &st);
+		assert_memory_equal(cf, ct, sizeof cf);
+		assert_memory_equal(&sf, &st, sizeof sf);
+		assert_true(sf > 0);
+	}
+	timeline_destroy(full);
+	timeline_destroy(tot);
 }
 
 /* A folder that cannot be made: an error, and nothing written. */
@@ -146,6 +419,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(streamed_equals_full),
+		cmocka_unit_test(detailed_streamed_equals_full),
+		cmocka_unit_test(prom_streamed_equals_full),
+		cmocka_unit_test(promobs_sums_in_time_order),
+		cmocka_unit_test(timeline_totals_equal_full),
 		cmocka_unit_test(unwritable_leaves_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

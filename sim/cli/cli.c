@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "report.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -38,7 +39,7 @@ int cli_parse_format(const char *s, unsigned allowed, enum out_format *out, stru
 	return err_set(e, "--format: expected %s, got '%s'", list, s);
 }
 
-int cli_print_json(json_t *j)
+int cli_print_json_run(json_t *j, const struct run_result *res)
 {
 	/* Every JSON result says which servesim wrote it (servesim.version). */
 	json_t *ss = json_object_get(j, "servesim");
@@ -46,10 +47,18 @@ int cli_print_json(json_t *j)
 		json_object_set_new(ss, "version", json_string(SERVESIM_VERSION));
 	else if (json_is_object(j) && !ss)
 		json_object_set_new(j, "servesim", json_pack("{s:s}", "version", SERVESIM_VERSION));
-	int rc = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+	struct err e;
+	int rc = report_json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12), res, &e);
 	json_decref(j);
+	if (rc)
+		fprintf(stderr, "servesim: %s\n", e.msg);
 	if (rc || fputc('\n', stdout) == EOF || fflush(stdout))
 		return EXIT_FAIL;
 	return EXIT_OK;
+}
+
+int cli_print_json(json_t *j)
+{
+	return cli_print_json_run(j, NULL);
 }
 

@@ -49,4 +49,9 @@ int cli_parse_format(const char *s, unsigned allowed, enum out_format *out, stru
  * object, or as one). Returns EXIT_OK or EXIT_FAIL. */
 int cli_print_json(json_t *j);
 
+/* cli_print_json of a run's report_json: the --save-detailed arrays res
+ * streamed (report.h: report_json_dumpf) go where report_json marked them. */
+struct run_result;
+int cli_print_json_run(json_t *j, const struct run_result *res);
+
 #endif

@@ -69,10 +69,12 @@ void vllmflags_free(struct vllm_args *va);
  * the file as vLLM does ({label}-{rate}qps[-concurrency{N}]-{model}-
  * {YYYYmmdd-HHMMSS}.json in --result-dir) unless --result-filename, and
  * writes it whole; --append-result adds it as one more JSON line. Prints
- * the path to stderr. Returns 0, or -1 with e. */
+ * the path to stderr. run: the run whose --save-detailed arrays were
+ * streamed (report.h: report_json_dumpf), or NULL. Returns 0, or -1 with e. */
 struct scenario;
+struct run_result;
 int vllmflags_save_result(const struct vllm_out *o, json_t *result, const struct scenario *sc,
-			  const char *model_id, struct err *e);
+			  const char *model_id, const struct run_result *run, struct err *e);
 
 /* The SCENARIO argument, or a model named where vllm serve names it
  * (`vllm serve MODEL …` pasted as `servesim run MODEL …`): a scenario id or

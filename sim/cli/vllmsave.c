@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "catalog.h"
+#include "report.h"
 #include "scenario.h"
 #include "textfile.h"
 #include "vllmflags.h"
@@ -27,7 +28,7 @@ static void py_float(double v, char *out, size_t cap)
 }
 
 int vllmflags_save_result(const struct vllm_out *o, json_t *result, const struct scenario *sc,
-			  const char *model_id, struct err *e)
+			  const char *model_id, const struct run_result *run, struct err *e)
 {
 	const char *label = o->label ? o->label : "servesim";
 	if (o->label)
@@ -58,7 +59,6 @@ int vllmflags_save_result(const struct vllm_out *o, json_t *result, const struct
 		snprintf(path, sizeof path, "%s/%s", o->result_dir, name);
 	else
 		snprintf(path, sizeof path, "%s", name);
-	char *text = json_dumps(result, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
 	/* --append-result: the file so far (none yet: empty). */
 	char *before = o->append_result && catalog_is_file(path) ? textfile_read(path, (size_t)1 << 30, e) : xstrdup("");
 	FILE *f = before ? wholefile_open(path, e) : NULL;
@@ -68,12 +68,14 @@ int vllmflags_save_result(const struct vllm_out *o, json_t *result, const struct
 		fputs(before, f);
 		if (before[0])
 			fputc('\n', f);
-		fputs(text, f);
-		rc = wholefile_commit(f, path, e);
+		if (report_json_dumpf(result, f, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12), run, e)) {
+			wholefile_abort(f, path);
+		} else {
+			rc = wholefile_commit(f, path, e);
+		}
 	}
 	if (rc == 0)
 		fprintf(stderr, "servesim run: result %s %s\n", o->append_result ? "appended to" : "saved to", path);
 	free(before);
-	free(text);
 	return rc;
 }

@@ -83,8 +83,9 @@ struct request {
 	int64_t max_itl_ns;       /* the longest gap between two of its tokens */
 	int32_t preemptions;
 	int32_t api_server;       /* the API-server process it went through */
-	int32_t remote_kv;        /* 1: its prompt's KV comes from a prefill replica (its
-				   * first token, sampled there, is generated already) */
+	int32_t remote_kv;        /* 1: its prompt's KV comes from a prefill replica (the
+				   * prompt's last token is computed again here, as vLLM
+				   * does, and the first token sampled here) */
 	const char *fail_reason;  /* static string when FAILED */
 	int64_t id;               /* made id-th (0-based): its index, unless recycled */
 	int64_t ff_sample, run_seq;   /* fast-forward's (below) */

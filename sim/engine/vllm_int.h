@@ -156,7 +156,7 @@ void vllm_unpark(struct engine *g, int64_t now);
 void vllm_enqueue_waiting(struct engine *g, size_t idx, bool front);
 
 /* vllmpark.c. A request prefilled on another replica: takes blocks for
- * its prompt and first token and parks until the cluster's pull lands;
+ * its prompt and parks until the cluster's pull lands;
  * false (nothing changed) when the pool is short. Pops it off waiting. */
 bool vllm_admit_remote(struct engine *g, size_t idx, int64_t now);
 

@@ -1,5 +1,7 @@
 #include "timeline.h"
 
+#include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,15 +23,42 @@ struct timeline *timeline_create(void)
 	return t;
 }
 
+struct timeline *timeline_create_totals(void)
+{
+	struct timeline *t = timeline_create();
+	t->totals = true;
+	struct timeline_hist *hs[] = { &t->itl, &t->iter };
+	for (int i = 0; i < 2; i++) {
+		size_t w = hs[i]->n_edges + 1;
+		hs[i]->counts = xcalloc(TIMELINE_RING * w, sizeof *hs[i]->counts);
+		hs[i]->sums = xcalloc(TIMELINE_RING, sizeof *hs[i]->sums);
+		hs[i]->folded = xcalloc(w, sizeof *hs[i]->folded);
+	}
+	return t;
+}
+
 void timeline_destroy(struct timeline *t)
 {
 	if (!t)
 		return;
 	free(t->itl.counts);
 	free(t->itl.sums);
+	free(t->itl.folded);
 	free(t->iter.counts);
 	free(t->iter.sums);
+	free(t->iter.folded);
 	free(t);
+}
+
+/* Totals only: window w (at w % RING) into h's folded total, then zeroed. */
+static void fold(struct timeline_hist *h, size_t w)
+{
+	size_t nb = h->n_edges + 1, at = w % TIMELINE_RING;
+	for (size_t b = 0; b < nb; b++)
+		h->folded[b] += h->counts[at * nb + b];
+	h->folded_sum += h->sums[at];
+	memset(h->counts + at * nb, 0, nb * sizeof *h->counts);
+	h->sums[at] = 0;
 }
 
 static void hist_resize(struct timeline_hist *h, size_t old_n, size_t n)
@@ -71,8 +100,44 @@ static size_t bucket(const struct timeline_hist *h, double v)
 	return lo;
 }
 
+/* Totals only: where window w's values go (its ring slot, folding the
+ * windows it pushes out), or SIZE_MAX for one already folded. */
+static size_t ring_slot(struct timeline *t, size_t w)
+{
+	if (w < t->base)
+		return SIZE_MAX;
+	if (w >= t->base + 2 * TIMELINE_RING) {
+		/* Far ahead: fold the ring's windows; those between are empty
+		 * (adding their zeros would change nothing). */
+		for (size_t k = t->base; k < t->base + TIMELINE_RING; k++) {
+			fold(&t->itl, k);
+			fold(&t->iter, k);
+		}
+		t->base = w - TIMELINE_RING + 1;
+	}
+	for (; w >= t->base + TIMELINE_RING; t->base++) {
+		fold(&t->itl, t->base);
+		fold(&t->iter, t->base);
+	}
+	if (w >= t->n_windows)
+		t->n_windows = w + 1;
+	return w % TIMELINE_RING;
+}
+
 static void record(struct timeline *t, struct timeline_hist *h, int64_t t_ns, double v)
 {
+	if (t->totals) {
+		size_t at = ring_slot(t, (size_t)((t_ns < 0 ? 0 : t_ns) / TIMELINE_WINDOW_NS));
+		if (at == SIZE_MAX) {   /* behind the ring: into the total */
+			h->folded[bucket(h, v)]++;
+			h->folded_sum += v;
+			t->n_late++;
+			return;
+		}
+		h->counts[at * (h->n_edges + 1) + bucket(h, v)]++;
+		h->sums[at] += v;
+		return;
+	}
 	size_t w = window(t, t_ns < 0 ? 0 : t_ns);
 	h->counts[w * (h->n_edges + 1) + bucket(h, v)]++;
 	h->sums[w] += v;
@@ -92,6 +157,19 @@ void timeline_accumulate(const struct timeline *t, const struct timeline_hist *h
 			 size_t upto, int64_t *counts, double *sum)
 {
 	size_t nb = h->n_edges + 1;
+	if (t->totals) {   /* every window: the folded ones, then the ring's in order */
+		assert(from == 0 && upto >= t->n_windows);
+		for (size_t b = 0; b < nb; b++)
+			counts[b] += h->folded[b];
+		*sum += h->folded_sum;
+		for (size_t w = t->base; w < t->n_windows; w++) {
+			size_t at = w % TIMELINE_RING;
+			for (size_t b = 0; b < nb; b++)
+				counts[b] += h->counts[at * nb + b];
+			*sum += h->sums[at];
+		}
+		return;
+	}
 	for (size_t w = from; w < upto && w < t->n_windows; w++) {
 		for (size_t b = 0; b < nb; b++)
 			counts[b] += h->counts[w * nb + b];

@@ -12,10 +12,20 @@
  *
  * A run records a timeline only when asked (run_simulate_timeline), since a
  * sweep's thousands of runs do not need one.
+ *
+ * A timeline made for totals only (timeline_create_totals: the end-of-run
+ * Prometheus scrape of a lean run) keeps the newest TIMELINE_RING windows
+ * and folds older ones, in window order, into one running total: memory
+ * stops growing with simulated time, and a total over every window is the
+ * same additions in the same order as a full timeline's. A value recorded
+ * in a window already folded (more than TIMELINE_RING s behind the
+ * newest; token times go back only by an output queue's delay) is counted
+ * in the total too, its sum then added out of window order (n_late).
  */
 #ifndef SERVESIM_TIMELINE_H
 #define SERVESIM_TIMELINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,22 +40,34 @@
 extern const double timeline_itl_edges[TIMELINE_N_ITL];
 extern const double timeline_iter_edges[TIMELINE_N_ITER];
 
+#define TIMELINE_RING 256 /* windows a totals-only timeline keeps (a power of two) */
+
 struct timeline_hist {
 	size_t n_edges;
 	const double *edges;
-	int64_t *counts; /* n_windows × (n_edges + 1) */
-	double *sums;	 /* n_windows */
+	int64_t *counts; /* n_windows × (n_edges + 1); totals only: TIMELINE_RING × */
+	double *sums;	 /* n_windows; totals only: TIMELINE_RING, window w at w % RING */
+	int64_t *folded; /* totals only: the folded windows' counts (n_edges + 1) */
+	double folded_sum;
 };
 
 struct timeline {
-	size_t n_windows; /* windows allocated (>= last recorded + 1) */
+	size_t n_windows; /* windows allocated (>= last recorded + 1); totals only:
+			   * the last recorded + 1 */
 	struct timeline_hist itl, iter;
+	bool totals;      /* timeline_create_totals */
+	size_t base;      /* totals only: windows below it are folded */
+	int64_t n_late;   /* totals only: values recorded into a folded window */
 };
 
 /* An empty timeline (caller frees with timeline_destroy). Cannot fail
  * (out of memory aborts). */
 struct timeline *timeline_create(void);
 void timeline_destroy(struct timeline *t); /* NULL is a no-op */
+
+/* An empty timeline for totals over every window only (see above):
+ * timeline_accumulate takes from = 0 and upto >= n_windows. Cannot fail. */
+struct timeline *timeline_create_totals(void);
 
 /* Records a token gap of gap_s seconds ending at t_ns, and a step of
  * tokens tokens starting at t_ns. t_ns must be >= 0. Cannot fail. */

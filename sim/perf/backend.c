@@ -310,9 +310,9 @@ static const struct perf_kernel llamacpp_cuda[] = {
  * (step_overhead_us 0): the device classes' 1,010 us is vLLM's scheduler,
  * fitted to vLLM runs. */
 
-/* ---- llama.cpp on Metal and CPU: the only data are llama-bench
- * end-to-end tables (measured_public.md A), so these rows are the
- * device-class fallback, named as such. ---- */
+/* ---- llama.cpp on CPU: the only data are llama-bench end-to-end
+ * tables, so its rows are the device-class fallback, named as such
+ * (llama.cpp on Metal: sim/perf/backend_metal.c). ---- */
 static const struct perf_kernel fallback_only[] = {
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };
@@ -321,15 +321,14 @@ static const struct perf_backend backends[] = {
 	{ "vllm-cuda", "vllm", 0, 6, 2, VLLM_LAUNCH, -1, vllm_cuda, N_OF(vllm_cuda), nvlink_coll, N_OF(nvlink_coll) },
 	{ "llama.cpp-cuda", "llama.cpp", 3.5, 15, 5, LLAMACPP_LAUNCH, 0, llamacpp_cuda, N_OF(llamacpp_cuda), ring_only,
 	  N_OF(ring_only) },
-	{ "llama.cpp-metal", "llama.cpp", 0, 0, 0, "in the Apple class step overhead (fitted, llama-bench)", -1,
-	  fallback_only, N_OF(fallback_only), ring_only, N_OF(ring_only) },
 	{ "llama.cpp-cpu", "llama.cpp", 0, 0, 0, "in the CPU class step overhead", -1, fallback_only, N_OF(fallback_only),
 	  ring_only, N_OF(ring_only) },
 	{ "roofline", "any", 0, 0, 0, "none", -1, fallback_only, N_OF(fallback_only), ring_only, N_OF(ring_only) },
 };
 
 /* The backends of their own files (backend_tables.h). */
-static const struct perf_backend *const other_backends[] = { &perf_backend_vllm_rocm };
+static const struct perf_backend *const other_backends[] = { &perf_backend_vllm_rocm,
+								    &perf_backend_llamacpp_metal };
 
 const struct perf_backend *perf_backend_find(const char *name)
 {

@@ -2,8 +2,10 @@
  * promfam: one family over scrapes and series (promfam.h).
  */
 #include "promfam.h"
+#include "promobs.h"
 #include "report_int.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -35,60 +37,6 @@ static int by_time(const void *a, const void *b)
 }
 
 
-/* The value of m for r and when vLLM records it; false when r has none
- * (TPOT of a one-token answer). */
-static bool req_value(const struct request *r, enum req_metric m, struct obs *o)
-{
-	const double ns = 1e9;
-	o->t_ns = r->finish_ns;
-	switch (m) {
-	case RM_TTFT:
-		o->t_ns = r->first_token_ns;
-		o->v = (double)(r->first_token_ns - r->send_ns) / ns;
-		break;
-	case RM_E2E:
-		o->v = (double)(r->finish_ns - r->send_ns) / ns;
-		break;
-	case RM_QUEUE:
-		o->v = (double)(r->first_scheduled_ns - r->enqueue_ns) / ns;
-		break;
-	case RM_INFERENCE:
-		o->v = (double)(r->last_token_ns - r->first_scheduled_ns) / ns;
-		break;
-	case RM_PREFILL:
-		o->v = (double)(r->first_token_ns - r->first_scheduled_ns) / ns;
-		break;
-	case RM_DECODE:
-		o->v = (double)(r->last_token_ns - r->first_token_ns) / ns;
-		break;
-	case RM_PREFILL_PER_TOKEN:
-		if (r->prompt_len <= 0)
-			return false;
-		o->v = (double)(r->first_token_ns - r->first_scheduled_ns) / ns / r->prompt_len;
-		break;
-	case RM_REQUEST_TPOT:
-		if (r->output_len <= 1)
-			return false;
-		o->v = (double)(r->last_token_ns - r->first_token_ns) / ns / (r->output_len - 1);
-		break;
-	case RM_PROMPT_TOKENS:
-		o->t_ns = r->first_token_ns;
-		o->v = r->prompt_len;
-		break;
-	case RM_GENERATION_TOKENS:
-		o->v = r->output_len;
-		break;
-	case RM_ONE:
-		o->v = 1;
-		break;
-	case RM_PREEMPTIONS:
-		o->v = r->preemptions;
-		break;
-	}
-	return true;
-}
-
-
 /* The observations of m over the completed requests o counts, by time
  * (caller frees). */
 static struct obs *collect(const struct prom_out *o, enum req_metric m, size_t *n)
@@ -99,7 +47,7 @@ static struct obs *collect(const struct prom_out *o, enum req_metric m, size_t *
 	for (size_t i = 0; i < reqs->len; i++) {
 		const struct request *r = &reqs->v[i];
 		if (r->state == REQ_FINISHED && (o->replica < 0 || r->replica == o->replica) &&
-		    req_value(r, m, &v[*n]))
+		    promobs_value(r, m, &v[*n].t_ns, &v[*n].v))
 			(*n)++;
 	}
 	qsort(v, *n, sizeof *v, by_time);
@@ -163,9 +111,16 @@ void promfam_counter_obs(const struct prom_out *all, const char *name, const cha
 {
 	promfam_family(all, name, "counter", help);
 	FOR_SERIES(all, o) {
-		size_t n, j = 0, w = 0;
-		struct obs *v = collect(o, m, &n);
+		size_t n = 0, j = 0, w = 0;
+		struct obs *v = NULL;
 		double acc = 0, gap_sum = 0;
+		if (o->obs) {   /* summed as the run went, in the same order */
+			assert(!o->openmetrics);
+			int64_t counts[1];
+			promobs_hist(o->obs, o->replica, m, NULL, 0, counts, &acc);
+		} else {
+			v = collect(o, m, &n);
+		}
 		int64_t gaps[TIMELINE_N_ITL + 1] = { 0 };
 		const struct timeline *tl = o->cur->tl;
 		for (size_t k = 0; k < o->n_scrapes; k++) {
@@ -220,10 +175,17 @@ static void hist_point(const struct prom_out *o, const char *name, const double 
 void promfam_hist_obs_series(const struct prom_out *o, const char *name, enum req_metric m,
 			    const double *edges, size_t n_edges)
 {
-	size_t n, j = 0;
-	struct obs *v = collect(o, m, &n);
 	int64_t *counts = xcalloc(n_edges + 1, sizeof *counts);
 	double sum = 0;
+	if (o->obs) {   /* summed as the run went, in the same order: one scrape */
+		assert(!o->openmetrics);
+		promobs_hist(o->obs, o->replica, m, edges, n_edges, counts, &sum);
+		hist_point(o, name, edges, n_edges, counts, sum, 0);
+		free(counts);
+		return;
+	}
+	size_t n, j = 0;
+	struct obs *v = collect(o, m, &n);
 	for (size_t k = 0; k < o->n_scrapes; k++) {
 		int64_t t = scrape_ns(o, k);
 		for (; j < n && v[j].t_ns < t; j++) {

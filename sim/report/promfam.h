@@ -17,6 +17,8 @@
 
 #include "run.h"
 
+struct promobs;
+
 /* What a request metric is, from its record (completed requests only). */
 enum req_metric {
 	RM_TTFT,
@@ -64,6 +66,9 @@ struct prom_out {
 	size_t n_scrapes;
 	int64_t interval_ns;
 	double epoch_s;
+	/* A lean run's request metrics, summed as it went (promobs.h; one
+	 * scrape only), or NULL: from res's request records. */
+	const struct promobs *obs;
 };
 
 enum gauge_src { G_RUNNING, G_WAITING, G_KV };

@@ -59,8 +59,45 @@ int report_out(const char *dir, const struct run_result *res, double epoch_s, st
  * temporary file, so nothing is left behind on failure. NULL with e when
  * no temporary file can be made. */
 struct reqcsv *reqcsv_create(struct err *e);
-void reqcsv_row(void *ctx, const struct request *r);
+void reqcsv_row(void *ctx, const struct request *r, int64_t settled_ns);
 void reqcsv_destroy(struct reqcsv *w);   /* NULL is a no-op */
+
+/* timeseries.csv's rows streamed as a lean run samples (run_opts.on_sample
+ * = tsrows_row, .sample_ctx to it, then run_result.ts_rows to it before
+ * report_csv), the same bytes as rows kept in res->ts; in an unlinked
+ * temporary file. NULL with e when none can be made. */
+struct tsrows *tsrows_create(struct err *e);
+void tsrows_row(void *ctx, const struct ts_row *t);
+void tsrows_destroy(struct tsrows *w);   /* NULL is a no-op */
+
+/* --save-detailed's per-request arrays streamed as a lean run's requests
+ * are done (reqdetail.c), the same way: on_record = reqdetail_row, then
+ * run_result.detail to it, and report_json puts markers where the arrays
+ * go (reqdetail_marks) that report_json_dumpf replaces with the arrays,
+ * byte for byte what json_dumpf writes of a full run's JSON. Rows are
+ * kept in unlinked temporary files. NULL with e when none can be made. */
+struct reqdetail *reqdetail_create(struct err *e);
+void reqdetail_row(void *ctx, const struct request *r, int64_t settled_ns);
+void reqdetail_destroy(struct reqdetail *d);   /* NULL is a no-op */
+void reqdetail_marks(json_t *o);
+
+/* The end-of-run Prometheus scrape's request metrics (TTFT, E2E, queue,
+ * prefill, decode and per-token times, token counts; promobs.c) summed as
+ * a lean run's requests are done, in the order a full run sums them:
+ * on_record = promobs_row, promobs_finish after the run, then
+ * run_result.prom_obs to it and report_prom writes the same bytes as for
+ * the full run (one vLLM engine; its timeline from
+ * run_opts.timeline_totals). Cannot fail. */
+struct promobs *promobs_create(void);
+void promobs_row(void *ctx, const struct request *r, int64_t settled_ns);
+void promobs_finish(struct promobs *p);
+void promobs_destroy(struct promobs *p);   /* NULL is a no-op */
+
+/* json_dumpf(j, f, flags), with res->detail's arrays in place of their
+ * markers when res streamed them (res may be NULL). Reals at
+ * JSON_REAL_PRECISION(12), as every JSON writer here uses. Returns 0, or
+ * -1 with e when f cannot be written or the rows cannot be read back. */
+int report_json_dumpf(json_t *j, FILE *f, size_t flags, const struct run_result *res, struct err *e);
 
 /* Writes dir/requests.csv, dir/timeseries.csv and dir/itl_histogram.csv.
  * Returns 0, or -1 with e

@@ -2,9 +2,8 @@
  * report_csv: requests.csv, timeseries.csv and itl_histogram.csv of a run
  * (and, for run --out, openmetrics.txt), into a folder written whole or
  * not at all; and requests.csv's rows streamed while a lean run goes
- * (reqcsv), in the order of the requests' ids as a full run writes them:
- * a row done before an earlier id's is held until that one is, so what is
- * held is the rows of requests done while an older one still ran.
+ * (reqcsv), in the order of the requests' ids as a full run writes them
+ * (reqorder.h holds a row done before an earlier id's).
  */
 #include "report_int.h"
 
@@ -15,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "reqorder.h"
 #include "wholefile.h"
 #include "xalloc.h"
 
@@ -76,10 +76,7 @@ static void put_row(FILE *f, int64_t id, const struct request *r)
 
 struct reqcsv {
 	FILE *f;            /* the rows so far, in id order (an unlinked temporary file) */
-	int64_t next;       /* the id whose row comes next */
-	char **held;        /* ring: the rows of done ids in [next, next + cap) */
-	size_t cap;         /* a power of two, or 0 */
-	int64_t n_held;
+	struct reqorder order;
 };
 
 struct reqcsv *reqcsv_create(struct err *e)
@@ -94,73 +91,92 @@ struct reqcsv *reqcsv_create(struct err *e)
 	return w;
 }
 
-void reqcsv_row(void *ctx, const struct request *r)
+static void put_held(void *ctx, const char *row)
 {
+	fputs(row, ctx);
+}
+
+void reqcsv_row(void *ctx, const struct request *r, int64_t settled_ns)
+{
+	(void)settled_ns;
 	struct reqcsv *w = ctx;
-	int64_t id = r->id;
-	if (id != w->next) {
-		/* Finished before an earlier request: held until that one is. */
-		assert(id > w->next);
-		if ((uint64_t)(id - w->next) >= w->cap) {
-			size_t cap = w->cap ? w->cap : 64;
-			while ((uint64_t)(id - w->next) >= cap)
-				cap *= 2;
-			char **held = xcalloc(cap, sizeof *held);
-			for (size_t k = 0; k < w->cap; k++) {
-				int64_t i = w->next + (int64_t)k;
-				held[(size_t)i & (cap - 1)] = w->held[(size_t)i & (w->cap - 1)];
-			}
-			free(w->held);
-			w->held = held;
-			w->cap = cap;
-		}
-		w->held[(size_t)id & (w->cap - 1)] = request_row_dup(id, r);
-		w->n_held++;
+	if (!reqorder_due(&w->order, r->id)) {   /* done before an earlier request: held */
+		reqorder_hold(&w->order, r->id, request_row_dup(r->id, r));
 		return;
 	}
-	put_row(w->f, id, r);
-	w->next++;
-	while (w->n_held && w->held[(size_t)w->next & (w->cap - 1)]) {
-		char **row = &w->held[(size_t)w->next & (w->cap - 1)];
-		fputs(*row, w->f);
-		free(*row);
-		*row = NULL;
-		w->n_held--;
-		w->next++;
-	}
+	put_row(w->f, r->id, r);
+	reqorder_done(&w->order, put_held, w->f);
 }
 
 void reqcsv_destroy(struct reqcsv *w)
 {
 	if (!w)
 		return;
-	for (size_t k = 0; k < w->cap; k++)
-		free(w->held[k]);
-	free(w->held);
+	reqorder_free(&w->order);
 	fclose(w->f);
 	free(w);
 }
 
-/* The streamed rows into f; -1 with e when they cannot be read back. */
-static int copy_rows(FILE *f, struct reqcsv *w, struct err *e)
+/* The rows streamed into the temporary file from, into f; -1 with e
+ * (naming file) when they cannot be read back. */
+static int copy_rows(FILE *f, FILE *from, const char *file, struct err *e)
 {
-	assert(!w->n_held);   /* every request is done: none held */
 	char buf[65536];
 	size_t n;
-	if (fflush(w->f) || fseek(w->f, 0, SEEK_SET))
-		return err_set(e, "requests.csv: cannot read its rows back: %s", strerror(errno));
-	while ((n = fread(buf, 1, sizeof buf, w->f)) > 0)
+	if (fflush(from) || fseek(from, 0, SEEK_SET))
+		return err_set(e, "%s: cannot read its rows back: %s", file, strerror(errno));
+	while ((n = fread(buf, 1, sizeof buf, from)) > 0)
 		fwrite(buf, 1, n, f);
-	if (ferror(w->f))
-		return err_set(e, "requests.csv: cannot read its rows back: %s", strerror(errno));
-	return fseek(w->f, 0, SEEK_END);
+	if (ferror(from))
+		return err_set(e, "%s: cannot read its rows back: %s", file, strerror(errno));
+	return fseek(from, 0, SEEK_END);
+}
+
+/* ---- timeseries.csv streamed as a lean run samples (report.h) ---- */
+
+struct tsrows {
+	FILE *f;   /* the rows so far (an unlinked temporary file) */
+};
+
+static void put_ts_row(FILE *f, const struct ts_row *t)
+{
+	fprintf(f, "%.6f,%lld,%lld,%.6f,%lld,%.9f\n", t->t_s, (long long)t->running, (long long)t->waiting,
+		t->kv_usage, (long long)t->step_tokens, t->step_s);
+}
+
+struct tsrows *tsrows_create(struct err *e)
+{
+	FILE *f = tmpfile();
+	if (!f) {
+		err_set(e, "timeseries.csv: cannot make a temporary file: %s", strerror(errno));
+		return NULL;
+	}
+	struct tsrows *w = xcalloc(1, sizeof *w);
+	w->f = f;
+	return w;
+}
+
+void tsrows_row(void *ctx, const struct ts_row *t)
+{
+	struct tsrows *w = ctx;
+	put_ts_row(w->f, t);
+}
+
+void tsrows_destroy(struct tsrows *w)
+{
+	if (!w)
+		return;
+	fclose(w->f);
+	free(w);
 }
 
 static int requests_csv(FILE *f, const struct run_result *res, struct err *e)
 {
 	fputs(requests_header, f);
-	if (res->rows)
-		return copy_rows(f, res->rows, e);
+	if (res->rows) {
+		assert(!res->rows->order.n_held);   /* every request is done: none held */
+		return copy_rows(f, res->rows->f, "requests.csv", e);
+	}
 	for (size_t i = 0; i < res->reqs.len; i++)
 		put_row(f, (int64_t)i, &res->reqs.v[i]);
 	return 0;
@@ -168,13 +184,11 @@ static int requests_csv(FILE *f, const struct run_result *res, struct err *e)
 
 static int timeseries_csv(FILE *f, const struct run_result *res, struct err *e)
 {
-	(void)e;
 	fprintf(f, "time_s,num_requests_running,num_requests_waiting,kv_cache_usage_perc,step_tokens,step_time_s\n");
-	for (size_t i = 0; i < res->n_ts; i++) {
-		const struct ts_row *t = &res->ts[i];
-		fprintf(f, "%.6f,%lld,%lld,%.6f,%lld,%.9f\n", t->t_s, (long long)t->running,
-			(long long)t->waiting, t->kv_usage, (long long)t->step_tokens, t->step_s);
-	}
+	if (res->ts_rows)
+		return copy_rows(f, res->ts_rows->f, "timeseries.csv", e);
+	for (size_t i = 0; i < res->n_ts; i++)
+		put_ts_row(f, &res->ts[i]);
 	return 0;
 }
 

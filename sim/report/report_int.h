@@ -27,8 +27,13 @@ void report_summarize(struct group_metrics *g, int which, const struct report_op
 		      struct summary *s);
 /* vLLM's histogram bucket edges (vllm/v1/metrics/loggers.py), seconds, for
  * every Prometheus writer (report_prom.c, report_replicas.c). */
-extern const double report_ttft_buckets[], report_e2e_buckets[];
-extern const size_t report_n_ttft_buckets, report_n_e2e_buckets;
+extern const double report_ttft_buckets[], report_e2e_buckets[], report_prefill_token_buckets[],
+	report_params_n_buckets[];
+extern const size_t report_n_ttft_buckets, report_n_e2e_buckets, report_n_prefill_token_buckets,
+	report_n_params_n_buckets;
+/* vLLM's build_1_2_5_buckets(max_value): 1, 2, 5, 10, … up to it, at
+ * most cap of them into out; returns how many. */
+size_t report_buckets_125(int64_t max_value, double *out, size_t cap);
 
 /* A cluster run's histograms beyond C12's (queue, inference, prefill,
  * decode and per-token times, prompt and generation tokens, request

@@ -153,7 +153,9 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	put_results(o, res, &res->all, opts);
 	json_object_set_new(o, "max_output_tokens_per_s", json_real((double)report_peak_tokens_per_s(res)));
 	json_object_set_new(o, "max_concurrent_requests", json_integer(res->max_concurrent_per_second));
-	if (opts->detailed)
+	if (opts->detailed && res->detail)
+		reqdetail_marks(o);   /* streamed: report_json_dumpf writes them */
+	else if (opts->detailed)
 		put_detailed(o, res);
 
 	json_t *stages = json_array();

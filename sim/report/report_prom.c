@@ -28,13 +28,16 @@
 
 const double report_ttft_buckets[] = { 0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
 				       1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0 };
-static const double prefill_per_token_buckets[] = { 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0 };
-static const double params_n_buckets[] = { 1, 2, 5, 10, 20 };
+const double report_prefill_token_buckets[] = { 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0 };
+const double report_params_n_buckets[] = { 1, 2, 5, 10, 20 };
 const double report_e2e_buckets[] = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
 				      40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
 
 const size_t report_n_ttft_buckets = sizeof report_ttft_buckets / sizeof *report_ttft_buckets;
 const size_t report_n_e2e_buckets = sizeof report_e2e_buckets / sizeof *report_e2e_buckets;
+const size_t report_n_prefill_token_buckets =
+	sizeof report_prefill_token_buckets / sizeof *report_prefill_token_buckets;
+const size_t report_n_params_n_buckets = sizeof report_params_n_buckets / sizeof *report_params_n_buckets;
 
 struct report_le report_le_text(double v)
 {
@@ -46,7 +49,7 @@ struct report_le report_le_text(double v)
 /* ---- vLLM: one table, two renderings ---- */
 
 /* vLLM's build_1_2_5_buckets(max_model_len): 1, 2, 5, 10, … up to it. */
-static size_t buckets_125(int64_t max_value, double *out, size_t cap)
+size_t report_buckets_125(int64_t max_value, double *out, size_t cap)
 {
 	size_t n = 0;
 	for (double p = 1; n < cap; p *= 10)
@@ -145,20 +148,20 @@ static const double *more_edges(enum edges_kind k, const struct engine_stats *es
 		*n = report_n_e2e_buckets;
 		return report_e2e_buckets;
 	case EK_PREFILL_TOKEN:
-		*n = sizeof prefill_per_token_buckets / sizeof *prefill_per_token_buckets;
-		return prefill_per_token_buckets;
+		*n = report_n_prefill_token_buckets;
+		return report_prefill_token_buckets;
 	case EK_TPOT:
 		*n = TIMELINE_N_ITL;
 		return timeline_itl_edges;
 	case EK_PARAMS_N:
-		*n = sizeof params_n_buckets / sizeof *params_n_buckets;
-		return params_n_buckets;
+		*n = report_n_params_n_buckets;
+		return report_params_n_buckets;
 	case EK_125:
 	case EK_TL_GAPS:
 	case EK_TL_ITER:
 		break;
 	}
-	*n = buckets_125(es->max_model_len, buf, cap);
+	*n = report_buckets_125(es->max_model_len, buf, cap);
 	return buf;
 }
 
@@ -268,7 +271,7 @@ void report_prom(FILE *f, struct run_result *res)
 		report_replicas_prom(f, res);
 		return;
 	}
-	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1 };
+	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1, .obs = res->prom_obs };
 	o.series = run_series(res, &o.n_series);
 	vllm_metrics(&o);
 	free((void *)o.series);

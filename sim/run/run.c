@@ -41,9 +41,44 @@ static int64_t second_of(const struct run_result *res, int64_t t_ns)
 	return (t_ns - res->token_origin_ns) / NS_PER_S;
 }
 
+/* Request idx was sent at now: at the tail of the in-flight FIFO. */
+static void sent_push(struct run *rn, size_t idx, int64_t now)
+{
+	if (rn->sent_tail - rn->sent_head == rn->cap_sent) {
+		size_t cap = rn->cap_sent ? rn->cap_sent * 2 : 64;
+		struct sent_entry *v = xcalloc(cap, sizeof *v);
+		for (uint64_t s = rn->sent_head; s < rn->sent_tail; s++)
+			v[s & (cap - 1)] = rn->sent[s & (rn->cap_sent - 1)];
+		free(rn->sent);
+		rn->sent = v;
+		rn->cap_sent = cap;
+	}
+	rn->sent[rn->sent_tail & (rn->cap_sent - 1)] = (struct sent_entry){ now, false };
+	if (idx >= rn->cap_pos) {
+		size_t cap = rn->cap_pos ? rn->cap_pos : 64;
+		while (cap <= idx)
+			cap *= 2;
+		rn->pos_of = xrealloc(rn->pos_of, cap * sizeof *rn->pos_of);
+		rn->cap_pos = cap;
+	}
+	rn->pos_of[idx] = rn->sent_tail++;
+}
+
+/* Request idx is done: marked, and the done ones at the head leave.
+ * Returns the earliest send still in flight, or INT64_MAX. */
+static int64_t sent_done(struct run *rn, size_t idx)
+{
+	rn->sent[rn->pos_of[idx] & (rn->cap_sent - 1)].done = true;
+	while (rn->sent_head < rn->sent_tail && rn->sent[rn->sent_head & (rn->cap_sent - 1)].done)
+		rn->sent_head++;
+	return rn->sent_head < rn->sent_tail ? rn->sent[rn->sent_head & (rn->cap_sent - 1)].send_ns : INT64_MAX;
+}
+
 static void send(struct run *rn, size_t idx, int64_t now)
 {
 	struct request *r = &rn->res->reqs.v[idx];
+	if (rn->on_record)
+		sent_push(rn, idx, now);
 	r->send_ns = now;
 	rn->in_flight++;
 	if (rn->in_flight > rn->res->max_concurrent)
@@ -81,8 +116,12 @@ static void on_done(void *ctx, size_t idx, int64_t t)
 	run_record_replica(rn->res, r);
 	if (r->state == REQ_FINISHED)
 		ollama_means_add(&rn->res->ollama, r);
-	if (rn->on_record)
-		rn->on_record(rn->record_ctx, r);
+	if (rn->on_record) {
+		/* What is not done yet records at or after its send, and what is
+		 * not sent yet at or after the clock. */
+		int64_t first = sent_done(rn, idx), now = evq_now(rn->q);
+		rn->on_record(rn->record_ctx, r, first < now ? first : now);
+	}
 	rn->in_flight--;
 	if (rn->cq_head < rn->cq_len) {
 		size_t next = rn->client_queue[rn->cq_head++];
@@ -126,9 +165,14 @@ static void sample(struct run *rn, int replica, int64_t now, int64_t step_ns)
 	if (now < rn->next_sample_ns || !rn->timeseries)
 		return;
 	rn->next_sample_ns = now - now % rn->sample_every_ns + rn->sample_every_ns;
-	xgrow(&res->ts, &res->cap_ts, res->n_ts + 1, sizeof *res->ts);
-	res->ts[res->n_ts++] = (struct ts_row){ (double)now / 1e9, gg.running, gg.waiting, gg.kv_usage,
-						 gg.step_tokens, (double)step_ns / 1e9 };
+	struct ts_row row = { (double)now / 1e9, gg.running, gg.waiting, gg.kv_usage, gg.step_tokens,
+			      (double)step_ns / 1e9 };
+	if (rn->on_sample) {
+		rn->on_sample(rn->sample_ctx, &row);
+	} else {
+		xgrow(&res->ts, &res->cap_ts, res->n_ts + 1, sizeof *res->ts);
+		res->ts[res->n_ts++] = row;
+	}
 	for (int i = 0; per_replica && i < res->n_replicas; i++) {
 		struct replica_result *rr = &res->replicas[i];
 		xgrow(&rr->ts, &rr->cap_ts, rr->n_ts + 1, sizeof *rr->ts);
@@ -148,7 +192,7 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	memset(res, 0, sizeof *res);
 	bool lean = o->lean;
 	if (o->timeline)
-		res->timeline = timeline_create();
+		res->timeline = o->timeline_totals ? timeline_create_totals() : timeline_create();
 	res->sc = *sc;
 	res->last_token_ns = -1;
 	if (model_load_named(&res->model, sc->model, e) ||
@@ -168,7 +212,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 		return err_prefix(e, "%s: [engine] cpu_hardware", sc->engine.llama.cpu_hardware_at);
 
 	struct run rn = { .res = res, .lean = lean, .timeseries = !lean || o->timeseries,
-			  .on_record = o->on_record, .record_ctx = o->record_ctx };
+			  .on_record = o->on_record, .record_ctx = o->record_ctx,
+			  .on_sample = lean ? o->on_sample : NULL, .sample_ctx = o->sample_ctx };
 	rn.wl = workload_open(&res->sc, &res->reqs, e);
 	if (!rn.wl)
 		return -1;
@@ -211,7 +256,7 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 		res->n_replicas = cluster_size(rn.cl);
 		res->replicas = xcalloc((size_t)res->n_replicas, sizeof *res->replicas);
 		for (int i = 0; i < res->n_replicas && res->timeline; i++)
-			res->replicas[i].timeline = timeline_create();
+			res->replicas[i].timeline = o->timeline_totals ? timeline_create_totals() : timeline_create();
 	}
 	if (rn.lean && !o->exact_percentiles) {
 		run_bound_group(&res->all);
@@ -293,6 +338,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 		workload_destroy(rn.wl);
 		evq_destroy(rn.q);
 		free(rn.client_queue);
+		free(rn.sent);
+		free(rn.pos_of);
 		activesec_free(&rn.active);
 		return -1;
 	}
@@ -311,6 +358,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	workload_destroy(rn.wl);
 	evq_destroy(rn.q);
 	free(rn.client_queue);
+	free(rn.sent);
+	free(rn.pos_of);
 	if (rn.lean)
 		reqtab_free(&res->reqs);   /* recycled records: none to report */
 	return 0;

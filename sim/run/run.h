@@ -24,6 +24,8 @@
 struct timeline;
 struct progress;
 struct reqcsv;
+struct reqdetail;
+struct tsrows;
 
 /* Metrics of a set of requests (the whole run, or one stage). Seconds. */
 struct group_metrics {
@@ -118,6 +120,9 @@ struct run_result {
 	/* Not the run's: requests.csv's rows a caller streamed while the run
 	 * went (report.h: reqcsv), for the report to copy; NULL: none. */
 	struct reqcsv *rows;
+	struct reqdetail *detail;      /* the same for --save-detailed's arrays (report.h) */
+	struct promobs *prom_obs;      /* and for the Prometheus scrape's request metrics */
+	struct tsrows *ts_rows;        /* and timeseries.csv's rows, in place of ts */
 };
 
 /* Loads the model and hardware the scenario names, simulates, and fills
@@ -135,10 +140,10 @@ struct run_opts {
 	 * once the cluster no longer reads it), so memory follows the
 	 * requests in flight, not the run's: res->reqs is empty after it.
 	 * Every metric of res is the same. What reads the requests one by
-	 * one after the run (--out's openmetrics.txt, --save-detailed,
-	 * Prometheus histograms, advise) needs a full run; requests.csv can
-	 * be streamed instead (on_record, report.h's reqcsv). Every engine
-	 * and cluster shape runs lean. */
+	 * one after the run (--out's openmetrics.txt, Prometheus histograms,
+	 * advise) needs a full run; requests.csv and the --save-detailed
+	 * arrays can be streamed instead (on_record, report.h's reqcsv and
+	 * reqdetail). Every engine and cluster shape runs lean. */
 	bool lean;
 	/* Lean runs only: keep every TTFT, TPOT, E2EL and queue time exactly
 	 * (--exact-percentiles); else past RUN_EXACT_SAMPLES values of one
@@ -146,17 +151,29 @@ struct run_opts {
 	 * relative, means and counts exact), and memory stops growing. */
 	bool exact_percentiles;
 	bool timeline;                 /* as run_simulate_timeline */
+	/* With timeline: for totals over the whole run only (the end-of-run
+	 * Prometheus scrape), kept in bounded memory (timeline.h:
+	 * timeline_create_totals). */
+	bool timeline_totals;
 	/* Step every decode one by one (--no-fast-forward): the reference
 	 * the vLLM engine's fast-forward (engine/vllmff.c) equals byte for
 	 * byte. */
 	bool no_fast_forward;
 	/* Lean runs only: keep res->ts too (a sample per timeseries interval
-	 * of simulated time, for timeseries.csv); a full run always does. */
+	 * of simulated time, for timeseries.csv); a full run always does.
+	 * With on_sample set, each sample goes to it instead (report.h's
+	 * tsrows) and res->ts stays empty: memory does not grow with
+	 * simulated time. */
 	bool timeseries;
+	void (*on_sample)(void *ctx, const struct ts_row *row);
+	void *sample_ctx;
 	/* Optional: called with each request as it is done (finished or
 	 * failed), before a lean run reuses its record; r->id is its place
-	 * in the order requests were made. */
-	void (*on_record)(void *ctx, const struct request *r);
+	 * in the order requests were made. settled_ns: every time a request
+	 * not done yet will record (its first token, its finish) is at or
+	 * after it (the earliest send in flight, or the clock), so what was
+	 * recorded before it is final in time order. */
+	void (*on_record)(void *ctx, const struct request *r, int64_t settled_ns);
 	void *record_ctx;
 	struct progress *progress;     /* shown while it runs (progress.h); NULL: none */
 };

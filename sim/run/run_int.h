@@ -35,9 +35,24 @@ struct run {
 	 * (activesec.h: memory by the longest request, not the run's span). */
 	bool lean;
 	struct activesec active;
-	bool timeseries;               /* res->ts is kept */
-	void (*on_record)(void *ctx, const struct request *r);
+	bool timeseries;               /* res->ts is kept, or given to on_sample */
+	void (*on_sample)(void *ctx, const struct ts_row *row);
+	void *sample_ctx;
+	void (*on_record)(void *ctx, const struct request *r, int64_t settled_ns);
 	void *record_ctx;
+	/* With on_record: the requests in flight in the order they were sent
+	 * (so by send time), each marked when done; the first not done is the
+	 * earliest send in flight (run_opts.on_record's settled_ns). Entry s
+	 * is at sent[s & (cap_sent - 1)], s in [sent_head, sent_tail); pos_of
+	 * maps a record index in flight to its s. */
+	struct sent_entry {
+		int64_t send_ns;
+		bool done;
+	} *sent;
+	uint64_t sent_head, sent_tail;
+	size_t cap_sent;               /* 0 or a power of two */
+	uint64_t *pos_of;
+	size_t cap_pos;
 };
 
 /* ---- run_tokens.c: the engines' token hooks (ctx: the struct run) ---- */

@@ -8,7 +8,9 @@
 #   pd       a P/D-disaggregated pair (scenarios/c25, short requests)
 #   plot     the benchmark workload with --plot (requests.csv streamed;
 #            100k and 300k: gnuplot draws every request's CDF point)
-# Usage: tests/bench/lean_memory.sh [path/to/servesim]   (about 40 s of CPU)
+#   detailed the benchmark workload with --save-detailed (its arrays streamed)
+#   prom     the benchmark workload with --format prom (its sums streamed)
+# Usage: tests/bench/lean_memory.sh [path/to/servesim]   (about 70 s of CPU)
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-$here/../../build/sim/servesim}
@@ -22,7 +24,9 @@ pd = ["workload.random_output_len=16", "workload.random_input_len=256"]
 kinds = [("vllm", bench, [], [], (100000, 1000000)),
          ("ollama", f"{root}/scenarios/c28-ollama-vs-vllm.ini", ollama, [], (100000, 1000000)),
          ("pd", f"{root}/scenarios/c25-disagg-small.ini", pd, [], (100000, 1000000)),
-         ("plot", bench, [], ["--plot"], (100000, 300000))]
+         ("plot", bench, [], ["--plot"], (100000, 300000)),
+         ("detailed", bench, [], ["--save-detailed"], (100000, 1000000)),
+         ("prom", bench, [], ["--format", "prom"], (100000, 1000000))]
 
 def measure(args):
     """Peak RSS (MiB) and CPU s of servesim, under /usr/bin/time: a child's
@@ -46,13 +50,15 @@ for name, ini, sets, extra, sizes in kinds:
         args = [bin, "run", ini, "--num-prompts", str(n), "--format", "json", "--no-progress"]
         for s in sets:
             args += ["--set", s]
-        tmp = tempfile.mkdtemp() if extra else None
-        if extra:
+        tmp = tempfile.mkdtemp() if extra == ["--plot"] else None
+        if tmp:
             args += [extra[0], f"{tmp}/plot"]
+        elif extra:
+            args += extra   # a later --format wins
         figs.append(measure(args))
         if tmp:
             shutil.rmtree(tmp)
     (r1, c1), (r2, c2) = figs
-    print(f"{name:7} {sizes[0]:>9,} requests: {r1:6.1f} MiB, {c1:6.2f} s CPU; "
+    print(f"{name:8} {sizes[0]:>9,} requests: {r1:6.1f} MiB, {c1:6.2f} s CPU; "
           f"{sizes[1]:>9,}: {r2:6.1f} MiB, {c2:6.2f} s CPU; RSS ratio {r2 / r1:.2f}")
 PY

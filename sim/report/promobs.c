@@ -1,0 +1,267 @@
+/*
+ * promobs: request metrics summed in time order as requests are done
+ * (promobs.h).
+ */
+#include "promobs.h"
+#include "report_int.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline.h"
+#include "xalloc.h"
+
+#define N_RM (RM_PREEMPTIONS + 1)
+#define GRID_CAP 160
+
+/* One request's observations recorded at one time: its first token's
+ * (TTFT, prompt tokens) or its finish's (the rest). */
+struct pending {
+	int64_t t_ns, id;
+	int replica;
+	unsigned has;        /* bit m: v[m] is one of these observations */
+	double v[N_RM];
+};
+
+struct series_acc {
+	int64_t *counts;     /* N_RM x (n_grid + 1) */
+	double sum[N_RM];
+};
+
+struct promobs {
+	double grid[GRID_CAP];   /* every edge, ascending */
+	size_t n_grid;
+	struct series_acc *acc;  /* [0]: every request; [i + 1]: replica i */
+	int n_acc;
+	struct pending *heap;    /* a binary min-heap by (t_ns, id) */
+	size_t n_heap, cap_heap;
+};
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+struct promobs *promobs_create(void)
+{
+	struct promobs *p = xcalloc(1, sizeof *p);
+	const struct {
+		const double *v;
+		size_t n;
+	} sets[] = {
+		{ report_ttft_buckets, report_n_ttft_buckets },
+		{ report_e2e_buckets, report_n_e2e_buckets },
+		{ report_prefill_token_buckets, report_n_prefill_token_buckets },
+		{ report_params_n_buckets, report_n_params_n_buckets },
+		{ timeline_itl_edges, TIMELINE_N_ITL },
+	};
+	double all[GRID_CAP];
+	size_t n = report_buckets_125(INT64_C(1000000000000000), all, 64);
+	for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+		assert(n + sets[s].n <= GRID_CAP);
+		memcpy(all + n, sets[s].v, sets[s].n * sizeof *all);
+		n += sets[s].n;
+	}
+	qsort(all, n, sizeof *all, by_value);
+	for (size_t i = 0; i < n; i++)
+		if (!p->n_grid || all[i] != p->grid[p->n_grid - 1])
+			p->grid[p->n_grid++] = all[i];
+	return p;
+}
+
+void promobs_destroy(struct promobs *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->n_acc; i++)
+		free(p->acc[i].counts);
+	free(p->acc);
+	free(p->heap);
+	free(p);
+}
+
+bool promobs_value(const struct request *r, enum req_metric m, int64_t *t_ns, double *v)
+{
+	const double ns = 1e9;
+	*t_ns = r->finish_ns;
+	switch (m) {
+	case RM_TTFT:
+		*t_ns = r->first_token_ns;
+		*v = (double)(r->first_token_ns - r->send_ns) / ns;
+		break;
+	case RM_E2E:
+		*v = (double)(r->finish_ns - r->send_ns) / ns;
+		break;
+	case RM_QUEUE:
+		*v = (double)(r->first_scheduled_ns - r->enqueue_ns) / ns;
+		break;
+	case RM_INFERENCE:
+		*v = (double)(r->last_token_ns - r->first_scheduled_ns) / ns;
+		break;
+	case RM_PREFILL:
+		*v = (double)(r->first_token_ns - r->first_scheduled_ns) / ns;
+		break;
+	case RM_DECODE:
+		*v = (double)(r->last_token_ns - r->first_token_ns) / ns;
+		break;
+	case RM_PREFILL_PER_TOKEN:
+		if (r->prompt_len <= 0)
+			return false;
+		*v = (double)(r->first_token_ns - r->first_scheduled_ns) / ns / r->prompt_len;
+		break;
+	case RM_REQUEST_TPOT:
+		if (r->output_len <= 1)
+			return false;
+		*v = (double)(r->last_token_ns - r->first_token_ns) / ns / (r->output_len - 1);
+		break;
+	case RM_PROMPT_TOKENS:
+		*t_ns = r->first_token_ns;
+		*v = r->prompt_len;
+		break;
+	case RM_GENERATION_TOKENS:
+		*v = r->output_len;
+		break;
+	case RM_ONE:
+		*v = 1;
+		break;
+	case RM_PREEMPTIONS:
+		*v = r->preemptions;
+		break;
+	}
+	return true;
+}
+
+static bool before(const struct pending *a, const struct pending *b)
+{
+	return a->t_ns < b->t_ns || (a->t_ns == b->t_ns && a->id < b->id);
+}
+
+static void heap_push(struct promobs *p, const struct pending *e)
+{
+	xgrow(&p->heap, &p->cap_heap, p->n_heap + 1, sizeof *p->heap);
+	size_t i = p->n_heap++;
+	while (i > 0 && before(e, &p->heap[(i - 1) / 2])) {
+		p->heap[i] = p->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	p->heap[i] = *e;
+}
+
+static void heap_pop(struct promobs *p)
+{
+	struct pending last = p->heap[--p->n_heap];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= p->n_heap)
+			break;
+		if (c + 1 < p->n_heap && before(&p->heap[c + 1], &p->heap[c]))
+			c++;
+		if (!before(&p->heap[c], &last))
+			break;
+		p->heap[i] = p->heap[c];
+		i = c;
+	}
+	if (p->n_heap)
+		p->heap[i] = last;
+}
+
+/* Index of the first grid edge >= v (Prometheus: a value counts in every
+ * bucket whose le is >= it), n_grid when above them all. */
+static size_t grid_bucket(const double *grid, size_t n, double v)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (grid[mid] >= v)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+static struct series_acc *series(struct promobs *p, int k)
+{
+	if (k >= p->n_acc) {
+		p->acc = xrealloc(p->acc, (size_t)(k + 1) * sizeof *p->acc);
+		for (int i = p->n_acc; i <= k; i++) {
+			memset(&p->acc[i], 0, sizeof p->acc[i]);
+			p->acc[i].counts = xcalloc(N_RM * (p->n_grid + 1), sizeof *p->acc[i].counts);
+		}
+		p->n_acc = k + 1;
+	}
+	return &p->acc[k];
+}
+
+/* The heap's first entry into the sums of every request's series and its
+ * replica's. */
+static void settle_one(struct promobs *p)
+{
+	const struct pending *e = &p->heap[0];
+	series(p, e->replica + 1);   /* grows the table first: the pointers stay */
+	struct series_acc *to[2] = { series(p, 0), series(p, e->replica + 1) };
+	for (int m = 0; m < N_RM; m++) {
+		if (!(e->has & 1u << m))
+			continue;
+		size_t b = grid_bucket(p->grid, p->n_grid, e->v[m]);
+		for (int s = 0; s < 2; s++) {
+			to[s]->counts[(size_t)m * (p->n_grid + 1) + b]++;
+			to[s]->sum[m] += e->v[m];
+		}
+	}
+	heap_pop(p);
+}
+
+void promobs_row(void *ctx, const struct request *r, int64_t settled_ns)
+{
+	struct promobs *p = ctx;
+	if (r->state == REQ_FINISHED) {
+		struct pending at[2] = { { .id = r->id, .replica = r->replica }, { .id = r->id, .replica = r->replica } };
+		for (int m = 0; m < N_RM; m++) {
+			int64_t t;
+			double v;
+			if (!promobs_value(r, (enum req_metric)m, &t, &v))
+				continue;
+			/* Two times only: the first token's and the finish's. */
+			struct pending *e = t == r->first_token_ns && (m == RM_TTFT || m == RM_PROMPT_TOKENS) ? &at[0] : &at[1];
+			e->t_ns = t;
+			e->has |= 1u << m;
+			e->v[m] = v;
+		}
+		for (int k = 0; k < 2; k++)
+			if (at[k].has)
+				heap_push(p, &at[k]);
+	}
+	while (p->n_heap && p->heap[0].t_ns < settled_ns)
+		settle_one(p);
+}
+
+void promobs_finish(struct promobs *p)
+{
+	while (p->n_heap)
+		settle_one(p);
+}
+
+void promobs_hist(const struct promobs *p, int replica, enum req_metric m, const double *edges,
+		  size_t n_edges, int64_t *counts, double *sum)
+{
+	memset(counts, 0, (n_edges + 1) * sizeof *counts);
+	*sum = 0;
+	int k = replica + 1;
+	if (k >= p->n_acc)
+		return;   /* nothing completed there */
+	const struct series_acc *a = &p->acc[k];
+	const int64_t *c = a->counts + (size_t)m * (p->n_grid + 1);
+	size_t b = 0;
+	for (size_t u = 0; u <= p->n_grid; u++) {
+		/* Grid bucket u holds values in (grid[u-1], grid[u]]: edge bucket
+		 * b is the first edge >= grid[u]. */
+		while (u < p->n_grid && b < n_edges && edges[b] < p->grid[u])
+			b++;
+		counts[u < p->n_grid ? b : n_edges] += c[u];
+	}
+	*sum = a->sum[m];
+}

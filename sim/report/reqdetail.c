@@ -1,0 +1,253 @@
+/*
+ * reqdetail: vllm bench serve's --save-detailed arrays (input_lens,
+ * output_lens, ttfts, latencies, start_times, errors, ollama_metrics)
+ * streamed while a lean run's requests are done, and spliced into the
+ * result JSON as it is written (report.h).
+ *
+ * Each request's elements are rendered when it is done (in id order,
+ * reqorder.h holding those done early), one line per element, to one
+ * unlinked temporary file per array. report_json puts a marker string
+ * where each array goes (reqdetail_marks); report_json_dumpf writes the
+ * JSON text around the markers and each array from its file, with the
+ * separators and indentation jansson's dump gives an array that is a
+ * value of the top-level object, so the bytes equal json_dumpf's of the
+ * full run's object (test_reqcsv detailed_streamed_equals_full). Memory:
+ * the reorder window and the JSON without its arrays.
+ *
+ * Invariants: every file holds one line per request put, in id order;
+ * reals are rendered as jansson does at REQDETAIL_PRECISION digits.
+ */
+#include "report_int.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reqorder.h"
+#include "xalloc.h"
+
+#define REQDETAIL_PRECISION 12 /* JSON_REAL_PRECISION of every JSON writer (cli.c, vllmsave.c) */
+
+enum { D_IN, D_OUT, D_TTFT, D_LAT, D_START, D_ERR, D_OLLAMA, N_ARRAYS };
+
+/* The arrays in the order vllm bench serve saves them. */
+static const char *const array_names[N_ARRAYS] = { "input_lens", "output_lens", "ttfts", "latencies",
+						   "start_times", "errors", "ollama_metrics" };
+static const char *const ollama_keys[] = { "total_duration", "load_duration", "prompt_eval_count",
+					   "prompt_eval_duration", "eval_count", "eval_duration" };
+
+/* What a marker is in JSON text: "\u0001servesim-detail:" then the name. */
+#define MARK_RAW "\001servesim-detail:"
+#define MARK_DUMPED "\"\\u0001servesim-detail:"
+
+struct reqdetail {
+	FILE *f[N_ARRAYS];      /* each array's elements, a line each */
+	json_t *real;           /* reused to render reals as jansson does */
+	struct reqorder order;
+	int64_t n;              /* requests put */
+};
+
+struct reqdetail *reqdetail_create(struct err *e)
+{
+	struct reqdetail *d = xcalloc(1, sizeof *d);
+	for (int k = 0; k < N_ARRAYS; k++) {
+		if (!(d->f[k] = tmpfile())) {
+			err_set(e, "--save-detailed: cannot make a temporary file: %s", strerror(errno));
+			reqdetail_destroy(d);
+			return NULL;
+		}
+	}
+	d->real = json_real(0);
+	return d;
+}
+
+void reqdetail_destroy(struct reqdetail *d)
+{
+	if (!d)
+		return;
+	for (int k = 0; k < N_ARRAYS; k++)
+		if (d->f[k])
+			fclose(d->f[k]);
+	json_decref(d->real);
+	reqorder_free(&d->order);
+	free(d);
+}
+
+/* v as jansson writes a real at REQDETAIL_PRECISION digits, into buf. */
+static void put_real(struct reqdetail *d, char *buf, size_t cap, double v)
+{
+	json_real_set(d->real, v);
+	size_t n = json_dumpb(d->real, buf, cap - 1, JSON_ENCODE_ANY | JSON_REAL_PRECISION(REQDETAIL_PRECISION));
+	buf[n < cap ? n : 0] = '\0';
+}
+
+/* r's elements, one line each in array order (caller frees): as
+ * report_json's put_detailed renders them for a full run. */
+static char *render(struct reqdetail *d, const struct request *r)
+{
+	bool ok = r->state == REQ_FINISHED;
+	char ttft[64], lat[64], start[64], ollama[256] = "";
+	put_real(d, ttft, sizeof ttft, ok ? (double)(r->first_token_ns - r->send_ns) / 1e9 : 0);
+	put_real(d, lat, sizeof lat, ok ? (double)(r->finish_ns - r->send_ns) / 1e9 : 0);
+	put_real(d, start, sizeof start, (double)r->send_ns / 1e9);
+	if (ok) {
+		struct ollama_fields of;
+		ollama_fields_of(r, &of);
+		snprintf(ollama, sizeof ollama, "%lld %lld %lld %lld %lld %lld", (long long)of.total_ns,
+			 (long long)of.load_ns, (long long)of.prompt_eval_count, (long long)of.prompt_eval_ns,
+			 (long long)of.eval_count, (long long)of.eval_ns);
+	}
+	char *err = NULL;
+	if (!ok && r->fail_reason) {
+		json_t *s = json_string(r->fail_reason);
+		err = json_dumps(s, JSON_ENCODE_ANY);
+		json_decref(s);
+	}
+	size_t cap = 512 + (err ? strlen(err) : 0);
+	char *row = xmalloc(cap);
+	snprintf(row, cap, "%d\n%d\n%s\n%s\n%s\n%s\n%s\n", r->prompt_len, ok ? r->output_len : 0, ttft, lat, start,
+		 err ? err : "\"\"", ollama);
+	free(err);
+	return row;
+}
+
+/* A rendered row's lines to the arrays' files. */
+static void put_lines(void *ctx, const char *row)
+{
+	struct reqdetail *d = ctx;
+	for (int k = 0; k < N_ARRAYS; k++) {
+		const char *nl = strchr(row, '\n');
+		fwrite(row, 1, (size_t)(nl - row) + 1, d->f[k]);
+		row = nl + 1;
+	}
+	d->n++;
+}
+
+void reqdetail_row(void *ctx, const struct request *r, int64_t settled_ns)
+{
+	(void)settled_ns;
+	struct reqdetail *d = ctx;
+	char *row = render(d, r);
+	if (!reqorder_due(&d->order, r->id)) {   /* done before an earlier request: held */
+		reqorder_hold(&d->order, r->id, row);
+		return;
+	}
+	put_lines(d, row);
+	free(row);
+	reqorder_done(&d->order, put_lines, d);
+}
+
+void reqdetail_marks(json_t *o)
+{
+	for (int k = 0; k < N_ARRAYS; k++) {
+		char mark[64];
+		snprintf(mark, sizeof mark, MARK_RAW "%s", array_names[k]);
+		json_object_set_new(o, array_names[k], json_string(mark));
+	}
+}
+
+/* jansson's dump_indent: a newline and depth levels of indentation, or
+ * (space) one space unless compact. */
+static void indent(FILE *f, size_t flags, int depth, bool space)
+{
+	int n = (int)(flags & JSON_MAX_INDENT);
+	if (n > 0) {
+		fputc('\n', f);
+		for (int i = 0; i < n * depth; i++)
+			fputc(' ', f);
+	} else if (space && !(flags & JSON_COMPACT)) {
+		fputc(' ', f);
+	}
+}
+
+/* One ollama_metrics element (its line: six numbers, or empty for {}) as
+ * jansson writes an object at depth 2. */
+static void put_ollama(FILE *f, size_t flags, char *line)
+{
+	if (!*line) {
+		fputs("{}", f);
+		return;
+	}
+	fputc('{', f);
+	indent(f, flags, 3, false);
+	char *p = line;
+	for (size_t i = 0; i < sizeof ollama_keys / sizeof *ollama_keys; i++) {
+		long long v = strtoll(p, &p, 10);
+		fprintf(f, "\"%s\"%s%lld", ollama_keys[i], flags & JSON_COMPACT ? ":" : ": ", v);
+		if (i + 1 < sizeof ollama_keys / sizeof *ollama_keys) {
+			fputc(',', f);
+			indent(f, flags, 3, true);
+		}
+	}
+	indent(f, flags, 2, false);
+	fputc('}', f);
+}
+
+/* Array k from its file, as jansson writes an array at depth 1. */
+static int put_array(FILE *f, size_t flags, struct reqdetail *d, int k, struct err *e)
+{
+	if (!d->n) {
+		fputs("[]", f);
+		return 0;
+	}
+	FILE *in = d->f[k];
+	if (fflush(in) || fseek(in, 0, SEEK_SET))
+		return err_set(e, "--save-detailed: cannot read %s back: %s", array_names[k], strerror(errno));
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	fputc('[', f);
+	indent(f, flags, 2, false);
+	for (int64_t i = 0; i < d->n; i++) {
+		if ((len = getline(&line, &cap, in)) <= 0) {
+			free(line);
+			return err_set(e, "--save-detailed: cannot read %s back: %s", array_names[k],
+				       ferror(in) ? strerror(errno) : "short file");
+		}
+		line[len - 1] = '\0';
+		if (k == D_OLLAMA)
+			put_ollama(f, flags, line);
+		else
+			fputs(line, f);
+		if (i + 1 < d->n) {
+			fputc(',', f);
+			indent(f, flags, 2, true);
+		}
+	}
+	indent(f, flags, 1, false);
+	fputc(']', f);
+	free(line);
+	return fseek(in, 0, SEEK_END);
+}
+
+int report_json_dumpf(json_t *j, FILE *f, size_t flags, const struct run_result *res, struct err *e)
+{
+	if (!res || !res->detail) {
+		if (json_dumpf(j, f, flags))
+			return err_set(e, "cannot write the JSON: %s", strerror(errno));
+		return 0;
+	}
+	assert((flags & JSON_REAL_PRECISION(31)) == JSON_REAL_PRECISION(REQDETAIL_PRECISION));
+	char *text = json_dumps(j, flags);
+	const char *p = text, *m;
+	int rc = 0;
+	while (!rc && (m = strstr(p, MARK_DUMPED))) {
+		fwrite(p, 1, (size_t)(m - p), f);
+		m += strlen(MARK_DUMPED);
+		const char *q = strchr(m, '"');
+		int k = 0;
+		while (k < N_ARRAYS && ((size_t)(q - m) != strlen(array_names[k]) ||
+					strncmp(m, array_names[k], (size_t)(q - m))))
+			k++;
+		assert(k < N_ARRAYS);   /* only reqdetail_marks makes markers */
+		rc = put_array(f, flags, res->detail, k, e);
+		p = q + 1;
+	}
+	if (!rc)
+		fputs(p, f);
+	free(text);
+	if (!rc && ferror(f))
+		rc = err_set(e, "cannot write the JSON: %s", strerror(errno));
+	return rc;
+}
