@@ -9,7 +9,7 @@
  * all-reduce rises with the message, the GH200 and H200 NVL profiles are
  * their own devices and not the H200 SXM's.
  */
-#include "testutil.h"
+#include "hwutil.h"
 
 #include <math.h>
 #include <string.h>
@@ -21,20 +21,6 @@
 #include "precision.h"
 #include "steptime.h"
 #include "num.h"
-
-static void load_hw(struct hw_profile *hw, const char *id)
-{
-	struct err e = { { 0 } };
-	if (hw_load_named(hw, id, &e))
-		fail_msg("%s", e.msg);
-}
-
-static void load_model(struct model *m, const char *id)
-{
-	struct err e = { { 0 } };
-	if (model_load_named(m, id, &e))
-		fail_msg("%s", e.msg);
-}
 
 /* The dense-matmul time of one step prefilling n tokens of one sequence. */
 static double prefill_dense_s(const struct perf *p, int64_t n)
@@ -218,6 +204,55 @@ static void cdna3_rows_meet_amd_maf(void **state)
 	assert_true(dense[1] < dense[0]);
 }
 
+/* CDNA3 streams at its measured rate: rocprofiler-compute's roofline HBM
+ * bandwidth (ROCm/rocm-systems PR #2934: MI300X 3910.62, MI325X 4287.31
+ * GB/s), not the HBM3 default 0.90 of the datasheet. A batch-1 decode's
+ * weights go at the hipBLASLt row's 0.95 of it (exact); the MI325X decodes
+ * faster than the MI300X; and more stream or more CUs never slow a decode
+ * or prefill step. */
+static void cdna3_streams_at_its_measured_rate(void **state)
+{
+	(void)state;
+	struct model m;
+	load_model(&m, "llama-3.1-8b");
+	const struct precision *bf16 = precision_find("bf16");
+	static const struct {
+		const char *id;
+		double gb_s;
+	} dev[] = { { "mi300x", 3910.62 }, { "mi325x", 4287.31 } };
+	double dec[2];
+	for (int i = 0; i < 2; i++) {
+		struct hw_profile hw;
+		load_hw(&hw, dev[i].id);
+		assert_double_rel(hw_stream_bandwidth(&hw), dev[i].gb_s * 1e9, 1e-12);
+		struct perf p;
+		perf_init(&p, &m, &hw, bf16, 1, 2);
+		struct perf_step s;
+		perf_step_clear(&s);
+		perf_step_add(&s, &p, 1, 1000, true);
+		struct perf_op ops[PERF_N_OPS];
+		dec[i] = perf_step_ops(&p, &s, ops);
+		assert_false(ops[PERF_DENSE].compute_bound);
+		assert_double_rel(ops[PERF_DENSE].time_s,
+				  ops[PERF_DENSE].bytes / (0.95 * dev[i].gb_s * 1e9), 1e-9);
+		struct hw_profile more = hw;
+		more.arch.stream_bandwidth_gb_s *= 1.2;
+		more.bandwidth_gb_s *= 1.2;
+		more.arch.sm_count *= 2;
+		for (int64_t n = 1; n <= 8192; n *= 8) {
+			struct perf a, b;
+			perf_init(&a, &m, &hw, bf16, 1, 2);
+			perf_init(&b, &m, &more, bf16, 1, 2);
+			struct perf_step sa;
+			perf_step_clear(&sa);
+			perf_step_add(&sa, &a, n, n == 1 ? 1000 : 0, true);
+			assert_true(perf_step_time(&b, &sa, NULL) <=
+				    perf_step_time(&a, &sa, NULL) * (1 + 1e-12));
+		}
+	}
+	assert_true(dec[1] < dec[0]);
+}
+
 /* Blackwell, large M (one 8,192-token prefill of Llama-3.1-70B at TP1, a
  * compute-bound step): FP4 beats FP8 beats BF16 on B200 and GB200. The
  * dense time ratios follow the measured GEMMs of the profiles: BF16 / FP8
@@ -334,11 +369,13 @@ static void rocm_allreduce_meets_the_mi300x_tables(void **state)
 /* Out-of-sample end-to-end check (not fitted): one MI300X against one
  * H200, both under vLLM v0.26.0 (alpharomercoma/MI300X-vs-H200 REPORT.md,
  * summary table): single-stream Llama-3.1-70B FP8 is 1.12x faster on the
- * H200; single-stream Llama-3.1-8B a tie (1.02x). Here, batch-1 decode
- * steps at 1,000 tokens of context: the 8B within 5% of a tie; the 70B
- * FP8 ratio within 20% of 1.12, and today it is 17% off the other way
- * (the model has the MI300X 7% faster: its stream fraction and ROCm step
- * overheads have no component measurement; docs/backends.md). */
+ * H200; single-stream Llama-3.1-8B about a tie (1.02x). Here, batch-1
+ * decode steps at 1,000 tokens of context: 1.11 for the 70B (1% off;
+ * within 5%) and 1.09 for the 8B (6.6% off; within 7%). It was 17% off
+ * the wrong way round (MI300X 7% faster) while the MI300X streamed at the
+ * HBM3 default, 0.90 of 5.3 TB/s: its measured stream is 3.91 TB/s
+ * (rocprofiler-compute's roofline, mi300x.ini), 0.74, where the H200's
+ * default 0.90 of 4.8 TB/s stands (docs/backends.md). */
 static void mi300x_vs_h200_single_stream_check(void **state)
 {
 	(void)state;
@@ -348,8 +385,8 @@ static void mi300x_vs_h200_single_stream_check(void **state)
 	static const struct {
 		const char *model, *weights;
 		double h200_speedup, tol;
-	} cases[] = { { "llama-3.1-8b", "bf16", 1.0, 0.05 + 0.02 },
-		      { "llama-3.1-70b", "fp8", 1.12, 0.20 } };
+	} cases[] = { { "llama-3.1-8b", "bf16", 1.02, 0.07 },
+		      { "llama-3.1-70b", "fp8", 1.12, 0.05 } };
 	for (int i = 0; i < 2; i++) {
 		struct model m;
 		load_model(&m, cases[i].model);
@@ -396,6 +433,7 @@ int main(void)
 		cmocka_unit_test(every_row_has_a_source),
 		cmocka_unit_test(new_profiles_are_their_own_devices),
 		cmocka_unit_test(cdna3_rows_meet_amd_maf),
+		cmocka_unit_test(cdna3_streams_at_its_measured_rate),
 		cmocka_unit_test(blackwell_fp4_beats_fp8_beats_bf16),
 		cmocka_unit_test(b200_gemm_against_vllm_pr_20646),
 		cmocka_unit_test(rocm_allreduce_meets_the_mi300x_tables),

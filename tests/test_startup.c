@@ -60,6 +60,22 @@ static void one_node_holds_eight_gpus(void **state)
 	assert_int_equal(runs("--set engine.tensor_parallel_size=16 --set engine.nnodes=2"), 0);
 }
 
+/* A GB200 tray holds 4 GPUs, but the NVL72 rack's NVLink Switch joins 72
+ * ([interconnect] link_domain_gpus): a world of 8 or 32 stays in that
+ * domain and starts without nnodes; 128 is beyond it and is refused,
+ * naming the domain. */
+static void the_link_domain_bounds_the_world(void **state)
+{
+	(void)state;
+	assert_int_equal(runs("--set run.hardware=gb200 --set engine.tensor_parallel_size=8"), 0);
+	assert_int_equal(runs("--set run.hardware=gb200 --set engine.tensor_parallel_size=32"), 0);
+	refused("--set run.hardware=gb200 --set engine.tensor_parallel_size=32 --set engine.pipeline_parallel_size=4",
+		"World size (128) is larger than the number of available GPUs (4) in this node",
+		"beyond its link domain of 72 GPUs ([interconnect] link_domain_gpus); set nnodes = 32");
+	/* An HGX node's domain is its 8 GPUs: unchanged. */
+	refused("--set engine.tensor_parallel_size=16", "World size (16)", "set nnodes = 2");
+}
+
 /* vLLM's check that one request of max_model_len fits the pool, and the
  * largest max_model_len it names: that one runs, one block more does not. */
 static void the_pool_must_hold_max_model_len(void **state)
@@ -130,6 +146,7 @@ int main(void)
 		cmocka_unit_test(vllm_refuses_apple_gpus),
 		cmocka_unit_test(tp_must_divide_the_heads),
 		cmocka_unit_test(one_node_holds_eight_gpus),
+		cmocka_unit_test(the_link_domain_bounds_the_world),
 		cmocka_unit_test(the_pool_must_hold_max_model_len),
 		cmocka_unit_test(token_budget_checks),
 		cmocka_unit_test(llama_cpp_has_no_fp8_cache),

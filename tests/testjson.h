@@ -33,4 +33,19 @@ static inline double num(json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* The item of array arr whose string at key is value; fails the test when
+ * there is none. */
+static inline json_t *item_with(json_t *arr, const char *key, const char *value)
+{
+	size_t i;
+	json_t *it;
+	json_array_foreach(arr, i, it) {
+		const char *s = json_string_value(json_object_get(it, key));
+		if (s && !strcmp(s, value))
+			return it;
+	}
+	fail_msg("no item with %s = '%s'", key, value);
+	return NULL;
+}
+
 #endif

@@ -78,8 +78,29 @@ bad:
 		       spec);
 }
 
+/* Whether operator row i's compute efficiency came from the profile's
+ * measured GEMM (steptime.c's cite_gemm): the GEMM rows, compute-bound,
+ * with [arch] matmul_bf16_tflops. Then "measured" gets the figures and
+ * the profile's [arch] source. */
+static bool measured_gemm(const struct perf *p, int i, const struct perf_op *op, char *measured, size_t cap)
+{
+	if (!p->gemm_measured || !op->compute_bound || (i != PERF_DENSE && i != PERF_LM_HEAD))
+		return false;
+	const struct hw_arch *a = &p->hw->arch;
+	int len = snprintf(measured, cap, "measured: matmul_bf16_tflops = %g", a->matmul_bf16_tflops);
+	double low = i == PERF_DENSE ? p->dense_low : p->lm_head_low;   /* its low-precision share */
+	if (len > 0 && (size_t)len < cap && p->gemm_lp_measured && low > 0)
+		len += snprintf(measured + len, cap - (size_t)len, ", matmul_fp8_tflops = %g, matmul_fp4_tflops = %g",
+				a->matmul_fp8_tflops, a->matmul_fp4_tflops);
+	if (len > 0 && (size_t)len < cap)
+		snprintf(measured + len, cap - (size_t)len, " (%s [arch] source: %s)", p->hw->id,
+			 p->hw->source_arch[0] ? p->hw->source_arch : "none given");
+	return true;
+}
+
 /* Which kernel each operator row ran, the efficiency applied to its
- * bounding resource's peak, and where that number comes from. */
+ * bounding resource's peak, and where that number comes from (the
+ * profile's measured GEMM where it set the number). */
 static void print_kernels(const struct perf *p, const struct perf_op *ops)
 {
 	if (!p->backend)
@@ -91,6 +112,9 @@ static void print_kernels(const struct perf *p, const struct perf_op *ops)
 			continue;
 		printf("  %-18s %s, %.2f\n  %-18s   %s\n", op->name, op->kernel, op->eff, "",
 		       op->source ? op->source : "");
+		char measured[INI_VALUE_MAX + 256];
+		if (measured_gemm(p, i, op, measured, sizeof measured))
+			printf("  %-18s   %s\n", "", measured);
 	}
 	if (p->backend->kernel_us > 0)
 		printf("  %-18s %.0f + %.0f kernels a layer at %.1f us each\n  %-18s   %s\n", "launch floor",
@@ -187,6 +211,9 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 				json_object_set_new(r, "kernel", json_string(op->kernel));
 				json_object_set_new(r, "efficiency", json_real(op->eff));
 				json_object_set_new(r, "source", json_string(op->source ? op->source : ""));
+				char measured[INI_VALUE_MAX + 256];
+				if (measured_gemm(&p, i, op, measured, sizeof measured))
+					json_object_set_new(r, "measured", json_string(measured));
 			}
 			json_array_append_new(arr, r);
 		}
@@ -285,6 +312,9 @@ static int explain_run(const struct scenario *sc, enum out_format fmt)
 			       es->vllm_version, es->async_scheduling ? "on" : "off",
 			       (long long)es->graph_steps, (long long)es->eager_steps,
 			       (long long)es->max_capture_size);
+		if (es->sampler)
+			printf("  (sampler path: %s%s; from the workload's sampling parameters and the model's generation_config)\n",
+			       es->sampler, es->sampler_penalties ? ", with penalties" : "");
 		double itl = 1e3 * (es->itl_weights_s + es->itl_kv_s + es->itl_prefill_s + es->itl_overhead_s +
 				    es->itl_pipeline_s) / nd;
 		printf("\nMean step seen by a decode token %.2f ms (mean ITL %.2f ms):\n", itl,

@@ -152,10 +152,12 @@ static void prefill_done(void *ctx, size_t idx, int64_t t)
 	r->replica = d;
 	c->rep[d].outstanding++;
 	c->rep[d].routed++;
-	/* The decode side starts from the prompt's KV and the first token. */
+	/* The decode side starts from the prompt's KV, without the prefill
+	 * side's token (vLLM's proxy drops it): it computes the prompt's last
+	 * token again and samples the first token itself (vllmpark.c). */
 	r->state = REQ_PENDING;
 	r->num_computed = 0;
-	r->generated = 1;
+	r->generated = 0;
 	r->pending = 0;
 	r->chunk = 0;
 	r->n_hashed = 0;

@@ -31,13 +31,23 @@ static int vllm_setup(const struct engine_setup *su, struct err *e)
 		return err_set(e, "%s: [engine] tensor_parallel_size: Total number of attention heads (%lld) must be divisible by tensor parallel size (%lld); expected one of %s",
 			       cfg->tensor_parallel_at, (long long)heads, (long long)tp, ok);
 	}
+	/* The GPUs a replica reaches: its nodes', or its GPU-to-GPU link
+	 * domain's when that is larger ([interconnect] link_domain_gpus: an
+	 * NVL72 rack's NVLink Switch joins 72 GB200s across trays of 4, so a
+	 * tensor-parallel group of 8-72 there stays on NVLink). */
 	int64_t world = tp * cfg->pipeline_parallel_size, have = hw->gpus_per_node * cfg->nnodes;
+	if (world > have && world <= hw->link_domain_gpus)
+		return 0;
 	if (world > have) {
 		int64_t need = (world + hw->gpus_per_node - 1) / hw->gpus_per_node;
-		return err_set(e, "%s: [engine] nnodes: World size (%lld) is larger than the number of available GPUs (%lld) in %s (%lld node%s of %lld %s); set nnodes = %lld (vLLM --nnodes) if the replica is meant to span nodes",
+		char domain[160] = "";
+		if (hw->link_domain_gpus > hw->gpus_per_node)
+			snprintf(domain, sizeof domain, " and beyond its link domain of %lld GPUs ([interconnect] link_domain_gpus)",
+				 (long long)hw->link_domain_gpus);
+		return err_set(e, "%s: [engine] nnodes: World size (%lld) is larger than the number of available GPUs (%lld) in %s (%lld node%s of %lld %s)%s; set nnodes = %lld (vLLM --nnodes) if the replica is meant to span nodes",
 			       su->path, (long long)world, (long long)have, cfg->nnodes > 1 ? "these nodes" : "this node",
 			       (long long)cfg->nnodes, cfg->nnodes == 1 ? "" : "s", (long long)hw->gpus_per_node,
-			       hw->id, (long long)need);
+			       hw->id, domain, (long long)need);
 	}
 	return 0;
 }

@@ -34,7 +34,7 @@ static void park_sorted(struct engine *g, size_t idx)
 
 /* A request whose prompt was prefilled on another replica (P/D
  * disaggregation, vLLM's NixlConnector): it takes blocks for its prompt
- * and first token here, waits (WAITING_FOR_REMOTE_KVS) while the cluster
+ * here, waits (WAITING_FOR_REMOTE_KVS) while the cluster
  * pulls the KV over its link, and is parked until it lands. False when
  * the pool is short: it waits at the head of the queue for blocks. */
 bool vllm_admit_remote(struct engine *g, size_t idx, int64_t now)
@@ -85,13 +85,17 @@ void vllm_unpark(struct engine *g, int64_t now)
 		size_t idx = *reqq_at(&g->parked, k);
 		struct request *r = req(g, idx);
 		if (r->remote_kv) {
-			/* The pulled prompt: computed, its full blocks cached, and
-			 * the first token (sampled on the prefill side) streams now. */
+			/* The pulled prompt but its last token: vLLM counts
+			 * every pulled token but the last as computed
+			 * (Scheduler._update_waiting_for_remote_kv: "if
+			 * num_computed_tokens == request.num_tokens:
+			 * num_computed_tokens -= 1"), so this replica's next
+			 * step computes that one token to get the logits and
+			 * samples the client's first token (the prefill side's
+			 * is dropped by the proxy). Its full blocks are cached. */
 			r->remote_kv = 0;
-			r->num_computed = r->prompt_len;
-			vllm_cache_full_blocks(g, r, r->prompt_len);
-			r->chunk = 1;
-			g->setup.hooks.on_token(g->setup.hooks.ctx, idx, now);
+			r->num_computed = r->prompt_len > 0 ? r->prompt_len - 1 : 0;
+			vllm_cache_full_blocks(g, r, r->num_computed);
 			vllm_enqueue_waiting(g, idx, true);
 			continue;
 		}

@@ -174,7 +174,10 @@ void hw_default_efficiency(int hw_class, struct hw_efficiency *eff)
 		 * MAPE 5.3% pp512, 4.4% tg128): Metal streams weights near the
 		 * unified-memory peak, and each forward pass pays ~5.8 ms of
 		 * graph dispatch (a 32-layer model), which is what makes
-		 * quantized decode slower than bytes / bandwidth. */
+		 * quantized decode slower than bytes / bandwidth. Only a profile
+		 * without [arch] facts uses it: the shipped M-series profiles run
+		 * the Metal kernel rows (sim/perf/backend_metal.c), and this table
+		 * is their check. */
 		[HW_APPLE] = { .bandwidth = 0.94, .attention_bandwidth = 0.94, .compute_max = 0.72,
 			       .compute_half_tokens = 2, .attention_compute = 0.40,
 			       .low_precision_compute = 1, .moe_efficiency = 1, .step_overhead_us = 5800,
@@ -345,10 +348,14 @@ static double memory_type_stream_fraction(int type)
 		 * = 962 GB/s, 0.95 of peak (llama.cpp PR #15131). GDDR6 and
 		 * GDDR7 take 0.92 (uncertain: no published figure here). */
 		[HW_MEM_GDDR6] = 0.92, [HW_MEM_GDDR6X] = 0.95, [HW_MEM_GDDR7] = 0.92,
-		/* Apple unified memory: llama.cpp Metal's fitted 0.94 (llama-bench
-		 * tg128 on eight chips, measured_public.md A: end-to-end, no
-		 * component measurement). */
-		[HW_MEM_LPDDR5] = 0.94, [HW_MEM_LPDDR5X] = 0.94,
+		/* Apple unified memory, read by the GPU: an M2 Ultra GPU copy
+		 * at 636 of 800 GB/s (chsasank/device-benchmarks README,
+		 * PyTorch MPS), and llama.cpp's q4_K / q6_K mat-vecs on an M3
+		 * Pro at a 121.5 GB/s slope of 150 (test-backend-ops, llama.cpp
+		 * PR #27776): 0.795 and 0.81. (It was the Apple class fit's 0.94,
+		 * llama-bench tg128, end-to-end.) LPDDR5X takes the same
+		 * (uncertain: no M4 copy figure here). */
+		[HW_MEM_LPDDR5] = 0.795, [HW_MEM_LPDDR5X] = 0.795,
 		/* Desktop DDR5: STREAM-class figures reach about 0.7 of the
 		 * JEDEC peak (the CPU class default; uncertain). */
 		[HW_MEM_DDR5] = 0.70,

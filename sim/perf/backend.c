@@ -76,17 +76,20 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * (A100 cuBLAS BF16 ~250 of 312 TFLOP/s at large cubes; uncertain:
 	 * public GEMM sweeps give 240-270, none stored here). Small M: the
 	 * rows pad to whole 64- or 128-row threadblock tiles (a shape fact,
-	 * no fit; tile_eff picks the better of the two per wave), on Ada.
-	 * On Ampere the row still takes the former H100 fit's half_tokens 24
-	 * (estimate): with the padding, `compare c13-bench-serve --hardware
-	 * a100-80gb-sxm`'s tuned search reports 14.27 req/s for
-	 * `--set engine.max_num_batched_tokens=512 --set
-	 * engine.kv_cache_dtype=fp8`, which --fixed at that setting does not
-	 * reproduce (11.75; test_plan_tune): a tuner reproducibility bug to
-	 * fix first (sim/plan/tune.c, not this table). */
+	 * no fit; tile_eff picks the better of the two per wave), on Ampere as
+	 * on Ada since 2026-12-01: it replaces the former H100 end-to-end
+	 * fit's half at 24 tokens, which no A100 measurement supported (none
+	 * of cuBLAS by M on A100 was found). The padding had waited on a tuner
+	 * bug it exposed (`compare c13-bench-serve --hardware a100-80gb-sxm`
+	 * selected 14.22 req/s at a setting its own --fixed rerun gave as
+	 * 11.88: the fine search started at the coarse rate, --fixed at the
+	 * scenario's load; sim/plan/tune.c now starts both there). Check, not
+	 * fitted: the TensorRT-LLM A100 TTFTs of measured_public.md move from
+	 * 16.7 / 24.8% to 22.2 / 30.2% MAPE (70B TP4 / 7B; the 128-token ones
+	 * were already 24-35% short, docs/accuracy.md). */
 	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = HW_TC_AMPERE, .kernel = "cuBLAS BF16 GEMM (sm80, 128x128 tiles)",
-	  .waves = true, .compute_frac = 0.80, .half = 24, .bw_frac = 0.97,
-	  .source = "A100 cuBLAS ~0.80 of peak at large M (uncertain); 64/128-row tiles in waves; estimate: half at 24 tokens (former H100 end-to-end fit); GEMV 0.97 of stream (llama.cpp #15131)" },
+	  .waves = true, .compute_frac = 0.80, .tile_m = 64, .bw_frac = 0.97,
+	  .source = "A100 cuBLAS ~0.80 of peak at large M (uncertain); M padded to 64/128-row tiles in waves (CUTLASS 2.x shapes); GEMV 0.97 of stream (llama.cpp #15131)" },
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_ADA, .kernel = "CUTLASS FP8 scaled_mm (sm89, 128x128 tiles)",
 	  .waves = true, .compute_frac = 0.56, .tile_m = 64, .bw_frac = 0.97,
 	  .source = "uncertain: no Ada FP8 GEMM table here; Hopper's FP8/BF16 ratio (0.575/0.82) on the Ada BF16 row" },
@@ -116,19 +119,35 @@ static const struct perf_kernel vllm_cuda[] = {
 	  .source = "vLLM PR #24700 H100 benchmark_moe table (Mixtral BF16 TP2): 18.5 us a call + bytes at 1.0 of stream; "
 		    "0.295-0.516 of peak at 128-384 tokens an expert" },
 	/* FP8 / INT8 / FP4 experts (w8a8 with dynamic per-token activation
-	 * quantization: an extra kernel and scaled MMAs): no fused-MoE table
-	 * at these dtypes here. Bandwidth: PR #44152's H20 w13 kernel at
-	 * batch 1 (Mixtral shape, BF16: 0.076 ms for 235 MB, 3.09 TB/s = 0.86
-	 * of a 0.90 stream); compute 0.58 of the clock-adjusted peak, times
-	 * the GEMM rows' low-precision ratio: estimate, the former fit to the
-	 * Scout runs (0.84 of a dense GEMM's 0.79 at 128 tokens an expert).
-	 * The BF16 row above on Scout's FP8 experts was tried: in-sample ITL
-	 * 5.35 -> 7.08%, cv 6.2 -> 8.1% (Scout decode faster, its prefill
-	 * slower), so the FP8 path is not the BF16 kernel's and keeps the
-	 * estimate until an FP8 benchmark_moe table is found. */
-	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (grouped GEMM, w8a8)",
+	 * quantization: an extra kernel and scaled MMAs). Bandwidth: 0.86 of
+	 * stream, PR #44152's H20 w13 kernel at batch 1 (Mixtral shape, BF16:
+	 * 0.076 ms for 235 MB, 3.09 TB/s = 0.86 of a 0.90 stream); checked on
+	 * H100 at FP8 by PR #24700's benchmark_moe table (Qwen3-30B-A3B
+	 * fp8_w8a8, TP1: 44.5 us at batch 1 to 273.7 us at 128, a least-squares
+	 * 32.3 us a call + bytes at 0.848 of stream, residuals <= 4.2 us; within
+	 * 2% of 0.86, tested). That table's 32.3 us a call (E=128, top-8) is
+	 * not taken: on sm90 vLLM's FP8 MoE oracle ranks its CUTLASS grouped
+	 * GEMM (CutlassExpertsFp8, via TritonOrCutlassExperts, which falls
+	 * back to Triton only on sm100 at M <= 8) ahead of Triton for
+	 * per-channel / per-token FP8 such as Scout's compressed-tensors
+	 * checkpoint (vLLM PR #16537: CUTLASS the default for
+	 * Llama-4-Scout-FP8-dynamic on H100), and no CUTLASS MoE table is
+	 * stored. Compute: 0.58 of the clock-adjusted peak, times the GEMM
+	 * rows' low-precision ratio: estimate, the former fit to the Scout runs
+	 * (0.84 of a dense GEMM's 0.79 at 128 tokens an expert). The Triton
+	 * FP8 table's compute points (0.09-0.10 of the clock-adjusted FP8 peak
+	 * at 128-256 tokens an expert: 176-191 TFLOP/s) are Qwen3's narrow
+	 * experts (K 2048 and 768): taken as this row's rate (compute_frac
+	 * 0.144) they saturate the Scout runs (TTFT +56% to +5e4%), so the rate
+	 * depends on the expert's shape, which the row does not model, and the
+	 * estimate stays until a CUTLASS FP8 grouped-GEMM table at a wide
+	 * expert is found. The BF16 row above on Scout's FP8 experts was
+	 * tried: in-sample ITL 5.35 -> 7.08%, cv 6.2 -> 8.1% (Scout decode
+	 * faster, its prefill slower), so the FP8 path is not the BF16 kernel's. */
+	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "CUTLASS grouped GEMM / Triton fused_moe (w8a8)",
 	  .compute_frac = 0.58, .half = 0, .bw_frac = 0.86,
-	  .source = "vLLM PR #44152 H20 fused_moe table: 0.86 of stream at batch 1; estimate: compute 0.58 (former Scout fit)" },
+	  .source = "vLLM PR #44152 H20 fused_moe: 0.86 of stream (H100 FP8 check: PR #24700, 0.848); estimate: compute 0.58 "
+		    "(former Scout fit)" },
 	/* FlashAttention-3 prefill on Hopper (vLLM's FLASH_ATTN backend). */
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_HOPPER, .head_dim_max = 128, .kernel = "FlashAttention-3 (varlen, paged)",
 	  .curve = &fa3_hd128, .compute_frac = 1,
@@ -291,9 +310,9 @@ static const struct perf_kernel llamacpp_cuda[] = {
  * (step_overhead_us 0): the device classes' 1,010 us is vLLM's scheduler,
  * fitted to vLLM runs. */
 
-/* ---- llama.cpp on Metal and CPU: the only data are llama-bench
- * end-to-end tables (measured_public.md A), so these rows are the
- * device-class fallback, named as such. ---- */
+/* ---- llama.cpp on CPU: the only data are llama-bench end-to-end
+ * tables, so its rows are the device-class fallback, named as such
+ * (llama.cpp on Metal: sim/perf/backend_metal.c). ---- */
 static const struct perf_kernel fallback_only[] = {
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };
@@ -302,15 +321,14 @@ static const struct perf_backend backends[] = {
 	{ "vllm-cuda", "vllm", 0, 6, 2, VLLM_LAUNCH, -1, vllm_cuda, N_OF(vllm_cuda), nvlink_coll, N_OF(nvlink_coll) },
 	{ "llama.cpp-cuda", "llama.cpp", 3.5, 15, 5, LLAMACPP_LAUNCH, 0, llamacpp_cuda, N_OF(llamacpp_cuda), ring_only,
 	  N_OF(ring_only) },
-	{ "llama.cpp-metal", "llama.cpp", 0, 0, 0, "in the Apple class step overhead (fitted, llama-bench)", -1,
-	  fallback_only, N_OF(fallback_only), ring_only, N_OF(ring_only) },
 	{ "llama.cpp-cpu", "llama.cpp", 0, 0, 0, "in the CPU class step overhead", -1, fallback_only, N_OF(fallback_only),
 	  ring_only, N_OF(ring_only) },
 	{ "roofline", "any", 0, 0, 0, "none", -1, fallback_only, N_OF(fallback_only), ring_only, N_OF(ring_only) },
 };
 
 /* The backends of their own files (backend_tables.h). */
-static const struct perf_backend *const other_backends[] = { &perf_backend_vllm_rocm };
+static const struct perf_backend *const other_backends[] = { &perf_backend_vllm_rocm,
+								    &perf_backend_llamacpp_metal };
 
 const struct perf_backend *perf_backend_find(const char *name)
 {

@@ -14,4 +14,7 @@
 /* vLLM on ROCm (AMD Instinct CDNA2 / CDNA3): sim/perf/backend_rocm.c. */
 extern const struct perf_backend perf_backend_vllm_rocm;
 
+/* llama.cpp on Apple Silicon GPUs (Metal): sim/perf/backend_metal.c. */
+extern const struct perf_backend perf_backend_llamacpp_metal;
+
 #endif

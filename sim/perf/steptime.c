@@ -134,12 +134,16 @@ void perf_use_engine(struct perf *p, const char *engine)
 	double mm16 = hw->arch.matmul_bf16_tflops * 1e12;
 	enum matmul_dtype ld = p->low_dtype == MATMUL_FP4 ? MATMUL_FP4 : MATMUL_FP8;
 	double mm8 = (ld == MATMUL_FP4 ? hw->arch.matmul_fp4_tflops : hw->arch.matmul_fp8_tflops) * 1e12;
+	p->gemm_measured = p->gemm_lp_measured = false;
 	if (!GIVEN(compute_max) && !k->fallback && k->peak == KPEAK_DTYPE && mm16 > 0) {
 		double lowc = p->gemm_lp * p->gemm_cmax;   /* the low row's fraction of its own peak */
 		p->gemm_cmax = MAMF_SERVING * mm16 / hw_peak_flops(hw, MATMUL_BF16);
-		if (!GIVEN(low_precision_compute) && !kl->fallback)
+		p->gemm_measured = true;
+		if (!GIVEN(low_precision_compute) && !kl->fallback) {
 			p->gemm_lp = (mm8 > 0 ? MAMF_SERVING * mm8 / hw_peak_flops(hw, ld) : lowc) /
 				     p->gemm_cmax;
+			p->gemm_lp_measured = mm8 > 0;
+		}
 	}
 	p->moe_cmax = GIVEN(moe_efficiency) || km->fallback ? e->moe_efficiency * p->gemm_cmax
 							     : km->compute_frac * clock * peak_gain(hw, km);
@@ -337,6 +341,19 @@ static void cite(struct perf_op *op, const struct perf_kernel *k, const struct p
 	op->source = k->source;
 }
 
+/* A dense GEMM row (low: its share of low-precision matmuls): where the
+ * profile's measured GEMM set its compute efficiency (perf_use_engine),
+ * that is its source, not the kernel row's fraction. */
+static void cite_gemm(struct perf_op *op, const struct perf *p, double low)
+{
+	cite(op, p->k_gemm, p, p->gemm_bw);
+	if (!p->k_gemm || !p->gemm_measured || !op->compute_bound)
+		return;
+	op->source = low <= 0 ? "0.95 x the profile's measured best-shape BF16 GEMM ([arch] matmul_bf16_tflops)"
+		     : p->gemm_lp_measured ? "0.95 x the profile's measured best-shape BF16 and FP8/FP4 GEMMs ([arch] matmul_bf16_tflops, matmul_fp8_tflops / matmul_fp4_tflops)"
+					   : "the kernel row's low-precision ratio on 0.95 x the profile's measured BF16 GEMM ([arch] matmul_bf16_tflops)";
+}
+
 /* The operator rows of one microbatch, 1/m of the step's batch (m = 1:
  * the whole step), through every layer. */
 static double ops_one(const struct perf *p0, const struct perf_step *s, double m, struct perf_op *ops)
@@ -363,12 +380,12 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 	roofline(&ops[PERF_DENSE], names[PERF_DENSE], p->dense_flops_per_token * T,
 		 p->peak_dense * low_factor(p->dense_low, lp), matmul_eff(q, T, q->tiles_n_dense),
 		 p->dense_bytes, q->gemm_bw, L * q->gemm_fixed_s);
-	cite(&ops[PERF_DENSE], q->k_gemm, p, q->gemm_bw);
+	cite_gemm(&ops[PERF_DENSE], q, p->dense_low);
 	if (sampled > 0) {
 		roofline(&ops[PERF_LM_HEAD], names[PERF_LM_HEAD], p->lm_head_flops_per_token * sampled,
 			 p->peak_lm_head * low_factor(p->lm_head_low, lp), matmul_eff(q, sampled, 0),
 			 p->lm_head_bytes, q->gemm_bw, q->lm_fixed_s);
-		cite(&ops[PERF_LM_HEAD], q->k_gemm, p, q->gemm_bw);
+		cite_gemm(&ops[PERF_LM_HEAD], q, p->lm_head_low);
 	}
 	if (p->n_moe_layers > 0) {
 		double k = p->experts_per_token;

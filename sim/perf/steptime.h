@@ -102,6 +102,9 @@ struct perf {
 	double gemm_cmax, gemm_half;   /* 16-bit GEMM: fraction of peak at large M, M at half */
 	double gemm_tile;              /* rows M pads to (the kernel's tile); 0: the half curve */
 	double gemm_lp;                /* low-precision GEMM fraction ÷ the 16-bit one */
+	bool gemm_measured;            /* gemm_cmax is 0.95 of the profile's measured GEMM ([arch]
+					* matmul_bf16_tflops), not the kernel row's fraction */
+	bool gemm_lp_measured;         /* … and gemm_lp of its measured FP8/FP4 GEMM */
 	double gemm_bw;                /* bytes/s a weight-streaming GEMM reaches */
 	double moe_cmax, moe_bw;       /* grouped GEMM: fraction of peak, bytes/s */
 	const struct perf_curve *moe_curve;  /* … times this by tokens per expert (NULL: 1) */

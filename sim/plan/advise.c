@@ -34,7 +34,7 @@ struct detail {
 	double sys_share;                       /* shared prefix / prompt */
 	double itl_ms, itl_weights_ms, itl_kv_ms, itl_prefill_ms;   /* per decode token */
 	int64_t mnbt, max_seqs;                 /* as the engine resolved them */
-	int64_t gpus_per_node, heads;
+	int64_t gpus_per_node, link_domain_gpus, heads;
 	double bandwidth_gb_s, bf16_tflops;
 };
 
@@ -74,6 +74,7 @@ static int details(const struct scenario *sc, struct detail *d, struct err *e)
 	d->mnbt = st->max_num_batched_tokens;
 	d->max_seqs = st->max_num_seqs;
 	d->gpus_per_node = res.hw.gpus_per_node;
+	d->link_domain_gpus = res.hw.link_domain_gpus;
 	d->heads = res.model.n_heads;
 	d->bandwidth_gb_s = res.hw.bandwidth_gb_s;
 	d->bf16_tflops = res.hw.bf16_tflops;
@@ -264,7 +265,8 @@ static void propose(struct advise *a, unsigned f, const struct detail *d)
 	}
 	int64_t tp2 = sc->engine.tensor_parallel_size * 2;
 	if (vllm && (f & (F_KV | F_WBW | F_PREFILL | F_QUEUE)) && d->heads % tp2 == 0 &&
-	    tp2 * sc->engine.pipeline_parallel_size <= d->gpus_per_node * sc->engine.nnodes) {
+	    (tp2 * sc->engine.pipeline_parallel_size <= d->gpus_per_node * sc->engine.nnodes ||
+	     tp2 * sc->engine.pipeline_parallel_size <= d->link_domain_gpus)) {   /* startup.c's rule */
 		r = remedy(a, "twice the tensor parallelism", "each GPU reads half the weights and holds half the KV per token (C22)");
 		set(r, "engine.tensor_parallel_size=%lld", (long long)tp2);
 		if (sc->engine.num_gpu_blocks_override > 0)   /* each GPU's blocks hold half a token's KV */

@@ -2,11 +2,14 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plandoc.h"
 #include "planreplicas.h"
 #include "plot.h"
+#include "ranknoise.h"
+#include "xalloc.h"
 
 /* The metrics at load, with their 95% half-widths when replicated. */
 static const int load_metrics[] = {
@@ -76,6 +79,8 @@ json_t *comparedoc_build(const char *scenario, const struct inidoc *overrides, c
 		resultdoc_put(it, "usd_per_1m_output_tokens", tok_s > 0 ? usd_h / (tok_s * 3600) * 1e6 : NAN, 4);
 		double lim_tok_s = slo->n ? plan_tokens_per_s(&r->cand, o) : NAN;
 		resultdoc_put(it, "usd_per_1m_output_tokens_at_slo", lim_tok_s > 0 ? usd_h / (lim_tok_s * 3600) * 1e6 : NAN, 4);
+		double lim_rate = slo->n ? plan_sustained_rate(&r->cand, o) : NAN;   /* tuned: the confirmed rate */
+		resultdoc_put(it, "usd_per_1k_requests_at_slo", lim_rate > 0 ? usd_h / (lim_rate * 3600) * 1e3 : NAN, 4);
 		resultdoc_put(it, "output_tok_s_per_usd_hour", usd_h > 0 ? tok_s / usd_h : NAN, 4);
 		if (slo->n && !isnan(target_rate)) {
 			/* Capacity for the target: copies of the deployment (planreplicas.h). */
@@ -195,6 +200,7 @@ static void text(FILE *f, json_t *doc)
 			fprintf(f, "  %s: %s: %s\n", resultdoc_str(it, "hardware"), resultdoc_str(it, "limit"),
 				resultdoc_str(it, "limit_detail"));
 	plandoc_tuning_text(f, doc, "rows", text_label);
+	ranknoise_text(f, doc);
 }
 
 static void csv(FILE *f, json_t *doc)
@@ -301,6 +307,65 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 	return 0;
 }
 
+/* Ranking (a whole document with an SLO): devices that hold some load
+ * within it first; then, priced, the lowest $ per 1M output tokens at the
+ * SLO limit (the tuned setting's confirmed rate: the median block's
+ * search, tune.h), else the highest rate per GPU; ties keep the row
+ * order. Then the pairs of devices whose order the confirmation blocks
+ * do not resolve (ranknoise.h). */
+struct rank_key {
+	size_t pos;
+	bool usable;
+	double k;
+};
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct rank_key *x = a, *y = b;
+	if (x->usable != y->usable)
+		return x->usable ? -1 : 1;
+	if (x->usable && x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static void finish(json_t *doc)
+{
+	if (!json_object_get(json_object_get(doc, "search"), "slo"))
+		return;
+	json_t *items = json_object_get(doc, "rows");
+	bool cost = json_is_true(json_object_get(doc, "cost"));
+	size_t n = json_array_size(items);
+	struct rank_key *k = xcalloc(n + 1, sizeof *k);
+	for (size_t i = 0; i < n; i++) {
+		json_t *it = json_array_get(items, i);
+		double rate = resultdoc_num(it, "max_rate");
+		double gpus = resultdoc_num(it, "tensor_parallel_size") *
+			      (isnan(resultdoc_num(it, "pipeline_parallel_size")) ? 1 :
+			       resultdoc_num(it, "pipeline_parallel_size"));
+		k[i].pos = i;
+		k[i].k = cost ? resultdoc_num(it, "usd_per_1m_output_tokens_at_slo") : -rate / gpus;
+		k[i].usable = rate > 0 && !resultdoc_str(it, "error") && !isnan(k[i].k);
+	}
+	qsort(k, n, sizeof *k, by_rank);
+	json_t *ranking = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(ranking, json_integer(resultdoc_num(json_array_get(items, k[i].pos), "row")));
+	json_object_set_new(doc, "ranking", ranking);
+	json_object_set_new(doc, "winner", n && k[0].usable ?
+						   json_integer(resultdoc_num(json_array_get(items, k[0].pos), "row")) :
+						   json_null());
+	free(k);
+	struct ranknoise_keys rk = { .index = "row",
+				     .usd_per_hour = json_object_get(doc, "target_rate") ? "usd_per_hour_at_target" :
+											  "usd_per_hour",
+				     .cost = cost,
+				     .tolerance = resultdoc_num(json_object_get(doc, "search"), "tolerance") };
+	json_t *noise = ranknoise_pairs(items, ranking, &rk);
+	if (noise)
+		json_object_set_new(doc, "within_noise", noise);
+}
+
 /* What merge and plot read back (docschema.h). */
 static const struct docschema_field search_schema[] = {
 	{ .key = "replications", .type = DS_INT, .min = 1, .max = INT32_MAX },
@@ -336,7 +401,7 @@ const struct resultdoc_kind comparedoc_kind = {
 	.items = "rows",
 	.index = "row",
 	.total = "rows_total",
-	.finish = NULL,
+	.finish = finish,
 	.text = text,
 	.csv = csv,
 	.plot = plot,

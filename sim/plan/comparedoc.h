@@ -10,10 +10,15 @@
  * scenario's load, with NAME_ci95 when replicated), the SLO search's
  * findings (as plandoc_cand_json), price_usd_per_gpu_hour, usd_per_hour,
  * usd_per_1m_output_tokens (at load), usd_per_1m_output_tokens_at_slo,
- * output_tok_s_per_usd_hour; with an SLO and a target ("target_rate",
- * NaN: none), replicas (copies of the deployment: divided, or simulated
- * with "replicas_simulated": true), gpus, usd_per_hour_at_target; or
- * "error" for a device that cannot run it.
+ * usd_per_1k_requests_at_slo (both at the SLO limit: tuned, the confirmed
+ * rate, tune.h), output_tok_s_per_usd_hour; with an SLO and a target
+ * ("target_rate", NaN: none), replicas (copies of the deployment:
+ * divided, or simulated with "replicas_simulated": true), gpus,
+ * usd_per_hour_at_target; or "error" for a device that cannot run it.
+ * A whole document with an SLO ends with "ranking" (row indices, best
+ * first: the lowest $ per 1M output tokens at the SLO, unpriced the
+ * highest rate per GPU), "winner" and, tuned, "within_noise"
+ * (ranknoise.h).
  */
 #ifndef SERVESIM_COMPAREDOC_H
 #define SERVESIM_COMPAREDOC_H

@@ -18,6 +18,7 @@
 
 #include "plandoc_int.h"
 #include "planreplicas.h"
+#include "ranknoise.h"
 #include "xalloc.h"
 
 json_t *plandoc_search_json(const struct plan_slo *slo, const struct plan_opts *o)
@@ -214,6 +215,12 @@ static void finish(json_t *doc)
 									      "candidate")) :
 						   json_null());
 	free(k);
+	/* Pairs of GPUs whose order the confirmation blocks do not resolve. */
+	struct ranknoise_keys rk = { .index = "candidate", .usd_per_hour = "usd_per_hour", .cost = cost,
+				     .tolerance = resultdoc_num(json_object_get(doc, "search"), "tolerance") };
+	json_t *noise = ranknoise_pairs(items, ranking, &rk);
+	if (noise)
+		json_object_set_new(doc, "within_noise", noise);
 }
 
 /* What merge and plot read back (docschema.h): the keys the renderers

@@ -15,8 +15,9 @@
  * tuned (tune.h), "config" (the chosen engine settings), "set" (the --set
  * flags that reproduce them) and "tuning" (settings tried, simulations,
  * runners-up), and the search object carries "tune" (the space); a whole
- * document ends with "ranking" (candidate indices, best first) and
- * "winner".
+ * document ends with "ranking" (candidate indices, best first),
+ * "winner" and, tuned, "within_noise" (ranknoise.h: pairs of GPUs whose
+ * order the confirmation blocks do not resolve).
  */
 #ifndef SERVESIM_PLANDOC_H
 #define SERVESIM_PLANDOC_H

@@ -15,6 +15,7 @@
 
 #include "planlayout.h"
 #include "plandoc_int.h"
+#include "ranknoise.h"
 
 void plandoc_cost_text(FILE *f, json_t *doc)
 {
@@ -75,17 +76,7 @@ void plandoc_tuning_text(FILE *f, json_t *doc, const char *items_key,
 /* The items in rank order when ranked, else in index order. */
 static json_t *in_order(json_t *doc, size_t i)
 {
-	json_t *items = json_object_get(doc, "candidates");
-	json_t *ranking = json_object_get(doc, "ranking");
-	if (!ranking)
-		return json_array_get(items, i);
-	json_int_t want = json_integer_value(json_array_get(ranking, i));
-	size_t j;
-	json_t *it;
-	json_array_foreach(items, j, it)
-		if (json_integer_value(json_object_get(it, "candidate")) == want)
-			return it;
-	return json_array_get(items, i);   /* a ranking that names no candidate */
+	return resultdoc_ranked(json_object_get(doc, "candidates"), json_object_get(doc, "ranking"), "candidate", i);
 }
 
 /* "ttft_p99_ms <= 2000, …" from a document's search object. */
@@ -244,6 +235,7 @@ void plandoc_text(FILE *f, json_t *doc)
 	if ((set && set[0]) || lset)
 		fprintf(f, "reproduce it with: %s%s%s\n", set ? set : "", set && set[0] && lset ? " " : "",
 			lset ? lset : "");
+	ranknoise_text(f, doc);
 }
 
 void plandoc_csv(FILE *f, json_t *doc)

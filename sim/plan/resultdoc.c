@@ -299,3 +299,16 @@ void resultdoc_csv_num(FILE *f, double v, int decimals)
 	if (!isnan(v))
 		fprintf(f, "%.*f", decimals, v);
 }
+
+json_t *resultdoc_ranked(json_t *items, json_t *ranking, const char *index, size_t pos)
+{
+	if (!ranking)
+		return json_array_get(items, pos);
+	json_int_t want = json_integer_value(json_array_get(ranking, pos));
+	size_t j;
+	json_t *it;
+	json_array_foreach(items, j, it)
+		if ((json_int_t)resultdoc_num(it, index) == want)
+			return it;
+	return json_array_get(items, pos);   /* a ranking that names no item */
+}

@@ -105,6 +105,11 @@ void resultdoc_header(json_t *doc, const char *scenario, const struct inidoc *ov
 double resultdoc_num(const json_t *o, const char *key);
 const char *resultdoc_str(const json_t *o, const char *key);
 
+/* The item at position pos of a ranked document: the one whose index key
+ * equals ranking[pos] (a ranking that names no item, or none: items[pos]).
+ * Cannot fail; NULL past the end. */
+json_t *resultdoc_ranked(json_t *items, json_t *ranking, const char *index, size_t pos);
+
 /* Prints v with `decimals` decimals in a field of width w, or "-" when NaN. */
 void resultdoc_cell(FILE *f, double v, int decimals, int w);
 

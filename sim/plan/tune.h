@@ -31,7 +31,9 @@
  *      better one's, within 0.1%, most likely differs only in a knob that
  *      does nothing for this load and is skipped, so that the runners-up
  *      show real alternatives) are searched again with the caller's
- *      replications, confidence and tolerance. The winner is the highest
+ *      replications, confidence and tolerance, each from the scenario's
+ *      own load, as `--fixed` with its --set line searches it (so the
+ *      selection rate reproduces). The winner is the highest
  *      fine rate (ties: the better coarse rank); the others are the
  *      runners-up, with their rates.
  *   3. confirm (winner's curse): the winner's fine rate is the largest of

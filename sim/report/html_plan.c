@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ranknoise.h"
 #include "resultdoc.h"
 #include "xalloc.h"
 
@@ -26,6 +27,21 @@ void html_plan_title(char *out, size_t cap, json_t *doc)
 			 target, slo);
 	else
 		snprintf(out, cap, "How much load does each configuration take within %s?", slo);
+}
+
+/* The pairs of GPUs whose order the confirmation blocks do not resolve
+ * (ranknoise.h), one paragraph each. */
+static void noise_paragraphs(FILE *f, json_t *doc)
+{
+	json_t *pairs = json_object_get(doc, "within_noise"), *p;
+	size_t i;
+	json_array_foreach(pairs, i, p) {
+		char line[1024];
+		ranknoise_sentence(p, line, sizeof line);
+		fputs("<p>", f);
+		html_text(f, "Within noise: %s.", line);
+		fputs("</p>\n", f);
+	}
 }
 
 static void candidate_name(char *out, size_t cap, json_t *c)
@@ -69,6 +85,7 @@ int html_plan_section(FILE *f, json_t *doc, struct err *e)
 				  num(c, "usd_per_1m_output_tokens"));
 			fputs("</p>\n", f);
 		}
+		noise_paragraphs(f, doc);
 	} else {
 		html_answer_begin(f, "No candidate meets the SLO at any load searched.");
 	}
@@ -239,6 +256,7 @@ int html_compare_section(FILE *f, json_t *doc, struct err *e)
 		  num(json_object_get(br, "at_load"), "itl_p99_ms"),
 		  str(br, "limit_detail") ? str(br, "limit_detail") : "");
 	fputs("</p>\n", f);
+	noise_paragraphs(f, doc);
 	html_answer_end(f);
 
 	static const char *const heads[] = {
