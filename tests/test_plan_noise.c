@@ -139,6 +139,9 @@ static void a100s_within_noise_l40s_apart(void **state)
 	assert_contains(r.out, want);
 	snprintf(want, sizeof want, "<p>Within noise: %s and a100-80gb-sxm (ranks 1 and 2)", spot);
 	assert_contains(r.out, want);
+	snprintf(want, sizeof want, "ranking (the lowest $ per 1M output tokens at the SLO first): 1 %s, 2 a100-80gb-sxm (within noise of 1)",
+		 spot);
+	assert_contains(r.out, want);
 	cmd_result_free(&r);
 	/* plan says the same after its winner, with the $/hour for the
 	 * target (the same replicas of either). */
@@ -148,6 +151,8 @@ static void a100s_within_noise_l40s_apart(void **state)
 	assert_contains(r.out, want);
 	snprintf(want, sizeof want, "the cheaper one is %s (", spot);
 	assert_contains(r.out, want);
+	assert_contains(r.out, "\n 2~1 a100-80gb-sxm ");   /* the table's rank: within noise of rank 1 */
+	assert_contains(r.out, "(rank N~M: within noise of rank M");
 	cmd_result_free(&r);
 	/* --fixed (nothing confirmed): no within_noise. */
 	char args[1024];
