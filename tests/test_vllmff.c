@@ -5,16 +5,17 @@
  * and the same record for every request, over the engine's paths (async
  * and synchronous scheduling, hashing at allocation or at a step's end,
  * preemption under FCFS and priority, prefix sharing, chunked prefill, a
- * CPU tier, conversations, closed-loop users, a binding token budget, a
- * cluster). The fast path must engage where it can (tokens fast-forwarded
+ * CPU tier, conversations, closed-loop users, a binding token budget,
+ * clusters, P/D, load stages, time lines). The fast path must engage where it can (tokens fast-forwarded
  * > 0), and its runs keep the properties of any run: every token
  * delivered once, each request's clock forward.
  */
 #include "simutil.h"
 
 /* Runs scenario with the overrides (NULL-terminated) in full, with or
- * without fast-forward. */
-static void run_ff(struct run_result *res, bool ff, const char *const *sets)
+ * without fast-forward, with a time line when asked (as --out and
+ * --format prom run). */
+static void run_ff(struct run_result *res, bool ff, const char *const *sets, bool timeline)
 {
 	struct inidoc ov = { 0 };
 	struct err e;
@@ -25,7 +26,7 @@ static void run_ff(struct run_result *res, bool ff, const char *const *sets)
 	if (catalog_resolve(CATALOG_SCENARIOS, sets[0], path, sizeof path, &e))
 		fail_msg("%s", e.msg);
 	struct scenario sc;
-	struct run_opts o = { .no_fast_forward = !ff };
+	struct run_opts o = { .no_fast_forward = !ff, .timeline = timeline };
 	if (scenario_load(&sc, path, &ov, &e) || run_simulate_opts(&sc, res, &o, &e))
 		fail_msg("%s", e.msg);
 	inidoc_free(&ov);
@@ -39,7 +40,19 @@ static char *ff_report(struct run_result *r)
 	json_object_del(json_object_get(j, "servesim"), "version");
 	char *text = json_dumps(j, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
 	json_decref(j);
-	return text;
+	if (!r->timeline)
+		return text;
+	/* The Prometheus text and OpenMetrics of the time line(s) too. */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	fputs(text, f);
+	report_prom(f, r);
+	report_openmetrics(f, r, 0);
+	fclose(f);
+	free(text);
+	return buf;
 }
 
 /* What a request's record says once it is done, fast-forward's own
@@ -74,26 +87,42 @@ static void assert_same_request(const struct request *a, const struct request *b
 #undef SAME
 }
 
-static const char *const cases[][6] = {
-	{ "c13-bench-serve", "workload.num_prompts=300", NULL },
-	{ "c13-bench-serve", "workload.num_prompts=300", "engine.vllm_version=0.8", NULL },
-	{ "c13-bench-serve", "workload.num_prompts=300", "engine.vllm_version=0.11", NULL },
-	{ "c13-bench-serve", "workload.num_prompts=300", "engine.vllm_version=0.6",
-	  "engine.async_scheduling=true", NULL },
-	{ "c13-bench-serve", "workload.num_prompts=300", "engine.max_num_batched_tokens=300",
-	  "engine.max_num_seqs=64", NULL },
-	{ "c13-bench-serve", "workload.num_prompts=300", "engine.enable_prefix_caching=false", NULL },
-	{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "workload.num_prompts=150", NULL },
-	{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "engine.scheduling_policy=priority",
-	  "workload.num_prompts=150", NULL },
-	{ "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "engine.kv_offload_gib=4",
-	  "workload.num_prompts=150", NULL },
-	{ "c14-system-prompt", "workload.num_prompts=150", "engine.num_gpu_blocks_override=400", NULL },
-	{ "c21-chunked-prefill", "workload.num_prompts=100", NULL },
-	{ "c13-bench-serve", "workload.turns=3", "workload.max_concurrency=8", NULL },
-	{ "c13-bench-serve", "workload.users=10", "workload.num_prompts=120", NULL },
-	{ "c13-bench-serve", "cluster.replicas=2", "workload.num_prompts=150", NULL },
-	{ "c13-bench-serve", "workload.num_prompts=150", "engine.stream_interval=4", NULL },
+/* Each case: must it fast-forward (tokens > 0), with a time line, the
+ * scenario and its overrides. */
+struct ff_case {
+	bool must_ff, timeline;
+	const char *sets[6];
+};
+
+static const struct ff_case cases[] = {
+	{ true, false, { "c13-bench-serve", "workload.num_prompts=300", NULL } },
+	{ true, false, { "c13-bench-serve", "workload.num_prompts=300", "engine.vllm_version=0.8", NULL } },
+	{ true, false, { "c13-bench-serve", "workload.num_prompts=300", "engine.vllm_version=0.11", NULL } },
+	{ true, false, { "c13-bench-serve", "workload.num_prompts=300", "engine.vllm_version=0.6",
+			 "engine.async_scheduling=true", NULL } },
+	{ true, false, { "c13-bench-serve", "workload.num_prompts=300", "engine.max_num_batched_tokens=300",
+			 "engine.max_num_seqs=64", NULL } },
+	{ true, false, { "c13-bench-serve", "workload.num_prompts=300", "engine.enable_prefix_caching=false", NULL } },
+	{ false, false, { "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "workload.num_prompts=150", NULL } },
+	{ false, false, { "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "engine.scheduling_policy=priority",
+			  "workload.num_prompts=150", NULL } },
+	{ false, false, { "c17-kv-pressure", "engine.num_gpu_blocks_override=300", "engine.kv_offload_gib=4",
+			  "workload.num_prompts=150", NULL } },
+	{ false, false, { "c14-system-prompt", "workload.num_prompts=150", "engine.num_gpu_blocks_override=400", NULL } },
+	{ false, false, { "c21-chunked-prefill", "workload.num_prompts=100", NULL } },
+	{ false, false, { "c13-bench-serve", "workload.turns=3", "workload.max_concurrency=8", NULL } },
+	{ false, false, { "c13-bench-serve", "workload.users=10", "workload.num_prompts=120", NULL } },
+	{ false, false, { "c13-bench-serve", "workload.num_prompts=150", "engine.stream_interval=4", NULL } },
+	/* Runs that read each token's metrics by stage, replica or time:
+	 * fast-forwarded since the steady hook takes a stage and a replica. */
+	{ true, false, { "c13-bench-serve", "cluster.replicas=2", "workload.num_prompts=150", NULL } },
+	{ true, true, { "c13-bench-serve", "cluster.replicas=3", "workload.num_prompts=200", NULL } },
+	{ true, true, { "c13-bench-serve", "workload.stages=20:4,40:4,10:4", NULL } },
+	{ true, false, { "c13-bench-serve", "workload.stages=30:3,60:3", "cluster.replicas=2", NULL } },
+	/* (P/D: the engine stats are the first replica's, a prefill one,
+	 * which has no decodes to fast-forward.) */
+	{ false, true, { "c25-disagg-small", "workload.num_prompts=100", NULL } },
+	{ true, true, { "c13-bench-serve", "workload.num_prompts=200", NULL } },
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
@@ -101,19 +130,20 @@ static void ff_equals_reference(void **state)
 {
 	(void)state;
 	for (size_t c = 0; c < N_CASES; c++) {
+		const struct ff_case *k = &cases[c];
 		struct run_result ff, ref;
-		run_ff(&ff, true, cases[c]);
-		run_ff(&ref, false, cases[c]);
+		run_ff(&ff, true, k->sets, k->timeline);
+		run_ff(&ref, false, k->sets, k->timeline);
 		char *a = ff_report(&ff), *b = ff_report(&ref);
 		if (strcmp(a, b))
-			fail_msg("case %zu (%s %s): the reports differ", c, cases[c][0], cases[c][1]);
+			fail_msg("case %zu (%s %s): the reports differ", c, k->sets[0], k->sets[1]);
 		assert_int_equal(ff.reqs.len, ref.reqs.len);
 		for (size_t i = 0; i < ff.reqs.len; i++)
 			assert_same_request(&ff.reqs.v[i], &ref.reqs.v[i], i);
-		/* The reference never fast-forwards; the plain vLLM cases
-		 * (the first six) must. */
+		/* The reference never fast-forwards; the plain vLLM cases,
+		 * the stages, replicas and time lines must. */
 		assert_int_equal(ref.engine.ff_tokens, 0);
-		if (c < 6 && ff.engine.ff_tokens <= 0)
+		if (k->must_ff && ff.engine.ff_tokens <= 0)
 			fail_msg("case %zu: no token was fast-forwarded", c);
 		free(a);
 		free(b);
@@ -130,7 +160,7 @@ static void ff_conserves_tokens_and_clocks(void **state)
 	(void)state;
 	struct run_result r;
 	const char *const sets[] = { "c13-bench-serve", "workload.num_prompts=400", NULL };
-	run_ff(&r, true, sets);
+	run_ff(&r, true, sets, false);
 	int64_t gaps = 0, out = 0;
 	for (size_t i = 0; i < r.reqs.len; i++) {
 		const struct request *q = &r.reqs.v[i];

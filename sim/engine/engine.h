@@ -36,15 +36,17 @@ struct engine_hooks {
 	 * step's tokens at once: the per-token bookkeeping in one pass).
 	 * NULL: the engine calls on_token one by one. */
 	void (*on_tokens)(void *ctx, const size_t *reqs, size_t n, int64_t t_ns);
-	/* Optional: n tokens at t of requests whose last token came gap_ns
-	 * before (a fast-forwarded run of decode steps, engine/vllmff.c): the
-	 * run's per-token metrics (the ITL histogram, tokens per second) but
-	 * not the requests' own fields, which the engine brings up to date
-	 * (last_token_ns, max_itl_ns) before any other hook sees them. Called
-	 * before the step's other tokens. NULL: no fast-forward (the reference
-	 * mode, --no-fast-forward, and runs that read each token: a timeline,
-	 * stages, replicas). */
-	void (*on_tokens_steady)(void *ctx, size_t n, int64_t t_ns, int64_t gap_ns);
+	/* Optional: n tokens at t of requests of load stage `stage` and
+	 * replica `replica` whose last token came gap_ns before (a
+	 * fast-forwarded run of decode steps, engine/vllmff.c): the run's
+	 * per-token metrics (the ITL histograms, the time line, tokens per
+	 * second) but not the requests' own fields, which the engine brings
+	 * up to date (last_token_ns, max_itl_ns) before any other hook sees
+	 * them. Called before the step's other tokens, once per stage that
+	 * has some. NULL: no fast-forward (the reference mode,
+	 * --no-fast-forward). */
+	void (*on_tokens_steady)(void *ctx, size_t n, int64_t t_ns, int64_t gap_ns, int32_t stage,
+				 int32_t replica);
 };
 
 struct engine_setup {
@@ -82,6 +84,8 @@ struct engine_stats {
 	const char *vllm_version;          /* static; NULL for other engines */
 	bool async_scheduling, timing;
 	int64_t graph_steps, eager_steps, padded_tokens, max_capture_size;
+	const char *sampler;               /* static: the sampler's path (perf/sampling.h); NULL: none */
+	bool sampler_penalties;            /* and whether the penalties ran */
 	/* Speculative decoding (specdec.h): proposed and accepted tokens
 	 * (vLLM's spec_decode_num_draft_tokens, _num_accepted_tokens), and
 	 * the drafter's time in steps (seconds). */

@@ -77,46 +77,55 @@ static void hmap_del(struct hmap *m, uint64_t key)
 	m->keys[i] = 0;
 }
 
-/* A doubly-linked list over indices of an array (-1 = none). */
+/* Links of a doubly-linked list over indices (-1 = none). */
+struct link {
+	int32_t prev, next;
+};
+
+/* A doubly-linked list over the indices of an array whose elements hold
+ * their links at base + i * stride (a block's links sit next to its
+ * other fields: one cache line per block). */
 struct dlist {
-	int32_t *prev, *next;
+	char *base;
+	size_t stride;
 	int32_t head, tail;
 	int64_t len;
 };
 
-static void dlist_init(struct dlist *l, int64_t n)
+static struct link *ln(const struct dlist *l, int32_t i)
 {
-	l->prev = xmalloc((size_t)n * sizeof *l->prev);
-	l->next = xmalloc((size_t)n * sizeof *l->next);
+	return (struct link *)(l->base + (size_t)i * l->stride);
+}
+
+static void dlist_init(struct dlist *l, void *base, size_t stride)
+{
+	l->base = base;
+	l->stride = stride;
 	l->head = l->tail = -1;
 	l->len = 0;
 }
 
-static void dlist_free(struct dlist *l)
-{
-	free(l->prev);
-	free(l->next);
-}
-
 static void dlist_unlink(struct dlist *l, int32_t i)
 {
-	if (l->prev[i] >= 0)
-		l->next[l->prev[i]] = l->next[i];
+	struct link *x = ln(l, i);
+	if (x->prev >= 0)
+		ln(l, x->prev)->next = x->next;
 	else
-		l->head = l->next[i];
-	if (l->next[i] >= 0)
-		l->prev[l->next[i]] = l->prev[i];
+		l->head = x->next;
+	if (x->next >= 0)
+		ln(l, x->next)->prev = x->prev;
 	else
-		l->tail = l->prev[i];
+		l->tail = x->prev;
 	l->len--;
 }
 
 static void dlist_push_back(struct dlist *l, int32_t i)
 {
-	l->prev[i] = l->tail;
-	l->next[i] = -1;
+	struct link *x = ln(l, i);
+	x->prev = l->tail;
+	x->next = -1;
 	if (l->tail >= 0)
-		l->next[l->tail] = i;
+		ln(l, l->tail)->next = i;
 	else
 		l->head = i;
 	l->tail = i;
@@ -125,26 +134,35 @@ static void dlist_push_back(struct dlist *l, int32_t i)
 
 static void dlist_push_front(struct dlist *l, int32_t i)
 {
-	l->next[i] = l->head;
-	l->prev[i] = -1;
+	struct link *x = ln(l, i);
+	x->next = l->head;
+	x->prev = -1;
 	if (l->head >= 0)
-		l->prev[l->head] = i;
+		ln(l, l->head)->prev = i;
 	else
 		l->tail = i;
 	l->head = i;
 	l->len++;
 }
 
+/* One GPU block: what allocation, release and hashing read, together
+ * (24 bytes; the free queue's walk was a cache miss per array). */
+struct block {
+	struct link free;        /* in the free queue while ref == 0 */
+	int32_t ref;
+	int32_t private_hash;    /* 1: hash is private, not in cached */
+	uint64_t hash;           /* 0 = not cached */
+};
+
 struct kvpool {
 	int64_t num_blocks;
-	int32_t *ref;
-	uint64_t *hash;          /* 0 = not cached */
-	uint8_t *private_hash;   /* 1: hash[b] is private, not in cached */
+	struct block *blk;
 	struct dlist free_q;
 	struct hmap cached;      /* hash -> GPU block */
 
 	int64_t cpu_blocks;      /* CPU tier capacity, 0 = off */
 	uint64_t *cpu_hash;      /* slot -> hash */
+	struct link *cpu_links;
 	struct dlist cpu_lru;    /* slots, least recently stored first */
 	struct hmap cpu_map;     /* hash -> slot */
 	int64_t cpu_used;
@@ -155,17 +173,16 @@ struct kvpool *kvpool_create(int64_t num_blocks, int64_t cpu_blocks)
 	assert(num_blocks >= 2 && num_blocks < INT32_MAX);
 	struct kvpool *p = xcalloc(1, sizeof *p);
 	p->num_blocks = num_blocks;
-	p->ref = xcalloc((size_t)num_blocks, sizeof *p->ref);
-	p->hash = xcalloc((size_t)num_blocks, sizeof *p->hash);
-	p->private_hash = xcalloc((size_t)num_blocks, sizeof *p->private_hash);
-	dlist_init(&p->free_q, num_blocks);
+	p->blk = xcalloc((size_t)num_blocks, sizeof *p->blk);
+	dlist_init(&p->free_q, &p->blk[0].free, sizeof *p->blk);
 	for (int32_t b = 1; b < num_blocks; b++)
 		dlist_push_back(&p->free_q, b);
 	hmap_init(&p->cached, (size_t)num_blocks);
 	p->cpu_blocks = cpu_blocks;
 	if (cpu_blocks > 0) {
 		p->cpu_hash = xcalloc((size_t)cpu_blocks, sizeof *p->cpu_hash);
-		dlist_init(&p->cpu_lru, cpu_blocks);
+		p->cpu_links = xmalloc((size_t)cpu_blocks * sizeof *p->cpu_links);
+		dlist_init(&p->cpu_lru, p->cpu_links, sizeof *p->cpu_links);
 		hmap_init(&p->cpu_map, (size_t)cpu_blocks);
 	}
 	return p;
@@ -175,14 +192,11 @@ void kvpool_destroy(struct kvpool *p)
 {
 	if (!p)
 		return;
-	free(p->ref);
-	free(p->hash);
-	free(p->private_hash);
-	dlist_free(&p->free_q);
+	free(p->blk);
 	hmap_free(&p->cached);
 	if (p->cpu_blocks > 0) {
 		free(p->cpu_hash);
-		dlist_free(&p->cpu_lru);
+		free(p->cpu_links);
 		hmap_free(&p->cpu_map);
 	}
 	free(p);
@@ -215,13 +229,13 @@ bool kvpool_lookup_cpu(const struct kvpool *p, uint64_t hash)
 
 bool kvpool_is_free(const struct kvpool *p, int32_t block)
 {
-	return p->ref[block] == 0;
+	return p->blk[block].ref == 0;
 }
 
 void kvpool_touch(struct kvpool *p, int32_t block)
 {
-	assert(block > 0 && block < p->num_blocks && p->hash[block] != 0);
-	if (p->ref[block]++ == 0)
+	assert(block > 0 && block < p->num_blocks && p->blk[block].hash != 0);
+	if (p->blk[block].ref++ == 0)
 		dlist_unlink(&p->free_q, block);
 }
 
@@ -250,25 +264,25 @@ int32_t kvpool_alloc(struct kvpool *p)
 	if (b < 0)
 		return -1;
 	dlist_unlink(&p->free_q, b);
-	assert(p->ref[b] == 0);
-	if (p->hash[b]) {
-		if (p->private_hash[b])
-			p->private_hash[b] = 0;
+	assert(p->blk[b].ref == 0);
+	if (p->blk[b].hash) {
+		if (p->blk[b].private_hash)
+			p->blk[b].private_hash = 0;
 		else
-			hmap_del(&p->cached, p->hash[b]);
-		cpu_store(p, p->hash[b]);
-		p->hash[b] = 0;
+			hmap_del(&p->cached, p->blk[b].hash);
+		cpu_store(p, p->blk[b].hash);
+		p->blk[b].hash = 0;
 	}
-	p->ref[b] = 1;
+	p->blk[b].ref = 1;
 	return b;
 }
 
 void kvpool_release(struct kvpool *p, int32_t block)
 {
-	assert(block > 0 && block < p->num_blocks && p->ref[block] > 0);
-	if (--p->ref[block] > 0)
+	assert(block > 0 && block < p->num_blocks && p->blk[block].ref > 0);
+	if (--p->blk[block].ref > 0)
 		return;
-	if (p->hash[block])
+	if (p->blk[block].hash)
 		dlist_push_back(&p->free_q, block);
 	else
 		dlist_push_front(&p->free_q, block);
@@ -277,31 +291,31 @@ void kvpool_release(struct kvpool *p, int32_t block)
 void kvpool_set_hash(struct kvpool *p, int32_t block, uint64_t hash)
 {
 	assert(block > 0 && block < p->num_blocks && hash != 0);
-	if (p->hash[block] || hmap_get(&p->cached, hash) >= 0)
+	if (p->blk[block].hash || hmap_get(&p->cached, hash) >= 0)
 		return;
-	p->hash[block] = hash;
+	p->blk[block].hash = hash;
 	hmap_put(&p->cached, hash, block);
 }
 
 void kvpool_set_private_hash(struct kvpool *p, int32_t block, uint64_t hash)
 {
 	assert(block > 0 && block < p->num_blocks && hash != 0);
-	if (p->hash[block])
+	if (p->blk[block].hash)
 		return;
-	p->hash[block] = hash;
-	p->private_hash[block] = 1;
+	p->blk[block].hash = hash;
+	p->blk[block].private_hash = 1;
 }
 
 void kvpool_publish(struct kvpool *p, int32_t block)
 {
 	assert(block > 0 && block < p->num_blocks);
-	if (!p->private_hash[block])
+	if (!p->blk[block].private_hash)
 		return;
-	p->private_hash[block] = 0;
+	p->blk[block].private_hash = 0;
 	/* As kvpool_set_hash: the first block to hold a hash stays its copy
 	 * (no other can hold a private one; kept for the contract). */
-	if (hmap_get(&p->cached, p->hash[block]) >= 0)
-		p->hash[block] = 0;
+	if (hmap_get(&p->cached, p->blk[block].hash) >= 0)
+		p->blk[block].hash = 0;
 	else
-		hmap_put(&p->cached, p->hash[block], block);
+		hmap_put(&p->cached, p->blk[block].hash, block);
 }

@@ -16,10 +16,40 @@
 enum req_state { REQ_PENDING, REQ_WAITING, REQ_RUNNING, REQ_FINISHED, REQ_FAILED };
 
 struct request {
+	/* What a step's per-request paths and the token hooks read, first
+	 * (128 bytes, two or three cache lines: the fast path is bound by the
+	 * first touch of each visited record; spread over the record these
+	 * fields were five). */
+	int state;                /* enum req_state */
+	int32_t prompt_len, output_len;
+	int32_t num_computed;     /* tokens whose KV is in the cache */
+	int32_t generated;        /* output tokens produced */
+	int32_t pending;          /* sampled tokens of steps in flight (vLLM's
+				   * num_output_placeholders): 0 or 1, 2 with async */
+	int32_t chunk;            /* of which not yet sent to the client (the engine sets
+				   * it; on_token takes them: one SSE chunk) */
+	int32_t n_blocks, cap_blocks;
+	int32_t n_hashed;         /* leading blocks registered in the prefix cache */
+	int32_t api_server;       /* the API-server process it went through */
+	int32_t *blocks;          /* KV block ids, owned while running */
+	/* vLLM's fast-forward decode (engine/vllmff.c), next to the fields it
+	 * defers. While it is lazy (the scheduler passes up to ff_p1,
+	 * decoding one token each and doing nothing else; lazy iff ff_sched <
+	 * ff_p1), num_computed, generated, pending, last_token_ns and
+	 * max_itl_ns are stale: the passes before ff_sched and the step ends
+	 * before ff_end are applied to them, the rest when the engine next
+	 * touches it (vllm_ff_catch_up). run_seq orders the running set
+	 * (admission order); ff_sample is the last pass it sampled a token in. */
+	int64_t ff_p1, ff_sched, ff_end;
+	int64_t ff_sample, run_seq;
+	int64_t first_token_ns, last_token_ns;   /* (ns) */
+	int64_t max_itl_ns;       /* the longest gap between two of its tokens */
+	int32_t stage;            /* load stage it belongs to (sent during) */
+	int32_t replica;          /* the cluster's replica it was routed to (its decode
+				   * replica when disaggregated) */
+
 	/* What the client sends. */
 	int64_t want_send_ns;     /* when the workload wants to send it */
-	int32_t prompt_len, output_len;
-	int32_t stage;            /* load stage it belongs to (sent during) */
 	int32_t conversation;     /* -1 when not part of a conversation */
 	int32_t turn;
 	int32_t priority;         /* vLLM's request priority: lower runs first under
@@ -34,35 +64,13 @@ struct request {
 	const uint64_t *block512;
 
 	/* Engine state. */
-	int state;                /* enum req_state */
-	int32_t num_computed;     /* tokens whose KV is in the cache */
-	int32_t generated;        /* output tokens produced */
-	int32_t chunk;            /* of which not yet sent to the client (the engine sets
-				   * it; on_token takes them: one SSE chunk) */
-	int32_t *blocks;          /* KV block ids, owned while running */
-	int32_t n_blocks, cap_blocks;
-	int32_t n_hashed;         /* leading blocks registered in the prefix cache */
-	int32_t pending;          /* sampled tokens of steps in flight (vLLM's
-				   * num_output_placeholders): 0 or 1, 2 with async */
-	/* vLLM's fast-forward decode (engine/vllmff.c), next to the fields it
-	 * defers (one cache line with them, mostly). While it is lazy (the
-	 * scheduler passes up to ff_p1, decoding one token each and doing
-	 * nothing else; lazy iff ff_sched < ff_p1), num_computed, generated,
-	 * pending, last_token_ns and max_itl_ns are stale: the passes before
-	 * ff_sched and the step ends before ff_end are applied to them, the
-	 * rest when the engine next touches it (vllm_ff_catch_up). run_seq
-	 * orders the running set (admission order); ff_sample is the last pass
-	 * it sampled a token in. */
-	int64_t ff_p1, ff_sched, ff_end;
 	int32_t cached_tokens;    /* prefix-cache hit at first scheduling */
-	int32_t replica;          /* the cluster's replica it was routed to (its decode
-				   * replica when disaggregated) */
 
 	/* Timing (ns). */
 	int64_t send_ns;          /* client send (after max_concurrency wait) */
 	int64_t enqueue_ns;       /* reaches the engine (after the API path) */
 	int64_t first_scheduled_ns;
-	int64_t first_token_ns, last_token_ns, finish_ns;
+	int64_t finish_ns;
 	/* Steps before the first token: this request's share of them (by
 	 * tokens) and the rest, spent on other requests in the same steps. */
 	int64_t prefill_own_ns, prefill_shared_ns;
@@ -79,16 +87,13 @@ struct request {
 	int64_t load_ns;          /* waiting for the model to load: Ollama's load_duration */
 	int32_t prompt_eval_count;/* prompt tokens after truncation, cached ones included */
 	int32_t prefill_replica;  /* disaggregated (sim/cluster): the replica that ran its
-				   * prefill; else -1 (here: a hole between 8-byte fields) */
-	int64_t max_itl_ns;       /* the longest gap between two of its tokens */
+				   * prefill; else -1 */
 	int32_t preemptions;
-	int32_t api_server;       /* the API-server process it went through */
 	int32_t remote_kv;        /* 1: its prompt's KV comes from a prefill replica (the
 				   * prompt's last token is computed again here, as vLLM
 				   * does, and the first token sampled here) */
 	const char *fail_reason;  /* static string when FAILED */
 	int64_t id;               /* made id-th (0-based): its index, unless recycled */
-	int64_t ff_sample, run_seq;   /* fast-forward's (below) */
 };
 
 struct reqtab {

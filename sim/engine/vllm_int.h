@@ -26,6 +26,10 @@
 #include "specdec.h"
 #include "xalloc.h"
 
+/* Load stages a fast-forwarded (lazy, vllmff.c) request may be of
+ * (SCENARIO_MAX_STAGES; a request of another stays explicit). */
+#define FF_STAGES 32
+
 /* One scheduled step: its requests, their tokens, whether each samples. */
 struct batch {
 	size_t *idx;
@@ -39,6 +43,8 @@ struct batch {
 	double extra_s;                  /* CPU-tier loads in this step */
 	int64_t pass;                    /* its scheduler pass (vllmff.c) */
 	size_t n_lazy;                   /* lazy decodes in it besides idx[] (vllmff.c) */
+	int32_t n_stages;                /* of them by load stage: lazy_stage[0, n_stages) */
+	int32_t lazy_stage[FF_STAGES];
 };
 
 /* Fast-forward decode (vllmff.c): a running request that will only decode
@@ -46,6 +52,7 @@ struct batch {
  * untouched until its next event pass (ring buckets), and passes over the
  * rest (the explicit set) leave results byte-identical to the reference. */
 #define FF_RING 256                      /* passes ahead a lazy run may reach */
+_Static_assert((FF_RING & (FF_RING - 1)) == 0, "FF_RING: a power of two (ring index by mask)");
 
 struct idxvec {
 	size_t *v;
@@ -60,6 +67,9 @@ struct vllm_ff {
 	int64_t seen[FF_RING], gap[FF_RING];   /* by ended pass: seen time, gap to the one before */
 	size_t n_lazy;
 	int64_t lazy_kv;                 /* Σ over lazy of (num_computed - ff_sched + 1) */
+	int32_t by_stage[FF_STAGES];     /* lazy requests by load stage */
+	int32_t n_stages;                /* by_stage[n_stages, FF_STAGES) are 0 */
+	int32_t replica;                 /* every lazy request's (-1: none yet) */
 	struct idxvec due[FF_RING];      /* lazy requests by ff_p1 */
 	struct idxvec expl;              /* running, not lazy: in run_seq order */
 	struct idxvec owing;             /* no longer lazy, step ends still to apply */

@@ -26,7 +26,9 @@
  * - requests touch the pool and the hooks in running order.
  *
  * Off with speculative decoding, sliding windows, stream_interval > 1,
- * several API servers, and when the run gives no on_tokens_steady.
+ * several API servers, and when the run gives no on_tokens_steady. The
+ * lazy are counted by load stage (each stage's ITL histogram gets its
+ * own), all of one replica (the engine's).
  *
  * Invariants: a running request is lazy (ff_sched < ff_p1, in due[ff_p1 %
  * FF_RING]) or in expl, never both; n_lazy and lazy_kv sum over the lazy
@@ -67,6 +69,7 @@ void vllm_ff_init(struct engine *g)
 	struct vllm_ff *f = &g->ff;
 	f->passes = 1;
 	f->ends = 1;
+	f->replica = -1;
 	f->on = g->setup.hooks.on_tokens_steady && !g->spec.method && g->perf.window <= 0 &&
 		g->stream_interval <= 1 && g->api.n <= 1;
 }
@@ -94,6 +97,17 @@ static bool is_lazy(const struct request *r)
 	return r->ff_sched < r->ff_p1;
 }
 
+/* The longest of most and the gaps of the ended passes [from, to), to -
+ * from <= FF_RING (from >= 0: the ring index is a mask). */
+static int64_t max_gap(const struct vllm_ff *f, int64_t from, int64_t to, int64_t most)
+{
+	for (uint64_t e = (uint64_t)from; e < (uint64_t)to; e++) {
+		int64_t x = f->gap[e & (FF_RING - 1)];
+		most = x > most ? x : most;
+	}
+	return most;
+}
+
 void vllm_ff_catch_up(struct engine *g, struct request *r)
 {
 	struct vllm_ff *f = &g->ff;
@@ -106,11 +120,7 @@ void vllm_ff_catch_up(struct engine *g, struct request *r)
 	}
 	int64_t es = min64(f->ends, r->ff_p1);
 	if (es > r->ff_end) {
-		int64_t most = r->max_itl_ns;
-		for (int64_t e = r->ff_end; e < es; e++)
-			if (f->gap[e % FF_RING] > most)
-				most = f->gap[e % FF_RING];
-		r->max_itl_ns = most;
+		r->max_itl_ns = max_gap(f, r->ff_end, es, r->max_itl_ns);
 		r->last_token_ns = f->seen[(es - 1) % FF_RING];
 		r->generated += (int32_t)(es - r->ff_end);
 		r->pending -= (int32_t)(es - r->ff_end);
@@ -127,6 +137,7 @@ static void leave_lazy(struct engine *g, size_t idx)
 	r->ff_p1 = f->passes;
 	vllm_ff_catch_up(g, r);
 	f->n_lazy--;
+	f->by_stage[r->stage]--;
 	f->lazy_kv -= r->num_computed - r->ff_sched + 1;
 	r->ff_sample = r->ff_p1 - 1;          /* it sampled in every lazy pass */
 	if (r->ff_end < r->ff_p1)
@@ -218,6 +229,10 @@ bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
 	s->dec_ctx_full += kv;
 	s->dec_ctx_win += kv;
 	b->n_lazy = f->n_lazy;
+	while (f->n_stages > 1 && f->by_stage[f->n_stages - 1] == 0)
+		f->n_stages--;
+	b->n_stages = f->n_stages;
+	memcpy(b->lazy_stage, f->by_stage, (size_t)f->n_stages * sizeof *f->by_stage);
 	*budget -= n;
 	return true;
 }
@@ -240,7 +255,9 @@ void vllm_ff_end_step(struct engine *g, const struct batch *b, int64_t seen)
 	f->owing.len = w;
 	if (b->n_lazy) {
 		const struct engine_hooks *h = &g->setup.hooks;
-		h->on_tokens_steady(h->ctx, b->n_lazy, seen, gap);
+		for (int32_t s = 0; s < b->n_stages; s++)
+			if (b->lazy_stage[s])
+				h->on_tokens_steady(h->ctx, (size_t)b->lazy_stage[s], seen, gap, s, f->replica);
 		g->st.ff_tokens += (int64_t)b->n_lazy;
 	}
 }
@@ -255,7 +272,8 @@ static int64_t lazy_passes(const struct engine *g, const struct request *r, int6
 {
 	int64_t nc = r->num_computed;
 	if (r->state != REQ_RUNNING || r->ff_sample != P - 1 || r->ff_end < r->ff_p1 ||
-	    (int64_t)r->prompt_len + r->generated + r->pending - nc != 1)
+	    (int64_t)r->prompt_len + r->generated + r->pending - nc != 1 || r->stage < 0 ||
+	    r->stage >= FF_STAGES || (g->ff.replica >= 0 && r->replica != g->ff.replica))
 		return 0;
 	int64_t k = FF_RING - 8;
 	k = min64(k, (int64_t)r->n_blocks * g->block_size - nc);
@@ -286,6 +304,10 @@ void vllm_ff_end_pass(struct engine *g, struct batch *b, size_t n_running_before
 		r->ff_sched = r->ff_end = P;
 		r->ff_p1 = P + n;
 		f->n_lazy++;
+		f->by_stage[r->stage]++;
+		if (r->stage >= f->n_stages)
+			f->n_stages = r->stage + 1;
+		f->replica = r->replica;
 		f->lazy_kv += r->num_computed - P + 1;
 		vec_push(&f->due[r->ff_p1 % FF_RING], idx);
 		vec_push(lz, idx);

@@ -222,9 +222,8 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	run_init_groups(res, starts, n_stages);
 
 	rn.q = evq_create();
-	/* Fast-forward only where every token's metrics are the step's: no
-	 * timeline, stages or replicas (which look at each token). */
-	bool steady = !o->no_fast_forward && !res->timeline && res->n_stages <= 1 && sc->cluster.replicas <= 1;
+	/* Fast-forward decode unless the reference is asked for. */
+	bool steady = !o->no_fast_forward;
 	struct cluster_setup setup = {
 		.cfg = &res->sc.cluster, .engine = &res->sc.engine, .path = res->sc.path,
 		.weights_at = res->sc.weights_at, .seed = res->sc.seed,

@@ -59,7 +59,7 @@ struct run {
 
 void run_on_token(void *ctx, size_t idx, int64_t t);
 void run_on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t);
-void run_on_tokens_steady(void *ctx, size_t n, int64_t t, int64_t gap);
+void run_on_tokens_steady(void *ctx, size_t n, int64_t t, int64_t gap, int32_t stage, int32_t replica);
 
 /* ---- run_metrics.c: a done request's metrics, the result's groups ---- */
 

@@ -139,29 +139,46 @@ void run_on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 	count_tokens(res, t, tokens);
 }
 
-/* n tokens at t, each gap_ns after its request's last (a fast-forwarded
- * run of decodes): on_tokens's histogram and token count without the
- * requests' own fields (the engine keeps those). The same additions in
- * the same order as n calls of on_token: the same bits. */
-void run_on_tokens_steady(void *ctx, size_t n, int64_t t, int64_t gap)
+/* n values v into h: the additions of n loghist_add calls, in order
+ * (the same bits), the bucket and the bounds once. */
+static void loghist_add_same(struct loghist *h, double v, size_t n)
 {
-	struct run *rn = ctx;
-	struct run_result *res = rn->res;
-	struct loghist *h = &res->all.itl;
 	if (!h->counts)
 		loghist_alloc(h);
-	double itl = (double)gap * 1e-9, sum = h->sum, sumsq = h->sumsq;
+	double sum = h->sum, sumsq = h->sumsq;
 	for (size_t k = 0; k < n; k++) {
-		sum += itl;
-		sumsq += itl * itl;
+		sum += v;
+		sumsq += v * v;
 	}
-	h->counts[loghist_bucket(itl)] += (uint32_t)n;
-	if (h->n == 0 || itl < h->min)
-		h->min = itl;
-	if (h->n == 0 || itl > h->max)
-		h->max = itl;
+	h->counts[loghist_bucket(v)] += (uint32_t)n;
+	if (h->n == 0 || v < h->min)
+		h->min = v;
+	if (h->n == 0 || v > h->max)
+		h->max = v;
 	h->n += (int64_t)n;
 	h->sum = sum;
 	h->sumsq = sumsq;
+}
+
+/* n tokens at t of requests of one stage and replica, each gap_ns after
+ * its request's last (a fast-forwarded run of decodes): on_token's
+ * histograms, time lines and token count without the requests' own
+ * fields (the engine keeps those). The same additions in the same order
+ * as n calls of on_token: the same bits. */
+void run_on_tokens_steady(void *ctx, size_t n, int64_t t, int64_t gap, int32_t stage, int32_t replica)
+{
+	struct run *rn = ctx;
+	struct run_result *res = rn->res;
+	double itl = (double)gap * 1e-9;
+	loghist_add_same(&res->all.itl, itl, n);
+	for (size_t k = 0; res->timeline && k < n; k++)
+		timeline_gap(res->timeline, t, itl);
+	if (res->n_stages > 1 && stage >= 0 && stage < res->n_stages)
+		loghist_add_same(&res->stages[stage].itl, itl, n);
+	if (res->n_replicas) {
+		loghist_add_same(&res->replicas[replica].itl, itl, n);
+		for (size_t k = 0; res->replicas[replica].timeline && k < n; k++)
+			timeline_gap(res->replicas[replica].timeline, t, itl);
+	}
 	count_tokens(res, t, (int64_t)n);
 }

@@ -3,7 +3,8 @@
 (--no-fast-forward): every scenario in scenarios/ and scenarios/calibration/,
 and the two shared traces (Azure code, Mooncake), must give the same JSON
 (with --save-detailed's per-request arrays) and the same text report, byte
-for byte, both ways. The golden test pins the outputs themselves; this one
+for byte, both ways; so must the Prometheus text (the time lines) of
+colocated replicas, load stages and P/D. The golden test pins the outputs themselves; this one
 says the fast path is the reference's, scenario by scenario.
 
 Usage: check.py SERVESIM. Exit 0 when every scenario matches.
@@ -28,6 +29,13 @@ def cases():
         if os.path.exists(path):
             yield "scenarios/c13-bench-serve.ini", ["--set", "workload.trace=" + path,
                                                     "--set", "workload.num_prompts=300"]
+    # Runs that read every token by replica, stage or time (the time line).
+    for extra in (["--set", "cluster.replicas=3", "--set", "workload.num_prompts=400"],
+                  ["--set", "workload.stages=20:4,50:4,10:4"],
+                  ["--set", "workload.stages=30:3,60:3", "--set", "cluster.replicas=2"]):
+        yield "scenarios/c13-bench-serve.ini", extra
+    for path in ("scenarios/c13-bench-serve.ini", "scenarios/c25-disagg-small.ini"):
+        yield path, ["--format", "prom"]
 
 
 def servesim(binary, args):
@@ -38,7 +46,9 @@ def servesim(binary, args):
 def compare(binary, case):
     path, extra = case
     bad = []
-    for fmt in (["--format", "json", "--save-detailed"], ["--format", "text"]):
+    formats = [[]] if "--format" in extra else [["--format", "json", "--save-detailed"],
+                                                 ["--format", "text"], ["--format", "prom"]]
+    for fmt in formats:
         fast = servesim(binary, ["run", path] + extra + fmt)
         ref = servesim(binary, ["run", path] + extra + fmt + ["--no-fast-forward"])
         if fast != ref:
