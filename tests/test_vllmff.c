@@ -179,9 +179,9 @@ static void ff_conserves_tokens_and_clocks(void **state)
 	}
 	assert_int_equal(r.all.itl.n, gaps);
 	assert_int_equal(r.all.total_output, out);
-	/* Most decode tokens skip the per-request visit (about 80% here:
-	 * a request is visited at the two passes around each 16-token block
-	 * boundary and at its ends); at least half must. */
+	/* Most decode tokens skip the per-request visit (a request is
+	 * visited at the pass that starts each 16-token block, two with
+	 * hashing at a step's end, and at its ends); at least half must. */
 	assert_true(r.engine.ff_tokens * 2 > out);
 	run_result_free(&r);
 }

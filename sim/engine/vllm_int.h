@@ -74,6 +74,8 @@ struct vllm_ff {
 	struct idxvec expl;              /* running, not lazy: in run_seq order */
 	struct idxvec owing;             /* no longer lazy, step ends still to apply */
 	struct idxvec tmp, done;
+	int64_t *demand;                 /* by expl position: vllm_ff_begin_pass's vllm_demand */
+	size_t cap_demand;
 	int64_t next_seq;                /* the next admission's run_seq */
 };
 
@@ -182,6 +184,11 @@ uint64_t vllm_block_hash(const struct request *r, int64_t j, int64_t bs);
  * further blocks the CPU tier holds. A lookup only. */
 int64_t vllm_lookup_prefix(struct engine *g, const struct request *r, int32_t *gpu,
 			   int64_t *n_gpu, int64_t max_blocks);
+
+/* vllmblocks.c. The first block of r that only r itself could ever hit
+ * (its own_key's, outside a conversation, never preempted), or INT64_MAX
+ * when every block may be shared. */
+int64_t vllm_first_private_block(const struct request *r, int64_t bs);
 
 /* Registers the hashes of r's blocks that its first tokens fill. */
 void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens);

@@ -49,7 +49,7 @@ uint64_t vllm_block_hash(const struct request *r, int64_t j, int64_t bs)
  * of own_key, which a request outside a conversation has alone), or
  * INT64_MAX when every block may be shared. A preempted request's blocks
  * are all findable: it may come back for them. */
-static int64_t first_private_block(const struct request *r, int64_t bs)
+int64_t vllm_first_private_block(const struct request *r, int64_t bs)
 {
 	if (r->conversation >= 0 || r->preemptions > 0)
 		return INT64_MAX;
@@ -61,14 +61,14 @@ static int64_t first_private_block(const struct request *r, int64_t bs)
 
 /* Registers the hashes of r's blocks that the first tokens fill. Called
  * once per request per step: the common case (no block filled) costs a
- * compare. Private blocks (first_private_block) stay out of the prefix
+ * compare. Private blocks (vllm_first_private_block) stay out of the prefix
  * table until a preemption publishes them (vllm_publish_blocks). */
 void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
 {
 	if (!g->caching || tokens < (int64_t)(r->n_hashed + 1) * g->block_size)
 		return;
 	int64_t full = tokens / g->block_size;
-	int64_t priv = first_private_block(r, g->block_size);
+	int64_t priv = vllm_first_private_block(r, g->block_size);
 	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++) {
 		uint64_t h = vllm_block_hash(r, j, g->block_size);
 		if (j >= priv)

@@ -294,15 +294,16 @@ static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
 /* A fast-forward pass's running part: the explicit set alone, in order.
  * vllm_ff_begin_pass saw that every request's tokens fit the budget and
  * their blocks the pool, so nothing is clipped and nobody is preempted:
- * the same as schedule_running with the lazy requests in their places. */
+ * the same as schedule_running with the lazy requests in their places.
+ * Each request's demand is the check's (it reads the request alone, and
+ * scheduling one changes no other). */
 static void schedule_explicit(struct engine *g, struct batch *b, int64_t *budget)
 {
 	const struct idxvec *x = &g->ff.expl;
 	for (size_t i = 0; i < x->len; i++) {
 		size_t idx = x->v[i];
 		struct request *r = req(g, idx);
-		bool samples;
-		int64_t n = vllm_demand(g, r, &samples);
+		int64_t n = g->ff.demand[i];   /* vllm_demand's, taken by vllm_ff_begin_pass */
 		if (n <= 0)
 			continue;
 		bool ok = grow_to(g, r, r->num_computed + n);

@@ -34,6 +34,15 @@ def cases():
                   ["--set", "workload.stages=20:4,50:4,10:4"],
                   ["--set", "workload.stages=30:3,60:3", "--set", "cluster.replicas=2"]):
         yield "scenarios/c13-bench-serve.ini", extra
+    # A pool short enough to preempt, with a lazy request's private blocks
+    # hashed late (hashing at allocation) and not (hashing at a step's end,
+    # async), and with a CPU tier.
+    bench = "tests/bench/sharegpt_1m.ini"
+    pressure = ["--num-prompts", "20000", "--set", "engine.num_gpu_blocks_override=2000"]
+    yield bench, pressure
+    yield bench, pressure + ["--set", "engine.vllm_version=0.6", "--set", "engine.async_scheduling=true"]
+    yield bench, ["--num-prompts", "10000", "--set", "engine.num_gpu_blocks_override=1500",
+                  "--set", "engine.kv_offload_gib=1"]
     for path in ("scenarios/c13-bench-serve.ini", "scenarios/c25-disagg-small.ini"):
         yield path, ["--format", "prom"]
 
