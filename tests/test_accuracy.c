@@ -182,16 +182,17 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	double n = (double)c->n_exps;
 	print_message("cv (linearized) ttft %.1f%%  itl %.1f%%  e2e %.1f%%\n", 100 * err[0] / n,
 		      100 * err[1] / n, 100 * err[2] / n);
-	/* The issue's goals are 15 / 7 / 7 %. Measured 10.2 / 7.2 / 7.2 %
-	 * once no default is fitted to these runs (each fold refits a step
-	 * remainder of +470..+710 us, what the component overhead model does
-	 * not explain: docs/engine-vllm.md); 10.1 / 6.1 / 6.1 with the fitted
-	 * 1,264 us. ITL and E2E miss their 7 % by 0.2 points; the bounds
-	 * guard against regression from there (0.05 points of noise), they
-	 * are not the goal. */
+	/* The issue's goals are 15 / 7 / 7 %. Measured 10.3 / 6.1 / 6.1 %
+	 * once the sampler's path follows each model's generation_config
+	 * (perf/sampling.c: Mistral-Nemo and Yi sort nothing, Qwen adds its
+	 * repetition penalty), 10.2 / 7.2 / 7.2 % before; no default is fitted
+	 * to these runs (each fold refits a step remainder of +530..+700 us,
+	 * what the component model does not explain: docs/engine-vllm.md).
+	 * The bounds guard against regression from the measured figures (0.15
+	 * points of noise), they are not the goal. */
 	assert_true(err[0] / n <= 0.15);
-	assert_true(err[1] / n <= 0.0725);
-	assert_true(err[2] / n <= 0.0725);
+	assert_true(err[1] / n <= 0.0625);
+	assert_true(err[2] / n <= 0.0625);
 }
 
 static void h100_runs_meet_the_goals(void **state)
@@ -242,19 +243,21 @@ static void h100_runs_meet_the_goals(void **state)
 	double n = (double)c.n_exps;
 	print_message("MAPE ttft %.3f%%  itl %.3f%%  e2e %.3f%%\n", 100 * sum_ttft / n, 100 * sum_itl / n,
 		      100 * sum_e2e / n);
-	/* In sample the issue asks 13 / 5 / 5 %. Measured: 10.23 / 9.79 /
-	 * 9.76 % with nothing fitted to these runs: the per-step overhead is
-	 * built from component measurements (overhead.c: the sampler's sort,
-	 * the async hand-off) instead of the 1,264 us remainder once fitted
-	 * to these very runs (which gave 9.75 / 5.32 / 5.33), and the decode
+	/* In sample the issue asks 13 / 5 / 5 % (issue 18: TTFT <= 10 %).
+	 * Measured: 9.94 / 9.63 / 9.60 % with nothing fitted to these runs:
+	 * the per-step overhead is built from component measurements
+	 * (overhead.c: the sampler by its path, perf/sampling.c, and the
+	 * async hand-off) instead of the 1,264 us remainder once fitted to
+	 * these very runs (which gave 9.75 / 5.32 / 5.33), and the decode
 	 * rows' per-(sequence, KV head) floor comes from onnxruntime PR
-	 * #21414's decode tables. ITL and E2E miss their 5 % by what the
+	 * #21414's decode tables; 10.23 / 9.79 / 9.76 % while every model was
+	 * charged the top-p sort. ITL and E2E miss their 5 % by what the
 	 * components do not explain (docs/engine-vllm.md says so). These
 	 * bounds guard against regression from there, with 0.02 points for
 	 * floating-point and platform noise; they are not the goal. */
 	assert_true(sum_ttft / n <= 0.13);
-	assert_true(sum_itl / n <= 0.0981);
-	assert_true(sum_e2e / n <= 0.0978);
+	assert_true(sum_itl / n <= 0.0966);
+	assert_true(sum_e2e / n <= 0.0963);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }

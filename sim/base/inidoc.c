@@ -1,6 +1,5 @@
 #include "inidoc.h"
 
-#include <assert.h>
 #include <ini.h>
 #include <math.h>
 #include <stdarg.h>
@@ -256,16 +255,11 @@ static void section_keys(const struct inidoc_key *keys, size_t n, const char *s,
 						 used ? ", " : "", keys[i].key);
 }
 
-int inidoc_bind(struct inidoc *doc, const struct inidoc_key *keys, size_t nkeys,
-	     void *obj, bool allow_other_sections, bool *seen, struct err *e)
+/* inidoc_bind's work: seen[] and first_line[] (the line each key was
+ * first given on) have nkeys zeroed slots. */
+static int bind_entries(struct inidoc *doc, const struct inidoc_key *keys, size_t nkeys, void *obj,
+			bool allow_other_sections, bool *seen, int *first_line, struct err *e)
 {
-	bool local_seen[128] = { 0 };
-	int first_line[128] = { 0 };
-	assert(nkeys <= 128);
-	if (!seen)
-		seen = local_seen;
-	else
-		memset(seen, 0, nkeys * sizeof *seen);
 	for (size_t j = 0; j < doc->len; j++) {
 		struct inidoc_entry *en = &doc->entries[j];
 		char at[INI_VALUE_MAX + 32];
@@ -302,4 +296,22 @@ int inidoc_bind(struct inidoc *doc, const struct inidoc_key *keys, size_t nkeys,
 			return err_set(e, "%s: [%s] %s: missing; expected %s", doc->path,
 				       keys[i].section, keys[i].key, keys[i].expect);
 	return 0;
+}
+
+int inidoc_bind(struct inidoc *doc, const struct inidoc_key *keys, size_t nkeys,
+	     void *obj, bool allow_other_sections, bool *seen, struct err *e)
+{
+	/* Sized by the table, so a table of any length binds (a fixed 128
+	 * once bounded them by an assert). */
+	size_t n = nkeys ? nkeys : 1;
+	int *first_line = xcalloc(n, sizeof *first_line);
+	bool *own_seen = NULL;
+	if (seen)
+		memset(seen, 0, nkeys * sizeof *seen);
+	else
+		seen = own_seen = xcalloc(n, sizeof *seen);
+	int rc = bind_entries(doc, keys, nkeys, obj, allow_other_sections, seen, first_line, e);
+	free(own_seen);
+	free(first_line);
+	return rc;
 }

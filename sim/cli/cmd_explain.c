@@ -312,6 +312,9 @@ static int explain_run(const struct scenario *sc, enum out_format fmt)
 			       es->vllm_version, es->async_scheduling ? "on" : "off",
 			       (long long)es->graph_steps, (long long)es->eager_steps,
 			       (long long)es->max_capture_size);
+		if (es->sampler)
+			printf("  (sampler path: %s%s; from the workload's sampling parameters and the model's generation_config)\n",
+			       es->sampler, es->sampler_penalties ? ", with penalties" : "");
 		double itl = 1e3 * (es->itl_weights_s + es->itl_kv_s + es->itl_prefill_s + es->itl_overhead_s +
 				    es->itl_pipeline_s) / nd;
 		printf("\nMean step seen by a decode token %.2f ms (mean ITL %.2f ms):\n", itl,

@@ -207,11 +207,13 @@ int cmd_run(int argc, char **argv)
 	 * whose memory follows the requests in flight. --plot's requests.csv,
 	 * --save-detailed's arrays and the end-of-run Prometheus scrape of
 	 * one vLLM engine are streamed as requests finish (reqcsv, reqdetail,
-	 * promobs); --out's scrapes over time, llama-server's metrics and a
+	 * promobs), and llama-server's metrics are sums made as requests
+	 * finish anyway (ollamafields.h); --out's scrapes over time and a vLLM
 	 * cluster's per-replica series read the records. */
 	bool one_vllm = sc.engine.cls->family == ENGINE_FAMILY_VLLM && sc.cluster.replicas <= 1 &&
 			!clustercfg_disaggregated(&sc.cluster);
-	bool prom_lean = fmt == FMT_PROM && !out_dir && one_vllm;
+	bool llama = sc.engine.cls->family == ENGINE_FAMILY_LLAMACPP;
+	bool prom_lean = fmt == FMT_PROM && !out_dir && (one_vllm || llama);
 	ro_run.lean = !timeline || prom_lean;
 	if (prom_lean) {
 		obs = promobs_create();

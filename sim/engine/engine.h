@@ -84,6 +84,8 @@ struct engine_stats {
 	const char *vllm_version;          /* static; NULL for other engines */
 	bool async_scheduling, timing;
 	int64_t graph_steps, eager_steps, padded_tokens, max_capture_size;
+	const char *sampler;               /* static: the sampler's path (perf/sampling.h); NULL: none */
+	bool sampler_penalties;            /* and whether the penalties ran */
 	/* Speculative decoding (specdec.h): proposed and accepted tokens
 	 * (vLLM's spec_decode_num_draft_tokens, _num_accepted_tokens), and
 	 * the drafter's time in steps (seconds). */

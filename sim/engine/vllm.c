@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "num.h"
+#include "sampling.h"
 #include "simassert.h"
 #include "vllm_int.h"
 #include "vllmver.h"
@@ -342,6 +343,15 @@ static int resolve_timing(struct engine *g, struct err *e)
 	double moe = g->perf.n_moe_layers * layers / (double)g->setup.model->n_layers;
 	overhead_model_init(&g->ovh, prof, g->setup.hw, g->async, cfg->vllm.enforce_eager, g->max_seqs,
 			    g->mnbt, layers, moe, (double)g->setup.model->vocab);
+	struct sampling_params sp = { cfg->vllm.temperature, cfg->vllm.top_p, cfg->vllm.top_k, cfg->vllm.min_p };
+	/* --generation-config's default is auto from vLLM 0.8 (vllm-project/
+	 * vllm#12622, "Default to generation_config from model"), none before. */
+	bool gen_auto = cfg->vllm.generation_config_given ? cfg->vllm.generation_config == 0 : v->minor >= 8;
+	g->ovh.sampler = sampling_path(&sp, gen_auto, g->setup.model->id, (double)g->setup.model->vocab);
+	g->ovh.penalties = sampling_penalties(gen_auto, g->setup.model->id);
+	g->ovh.min_p = sampling_min_p(&sp, g->ovh.sampler);
+	g->st.sampler = sampling_path_name(g->ovh.sampler);
+	g->st.sampler_penalties = g->ovh.penalties;
 	g->perf.overhead = &g->ovh;
 	apiservers_init(&g->api, cfg->vllm.api_server_count);
 	g->st.max_capture_size = g->ovh.n_capture ? g->ovh.capture[g->ovh.n_capture - 1] : 0;

@@ -5,12 +5,14 @@
 
 #include "apiserver.h"
 #include "engine.h"
+#include "sampling.h"
 #include "specdec.h"
 #include "vllmver.h"
 
 #define F(field) offsetof(struct vllm_config, field)
 
 static const char *const policy_names[] = { "fcfs", "priority", NULL };
+static const char *const genconfig_names[] = { "auto", "vllm", NULL };
 
 const struct inidoc_key vllmcfg_keys[] = {
 	{ "engine", "kv_offload_gib", INI_DOUBLE, F(kv_offload_gib), 0, 0, 1e6, "GiB of host memory >= 0", NULL },
@@ -28,6 +30,16 @@ const struct inidoc_key vllmcfg_keys[] = {
 	{ "engine", "stream_interval", INI_INT, F(stream_interval), 0, 1, 1e6, "a token count >= 1", NULL },
 	{ "engine", "api_server_count", INI_INT, F(api_server_count), 0, 1, APISERVER_MAX,
 	  "a process count in [1, 64]", NULL },
+	/* vLLM serve --generation-config (a folder path is not read). */
+	{ "engine", "generation_config", INI_ENUM, F(generation_config), 0, 0, 0, "auto or vllm",
+	  genconfig_names },
+	/* The sampling parameters `vllm bench serve` sends (--temperature,
+	 * --top-p, --top-k): they pick the sampler's path (perf/sampling.h). */
+	{ "workload", "temperature", INI_DOUBLE, F(temperature), 0, 0, 1e6, "a temperature >= 0 (0 = greedy)",
+	  NULL },
+	{ "workload", "top_p", INI_DOUBLE, F(top_p), INI_MIN_EXCLUSIVE, 0, 1, "a probability in (0, 1]", NULL },
+	{ "workload", "top_k", INI_INT, F(top_k), 0, -1, 1e9, "a token count >= 1, or 0 or -1 (off)", NULL },
+	{ "workload", "min_p", INI_DOUBLE, F(min_p), 0, 0, 1, "a probability in [0, 1] (0 = off)", NULL },
 	/* vLLM's --speculative-config; checked against engine/specdec.c's table. */
 	{ "engine", "speculative_method", INI_STRING, F(speculative_method), 0, 0, 0, "a method name", NULL },
 	{ "engine", "speculative_model", INI_STRING, F(speculative_model), 0, 0, 0,
@@ -48,6 +60,9 @@ void vllmcfg_default(struct vllm_config *c)
 	c->max_num_partial_prefills = 1;    /* vllm serve --max-num-partial-prefills */
 	c->stream_interval = 1;             /* --stream-interval */
 	c->api_server_count = 1;            /* --api-server-count */
+	c->temperature = c->top_p = SAMPLING_NOT_SENT;   /* vllm bench serve sends none */
+	c->top_k = SAMPLING_NOT_SENT;
+	c->min_p = SAMPLING_NOT_SENT;
 	/* No component measurement sets a default acceptance: it depends on
 	 * the drafter and the text. 0.7 per token is a stated assumption. */
 	snprintf(c->speculative_acceptance, sizeof c->speculative_acceptance, "0.7");
@@ -118,6 +133,8 @@ int vllmcfg_check(struct engine_config *c, const struct engine_keys_view *k, str
 			       at, k->section, v->vllm_version);
 	if (check_speculative(c, k, e))
 		return -1;
+	if (k->at(k->ctx, "generation_config", at, sizeof at))
+		v->generation_config_given = true;
 	if (k->at(k->ctx, "async_scheduling", at, sizeof at)) {
 		v->async_scheduling_given = true;
 		snprintf(v->async_scheduling_at, sizeof v->async_scheduling_at, "%s", at);

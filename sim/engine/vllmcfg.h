@@ -31,6 +31,16 @@ struct vllm_config {
 	int scheduling_policy;             /* enum sched_policy (--scheduling-policy) */
 	int64_t stream_interval;           /* tokens per streamed chunk (--stream-interval) */
 	int64_t api_server_count;          /* API-server processes (--api-server-count) */
+	/* --generation-config: 0 auto (the model's generation_config.json
+	 * sampling defaults), 1 vllm (none); perf/sampling.h. Not given: auto
+	 * from vLLM 0.8 (vllm-project/vllm#12622), vllm before. */
+	int generation_config;
+	bool generation_config_given;
+	/* [workload] temperature, top_p, top_k: what `vllm bench serve`
+	 * sends (--temperature …); SAMPLING_NOT_SENT: not sent. */
+	double temperature, top_p;
+	int64_t top_k;
+	double min_p;
 	/* --speculative-config (engine/specdec.h); "" = off */
 	char speculative_method[INI_VALUE_MAX];
 	char speculative_model[INI_VALUE_MAX];

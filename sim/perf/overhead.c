@@ -8,6 +8,45 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The sampler's paths other than top-p's sort (perf/sampling.h), shared
+ * by every profile (the same PyTorch ops):
+ * No top-k/top-p (random_sample): the logits to fp32, the temperature,
+ * softmax, exponential noise, a division and argmax, no sort. The softmax
+ * alone: ~93 us a step at batch 16 of Qwen3.6-35B-A3B (vocabulary 248,320
+ * assumed: 4.0 M logits), 0.023 ns a logit (vllm-project/vllm#51526's
+ * profile, "the softmax was ~93 us/step"); argmax is a second row
+ * reduction of the same size, and the four elementwise passes move ~20 B
+ * a logit (0.007 ns at 3 TB/s): 0.053 ns a logit. Fixed part: estimate 20
+ * us (six kernels, against the ~15 of the sort path's 100 us).
+ * Greedy (every request at temperature 0): the fp32 copy and argmax,
+ * 0.025 ns a logit (argmax as the softmax's reduction, the copy 6 B a
+ * logit); fixed part estimate 10 us.
+ * Top-k alone (apply_top_k_only, torch.topk): the top-p line, within its
+ * tolerance: 2.06 ms for top-k against 2.32 for top-p at 128 x 131,072
+ * (vllm-project/vllm#40376's PyTorch column).
+ * Penalties (a model whose generation_config sets repetition_penalty, as
+ * Qwen2.5-Instruct's 1.05; vLLM applies it by default), before any path:
+ * apply_all_penalties builds (sequences, vocab + 1) int64 bin counts and
+ * masks of the prompt's and of the output's tokens (zeros, scatter_add_,
+ * > 0: 17 B a logit each), the repetition-penalty kernel (vllm-project/
+ * vllm#18437: logits and two masks, 10 B) and the frequency and presence
+ * terms, applied even at 0 (~41 B): ~85 B a logit, 0.028 ns at 3 TB/s.
+ * estimate: that byte count (no H100 timing of the whole path found; #18437
+ * times the repetition kernel alone, without a table here), and 40 us
+ * for its ~9 kernels. The per-step CPU work of the path (the output
+ * history padded into a pinned tensor each step, and under async
+ * scheduling a wait on the previous step's sampled ids, vllm-project/
+ * vllm#47540) is left out: it overlaps the GPU step while it fits.
+ * Min-p (a min_p > 0 sent; MinPLogitsProcessor, skipped when all greedy):
+ * a softmax, its row max, a compare and a masked fill: 0.04 ns a logit
+ * (the softmax's 0.023 of #51526 above, the max a second reduction at
+ * half of it, ~14 B of compare and fill); estimate: 15 us for its four
+ * kernels. */
+#define SAMPLER_OTHER_PATHS \
+	.sampler_random_us = 20, .sampler_random_ns_per_logit = 0.053, .sampler_greedy_us = 10, \
+	.sampler_greedy_ns_per_logit = 0.025, .sampler_penalty_us = 40, .sampler_penalty_ns_per_logit = 0.028, \
+	.sampler_min_p_us = 15, .sampler_min_p_ns_per_logit = 0.04
+
 static const struct overhead_profile profiles[] = {
 	{ .name = "vllm-v1",
 	  /* The API server's own work per request on its event loop:
@@ -64,7 +103,10 @@ static const struct overhead_profile profiles[] = {
 	   * graphs (vllm-project/vllm#1440, 2023: 1.5 ms a step, 47 us a
 	   * layer); Qwen2.5-Omni-7B's thinker on 2 A800s, TPOT 22 ms eager and
 	   * 13 ms with graphs (vllm-project/vllm-omni#7960: 9 ms a step, 320 us
-	   * a layer). */
+	   * a layer). The dispatch alone is below that, as it should be
+	   * (a vLLM kernel is several PyTorch ops and a module call): ~2 us a
+	   * tensor op from Python, 4 us an op on CUDA (pytorch/pytorch#41383,
+	   * #82793), ~7 us an eager elementwise op (flagos-ai/FlagGems#4812). */
 	  .uncompiled_launch_us = 20,
 	  /* A Llama-style layer under torch.compile: RMSNorm, QKV GEMM,
 	   * rotary, attention, O GEMM, fused add+RMSNorm, gate_up GEMM,
@@ -76,7 +118,10 @@ static const struct overhead_profile profiles[] = {
 	  /* AsyncLLM's output handler and each stream's SSE chunk: estimate
 	   * 50 us per step plus 10 us per stream (incremental detokenization
 	   * and JSON of one chunk); vllm-project/vllm#12287 splits this work
-	   * in chunks so the event loop is not blocked. */
+	   * in chunks so the event loop is not blocked. Bounded above: V0.3's
+	   * Python detokenize_incrementally took 19-21 us a call (a stream's
+	   * token; vllm-project/vllm#5206, Qwen1.5-0.5B); V1 detokenizes with
+	   * tokenizers' DecodeStream (FastIncrementalDetokenizer), faster. */
 	  .output_us = 50, .output_per_stream_us = 10,
 	  /* With only KV loads in flight EngineCore keeps stepping with empty
 	   * batches (the connector reports finished loads through the model
@@ -101,9 +146,16 @@ static const struct overhead_profile profiles[] = {
 	   * ran the sort: the KV-pool fit (engine/vllm.c) finds a sampler
 	   * working set of 12.2 fp32 copies of the logits, as the sort's 1.25
 	   * GB at 256 x 131,072 (9.3 copies, #32558), not Triton's 2.9. Greedy
-	   * requests skip the sort; servesim assumes top-p. */
+	   * requests, and requests with neither top-p nor top-k, skip the
+	   * sort (SAMPLER_OTHER_PATHS; the path from the workload's sampling
+	   * parameters and the model's generation_config, perf/sampling.c).
+	   * Checked against gpu_model_runner (v0.15): logits_indices takes the
+	   * last scheduled token of every request in the batch, partial
+	   * prefills included, compute_logits and the sampler run on all of
+	   * them, and the partial prefills' tokens are dropped afterwards
+	   * (discard_request_indices), so every scheduled sequence pays. */
 	  .sampler_us = 100, .sampler_ns_per_logit = 0.13, .sampler_knee_logits = 16.8e6,
-	  .sampler_ns_per_logit_past = 0.077,
+	  .sampler_ns_per_logit_past = 0.077, SAMPLER_OTHER_PATHS,
 	  /* The hand-off between two steps with async scheduling, GPU idle:
 	   * 150-170 us between two decode steps at batch 256 with CUDA graphs,
 	   * the GPU otherwise 100% busy (vllm-project/vllm#11133, the V1
@@ -139,7 +191,7 @@ static const struct overhead_profile profiles[] = {
 	  /* The sampler as V1's (the same PyTorch sort for top-p); no
 	   * separate hand-off: the step CPU above runs between the steps. */
 	  .sampler_us = 100, .sampler_ns_per_logit = 0.13, .sampler_knee_logits = 16.8e6,
-	  .sampler_ns_per_logit_past = 0.077, .step_gap_us = 0,
+	  .sampler_ns_per_logit_past = 0.077, SAMPLER_OTHER_PATHS, .step_gap_us = 0,
 	  .request_overhead_ms = 0, .step_overhead_us = 0, .step_overhead_per_seq_us = 0,
 	  .source = "vLLM V0 (LLMEngine), before v0.6: synchronous output processing" },
 	/* vLLM V0 v0.6-v0.7: the asynchronous output processor
@@ -157,7 +209,7 @@ static const struct overhead_profile profiles[] = {
 	  .decode_only_graphs = true,
 	  .output_us = 50, .output_per_stream_us = 10, .idle_poll_us = 200,
 	  .sampler_us = 100, .sampler_ns_per_logit = 0.13, .sampler_knee_logits = 16.8e6,
-	  .sampler_ns_per_logit_past = 0.077, .step_gap_us = 0,   /* as V0 sync */
+	  .sampler_ns_per_logit_past = 0.077, SAMPLER_OTHER_PATHS, .step_gap_us = 0,   /* as V0 sync */
 	  .request_overhead_ms = 0, .step_overhead_us = 0, .step_overhead_per_seq_us = 0,
 	  .source = "vLLM V0 (LLMEngine), v0.6-v0.7: asynchronous output processing" },
 	/* TensorRT-LLM's PyTorch backend with its overlap scheduler (the
@@ -182,7 +234,7 @@ static const struct overhead_profile profiles[] = {
 	   * NVIDIA/TensorRT-LLM#13957's traces). Its sampler: estimate as
 	   * vLLM's (no TensorRT-LLM figure found). */
 	  .sampler_us = 100, .sampler_ns_per_logit = 0.13, .sampler_knee_logits = 16.8e6,
-	  .sampler_ns_per_logit_past = 0.077, .step_gap_us = 580,
+	  .sampler_ns_per_logit_past = 0.077, SAMPLER_OTHER_PATHS, .step_gap_us = 580,
 	  .request_overhead_ms = 0, .step_overhead_us = 0, .step_overhead_per_seq_us = 0,
 	  .source = "TensorRT-LLM PyTorch backend, overlap scheduler" },
 };
@@ -260,15 +312,29 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 	o->eager_launch_s = kernels * (eager ? prof->uncompiled_launch_us : prof->kernel_launch_us) * 1e-6;
 }
 
-double overhead_sampler_s(const struct overhead_model *o, double seqs)
+/* The path's own cost, seconds (no penalties). */
+static double sampler_path_s(const struct overhead_model *o, double logits)
 {
 	const struct overhead_profile *p = o->prof;
-	if (seqs <= 0)
-		return 0;
-	double logits = seqs * o->vocab, knee = p->sampler_knee_logits;
+	if (o->sampler == SAMPLER_RANDOM)
+		return p->sampler_random_us * 1e-6 + p->sampler_random_ns_per_logit * logits * 1e-9;
+	if (o->sampler == SAMPLER_GREEDY)
+		return p->sampler_greedy_us * 1e-6 + p->sampler_greedy_ns_per_logit * logits * 1e-9;
+	double knee = p->sampler_knee_logits;
 	double ns = logits <= knee ? p->sampler_ns_per_logit * logits :
 				     p->sampler_ns_per_logit * knee + p->sampler_ns_per_logit_past * (logits - knee);
 	return p->sampler_us * 1e-6 + ns * 1e-9;
+}
+
+double overhead_sampler_s(const struct overhead_model *o, double seqs)
+{
+	if (seqs <= 0)
+		return 0;
+	const struct overhead_profile *p = o->prof;
+	double logits = seqs * o->vocab;
+	double pen = o->penalties ? p->sampler_penalty_us * 1e-6 + p->sampler_penalty_ns_per_logit * logits * 1e-9 : 0;
+	double min_p = o->min_p ? p->sampler_min_p_us * 1e-6 + p->sampler_min_p_ns_per_logit * logits * 1e-9 : 0;
+	return sampler_path_s(o, logits) + pen + min_p;
 }
 
 double overhead_step_s(const struct overhead_model *o, double tokens, double seqs, double gpu_s,

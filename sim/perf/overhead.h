@@ -18,8 +18,10 @@
  *     the GPU; --enforce-eager runs every step so, through PyTorch's
  *     slower eager dispatch;
  *   - per step, never hidden (on the GPU, or the GPU waiting): the
- *     sampler (top-k/top-p over the whole vocabulary, a fixed part plus
- *     one per logit: sequences × vocab) and the hand-off between two
+ *     sampler (by its path, perf/sampling.h: top-p sorts the whole
+ *     vocabulary, top-k takes torch.topk at the same cost, plain random
+ *     sampling and greedy pass over the logits; a fixed part plus one per
+ *     logit: sequences × vocab) and the hand-off between two
  *     steps that async scheduling leaves;
  *   - after each step, per stream: the output path (detokenization, the
  *     SSE chunk), which delays when a client sees its tokens, not the
@@ -42,6 +44,7 @@
 #include <stdint.h>
 
 #include "hwprofile.h"
+#include "sampling.h"
 
 struct overhead_profile {
 	const char *name;
@@ -68,6 +71,13 @@ struct overhead_profile {
 	double sampler_ns_per_logit;   /* and per logit it filters (sequences × vocab) */
 	double sampler_knee_logits;    /* past this many logits a step, */
 	double sampler_ns_per_logit_past;   /* each further logit costs this */
+	/* The sampler's other paths (perf/sampling.h): no top-k/top-p
+	 * (softmax, exponential, argmax) and greedy (argmax only); top-k
+	 * alone costs the top-p line above. */
+	double sampler_random_us, sampler_random_ns_per_logit;
+	double sampler_greedy_us, sampler_greedy_ns_per_logit;
+	double sampler_penalty_us, sampler_penalty_ns_per_logit;   /* penalties, on any path */
+	double sampler_min_p_us, sampler_min_p_ns_per_logit;       /* min-p, on all but greedy */
 	double step_gap_us;            /* the GPU idle between two steps (the hand-off) */
 	/* The remainders' defaults (a hardware profile that sets
 	 * [efficiency]'s key of the same name wins); 0: not fitted. */
@@ -88,6 +98,9 @@ struct overhead_model {
 	double eager_launch_s;         /* host time to launch one eager forward */
 	double pieces;                 /* pieces of a piecewise graph: layers + 1 */
 	double vocab;                  /* the logits a sampled sequence has */
+	enum sampler_path sampler;     /* the sampler's path (0: top-p, the default) */
+	bool penalties;                /* repetition/frequency/presence penalties applied */
+	bool min_p;                    /* the min-p filter runs */
 };
 
 /* The profile named name, or NULL. */

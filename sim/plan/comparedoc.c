@@ -200,6 +200,20 @@ static void text(FILE *f, json_t *doc)
 			fprintf(f, "  %s: %s: %s\n", resultdoc_str(it, "hardware"), resultdoc_str(it, "limit"),
 				resultdoc_str(it, "limit_detail"));
 	plandoc_tuning_text(f, doc, "rows", text_label);
+	/* The ranking, where the noise leaves it open. */
+	json_t *ranking = json_object_get(doc, "ranking");
+	if (json_array_size(json_object_get(doc, "within_noise"))) {
+		fprintf(f, "\nranking (%s): ", cost ? "the lowest $ per 1M output tokens at the SLO first" :
+						      "the highest rate per GPU within the SLO first");
+		for (size_t k = 0; k < json_array_size(ranking); k++) {
+			json_t *r = resultdoc_ranked(rows, ranking, "row", k);
+			char near[64];
+			ranknoise_of(doc, (long long)k + 1, near, sizeof near);
+			fprintf(f, "%s%zu %s%s%s%s", k ? ", " : "", k + 1, resultdoc_str(r, "hardware"),
+				near[0] ? " (within noise of " : "", near, near[0] ? ")" : "");
+		}
+		fputc('\n', f);
+	}
 	ranknoise_text(f, doc);
 }
 

@@ -154,8 +154,9 @@ void plandoc_text(FILE *f, json_t *doc)
 	json_t *ranking = json_object_get(doc, "ranking");
 	for (size_t i = 0; i < n; i++) {
 		json_t *it = in_order(doc, i), *at = json_object_get(it, "at_limit");
-		char rank[24];
-		snprintf(rank, sizeof rank, "%zu", i + 1);
+		char rank[48], near[32];
+		ranknoise_of(doc, (long long)i + 1, near, sizeof near);   /* "2~1": within noise of rank 1 */
+		snprintf(rank, sizeof rank, "%zu%s%.*s", i + 1, near[0] ? "~" : "", (int)strcspn(near, ","), near);
 		char tp[32];
 		double pp = resultdoc_num(it, "pipeline_parallel_size");
 		if (pp > 1)
@@ -183,6 +184,8 @@ void plandoc_text(FILE *f, json_t *doc)
 		}
 		fputc('\n', f);
 	}
+	if (json_array_size(json_object_get(doc, "within_noise")))
+		fprintf(f, "(rank N~M: within noise of rank M, see \"within noise:\" below)\n");
 	fprintf(f, "\nlimits:\n");
 	for (size_t i = 0; i < n; i++) {
 		json_t *it = in_order(doc, i);

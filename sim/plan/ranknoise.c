@@ -187,3 +187,18 @@ void ranknoise_text(FILE *f, json_t *doc)
 		fprintf(f, "within noise: %s\n", line);
 	}
 }
+
+void ranknoise_of(json_t *doc, long long rank, char *out, size_t cap)
+{
+	json_t *pairs = json_object_get(doc, "within_noise"), *p;
+	size_t i, len = 0;
+	out[0] = '\0';
+	json_array_foreach(pairs, i, p) {
+		json_t *rk = json_object_get(p, "ranks");
+		if (json_integer_value(json_array_get(rk, 1)) != rank || len >= cap)
+			continue;
+		int n = snprintf(out + len, cap - len, "%s%lld", len ? "," : "",
+				 (long long)json_integer_value(json_array_get(rk, 0)));
+		len = n < 0 ? cap : len + (size_t)n;
+	}
+}

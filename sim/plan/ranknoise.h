@@ -73,4 +73,8 @@ void ranknoise_sentence(json_t *pair, char *out, size_t cap);
  * lines (nothing when there are none). */
 void ranknoise_text(FILE *f, json_t *doc);
 
+/* The better ranks (1-based) that rank `rank` of doc is within noise of,
+ * as "1" or "1,2" in out ("" when none). Cannot fail. */
+void ranknoise_of(json_t *doc, long long rank, char *out, size_t cap);
+
 #endif

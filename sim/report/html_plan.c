@@ -230,6 +230,12 @@ int html_compare_section(FILE *f, json_t *doc, struct err *e)
 		if (isfinite(a) && (!isfinite(b) || (lowest ? a < b : a > b)))
 			best = i;
 	}
+	/* A ranked document names its winner (comparedoc.c: the same rule,
+	 * by rate per GPU when unpriced). */
+	json_t *win = json_object_get(doc, "winner");
+	for (size_t i = 0; any && json_is_integer(win) && i < nr; i++)
+		if (num(json_array_get(rows, i), "row") == (double)json_integer_value(win))
+			best = i;
 	json_t *br = json_array_get(rows, best);
 	char head[512];
 	if (!any)

@@ -55,6 +55,11 @@ static void async_by_version(char *buf, size_t cap)
 		 v->async_scheduling ? "true" : "false", v->name);
 }
 
+static void genconfig_by_version(char *buf, size_t cap)
+{
+	snprintf(buf, cap, "by `vllm_version` (auto from 0.8, vllm before)");
+}
+
 /* What the key tables alone cannot say: a key checked against a name
  * table after binding (its row's expect says only "a router name") accepts
  * that table's names; a key whose parsed default is not what a run uses
@@ -69,6 +74,7 @@ static const struct key_note {
 	{ "workload", "trace_format", trace_format_list, NULL },
 	{ "engine", "vllm_version", NULL, newest_version },
 	{ "engine", "async_scheduling", NULL, async_by_version },
+	{ "engine", "generation_config", NULL, genconfig_by_version },
 	{ "cluster", "router", router_list, NULL },
 	{ "cluster", "kv_transfer", kvlink_list, NULL },
 };

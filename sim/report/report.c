@@ -51,3 +51,11 @@ void report_ollama_means(const struct run_result *res, struct ollama_means *m)
 	*m = res->ollama;
 	ollama_means_finish(m);
 }
+
+const char *report_sketch_note(const struct group_metrics *g)
+{
+	if (!samples_is_sketch(&g->ttft) && !samples_is_sketch(&g->tpot) && !samples_is_sketch(&g->e2el) &&
+	    !samples_is_sketch(&g->queue))
+		return NULL;
+	return "sketched past 65536 requests: within 1/4096 (0.025%) relative; --exact-percentiles for exact";
+}

@@ -79,13 +79,20 @@ struct reqcsv {
 	struct reqorder order;
 };
 
-struct reqcsv *reqcsv_create(struct err *e)
+/* An unlinked temporary file for file's rows, or NULL with e. */
+static FILE *rows_file(const char *file, struct err *e)
 {
 	FILE *f = tmpfile();
-	if (!f) {
-		err_set(e, "requests.csv: cannot make a temporary file: %s", strerror(errno));
+	if (!f)
+		err_set(e, "%s: cannot make a temporary file: %s", file, strerror(errno));
+	return f;
+}
+
+struct reqcsv *reqcsv_create(struct err *e)
+{
+	FILE *f = rows_file("requests.csv", e);
+	if (!f)
 		return NULL;
-	}
 	struct reqcsv *w = xcalloc(1, sizeof *w);
 	w->f = f;
 	return w;
@@ -146,11 +153,9 @@ static void put_ts_row(FILE *f, const struct ts_row *t)
 
 struct tsrows *tsrows_create(struct err *e)
 {
-	FILE *f = tmpfile();
-	if (!f) {
-		err_set(e, "timeseries.csv: cannot make a temporary file: %s", strerror(errno));
+	FILE *f = rows_file("timeseries.csv", e);
+	if (!f)
 		return NULL;
-	}
 	struct tsrows *w = xcalloc(1, sizeof *w);
 	w->f = f;
 	return w;

@@ -57,6 +57,10 @@ struct report_le {
 struct report_le report_le_text(double v);
 
 void report_p_word(double p, char *out, size_t cap);
+/* What a group's TTFT, TPOT, E2EL and queue-time percentiles are when a
+ * lean run sketched them (stats.h: past RUN_EXACT_SAMPLES values), for
+ * the report to say next to them; NULL when they are exact. */
+const char *report_sketch_note(const struct group_metrics *g);
 double report_group_duration(const struct group_metrics *g);
 int64_t report_peak_tokens_per_s(const struct run_result *res);
 /* The run's Ollama means (ollamafields.h), summed as its requests finished. */

@@ -200,6 +200,8 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(ss, "prefix_cache_hit_rate",
 			    json_real(es->prefix_queries ? (double)es->prefix_hits / (double)es->prefix_queries : 0));
 	json_object_set_new(ss, "engine_steps", json_integer(es->steps));
+	if (report_sketch_note(g))   /* a lean run past RUN_EXACT_SAMPLES (docs/speed.md) */
+		json_object_set_new(ss, "percentiles", json_string(report_sketch_note(g)));
 	json_object_set_new(ss, "engine_busy_s", json_real(es->busy_s));
 	if (es->timing) {            /* vLLM's newer timing (docs/engine-vllm.md) */
 		json_t *t = json_object();

@@ -172,6 +172,8 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	if (res->sc.engine.pipeline_parallel_size > 1)
 		fprintf(f, ", pipeline parallel %lld", (long long)res->sc.engine.pipeline_parallel_size);
 	fputc('\n', f);
+	if (report_sketch_note(g))   /* a lean run past RUN_EXACT_SAMPLES (docs/speed.md) */
+		fprintf(f, "Percentiles: %s\n", report_sketch_note(g));
 	if (res->sc.engine.cls->family == ENGINE_FAMILY_VLLM)
 		vllm_engine_text(f, res);
 	else

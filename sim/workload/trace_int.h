@@ -1,7 +1,9 @@
 /*
- * trace_int: what trace.c (the reader's helpers, detection, trace_load),
- * trace_csv.c (Azure, plain CSV, BurstGPT) and trace_json.c (Mooncake,
- * vLLM results) share. Other modules use trace.h.
+ * trace_int: what the trace reader's files share: trace.c (the reader's
+ * helpers, detection, trace_load), one file a format (trace_azure.c,
+ * trace_csv.c for plain CSV and BurstGPT, trace_mooncake.c, trace_vllm.c),
+ * and the helpers each family shares (CSV layouts in trace_csv.c, JSON
+ * values in trace_json.c). Other modules use trace.h.
  */
 #ifndef SERVESIM_TRACE_INT_H
 #define SERVESIM_TRACE_INT_H
@@ -9,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <jansson.h>
 
 #include "csv.h"
 #include "err.h"
@@ -62,6 +66,24 @@ int trace_text_count(const struct reader *rd, const char *key, const char *text,
 void trace_split_commas(struct reader *rd);
 /* The index of header column name among rd->fields, or -1. */
 int trace_column_of(const struct reader *rd, const char *name);
+
+/* Which columns a CSV flavour reads and how its times parse. */
+struct csv_layout {
+	const char *col[3];     /* time, input tokens, output tokens */
+	int (*parse_time)(struct reader *rd, const char *key, const char *text, double *raw);
+	double time_divisor;
+	bool zero_output_failed;   /* an output of 0 tokens is a failed request: left out */
+};
+
+/* Reads a CSV trace whose header names lay's columns (trace_csv.c). */
+int trace_load_csv_layout(struct reader *rd, const struct csv_layout *lay);
+
+/* A JSON integer in [min, max] into out; false for anything else, NULL
+ * (absent) included (trace_json.c). */
+bool trace_json_int_in(const json_t *v, json_int_t min, json_int_t max, json_int_t *out);
+/* "KEY: expected EXPECT, got V" at line (0: none); returns -1. */
+int trace_json_bad(const struct reader *rd, long line, const char *key, const char *expect,
+		   const json_t *v);
 
 int trace_load_azure(struct reader *rd);
 int trace_load_plain_csv(struct reader *rd);

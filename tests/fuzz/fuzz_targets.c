@@ -1,5 +1,7 @@
 #include "fuzz_targets.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,13 +30,66 @@
 #include "workload.h"
 #include "xalloc.h"
 
-/* The bytes in a file of this process's own (path in out, cap bytes). The
- * suffix keeps targets that run in one process apart. */
+/* The harness's scratch folder, made once per process: TMPDIR's, else
+ * /dev/shm's (memory: creating, writing and deleting a file on a disk's
+ * file system cost more than most parsers' work on it), else /tmp's. It
+ * holds the one file of each suffix, rewritten for every input, and the
+ * run_dir target's folder; it goes at exit. This is the harness's fixture,
+ * not the product's state. */
+static char scratch[160];
+
+/* Removes path and, a folder, what is in it (two levels are all the
+ * targets write). */
+static void remove_tree(const char *path, int depth)
+{
+	DIR *d = depth > 0 ? opendir(path) : NULL;
+	if (d) {
+		struct dirent *de;
+		char sub[512];
+		while ((de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+				snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+				remove_tree(sub, depth - 1);
+			}
+		closedir(d);
+	}
+	remove(path);
+}
+
+static void scratch_cleanup(void)
+{
+	if (scratch[0])
+		remove_tree(scratch, 3);
+}
+
+static const char *scratch_dir(void)
+{
+	if (scratch[0])
+		return scratch;
+	const char *dir = getenv("TMPDIR");
+	struct stat st;
+	if (!dir || !dir[0])
+		dir = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0
+			      ? "/dev/shm"
+			      : "/tmp";
+	int n = snprintf(scratch, sizeof scratch, "%s/servesim-fuzz-%ld", dir, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof scratch) {
+		fprintf(stderr, "fuzz: TMPDIR '%s' is too long\n", dir);
+		abort();
+	}
+	if (mkdir(scratch, 0700) && errno != EEXIST) {
+		perror(scratch);
+		abort(); /* the harness cannot run: not a finding */
+	}
+	atexit(scratch_cleanup);
+	return scratch;
+}
+
+/* The bytes in the scratch file named suffix (path in out, cap bytes):
+ * the same file each input, truncated and rewritten. */
 static void as_file(const uint8_t *data, size_t size, const char *suffix, char *out, size_t cap)
 {
-	const char *dir = getenv("TMPDIR");
-	snprintf(out, cap, "%s/servesim-fuzz-%ld-%s", dir && dir[0] ? dir : "/tmp", (long)getpid(),
-		 suffix);
+	snprintf(out, cap, "%s/%s", scratch_dir(), suffix);
 	FILE *f = fopen(out, "wb");
 	if (!f) {
 		perror(out);
@@ -64,7 +119,6 @@ static void scenario_ini(const uint8_t *data, size_t size)
 	struct scenario sc;
 	as_file(data, size, "scenario.ini", path, sizeof path);
 	scenario_load(&sc, path, NULL, &e);
-	unlink(path);
 }
 
 /* One --set SECTION.KEY=VALUE a line, applied to the built-in default. */
@@ -159,7 +213,6 @@ static void lengths_file(const uint8_t *data, size_t size)
 		reqtab_free(&reqs);
 	}
 	inidoc_free(&ov);
-	unlink(path);
 }
 
 static void hw_ini(const uint8_t *data, size_t size)
@@ -169,7 +222,6 @@ static void hw_ini(const uint8_t *data, size_t size)
 	struct hw_profile hw;
 	as_file(data, size, "hw.ini", path, sizeof path);
 	hw_load(&hw, path, &e);
-	unlink(path);
 }
 
 /* A model file: suffix config.json for a Hugging Face config, model.gguf
@@ -181,7 +233,6 @@ static void model_file(const uint8_t *data, size_t size, const char *suffix)
 	struct model m;
 	as_file(data, size, suffix, path, sizeof path);
 	model_load(&m, path, &e);
-	unlink(path);
 }
 
 static void model_json(const uint8_t *data, size_t size)
@@ -202,7 +253,6 @@ static void trace_as(const uint8_t *data, size_t size, const char *format)
 	as_file(data, size, "trace", path, sizeof path);
 	if (trace_load(&t, path, format, &e) == 0)
 		trace_free(&t);
-	unlink(path);
 }
 
 static void trace_auto(const uint8_t *d, size_t n)
@@ -234,7 +284,6 @@ static void vllm_bench(const uint8_t *data, size_t size)
 	as_file(data, size, "bench.json", path, sizeof path);
 	benchres_load(b, path, &e);
 	free(b);
-	unlink(path);
 }
 
 static void ollama_jsonl(const uint8_t *data, size_t size)
@@ -294,7 +343,6 @@ static void calib_pair(const uint8_t *data, size_t size, bool experiments)
 	as_file(data, size, "calib.csv", path, sizeof path);
 	calibcsv_load(&c, experiments ? path : other, experiments ? other : path, &e);
 	calibcsv_free(&c); /* also after a failure */
-	unlink(path);
 }
 
 static void calib_experiments(const uint8_t *d, size_t n)
@@ -317,7 +365,6 @@ static void calibrate_runs(const uint8_t *data, size_t size)
 	as_file(data, size, "run.json", path, sizeof path);
 	runobs_load(&set, path, &o, &e);
 	runobs_set_free(&set);
-	unlink(path);
 }
 
 static void probe_csv(const uint8_t *data, size_t size)
@@ -329,7 +376,6 @@ static void probe_csv(const uint8_t *data, size_t size)
 	probecsv_load(d, path, &e);
 	probecsv_free(d);
 	free(d);
-	unlink(path);
 }
 
 /* What merge and plot read: a document loaded, printed in each format and
@@ -340,7 +386,6 @@ static void result_doc(const uint8_t *data, size_t size)
 	struct err e;
 	as_file(data, size, "result.json", path, sizeof path);
 	json_t *doc = resultdoc_load(path, &e);
-	unlink(path);
 	if (!doc)
 		return;
 	FILE *sink = fopen("/dev/null", "w");
@@ -356,43 +401,14 @@ static void result_doc(const uint8_t *data, size_t size)
 	json_decref(doc);
 }
 
-/* The run_dir target's folder (path in out). */
-static void run_dir_path(char *out, size_t cap)
-{
-	const char *tmp = getenv("TMPDIR");
-	snprintf(out, cap, "%s/servesim-fuzz-%ld-rundir", tmp && tmp[0] ? tmp : "/tmp",
-		 (long)getpid());
-}
-
-/* Removes the run_dir target's folder and what plot wrote in it. */
-static void run_dir_cleanup(void)
-{
-	static const char *const names[] = { "plots/ttft_cdf.dat",
-					     "plots/tpot_cdf.dat",
-					     "plots/itl_cdf.dat",
-					     "plots",
-					     "requests.csv",
-					     "itl_histogram.csv",
-					     "" };
-	char dir[256], path[300];
-	run_dir_path(dir, sizeof dir);
-	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-		remove(path); /* what is not there (or not empty) stays */
-	}
-}
-
 /* What `plot DIR` reads of a run's --out folder: the bytes are
  * requests.csv, and what follows a line "#itl" is itl_histogram.csv. The
- * data files go to a folder of this process's; gnuplot is kept off PATH. */
+ * data files go to the scratch folder's rundir/; gnuplot is kept off PATH. */
 static void run_dir(const uint8_t *data, size_t size)
 {
 	char dir[256], out[300], path[320];
 	struct err e;
-	static bool registered;
-	if (!registered)
-		registered = atexit(run_dir_cleanup) == 0;
-	run_dir_path(dir, sizeof dir);
+	snprintf(dir, sizeof dir, "%s/rundir", scratch_dir());
 	snprintf(out, sizeof out, "%s/plots", dir);
 	mkdir(dir, 0777);
 	setenv("PATH", "/nonexistent", 1);
