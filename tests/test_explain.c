@@ -4,6 +4,12 @@
  * best-shape GEMM ([arch] matmul_bf16_tflops, steptime.c) set the dense
  * GEMM's number, that measurement is the source, not the kernel row's
  * fraction of the datasheet.
+ *
+ * explain --batch's step overhead is the one a run of the scenario's
+ * engine charges (vLLM's overhead model, sim/perf/overhead.c), not the
+ * profile's single figure: the sampler's path moves it by the two
+ * sampler lines, and a version without the split timing (0.8) keeps the
+ * profile's figure whatever the path.
  */
 #include "testutil.h"
 
@@ -69,10 +75,50 @@ static void measured_gemm_is_the_source(void **state)
 	cmd_result_free(&r);
 }
 
+/* explain --batch ARGS's step-overhead row, ms. */
+static double step_overhead_ms(const char *args)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "explain --batch %s --model llama-3.1-8b --hardware h100-sxm --format json", args);
+	json_t *doc = servesim_json(cmd);
+	double ms = num(row(doc, "step overhead"), "time_ms");
+	json_decref(doc);
+	return ms;
+}
+
+static void batch_step_overhead_is_the_engines(void **state)
+{
+	(void)state;
+	/* Llama-3.1-8B's 128,256-entry vocabulary, one row of logits a
+	 * sequence. overhead.c's sampler lines: top-p (the model's
+	 * generation_config under vLLM 0.15's --generation-config auto)
+	 * 100 us + 0.13 ns a logit, greedy (temperature 0) 10 us + 0.025 ns a
+	 * logit; nothing else in the step depends on the path. */
+	const int seqs[2] = { 1, 64 };
+	for (int i = 0; i < 2; i++) {
+		char topp[64], greedy[96];
+		snprintf(topp, sizeof topp, "decode:%dx1000", seqs[i]);
+		snprintf(greedy, sizeof greedy, "decode:%dx1000 --set workload.temperature=0", seqs[i]);
+		double logits = seqs[i] * 128256.0;
+		double want = (100 + 0.13e-3 * logits - 10 - 0.025e-3 * logits) * 1e-3;
+		double got = step_overhead_ms(topp) - step_overhead_ms(greedy);
+		print_message("%d sequences: top-p - greedy %.4f ms (sampler lines %.4f)\n", seqs[i], got, want);
+		assert_double_rel(got, want, 1e-3);   /* the JSON's rounding */
+	}
+	/* vLLM 0.8 (no split timing): the profile's step overhead (a fixed
+	 * part and one a sequence), the same on either path. */
+	double one = step_overhead_ms("decode:64x1000 --set engine.vllm_version=0.8");
+	assert_true(one > 0);
+	assert_double_rel(step_overhead_ms("decode:64x1000 --set engine.vllm_version=0.8 --set workload.temperature=0"),
+			  one, 1e-9);
+	assert_true(step_overhead_ms("decode:1x1000 --set engine.vllm_version=0.8") < one);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(measured_gemm_is_the_source),
+		cmocka_unit_test(batch_step_overhead_is_the_engines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

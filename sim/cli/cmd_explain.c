@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "list.h"
 #include "num.h"
+#include "overhead.h"
 #include "report.h"
 #include "run.h"
 #include "steptime.h"
@@ -174,6 +175,18 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 	perf_set_router_skew(&p, sc->engine.moe_router_skew);
 	if (sc->engine.enable_expert_parallel)
 		perf_expert_parallel(&p, (int)sc->engine.tensor_parallel_size);
+	/* The step overhead the engine would charge on this step (vLLM's
+	 * overhead model: async scheduling, graphs, the sampler), not the
+	 * profile's single figure a run of this engine never uses. */
+	struct overhead_model ovh;
+	if (!ideal && sc->engine.cls->step_overhead) {
+		struct engine_setup su = { .cfg = &sc->engine, .path = sc->path, .model = &m, .hw = &hw, .weights = w };
+		int rc = sc->engine.cls->step_overhead(&su, &p, &ovh, &e);
+		if (rc < 0)
+			return cli_fail("explain", &e);
+		if (rc == 0)
+			p.overhead = &ovh;
+	}
 	if (ideal)
 		perf_ideal(&p);
 	struct perf_step step;

@@ -196,6 +196,12 @@ struct engine_class {
 	/* With hold_finished_kv: frees finished request req's held blocks
 	 * (none held: a no-op). NULL: the engine never holds them. */
 	void (*release_kv)(struct engine *eng, size_t req);
+	/* The per-step overhead model an engine made from setup would charge
+	 * on perf's step (explain --batch shows a step as a run would time
+	 * it): returns 0 with *out set, 1 when the class keeps perf's own
+	 * step overhead, -1 with e on a bad key. NULL: always perf's own. */
+	int (*step_overhead)(const struct engine_setup *setup, const struct perf *perf,
+			     struct overhead_model *out, struct err *e);
 };
 
 extern const struct engine_class vllm_engine_class;

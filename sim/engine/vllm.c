@@ -395,6 +395,23 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 	return g;
 }
 
+/* The overhead model vllm_create would build from setup, by the same
+ * resolve_defaults and resolve_timing, on perf's stage layers. */
+static int vllm_step_overhead(const struct engine_setup *setup, const struct perf *perf,
+			      struct overhead_model *out, struct err *e)
+{
+	struct engine *g = xcalloc(1, sizeof *g);
+	g->setup = *setup;
+	g->perf = *perf;
+	g->threshold = setup->cfg->long_prefill_token_threshold;
+	resolve_defaults(g, setup->cfg, setup->hw, setup->model);
+	int rc = resolve_timing(g, e) ? -1 : g->timing ? 0 : 1;
+	if (rc == 0)
+		*out = g->ovh;
+	free(g);
+	return rc;
+}
+
 static void vllm_destroy(struct engine *g)
 {
 	if (!g)
@@ -455,4 +472,5 @@ const struct engine_class vllm_engine_class = {
 	.prefix_hit_tokens = vllm_prefix_hit_tokens,
 	.stats = vllm_stats,
 	.release_kv = vllm_release_kv,
+	.step_overhead = vllm_step_overhead,
 };
