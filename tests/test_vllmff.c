@@ -119,9 +119,9 @@ static const struct ff_case cases[] = {
 	{ true, true, { "c13-bench-serve", "cluster.replicas=3", "workload.num_prompts=200", NULL } },
 	{ true, true, { "c13-bench-serve", "workload.stages=20:4,40:4,10:4", NULL } },
 	{ true, false, { "c13-bench-serve", "workload.stages=30:3,60:3", "cluster.replicas=2", NULL } },
-	/* (P/D: the engine stats are the first replica's, a prefill one,
-	 * which has no decodes to fast-forward.) */
-	{ false, true, { "c25-disagg-small", "workload.num_prompts=100", NULL } },
+	/* P/D: the decode replicas fast-forward (the cluster's stats sum
+	 * every replica's; the first is a prefill one, with no decodes). */
+	{ true, true, { "c25-disagg-small", "workload.num_prompts=100", NULL } },
 	{ true, true, { "c13-bench-serve", "workload.num_prompts=200", NULL } },
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };

@@ -570,6 +570,7 @@ void cluster_stats(const struct cluster *c, struct engine_stats *st)
 		st->graph_steps += o.graph_steps;
 		st->eager_steps += o.eager_steps;
 		st->padded_tokens += o.padded_tokens;
+		st->ff_tokens += o.ff_tokens;
 		engine_time_add(&st->time, &o.time, 0, o.time.total);
 		st->itl_weights_s += o.itl_weights_s;
 		st->itl_kv_s += o.itl_kv_s;
