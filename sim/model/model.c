@@ -9,6 +9,7 @@
 
 #include "archdefaults.h"
 #include "catalog.h"
+#include "genconfig.h"
 #include "gguf.h"
 #include "modelname.h"
 
@@ -461,6 +462,7 @@ int model_load(struct model *m, const char *path, struct err *e)
 {
 	memset(m, 0, sizeof *m);
 	catalog_id_of(path, m->id, sizeof m->id);
+	genconfig_none(&m->gen);
 	if (ends_with(path, ".gguf")) {
 		/* A GGUF file: its header as a config, its tensors' types as the
 		 * stored precision. */
@@ -492,6 +494,9 @@ int model_load(struct model *m, const char *path, struct err *e)
 	}
 	int rc = from_config(m, top, path, e);
 	json_decref(top);
+	char gen[4096];
+	if (rc == 0 && genconfig_path(path, gen, sizeof gen) == 0)
+		rc = genconfig_load(&m->gen, gen, e);
 	return rc;
 }
 
