@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "jsonfile.h"
 
 int genconfig_path(const char *config_path, char *out, size_t cap)
 {
@@ -78,13 +79,9 @@ int genconfig_load(struct genconfig *g, const char *path, struct err *e)
 	genconfig_none(g);
 	if (!catalog_is_file(path))
 		return 0;
-	json_error_t je;
-	json_t *top = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!top) {
-		if (je.line <= 0)
-			return err_set(e, "%s: %s", path, je.text);
-		return err_set(e, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
-	}
+	json_t *top = jsonfile_load(path, JSON_REJECT_DUPLICATES, e);
+	if (!top)
+		return -1;
 	int rc = 0;
 	if (!json_is_object(top))
 		rc = err_set(e, "%s: expected a JSON object (a Hugging Face generation_config.json)", path);

@@ -11,6 +11,7 @@
 #include "catalog.h"
 #include "genconfig.h"
 #include "gguf.h"
+#include "jsonfile.h"
 #include "modelname.h"
 
 /* Reading fields: each helper names the file and the field on failure. */
@@ -481,13 +482,9 @@ int model_load(struct model *m, const char *path, struct err *e)
 		}
 		return rc;
 	}
-	json_error_t je;
-	json_t *top = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!top) {
-		if (je.line <= 0)
-			return err_set(e, "%s: %s", path, je.text);
-		return err_set(e, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
-	}
+	json_t *top = jsonfile_load(path, JSON_REJECT_DUPLICATES, e);
+	if (!top)
+		return -1;
 	if (json_is_object(top) && side_quant_config(top, path, e)) {
 		json_decref(top);
 		return -1;
