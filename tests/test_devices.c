@@ -366,6 +366,54 @@ static void rocm_allreduce_meets_the_mi300x_tables(void **state)
 	assert_double_rel(us, 18 + 1.5 * 4 * MIB / (450e9 * 0.69) * 1e6, 1e-9);
 }
 
+/* The ROCm BF16 MoE row against the Triton grouped-GEMM table it was
+ * fitted to (ROCm/triton PR #685, moe-gemm, E = 8, top-2, K = 4096;
+ * device not named: uncertain whether MI300X): one GEMM call is half the
+ * row's per-layer floor plus the larger of its FLOPs at the row's curve
+ * and its weights at the row's stream. Memory-bound points (16-32 tokens
+ * an expert) within 17% (the least-squares line's largest residual is
+ * 16%, the 29 MB shape), compute-bound ones (64-1024) within 2% (each
+ * sets a curve point). Check, not fitted: PR #710's fused GEMM + SiLU,
+ * M = 4096, N = 14336 (2.363 ms), within 8% (the row gives 2.51 ms).
+ * A Mixtral-8x7B BF16 step on MI300X runs this row; its FP8 experts the
+ * w8a8 estimate. */
+static void rocm_moe_meets_the_triton_table(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	load_hw(&hw, "mi300x");
+	const struct perf_backend *b = perf_backend_find("vllm-rocm");
+	const struct perf_kernel *k = perf_kernel_find(b, KOP_MOE, KDT_16, HW_TC_CDNA3, 0, 0);
+	assert_false(k->fallback);
+	assert_non_null(k->curve);
+	double peak = hw_peak_flops(&hw, MATMUL_BF16) * hw_clock_ratio(&hw);
+	double bw = hw_stream_bandwidth(&hw) * k->bw_frac;
+	static const struct {
+		double m, n, k, us, tol;
+	} pts[] = {
+		{ 64, 1792, 1024, 88.724, 0.17 },   { 64, 7168, 4096, 270.237, 0.17 },
+		{ 128, 7168, 4096, 279.320, 0.17 }, { 64, 14336, 4096, 422.626, 0.17 },
+		{ 128, 14336, 4096, 425.669, 0.17 }, { 256, 14336, 4096, 483.249, 0.02 },
+		{ 1024, 7168, 4096, 649.728, 0.02 }, { 4096, 7168, 4096, 1300.630, 0.02 },
+		{ 4096, 14336, 4096, 2363.253, 0.08 },   /* PR #710, fused SiLU: check */
+	};
+	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
+		double routed = 2 * pts[i].m, tpe = routed / 8;
+		double flops = 2 * routed * pts[i].n * pts[i].k, bytes = 8 * pts[i].n * pts[i].k * 2;
+		double tc = flops / (peak * k->compute_frac * perf_curve_at(k->curve, tpe));
+		double us = k->fixed_us / 2 + fmax(tc, bytes / bw) * 1e6;
+		assert_double_rel(us, pts[i].us, pts[i].tol);
+	}
+	struct model m;
+	load_model(&m, "mixtral-8x7b");
+	struct perf p;
+	perf_init(&p, &m, &hw, precision_find("bf16"), 1, 2);
+	assert_ptr_equal(p.k_moe, k);
+	perf_init(&p, &m, &hw, precision_find("fp8"), 1, 2);
+	assert_ptr_not_equal(p.k_moe, k);
+	assert_false(p.k_moe->fallback);
+}
+
 /* Out-of-sample end-to-end check (not fitted): one MI300X against one
  * H200, both under vLLM v0.26.0 (alpharomercoma/MI300X-vs-H200 REPORT.md,
  * summary table): single-stream Llama-3.1-70B FP8 is 1.12x faster on the
@@ -437,6 +485,7 @@ int main(void)
 		cmocka_unit_test(blackwell_fp4_beats_fp8_beats_bf16),
 		cmocka_unit_test(b200_gemm_against_vllm_pr_20646),
 		cmocka_unit_test(rocm_allreduce_meets_the_mi300x_tables),
+		cmocka_unit_test(rocm_moe_meets_the_triton_table),
 		cmocka_unit_test(mi300x_vs_h200_single_stream_check),
 		cmocka_unit_test(nvl72_groups_stay_on_nvlink),
 	};
