@@ -16,7 +16,8 @@ failed, 2 on bad usage.
 import os
 import sys
 
-from simrun import ROOT, run_json
+from llamacpp_apple import simulate
+from simrun import ROOT
 
 # (weights, test): measured t/s, ik_llama.cpp PR #54 (llama.cpp column).
 MEASURED = {
@@ -25,27 +26,6 @@ MEASURED = {
     ("q4_0", "tg128"): 11.25,
     ("q8_0", "tg128"): 7.56,
 }
-
-
-def simulate(binary, wtype, test):
-    """Runs one cell; returns (tokens per second, None) or (None, error)."""
-    prompt, output = (512, 1) if test == "pp512" else (1, 129)
-    sets = [
-        "run.model=llama-3.1-8b", "run.hardware=cpu-ddr5-5600", "run.weights=" + wtype,
-        "engine.kind=llamacpp", "engine.num_parallel=1",
-        "workload.num_prompts=1", "workload.request_rate=inf", "workload.random_range_ratio=0",
-        "workload.random_input_len=%d" % prompt, "workload.random_output_len=%d" % output,
-    ]
-    doc, err = run_json(binary, (), sets)
-    if err:
-        return None, err
-    try:
-        ol = doc["servesim"]["ollama"]
-        ns = ol["mean_prompt_eval_duration_ns" if test == "pp512" else "mean_eval_duration_ns"]
-    except KeyError as ex:
-        return None, "servesim run %s: no servesim.ollama in its JSON: %s" % (" ".join(sets), ex)
-    n = 512 if test == "pp512" else 128
-    return (n / (ns / 1e9) if ns > 0 else None), None
 
 
 def main(argv):
@@ -59,7 +39,7 @@ def main(argv):
     failed = False
     print("%-5s %-6s | %9s %9s %7s" % ("type", "test", "measured", "sim", "err"))
     for (w, test), meas in MEASURED.items():
-        s, err = simulate(binary, w, test)
+        s, err = simulate(binary, "cpu-ddr5-5600", w, test, model="llama-3.1-8b")
         if err or s is None:
             sys.stderr.write((err or "no duration") + "\n")
             failed = True
