@@ -310,9 +310,9 @@ static const struct perf_kernel llamacpp_cuda[] = {
  * (step_overhead_us 0): the device classes' 1,010 us is vLLM's scheduler,
  * fitted to vLLM runs. */
 
-/* ---- llama.cpp on CPU: the only data are llama-bench end-to-end
- * tables, so its rows are the device-class fallback, named as such
- * (llama.cpp on Metal: sim/perf/backend_metal.c). ---- */
+/* ---- The named roofline: the device-class fallback for a device and
+ * engine without a table (llama.cpp on Metal and CPU:
+ * sim/perf/backend_metal.c, backend_cpu.c). ---- */
 static const struct perf_kernel fallback_only[] = {
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };
@@ -321,14 +321,13 @@ static const struct perf_backend backends[] = {
 	{ "vllm-cuda", "vllm", 0, 6, 2, VLLM_LAUNCH, -1, vllm_cuda, N_OF(vllm_cuda), nvlink_coll, N_OF(nvlink_coll) },
 	{ "llama.cpp-cuda", "llama.cpp", 3.5, 15, 5, LLAMACPP_LAUNCH, 0, llamacpp_cuda, N_OF(llamacpp_cuda), ring_only,
 	  N_OF(ring_only) },
-	{ "llama.cpp-cpu", "llama.cpp", 0, 0, 0, "in the CPU class step overhead", -1, fallback_only, N_OF(fallback_only),
-	  ring_only, N_OF(ring_only) },
 	{ "roofline", "any", 0, 0, 0, "none", -1, fallback_only, N_OF(fallback_only), ring_only, N_OF(ring_only) },
 };
 
 /* The backends of their own files (backend_tables.h). */
 static const struct perf_backend *const other_backends[] = { &perf_backend_vllm_rocm,
-								    &perf_backend_llamacpp_metal };
+								    &perf_backend_llamacpp_metal,
+								    &perf_backend_llamacpp_cpu };
 
 const struct perf_backend *perf_backend_find(const char *name)
 {
@@ -348,7 +347,7 @@ const struct perf_backend *perf_backend_for(const char *engine, const struct hw_
 	if (hw->hw_class == HW_APPLE)
 		name = "llama.cpp-metal";
 	else if (hw->hw_class == HW_CPU)
-		name = "llama.cpp-cpu";
+		name = llama ? "llama.cpp-cpu" : "roofline";   /* vLLM's CPU build runs no ggml graph */
 	else if (!strcmp(hw_vendor_names[hw->vendor], "amd"))
 		name = llama ? "roofline" : "vllm-rocm";
 	else if (!strcmp(hw_vendor_names[hw->vendor], "nvidia"))
