@@ -129,32 +129,6 @@ static const struct perf_kernel vllm_cuda[] = {
 	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 18.5, .bw_frac = 1.0,
 	  .source = "vLLM PR #24700 H100 benchmark_moe table (Mixtral BF16 TP2): 18.5 us a call + bytes at 1.0 of stream; "
 		    "0.295-0.516 of peak at 128-384 tokens an expert" },
-	/* FP8 / INT8 / FP4 experts (w8a8 with dynamic per-token activation
-	 * quantization: an extra kernel and scaled MMAs). Bandwidth: 0.86 of
-	 * stream, PR #44152's H20 w13 kernel at batch 1 (Mixtral shape, BF16:
-	 * 0.076 ms for 235 MB, 3.09 TB/s = 0.86 of a 0.90 stream); checked on
-	 * H100 at FP8 by PR #24700's benchmark_moe table (Qwen3-30B-A3B
-	 * fp8_w8a8, TP1: 44.5 us at batch 1 to 273.7 us at 128, a least-squares
-	 * 32.3 us a call + bytes at 0.848 of stream, residuals <= 4.2 us; within
-	 * 2% of 0.86, tested). That table's 32.3 us a call (E=128, top-8) is
-	 * not taken: on sm90 vLLM's FP8 MoE oracle ranks its CUTLASS grouped
-	 * GEMM (CutlassExpertsFp8, via TritonOrCutlassExperts, which falls
-	 * back to Triton only on sm100 at M <= 8) ahead of Triton for
-	 * per-channel / per-token FP8 such as Scout's compressed-tensors
-	 * checkpoint (vLLM PR #16537: CUTLASS the default for
-	 * Llama-4-Scout-FP8-dynamic on H100), and no CUTLASS MoE table is
-	 * stored. Compute: 0.58 of the clock-adjusted peak, times the GEMM
-	 * rows' low-precision ratio: estimate, the former fit to the Scout runs
-	 * (0.84 of a dense GEMM's 0.79 at 128 tokens an expert). The Triton
-	 * FP8 table's compute points (0.09-0.10 of the clock-adjusted FP8 peak
-	 * at 128-256 tokens an expert: 176-191 TFLOP/s) are Qwen3's narrow
-	 * experts (K 2048 and 768): taken as this row's rate (compute_frac
-	 * 0.144) they saturate the Scout runs (TTFT +56% to +5e4%), so the rate
-	 * depends on the expert's shape, which the row does not model, and the
-	 * estimate stays until a CUTLASS FP8 grouped-GEMM table at a wide
-	 * expert is found. The BF16 row above on Scout's FP8 experts was
-	 * tried: in-sample ITL 5.35 -> 7.08%, cv 6.2 -> 8.1% (Scout decode
-	 * faster, its prefill slower), so the FP8 path is not the BF16 kernel's. */
 	/* Per-channel / per-tensor FP8 experts on Hopper (Scout's
 	 * compressed-tensors checkpoint): vLLM's CUTLASS path (cutlass_moe_fp8:
 	 * per-token activation quant, expert offsets, row shuffle, two grouped
@@ -183,6 +157,33 @@ static const struct perf_kernel vllm_cuda[] = {
 	  .source = "sglang PR #5680 H200 cutlass_moe (CUDA graphs, Mixtral TP4): 71 us a call + bytes at 1.0 of stream "
 		    "(check: vLLM PR #20762, -3..-6%); compute: DeepGEMM FP8 grouped GEMM H100/H800 (PR #192, README), "
 		    "0.41-0.68 of the FP8 peak at 160-4096 tokens an expert" },
+	/* FP8 / INT8 / FP4 experts (w8a8 with dynamic per-token activation
+	 * quantization: an extra kernel and scaled MMAs). Bandwidth: 0.86 of
+	 * stream, PR #44152's H20 w13 kernel at batch 1 (Mixtral shape, BF16:
+	 * 0.076 ms for 235 MB, 3.09 TB/s = 0.86 of a 0.90 stream); checked on
+	 * H100 at FP8 by PR #24700's benchmark_moe table (Qwen3-30B-A3B
+	 * fp8_w8a8, TP1: 44.5 us at batch 1 to 273.7 us at 128, a least-squares
+	 * 32.3 us a call + bytes at 0.848 of stream, residuals <= 4.2 us; within
+	 * 2% of 0.86, tested). That table's 32.3 us a call (E=128, top-8) is
+	 * not taken: on sm90 vLLM's FP8 MoE oracle ranks its CUTLASS grouped
+	 * GEMM (CutlassExpertsFp8, via TritonOrCutlassExperts, which falls
+	 * back to Triton only on sm100 at M <= 8) ahead of Triton for
+	 * per-channel / per-token FP8 such as Scout's compressed-tensors
+	 * checkpoint (vLLM PR #16537: CUTLASS the default for
+	 * Llama-4-Scout-FP8-dynamic on H100): those take the CUTLASS row
+	 * above; this one serves block-FP8, INT8 and FP4 experts, and FP8
+	 * off Hopper. Compute: 0.58 of the clock-adjusted peak, times the GEMM
+	 * rows' low-precision ratio: estimate, the former fit to the Scout runs
+	 * (0.84 of a dense GEMM's 0.79 at 128 tokens an expert). The Triton
+	 * FP8 table's compute points (0.09-0.10 of the clock-adjusted FP8 peak
+	 * at 128-256 tokens an expert: 176-191 TFLOP/s) are Qwen3's narrow
+	 * experts (K 2048 and 768): taken as this row's rate (compute_frac
+	 * 0.144) they saturate the Scout runs (TTFT +56% to +5e4%), so the rate
+	 * depends on the expert's shape, which the row does not model, and the
+	 * estimate stays for the experts this row serves (the CUTLASS row
+	 * takes DeepGEMM's wide-expert rates). The BF16 row above on Scout's FP8 experts was
+	 * tried: in-sample ITL 5.35 -> 7.08%, cv 6.2 -> 8.1% (Scout decode
+	 * faster, its prefill slower), so the FP8 path is not the BF16 kernel's. */
 	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "CUTLASS grouped GEMM / Triton fused_moe (w8a8)",
 	  .compute_frac = 0.58, .half = 0, .bw_frac = 0.86,
 	  .source = "vLLM PR #44152 H20 fused_moe: 0.86 of stream (H100 FP8 check: PR #24700, 0.848); estimate: compute 0.58 "
