@@ -56,8 +56,8 @@ static void cutlass_fp8_moe_meets_the_h200_table(void **state)
 	static const double us[] = { 112, 200, 240, 232 };
 	for (int i = 0; i < 4; i++) {
 		double t = layer_us(&p, M[i]);
-		print_message("cutlass_moe_fp8 H200 TP4 M=%-3lld %.1f us (sglang #5680: %.0f)\n", (long long)M[i], t,
-			      us[i]);
+		print_message("cutlass_moe_fp8 H200 TP4 M=%-3lld %.1f us (sglang #5680: %.0f)\n",
+			      (long long)M[i], t, us[i]);
 		assert_double_rel(t, us[i], 0.10);
 	}
 }
@@ -78,8 +78,8 @@ static void cutlass_fp8_moe_checks_the_vllm_table(void **state)
 	static const double us[] = { 8143.1 / 25, 25848.8 / 25, 26026.9 / 25 };
 	for (int i = 0; i < 3; i++) {
 		double t = layer_us(&p, M[i]);
-		print_message("cutlass_moe_fp8 H100 TP1 M=%-3lld %.1f us (vLLM #20762: %.1f)\n", (long long)M[i], t,
-			      us[i]);
+		print_message("cutlass_moe_fp8 H100 TP1 M=%-3lld %.1f us (vLLM #20762: %.1f)\n",
+			      (long long)M[i], t, us[i]);
 		assert_double_rel(t, us[i], 0.08);
 		assert_true(t < us[i]);
 	}
@@ -109,7 +109,8 @@ static void cutlass_fp8_moe_compute_meets_deepgemm(void **state)
 		const struct perf_op *x = &ops[PERF_EXPERTS];
 		assert_true(x->compute_bound);
 		double rate = x->flops / (x->time_s - p.n_moe_layers * p.moe_fixed_s) / 1e12;
-		print_message("FP8 grouped GEMM H100 %lld tokens an expert: %.0f TFLOP/s (DeepGEMM: %.0f)\n",
+		print_message("FP8 grouped GEMM H100 %lld tokens an expert: %.0f TFLOP/s "
+			      "(DeepGEMM: %.0f)\n",
 			      (long long)(T[i] / 4), rate, tflops[i]);
 		assert_double_rel(rate, tflops[i], 0.02);
 	}
