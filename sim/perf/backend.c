@@ -63,7 +63,21 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * pad to whole 64-row tiles, the M of Hopper's only warpgroup MMA
 	 * (PTX ISA, wgmma.mma_async .m64nNk16; CUTLASS sm90 tiles are 64 or
 	 * 128 rows): a shape fact, no fit (it replaces the H100 runs'
-	 * half_tokens of 24). */
+	 * half_tokens of 24).
+	 * Tried and not adopted (2026-12-01): near the ridge a GEMM is slower
+	 * than max(tc, tm). vLLM PR #49363's H100 torch-bf16 column
+	 * (bench_fp8_gemm.py, Gemma-4-31B's N = 43008, K = 5376: 48.3 / 188.0
+	 * / 364.7 / 593.3 TFLOP/s at M = 16 / 64 / 128 / 256; N = 12288: 46.5 /
+	 * 182.6 / 352.6 at 16 / 64 / 128) is met within 4% by (tc^p +
+	 * tm^p)^(1/p), p = 3.3, where this row's max is 19% fast at N = 43008,
+	 * M = 256 (707 against 593.3); PR #17126's Llama-3.1-8B shape (N 6144,
+	 * K 4096, GPU not named: 160.6 / 307.9 / 544.3 at 64 / 128 / 256) is
+	 * 13-24% fast on the max, 7-13% on the blend. The table has no row
+	 * past M = 256, so the exponent rests on one ridge point; with it the
+	 * H100 check moved in sample 9.81 / 9.53 / 9.50 -> 9.90 / 9.33 / 9.30%
+	 * (TTFT / ITL / E2E) but cross-validated 9.8 / 5.8 / 5.8 -> 10.5 /
+	 * 6.3 / 6.3% (the TP-2 folds' prefill and mixed steps longer), so it
+	 * waits for a table at M = 512-8192. */
 	{ .op = KOP_GEMM, .dtype = KDT_16, .gen = HW_TC_HOPPER, .kernel = "cuBLAS/CUTLASS BF16 GEMM (sm90)",
 	  .compute_frac = 0.82, .tile_m = 64, .bw_frac = 0.97,
 	  .source = "cuBLAS BF16 ~0.79 of H100 datasheet at large M (uncertain); M padded to wgmma's 64 rows (PTX ISA); GEMV 0.97 of stream (test-backend-ops, llama.cpp #15131)" },
@@ -260,7 +274,8 @@ static const struct perf_kernel vllm_cuda[] = {
 /* vLLM's all-reduce algorithms and where each may run (custom all-reduce,
  * csrc/custom_all_reduce.cuh: one-shot at tp 2, or below 512 KiB at tp <= 4
  * and 256 KiB at tp <= 8; two-shot otherwise; both within its 8 MiB
- * buffer and on fully NVLinked GPUs; NCCL always). vLLM picks the fastest
+ * buffer and on fully NVLinked GPUs; PyTorch symmetric memory on Hopper,
+ * below; NCCL always). vLLM picks the fastest
  * for the size (its dispatch thresholds are set from these benchmarks,
  * vLLM PRs #24111 and #33839), so perf_allreduce_s takes the cheapest
  * eligible row: time then rises with message size and falls with link
@@ -277,6 +292,38 @@ static const struct perf_collective nvlink_coll[] = {
 	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024, 4, 6.0, false, 0.87, false, CA_SRC },
 	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024, 8, 6.0, false, 0.87, false, CA_SRC },
 	{ "custom all-reduce, two-shot", TRAFFIC_TWO_SHOT, true, 8 * MIB, 8, 13.4, false, 0.49, false, CA_SRC },
+	/* PyTorch symmetric-memory multimem all-reduce (NVLink SHARP: the
+	 * NVSwitch reduces and multicasts, so each GPU moves the message about
+	 * once whatever the group): vLLM's SymmMemCommunicator, on by default
+	 * since vLLM PR #24111 (VLLM_ALLREDUCE_USE_SYMM_MEM), multimem at tp 4,
+	 * 6 and 8 on sm90 (_WORLD_SIZES_MULTIMEM), up to
+	 * SYMM_MEM_ALL_REDUCE_MAX_SIZES' 32 MiB at tp 4 and 64 MiB at 6 and 8
+	 * (all_reduce_utils.py). It is what carries a prefill step's
+	 * all-reduces past custom all-reduce's 8 MiB buffer (533 tokens of a
+	 * hidden 8192 are 8.3 MiB). Fitted to PR #24111's H100 tables
+	 * (benchmark_device_communicators.py, symm_mem_multimem column, tp 4:
+	 * 16, 18, 21, 23, 28, 33 us and tp 6: 13, 16, 18, 21, 25, 31 us at 0.5,
+	 * 1, 1.5, 2, 3, 4 MiB), least squares over both: 12.0 us + bytes at
+	 * 212 GB/s (0.472 of the 450 GB/s link), residuals <= 1.6 us; the
+	 * slope is the same at tp 4 and 6, as one copy a GPU implies. Check,
+	 * not fitted: PR #24532's H100 tp-4 multimem column (15-28 us at
+	 * 0.5-3 MiB) within 1.6 us. vLLM tries custom all-reduce first, so
+	 * these rows run only where no custom all-reduce row may (past its 8
+	 * MiB buffer at tp 4; at tp 8 vLLM caps custom all-reduce at 256 KiB
+	 * when symmetric memory is on, which the two-shot row, shared with
+	 * Ampere, does not: tp 6-8 keep it to 8 MiB, uncertain). So at tp 4 a
+	 * step's all-reduce falls from NCCL's 62 us to 53 us as the message
+	 * passes 8 MiB, as vLLM's switch does (its two-shot kernel, 71 us
+	 * there, would fall further). A group of 2 (two-shot in vLLM) never
+	 * takes these rows (NCCL's ring is faster there); tp 4 may take the 64
+	 * MiB row from 32 to 64 MiB, within 5% of the NCCL ring vLLM
+	 * runs there. uncertain: on an NVLink bridge
+	 * (H100/H200 NVL) there is no NVSwitch multicast; the profiles do not
+	 * say which parts have one, so every Hopper NVLink part takes it. */
+	{ "symmetric-memory multimem all-reduce", TRAFFIC_MULTIMEM, true, 32 * MIB, 4, 12.0, false, 0.472, false,
+	  "vLLM PR #24111 H100 tp 4/6 symm_mem_multimem table (check: PR #24532)" },
+	{ "symmetric-memory multimem all-reduce", TRAFFIC_MULTIMEM, true, 64 * MIB, 8, 12.0, false, 0.472, false,
+	  "vLLM PR #24111 H100 tp 4/6 symm_mem_multimem table (check: PR #24532)" },
 	{ "NCCL (RCCL on ROCm) ring all-reduce", TRAFFIC_RING, false, 0, 0, 0, true, 0.69, false, CA_SRC },
 	/* A tensor-parallel group spanning nodes: NCCL's rings leave each
 	 * node through its NICs, one channel a NIC, so the bus bandwidth is
@@ -437,11 +484,22 @@ static double traffic(int kind, double tp)
 	switch (kind) {
 	case TRAFFIC_ONE_SHOT:
 		return tp - 1;
+	case TRAFFIC_MULTIMEM:
+		return 1;
 	case TRAFFIC_TWO_SHOT:
 	case TRAFFIC_RING:
 	default:
 		return 2 * (tp - 1) / tp;
 	}
+}
+
+/* Where vLLM's symmetric-memory multimem all-reduce runs: Hopper over
+ * NVLink (its size table's sm90 rows; Blackwell's sizes and algorithms
+ * differ, not modelled: those parts take the other rows). */
+static bool hopper_multicast(const struct hw_profile *hw)
+{
+	return hw->arch.present && hw->arch.tensor_gen == HW_TC_HOPPER &&
+	       !strncmp(hw_link_names[hw->ic_kind], "nvlink", 6);
 }
 
 static bool all_pairs_linked(const struct hw_profile *hw)
@@ -482,6 +540,22 @@ static double mesh_share(const struct perf_collective *c, const struct hw_profil
 	return fmin(1, (tp - 1) / peers);
 }
 
+/* Whether row c may carry a message of bytes over tp GPUs of hw. */
+static bool coll_eligible(const struct perf_collective *c, const struct hw_profile *hw, int tp, double bytes,
+			  bool has_scale_out)
+{
+	bool spans = tp > link_domain(hw);
+	/* A group spanning nodes takes the scale-out rows (a backend without
+	 * one: its ring), one inside a node the others. */
+	if (has_scale_out && c->scale_out != spans)
+		return false;
+	if (c->nvlink_only && (!all_pairs_linked(hw) || spans))
+		return false;
+	if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
+		return false;
+	return c->traffic != TRAFFIC_MULTIMEM || hopper_multicast(hw);
+}
+
 double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
 			const struct perf_collective **alg)
 {
@@ -490,23 +564,24 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 	if (tp <= 1)
 		return 0;
 	double t = tp, best = INFINITY;
-	bool linked = all_pairs_linked(hw), spans = tp > link_domain(hw);
 	const struct perf_collective *ring = NULL;
-	bool has_scale_out = false;
+	bool has_scale_out = false, custom = false;
 	for (int i = 0; i < b->n_coll; i++) {
 		has_scale_out |= b->coll[i].scale_out;
 		if (!ring && b->coll[i].traffic == TRAFFIC_RING && !b->coll[i].scale_out)
 			ring = &b->coll[i];
 	}
+	/* vLLM tries custom all-reduce before symmetric memory
+	 * (CudaCommunicator.all_reduce): multimem rows run only where no
+	 * one-shot / two-shot row may. */
 	for (int i = 0; i < b->n_coll; i++) {
 		const struct perf_collective *c = &b->coll[i];
-		/* A group spanning nodes takes the scale-out rows (a backend
-		 * without one: its ring), one inside a node the others. */
-		if (has_scale_out && c->scale_out != spans)
-			continue;
-		if (c->nvlink_only && (!linked || spans))
-			continue;
-		if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
+		custom |= (c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT) &&
+			  coll_eligible(c, hw, tp, bytes, has_scale_out);
+	}
+	for (int i = 0; i < b->n_coll; i++) {
+		const struct perf_collective *c = &b->coll[i];
+		if (!coll_eligible(c, hw, tp, bytes, has_scale_out) || (custom && c->traffic == TRAFFIC_MULTIMEM))
 			continue;
 		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
 		double s = (c->latency_us + hops) * 1e-6 +

@@ -94,8 +94,12 @@ struct perf_kernel {
 };
 
 /* An all-reduce algorithm: time = latency_us + hops · profile latency_us
- * + traffic(tp) · bytes / (link bandwidth · link_frac). */
-enum perf_traffic { TRAFFIC_ONE_SHOT, TRAFFIC_TWO_SHOT, TRAFFIC_RING };
+ * + traffic(tp) · bytes / (link bandwidth · link_frac). Traffic per byte
+ * of message each GPU sends: one-shot tp - 1, two-shot and ring
+ * 2(tp - 1)/tp, multimem 1 whatever tp (NVLink SHARP: the NVSwitch
+ * reduces and multicasts; its rows run on Hopper NVLink parts only, the
+ * sm90 sizes and fit of vLLM's symmetric-memory all-reduce). */
+enum perf_traffic { TRAFFIC_ONE_SHOT, TRAFFIC_TWO_SHOT, TRAFFIC_RING, TRAFFIC_MULTIMEM };
 
 struct perf_collective {
 	const char *name;
