@@ -307,12 +307,13 @@ static char *prom_text(struct run_result *res)
 static void prom_streamed_equals_full(void **state)
 {
 	(void)state;
-	/* The single-engine cases above (Ollama's scrape is llama-server's,
-	 * made of sums kept as requests finish), and a run of about 500
-	 * simulated seconds, past the totals-only timeline's ring. */
+	/* The cases above (Ollama's scrape is llama-server's, made of sums
+	 * kept as requests finish; a vLLM cluster's replicas' TTFT and E2E
+	 * are replhist's), and a run of about 500 simulated seconds, past
+	 * the totals-only timeline's ring. */
 	static const char *const long_run[] = { "c13-bench-serve", "workload.request_rate=1",
 						"workload.num_prompts=500", NULL };
-	int n_cases = 0, order_mattered = 0;
+	int n_cases = 0, order_mattered = 0, n_clusters = 0;
 	for (size_t i = 0; i <= sizeof cases / sizeof *cases; i++) {
 		const char *const *c = long_run;
 		const char *cc[6];
@@ -321,18 +322,22 @@ static void prom_streamed_equals_full(void **state)
 				cc[k] = cases[i][k];
 			cc[5] = NULL;
 			c = cc;
-			if (strstr(c[0], "disagg") || (c[1] && strstr(c[1], "cluster.replicas")))
-				continue;   /* one engine only: a vLLM cluster keeps its records */
 		}
+		bool cluster = strstr(c[0], "disagg") || (c[1] && strstr(c[1], "cluster.replicas"));
 		struct run_result full, lean;
+		struct err e;
 		run_case(c, &full, &(struct run_opts){ .timeline = true });
-		struct promobs *obs = promobs_create();
-		struct run_opts o = { .lean = true, .timeline = true, .timeline_totals = true,
-				      .on_record = promobs_row, .record_ctx = obs };
+		struct leanout lo;
+		struct run_opts o = { .lean = true, .timeline = true };
+		if (leanout_open(&lo, &(struct leanout_want){ .prom = true, .replicas = cluster }, &o, &e))
+			fail_msg("%s", e.msg);
+		assert_true(o.timeline_totals);
 		run_case(c, &lean, &o);
 		assert_int_equal(lean.reqs.len, 0);
-		promobs_finish(obs);
-		lean.prom_obs = obs;
+		if (leanout_finish(&lo, &lean, &e))
+			fail_msg("%s", e.msg);
+		struct promobs *obs = lo.obs;
+		n_clusters += cluster;
 		if (i == sizeof cases / sizeof *cases) {   /* the ring folded windows, none late */
 			assert_true(lean.timeline->base > 0);
 			assert_int_equal(lean.timeline->n_late, 0);
@@ -346,10 +351,11 @@ static void prom_streamed_equals_full(void **state)
 		free(y);
 		run_result_free(&full);
 		run_result_free(&lean);
-		promobs_destroy(obs);
+		leanout_close(&lo);
 		n_cases++;
 	}
-	assert_true(n_cases >= 7);
+	assert_true(n_cases >= 9);
+	assert_int_equal(n_clusters, 2);
 	assert_true(order_mattered > 0);
 }
 

@@ -186,16 +186,18 @@ int cmd_run(int argc, char **argv)
 	 * vLLM engine (at the end, and over time for --out) are streamed as
 	 * requests finish (leanout.h), and llama-server's metrics are sums
 	 * made as requests finish anyway (ollamafields.h); a vLLM cluster's
-	 * per-replica series read the records. */
-	bool one_vllm = sc.engine.cls->family == ENGINE_FAMILY_VLLM && sc.cluster.replicas <= 1 &&
-			!clustercfg_disaggregated(&sc.cluster);
+	 * end-of-run scrape too, but its scrapes over time (--out) read the
+	 * records. */
+	bool vllm = sc.engine.cls->family == ENGINE_FAMILY_VLLM;
+	bool one_vllm = vllm && sc.cluster.replicas <= 1 && !clustercfg_disaggregated(&sc.cluster);
 	bool llama = sc.engine.cls->family == ENGINE_FAMILY_LLAMACPP;
-	bool prom_lean = timeline && (one_vllm || llama);
+	bool prom_lean = timeline && (one_vllm || llama || (vllm && !out_dir));
 	ro_run.lean = !timeline || prom_lean;
 	struct leanout_want want = { .csv = (plot_dir || out_dir) && ro_run.lean,
 				     .detail = want_detail && ro_run.lean,
 				     .prom = prom_lean,
-				     .openmetrics = out_dir && prom_lean && one_vllm };
+				     .openmetrics = out_dir && prom_lean && one_vllm,
+				     .replicas = prom_lean && vllm && !one_vllm };
 	if (leanout_open(&lo, &want, &ro_run, &e)) {
 		fprintf(stderr, "servesim run: %s%s\n", plot_dir && !out_dir ? "--plot: " : "", e.msg);
 		rc = EXIT_FAIL;

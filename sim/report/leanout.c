@@ -17,6 +17,8 @@ static void leanout_row(void *ctx, const struct request *r, int64_t settled_ns)
 		reqdetail_row(lo->detail, r, settled_ns);
 	if (lo->obs)
 		promobs_row(lo->obs, r, settled_ns);
+	if (lo->rep_hist)
+		replhist_row(lo->rep_hist, r, settled_ns);
 }
 
 static void leanout_sample(void *ctx, const struct ts_row *row)
@@ -40,6 +42,8 @@ int leanout_open(struct leanout *lo, const struct leanout_want *w, struct run_op
 		lo->obs = promobs_create();
 		o->timeline_totals = true;
 	}
+	if (w->replicas)
+		lo->rep_hist = replhist_create();
 	if (w->openmetrics) {
 		if (!(lo->snap = omsnap_create(lo->obs, e)))
 			goto fail;
@@ -70,6 +74,7 @@ int leanout_finish(struct leanout *lo, struct run_result *res, struct err *e)
 		promobs_finish(lo->obs);
 	res->prom_obs = lo->obs;
 	res->om_snap = lo->snap;
+	res->rep_hist = lo->rep_hist;
 	if (lo->snap && res->timeline)
 		return omsnap_finish(lo->snap, res->timeline, e);
 	return 0;
@@ -82,5 +87,6 @@ void leanout_close(struct leanout *lo)
 	reqdetail_destroy(lo->detail);
 	omsnap_destroy(lo->snap);
 	promobs_destroy(lo->obs);
+	replhist_destroy(lo->rep_hist);
 	memset(lo, 0, sizeof *lo);
 }

@@ -301,7 +301,7 @@ void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 
 void report_prom_replica_hists(FILE *f, const struct run_result *res)
 {
-	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1 };
+	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1, .obs = res->prom_obs };
 	o.series = run_series(res, &o.n_series);
 	more_metrics(&o, false);
 	cache_config_info(&o);

@@ -27,6 +27,7 @@ struct reqcsv;
 struct reqdetail;
 struct tsrows;
 struct omsnap;
+struct replhist;
 
 /* Metrics of a set of requests (the whole run, or one stage). Seconds. */
 struct group_metrics {
@@ -125,6 +126,7 @@ struct run_result {
 	struct promobs *prom_obs;      /* and for the Prometheus scrape's request metrics */
 	struct tsrows *ts_rows;        /* and timeseries.csv's rows, in place of ts */
 	struct omsnap *om_snap;        /* and openmetrics.txt's scrapes (omsnap.h) */
+	struct replhist *rep_hist;     /* and a cluster's TTFT and E2E histograms (report.h) */
 };
 
 /* Loads the model and hardware the scenario names, simulates, and fills

@@ -10,9 +10,11 @@
 #            100k and 300k: gnuplot draws every request's CDF point)
 #   detailed the benchmark workload with --save-detailed (its arrays streamed)
 #   prom     the benchmark workload with --format prom (its sums streamed)
+#   pdprom   the P/D pair with --format prom (a cluster's per-replica series
+#            summed as requests are done)
 #   out      the benchmark workload with --out DIR (its files streamed,
 #            openmetrics.txt's scrapes saved as it goes; 160 MB in /tmp at 1M)
-# Usage: tests/bench/lean_memory.sh [path/to/servesim]   (about 90 s of CPU)
+# Usage: tests/bench/lean_memory.sh [path/to/servesim]   (about 100 s of CPU)
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-$here/../../build/sim/servesim}
@@ -29,6 +31,7 @@ kinds = [("vllm", bench, [], [], (100000, 1000000)),
          ("plot", bench, [], ["--plot"], (100000, 300000)),
          ("detailed", bench, [], ["--save-detailed"], (100000, 1000000)),
          ("prom", bench, [], ["--format", "prom"], (100000, 1000000)),
+         ("pdprom", f"{root}/scenarios/c25-disagg-small.ini", pd, ["--format", "prom"], (100000, 1000000)),
          ("out", bench, [], ["--out"], (100000, 1000000))]
 
 def measure(args):
