@@ -141,6 +141,7 @@ static void batch_rows_are_the_engines_step(void **state)
 		{ "lm_head", "LM head" },	     { "attention_prefill", "prefill attention" },
 		{ "allreduce", "all-reduce" },	     { "weight_offload", "weight offload" },
 		{ "overhead", "step overhead" },     { "pipeline", "pipeline bubble" },
+		{ "elementwise", "norms, rotary, act" },
 	};
 	for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
 		char cmd[1024];

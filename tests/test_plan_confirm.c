@@ -172,8 +172,11 @@ static void confirm_flag(void **state)
 	json_decref(doc);
 	/* --by concurrency: the blocks search concurrency (one request at
 	 * least a step) and report the throughput there, as max_rate is; the
-	 * row's rate is the middle of the three. */
-	doc = servesim_json("plan c19-batching --by concurrency --slo itl_p99_ms=50 --hardware h100-sxm --max-load 64"
+	 * row's rate is the middle of the three. The SLO sits where the
+	 * tuned setting reaches it below --max-load (at 50 ms, since the
+	 * small per-layer kernels, perf/elementwise.c, the tuner meets it
+	 * at 64 and nothing is confirmed). */
+	doc = servesim_json("plan c19-batching --by concurrency --slo itl_p99_ms=13 --hardware h100-sxm --max-load 64"
 			    " --replications 2 --duration 10 --no-cost --format json --jobs 2");
 	it = json_array_get(json_object_get(doc, "candidates"), 0);
 	json_t *cf = json_object_get(json_object_get(it, "tuning"), "confirmation");

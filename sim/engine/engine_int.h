@@ -47,6 +47,7 @@ static inline void engine_time_add(struct perf_breakdown *acc, const struct perf
 	acc->lm_head += b->lm_head;
 	acc->attn_prefill += b->attn_prefill;
 	acc->attn_decode += b->attn_decode;
+	acc->elementwise += b->elementwise;
 	acc->allreduce += b->allreduce;
 	acc->offload += b->offload;
 	acc->overhead += b->overhead + extra_overhead_s;

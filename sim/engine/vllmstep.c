@@ -30,7 +30,8 @@ static void account_step(struct engine *g, const struct batch *b, double s, doub
 		double n = (double)step->dec_seqs;
 		g->st.itl_weights_s += n * (d.dense + d.experts + d.lm_head + d.allreduce + d.offload);
 		g->st.itl_kv_s += n * d.attn_decode;
-		g->st.itl_overhead_s += n * d.overhead;
+		/* The small kernels: per step work, not weights. */
+		g->st.itl_overhead_s += n * (d.overhead + d.elementwise);
 		g->st.itl_pipeline_s += n * d.pipeline;
 		g->st.itl_prefill_s += n * (s - alone);
 		g->st.itl_tokens += step->dec_seqs;

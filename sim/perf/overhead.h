@@ -29,9 +29,12 @@
  * Each component number sits in the profile table with its source (or
  * "estimate:"); none is fitted to end-to-end runs. The remainders
  * (request_overhead_ms before the engine, step_overhead_us +
- * step_overhead_per_seq_us per step, never hidden) are 0 in the profiles:
- * they exist for a hardware profile's [efficiency] to set (what `calibrate
- * runs` fits to a user's own runs).
+ * step_overhead_per_seq_us per step, never hidden) are the only terms
+ * fitted end to end: vLLM V1's per-step remainder to the 15 H100
+ * calibration runs (issue 11 lets them set only such engine-level
+ * overheads; overhead.c says what it stands for), every other profile's
+ * at 0; a hardware profile's [efficiency] replaces them, never adds to
+ * them (what `calibrate runs` fits to a user's own runs).
  *
  * An overhead_model is a plain record resolved once per engine; the step
  * cost is O(1) and allocation-free (it runs once per step).

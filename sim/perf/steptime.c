@@ -82,6 +82,7 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	double qkv = (double)(m->n_heads + 2 * m->n_kv_heads) * (double)m->head_dim;
 	p->tiles_n_dense = ceil(fmax(fmax(ffn, qkv), (double)m->hidden) / t / 128);
 	p->tiles_n_expert = ceil(2 * (double)m->expert_ffn_width / t / 128);
+	elementwise_shape(&p->ew_shape, m, w, tp, kv_bytes_per_elem);
 	perf_pipeline(p, 1);
 	p->ep = 1;
 	perf_set_router_skew(p, 0);
@@ -172,6 +173,9 @@ void perf_use_engine(struct perf *p, const char *engine)
 	p->gemm_fixed_s = b->gemm_kernels * b->kernel_us * 1e-6;
 	p->attn_fixed_s = b->attn_kernels * b->kernel_us * 1e-6;
 	p->lm_fixed_s = b->gemm_kernels > 0 ? b->kernel_us * 1e-6 : 0;
+	p->ew = hw->arch.present ? elementwise_row_for(b->name) : NULL;
+	p->ew_stream = stream;
+	p->ew_l2 = hw->arch.present ? hw->arch.l2_mb * 1e6 : 0;
 	/* The engine's step overhead on this backend, unless the profile
 	 * gives one; a later perf_use_engine restores the class's. */
 	struct hw_efficiency cls;
@@ -369,7 +373,7 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 {
 	static const char *const names[PERF_N_OPS] = {
 		"dense matmuls", "MoE experts", "LM head", "prefill attention",
-		"decode attention", "all-reduce", "weight offload", "step overhead",
+		"decode attention", "norms, rotary, act", "all-reduce", "weight offload", "step overhead",
 		"pipeline bubble"
 	};
 	for (int i = 0; i < PERF_N_OPS; i++)
@@ -456,6 +460,18 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 			 dec_kv * p->kv_bytes_per_token_layer, bw, fixed);
 		cite(&ops[PERF_ATTN_DECODE], q->k_decode, p, bw);
 	}
+	if (kernels && p->ew) {
+		/* The small kernels between the matmuls and attention: a floor
+		 * each plus their bytes (elementwise.h). */
+		struct perf_op *op = &ops[PERF_ELEMENTWISE];
+		double bw = p->ew->bw_frac * p->ew_stream;
+		op->time_s = elementwise_step_s(p->ew, &p->ew_shape, T, p->ew_stream, p->ew_l2,
+						&op->bytes);
+		op->peak_bytes_s = p->bw;
+		op->eff = bw / p->bw;
+		op->kernel = p->ew->kernel;
+		op->source = p->ew->source;
+	}
 	if (p->tp > 1) {
 		double bytes = T * p->hidden_bytes_per_token;
 		const struct perf_collective *alg = NULL;
@@ -498,7 +514,7 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 static bool per_layer(int op)
 {
 	return op == PERF_DENSE || op == PERF_EXPERTS || op == PERF_ATTN_PREFILL ||
-	       op == PERF_ATTN_DECODE || op == PERF_ALLREDUCE;
+	       op == PERF_ATTN_DECODE || op == PERF_ELEMENTWISE || op == PERF_ALLREDUCE;
 }
 
 double perf_step_ops(const struct perf *p, const struct perf_step *s, struct perf_op *ops)
@@ -548,6 +564,7 @@ double perf_step_time(const struct perf *p, const struct perf_step *s, struct pe
 			.lm_head = ops[PERF_LM_HEAD].time_s,
 			.attn_prefill = ops[PERF_ATTN_PREFILL].time_s,
 			.attn_decode = ops[PERF_ATTN_DECODE].time_s,
+			.elementwise = ops[PERF_ELEMENTWISE].time_s,
 			.allreduce = ops[PERF_ALLREDUCE].time_s,
 			.offload = ops[PERF_OFFLOAD].time_s,
 			.overhead = ops[PERF_OVERHEAD].time_s,

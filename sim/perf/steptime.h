@@ -15,6 +15,9 @@
  *   - decode attention: every sequence reads its whole KV cache (C16), at
  *     attention_bandwidth × S'/(S' + attention_half_seqs), S' the decode
  *     sequences but at least the half point;
+ *   - the small kernels between them (elementwise.h: norms, rotary, the KV
+ *     write, the activation), a latency floor each plus their bytes, on
+ *     backends that have a row for them (vLLM on CUDA);
  *   - tensor parallel all-reduces, two per layer, ring (2(tp-1) hops);
  *   - pipeline parallelism (perf_pipeline): the batch runs as up to pp
  *     microbatches through pp stages of ceil(L/pp) layers; a step lasts
@@ -46,6 +49,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "elementwise.h"
 #include "hwprofile.h"
 #include "model.h"
 #include "precision.h"
@@ -123,6 +127,9 @@ struct perf {
 	double sm_count;               /* for tile waves; 0: no wave quantization */
 	double tiles_n_dense, tiles_n_expert;   /* 128-wide column tiles of the widest matmul */
 	double gemm_fixed_s, attn_fixed_s;      /* launch floor of one layer's kernels */
+	const struct ew_row *ew;       /* the backend's small kernels (NULL: none modelled) */
+	struct ew_shape ew_shape;      /* … their calls and bytes for this model (perf_init) */
+	double ew_stream, ew_l2;       /* stream bytes/s and L2 bytes they run at */
 	double lm_fixed_s;
 	double router_skew;            /* Zipf exponent of expert popularity; 0: uniform */
 	double router_scale;           /* c of expert i's pick chance min(1, c·i^-skew), Σ = k */
@@ -230,7 +237,7 @@ static inline void perf_step_add(struct perf_step *s, const struct perf *p, int6
 /* One operator group of a step: its work and what bounds it. */
 enum perf_op_kind {
 	PERF_DENSE, PERF_EXPERTS, PERF_LM_HEAD, PERF_ATTN_PREFILL, PERF_ATTN_DECODE,
-	PERF_ALLREDUCE, PERF_OFFLOAD, PERF_OVERHEAD, PERF_PIPELINE, PERF_N_OPS
+	PERF_ELEMENTWISE, PERF_ALLREDUCE, PERF_OFFLOAD, PERF_OVERHEAD, PERF_PIPELINE, PERF_N_OPS
 };
 
 struct perf_op {
@@ -254,6 +261,7 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 /* Breakdown of a step, seconds. */
 struct perf_breakdown {
 	double dense, experts, lm_head, attn_prefill, attn_decode, allreduce, offload, overhead;
+	double elementwise;          /* norms, rotary, KV write, activations (elementwise.h) */
 	double pipeline;
 	double total;
 };

@@ -223,6 +223,7 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(st, "lm_head", json_real(es->time.lm_head));
 	json_object_set_new(st, "attention_prefill", json_real(es->time.attn_prefill));
 	json_object_set_new(st, "attention_decode", json_real(es->time.attn_decode));
+	json_object_set_new(st, "elementwise", json_real(es->time.elementwise));
 	json_object_set_new(st, "allreduce", json_real(es->time.allreduce));
 	json_object_set_new(st, "weight_offload", json_real(es->time.offload));
 	json_object_set_new(st, "overhead", json_real(es->time.overhead));

@@ -206,6 +206,8 @@ void report_text(FILE *f, struct run_result *res, const struct report_opts *o)
 	line_f(f, "LM head:", 100 * es->time.lm_head / tot);
 	line_f(f, "Prefill attention:", 100 * es->time.attn_prefill / tot);
 	line_f(f, "Decode attention (KV reads):", 100 * es->time.attn_decode / tot);
+	if (es->time.elementwise > 0)
+		line_f(f, "Norms, rotary, activations:", 100 * es->time.elementwise / tot);
 	if (es->time.allreduce > 0)
 		line_f(f, "Tensor-parallel all-reduce:", 100 * es->time.allreduce / tot);
 	if (es->time.offload > 0)
