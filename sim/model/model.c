@@ -333,9 +333,15 @@ static int read_weights(const struct reader *r, struct model *m)
 			json_t *w = json_object_get(g, "weights");
 			int64_t nb = json_integer_value(json_object_get(w, "num_bits"));
 			const char *type = json_string_value(json_object_get(w, "type"));
-			if (nb == 8)
+			if (nb == 8) {
 				snprintf(m->weights, sizeof m->weights, "%s",
 					 type && !strcmp(type, "float") ? "fp8" : "int8");
+				const char *strat = json_string_value(json_object_get(w, "strategy"));
+				json_t *block = json_object_get(w, "block_structure");
+				m->quant_fp8_scaled = type && !strcmp(type, "float") && strat &&
+						      (!strcmp(strat, "channel") || !strcmp(strat, "tensor")) &&
+						      (!block || json_is_null(block));
+			}
 			else if (nb == 4)
 				snprintf(m->weights, sizeof m->weights, "%s",
 					 type && !strcmp(type, "float") ? "nvfp4" : "int4");

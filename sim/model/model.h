@@ -94,6 +94,11 @@ struct model {
 	/* The quantization config leaves attention in 16-bit (an `ignore`
 	 * entry matching self_attn, as llm-compressor recipes write). */
 	bool quant_skips_attention;
+	/* FP8 weights scaled per output channel or per tensor (a
+	 * compressed-tensors float 8-bit group with strategy "channel" or
+	 * "tensor", no block structure): on Hopper vLLM runs such MoE experts
+	 * through its CUTLASS grouped GEMM (cutlass_moe_fp8), not Triton. */
+	bool quant_fp8_scaled;
 
 	/* The generation_config shipped beside the config (genconfig.h);
 	 * none for a .gguf. */

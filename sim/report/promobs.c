@@ -37,6 +37,8 @@ struct promobs {
 	int n_acc;
 	struct pending *heap;    /* a binary min-heap by (t_ns, id) */
 	size_t n_heap, cap_heap;
+	promobs_settle_fn *on_settle;   /* optional watcher (promobs_on_settle) */
+	void *settle_ctx;
 };
 
 static int by_value(const void *a, const void *b)
@@ -174,6 +176,8 @@ static struct series_acc *series(struct promobs *p, int k)
 static void settle_one(struct promobs *p)
 {
 	const struct pending *e = &p->heap[0];
+	if (p->on_settle)
+		p->on_settle(p->settle_ctx, p, e->t_ns);
 	series(p, e->replica + 1);   /* grows the table first: the pointers stay */
 	struct series_acc *to[2] = { series(p, 0), series(p, e->replica + 1) };
 	for (int m = 0; m < N_RM; m++) {
@@ -218,6 +222,57 @@ void promobs_finish(struct promobs *p)
 		settle_one(p);
 }
 
+void promobs_on_settle(struct promobs *p, promobs_settle_fn *fn, void *ctx)
+{
+	p->on_settle = fn;
+	p->settle_ctx = ctx;
+}
+
+size_t promobs_state_size(const struct promobs *p)
+{
+	return N_RM * (p->n_grid + 1) * sizeof(int64_t) + N_RM * sizeof(double);
+}
+
+/* A saved state: the counts (N_RM x (n_grid + 1)), then the N_RM sums. */
+void promobs_save(const struct promobs *p, int replica, void *buf)
+{
+	size_t nc = N_RM * (p->n_grid + 1) * sizeof(int64_t);
+	int k = replica + 1;
+	if (k >= p->n_acc) {
+		memset(buf, 0, promobs_state_size(p));
+		return;
+	}
+	memcpy(buf, p->acc[k].counts, nc);
+	memcpy((char *)buf + nc, p->acc[k].sum, N_RM * sizeof(double));
+}
+
+/* Grid counts c of one metric onto edges (see promobs_hist). */
+static void onto_edges(const struct promobs *p, const int64_t *c, const double *edges, size_t n_edges,
+		       int64_t *counts)
+{
+	memset(counts, 0, (n_edges + 1) * sizeof *counts);
+	size_t b = 0;
+	for (size_t u = 0; u <= p->n_grid; u++) {
+		/* Grid bucket u holds values in (grid[u-1], grid[u]]: edge bucket
+		 * b is the first edge >= grid[u]. */
+		while (u < p->n_grid && b < n_edges && edges[b] < p->grid[u])
+			b++;
+		counts[u < p->n_grid ? b : n_edges] += c[u];
+	}
+}
+
+void promobs_hist_saved(const struct promobs *p, const void *state, enum req_metric m, const double *edges,
+			size_t n_edges, int64_t *counts, double *sum)
+{
+	size_t nc = N_RM * (p->n_grid + 1);
+	int64_t c[GRID_CAP + 1];
+	double sums[N_RM];
+	memcpy(c, (const int64_t *)state + (size_t)m * (p->n_grid + 1), (p->n_grid + 1) * sizeof *c);
+	memcpy(sums, (const char *)state + nc * sizeof(int64_t), sizeof sums);
+	onto_edges(p, c, edges, n_edges, counts);
+	*sum = sums[m];
+}
+
 void promobs_hist(const struct promobs *p, int replica, enum req_metric m, const double *edges,
 		  size_t n_edges, int64_t *counts, double *sum)
 {
@@ -227,14 +282,6 @@ void promobs_hist(const struct promobs *p, int replica, enum req_metric m, const
 	if (k >= p->n_acc)
 		return;   /* nothing completed there */
 	const struct series_acc *a = &p->acc[k];
-	const int64_t *c = a->counts + (size_t)m * (p->n_grid + 1);
-	size_t b = 0;
-	for (size_t u = 0; u <= p->n_grid; u++) {
-		/* Grid bucket u holds values in (grid[u-1], grid[u]]: edge bucket
-		 * b is the first edge >= grid[u]. */
-		while (u < p->n_grid && b < n_edges && edges[b] < p->grid[u])
-			b++;
-		counts[u < p->n_grid ? b : n_edges] += c[u];
-	}
+	onto_edges(p, a->counts + (size_t)m * (p->n_grid + 1), edges, n_edges, counts);
 	*sum = a->sum[m];
 }
