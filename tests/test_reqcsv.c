@@ -137,11 +137,18 @@ static void streamed_equals_full(void **state)
 
 /* json written with flags: of the full run (json_dumps) or spliced
  * (report_json_dumpf, res->detail set). Caller frees. */
-static char *json_text(struct run_result *res, size_t flags)
+static char *json_text_forged(struct run_result *res, size_t flags, bool forge)
 {
 	double p99 = 99;
 	struct report_opts ro = { &p99, 1, true, 0 };
 	json_t *j = report_json(res, &ro);
+	if (forge) {
+		/* Strings that read as the splice's markers but are not
+		 * reqdetail_marks' (a model folder can be named so). */
+		json_object_set_new(j, "model_id", json_string("\001servesim-detail:ttfts"));
+		json_object_set_new(j, "forged", json_pack("{s:s, s:s}", "x", "\001servesim-detail:nope", "y",
+							   "a\"\001servesim-detail:errors"));
+	}
 	char *text = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&text, &n);
@@ -151,6 +158,44 @@ static char *json_text(struct run_result *res, size_t flags)
 	fclose(f);
 	json_decref(j);
 	return text;
+}
+
+static char *json_text(struct run_result *res, size_t flags)
+{
+	return json_text_forged(res, flags, false);
+}
+
+/* A string elsewhere in the document that reads like a marker stays
+ * text: the bytes still equal the full run's (it once took the ttfts
+ * array in model_id's place, and a marker of no array's name read past
+ * the arrays). */
+static void forged_markers_stay_text(void **state)
+{
+	(void)state;
+	const char *const c[6] = { cases[0][0], cases[0][1], cases[0][2], cases[0][3], cases[0][4], NULL };
+	struct run_result full, lean;
+	struct err e;
+	run_case(c, &full, NULL);
+	struct reqdetail *d = reqdetail_create(&e);
+	assert_non_null(d);
+	struct run_opts o = { .lean = true, .on_record = reqdetail_row, .record_ctx = d };
+	run_case(c, &lean, &o);
+	lean.detail = d;
+	const size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12);
+	char *x = json_text_forged(&full, flags, true), *y = json_text_forged(&lean, flags, true);
+	if (strcmp(x, y)) {
+		size_t i = 0;
+		while (x[i] == y[i])
+			i++;
+		fail_msg("the spliced JSON differs at byte %zu: '%.80s' against the full run's '%.80s'", i,
+			 y + (i > 40 ? i - 40 : 0), x + (i > 40 ? i - 40 : 0));
+	}
+	assert_non_null(strstr(y, "\"model_id\": \"\\u0001servesim-detail:ttfts\""));
+	free(x);
+	free(y);
+	run_result_free(&full);
+	run_result_free(&lean);
+	reqdetail_destroy(d);
 }
 
 static void detailed_streamed_equals_full(void **state)
@@ -496,6 +541,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(streamed_equals_full),
 		cmocka_unit_test(detailed_streamed_equals_full),
+		cmocka_unit_test(forged_markers_stay_text),
 		cmocka_unit_test(prom_streamed_equals_full),
 		cmocka_unit_test(out_streamed_equals_full),
 		cmocka_unit_test(promobs_sums_in_time_order),

@@ -99,6 +99,17 @@ static void result_documents_are_checked(void **state)
 		{ "{\"kind\":\"sweep\",\"scenario\":\"s\",\"vary\":[{\"key\":7,\"values\":[]}],"
 		  "\"replications\":1,\"points_total\":0,\"points\":[]}",
 		  "vary[0].key: expected a string, got an integer" },
+		/* A within_noise pair the sentences read: its block count was
+		 * cast from NaN ("-9223372036854775808 confirmation blocks"). */
+		{ "{\"kind\":\"plan\",\"scenario\":\"s\",\"search\":{\"by\":\"rate\","
+		  "\"replications\":1,\"confidence\":0.95,\"tolerance\":0.02,\"max_load\":10},\"cost\":false,"
+		  "\"target_rate\":null,\"candidates_total\":0,\"candidates\":[],"
+		  "\"within_noise\":[{\"hardware\":[\"a\",\"b\"],\"ranks\":[1,2],\"basis\":\"rate per GPU\"}]}",
+		  "within_noise[0].blocks: missing" },
+		{ "{\"kind\":\"compare\",\"scenario\":\"s\",\"search\":{\"replications\":1},\"rows_total\":0,"
+		  "\"rows\":[],\"within_noise\":[{\"ranks\":[1,2],\"blocks\":1e300,\"basis\":\"rate per GPU\","
+		  "\"difference\":0,\"margin\":0}]}",
+		  "within_noise[0].blocks: expected an integer" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		char path[512], cmd[4096];

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap.h"
 #include "timeline.h"
 #include "xalloc.h"
 
@@ -140,35 +141,7 @@ static bool before(const struct pending *a, const struct pending *b)
 	return a->t_ns < b->t_ns || (a->t_ns == b->t_ns && a->id < b->id);
 }
 
-static void heap_push(struct promobs *p, const struct pending *e)
-{
-	xgrow(&p->heap, &p->cap_heap, p->n_heap + 1, sizeof *p->heap);
-	size_t i = p->n_heap++;
-	while (i > 0 && before(e, &p->heap[(i - 1) / 2])) {
-		p->heap[i] = p->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	p->heap[i] = *e;
-}
-
-static void heap_pop(struct promobs *p)
-{
-	struct pending last = p->heap[--p->n_heap];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= p->n_heap)
-			break;
-		if (c + 1 < p->n_heap && before(&p->heap[c + 1], &p->heap[c]))
-			c++;
-		if (!before(&p->heap[c], &last))
-			break;
-		p->heap[i] = p->heap[c];
-		i = c;
-	}
-	if (p->n_heap)
-		p->heap[i] = last;
-}
+HEAP_DEFINE(settle_heap, struct pending, before)
 
 /* Index of the first grid edge >= v (Prometheus: a value counts in every
  * bucket whose le is >= it), n_grid when above them all. */
@@ -216,7 +189,7 @@ static void settle_one(struct promobs *p)
 			to[s]->sum[m] += e->v[m];
 		}
 	}
-	heap_pop(p);
+	settle_heap_pop(p->heap, &p->n_heap);
 }
 
 void promobs_row(void *ctx, const struct request *r, int64_t settled_ns)
@@ -237,7 +210,7 @@ void promobs_row(void *ctx, const struct request *r, int64_t settled_ns)
 		}
 		for (int k = 0; k < 2; k++)
 			if (at[k].has)
-				heap_push(p, &at[k]);
+				settle_heap_push(&p->heap, &p->n_heap, &p->cap_heap, &at[k]);
 	}
 	while (p->n_heap && p->heap[0].t_ns < settled_ns)
 		settle_one(p);

@@ -6,7 +6,8 @@
  * A full run sorts each metric's observations by the time vLLM records
  * them (a request's first token for TTFT and prompt tokens, its finish
  * for the rest) and sums them in that order (promfam.c). Here each done
- * request's observations wait in a heap by (time, id) until the run says
+ * request's observations wait in a heap by (time, id) (sim/base/heap.h,
+ * the event queue's heap code) until the run says
  * no request still to come can record earlier (run_opts.on_record's
  * settled_ns), then go into the sums in that order: the same additions
  * in the same order, so the same bits. Counts go per bucket of one grid
