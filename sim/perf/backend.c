@@ -179,14 +179,18 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * fp8_w8a8, TP1: 44.5 us at batch 1 to 273.7 us at 128, a least-squares
 	 * 32.3 us a call + bytes at 0.848 of stream, residuals <= 4.2 us; within
 	 * 2% of 0.86, tested). That table's 32.3 us a call (E=128, top-8) is
-	 * not taken: on sm90 vLLM's FP8 MoE oracle ranks its CUTLASS grouped
+	 * the row's call cost since Scout's experts left it (2026-12-01; it
+	 * was not taken while the row served them, since on sm90 vLLM's FP8
+	 * MoE oracle ranks its CUTLASS grouped
 	 * GEMM (CutlassExpertsFp8, via TritonOrCutlassExperts, which falls
 	 * back to Triton only on sm100 at M <= 8) ahead of Triton for
 	 * per-channel / per-token FP8 such as Scout's compressed-tensors
 	 * checkpoint (vLLM PR #16537: CUTLASS the default for
 	 * Llama-4-Scout-FP8-dynamic on H100): those take the CUTLASS row
-	 * above; this one serves block-FP8, INT8 and FP4 experts, and FP8
-	 * off Hopper. Compute: 0.58 of the clock-adjusted peak, times the GEMM
+	 * above; this one serves block-FP8, INT8 and FP4 experts, FP8 by
+	 * --weights fp8 alone, and FP8 off Hopper). Check: sglang PR #5680's
+	 * H200 table times Triton fused_moe under CUDA graphs at 30 us a call
+	 * + bytes at 0.98 of stream (Mixtral TP4 shape). Compute: 0.58 of the clock-adjusted peak, times the GEMM
 	 * rows' low-precision ratio: estimate, the former fit to the Scout runs
 	 * (0.84 of a dense GEMM's 0.79 at 128 tokens an expert). The Triton
 	 * FP8 table's compute points (0.09-0.10 of the clock-adjusted FP8 peak
@@ -198,10 +202,10 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * takes DeepGEMM's wide-expert rates). The BF16 row above on Scout's FP8 experts was
 	 * tried: in-sample ITL 5.35 -> 7.08%, cv 6.2 -> 8.1% (Scout decode
 	 * faster, its prefill slower), so the FP8 path is not the BF16 kernel's. */
-	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "CUTLASS grouped GEMM / Triton fused_moe (w8a8)",
-	  .compute_frac = 0.58, .half = 0, .bw_frac = 0.86,
-	  .source = "vLLM PR #44152 H20 fused_moe: 0.86 of stream (H100 FP8 check: PR #24700, 0.848); estimate: compute 0.58 "
-		    "(former Scout fit)" },
+	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (w8a8)",
+	  .compute_frac = 0.58, .half = 0, .fixed_us = 32.3, .bw_frac = 0.86,
+	  .source = "vLLM PR #44152 H20 fused_moe: 0.86 of stream (H100 FP8 check: PR #24700, 0.848); 32.3 us a call (PR #24700 "
+		    "H100 fp8_w8a8 table; check: sglang PR #5680, 30 us on H200); estimate: compute 0.58 (former Scout fit)" },
 	/* FlashAttention-3 prefill on Hopper (vLLM's FLASH_ATTN backend). */
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_HOPPER, .head_dim_max = 128, .kernel = "FlashAttention-3 (varlen, paged)",
 	  .curve = &fa3_hd128, .compute_frac = 1,
