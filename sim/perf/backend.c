@@ -215,7 +215,10 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * (0.8 of stream at 64 sequences). The bracket's midpoint (0.79 of
 	 * stream with the unit floor) was tried: the four Llama-2-7B runs then
 	 * miss by -29..+35% ITL (docs/accuracy.md), so the estimate stays
-	 * until an FA3-fork MHA table exists. */
+	 * until an FA3-fork MHA table exists. Searched again 2026-12-01, none:
+	 * vLLM PR #43232's FLASH_ATTN / FLASHINFER decode CSV names neither its
+	 * GPU nor its heads; vLLM PRs #3010 / #2744 are A100 and before the
+	 * fork; FlashInfer PRs #3 / #1415 are GQA or Blackwell. */
 	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_HOPPER, .kernel = "FlashAttention-3 paged decode (MHA, 64-row tiles)",
 	  .compute_frac = 0.49, .half = 16, .bw_frac = 1.0,
 	  .source = "estimate: 1.0 of stream, half at 16 sequences (former H100 end-to-end fit); bracketed by FA3-upstream "
