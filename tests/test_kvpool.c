@@ -324,6 +324,127 @@ static void private_hash_hidden_until_published(void **state)
 	kvpool_destroy(p);
 }
 
+/* vLLM's free queue as it is written (block_pool.py's FreeKVCacheBlockQueue):
+ * one explicit list, 1..n-1 at the start, an array here (O(n) per op). */
+struct ref_queue {
+	int32_t q[2048];
+	int n;
+};
+
+static int ref_find(const struct ref_queue *r, int32_t b)
+{
+	for (int i = 0; i < r->n; i++)
+		if (r->q[i] == b)
+			return i;
+	return -1;
+}
+
+static void ref_remove_at(struct ref_queue *r, int i)
+{
+	memmove(r->q + i, r->q + i + 1, (size_t)(r->n - i - 1) * sizeof *r->q);
+	r->n--;
+}
+
+/* The pool hands blocks out in exactly the explicit queue's order though
+ * it never links the blocks not used yet (the fresh range between its
+ * front and back lists): random allocs, releases (hashed ones to the
+ * back, others to the front), hashes, private hashes and hits on pools of
+ * 8, 300 and 2000 blocks (so releases land while the fresh range is still
+ * long, short and gone), every alloc compared, and the free count after
+ * every op. */
+static void order_equals_explicit_queue(void **state)
+{
+	(void)state;
+	static const int32_t sizes[] = { 8, 300, 2000 };
+	for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+		int32_t nb = sizes[t];
+		struct kvpool *p = kvpool_create(nb, 0);
+		static struct ref_queue r;
+		static int ref[2048];
+		static uint64_t hash[2048];
+		memset(ref, 0, sizeof ref);
+		memset(hash, 0, sizeof hash);
+		r.n = 0;
+		for (int32_t b = 1; b < nb; b++)
+			r.q[r.n++] = b;
+		uint64_t rng = 77 + (uint64_t)t;
+		int held = 0, fresh_hits = 0, back_pops = 0, front_pops = 0;
+		uint64_t next_hash = 1;
+		for (int op = 0; op < 60000; op++) {
+			uint64_t x = lcg_next(&rng);
+			int kind = (int)(x % 10);
+			if (kind < 4) {
+				int32_t b = kvpool_alloc(p);
+				if (r.n == 0) {
+					assert_int_equal(b, -1);
+					continue;
+				}
+				assert_int_equal(b, r.q[0]);
+				/* Which part of the queue it came from, for coverage. */
+				if (hash[b])
+					back_pops++;
+				else if (b >= nb - r.n && op < 3 * nb)
+					fresh_hits++;
+				else
+					front_pops++;
+				ref_remove_at(&r, 0);
+				hash[b] = 0;
+				ref[b] = 1;
+				held++;
+			} else if (kind < 8) {
+				if (held == 0)
+					continue;
+				int32_t b;
+				do
+					b = 1 + (int32_t)(lcg_next(&rng) % (uint64_t)(nb - 1));
+				while (ref[b] == 0);
+				kvpool_release(p, b);
+				if (--ref[b] == 0) {
+					held--;
+					if (hash[b]) {
+						r.q[r.n++] = b;
+					} else {
+						memmove(r.q + 1, r.q, (size_t)r.n * sizeof *r.q);
+						r.q[0] = b;
+						r.n++;
+					}
+				}
+			} else if (kind == 8) {
+				if (held == 0)
+					continue;
+				int32_t b;
+				do
+					b = 1 + (int32_t)(lcg_next(&rng) % (uint64_t)(nb - 1));
+				while (ref[b] == 0);
+				if (!hash[b]) {
+					hash[b] = next_hash++;
+					if (x & 16)
+						kvpool_set_private_hash(p, b, hash[b]);
+					else
+						kvpool_set_hash(p, b, hash[b]);
+				}
+			} else {
+				/* A hit on a published hash, free or held. */
+				int32_t b = 1 + (int32_t)(lcg_next(&rng) % (uint64_t)(nb - 1));
+				if (!hash[b])
+					continue;
+				kvpool_publish(p, b);
+				assert_int_equal(kvpool_lookup(p, hash[b]), b);
+				kvpool_touch(p, b);
+				if (ref[b]++ == 0) {
+					held++;
+					int i = ref_find(&r, b);
+					assert_true(i >= 0);
+					ref_remove_at(&r, i);
+				}
+			}
+			assert_int_equal(kvpool_num_free(p), r.n);
+		}
+		assert_true(fresh_hits > 0 && back_pops > 100 && front_pops > 100);
+		kvpool_destroy(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +456,7 @@ int main(void)
 		cmocka_unit_test(set_hash_keeps_first),
 		cmocka_unit_test(property_random_ops),
 		cmocka_unit_test(private_hash_hidden_until_published),
+		cmocka_unit_test(order_equals_explicit_queue),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -145,19 +145,25 @@ static void dlist_push_front(struct dlist *l, int32_t i)
 	l->len++;
 }
 
+/* Which list of the free queue a free block below fresh is in. */
+enum { IN_FRONT, IN_BACK };
+
 /* One GPU block: what allocation, release and hashing read, together
  * (24 bytes; the free queue's walk was a cache miss per array). */
 struct block {
-	struct link free;        /* in the free queue while ref == 0 */
+	struct link free;        /* in a free list while ref == 0 */
 	int32_t ref;
-	int32_t private_hash;    /* 1: hash is private, not in cached */
+	uint8_t private_hash;    /* 1: hash is private, not in cached */
+	uint8_t queue;           /* IN_FRONT or IN_BACK while free */
 	uint64_t hash;           /* 0 = not cached */
 };
 
 struct kvpool {
 	int64_t num_blocks;
 	struct block *blk;
-	struct dlist free_q;
+	/* The free queue, head to tail: front, [fresh, num_blocks), back. */
+	struct dlist front, back;
+	int32_t fresh;           /* the first block never handed out */
 	struct hmap cached;      /* hash -> GPU block */
 
 	int64_t cpu_blocks;      /* CPU tier capacity, 0 = off */
@@ -174,9 +180,9 @@ struct kvpool *kvpool_create(int64_t num_blocks, int64_t cpu_blocks)
 	struct kvpool *p = xcalloc(1, sizeof *p);
 	p->num_blocks = num_blocks;
 	p->blk = xcalloc((size_t)num_blocks, sizeof *p->blk);
-	dlist_init(&p->free_q, &p->blk[0].free, sizeof *p->blk);
-	for (int32_t b = 1; b < num_blocks; b++)
-		dlist_push_back(&p->free_q, b);
+	dlist_init(&p->front, &p->blk[0].free, sizeof *p->blk);
+	dlist_init(&p->back, &p->blk[0].free, sizeof *p->blk);
+	p->fresh = 1;
 	hmap_init(&p->cached, (size_t)num_blocks);
 	p->cpu_blocks = cpu_blocks;
 	if (cpu_blocks > 0) {
@@ -209,12 +215,12 @@ int64_t kvpool_num_usable(const struct kvpool *p)
 
 int64_t kvpool_num_free(const struct kvpool *p)
 {
-	return p->free_q.len;
+	return p->front.len + (p->num_blocks - p->fresh) + p->back.len;
 }
 
 double kvpool_usage(const struct kvpool *p)
 {
-	return 1.0 - (double)p->free_q.len / (double)(p->num_blocks - 1);
+	return 1.0 - (double)kvpool_num_free(p) / (double)(p->num_blocks - 1);
 }
 
 int32_t kvpool_lookup(const struct kvpool *p, uint64_t hash)
@@ -234,9 +240,10 @@ bool kvpool_is_free(const struct kvpool *p, int32_t block)
 
 void kvpool_touch(struct kvpool *p, int32_t block)
 {
-	assert(block > 0 && block < p->num_blocks && p->blk[block].hash != 0);
-	if (p->blk[block].ref++ == 0)
-		dlist_unlink(&p->free_q, block);
+	assert(block > 0 && block < p->fresh && p->blk[block].hash != 0);
+	struct block *x = &p->blk[block];
+	if (x->ref++ == 0)
+		dlist_unlink(x->queue == IN_BACK ? &p->back : &p->front, block);
 }
 
 /* Stores an evicted hash in the CPU tier, dropping its oldest entry when
@@ -258,12 +265,27 @@ static void cpu_store(struct kvpool *p, uint64_t hash)
 	dlist_push_back(&p->cpu_lru, slot);
 }
 
+/* Takes the free queue's head out of it; -1 when it is empty. */
+static int32_t pop_free(struct kvpool *p)
+{
+	int32_t b = p->front.head;
+	if (b >= 0) {
+		dlist_unlink(&p->front, b);
+	} else if (p->fresh < p->num_blocks) {
+		b = p->fresh++;
+	} else {
+		b = p->back.head;
+		if (b >= 0)
+			dlist_unlink(&p->back, b);
+	}
+	return b;
+}
+
 int32_t kvpool_alloc(struct kvpool *p)
 {
-	int32_t b = p->free_q.head;
+	int32_t b = pop_free(p);
 	if (b < 0)
 		return -1;
-	dlist_unlink(&p->free_q, b);
 	assert(p->blk[b].ref == 0);
 	if (p->blk[b].hash) {
 		if (p->blk[b].private_hash)
@@ -279,18 +301,22 @@ int32_t kvpool_alloc(struct kvpool *p)
 
 void kvpool_release(struct kvpool *p, int32_t block)
 {
-	assert(block > 0 && block < p->num_blocks && p->blk[block].ref > 0);
-	if (--p->blk[block].ref > 0)
+	assert(block > 0 && block < p->fresh && p->blk[block].ref > 0);
+	struct block *x = &p->blk[block];
+	if (--x->ref > 0)
 		return;
-	if (p->blk[block].hash)
-		dlist_push_back(&p->free_q, block);
-	else
-		dlist_push_front(&p->free_q, block);
+	if (x->hash) {
+		x->queue = IN_BACK;
+		dlist_push_back(&p->back, block);
+	} else {
+		x->queue = IN_FRONT;
+		dlist_push_front(&p->front, block);
+	}
 }
 
 void kvpool_set_hash(struct kvpool *p, int32_t block, uint64_t hash)
 {
-	assert(block > 0 && block < p->num_blocks && hash != 0);
+	assert(block > 0 && block < p->fresh && hash != 0);
 	if (p->blk[block].hash || hmap_get(&p->cached, hash) >= 0)
 		return;
 	p->blk[block].hash = hash;
@@ -299,7 +325,7 @@ void kvpool_set_hash(struct kvpool *p, int32_t block, uint64_t hash)
 
 void kvpool_set_private_hash(struct kvpool *p, int32_t block, uint64_t hash)
 {
-	assert(block > 0 && block < p->num_blocks && hash != 0);
+	assert(block > 0 && block < p->fresh && hash != 0);
 	if (p->blk[block].hash)
 		return;
 	p->blk[block].hash = hash;
@@ -308,7 +334,7 @@ void kvpool_set_private_hash(struct kvpool *p, int32_t block, uint64_t hash)
 
 void kvpool_publish(struct kvpool *p, int32_t block)
 {
-	assert(block > 0 && block < p->num_blocks);
+	assert(block > 0 && block < p->fresh);
 	if (!p->blk[block].private_hash)
 		return;
 	p->blk[block].private_hash = 0;

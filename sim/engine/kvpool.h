@@ -3,13 +3,19 @@
  *
  * num_blocks blocks of block_size tokens; block 0 is the null block and is
  * never handed out, so num_blocks - 1 are usable. Each block has a reference
- * count. A free block (ref 0) sits in one doubly-linked free queue:
- * allocation pops from the head and, when the block carries a prefix hash,
- * evicts that hash. Releasing puts blocks with no hash at the front (reused
- * first) and cached blocks at the back, so the least recently freed cached
- * block is evicted first (LRU). A hit on a free cached block takes it out
- * of the queue ("touch"). Usage is 1 - free/(num_blocks - 1), counting
- * evictable cached blocks as free, as vLLM's BlockPool.get_usage does.
+ * count. A free block (ref 0) sits in one free queue: allocation pops
+ * from the head and, when the block carries a prefix hash, evicts that
+ * hash. Releasing puts blocks with no hash at the front (reused first) and
+ * cached blocks at the back, so the least recently freed cached block is
+ * evicted first (LRU). A hit on a free cached block takes it out of the
+ * queue ("touch"). Usage is 1 - free/(num_blocks - 1), counting evictable
+ * cached blocks as free, as vLLM's BlockPool.get_usage does.
+ *
+ * vLLM's queue starts as blocks 1..num_blocks-1 in order. Here the blocks
+ * never handed out yet are implicit: the queue is a front list (released
+ * without a hash), then the fresh range [fresh, num_blocks), then a back
+ * list (released with one), which hands out blocks in exactly vLLM's
+ * order while creation links nothing (O(1) but for the zeroed arrays).
  *
  * Optional CPU tier (kv_offload): blocks evicted from the GPU keep their hash
  * in a host-memory LRU of cpu_blocks entries; a later lookup can find them
@@ -22,7 +28,9 @@
  * table (its upkeep was a fifth of a run's time) until kvpool_publish puts
  * it there, when its request is preempted and may come back for it.
  *
- * Invariants: free count == number of blocks in the queue; every hashed
+ * Invariants: free count == front + back list lengths + fresh blocks
+ * left; a free block below fresh is in exactly one list (its `queue` tag);
+ * blocks from fresh on have ref 0, no hash and no links; every hashed
  * block that is not private is in the hash table exactly once; ref counts
  * never go negative (all asserted).
  */

@@ -41,6 +41,17 @@ static const struct perf_curve fa2_ampere = {
  * by tokens per expert (vLLM PR #24700's H100 table; the row below). */
 static const struct perf_curve fused_moe_tpe = { 3, { 128, 256, 384 }, { 0.295, 0.466, 0.516 } };
 
+/* An sm90 FP8 grouped GEMM's compute rate by tokens per expert, as a
+ * fraction of the clock-adjusted FP8 peak (1898 TFLOP/s on an H100 SXM at
+ * 1755 MHz) after the rows pad to 64 (the CUTLASS sm90 tile): DeepGEMM,
+ * wide experts (N 4096, K 7168). 160 tokens: 645 TFLOP/s, masked layout,
+ * 16 groups, H100 (deepseek-ai/DeepGEMM PR #192, "Original"; its 32- and
+ * 96-token points, 175 and 521, stream at 2.8 TB/s, bandwidth-bound, so
+ * not compute points); 1024: 1233, masked, 1 group; 4096: 1288,
+ * contiguous, 8 groups (DeepGEMM README tables, H800: the H100 SXM's
+ * 132 SMs and FP8 peak). 645 / 1898 / (160 / 192) = 0.408, 0.650, 0.679. */
+static const struct perf_curve fp8_grouped_tpe = { 3, { 160, 1024, 4096 }, { 0.408, 0.650, 0.679 } };
+
 /* ---- vLLM on CUDA ---- */
 static const struct perf_kernel vllm_cuda[] = {
 	/* cuBLAS/CUTLASS BF16 GEMM on Hopper: persistent (stream-K / tile
@@ -132,6 +143,34 @@ static const struct perf_kernel vllm_cuda[] = {
 	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 18.5, .bw_frac = 1.0,
 	  .source = "vLLM PR #24700 H100 benchmark_moe table (Mixtral BF16 TP2): 18.5 us a call + bytes at 1.0 of stream; "
 		    "0.295-0.516 of peak at 128-384 tokens an expert" },
+	/* Per-channel / per-tensor FP8 experts on Hopper (Scout's
+	 * compressed-tensors checkpoint): vLLM's CUTLASS path (cutlass_moe_fp8:
+	 * per-token activation quant, expert offsets, row shuffle, two grouped
+	 * GEMMs, SiLU-and-mul, requant, unshuffle). Streaming: 71 us a call +
+	 * bytes at 1.0 of stream, from sglang PR #5680's H200 table of the
+	 * same kernel (a port of vLLM PR #13972's; cutlass_moe_cuda_graphs, 25
+	 * calls a figure, Mixtral at TP4: E=8, top-2, K 4096, N 7168, 88.1 MB
+	 * an expert): 112 us at batch 1 (2 experts), 232 us at 16 (7.92
+	 * expected): a slope of 4.35 TB/s, 1.006 of the H200's 4.32 stream,
+	 * and 71 us a call; batch 4 and 8 (200, 240 us) sit 9% above the line
+	 * (random top-k, tested). The same table's Triton fused_moe column,
+	 * 30 us + bytes at 0.98 of stream, meets PR #24700's H100 FP8 Triton
+	 * table (32.3 us, the w8a8 row's check): the CUTLASS path costs ~40 us
+	 * more a call at decode batches. Check, not fitted: vLLM PR #20762's
+	 * eager cutlass_moe_fp8 (E=8, top-2, K 4096, N 28672; Hopper, its
+	 * batch-1-to-16 slope is 2.98 TB/s, an H100 SXM's stream): 326 us at
+	 * batch 1, 1034 at 16, 1041 at 32; this row gives 306, 1001, 1010
+	 * (-3..-6%, tested). Compute: fp8_grouped_tpe (DeepGEMM's FP8 grouped
+	 * GEMM on H100/H800: no CUTLASS MoE table above 128 tokens was found;
+	 * its grouped GEMM is the same wgmma FP8 pipeline), tokens an expert
+	 * padded to 64 rows (grouped_mm_c3x's sm90 tiles are 64 rows; swap-AB
+	 * configs for small M). INT8 experts would take this row too
+	 * (uncertain: vLLM runs them through Triton). */
+	{ .op = KOP_MOE, .dtype = KDT_FP8_SCALED, .gen = HW_TC_HOPPER, .kernel = "CUTLASS grouped GEMM FP8 (cutlass_moe_fp8, sm90)",
+	  .curve = &fp8_grouped_tpe, .compute_frac = 1, .tile_m = 64, .fixed_us = 71, .bw_frac = 1.0,
+	  .source = "sglang PR #5680 H200 cutlass_moe (CUDA graphs, Mixtral TP4): 71 us a call + bytes at 1.0 of stream "
+		    "(check: vLLM PR #20762, -3..-6%); compute: DeepGEMM FP8 grouped GEMM H100/H800 (PR #192, README), "
+		    "0.41-0.68 of the FP8 peak at 160-4096 tokens an expert" },
 	/* FP8 / INT8 / FP4 experts (w8a8 with dynamic per-token activation
 	 * quantization: an extra kernel and scaled MMAs). Bandwidth: 0.86 of
 	 * stream, PR #44152's H20 w13 kernel at batch 1 (Mixtral shape, BF16:
@@ -145,8 +184,9 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * back to Triton only on sm100 at M <= 8) ahead of Triton for
 	 * per-channel / per-token FP8 such as Scout's compressed-tensors
 	 * checkpoint (vLLM PR #16537: CUTLASS the default for
-	 * Llama-4-Scout-FP8-dynamic on H100), and no CUTLASS MoE table is
-	 * stored. Compute: 0.58 of the clock-adjusted peak, times the GEMM
+	 * Llama-4-Scout-FP8-dynamic on H100): those take the CUTLASS row
+	 * above; this one serves block-FP8, INT8 and FP4 experts, and FP8
+	 * off Hopper. Compute: 0.58 of the clock-adjusted peak, times the GEMM
 	 * rows' low-precision ratio: estimate, the former fit to the Scout runs
 	 * (0.84 of a dense GEMM's 0.79 at 128 tokens an expert). The Triton
 	 * FP8 table's compute points (0.09-0.10 of the clock-adjusted FP8 peak
@@ -154,8 +194,8 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * experts (K 2048 and 768): taken as this row's rate (compute_frac
 	 * 0.144) they saturate the Scout runs (TTFT +56% to +5e4%), so the rate
 	 * depends on the expert's shape, which the row does not model, and the
-	 * estimate stays until a CUTLASS FP8 grouped-GEMM table at a wide
-	 * expert is found. The BF16 row above on Scout's FP8 experts was
+	 * estimate stays for the experts this row serves (the CUTLASS row
+	 * takes DeepGEMM's wide-expert rates). The BF16 row above on Scout's FP8 experts was
 	 * tried: in-sample ITL 5.35 -> 7.08%, cv 6.2 -> 8.1% (Scout decode
 	 * faster, its prefill slower), so the FP8 path is not the BF16 kernel's. */
 	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "CUTLASS grouped GEMM / Triton fused_moe (w8a8)",
@@ -360,9 +400,9 @@ static const struct perf_kernel llamacpp_cuda[] = {
  * (step_overhead_us 0): the device classes' 1,010 us is vLLM's scheduler,
  * fitted to vLLM runs. */
 
-/* ---- llama.cpp on CPU: the only data are llama-bench end-to-end
- * tables, so its rows are the device-class fallback, named as such
- * (llama.cpp on Metal: sim/perf/backend_metal.c). ---- */
+/* ---- The named roofline: the device-class fallback for a device and
+ * engine without a table (llama.cpp on Metal and CPU:
+ * sim/perf/backend_metal.c, backend_cpu.c). ---- */
 static const struct perf_kernel fallback_only[] = {
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };
@@ -371,14 +411,13 @@ static const struct perf_backend backends[] = {
 	{ "vllm-cuda", "vllm", 0, 6, 2, VLLM_LAUNCH, -1, vllm_cuda, N_OF(vllm_cuda), nvlink_coll, N_OF(nvlink_coll) },
 	{ "llama.cpp-cuda", "llama.cpp", 3.5, 15, 5, LLAMACPP_LAUNCH, 0, llamacpp_cuda, N_OF(llamacpp_cuda), ring_only,
 	  N_OF(ring_only) },
-	{ "llama.cpp-cpu", "llama.cpp", 0, 0, 0, "in the CPU class step overhead", -1, fallback_only, N_OF(fallback_only),
-	  ring_only, N_OF(ring_only) },
 	{ "roofline", "any", 0, 0, 0, "none", -1, fallback_only, N_OF(fallback_only), ring_only, N_OF(ring_only) },
 };
 
 /* The backends of their own files (backend_tables.h). */
 static const struct perf_backend *const other_backends[] = { &perf_backend_vllm_rocm,
-								    &perf_backend_llamacpp_metal };
+								    &perf_backend_llamacpp_metal,
+								    &perf_backend_llamacpp_cpu };
 
 const struct perf_backend *perf_backend_find(const char *name)
 {
@@ -398,7 +437,7 @@ const struct perf_backend *perf_backend_for(const char *engine, const struct hw_
 	if (hw->hw_class == HW_APPLE)
 		name = "llama.cpp-metal";
 	else if (hw->hw_class == HW_CPU)
-		name = "llama.cpp-cpu";
+		name = llama ? "llama.cpp-cpu" : "roofline";   /* vLLM's CPU build runs no ggml graph */
 	else if (!strcmp(hw_vendor_names[hw->vendor], "amd"))
 		name = llama ? "roofline" : "vllm-rocm";
 	else if (!strcmp(hw_vendor_names[hw->vendor], "nvidia"))
@@ -417,7 +456,7 @@ const struct perf_kernel *perf_kernel_find(const struct perf_backend *b, int op,
 			return k;
 		if (k->op != op || (k->gen != KGEN_ANY && k->gen != gen))
 			continue;
-		if (k->dtype != KDT_ANY && k->dtype != dtype)
+		if (k->dtype != KDT_ANY && k->dtype != dtype && !(dtype == KDT_FP8_SCALED && k->dtype == KDT_LOW))
 			continue;
 		if (k->head_dim_max > 0 && head_dim > k->head_dim_max)
 			continue;

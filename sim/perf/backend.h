@@ -48,8 +48,11 @@
 /* Operator groups a kernel row serves (a subset of perf_op_kind). */
 enum perf_kop { KOP_GEMM, KOP_MOE, KOP_ATTN_PREFILL, KOP_ATTN_DECODE, KOP_N };
 
-/* The matmul dtype class a row serves. */
-enum perf_kdtype { KDT_ANY, KDT_16, KDT_LOW };
+/* The matmul dtype class a row serves. KDT_FP8_SCALED: FP8 scaled per
+ * channel or per tensor (not per block), which some backends run through
+ * another kernel (vLLM on Hopper: CUTLASS grouped GEMM for MoE); a lookup
+ * for it falls back to the KDT_LOW rows. */
+enum perf_kdtype { KDT_ANY, KDT_16, KDT_LOW, KDT_FP8_SCALED };
 
 #define KGEN_ANY (-1)
 
