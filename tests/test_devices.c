@@ -390,13 +390,14 @@ static void rocm_allreduce_meets_the_mi300x_tables(void **state)
 	assert_double_near(perf_allreduce_s(b, &hw, 1, 1e6, NULL), 0, 0);
 	/* NVLink is no mesh: NVSwitch gives every GPU its full link, so the
 	 * same bytes cost a TP4 group on an H100 node what the link alone sets,
-	 * whatever the group (at 4 MiB the CUDA NCCL ring row: 6 hops x 3 us +
-	 * 1.5 x bytes at 0.69 of 450 GB/s, vLLM PR #24532). */
+	 * whatever the group (at 80 MiB, past custom all-reduce and symmetric
+	 * memory, the CUDA NCCL ring row: 6 hops x 3 us + 1.5 x bytes at 0.69
+	 * of 450 GB/s, vLLM PR #24532). */
 	struct hw_profile h100;
 	load_hw(&h100, "h100-sxm");
-	double us = perf_allreduce_s(perf_backend_find("vllm-cuda"), &h100, 4, 4 * MIB, &alg) * 1e6;
+	double us = perf_allreduce_s(perf_backend_find("vllm-cuda"), &h100, 4, 80 * MIB, &alg) * 1e6;
 	assert_int_equal(alg->traffic, TRAFFIC_RING);
-	assert_double_rel(us, 18 + 1.5 * 4 * MIB / (450e9 * 0.69) * 1e6, 1e-9);
+	assert_double_rel(us, 18 + 1.5 * 80 * MIB / (450e9 * 0.69) * 1e6, 1e-9);
 }
 
 /* The ROCm BF16 MoE row against the Triton grouped-GEMM table it was

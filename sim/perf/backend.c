@@ -259,7 +259,10 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * (0.8 of stream at 64 sequences). The bracket's midpoint (0.79 of
 	 * stream with the unit floor) was tried: the four Llama-2-7B runs then
 	 * miss by -29..+35% ITL (docs/accuracy.md), so the estimate stays
-	 * until an FA3-fork MHA table exists. */
+	 * until an FA3-fork MHA table exists. Searched again 2026-12-01, none:
+	 * vLLM PR #43232's FLASH_ATTN / FLASHINFER decode CSV names neither its
+	 * GPU nor its heads; vLLM PRs #3010 / #2744 are A100 and before the
+	 * fork; FlashInfer PRs #3 / #1415 are GQA or Blackwell. */
 	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_HOPPER, .kernel = "FlashAttention-3 paged decode (MHA, 64-row tiles)",
 	  .compute_frac = 0.49, .half = 16, .bw_frac = 1.0,
 	  .source = "estimate: 1.0 of stream, half at 16 sequences (former H100 end-to-end fit); bracketed by FA3-upstream "
@@ -279,11 +282,15 @@ static const struct perf_kernel vllm_cuda[] = {
  * csrc/custom_all_reduce.cuh: one-shot at tp 2, or below 512 KiB at tp <= 4
  * and 256 KiB at tp <= 8; two-shot otherwise; both within its 8 MiB
  * buffer and on fully NVLinked GPUs; PyTorch symmetric memory on Hopper,
- * below; NCCL always). vLLM picks the fastest
- * for the size (its dispatch thresholds are set from these benchmarks,
- * vLLM PRs #24111 and #33839), so perf_allreduce_s takes the cheapest
- * eligible row: time then rises with message size and falls with link
- * bandwidth (a minimum of such functions). Fitted to vLLM PR #24532's
+ * below; NCCL always). vLLM's CudaCommunicator.all_reduce takes custom
+ * all-reduce wherever it may, then symmetric memory, then NCCL, so
+ * perf_allreduce_s takes the cheapest eligible custom row where there is
+ * one (one-shot where vLLM's kernel picks it: it is the cheaper there),
+ * else the cheapest of the rest: time then rises with message size and
+ * falls with link bandwidth, except where a message outgrows custom
+ * all-reduce's buffer (vLLM's own switch). Until 2026-12-01 the cheapest
+ * of every row: NCCL from 3 to 8 MiB at tp 4, 5-13% under the two-shot
+ * kernel vLLM runs there. Fitted to vLLM PR #24532's
  * H100 TP4 table (benchmark_device_communicators.py): ca_1stage 10 us at
  * 0.5 MB to 38 us at 4 MB (6 us + 3 x bytes at 0.87 of 450 GB/s);
  * ca_2stage 17 -> 42 us (13.4 us + 1.5 x bytes at 0.49); pynccl 21 -> 39
@@ -316,9 +323,9 @@ static const struct perf_collective nvlink_coll[] = {
 	 * MiB buffer at tp 4; at tp 8 vLLM caps custom all-reduce at 256 KiB
 	 * when symmetric memory is on, which the two-shot row, shared with
 	 * Ampere, does not: tp 6-8 keep it to 8 MiB, uncertain). So at tp 4 a
-	 * step's all-reduce falls from NCCL's 62 us to 53 us as the message
-	 * passes 8 MiB, as vLLM's switch does (its two-shot kernel, 71 us
-	 * there, would fall further). A group of 2 (two-shot in vLLM) never
+	 * step's all-reduce falls from the two-shot kernel's 71 us to 53 us as
+	 * the message passes 8 MiB, as vLLM's switch does. A group of 2
+	 * (two-shot in vLLM) never
 	 * takes these rows (NCCL's ring is faster there); tp 4 may take the 64
 	 * MiB row from 32 to 64 MiB, within 5% of the NCCL ring vLLM
 	 * runs there. uncertain: on an NVLink bridge
@@ -575,9 +582,9 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 		if (!ring && b->coll[i].traffic == TRAFFIC_RING && !b->coll[i].scale_out)
 			ring = &b->coll[i];
 	}
-	/* vLLM tries custom all-reduce before symmetric memory
-	 * (CudaCommunicator.all_reduce): multimem rows run only where no
-	 * one-shot / two-shot row may. */
+	/* vLLM runs custom all-reduce wherever it may
+	 * (CudaCommunicator.all_reduce tries it before symmetric memory and
+	 * NCCL): then only its one-shot / two-shot rows compete. */
 	for (int i = 0; i < b->n_coll; i++) {
 		const struct perf_collective *c = &b->coll[i];
 		custom |= (c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT) &&
@@ -585,7 +592,8 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 	}
 	for (int i = 0; i < b->n_coll; i++) {
 		const struct perf_collective *c = &b->coll[i];
-		if (!coll_eligible(c, hw, tp, bytes, has_scale_out) || (custom && c->traffic == TRAFFIC_MULTIMEM))
+		bool is_custom = c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT;
+		if (!coll_eligible(c, hw, tp, bytes, has_scale_out) || (custom && !is_custom))
 			continue;
 		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
 		double s = (c->latency_us + hops) * 1e-6 +
