@@ -67,6 +67,8 @@ struct vllm_ff {
 	int64_t seen[FF_RING], gap[FF_RING];   /* by ended pass: seen time, gap to the one before */
 	size_t n_lazy;
 	int64_t lazy_kv;                 /* Σ over lazy of (num_computed - ff_sched + 1) */
+	size_t n_win;                    /* lazy runs below the sliding window (all without) */
+	int64_t lazy_kv_win;             /* lazy_kv over them */
 	int32_t by_stage[FF_STAGES];     /* lazy requests by load stage */
 	int32_t n_stages;                /* by_stage[n_stages, FF_STAGES) are 0 */
 	int32_t replica;                 /* every lazy request's (-1: none yet) */
