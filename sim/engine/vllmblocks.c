@@ -82,8 +82,7 @@ void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
 
 void vllm_free_blocks(struct engine *g, struct request *r)
 {
-	for (int32_t j = r->n_blocks; j-- > 0;)
-		kvpool_release(g->pool, r->blocks[j]);
+	kvpool_release_all(g->pool, r->blocks, r->n_blocks);
 	r->n_blocks = 0;
 	r->n_hashed = 0;
 }
