@@ -189,10 +189,17 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	 * to these runs (each fold refits a step remainder of +530..+700 us,
 	 * what the component model does not explain: docs/engine-vllm.md).
 	 * The bounds guard against regression from the measured figures (0.15
-	 * points of noise), they are not the goal. */
+	 * points of noise), they are not the goal.
+	 * 2026-12-01 (moe): Scout's experts on vLLM's CUTLASS FP8 MoE row
+	 * (component tables, in place of the former Scout fit) give 9.8 /
+	 * 7.5 / 7.4 % here, above the goal in this linearization; the full
+	 * Gauss-Newton cross-validation (vllm_h100.py --cross-validate) gives
+	 * 10.2 / 6.9 / 6.9 %, within it. The Scout fold (ITL 11 %: its
+	 * mid-batch runs +7..+11 % in sample, a fold's +640 us remainder on
+	 * top) is what moved (docs/accuracy.md). */
 	assert_true(err[0] / n <= 0.15);
-	assert_true(err[1] / n <= 0.0625);
-	assert_true(err[2] / n <= 0.0625);
+	assert_true(err[1] / n <= 0.0765);
+	assert_true(err[2] / n <= 0.0755);
 }
 
 static void h100_runs_meet_the_goals(void **state)
@@ -254,10 +261,15 @@ static void h100_runs_meet_the_goals(void **state)
 	 * charged the top-p sort. ITL and E2E miss their 5 % by what the
 	 * components do not explain (docs/engine-vllm.md says so). These
 	 * bounds guard against regression from there, with 0.02 points for
-	 * floating-point and platform noise; they are not the goal. */
+	 * floating-point and platform noise; they are not the goal.
+	 * 2026-12-01 (moe): Scout's experts take vLLM's CUTLASS FP8 MoE row
+	 * (71 us a call + bytes at stream, from sglang PR #5680's H200 table,
+	 * in place of the former Scout fit): 9.45 / 9.96 / 9.93 %, the
+	 * small-batch Scout stage from -34 to -11 % ITL, its mid-batch runs
+	 * from +2..+6 to +7..+11 % (docs/accuracy.md). */
 	assert_true(sum_ttft / n <= 0.13);
-	assert_true(sum_itl / n <= 0.0966);
-	assert_true(sum_e2e / n <= 0.0963);
+	assert_true(sum_itl / n <= 0.0998);
+	assert_true(sum_e2e / n <= 0.0995);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }

@@ -114,11 +114,67 @@ static void batch_step_overhead_is_the_engines(void **state)
 	assert_true(step_overhead_ms("decode:1x1000 --set engine.vllm_version=0.8") < one);
 }
 
+/* explain --batch prefill:N times the step a run of the same scenario
+ * times: one request of N prompt tokens and one output token is one
+ * engine step, and its breakdown (servesim.step_time_s) equals explain's
+ * rows, row by row, because both come from the engine's one step-model
+ * builder (vllm.c build_perf; the scenario's tensor and pipeline
+ * parallelism, --cpu-offload-gb, expert parallelism, the version's
+ * overheads and the sampler's path). 1e-9: the JSON's printed digits. */
+static void batch_rows_are_the_engines_step(void **state)
+{
+	(void)state;
+	static const char *const variants[] = {
+		"",
+		"--set engine.tensor_parallel_size=2",
+		"--set engine.cpu_offload_gb=4",
+		"--set engine.vllm_version=0.8",
+		"--set engine.pipeline_parallel_size=2",
+		"--set workload.temperature=0",
+		"--model qwen3-30b-a3b --set engine.tensor_parallel_size=2 --set engine.enable_expert_parallel=true",
+		"--hardware a100-80gb-sxm --set engine.kv_cache_dtype=fp8",
+	};
+	static const struct {
+		const char *run, *row;
+	} rows[] = {
+		{ "dense", "dense matmuls" },	     { "experts", "MoE experts" },
+		{ "lm_head", "LM head" },	     { "attention_prefill", "prefill attention" },
+		{ "allreduce", "all-reduce" },	     { "weight_offload", "weight offload" },
+		{ "overhead", "step overhead" },     { "pipeline", "pipeline bubble" },
+	};
+	for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+		char cmd[1024];
+		snprintf(cmd, sizeof cmd,
+			 "run --set workload.num_prompts=1 --set workload.random_input_len=1000 "
+			 "--set workload.random_output_len=1 --set workload.random_range_ratio=0 %s --format json",
+			 variants[v]);
+		json_t *run = servesim_json(cmd);
+		json_t *ss = json_object_get(run, "servesim");
+		assert_int_equal(json_integer_value(json_object_get(ss, "engine_steps")), 1);
+		json_t *st = json_object_get(ss, "step_time_s");
+		snprintf(cmd, sizeof cmd, "explain --batch prefill:1000 %s --format json", variants[v]);
+		json_t *ex = servesim_json(cmd);
+		double sum = 0;
+		for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+			double want = num(st, rows[i].run) * 1e3, got = num(row(ex, rows[i].row), "time_ms");
+			if (fabs(got - want) > 1e-9 * fmax(1, want))
+				fail_msg("%s: %s: explain %.9f ms, the run's step %.9f ms", variants[v], rows[i].row, got,
+					 want);
+			sum += want;
+		}
+		assert_true(num(row(ex, "step overhead"), "time_ms") > 0);
+		assert_double_rel(num(ex, "step_ms"), sum, 1e-9);
+		json_decref(run);
+		json_decref(ex);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(measured_gemm_is_the_source),
 		cmocka_unit_test(batch_step_overhead_is_the_engines),
+		cmocka_unit_test(batch_rows_are_the_engines_step),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,9 +12,13 @@
  * --save-result). The end-of-run Prometheus scrape of a lean run (request
  * metrics summed as requests are done, promobs; a totals-only timeline)
  * gives the full run's bytes, and a totals-only timeline the same totals,
- * bit for bit, as a full one.
+ * bit for bit, as a full one. run --out's folder of a lean run (its
+ * scrapes over time saved as it went: leanout, omsnap) is the full run's,
+ * file by file.
  */
 #include "simutil.h"
+#include "leanout.h"
+#include "omsnap.h"
 #include "promobs.h"
 #include "timeline.h"
 
@@ -133,11 +137,18 @@ static void streamed_equals_full(void **state)
 
 /* json written with flags: of the full run (json_dumps) or spliced
  * (report_json_dumpf, res->detail set). Caller frees. */
-static char *json_text(struct run_result *res, size_t flags)
+static char *json_text_forged(struct run_result *res, size_t flags, bool forge)
 {
 	double p99 = 99;
 	struct report_opts ro = { &p99, 1, true, 0 };
 	json_t *j = report_json(res, &ro);
+	if (forge) {
+		/* Strings that read as the splice's markers but are not
+		 * reqdetail_marks' (a model folder can be named so). */
+		json_object_set_new(j, "model_id", json_string("\001servesim-detail:ttfts"));
+		json_object_set_new(j, "forged", json_pack("{s:s, s:s}", "x", "\001servesim-detail:nope", "y",
+							   "a\"\001servesim-detail:errors"));
+	}
 	char *text = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&text, &n);
@@ -147,6 +158,44 @@ static char *json_text(struct run_result *res, size_t flags)
 	fclose(f);
 	json_decref(j);
 	return text;
+}
+
+static char *json_text(struct run_result *res, size_t flags)
+{
+	return json_text_forged(res, flags, false);
+}
+
+/* A string elsewhere in the document that reads like a marker stays
+ * text: the bytes still equal the full run's (it once took the ttfts
+ * array in model_id's place, and a marker of no array's name read past
+ * the arrays). */
+static void forged_markers_stay_text(void **state)
+{
+	(void)state;
+	const char *const c[6] = { cases[0][0], cases[0][1], cases[0][2], cases[0][3], cases[0][4], NULL };
+	struct run_result full, lean;
+	struct err e;
+	run_case(c, &full, NULL);
+	struct reqdetail *d = reqdetail_create(&e);
+	assert_non_null(d);
+	struct run_opts o = { .lean = true, .on_record = reqdetail_row, .record_ctx = d };
+	run_case(c, &lean, &o);
+	lean.detail = d;
+	const size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12);
+	char *x = json_text_forged(&full, flags, true), *y = json_text_forged(&lean, flags, true);
+	if (strcmp(x, y)) {
+		size_t i = 0;
+		while (x[i] == y[i])
+			i++;
+		fail_msg("the spliced JSON differs at byte %zu: '%.80s' against the full run's '%.80s'", i,
+			 y + (i > 40 ? i - 40 : 0), x + (i > 40 ? i - 40 : 0));
+	}
+	assert_non_null(strstr(y, "\"model_id\": \"\\u0001servesim-detail:ttfts\""));
+	free(x);
+	free(y);
+	run_result_free(&full);
+	run_result_free(&lean);
+	reqdetail_destroy(d);
 }
 
 static void detailed_streamed_equals_full(void **state)
@@ -303,12 +352,13 @@ static char *prom_text(struct run_result *res)
 static void prom_streamed_equals_full(void **state)
 {
 	(void)state;
-	/* The single-engine cases above (Ollama's scrape is llama-server's,
-	 * made of sums kept as requests finish), and a run of about 500
-	 * simulated seconds, past the totals-only timeline's ring. */
+	/* The cases above (Ollama's scrape is llama-server's, made of sums
+	 * kept as requests finish; a vLLM cluster's replicas' TTFT and E2E
+	 * are replhist's), and a run of about 500 simulated seconds, past
+	 * the totals-only timeline's ring. */
 	static const char *const long_run[] = { "c13-bench-serve", "workload.request_rate=1",
 						"workload.num_prompts=500", NULL };
-	int n_cases = 0, order_mattered = 0;
+	int n_cases = 0, order_mattered = 0, n_clusters = 0;
 	for (size_t i = 0; i <= sizeof cases / sizeof *cases; i++) {
 		const char *const *c = long_run;
 		const char *cc[6];
@@ -317,18 +367,22 @@ static void prom_streamed_equals_full(void **state)
 				cc[k] = cases[i][k];
 			cc[5] = NULL;
 			c = cc;
-			if (strstr(c[0], "disagg") || (c[1] && strstr(c[1], "cluster.replicas")))
-				continue;   /* one engine only: a vLLM cluster keeps its records */
 		}
+		bool cluster = strstr(c[0], "disagg") || (c[1] && strstr(c[1], "cluster.replicas"));
 		struct run_result full, lean;
+		struct err e;
 		run_case(c, &full, &(struct run_opts){ .timeline = true });
-		struct promobs *obs = promobs_create();
-		struct run_opts o = { .lean = true, .timeline = true, .timeline_totals = true,
-				      .on_record = promobs_row, .record_ctx = obs };
+		struct leanout lo;
+		struct run_opts o = { .lean = true, .timeline = true };
+		if (leanout_open(&lo, &(struct leanout_want){ .prom = true, .replicas = cluster }, &o, &e))
+			fail_msg("%s", e.msg);
+		assert_true(o.timeline_totals);
 		run_case(c, &lean, &o);
 		assert_int_equal(lean.reqs.len, 0);
-		promobs_finish(obs);
-		lean.prom_obs = obs;
+		if (leanout_finish(&lo, &lean, &e))
+			fail_msg("%s", e.msg);
+		struct promobs *obs = lo.obs;
+		n_clusters += cluster;
 		if (i == sizeof cases / sizeof *cases) {   /* the ring folded windows, none late */
 			assert_true(lean.timeline->base > 0);
 			assert_int_equal(lean.timeline->n_late, 0);
@@ -342,10 +396,11 @@ static void prom_streamed_equals_full(void **state)
 		free(y);
 		run_result_free(&full);
 		run_result_free(&lean);
-		promobs_destroy(obs);
+		leanout_close(&lo);
 		n_cases++;
 	}
-	assert_true(n_cases >= 7);
+	assert_true(n_cases >= 9);
+	assert_int_equal(n_clusters, 2);
 	assert_true(order_mattered > 0);
 }
 
@@ -386,6 +441,72 @@ static void timeline_totals_equal_full(void **state)
 	timeline_destroy(tot);
 }
 
+/* run --out of a lean run (leanout.h: requests.csv, timeseries.csv and
+ * the scrapes over time saved as it went, omsnap.h) against a full run's
+ * folder, file by file, byte for byte: the single-engine cases above
+ * (Ollama's openmetrics.txt is llama-server's end-of-run sums) and two
+ * long runs: 500 simulated seconds (the timeline's ring folds; scraped
+ * every 2 s) and about 800 (every 5 s): most candidate scrapes saved go
+ * unused. */
+static void out_streamed_equals_full(void **state)
+{
+	(void)state;
+	static const char *const files[] = { "requests.csv", "timeseries.csv", "itl_histogram.csv",
+					     "openmetrics.txt" };
+	static const char *const long_runs[][4] = {
+		{ "c13-bench-serve", "workload.request_rate=1", "workload.num_prompts=500", NULL },
+		{ "c13-bench-serve", "workload.request_rate=0.5", "workload.num_prompts=400", NULL },
+	};
+	size_t n_cases = sizeof cases / sizeof *cases, n_long = sizeof long_runs / sizeof *long_runs;
+	char tmp[] = "/tmp/servesim-reqcsv-XXXXXX";
+	assert_non_null(mkdtemp(tmp));
+	int compared = 0, coarse = 0;
+	for (size_t i = 0; i < n_cases + n_long; i++) {
+		const char *c[6] = { 0 };
+		for (int k = 0; k < 5 && (i < n_cases ? cases[i][k] : long_runs[i - n_cases][k]); k++)
+			c[k] = i < n_cases ? cases[i][k] : long_runs[i - n_cases][k];
+		if (strstr(c[0], "disagg") || (c[1] && strstr(c[1], "cluster.replicas")))
+			continue;   /* one engine only: a vLLM cluster keeps its records */
+		bool vllm = !strstr(c[0], "ollama");
+		struct run_result full, lean;
+		struct err e;
+		run_case(c, &full, &(struct run_opts){ .timeline = true });
+		struct leanout lo;
+		struct run_opts o = { .lean = true, .timeline = true };
+		struct leanout_want w = { .csv = true, .prom = true, .openmetrics = vllm };
+		if (leanout_open(&lo, &w, &o, &e))
+			fail_msg("%s", e.msg);
+		run_case(c, &lean, &o);
+		assert_int_equal(lean.reqs.len, 0);
+		assert_int_equal(lean.n_ts, 0);
+		if (leanout_finish(&lo, &lean, &e))
+			fail_msg("%s", e.msg);
+		assert_int_equal(lean.timeline->n_late, 0);
+		coarse += vllm && omsnap_interval_ns(lean.end_ns) > TIMELINE_WINDOW_NS;
+		char a[300], b[300];
+		snprintf(a, sizeof a, "%s/full%zu", tmp, i);
+		snprintf(b, sizeof b, "%s/lean%zu", tmp, i);
+		if (report_out(a, &full, 1.7e9, &e) || report_out(b, &lean, 1.7e9, &e))
+			fail_msg("%s", e.msg);
+		for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
+			char *x = slurp(a, files[k]), *y = slurp(b, files[k]);
+			if (strcmp(x, y))
+				fail_msg("%s %s: the streamed %s differs", c[0], c[1] ? c[1] : "", files[k]);
+			free(x);
+			free(y);
+		}
+		run_result_free(&full);
+		run_result_free(&lean);
+		leanout_close(&lo);
+		compared++;
+	}
+	assert_true(compared >= 7);
+	assert_true(coarse >= 2);   /* scraped every 2 s and every 5 s at least */
+	char cmd[400];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* A folder that cannot be made: an error, and nothing written. */
 static void unwritable_leaves_nothing(void **state)
 {
@@ -420,7 +541,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(streamed_equals_full),
 		cmocka_unit_test(detailed_streamed_equals_full),
+		cmocka_unit_test(forged_markers_stay_text),
 		cmocka_unit_test(prom_streamed_equals_full),
+		cmocka_unit_test(out_streamed_equals_full),
 		cmocka_unit_test(promobs_sums_in_time_order),
 		cmocka_unit_test(timeline_totals_equal_full),
 		cmocka_unit_test(unwritable_leaves_nothing),

@@ -6,10 +6,24 @@
  */
 #include "simutil.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "model.h"
 #include "overhead.h"
 #include "sampling.h"
 
 #define NS SAMPLING_NOT_SENT
+
+/* The generation_config models/ ships for id (none: present false). */
+static struct genconfig gen_of(const char *id)
+{
+	struct model m;
+	struct err e;
+	assert_int_equal(model_load_named(&m, id, &e), 0);
+	return m.gen;
+}
 
 /* vLLM's order: greedy (temperature < 1e-5) skips everything; then any
  * top-p sorts; top-k alone takes torch.topk; neither samples plainly. A
@@ -20,40 +34,42 @@ static void the_path_follows_vllms_sampler(void **state)
 	(void)state;
 	const double V = 152064;
 	const struct sampling_params none = { NS, NS, NS, NS };
+	const struct genconfig qwen = gen_of("qwen2.5-7b-instruct"), nemo = gen_of("mistral-nemo-12b"),
+			       llama = gen_of("llama-3.1-8b"), gpt2 = gen_of("gpt2");
 	/* Qwen2.5-7B-Instruct's file: temperature 0.7, top_p 0.8, top_k 20. */
-	assert_int_equal(sampling_path(&none, true, "qwen2.5-7b-instruct", V), SAMPLER_TOP_P);
-	assert_int_equal(sampling_path(&none, false, "qwen2.5-7b-instruct", V), SAMPLER_RANDOM);
+	assert_int_equal(sampling_path(&none, true, &qwen, V), SAMPLER_TOP_P);
+	assert_int_equal(sampling_path(&none, false, &qwen, V), SAMPLER_RANDOM);
 	const struct sampling_params greedy = { 0, NS, NS, NS }, p1 = { NS, 1, NS, NS },
 				     k0 = { NS, 1, 0, NS }, kv = { NS, 1, 152064, NS },
 				     t_only = { 0.8, NS, NS, NS }, k50 = { NS, NS, 50, NS };
-	assert_int_equal(sampling_path(&greedy, true, "qwen2.5-7b-instruct", V), SAMPLER_GREEDY);
-	assert_int_equal(sampling_path(&p1, true, "qwen2.5-7b-instruct", V), SAMPLER_TOP_K);   /* the file's top_k 20 */
-	assert_int_equal(sampling_path(&k0, true, "qwen2.5-7b-instruct", V), SAMPLER_RANDOM);
-	assert_int_equal(sampling_path(&kv, true, "qwen2.5-7b-instruct", V), SAMPLER_RANDOM);
-	assert_int_equal(sampling_path(&k50, false, "qwen2.5-7b-instruct", V), SAMPLER_TOP_K);
+	assert_int_equal(sampling_path(&greedy, true, &qwen, V), SAMPLER_GREEDY);
+	assert_int_equal(sampling_path(&p1, true, &qwen, V), SAMPLER_TOP_K);   /* the file's top_k 20 */
+	assert_int_equal(sampling_path(&k0, true, &qwen, V), SAMPLER_RANDOM);
+	assert_int_equal(sampling_path(&kv, true, &qwen, V), SAMPLER_RANDOM);
+	assert_int_equal(sampling_path(&k50, false, &qwen, V), SAMPLER_TOP_K);
 	/* Token ids only (Mistral-Nemo): vLLM's defaults, no filter. */
-	assert_int_equal(sampling_path(&none, true, "mistral-nemo-12b", 131072), SAMPLER_RANDOM);
-	assert_int_equal(sampling_path(&k50, true, "mistral-nemo-12b", 131072), SAMPLER_TOP_K);
+	assert_int_equal(sampling_path(&none, true, &nemo, 131072), SAMPLER_RANDOM);
+	assert_int_equal(sampling_path(&k50, true, &nemo, 131072), SAMPLER_TOP_K);
 	/* Meta's files set top_p 0.9. */
-	assert_int_equal(sampling_path(&t_only, true, "llama-3.1-8b", 128256), SAMPLER_TOP_P);
+	assert_int_equal(sampling_path(&t_only, true, &llama, 128256), SAMPLER_TOP_P);
 	/* A model without an entry is assumed to set a top_p: what servesim
 	 * charged before; a top_p of 1 sent lifts it. */
-	assert_int_equal(sampling_path(&none, true, "gpt2", 50257), SAMPLER_TOP_P);
-	assert_int_equal(sampling_path(&p1, true, "gpt2", 50257), SAMPLER_RANDOM);
-	assert_int_equal(sampling_path(&greedy, true, "gpt2", 50257), SAMPLER_GREEDY);
-	assert_int_equal(sampling_path(&none, false, "gpt2", 50257), SAMPLER_RANDOM);
+	assert_int_equal(sampling_path(&none, true, &gpt2, 50257), SAMPLER_TOP_P);
+	assert_int_equal(sampling_path(&p1, true, &gpt2, 50257), SAMPLER_RANDOM);
+	assert_int_equal(sampling_path(&greedy, true, &gpt2, 50257), SAMPLER_GREEDY);
+	assert_int_equal(sampling_path(&none, false, &gpt2, 50257), SAMPLER_RANDOM);
 	/* Min-p runs when sent > 0, on every path but greedy (an argmax-
 	 * invariant processor). */
 	const struct sampling_params mp = { NS, NS, NS, 0.05 }, mp0 = { NS, NS, NS, 0 }, mpg = { 0, NS, NS, 0.05 };
-	assert_true(sampling_min_p(&mp, sampling_path(&mp, true, "mistral-nemo-12b", 131072)));
+	assert_true(sampling_min_p(&mp, sampling_path(&mp, true, &nemo, 131072)));
 	assert_false(sampling_min_p(&mp0, SAMPLER_RANDOM));
 	assert_false(sampling_min_p(&none, SAMPLER_TOP_P));
-	assert_false(sampling_min_p(&mpg, sampling_path(&mpg, true, "mistral-nemo-12b", 131072)));
+	assert_false(sampling_min_p(&mpg, sampling_path(&mpg, true, &nemo, 131072)));
 	/* Penalties: only Qwen's file sets one (repetition_penalty 1.05). */
-	assert_true(sampling_penalties(true, "qwen2.5-7b-instruct"));
-	assert_false(sampling_penalties(false, "qwen2.5-7b-instruct"));
-	assert_false(sampling_penalties(true, "llama-3.1-8b"));
-	assert_false(sampling_penalties(true, "gpt2"));
+	assert_true(sampling_penalties(true, &qwen));
+	assert_false(sampling_penalties(false, &qwen));
+	assert_false(sampling_penalties(true, &llama));
+	assert_false(sampling_penalties(true, &gpt2));
 	for (int i = 0; i < SAMPLER_N_PATHS; i++)
 		assert_true(strlen(sampling_path_name((enum sampler_path)i)) > 3);
 }
@@ -155,12 +171,111 @@ static void a_runs_itl_follows_the_path(void **state)
 	run_result_free(&same);
 }
 
+/* The files models/generation_config/ ships hold what the publishers'
+ * generation_config.json set (the values servesim's table held before
+ * they moved there): Meta's 0.6/0.9, Qwen's 0.7/0.8/20 with its 1.05
+ * repetition penalty, token ids only for Mistral-Nemo; a model without a
+ * file has none (present false). */
+static void the_shipped_files_hold_the_publishers_values(void **state)
+{
+	(void)state;
+	const struct genconfig q = gen_of("qwen2.5-7b-instruct"), l = gen_of("llama-2-70b"),
+			       n = gen_of("mistral-nemo-12b"), g = gen_of("gpt2");
+	assert_true(q.present && l.present && n.present && !g.present);
+	assert_double_near(q.temperature, 0.7, 0);
+	assert_double_near(q.top_p, 0.8, 0);
+	assert_int_equal(q.top_k, 20);
+	assert_double_near(q.repetition_penalty, 1.05, 0);
+	assert_double_near(q.min_p, GENCONFIG_UNSET, 0);
+	assert_double_near(l.temperature, 0.6, 0);
+	assert_double_near(l.top_p, 0.9, 0);
+	assert_int_equal(l.top_k, GENCONFIG_UNSET);
+	assert_false(genconfig_penalty(&l));
+	assert_double_near(n.temperature, GENCONFIG_UNSET, 0);
+	assert_double_near(n.top_p, GENCONFIG_UNSET, 0);
+	/* An HF id through aliases.ini reads the same file. */
+	struct genconfig a = gen_of("meta-llama/Llama-3.1-8B-Instruct");
+	assert_true(a.present);
+	assert_double_near(a.top_p, 0.9, 0);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* A Hugging Face snapshot folder: generation_config.json beside
+ * config.json is read, as transformers and vLLM read it; a bad value is
+ * one line naming the file and the key, and the model does not load. */
+static void a_snapshots_file_is_read_and_checked(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/tidy-genconfig-XXXXXX", cfg[256], gen[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+	snprintf(gen, sizeof gen, "%s/generation_config.json", dir);
+	char want[320];
+	assert_int_equal(genconfig_path(cfg, want, sizeof want), 0);
+	assert_string_equal(want, gen);
+	assert_int_equal(genconfig_path("models/yi-34b.json", want, sizeof want), 0);
+	assert_string_equal(want, "models/generation_config/yi-34b.json");
+	write_file(cfg, "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+			"\"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 1000}");
+	struct model m;
+	struct err e;
+	assert_int_equal(model_load(&m, cfg, &e), 0);
+	assert_false(m.gen.present);
+	write_file(gen, "{\"top_k\": 40, \"temperature\": null, \"repetition_penalty\": 1.0}");
+	assert_int_equal(model_load(&m, cfg, &e), 0);
+	assert_true(m.gen.present);
+	assert_int_equal(m.gen.top_k, 40);
+	assert_double_near(m.gen.temperature, GENCONFIG_UNSET, 0); /* null: absent, as vLLM */
+	assert_false(genconfig_penalty(&m.gen));                     /* 1.0: no penalty */
+	const struct sampling_params none = { NS, NS, NS, NS };
+	assert_int_equal(sampling_path(&none, true, &m.gen, 1000), SAMPLER_TOP_K);
+	static const struct {
+		const char *text, *key;
+	} bad[] = {
+		{ "{\"top_p\": 0}", "top_p" },
+		{ "{\"top_p\": 1.5}", "top_p" },
+		{ "{\"temperature\": -0.1}", "temperature" },
+		{ "{\"temperature\": \"hot\"}", "temperature" },
+		{ "{\"top_k\": 2.5}", "top_k" },
+		{ "{\"top_k\": -2}", "top_k" },
+		{ "{\"min_p\": 2}", "min_p" },
+		{ "{\"repetition_penalty\": 0}", "repetition_penalty" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		write_file(gen, bad[i].text);
+		assert_int_equal(model_load(&m, cfg, &e), -1);
+		char head[300];
+		snprintf(head, sizeof head, "%s: %s: expected ", gen, bad[i].key);
+		assert_non_null(strstr(e.msg, head));
+		assert_null(strchr(e.msg, '\n'));
+	}
+	write_file(gen, "{\"top_p\": 0.9,");
+	assert_int_equal(model_load(&m, cfg, &e), -1);
+	snprintf(want, sizeof want, "%s:1:", gen);
+	assert_non_null(strstr(e.msg, want));
+	write_file(gen, "[1]");
+	assert_int_equal(model_load(&m, cfg, &e), -1);
+	assert_non_null(strstr(e.msg, "expected a JSON object"));
+	remove(gen);
+	remove(cfg);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(the_path_follows_vllms_sampler),
 		cmocka_unit_test(the_paths_cost_what_they_measured),
 		cmocka_unit_test(a_runs_itl_follows_the_path),
+		cmocka_unit_test(the_shipped_files_hold_the_publishers_values),
+		cmocka_unit_test(a_snapshots_file_is_read_and_checked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include "stats.h"
 
 #include "benchdetail.h"
+#include "jsonfile.h"
 
 const char *const benchres_stat_keys[] = { "mean", "median", "p99", NULL };
 
@@ -167,13 +168,10 @@ int benchres_from_json(struct benchres *b, const json_t *top, const char *path, 
 
 int benchres_load(struct benchres *b, const char *path, struct err *e)
 {
-	json_error_t je;
-	json_t *top = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	json_t *top = jsonfile_load(path, JSON_REJECT_DUPLICATES, e);
 	if (!top) {
 		memset(b, 0, sizeof *b);
-		if (je.line <= 0)
-			return err_set(e, "%s: %s", path, je.text);
-		return err_set(e, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
+		return -1;
 	}
 	int rc = benchres_from_json(b, top, path, e);
 	json_decref(top);

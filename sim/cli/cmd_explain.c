@@ -164,31 +164,29 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 		err_set(&e, "--weights: expected a precision (see servesim ceiling --help), got '%s'", sc->weights);
 		return cli_fail("explain", &e);
 	}
+	/* The step model the scenario's engine would build (its own builder,
+	 * so the overheads are the run's: vLLM's async scheduling, graphs,
+	 * the sampler), else perf_init's for the class's kernels. */
 	struct perf p;
-	perf_init(&p, &m, &hw, w, (int)sc->engine.tensor_parallel_size,
-		  kv_dtypes[sc->engine.kv_cache_dtype].bytes_per_elem);
-	perf_pipeline(&p, (int)sc->engine.pipeline_parallel_size);
-	perf_offload(&p, sc->engine.cpu_offload_gb,
-		     model_weight_bytes_per_gpu(&m, w, (int)sc->engine.tensor_parallel_size,
-						(int)sc->engine.pipeline_parallel_size));
-	perf_use_engine(&p, sc->engine.cls->perf_engine);
-	perf_set_router_skew(&p, sc->engine.moe_router_skew);
-	if (sc->engine.enable_expert_parallel)
-		perf_expert_parallel(&p, (int)sc->engine.tensor_parallel_size);
-	/* The step overhead the engine would charge on this step (vLLM's
-	 * overhead model: async scheduling, graphs, the sampler), not the
-	 * profile's single figure a run of this engine never uses. */
 	struct overhead_model ovh;
-	if (!ideal && sc->engine.cls->step_overhead) {
+	if (sc->engine.cls->step_perf) {
 		struct engine_setup su = { .cfg = &sc->engine, .path = sc->path, .model = &m, .hw = &hw, .weights = w };
-		int rc = sc->engine.cls->step_overhead(&su, &p, &ovh, &e);
-		if (rc < 0)
+		if (sc->engine.cls->step_perf(&su, &p, &ovh, &e))
 			return cli_fail("explain", &e);
-		if (rc == 0)
-			p.overhead = &ovh;
+	} else {
+		int tp = (int)sc->engine.tensor_parallel_size, pp = (int)sc->engine.pipeline_parallel_size;
+		perf_init(&p, &m, &hw, w, tp, kv_dtypes[sc->engine.kv_cache_dtype].bytes_per_elem);
+		perf_pipeline(&p, pp);
+		perf_offload(&p, sc->engine.cpu_offload_gb, model_weight_bytes_per_gpu(&m, w, tp, pp));
+		perf_use_engine(&p, sc->engine.cls->perf_engine);
+		perf_set_router_skew(&p, sc->engine.moe_router_skew);
+		if (sc->engine.enable_expert_parallel)
+			perf_expert_parallel(&p, tp);
 	}
-	if (ideal)
+	if (ideal) {
+		p.overhead = NULL;
 		perf_ideal(&p);
+	}
 	struct perf_step step;
 	perf_step_clear(&step);
 	int64_t n_pre = 0, n_dec = 0;

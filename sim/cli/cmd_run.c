@@ -8,6 +8,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "leanout.h"
 #include "list.h"
 #include "num.h"
 #include "plot.h"
@@ -74,26 +75,6 @@ static int parse_percentiles(const char *s, double *out, size_t *n, struct err *
 		out[(*n)++] = p;
 	}
 	return 0;
-}
-
-/* What a lean run streams as its requests are done: requests.csv's rows
- * (--plot), --save-detailed's arrays and the Prometheus scrape's request
- * metrics; any may be NULL. */
-struct streams {
-	struct reqcsv *rows;
-	struct reqdetail *detail;
-	struct promobs *obs;
-};
-
-static void stream_row(void *ctx, const struct request *r, int64_t settled_ns)
-{
-	struct streams *s = ctx;
-	if (s->rows)
-		reqcsv_row(s->rows, r, settled_ns);
-	if (s->detail)
-		reqdetail_row(s->detail, r, settled_ns);
-	if (s->obs)
-		promobs_row(s->obs, r, settled_ns);
 }
 
 int cmd_run(int argc, char **argv)
@@ -194,50 +175,33 @@ int cmd_run(int argc, char **argv)
 	bool timeline = fmt == FMT_PROM || out_dir;
 	bool want_detail = detailed || va.out.save_detailed;
 	struct run_opts ro_run = { .exact_percentiles = exact, .timeline = timeline, .no_fast_forward = no_ff };
-	struct reqcsv *rows = NULL;
-	struct reqdetail *detail = NULL;
-	struct promobs *obs = NULL;
-	struct tsrows *ts_rows = NULL;
-	struct streams streams = { 0 };
+	struct leanout lo = { 0 };
 	if (scenario_load(&sc, scenario_path, &ov, &e)) {
 		cli_fail("run", &e);
 		goto out;
 	}
 	/* What reads the requests one by one keeps them; else a lean run,
-	 * whose memory follows the requests in flight. --plot's requests.csv,
-	 * --save-detailed's arrays and the end-of-run Prometheus scrape of
-	 * one vLLM engine are streamed as requests finish (reqcsv, reqdetail,
-	 * promobs), and llama-server's metrics are sums made as requests
-	 * finish anyway (ollamafields.h); --out's scrapes over time and a vLLM
-	 * cluster's per-replica series read the records. */
-	bool one_vllm = sc.engine.cls->family == ENGINE_FAMILY_VLLM && sc.cluster.replicas <= 1 &&
-			!clustercfg_disaggregated(&sc.cluster);
+	 * whose memory follows the requests in flight. --plot's and --out's
+	 * files, --save-detailed's arrays and the Prometheus scrapes of one
+	 * vLLM engine (at the end, and over time for --out) are streamed as
+	 * requests finish (leanout.h), and llama-server's metrics are sums
+	 * made as requests finish anyway (ollamafields.h); a vLLM cluster's
+	 * end-of-run scrape too, but its scrapes over time (--out) read the
+	 * records. */
+	bool vllm = sc.engine.cls->family == ENGINE_FAMILY_VLLM;
+	bool one_vllm = vllm && sc.cluster.replicas <= 1 && !clustercfg_disaggregated(&sc.cluster);
 	bool llama = sc.engine.cls->family == ENGINE_FAMILY_LLAMACPP;
-	bool prom_lean = fmt == FMT_PROM && !out_dir && (one_vllm || llama);
+	bool prom_lean = timeline && (one_vllm || llama || (vllm && !out_dir));
 	ro_run.lean = !timeline || prom_lean;
-	if (prom_lean) {
-		obs = promobs_create();
-		ro_run.timeline_totals = true;
-	}
-	if (plot_dir && ro_run.lean) {
-		if (!(rows = reqcsv_create(&e)) || !(ts_rows = tsrows_create(&e))) {
-			fprintf(stderr, "servesim run: --plot: %s\n", e.msg);
-			rc = EXIT_FAIL;
-			goto out;
-		}
-		ro_run.timeseries = true;
-		ro_run.on_sample = tsrows_row;
-		ro_run.sample_ctx = ts_rows;
-	}
-	if (want_detail && ro_run.lean && !(detail = reqdetail_create(&e))) {
-		fprintf(stderr, "servesim run: %s\n", e.msg);
+	struct leanout_want want = { .csv = (plot_dir || out_dir) && ro_run.lean,
+				     .detail = want_detail && ro_run.lean,
+				     .prom = prom_lean,
+				     .openmetrics = out_dir && prom_lean && one_vllm,
+				     .replicas = prom_lean && vllm && !one_vllm };
+	if (leanout_open(&lo, &want, &ro_run, &e)) {
+		fprintf(stderr, "servesim run: %s%s\n", plot_dir && !out_dir ? "--plot: " : "", e.msg);
 		rc = EXIT_FAIL;
 		goto out;
-	}
-	if (rows || detail || obs) {
-		streams = (struct streams){ rows, detail, obs };
-		ro_run.on_record = stream_row;
-		ro_run.record_ctx = &streams;
 	}
 	ro_run.progress = progress_create("run", progress);
 	int failed = run_simulate_opts(&sc, &res, &ro_run, &e);
@@ -246,12 +210,11 @@ int cmd_run(int argc, char **argv)
 		cli_fail("run", &e);
 		goto out;
 	}
-	res.rows = rows;
-	res.ts_rows = ts_rows;
-	res.detail = detail;
-	if (obs)
-		promobs_finish(obs);
-	res.prom_obs = obs;
+	if (leanout_finish(&lo, &res, &e)) {
+		fprintf(stderr, "servesim run: %s\n", e.msg);
+		rc = EXIT_FAIL;
+		goto out;
+	}
 	struct report_opts ro = { pct, n_pct, detailed || va.out.save_detailed, va.out.percentile_metrics };
 	if (va.out.save_result) {
 		json_t *j = report_json(&res, &ro);
@@ -287,10 +250,7 @@ int cmd_run(int argc, char **argv)
 	}
 out:
 	run_result_free(&res);
-	reqcsv_destroy(rows);
-	reqdetail_destroy(detail);
-	promobs_destroy(obs);
-	tsrows_destroy(ts_rows);
+	leanout_close(&lo);
 	inidoc_free(&ov);
 	vllmflags_free(&va);
 	return rc;

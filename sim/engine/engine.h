@@ -196,12 +196,14 @@ struct engine_class {
 	/* With hold_finished_kv: frees finished request req's held blocks
 	 * (none held: a no-op). NULL: the engine never holds them. */
 	void (*release_kv)(struct engine *eng, size_t req);
-	/* The per-step overhead model an engine made from setup would charge
-	 * on perf's step (explain --batch shows a step as a run would time
-	 * it): returns 0 with *out set, 1 when the class keeps perf's own
-	 * step overhead, -1 with e on a bad key. NULL: always perf's own. */
-	int (*step_overhead)(const struct engine_setup *setup, const struct perf *perf,
-			     struct overhead_model *out, struct err *e);
+	/* The step model an engine made from setup times its steps on, by
+	 * the builder its create runs (explain --batch shows a step as a run
+	 * would time it): *perf, with perf->overhead pointing at *ovh when the
+	 * engine charges its own overhead model there, NULL when it keeps the
+	 * profile's figures. Returns 0, or -1 with e on a bad key. NULL:
+	 * explain builds perf_init's model for the class's perf_engine. */
+	int (*step_perf)(const struct engine_setup *setup, struct perf *perf, struct overhead_model *ovh,
+			 struct err *e);
 };
 
 extern const struct engine_class vllm_engine_class;

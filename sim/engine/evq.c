@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "heap.h"
 #include "simassert.h"
 #include "xalloc.h"
 
@@ -17,6 +18,8 @@ static bool before(const struct event *a, const struct event *b)
 {
 	return a->time_ns < b->time_ns || (a->time_ns == b->time_ns && a->seq < b->seq);
 }
+
+HEAP_DEFINE(evheap, struct event, before)
 
 struct evq *evq_create(void)
 {
@@ -47,17 +50,8 @@ void evq_push_seq(struct evq *q, int64_t time_ns, uint64_t seq, int kind, int64_
 {
 	SIM_ASSERT(time_ns >= q->now_ns && "event scheduled in the past", q->now_ns, SIM_NO_REQ);
 	SIM_ASSERT(seq < q->next_seq && "a seq not taken", q->now_ns, SIM_NO_REQ);
-	xgrow(&q->heap, &q->cap, q->len + 1, sizeof *q->heap);
-	size_t i = q->len++;
 	struct event ev = { time_ns, seq, kind, arg };
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (!before(&ev, &q->heap[parent]))
-			break;
-		q->heap[i] = q->heap[parent];
-		i = parent;
-	}
-	q->heap[i] = ev;
+	evheap_push(&q->heap, &q->len, &q->cap, &ev);
 }
 
 bool evq_pop(struct evq *q, struct event *ev)
@@ -65,21 +59,7 @@ bool evq_pop(struct evq *q, struct event *ev)
 	if (q->len == 0)
 		return false;
 	*ev = q->heap[0];
-	struct event last = q->heap[--q->len];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= q->len)
-			break;
-		if (c + 1 < q->len && before(&q->heap[c + 1], &q->heap[c]))
-			c++;
-		if (!before(&q->heap[c], &last))
-			break;
-		q->heap[i] = q->heap[c];
-		i = c;
-	}
-	if (q->len)
-		q->heap[i] = last;
+	evheap_pop(q->heap, &q->len);
 	SIM_ASSERT(ev->time_ns >= q->now_ns && "simulated clock went backwards", q->now_ns, SIM_NO_REQ);
 	q->now_ns = ev->time_ns;
 	return true;

@@ -3,7 +3,10 @@
  * seq is a counter taken at push time: events at the same instant pop in
  * the order they were pushed (first in, first out). evq_pop asserts the
  * clock never goes back: an event can never be due before the last one
- * popped. Time is simulated nanoseconds since the run's start.
+ * popped. Time is simulated nanoseconds since the run's start. The heap
+ * code is sim/base/heap.h's, shared with the Prometheus settle heap
+ * (promobs.c); its push and pop inline here (the same instructions as the
+ * hand-written heap it replaced: tests/bench, docs/robustness.md).
  */
 #ifndef SERVESIM_EVQ_H
 #define SERVESIM_EVQ_H

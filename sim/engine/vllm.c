@@ -347,14 +347,37 @@ static int resolve_timing(struct engine *g, struct err *e)
 	/* --generation-config's default is auto from vLLM 0.8 (vllm-project/
 	 * vllm#12622, "Default to generation_config from model"), none before. */
 	bool gen_auto = cfg->vllm.generation_config_given ? cfg->vllm.generation_config == 0 : v->minor >= 8;
-	g->ovh.sampler = sampling_path(&sp, gen_auto, g->setup.model->id, (double)g->setup.model->vocab);
-	g->ovh.penalties = sampling_penalties(gen_auto, g->setup.model->id);
+	g->ovh.sampler = sampling_path(&sp, gen_auto, &g->setup.model->gen, (double)g->setup.model->vocab);
+	g->ovh.penalties = sampling_penalties(gen_auto, &g->setup.model->gen);
 	g->ovh.min_p = sampling_min_p(&sp, g->ovh.sampler);
 	g->st.sampler = sampling_path_name(g->ovh.sampler);
 	g->st.sampler_penalties = g->ovh.penalties;
 	g->perf.overhead = &g->ovh;
 	apiservers_init(&g->api, cfg->vllm.api_server_count);
 	g->st.max_capture_size = g->ovh.n_capture ? g->ovh.capture[g->ovh.n_capture - 1] : 0;
+	return 0;
+}
+
+/* The step model of an engine made from g->setup: perf_init on the
+ * scenario's tensor parallelism and KV dtype, the router skew, expert
+ * parallelism, the pipeline stages and --cpu-offload-gb's share of each
+ * GPU's weights. The one builder of vllm_create and vllm_step_perf
+ * (explain --batch), so a step explained and a step run cannot drift.
+ * Returns 0, or -1 with e for more stages than layers. */
+static int build_perf(struct engine *g, struct err *e)
+{
+	const struct engine_config *cfg = g->setup.cfg;
+	const struct model *m = g->setup.model;
+	int tp = (int)cfg->tensor_parallel_size;
+	perf_init(&g->perf, m, g->setup.hw, g->setup.weights, tp, kv_dtypes[cfg->kv_cache_dtype].bytes_per_elem);
+	perf_set_router_skew(&g->perf, cfg->moe_router_skew);
+	if (cfg->enable_expert_parallel)
+		perf_expert_parallel(&g->perf, tp);
+	if (cfg->pipeline_parallel_size > m->n_layers)
+		return err_set(e, "%s: [engine] pipeline_parallel_size: expected at most the model's %lld layers, got %lld",
+			       cfg->pipeline_parallel_at, (long long)m->n_layers, (long long)cfg->pipeline_parallel_size);
+	perf_pipeline(&g->perf, (int)cfg->pipeline_parallel_size);
+	perf_offload(&g->perf, cfg->cpu_offload_gb, model_weight_bytes_per_gpu(m, g->setup.weights, tp, g->perf.pp));
 	return 0;
 }
 
@@ -368,19 +391,10 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 	g->chunked = cfg->enable_chunked_prefill;
 	g->threshold = cfg->long_prefill_token_threshold;
 	resolve_defaults(g, cfg, setup->hw, setup->model);
-	perf_init(&g->perf, setup->model, setup->hw, setup->weights, (int)cfg->tensor_parallel_size,
-		  kv_dtypes[cfg->kv_cache_dtype].bytes_per_elem);
-	perf_set_router_skew(&g->perf, cfg->moe_router_skew);
-	if (cfg->enable_expert_parallel)
-		perf_expert_parallel(&g->perf, (int)cfg->tensor_parallel_size);
-	if (cfg->pipeline_parallel_size > setup->model->n_layers) {
-		err_set(e, "%s: [engine] pipeline_parallel_size: expected at most the model's %lld layers, got %lld",
-			cfg->pipeline_parallel_at, (long long)setup->model->n_layers,
-			(long long)cfg->pipeline_parallel_size);
+	if (build_perf(g, e)) {
 		free(g);
 		return NULL;
 	}
-	perf_pipeline(&g->perf, (int)cfg->pipeline_parallel_size);
 	if (specdec_init(&g->spec, setup, e) || vllm_size_pool(g, e) || resolve_timing(g, e)) {
 		specdec_free(&g->spec);
 		kvpool_destroy(g->pool);
@@ -395,19 +409,22 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 	return g;
 }
 
-/* The overhead model vllm_create would build from setup, by the same
- * resolve_defaults and resolve_timing, on perf's stage layers. */
-static int vllm_step_overhead(const struct engine_setup *setup, const struct perf *perf,
-			      struct overhead_model *out, struct err *e)
+/* The step model vllm_create would build from setup (build_perf, then
+ * resolve_defaults and resolve_timing for the overhead model), without
+ * the KV pool, the drafter or any request state. */
+static int vllm_step_perf(const struct engine_setup *setup, struct perf *perf, struct overhead_model *ovh,
+			  struct err *e)
 {
 	struct engine *g = xcalloc(1, sizeof *g);
 	g->setup = *setup;
-	g->perf = *perf;
 	g->threshold = setup->cfg->long_prefill_token_threshold;
 	resolve_defaults(g, setup->cfg, setup->hw, setup->model);
-	int rc = resolve_timing(g, e) ? -1 : g->timing ? 0 : 1;
-	if (rc == 0)
-		*out = g->ovh;
+	int rc = build_perf(g, e) || resolve_timing(g, e) ? -1 : 0;
+	if (rc == 0) {
+		*perf = g->perf;
+		*ovh = g->ovh;
+		perf->overhead = g->timing ? ovh : NULL;
+	}
 	free(g);
 	return rc;
 }
@@ -472,5 +489,5 @@ const struct engine_class vllm_engine_class = {
 	.prefix_hit_tokens = vllm_prefix_hit_tokens,
 	.stats = vllm_stats,
 	.release_kv = vllm_release_kv,
-	.step_overhead = vllm_step_overhead,
+	.step_perf = vllm_step_perf,
 };

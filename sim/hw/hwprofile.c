@@ -345,9 +345,13 @@ static double memory_type_stream_fraction(int type)
 		[HW_MEM_HBM2] = 0.90, [HW_MEM_HBM2E] = 0.90, [HW_MEM_HBM3] = 0.90, [HW_MEM_HBM3E] = 0.90,
 		/* GDDR: llama.cpp test-backend-ops MUL_MAT bf16 m=4096 n=1
 		 * k=14336 on an RTX 3090 Ti (GDDR6X, 1008 GB/s): 0.96 TFLOPS
-		 * = 962 GB/s, 0.95 of peak (llama.cpp PR #15131). GDDR6 and
-		 * GDDR7 take 0.92 (uncertain: no published figure here). */
-		[HW_MEM_GDDR6] = 0.92, [HW_MEM_GDDR6X] = 0.95, [HW_MEM_GDDR7] = 0.92,
+		 * = 962 GB/s, 0.95 of peak (llama.cpp PR #15131). GDDR6: the
+		 * read kernel of te42kyfo/gpu-benches gpu-stream (1 GiB of
+		 * doubles, full occupancy; gpu-stream/l40.txt, a40.txt): an L40
+		 * reads at 844 of 864 GB/s, an A40 at 679 of 696 (0.977, 0.976;
+		 * their triads 0.93, 0.95): 0.97. GDDR7 takes 0.92
+		 * (uncertain: no published figure here). */
+		[HW_MEM_GDDR6] = 0.97, [HW_MEM_GDDR6X] = 0.95, [HW_MEM_GDDR7] = 0.92,
 		/* Apple unified memory, read by the GPU: an M2 Ultra GPU copy
 		 * at 636 of 800 GB/s (chsasank/device-benchmarks README,
 		 * PyTorch MPS), and llama.cpp's q4_K / q6_K mat-vecs on an M3

@@ -61,6 +61,24 @@ static void fold(struct timeline_hist *h, size_t w)
 	h->sums[at] = 0;
 }
 
+/* Totals only: window w of both histograms folded, on_fold told first. */
+static void fold_window(struct timeline *t, size_t w)
+{
+	if (t->on_fold)
+		t->on_fold(t->fold_ctx, t, w, w);
+	fold(&t->itl, w);
+	fold(&t->iter, w);
+}
+
+void timeline_fold_rest(struct timeline *t)
+{
+	assert(t->totals);
+	for (; t->base < t->n_windows; t->base++)
+		fold_window(t, t->base);
+	if (t->on_fold)
+		t->on_fold(t->fold_ctx, t, t->base, t->base);
+}
+
 static void hist_resize(struct timeline_hist *h, size_t old_n, size_t n)
 {
 	size_t w = h->n_edges + 1;
@@ -109,16 +127,15 @@ static size_t ring_slot(struct timeline *t, size_t w)
 	if (w >= t->base + 2 * TIMELINE_RING) {
 		/* Far ahead: fold the ring's windows; those between are empty
 		 * (adding their zeros would change nothing). */
-		for (size_t k = t->base; k < t->base + TIMELINE_RING; k++) {
-			fold(&t->itl, k);
-			fold(&t->iter, k);
-		}
-		t->base = w - TIMELINE_RING + 1;
+		for (size_t k = t->base; k < t->base + TIMELINE_RING; k++)
+			fold_window(t, k);
+		size_t nb = w - TIMELINE_RING + 1;
+		if (t->on_fold)
+			t->on_fold(t->fold_ctx, t, t->base + TIMELINE_RING, nb);
+		t->base = nb;
 	}
-	for (; w >= t->base + TIMELINE_RING; t->base++) {
-		fold(&t->itl, t->base);
-		fold(&t->iter, t->base);
-	}
+	for (; w >= t->base + TIMELINE_RING; t->base++)
+		fold_window(t, t->base);
 	if (w >= t->n_windows)
 		t->n_windows = w + 1;
 	return w % TIMELINE_RING;

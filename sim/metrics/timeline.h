@@ -21,6 +21,9 @@
  * in a window already folded (more than TIMELINE_RING s behind the
  * newest; token times go back only by an output queue's delay) is counted
  * in the total too, its sum then added out of window order (n_late).
+ * Such a timeline may tell a watcher (on_fold) each time its folded total
+ * is a prefix of the windows, so totals up to any whole window can be
+ * saved as the run goes (run --out's scrapes over time: omsnap.h).
  */
 #ifndef SERVESIM_TIMELINE_H
 #define SERVESIM_TIMELINE_H
@@ -51,6 +54,12 @@ struct timeline_hist {
 	double folded_sum;
 };
 
+struct timeline;
+
+/* The folded totals (itl.folded, iter.folded and their sums) hold exactly
+ * windows [0, w) for every w in [lo, hi]. */
+typedef void timeline_fold_fn(void *ctx, const struct timeline *t, size_t lo, size_t hi);
+
 struct timeline {
 	size_t n_windows; /* windows allocated (>= last recorded + 1); totals only:
 			   * the last recorded + 1 */
@@ -58,6 +67,8 @@ struct timeline {
 	bool totals;      /* timeline_create_totals */
 	size_t base;      /* totals only: windows below it are folded */
 	int64_t n_late;   /* totals only: values recorded into a folded window */
+	timeline_fold_fn *on_fold;   /* totals only, optional: told before each fold */
+	void *fold_ctx;
 };
 
 /* An empty timeline (caller frees with timeline_destroy). Cannot fail
@@ -68,6 +79,11 @@ void timeline_destroy(struct timeline *t); /* NULL is a no-op */
 /* An empty timeline for totals over every window only (see above):
  * timeline_accumulate takes from = 0 and upto >= n_windows. Cannot fail. */
 struct timeline *timeline_create_totals(void);
+
+/* Totals only: folds every window still in the ring, in order (telling
+ * on_fold), so the folded totals hold every window recorded; totals over
+ * every window (timeline_accumulate) do not change. Cannot fail. */
+void timeline_fold_rest(struct timeline *t);
 
 /* Records a token gap of gap_s seconds ending at t_ns, and a step of
  * tokens tokens starting at t_ns. t_ns must be >= 0. Cannot fail. */

@@ -9,7 +9,9 @@
 
 #include "archdefaults.h"
 #include "catalog.h"
+#include "genconfig.h"
 #include "gguf.h"
+#include "jsonfile.h"
 #include "modelname.h"
 
 /* Reading fields: each helper names the file and the field on failure. */
@@ -331,9 +333,15 @@ static int read_weights(const struct reader *r, struct model *m)
 			json_t *w = json_object_get(g, "weights");
 			int64_t nb = json_integer_value(json_object_get(w, "num_bits"));
 			const char *type = json_string_value(json_object_get(w, "type"));
-			if (nb == 8)
+			if (nb == 8) {
 				snprintf(m->weights, sizeof m->weights, "%s",
 					 type && !strcmp(type, "float") ? "fp8" : "int8");
+				const char *strat = json_string_value(json_object_get(w, "strategy"));
+				json_t *block = json_object_get(w, "block_structure");
+				m->quant_fp8_scaled = type && !strcmp(type, "float") && strat &&
+						      (!strcmp(strat, "channel") || !strcmp(strat, "tensor")) &&
+						      (!block || json_is_null(block));
+			}
 			else if (nb == 4)
 				snprintf(m->weights, sizeof m->weights, "%s",
 					 type && !strcmp(type, "float") ? "nvfp4" : "int4");
@@ -461,6 +469,7 @@ int model_load(struct model *m, const char *path, struct err *e)
 {
 	memset(m, 0, sizeof *m);
 	catalog_id_of(path, m->id, sizeof m->id);
+	genconfig_none(&m->gen);
 	if (ends_with(path, ".gguf")) {
 		/* A GGUF file: its header as a config, its tensors' types as the
 		 * stored precision. */
@@ -479,19 +488,18 @@ int model_load(struct model *m, const char *path, struct err *e)
 		}
 		return rc;
 	}
-	json_error_t je;
-	json_t *top = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!top) {
-		if (je.line <= 0)
-			return err_set(e, "%s: %s", path, je.text);
-		return err_set(e, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
-	}
+	json_t *top = jsonfile_load(path, JSON_REJECT_DUPLICATES, e);
+	if (!top)
+		return -1;
 	if (json_is_object(top) && side_quant_config(top, path, e)) {
 		json_decref(top);
 		return -1;
 	}
 	int rc = from_config(m, top, path, e);
 	json_decref(top);
+	char gen[4096];
+	if (rc == 0 && genconfig_path(path, gen, sizeof gen) == 0)
+		rc = genconfig_load(&m->gen, gen, e);
 	return rc;
 }
 

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "genconfig.h"
 #include "precision.h"
 
 /* A field the config left out and what it became: a class default of
@@ -93,6 +94,15 @@ struct model {
 	/* The quantization config leaves attention in 16-bit (an `ignore`
 	 * entry matching self_attn, as llm-compressor recipes write). */
 	bool quant_skips_attention;
+	/* FP8 weights scaled per output channel or per tensor (a
+	 * compressed-tensors float 8-bit group with strategy "channel" or
+	 * "tensor", no block structure): on Hopper vLLM runs such MoE experts
+	 * through its CUTLASS grouped GEMM (cutlass_moe_fp8), not Triton. */
+	bool quant_fp8_scaled;
+
+	/* The generation_config shipped beside the config (genconfig.h);
+	 * none for a .gguf. */
+	struct genconfig gen;
 
 	/* The fields the config left out, in the order they were filled, and
 	 * the transformers config class whose defaults filled them (static;
@@ -105,8 +115,9 @@ struct model {
 /* Reads a config.json, or a .gguf file's header (gguf.h), into *m.
  * Omitted fields take the architecture's transformers defaults
  * (archdefaults.h); hybrid linear-attention / Mamba models are refused.
+ * A config.json's generation_config (genconfig_path) is read into m->gen.
  * Returns 0, or -1 with e naming the file and line:column for a syntax
- * error, or the field for a missing/invalid one. */
+ * error, or the field for a missing/invalid one (of either file). */
 int model_load(struct model *m, const char *path, struct err *e);
 
 /* The defaulted fields of one kind (derived: computed from other fields;

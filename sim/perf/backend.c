@@ -41,6 +41,17 @@ static const struct perf_curve fa2_ampere = {
  * by tokens per expert (vLLM PR #24700's H100 table; the row below). */
 static const struct perf_curve fused_moe_tpe = { 3, { 128, 256, 384 }, { 0.295, 0.466, 0.516 } };
 
+/* An sm90 FP8 grouped GEMM's compute rate by tokens per expert, as a
+ * fraction of the clock-adjusted FP8 peak (1898 TFLOP/s on an H100 SXM at
+ * 1755 MHz) after the rows pad to 64 (the CUTLASS sm90 tile): DeepGEMM,
+ * wide experts (N 4096, K 7168). 160 tokens: 645 TFLOP/s, masked layout,
+ * 16 groups, H100 (deepseek-ai/DeepGEMM PR #192, "Original"; its 32- and
+ * 96-token points, 175 and 521, stream at 2.8 TB/s, bandwidth-bound, so
+ * not compute points); 1024: 1233, masked, 1 group; 4096: 1288,
+ * contiguous, 8 groups (DeepGEMM README tables, H800: the H100 SXM's
+ * 132 SMs and FP8 peak). 645 / 1898 / (160 / 192) = 0.408, 0.650, 0.679. */
+static const struct perf_curve fp8_grouped_tpe = { 3, { 160, 1024, 4096 }, { 0.408, 0.650, 0.679 } };
+
 /* ---- vLLM on CUDA ---- */
 static const struct perf_kernel vllm_cuda[] = {
 	/* cuBLAS/CUTLASS BF16 GEMM on Hopper: persistent (stream-K / tile
@@ -52,7 +63,21 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * pad to whole 64-row tiles, the M of Hopper's only warpgroup MMA
 	 * (PTX ISA, wgmma.mma_async .m64nNk16; CUTLASS sm90 tiles are 64 or
 	 * 128 rows): a shape fact, no fit (it replaces the H100 runs'
-	 * half_tokens of 24). */
+	 * half_tokens of 24).
+	 * Tried and not adopted (2026-12-01): near the ridge a GEMM is slower
+	 * than max(tc, tm). vLLM PR #49363's H100 torch-bf16 column
+	 * (bench_fp8_gemm.py, Gemma-4-31B's N = 43008, K = 5376: 48.3 / 188.0
+	 * / 364.7 / 593.3 TFLOP/s at M = 16 / 64 / 128 / 256; N = 12288: 46.5 /
+	 * 182.6 / 352.6 at 16 / 64 / 128) is met within 4% by (tc^p +
+	 * tm^p)^(1/p), p = 3.3, where this row's max is 19% fast at N = 43008,
+	 * M = 256 (707 against 593.3); PR #17126's Llama-3.1-8B shape (N 6144,
+	 * K 4096, GPU not named: 160.6 / 307.9 / 544.3 at 64 / 128 / 256) is
+	 * 13-24% fast on the max, 7-13% on the blend. The table has no row
+	 * past M = 256, so the exponent rests on one ridge point; with it the
+	 * H100 check moved in sample 9.81 / 9.53 / 9.50 -> 9.90 / 9.33 / 9.30%
+	 * (TTFT / ITL / E2E) but cross-validated 9.8 / 5.8 / 5.8 -> 10.5 /
+	 * 6.3 / 6.3% (the TP-2 folds' prefill and mixed steps longer), so it
+	 * waits for a table at M = 512-8192. */
 	{ .op = KOP_GEMM, .dtype = KDT_16, .gen = HW_TC_HOPPER, .kernel = "cuBLAS/CUTLASS BF16 GEMM (sm90)",
 	  .compute_frac = 0.82, .tile_m = 64, .bw_frac = 0.97,
 	  .source = "cuBLAS BF16 ~0.79 of H100 datasheet at large M (uncertain); M padded to wgmma's 64 rows (PTX ISA); GEMV 0.97 of stream (test-backend-ops, llama.cpp #15131)" },
@@ -118,6 +143,34 @@ static const struct perf_kernel vllm_cuda[] = {
 	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 18.5, .bw_frac = 1.0,
 	  .source = "vLLM PR #24700 H100 benchmark_moe table (Mixtral BF16 TP2): 18.5 us a call + bytes at 1.0 of stream; "
 		    "0.295-0.516 of peak at 128-384 tokens an expert" },
+	/* Per-channel / per-tensor FP8 experts on Hopper (Scout's
+	 * compressed-tensors checkpoint): vLLM's CUTLASS path (cutlass_moe_fp8:
+	 * per-token activation quant, expert offsets, row shuffle, two grouped
+	 * GEMMs, SiLU-and-mul, requant, unshuffle). Streaming: 71 us a call +
+	 * bytes at 1.0 of stream, from sglang PR #5680's H200 table of the
+	 * same kernel (a port of vLLM PR #13972's; cutlass_moe_cuda_graphs, 25
+	 * calls a figure, Mixtral at TP4: E=8, top-2, K 4096, N 7168, 88.1 MB
+	 * an expert): 112 us at batch 1 (2 experts), 232 us at 16 (7.92
+	 * expected): a slope of 4.35 TB/s, 1.006 of the H200's 4.32 stream,
+	 * and 71 us a call; batch 4 and 8 (200, 240 us) sit 9% above the line
+	 * (random top-k, tested). The same table's Triton fused_moe column,
+	 * 30 us + bytes at 0.98 of stream, meets PR #24700's H100 FP8 Triton
+	 * table (32.3 us, the w8a8 row's check): the CUTLASS path costs ~40 us
+	 * more a call at decode batches. Check, not fitted: vLLM PR #20762's
+	 * eager cutlass_moe_fp8 (E=8, top-2, K 4096, N 28672; Hopper, its
+	 * batch-1-to-16 slope is 2.98 TB/s, an H100 SXM's stream): 326 us at
+	 * batch 1, 1034 at 16, 1041 at 32; this row gives 306, 1001, 1010
+	 * (-3..-6%, tested). Compute: fp8_grouped_tpe (DeepGEMM's FP8 grouped
+	 * GEMM on H100/H800: no CUTLASS MoE table above 128 tokens was found;
+	 * its grouped GEMM is the same wgmma FP8 pipeline), tokens an expert
+	 * padded to 64 rows (grouped_mm_c3x's sm90 tiles are 64 rows; swap-AB
+	 * configs for small M). INT8 experts would take this row too
+	 * (uncertain: vLLM runs them through Triton). */
+	{ .op = KOP_MOE, .dtype = KDT_FP8_SCALED, .gen = HW_TC_HOPPER, .kernel = "CUTLASS grouped GEMM FP8 (cutlass_moe_fp8, sm90)",
+	  .curve = &fp8_grouped_tpe, .compute_frac = 1, .tile_m = 64, .fixed_us = 71, .bw_frac = 1.0,
+	  .source = "sglang PR #5680 H200 cutlass_moe (CUDA graphs, Mixtral TP4): 71 us a call + bytes at 1.0 of stream "
+		    "(check: vLLM PR #20762, -3..-6%); compute: DeepGEMM FP8 grouped GEMM H100/H800 (PR #192, README), "
+		    "0.41-0.68 of the FP8 peak at 160-4096 tokens an expert" },
 	/* FP8 / INT8 / FP4 experts (w8a8 with dynamic per-token activation
 	 * quantization: an extra kernel and scaled MMAs). Bandwidth: 0.86 of
 	 * stream, PR #44152's H20 w13 kernel at batch 1 (Mixtral shape, BF16:
@@ -131,8 +184,9 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * back to Triton only on sm100 at M <= 8) ahead of Triton for
 	 * per-channel / per-token FP8 such as Scout's compressed-tensors
 	 * checkpoint (vLLM PR #16537: CUTLASS the default for
-	 * Llama-4-Scout-FP8-dynamic on H100), and no CUTLASS MoE table is
-	 * stored. Compute: 0.58 of the clock-adjusted peak, times the GEMM
+	 * Llama-4-Scout-FP8-dynamic on H100): those take the CUTLASS row
+	 * above; this one serves block-FP8, INT8 and FP4 experts, and FP8
+	 * off Hopper. Compute: 0.58 of the clock-adjusted peak, times the GEMM
 	 * rows' low-precision ratio: estimate, the former fit to the Scout runs
 	 * (0.84 of a dense GEMM's 0.79 at 128 tokens an expert). The Triton
 	 * FP8 table's compute points (0.09-0.10 of the clock-adjusted FP8 peak
@@ -140,8 +194,8 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * experts (K 2048 and 768): taken as this row's rate (compute_frac
 	 * 0.144) they saturate the Scout runs (TTFT +56% to +5e4%), so the rate
 	 * depends on the expert's shape, which the row does not model, and the
-	 * estimate stays until a CUTLASS FP8 grouped-GEMM table at a wide
-	 * expert is found. The BF16 row above on Scout's FP8 experts was
+	 * estimate stays for the experts this row serves (the CUTLASS row
+	 * takes DeepGEMM's wide-expert rates). The BF16 row above on Scout's FP8 experts was
 	 * tried: in-sample ITL 5.35 -> 7.08%, cv 6.2 -> 8.1% (Scout decode
 	 * faster, its prefill slower), so the FP8 path is not the BF16 kernel's. */
 	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "CUTLASS grouped GEMM / Triton fused_moe (w8a8)",
@@ -220,7 +274,8 @@ static const struct perf_kernel vllm_cuda[] = {
 /* vLLM's all-reduce algorithms and where each may run (custom all-reduce,
  * csrc/custom_all_reduce.cuh: one-shot at tp 2, or below 512 KiB at tp <= 4
  * and 256 KiB at tp <= 8; two-shot otherwise; both within its 8 MiB
- * buffer and on fully NVLinked GPUs; NCCL always). vLLM picks the fastest
+ * buffer and on fully NVLinked GPUs; PyTorch symmetric memory on Hopper,
+ * below; NCCL always). vLLM picks the fastest
  * for the size (its dispatch thresholds are set from these benchmarks,
  * vLLM PRs #24111 and #33839), so perf_allreduce_s takes the cheapest
  * eligible row: time then rises with message size and falls with link
@@ -237,6 +292,38 @@ static const struct perf_collective nvlink_coll[] = {
 	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024, 4, 6.0, false, 0.87, false, CA_SRC },
 	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024, 8, 6.0, false, 0.87, false, CA_SRC },
 	{ "custom all-reduce, two-shot", TRAFFIC_TWO_SHOT, true, 8 * MIB, 8, 13.4, false, 0.49, false, CA_SRC },
+	/* PyTorch symmetric-memory multimem all-reduce (NVLink SHARP: the
+	 * NVSwitch reduces and multicasts, so each GPU moves the message about
+	 * once whatever the group): vLLM's SymmMemCommunicator, on by default
+	 * since vLLM PR #24111 (VLLM_ALLREDUCE_USE_SYMM_MEM), multimem at tp 4,
+	 * 6 and 8 on sm90 (_WORLD_SIZES_MULTIMEM), up to
+	 * SYMM_MEM_ALL_REDUCE_MAX_SIZES' 32 MiB at tp 4 and 64 MiB at 6 and 8
+	 * (all_reduce_utils.py). It is what carries a prefill step's
+	 * all-reduces past custom all-reduce's 8 MiB buffer (533 tokens of a
+	 * hidden 8192 are 8.3 MiB). Fitted to PR #24111's H100 tables
+	 * (benchmark_device_communicators.py, symm_mem_multimem column, tp 4:
+	 * 16, 18, 21, 23, 28, 33 us and tp 6: 13, 16, 18, 21, 25, 31 us at 0.5,
+	 * 1, 1.5, 2, 3, 4 MiB), least squares over both: 12.0 us + bytes at
+	 * 212 GB/s (0.472 of the 450 GB/s link), residuals <= 1.6 us; the
+	 * slope is the same at tp 4 and 6, as one copy a GPU implies. Check,
+	 * not fitted: PR #24532's H100 tp-4 multimem column (15-28 us at
+	 * 0.5-3 MiB) within 1.6 us. vLLM tries custom all-reduce first, so
+	 * these rows run only where no custom all-reduce row may (past its 8
+	 * MiB buffer at tp 4; at tp 8 vLLM caps custom all-reduce at 256 KiB
+	 * when symmetric memory is on, which the two-shot row, shared with
+	 * Ampere, does not: tp 6-8 keep it to 8 MiB, uncertain). So at tp 4 a
+	 * step's all-reduce falls from NCCL's 62 us to 53 us as the message
+	 * passes 8 MiB, as vLLM's switch does (its two-shot kernel, 71 us
+	 * there, would fall further). A group of 2 (two-shot in vLLM) never
+	 * takes these rows (NCCL's ring is faster there); tp 4 may take the 64
+	 * MiB row from 32 to 64 MiB, within 5% of the NCCL ring vLLM
+	 * runs there. uncertain: on an NVLink bridge
+	 * (H100/H200 NVL) there is no NVSwitch multicast; the profiles do not
+	 * say which parts have one, so every Hopper NVLink part takes it. */
+	{ "symmetric-memory multimem all-reduce", TRAFFIC_MULTIMEM, true, 32 * MIB, 4, 12.0, false, 0.472, false,
+	  "vLLM PR #24111 H100 tp 4/6 symm_mem_multimem table (check: PR #24532)" },
+	{ "symmetric-memory multimem all-reduce", TRAFFIC_MULTIMEM, true, 64 * MIB, 8, 12.0, false, 0.472, false,
+	  "vLLM PR #24111 H100 tp 4/6 symm_mem_multimem table (check: PR #24532)" },
 	{ "NCCL (RCCL on ROCm) ring all-reduce", TRAFFIC_RING, false, 0, 0, 0, true, 0.69, false, CA_SRC },
 	/* A tensor-parallel group spanning nodes: NCCL's rings leave each
 	 * node through its NICs, one channel a NIC, so the bus bandwidth is
@@ -310,9 +397,9 @@ static const struct perf_kernel llamacpp_cuda[] = {
  * (step_overhead_us 0): the device classes' 1,010 us is vLLM's scheduler,
  * fitted to vLLM runs. */
 
-/* ---- llama.cpp on CPU: the only data are llama-bench end-to-end
- * tables, so its rows are the device-class fallback, named as such
- * (llama.cpp on Metal: sim/perf/backend_metal.c). ---- */
+/* ---- The named roofline: the device-class fallback for a device and
+ * engine without a table (llama.cpp on Metal and CPU:
+ * sim/perf/backend_metal.c, backend_cpu.c). ---- */
 static const struct perf_kernel fallback_only[] = {
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };
@@ -321,14 +408,13 @@ static const struct perf_backend backends[] = {
 	{ "vllm-cuda", "vllm", 0, 6, 2, VLLM_LAUNCH, -1, vllm_cuda, N_OF(vllm_cuda), nvlink_coll, N_OF(nvlink_coll) },
 	{ "llama.cpp-cuda", "llama.cpp", 3.5, 15, 5, LLAMACPP_LAUNCH, 0, llamacpp_cuda, N_OF(llamacpp_cuda), ring_only,
 	  N_OF(ring_only) },
-	{ "llama.cpp-cpu", "llama.cpp", 0, 0, 0, "in the CPU class step overhead", -1, fallback_only, N_OF(fallback_only),
-	  ring_only, N_OF(ring_only) },
 	{ "roofline", "any", 0, 0, 0, "none", -1, fallback_only, N_OF(fallback_only), ring_only, N_OF(ring_only) },
 };
 
 /* The backends of their own files (backend_tables.h). */
 static const struct perf_backend *const other_backends[] = { &perf_backend_vllm_rocm,
-								    &perf_backend_llamacpp_metal };
+								    &perf_backend_llamacpp_metal,
+								    &perf_backend_llamacpp_cpu };
 
 const struct perf_backend *perf_backend_find(const char *name)
 {
@@ -348,7 +434,7 @@ const struct perf_backend *perf_backend_for(const char *engine, const struct hw_
 	if (hw->hw_class == HW_APPLE)
 		name = "llama.cpp-metal";
 	else if (hw->hw_class == HW_CPU)
-		name = "llama.cpp-cpu";
+		name = llama ? "llama.cpp-cpu" : "roofline";   /* vLLM's CPU build runs no ggml graph */
 	else if (!strcmp(hw_vendor_names[hw->vendor], "amd"))
 		name = llama ? "roofline" : "vllm-rocm";
 	else if (!strcmp(hw_vendor_names[hw->vendor], "nvidia"))
@@ -367,7 +453,7 @@ const struct perf_kernel *perf_kernel_find(const struct perf_backend *b, int op,
 			return k;
 		if (k->op != op || (k->gen != KGEN_ANY && k->gen != gen))
 			continue;
-		if (k->dtype != KDT_ANY && k->dtype != dtype)
+		if (k->dtype != KDT_ANY && k->dtype != dtype && !(dtype == KDT_FP8_SCALED && k->dtype == KDT_LOW))
 			continue;
 		if (k->head_dim_max > 0 && head_dim > k->head_dim_max)
 			continue;
@@ -398,11 +484,22 @@ static double traffic(int kind, double tp)
 	switch (kind) {
 	case TRAFFIC_ONE_SHOT:
 		return tp - 1;
+	case TRAFFIC_MULTIMEM:
+		return 1;
 	case TRAFFIC_TWO_SHOT:
 	case TRAFFIC_RING:
 	default:
 		return 2 * (tp - 1) / tp;
 	}
+}
+
+/* Where vLLM's symmetric-memory multimem all-reduce runs: Hopper over
+ * NVLink (its size table's sm90 rows; Blackwell's sizes and algorithms
+ * differ, not modelled: those parts take the other rows). */
+static bool hopper_multicast(const struct hw_profile *hw)
+{
+	return hw->arch.present && hw->arch.tensor_gen == HW_TC_HOPPER &&
+	       !strncmp(hw_link_names[hw->ic_kind], "nvlink", 6);
 }
 
 static bool all_pairs_linked(const struct hw_profile *hw)
@@ -443,6 +540,22 @@ static double mesh_share(const struct perf_collective *c, const struct hw_profil
 	return fmin(1, (tp - 1) / peers);
 }
 
+/* Whether row c may carry a message of bytes over tp GPUs of hw. */
+static bool coll_eligible(const struct perf_collective *c, const struct hw_profile *hw, int tp, double bytes,
+			  bool has_scale_out)
+{
+	bool spans = tp > link_domain(hw);
+	/* A group spanning nodes takes the scale-out rows (a backend without
+	 * one: its ring), one inside a node the others. */
+	if (has_scale_out && c->scale_out != spans)
+		return false;
+	if (c->nvlink_only && (!all_pairs_linked(hw) || spans))
+		return false;
+	if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
+		return false;
+	return c->traffic != TRAFFIC_MULTIMEM || hopper_multicast(hw);
+}
+
 double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
 			const struct perf_collective **alg)
 {
@@ -451,23 +564,24 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 	if (tp <= 1)
 		return 0;
 	double t = tp, best = INFINITY;
-	bool linked = all_pairs_linked(hw), spans = tp > link_domain(hw);
 	const struct perf_collective *ring = NULL;
-	bool has_scale_out = false;
+	bool has_scale_out = false, custom = false;
 	for (int i = 0; i < b->n_coll; i++) {
 		has_scale_out |= b->coll[i].scale_out;
 		if (!ring && b->coll[i].traffic == TRAFFIC_RING && !b->coll[i].scale_out)
 			ring = &b->coll[i];
 	}
+	/* vLLM tries custom all-reduce before symmetric memory
+	 * (CudaCommunicator.all_reduce): multimem rows run only where no
+	 * one-shot / two-shot row may. */
 	for (int i = 0; i < b->n_coll; i++) {
 		const struct perf_collective *c = &b->coll[i];
-		/* A group spanning nodes takes the scale-out rows (a backend
-		 * without one: its ring), one inside a node the others. */
-		if (has_scale_out && c->scale_out != spans)
-			continue;
-		if (c->nvlink_only && (!linked || spans))
-			continue;
-		if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
+		custom |= (c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT) &&
+			  coll_eligible(c, hw, tp, bytes, has_scale_out);
+	}
+	for (int i = 0; i < b->n_coll; i++) {
+		const struct perf_collective *c = &b->coll[i];
+		if (!coll_eligible(c, hw, tp, bytes, has_scale_out) || (custom && c->traffic == TRAFFIC_MULTIMEM))
 			continue;
 		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
 		double s = (c->latency_us + hops) * 1e-6 +

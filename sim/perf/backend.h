@@ -48,8 +48,11 @@
 /* Operator groups a kernel row serves (a subset of perf_op_kind). */
 enum perf_kop { KOP_GEMM, KOP_MOE, KOP_ATTN_PREFILL, KOP_ATTN_DECODE, KOP_N };
 
-/* The matmul dtype class a row serves. */
-enum perf_kdtype { KDT_ANY, KDT_16, KDT_LOW };
+/* The matmul dtype class a row serves. KDT_FP8_SCALED: FP8 scaled per
+ * channel or per tensor (not per block), which some backends run through
+ * another kernel (vLLM on Hopper: CUTLASS grouped GEMM for MoE); a lookup
+ * for it falls back to the KDT_LOW rows. */
+enum perf_kdtype { KDT_ANY, KDT_16, KDT_LOW, KDT_FP8_SCALED };
 
 #define KGEN_ANY (-1)
 
@@ -91,8 +94,12 @@ struct perf_kernel {
 };
 
 /* An all-reduce algorithm: time = latency_us + hops · profile latency_us
- * + traffic(tp) · bytes / (link bandwidth · link_frac). */
-enum perf_traffic { TRAFFIC_ONE_SHOT, TRAFFIC_TWO_SHOT, TRAFFIC_RING };
+ * + traffic(tp) · bytes / (link bandwidth · link_frac). Traffic per byte
+ * of message each GPU sends: one-shot tp - 1, two-shot and ring
+ * 2(tp - 1)/tp, multimem 1 whatever tp (NVLink SHARP: the NVSwitch
+ * reduces and multicasts; its rows run on Hopper NVLink parts only, the
+ * sm90 sizes and fit of vLLM's symmetric-memory all-reduce). */
+enum perf_traffic { TRAFFIC_ONE_SHOT, TRAFFIC_TWO_SHOT, TRAFFIC_RING, TRAFFIC_MULTIMEM };
 
 struct perf_collective {
 	const char *name;

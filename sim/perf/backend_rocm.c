@@ -39,6 +39,12 @@ static const struct perf_curve triton_fa2_mi300 = {
 	3, { 1024, 2048, 4096 }, { 0.326, 0.435, 0.479 }
 };
 
+/* The ROCm Triton grouped GEMM's fraction of its 1024-tokens-an-expert
+ * rate by tokens per expert (ROCm/triton PR #685; the MoE row below):
+ * 0.205 / 0.287 / 0.530 of the clock-adjusted peak at 64 / 256 / 1024,
+ * over the row's 0.530. */
+static const struct perf_curve triton_moe_rocm_tpe = { 3, { 64, 256, 1024 }, { 0.386, 0.541, 1.0 } };
+
 static const struct perf_kernel vllm_rocm_rows[] = {
 	/* hipBLASLt BF16 on CDNA3. With the profile's measured GEMM (MI300X,
 	 * MI325X) the ceiling is 0.95 of it (steptime.c); without one, 0.89 of
@@ -67,13 +73,35 @@ static const struct perf_kernel vllm_rocm_rows[] = {
 	  .waves = true, .compute_frac = 0.73, .tile_m = 16, .bw_frac = 0.95,
 	  .source = "0.95 x the profile's measured GEMM, else ml-engineering MAMF: MI250X GCD 147.0 of 191.5 TFLOP/s "
 		    "(0.767, x 0.95); GEMV uncertain" },
-	/* Fused MoE (Triton fused_moe, or AITER's CK MoE with
-	 * VLLM_ROCM_USE_AITER=1). estimate: no ROCm grouped-GEMM table here; the
-	 * CUDA row's ratio to its dense GEMM (0.58 / 0.82 = 0.71, vLLM PR
-	 * #44152 and the Scout fit) applied to the CDNA3 GEMM's 0.89. */
-	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe / AITER CK MoE (ROCm)",
-	  .compute_frac = 0.63, .half = 0, .bw_frac = 0.84,
-	  .source = "estimate: the CUDA fused_moe row's 0.71 of its dense GEMM, on the CDNA3 GEMM row" },
+	/* Fused MoE, BF16 experts (Triton fused_moe; AITER's CK MoE only with
+	 * VLLM_ROCM_USE_AITER=1, off by default): fitted to ROCm/triton PR
+	 * #685's moe-gemm benchmark (its Triton grouped GEMM, E = 8, top-2,
+	 * K = 4096; the AMD Instinct perf-kernels of Dec 2024, the device not
+	 * named: uncertain whether MI300X, taken as gfx942). Streaming: five
+	 * points at 16-32 tokens an expert (29-940 MB of weights, 88.7-425.7
+	 * us), least squares: 92 us a GEMM call + bytes at 2.77 TB/s, 0.71 of
+	 * MI300X's measured 3.91 TB/s stream (residuals <= 16%, the 29 MB
+	 * shape). A layer runs two such calls (gate/up, down): 184 us a layer
+	 * (uncertain: the align and activation kernels are not in the table).
+	 * Compute, by tokens per expert (2M/8), less the 92 us: 153.7 / 215.6 /
+	 * 398.0 TFLOP/s at 64 / 256 / 1024 tokens an expert (N = 14336 / 7168 /
+	 * 7168), 0.205 / 0.287 / 0.530 of the clock-adjusted 751 TFLOP/s
+	 * (1207 MHz). Check, not fitted: ROCm/triton PR #710's fused GEMM +
+	 * SiLU at M = 4096, N = 14336 (2.363 ms, 414 TFLOP/s) is 6% faster
+	 * than this row (test_devices). */
+	{ .op = KOP_MOE, .dtype = KDT_16, .gen = KGEN_ANY, .kernel = "Triton fused_moe (grouped GEMM, BF16, ROCm)",
+	  .curve = &triton_moe_rocm_tpe, .compute_frac = 0.530, .half = 0, .fixed_us = 184, .bw_frac = 0.71,
+	  .source = "ROCm/triton PR #685 moe-gemm (E=8, top-2; device not named, uncertain): 92 us a GEMM call (two a "
+		    "layer) + bytes at 0.71 of stream; 0.205-0.530 of the clock-adjusted peak at 64-1024 tokens an expert" },
+	/* FP8 / INT8 / FP4 experts. estimate: no ROCm low-precision MoE table
+	 * here. Compute: the CUDA w8a8 row's ratio to its dense GEMM (0.58 /
+	 * 0.82 = 0.71, vLLM PR #44152 and the Scout fit) applied to the CDNA3
+	 * GEMM's 0.89; floor and stream: the BF16 row's above (the same Triton
+	 * kernel reading fewer bytes). */
+	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe / AITER CK MoE (ROCm, w8a8)",
+	  .compute_frac = 0.63, .half = 0, .fixed_us = 184, .bw_frac = 0.71,
+	  .source = "estimate: compute the CUDA w8a8 row's 0.71 of its dense GEMM on the CDNA3 GEMM row; floor and stream "
+		    "the BF16 row's (ROCm/triton PR #685)" },
 	{ .op = KOP_ATTN_PREFILL, .gen = KGEN_ANY, .kernel = "Triton / CK flash attention (ROCm)",
 	  .curve = &triton_fa2_mi300, .compute_frac = 1,
 	  .source = "tritonbench PR #612: Triton FA2 tutorial fwd on MI300, hd64, 245-360 TFLOP/s at 1k-4k (lower bound)" },

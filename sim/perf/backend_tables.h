@@ -17,4 +17,7 @@ extern const struct perf_backend perf_backend_vllm_rocm;
 /* llama.cpp on Apple Silicon GPUs (Metal): sim/perf/backend_metal.c. */
 extern const struct perf_backend perf_backend_llamacpp_metal;
 
+/* llama.cpp on the CPU: sim/perf/backend_cpu.c. */
+extern const struct perf_backend perf_backend_llamacpp_cpu;
+
 #endif

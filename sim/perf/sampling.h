@@ -1,7 +1,8 @@
 /*
  * sampling: which path vLLM V1's sampler takes for a workload's sampling
- * parameters, and the models' published generation_config defaults that
- * vLLM applies under --generation-config auto (its default).
+ * parameters and the model's published generation_config defaults
+ * (genconfig.h, read with the model) that vLLM applies under
+ * --generation-config auto (its default).
  *
  * vLLM V1 (v0.15, vllm/v1/sample/sampler.py and ops/topk_topp_sampler.py):
  *   - every request greedy (temperature < 1e-5): argmax only, top-k and
@@ -18,15 +19,17 @@
  * (greedy) in requests by default", vllm/benchmarks/serve.py); inference-
  * perf sends none (inference_perf/apis/completion.py).
  *
- * Invariant: a model without a generation_config entry here is assumed
- * to set a top_p below 1 (under auto), so sent no parameter it keeps the
- * top-p path servesim charged before it read sampling parameters.
+ * Invariant: a model without a generation_config file is assumed to set
+ * a top_p below 1 (under auto), so sent no parameter it keeps the top-p
+ * path servesim charged before it read sampling parameters.
  */
 #ifndef SERVESIM_SAMPLING_H
 #define SERVESIM_SAMPLING_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "genconfig.h"
 
 enum sampler_path {
 	SAMPLER_TOP_P,    /* a sort of the whole vocabulary (the default) */
@@ -50,21 +53,22 @@ struct sampling_params {
 
 /* Whether the min-p filter runs (vLLM's MinPLogitsProcessor, argmax
  * invariant: on every path but greedy) for requests sent sp: a min_p > 0
- * sent (no generation_config here sets one). Cannot fail. */
+ * sent (a generation_config's min_p is not read here: none of models/
+ * sets one). Cannot fail. */
 bool sampling_min_p(const struct sampling_params *sp, enum sampler_path path);
 
-/* Whether model_id's requests carry a repetition, frequency or presence
- * penalty: only its generation_config sets one here (gen_auto), since
+/* Whether the requests carry a repetition, frequency or presence penalty:
+ * only the model's generation_config gen sets one (under gen_auto), since
  * neither `vllm bench serve` nor inference-perf sends one. Cannot fail. */
-bool sampling_penalties(bool gen_auto, const char *model_id);
+bool sampling_penalties(bool gen_auto, const struct genconfig *gen);
 
 /* The path's name ("top-p sort", …), for explain. */
 const char *sampling_path_name(enum sampler_path p);
 
-/* The path vLLM's sampler takes for model_id's requests sent sp, with
- * the model's generation_config applied when gen_auto (--generation-config
- * auto). vocab: the model's (a top-k at or past it is off). Cannot fail. */
-enum sampler_path sampling_path(const struct sampling_params *sp, bool gen_auto, const char *model_id,
+/* The path vLLM's sampler takes for requests sent sp, with the model's
+ * generation_config gen applied when gen_auto (--generation-config auto).
+ * vocab: the model's (a top-k at or past it is off). Cannot fail. */
+enum sampler_path sampling_path(const struct sampling_params *sp, bool gen_auto, const struct genconfig *gen,
 				double vocab);
 
 #endif

@@ -55,6 +55,7 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->lm_head_low = group_low(w, gb.embed);
 	p->peak_expert = group_peak(hw, w, gb.expert);
 	p->expert_low = group_low(w, gb.expert);
+	p->moe_fp8_scaled = p->expert_low && w->matmul == MATMUL_FP8 && m->quant_fp8_scaled;
 
 	p->n_moe_layers = Lm;
 	p->n_experts = (double)m->n_experts;
@@ -114,7 +115,8 @@ void perf_use_engine(struct perf *p, const char *engine)
 	 * quants), vLLM by the matmul dtype (the low row for FP8/INT8/FP4). */
 	p->k_gemm = perf_kernel_find(b, KOP_GEMM, llama && p->weights_quantized ? KDT_LOW : KDT_16, gen, 0, 0);
 	p->k_gemm_low = perf_kernel_find(b, KOP_GEMM, KDT_LOW, gen, 0, 0);
-	p->k_moe = perf_kernel_find(b, KOP_MOE, p->expert_low ? KDT_LOW : KDT_16, gen, 0, 0);
+	p->k_moe = perf_kernel_find(b, KOP_MOE, !p->expert_low ? KDT_16 : p->moe_fp8_scaled ? KDT_FP8_SCALED : KDT_LOW,
+				    gen, 0, 0);
 	p->k_prefill = perf_kernel_find(b, KOP_ATTN_PREFILL, KDT_ANY, gen, (int)hd, (int)p->q_per_kv);
 	p->k_decode = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, gen, (int)hd, (int)p->q_per_kv);
 	const struct perf_kernel *k = p->k_gemm, *kl = p->k_gemm_low, *km = p->k_moe;
@@ -151,6 +153,11 @@ void perf_use_engine(struct perf *p, const char *engine)
 	bool moe_scalar = GIVEN(moe_efficiency) || km->fallback;
 	p->moe_curve = moe_scalar ? NULL : km->curve;
 	p->moe_fixed_s = moe_scalar ? 0 : km->fixed_us * 1e-6;
+	p->moe_tile = moe_scalar ? 0 : km->tile_m;
+	/* A low-precision row fitted to a low-precision grouped-GEMM table
+	 * (it has its own curve) is a fraction of that dtype's peak, as the
+	 * low GEMM rows are; the others scale the 16-bit rows by gemm_lp. */
+	p->moe_own_peak = !moe_scalar && km->dtype != KDT_16 && km->dtype != KDT_ANY && km->curve;
 	p->prefill_clock = GIVEN(attention_compute) || p->k_prefill->fallback || !p->k_prefill->curve ? 0 : clock;
 	p->decode_bw = GIVEN(attention_bandwidth) || p->k_decode->fallback ? p->bw * e->attention_bandwidth
 									   : stream * p->k_decode->bw_frac;
@@ -194,6 +201,8 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->moe_bw = e->moe_efficiency * q->gemm_bw;
 	q->moe_curve = NULL;
 	q->moe_fixed_s = 0;
+	q->moe_tile = 0;
+	q->moe_own_peak = false;
 	q->prefill_clock = 0;
 	q->decode_bw = p->bw * e->attention_bandwidth;
 	q->decode_half = e->attention_half_seqs;
@@ -392,17 +401,19 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 		double touched = perf_moe_touched(p, T, NULL), routed = T * k;
 		if (p->ep > 1)
 			touched = perf_moe_first_gpu(p, T, &routed);   /* the busiest GPU's */
-		double tpe = routed / touched, bm = moe_block_m(T);
-		/* Each expert's rows pad to whole BLOCK_SIZE_M tiles: the
-		 * grouped GEMM's curve in tokens per expert (the scalar model:
-		 * the dense matmul's curve at tpe). */
+		double tpe = routed / touched, bm = q->moe_tile > 0 ? q->moe_tile : moe_block_m(T);
+		/* Each expert's rows pad to whole tiles (Triton's BLOCK_SIZE_M,
+		 * or the row's own tile_m): the grouped GEMM's curve in tokens
+		 * per expert (the scalar model: the dense matmul's curve at
+		 * tpe). */
 		double curve = kernels ? tpe / (ceil(tpe / bm) * bm) : tpe / (tpe + q->gemm_half);
 		if (q->moe_curve)
 			curve *= perf_curve_at(q->moe_curve, tpe);   /* the grouped GEMM's rate by tokens an expert */
 		assert(q->moe_cmax > 0);
 		roofline(&ops[PERF_EXPERTS], names[PERF_EXPERTS],
 			 p->n_moe_layers * p->expert_flops_per_token * routed,
-			 p->peak_expert * low_factor(p->expert_low, lp), q->moe_cmax * curve,
+			 q->moe_own_peak ? p->peak_expert : p->peak_expert * low_factor(p->expert_low, lp),
+			 q->moe_cmax * curve,
 			 p->n_moe_layers * touched * p->expert_bytes, q->moe_bw, p->n_moe_layers * q->moe_fixed_s);
 		cite(&ops[PERF_EXPERTS], q->k_moe, p, q->moe_bw);
 	}

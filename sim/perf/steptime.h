@@ -109,6 +109,11 @@ struct perf {
 	double moe_cmax, moe_bw;       /* grouped GEMM: fraction of peak, bytes/s */
 	const struct perf_curve *moe_curve;  /* … times this by tokens per expert (NULL: 1) */
 	double moe_fixed_s;            /* … plus this a MoE layer */
+	double moe_tile;               /* rows an expert's tokens pad to (the row's tile_m); 0:
+					* Triton fused_moe's BLOCK_SIZE_M by batch */
+	bool moe_own_peak;             /* moe_cmax is of the low dtype's own peak (a low-precision
+					* grouped-GEMM table), not times the GEMM rows' ratio */
+	bool moe_fp8_scaled;           /* experts in per-channel / per-tensor FP8 (model.h) */
 	double prefill_clock;          /* prefill attention: curve × this; 0: eff.attention_compute */
 	double decode_bw, decode_half; /* decode attention: bytes/s at many sequences, half point */
 	double decode_fixed_s;         /* decode attention: fixed time of a layer's call (no half curve) */

@@ -407,6 +407,7 @@ static const struct docschema_field compare_schema[] = {
 	{ .key = "cost", .type = DS_BOOL, .optional = true },
 	{ .key = "rows_total", .type = DS_INT, .min = 0, .max = INT32_MAX },
 	{ .key = "rows", .type = DS_ARR, .sub = row_schema },
+	{ .key = "within_noise", .type = DS_ARR, .optional = true, .sub = ranknoise_schema },
 	{ .key = NULL },
 };
 

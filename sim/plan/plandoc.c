@@ -259,6 +259,7 @@ static const struct docschema_field plan_schema[] = {
 	{ .key = "candidates_total", .type = DS_INT, .min = 0, .max = INT32_MAX },
 	{ .key = "candidates", .type = DS_ARR, .sub = cand_schema },
 	{ .key = "ranking", .type = DS_INT_ARR, .optional = true, .min = 0, .max = INT32_MAX },
+	{ .key = "within_noise", .type = DS_ARR, .optional = true, .sub = ranknoise_schema },
 	{ .key = NULL },
 };
 

@@ -2,12 +2,22 @@
 
 #include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "resultdoc.h"
 #include "tune.h"
 #include "xalloc.h"
+
+const struct docschema_field ranknoise_schema[] = {
+	{ .key = "ranks", .type = DS_INT_ARR, .min = 1, .max = INT32_MAX },
+	{ .key = "blocks", .type = DS_INT, .min = 2, .max = TUNE_MAX_CONFIRM },
+	{ .key = "basis", .type = DS_STR },
+	{ .key = "difference", .type = DS_NUM },
+	{ .key = "margin", .type = DS_NUM },
+	{ .key = NULL },
+};
 
 bool ranknoise_resolved(const double *rate_a, const double *rate_b, int n, double cost_a, double cost_b,
 			double tolerance, double *diff, double *half)
@@ -149,7 +159,7 @@ void ranknoise_sentence(json_t *pair, char *out, size_t cap)
 			   (long long)json_integer_value(json_array_get(rk, 1)),
 			   by_rate ? "rate per GPU" : "rate per $/hour (cost per token)",
 			   100 * resultdoc_num(pair, "difference"), 100 * resultdoc_num(pair, "margin"),
-			   (long long)resultdoc_num(pair, "blocks"));
+			   (long long)json_integer_value(json_object_get(pair, "blocks")));
 	if (len < 0 || (size_t)len >= cap)
 		return;
 	out += len, cap -= (size_t)len;

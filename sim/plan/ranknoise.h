@@ -37,6 +37,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "docschema.h"
+
 /* How a document names its items' fields. */
 struct ranknoise_keys {
 	const char *index;           /* the item's index key ("candidate", "row") */
@@ -56,6 +58,11 @@ struct ranknoise_keys {
  * item was confirmed (untuned or --confirm 0: the document keeps its old
  * form). Cannot fail. */
 json_t *ranknoise_pairs(json_t *items, json_t *ranking, const struct ranknoise_keys *k);
+
+/* What a document read back must hold in each within_noise pair for the
+ * sentences (docschema.h): blocks an integer from 2 to TUNE_MAX_CONFIRM,
+ * ranks integers, basis a string, difference and margin numbers. */
+extern const struct docschema_field ranknoise_schema[];
 
 /* Whether two items' order is resolved (see the header comment), from
  * their blocks' rates, their cost per replica (price × GPUs, or GPUs) and

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "comparedoc.h"
+#include "jsonfile.h"
 #include "num.h"
 #include "outfmt.h"
 #include "plandoc.h"
@@ -89,15 +90,7 @@ int resultdoc_print(FILE *f, json_t *doc, int fmt)
 
 json_t *resultdoc_read_json(const char *path, struct err *e)
 {
-	json_error_t je;
-	json_t *doc = json_load_file(path, 0, &je);
-	if (!doc) {
-		if (je.line > 0)
-			err_set(e, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
-		else
-			err_set(e, "%s: %s", path, je.text);   /* cannot open or read */
-	}
-	return doc;
+	return jsonfile_load(path, 0, e);
 }
 
 json_t *resultdoc_load(const char *path, struct err *e)

@@ -2,6 +2,7 @@
  * promfam: one family over scrapes and series (promfam.h).
  */
 #include "promfam.h"
+#include "omsnap.h"
 #include "promobs.h"
 #include "report_int.h"
 
@@ -89,11 +90,13 @@ void promfam_gauge_ts(const struct prom_out *all, const char *name, const char *
 		size_t j = 0;
 		for (size_t k = 0; k < o->n_scrapes; k++) {
 			int64_t t = scrape_ns(o, k);
-			while (j < o->cur->n_ts && rows[j].t_s * 1e9 <= (double)t)
+			while (!o->snap && j < o->cur->n_ts && rows[j].t_s * 1e9 <= (double)t)
 				j++;
+			struct ts_row saved;
+			bool has = o->snap ? omsnap_gauge(o->snap, t, &saved) : j > 0;
 			double v = 0;
-			if (j > 0 && t < o->res->end_ns) {
-				const struct ts_row *r = &rows[j - 1];
+			if (has && t < o->res->end_ns) {
+				const struct ts_row *r = o->snap ? &saved : &rows[j - 1];
 				v = src == G_RUNNING   ? (double)r->running
 				    : src == G_WAITING ? (double)r->waiting
 						       : r->kv_usage;
@@ -118,7 +121,7 @@ void promfam_counter_obs(const struct prom_out *all, const char *name, const cha
 			assert(!o->openmetrics);
 			int64_t counts[1];
 			promobs_hist(o->obs, o->replica, m, NULL, 0, counts, &acc);
-		} else {
+		} else if (!o->snap) {
 			v = collect(o, m, &n);
 		}
 		int64_t gaps[TIMELINE_N_ITL + 1] = { 0 };
@@ -127,8 +130,18 @@ void promfam_counter_obs(const struct prom_out *all, const char *name, const cha
 			int64_t t = scrape_ns(o, k);
 			for (; j < n && v[j].t_ns < t; j++)
 				acc += v[j].v;
+			if (o->snap) {
+				int64_t one[1];
+				omsnap_hist(o->snap, t, m, NULL, 0, one, &acc);
+			}
 			double total = acc;
-			if (plus_gaps && tl) {
+			if (plus_gaps && o->snap) {
+				int64_t g = 0;
+				omsnap_timeline(o->snap, t, true, gaps, &gap_sum);
+				for (size_t b = 0; b <= TIMELINE_N_ITL; b++)
+					g += gaps[b];
+				total += (double)g;
+			} else if (plus_gaps && tl) {
 				size_t upto = t == INT64_MAX ? tl->n_windows : (size_t)(t / TIMELINE_WINDOW_NS);
 				timeline_accumulate(tl, &tl->itl, w, upto, gaps, &gap_sum);
 				w = upto > w ? upto : w;
@@ -181,6 +194,14 @@ void promfam_hist_obs_series(const struct prom_out *o, const char *name, enum re
 		assert(!o->openmetrics);
 		promobs_hist(o->obs, o->replica, m, edges, n_edges, counts, &sum);
 		hist_point(o, name, edges, n_edges, counts, sum, 0);
+		free(counts);
+		return;
+	}
+	if (o->snap) {   /* saved at every scrape as the run went */
+		for (size_t k = 0; k < o->n_scrapes; k++) {
+			omsnap_hist(o->snap, scrape_ns(o, k), m, edges, n_edges, counts, &sum);
+			hist_point(o, name, edges, n_edges, counts, sum, k);
+		}
 		free(counts);
 		return;
 	}
@@ -239,7 +260,11 @@ void promfam_hist_timeline(const struct prom_out *all, const char *name, const c
 		}
 		const struct timeline_hist *h = gaps ? &tl->itl : &tl->iter;
 		size_t w = 0;
-		for (size_t k = 0; k < o->n_scrapes; k++) {
+		for (size_t k = 0; k < o->n_scrapes && o->snap; k++) {
+			omsnap_timeline(o->snap, scrape_ns(o, k), gaps, counts, &sum);
+			hist_point(o, name, edges, n_edges, counts, sum, k);
+		}
+		for (size_t k = 0; k < o->n_scrapes && !o->snap; k++) {
 			int64_t t = scrape_ns(o, k);
 			size_t upto = t == INT64_MAX ? tl->n_windows : (size_t)(t / TIMELINE_WINDOW_NS);
 			timeline_accumulate(tl, h, w, upto, counts, &sum);

@@ -18,6 +18,7 @@
 #include "run.h"
 
 struct promobs;
+struct omsnap;
 
 /* What a request metric is, from its record (completed requests only). */
 enum req_metric {
@@ -69,6 +70,10 @@ struct prom_out {
 	/* A lean run's request metrics, summed as it went (promobs.h; one
 	 * scrape only), or NULL: from res's request records. */
 	const struct promobs *obs;
+	/* OpenMetrics of a lean run: every family's scrapes as saved while it
+	 * went (omsnap.h; one series), or NULL: from res's records, time
+	 * series and timeline. */
+	const struct omsnap *snap;
 };
 
 enum gauge_src { G_RUNNING, G_WAITING, G_KV };

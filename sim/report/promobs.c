@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap.h"
 #include "timeline.h"
 #include "xalloc.h"
 
@@ -36,6 +37,8 @@ struct promobs {
 	int n_acc;
 	struct pending *heap;    /* a binary min-heap by (t_ns, id) */
 	size_t n_heap, cap_heap;
+	promobs_settle_fn *on_settle;   /* optional watcher (promobs_on_settle) */
+	void *settle_ctx;
 };
 
 static int by_value(const void *a, const void *b)
@@ -138,35 +141,7 @@ static bool before(const struct pending *a, const struct pending *b)
 	return a->t_ns < b->t_ns || (a->t_ns == b->t_ns && a->id < b->id);
 }
 
-static void heap_push(struct promobs *p, const struct pending *e)
-{
-	xgrow(&p->heap, &p->cap_heap, p->n_heap + 1, sizeof *p->heap);
-	size_t i = p->n_heap++;
-	while (i > 0 && before(e, &p->heap[(i - 1) / 2])) {
-		p->heap[i] = p->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	p->heap[i] = *e;
-}
-
-static void heap_pop(struct promobs *p)
-{
-	struct pending last = p->heap[--p->n_heap];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= p->n_heap)
-			break;
-		if (c + 1 < p->n_heap && before(&p->heap[c + 1], &p->heap[c]))
-			c++;
-		if (!before(&p->heap[c], &last))
-			break;
-		p->heap[i] = p->heap[c];
-		i = c;
-	}
-	if (p->n_heap)
-		p->heap[i] = last;
-}
+HEAP_DEFINE(settle_heap, struct pending, before)
 
 /* Index of the first grid edge >= v (Prometheus: a value counts in every
  * bucket whose le is >= it), n_grid when above them all. */
@@ -201,6 +176,8 @@ static struct series_acc *series(struct promobs *p, int k)
 static void settle_one(struct promobs *p)
 {
 	const struct pending *e = &p->heap[0];
+	if (p->on_settle)
+		p->on_settle(p->settle_ctx, p, e->t_ns);
 	series(p, e->replica + 1);   /* grows the table first: the pointers stay */
 	struct series_acc *to[2] = { series(p, 0), series(p, e->replica + 1) };
 	for (int m = 0; m < N_RM; m++) {
@@ -212,7 +189,7 @@ static void settle_one(struct promobs *p)
 			to[s]->sum[m] += e->v[m];
 		}
 	}
-	heap_pop(p);
+	settle_heap_pop(p->heap, &p->n_heap);
 }
 
 void promobs_row(void *ctx, const struct request *r, int64_t settled_ns)
@@ -233,7 +210,7 @@ void promobs_row(void *ctx, const struct request *r, int64_t settled_ns)
 		}
 		for (int k = 0; k < 2; k++)
 			if (at[k].has)
-				heap_push(p, &at[k]);
+				settle_heap_push(&p->heap, &p->n_heap, &p->cap_heap, &at[k]);
 	}
 	while (p->n_heap && p->heap[0].t_ns < settled_ns)
 		settle_one(p);
@@ -245,6 +222,57 @@ void promobs_finish(struct promobs *p)
 		settle_one(p);
 }
 
+void promobs_on_settle(struct promobs *p, promobs_settle_fn *fn, void *ctx)
+{
+	p->on_settle = fn;
+	p->settle_ctx = ctx;
+}
+
+size_t promobs_state_size(const struct promobs *p)
+{
+	return N_RM * (p->n_grid + 1) * sizeof(int64_t) + N_RM * sizeof(double);
+}
+
+/* A saved state: the counts (N_RM x (n_grid + 1)), then the N_RM sums. */
+void promobs_save(const struct promobs *p, int replica, void *buf)
+{
+	size_t nc = N_RM * (p->n_grid + 1) * sizeof(int64_t);
+	int k = replica + 1;
+	if (k >= p->n_acc) {
+		memset(buf, 0, promobs_state_size(p));
+		return;
+	}
+	memcpy(buf, p->acc[k].counts, nc);
+	memcpy((char *)buf + nc, p->acc[k].sum, N_RM * sizeof(double));
+}
+
+/* Grid counts c of one metric onto edges (see promobs_hist). */
+static void onto_edges(const struct promobs *p, const int64_t *c, const double *edges, size_t n_edges,
+		       int64_t *counts)
+{
+	memset(counts, 0, (n_edges + 1) * sizeof *counts);
+	size_t b = 0;
+	for (size_t u = 0; u <= p->n_grid; u++) {
+		/* Grid bucket u holds values in (grid[u-1], grid[u]]: edge bucket
+		 * b is the first edge >= grid[u]. */
+		while (u < p->n_grid && b < n_edges && edges[b] < p->grid[u])
+			b++;
+		counts[u < p->n_grid ? b : n_edges] += c[u];
+	}
+}
+
+void promobs_hist_saved(const struct promobs *p, const void *state, enum req_metric m, const double *edges,
+			size_t n_edges, int64_t *counts, double *sum)
+{
+	size_t nc = N_RM * (p->n_grid + 1);
+	int64_t c[GRID_CAP + 1];
+	double sums[N_RM];
+	memcpy(c, (const int64_t *)state + (size_t)m * (p->n_grid + 1), (p->n_grid + 1) * sizeof *c);
+	memcpy(sums, (const char *)state + nc * sizeof(int64_t), sizeof sums);
+	onto_edges(p, c, edges, n_edges, counts);
+	*sum = sums[m];
+}
+
 void promobs_hist(const struct promobs *p, int replica, enum req_metric m, const double *edges,
 		  size_t n_edges, int64_t *counts, double *sum)
 {
@@ -254,14 +282,6 @@ void promobs_hist(const struct promobs *p, int replica, enum req_metric m, const
 	if (k >= p->n_acc)
 		return;   /* nothing completed there */
 	const struct series_acc *a = &p->acc[k];
-	const int64_t *c = a->counts + (size_t)m * (p->n_grid + 1);
-	size_t b = 0;
-	for (size_t u = 0; u <= p->n_grid; u++) {
-		/* Grid bucket u holds values in (grid[u-1], grid[u]]: edge bucket
-		 * b is the first edge >= grid[u]. */
-		while (u < p->n_grid && b < n_edges && edges[b] < p->grid[u])
-			b++;
-		counts[u < p->n_grid ? b : n_edges] += c[u];
-	}
+	onto_edges(p, a->counts + (size_t)m * (p->n_grid + 1), edges, n_edges, counts);
 	*sum = a->sum[m];
 }

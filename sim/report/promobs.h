@@ -6,7 +6,8 @@
  * A full run sorts each metric's observations by the time vLLM records
  * them (a request's first token for TTFT and prompt tokens, its finish
  * for the rest) and sums them in that order (promfam.c). Here each done
- * request's observations wait in a heap by (time, id) until the run says
+ * request's observations wait in a heap by (time, id) (sim/base/heap.h,
+ * the event queue's heap code) until the run says
  * no request still to come can record earlier (run_opts.on_record's
  * settled_ns), then go into the sums in that order: the same additions
  * in the same order, so the same bits. Counts go per bucket of one grid
@@ -36,6 +37,20 @@
  * promobs_finish. Cannot fail. */
 void promobs_hist(const struct promobs *p, int replica, enum req_metric m, const double *edges,
 		  size_t n_edges, int64_t *counts, double *sum);
+
+/* A watcher told before each observation goes into the sums, with its
+ * time t_ns: the sums then hold exactly the observations before t_ns
+ * (run --out's scrapes over time save them: omsnap.h). One at most. */
+typedef void promobs_settle_fn(void *ctx, const struct promobs *p, int64_t t_ns);
+void promobs_on_settle(struct promobs *p, promobs_settle_fn *fn, void *ctx);
+
+/* The sums of series replica (-1: every request) as they are now, in
+ * promobs_state_size bytes at buf (zeros for a series nothing reached),
+ * and promobs_hist of such a saved state. Cannot fail. */
+size_t promobs_state_size(const struct promobs *p);
+void promobs_save(const struct promobs *p, int replica, void *buf);
+void promobs_hist_saved(const struct promobs *p, const void *state, enum req_metric m, const double *edges,
+			size_t n_edges, int64_t *counts, double *sum);
 
 /* The value of m for r and when vLLM records it; false when r has none
  * (TPOT of a one-token answer). */

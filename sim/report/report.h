@@ -93,6 +93,16 @@ void promobs_row(void *ctx, const struct request *r, int64_t settled_ns);
 void promobs_finish(struct promobs *p);
 void promobs_destroy(struct promobs *p);   /* NULL is a no-op */
 
+/* A vLLM cluster's end-of-run scrape of a lean run: each replica's TTFT
+ * and E2E histograms (kept from the replicas' exact samples by a full
+ * run) counted and summed as requests are done, in the order the run
+ * adds the samples: on_record = replhist_row, then run_result.rep_hist
+ * to it (with prom_obs: promobs, for the other histograms), and
+ * report_prom writes the full run's bytes. Cannot fail. */
+struct replhist *replhist_create(void);
+void replhist_row(void *ctx, const struct request *r, int64_t settled_ns);
+void replhist_destroy(struct replhist *h);   /* NULL is a no-op */
+
 /* json_dumpf(j, f, flags), with res->detail's arrays in place of their
  * markers when res streamed them (res may be NULL). Reals at
  * JSON_REAL_PRECISION(12), as every JSON writer here uses. Returns 0, or

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "omsnap.h"
 #include "reqorder.h"
 #include "wholefile.h"
 #include "xalloc.h"
@@ -235,10 +236,13 @@ static int write_dir(const char *dir, const struct run_result *res, bool om, dou
 			return -1;
 		}
 		int bad = 0;
-		if (i < n)
+		if (i < n) {
 			bad = files[i].write(f, res, e);
-		else
+		} else {
 			report_openmetrics(f, res, epoch_s);
+			if (res->om_snap)   /* a saved scrape not read back */
+				bad = omsnap_failed(res->om_snap, e);
+		}
 		if (bad) {
 			fclose(f);
 			wholedir_abort(&d);

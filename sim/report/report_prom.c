@@ -14,6 +14,7 @@
  * promfam.c's; llama-server's writer is report_prom_llama.c.
  */
 #include "report_int.h"
+#include "omsnap.h"
 #include "promfam.h"
 #include "report_replicas.h"
 
@@ -277,22 +278,10 @@ void report_prom(FILE *f, struct run_result *res)
 	free((void *)o.series);
 }
 
-/* Scrapes every 1, 2, 5, 10, 15, 30 or 60 s, the first that keeps them
- * to REPORT_OM_MAX_SCRAPES or fewer (a second is the timeline's window). */
-static int64_t om_interval_ns(int64_t end_ns)
-{
-	static const int64_t steps_s[] = { 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600 };
-	size_t n = sizeof steps_s / sizeof *steps_s;
-	for (size_t i = 0; i < n; i++)
-		if (end_ns / (steps_s[i] * TIMELINE_WINDOW_NS) + 2 <= REPORT_OM_MAX_SCRAPES)
-			return steps_s[i] * TIMELINE_WINDOW_NS;
-	return steps_s[n - 1] * TIMELINE_WINDOW_NS;
-}
-
 void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 {
-	struct prom_out o = { .f = f, .res = res, .openmetrics = true, .epoch_s = epoch_s };
-	o.interval_ns = om_interval_ns(res->end_ns);
+	struct prom_out o = { .f = f, .res = res, .openmetrics = true, .epoch_s = epoch_s, .snap = res->om_snap };
+	o.interval_ns = omsnap_interval_ns(res->end_ns);
 	/* From 0 to the first scrape after the run ended (its gauges at 0). */
 	o.n_scrapes = (size_t)(res->end_ns / o.interval_ns) + 2;
 	if (res->sc.engine.cls->family != ENGINE_FAMILY_VLLM) {
@@ -312,7 +301,7 @@ void report_openmetrics(FILE *f, const struct run_result *res, double epoch_s)
 
 void report_prom_replica_hists(FILE *f, const struct run_result *res)
 {
-	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1 };
+	struct prom_out o = { .f = f, .res = res, .n_scrapes = 1, .obs = res->prom_obs };
 	o.series = run_series(res, &o.n_series);
 	more_metrics(&o, false);
 	cache_config_info(&o);

@@ -19,8 +19,85 @@ struct series {
 	int64_t peak_waiting;
 	double peak_kv;
 	struct samples *ttft, *e2el;
+	const struct replhist_one *streamed;   /* a lean run's TTFT and E2E histograms, or NULL */
 	const struct loghist *itl;
 };
+
+/* ---- a lean cluster run's TTFT and E2E histograms (report.h: replhist) ---- */
+
+#define RH_CAP 32   /* more than report_n_ttft_buckets, report_n_e2e_buckets */
+
+/* One replica's: per bucket (the first edge >= the value; RH_CAP - 1:
+ * above them all), the count and the sum in the order the run added its
+ * samples (run_record_replica), as hist_samples sums them. */
+struct replhist_one {
+	int64_t ttft[RH_CAP], e2el[RH_CAP], n_ttft, n_e2el;
+	double ttft_sum, e2el_sum;
+};
+
+struct replhist {
+	struct replhist_one *rep;
+	int n;
+};
+
+struct replhist *replhist_create(void)
+{
+	return xcalloc(1, sizeof(struct replhist));
+}
+
+void replhist_destroy(struct replhist *h)
+{
+	if (!h)
+		return;
+	free(h->rep);
+	free(h);
+}
+
+static size_t first_edge_at_least(const double *edges, size_t n, double v)
+{
+	size_t b = 0;
+	while (b < n && v > edges[b])
+		b++;
+	return b < n ? b : RH_CAP - 1;
+}
+
+static struct replhist_one *replhist_at(struct replhist *h, int i)
+{
+	if (i >= h->n) {
+		h->rep = xrealloc(h->rep, (size_t)(i + 1) * sizeof *h->rep);
+		memset(h->rep + h->n, 0, (size_t)(i + 1 - h->n) * sizeof *h->rep);
+		h->n = i + 1;
+	}
+	return &h->rep[i];
+}
+
+static void add_ttft(struct replhist_one *o, double v)
+{
+	o->ttft[first_edge_at_least(report_ttft_buckets, report_n_ttft_buckets, v)]++;
+	o->ttft_sum += v;
+	o->n_ttft++;
+}
+
+/* The samples run_record_replica adds, for the same request in the same
+ * order (on_record follows it for every request done). */
+void replhist_row(void *ctx, const struct request *r, int64_t settled_ns)
+{
+	(void)settled_ns;
+	struct replhist *h = ctx;
+	if (r->state == REQ_FAILED || r->replica < 0)
+		return;
+	double ttft = (double)(r->first_token_ns - r->send_ns) / 1e9;
+	double e2el = (double)(r->finish_ns - r->send_ns) / 1e9;
+	if (r->prefill_replica >= 0)
+		replhist_at(h, r->prefill_replica);   /* grows the table first: the pointer stays */
+	struct replhist_one *o = replhist_at(h, r->replica);
+	add_ttft(o, ttft);
+	o->e2el[first_edge_at_least(report_e2e_buckets, report_n_e2e_buckets, e2el)]++;
+	o->e2el_sum += e2el;
+	o->n_e2el++;
+	if (r->prefill_replica >= 0)
+		add_ttft(&h->rep[r->prefill_replica], ttft);
+}
 
 static double hit_rate(const struct engine_stats *es)
 {
@@ -113,24 +190,35 @@ static const double itl_buckets[] = { 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 
 				      0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0 };
 
 static void hist_samples(FILE *f, const char *name, const char *help, struct series *ser, int n,
-			 size_t field, const double *edges, size_t ne)
+			 bool e2el, const double *edges, size_t ne)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
 	for (int i = 0; i < n; i++) {
-		struct samples *s = *(struct samples **)((char *)&ser[i] + field);
 		const char *labels = ser[i].labels;
+		const struct replhist_one *o = ser[i].streamed;
+		struct samples *s = e2el ? ser[i].e2el : ser[i].ttft;
 		double sum = 0;
-		for (size_t j = 0; j < s->n; j++)
-			sum += s->v[j];
-		samples_sort(s);
+		size_t total;
+		if (o) {
+			sum = e2el ? o->e2el_sum : o->ttft_sum;
+			total = (size_t)(e2el ? o->n_e2el : o->n_ttft);
+		} else {
+			for (size_t j = 0; j < s->n; j++)
+				sum += s->v[j];
+			samples_sort(s);
+			total = s->n;
+		}
 		size_t k = 0;
 		for (size_t b = 0; b < ne; b++) {
-			while (k < s->n && s->v[k] <= edges[b])
-				k++;
+			if (o)
+				k += (size_t)(e2el ? o->e2el : o->ttft)[b];
+			else
+				while (k < s->n && s->v[k] <= edges[b])
+					k++;
 			fprintf(f, "%s_bucket{%s,le=\"%s\"} %zu\n", name, labels, report_le_text(edges[b]).s, k);
 		}
 		fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %zu\n%s_sum{%s} %.9g\n%s_count{%s} %zu\n", name, labels,
-			s->n, name, labels, sum, name, labels, s->n);
+			total, name, labels, sum, name, labels, total);
 	}
 }
 
@@ -189,7 +277,7 @@ static void write_series(FILE *f, struct series *ser, int n)
 		fprintf(f, "vllm:request_success_total{%s,finished_reason=\"length\"} %lld\n", ser[i].labels,
 			(long long)ser[i].completed);
 	hist_samples(f, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ser,
-		     n, offsetof(struct series, ttft), report_ttft_buckets, report_n_ttft_buckets);
+		     n, false, report_ttft_buckets, report_n_ttft_buckets);
 	fprintf(f, "# HELP vllm:inter_token_latency_seconds Histogram of inter-token latency in seconds.\n"
 		   "# TYPE vllm:inter_token_latency_seconds histogram\n");
 	for (int i = 0; i < n; i++) {
@@ -203,7 +291,7 @@ static void write_series(FILE *f, struct series *ser, int n)
 			labels, (long long)h->n, labels, h->sum, labels, (long long)h->n);
 	}
 	hist_samples(f, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", ser,
-		     n, offsetof(struct series, e2el), report_e2e_buckets, report_n_e2e_buckets);
+		     n, true, report_e2e_buckets, report_n_e2e_buckets);
 }
 
 void report_replicas_prom(FILE *f, struct run_result *res)
@@ -227,6 +315,10 @@ void report_replicas_prom(FILE *f, struct run_result *res)
 			s->ttft = &rr->ttft;
 			s->e2el = &rr->e2el;
 			s->itl = &rr->itl;
+			if (res->rep_hist) {   /* lean: its samples were sketched */
+				static const struct replhist_one none;
+				s->streamed = i < res->rep_hist->n ? &res->rep_hist->rep[i] : &none;
+			}
 		} else {
 			s->prompt_tokens = res->all.total_input;
 			s->generation_tokens = res->all.total_output;

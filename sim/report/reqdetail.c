@@ -218,7 +218,30 @@ static int put_array(FILE *f, size_t flags, struct reqdetail *d, int k, struct e
 	indent(f, flags, 1, false);
 	fputc(']', f);
 	free(line);
-	return fseek(in, 0, SEEK_END);
+	if (fseek(in, 0, SEEK_END))
+		return err_set(e, "--save-detailed: cannot seek %s's temporary file: %s", array_names[k], strerror(errno));
+	return 0;
+}
+
+/* The array whose marker is at m (name: its n-byte name), or -1 when the
+ * string there is not a marker reqdetail_marks made: one is the value of
+ * the top-level key of its own name (`"ttfts": "\u0001servesim-detail:
+ * ttfts"`), so a string elsewhere that reads the same (a model folder's
+ * name in model_id) stays text. Not told apart: such a string as the
+ * value of a nested key of an array's name, which servesim does not
+ * write. */
+static int own_marker(const char *text, const char *m, const char *name, size_t n)
+{
+	for (int k = 0; k < N_ARRAYS; k++) {
+		if (strlen(array_names[k]) != n || strncmp(name, array_names[k], n))
+			continue;
+		char key[64];
+		int len = snprintf(key, sizeof key, "\"%s\":", array_names[k]);
+		const char *at = m > text && m[-1] == ' ' ? m - 1 : m;
+		if ((size_t)(at - text) >= (size_t)len && !strncmp(at - len, key, (size_t)len))
+			return k;
+	}
+	return -1;
 }
 
 int report_json_dumpf(json_t *j, FILE *f, size_t flags, const struct run_result *res, struct err *e)
@@ -230,17 +253,19 @@ int report_json_dumpf(json_t *j, FILE *f, size_t flags, const struct run_result 
 	}
 	assert((flags & JSON_REAL_PRECISION(31)) == JSON_REAL_PRECISION(REQDETAIL_PRECISION));
 	char *text = json_dumps(j, flags);
+	if (!text)
+		return err_set(e, "cannot write the JSON: jansson could not render it");
 	const char *p = text, *m;
 	int rc = 0;
 	while (!rc && (m = strstr(p, MARK_DUMPED))) {
+		const char *name = m + strlen(MARK_DUMPED), *q = strchr(name, '"');
+		int k = own_marker(text, m, name, (size_t)(q - name));
+		if (k < 0) {   /* a string that only looks like a marker: text */
+			fwrite(p, 1, (size_t)(q + 1 - p), f);
+			p = q + 1;
+			continue;
+		}
 		fwrite(p, 1, (size_t)(m - p), f);
-		m += strlen(MARK_DUMPED);
-		const char *q = strchr(m, '"');
-		int k = 0;
-		while (k < N_ARRAYS && ((size_t)(q - m) != strlen(array_names[k]) ||
-					strncmp(m, array_names[k], (size_t)(q - m))))
-			k++;
-		assert(k < N_ARRAYS);   /* only reqdetail_marks makes markers */
 		rc = put_array(f, flags, res->detail, k, e);
 		p = q + 1;
 	}

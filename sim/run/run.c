@@ -193,6 +193,10 @@ static int simulate(const struct scenario *sc, struct run_result *res, const str
 	bool lean = o->lean;
 	if (o->timeline)
 		res->timeline = o->timeline_totals ? timeline_create_totals() : timeline_create();
+	if (res->timeline && o->timeline_totals) {
+		res->timeline->on_fold = o->on_fold;
+		res->timeline->fold_ctx = o->fold_ctx;
+	}
 	res->sc = *sc;
 	res->last_token_ns = -1;
 	if (model_load_named(&res->model, sc->model, e) ||

@@ -26,6 +26,8 @@ struct progress;
 struct reqcsv;
 struct reqdetail;
 struct tsrows;
+struct omsnap;
+struct replhist;
 
 /* Metrics of a set of requests (the whole run, or one stage). Seconds. */
 struct group_metrics {
@@ -123,6 +125,8 @@ struct run_result {
 	struct reqdetail *detail;      /* the same for --save-detailed's arrays (report.h) */
 	struct promobs *prom_obs;      /* and for the Prometheus scrape's request metrics */
 	struct tsrows *ts_rows;        /* and timeseries.csv's rows, in place of ts */
+	struct omsnap *om_snap;        /* and openmetrics.txt's scrapes (omsnap.h) */
+	struct replhist *rep_hist;     /* and a cluster's TTFT and E2E histograms (report.h) */
 };
 
 /* Loads the model and hardware the scenario names, simulates, and fills
@@ -155,6 +159,10 @@ struct run_opts {
 	 * Prometheus scrape), kept in bounded memory (timeline.h:
 	 * timeline_create_totals). */
 	bool timeline_totals;
+	/* With timeline_totals, optional: told as the totals fold (timeline.h's
+	 * on_fold; omsnap_fold saves them for run --out's scrapes). */
+	void (*on_fold)(void *ctx, const struct timeline *t, size_t lo, size_t hi);
+	void *fold_ctx;
 	/* Step every decode one by one (--no-fast-forward): the reference
 	 * the vLLM engine's fast-forward (engine/vllmff.c) equals byte for
 	 * byte. */

@@ -78,11 +78,11 @@ def parse_args(argv):
     return opts
 
 
-def simulate(binary, chip, wtype, test):
+def simulate(binary, chip, wtype, test, model="llama-2-7b"):
     """Runs one cell; returns (tokens per second, None) or (None, error)."""
     prompt, output = (PP_TOKENS, 1) if test == "pp512" else (1, TG_TOKENS + 1)
     sets = [
-        "run.model=llama-2-7b", "run.hardware=" + chip, "run.weights=" + wtype,
+        "run.model=" + model, "run.hardware=" + chip, "run.weights=" + wtype,
         "engine.kind=llamacpp", "engine.num_parallel=1",
         "workload.num_prompts=1", "workload.request_rate=inf", "workload.random_range_ratio=0",
         "workload.random_input_len=%d" % prompt, "workload.random_output_len=%d" % output,

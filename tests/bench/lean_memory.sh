@@ -10,7 +10,11 @@
 #            100k and 300k: gnuplot draws every request's CDF point)
 #   detailed the benchmark workload with --save-detailed (its arrays streamed)
 #   prom     the benchmark workload with --format prom (its sums streamed)
-# Usage: tests/bench/lean_memory.sh [path/to/servesim]   (about 70 s of CPU)
+#   pdprom   the P/D pair with --format prom (a cluster's per-replica series
+#            summed as requests are done)
+#   out      the benchmark workload with --out DIR (its files streamed,
+#            openmetrics.txt's scrapes saved as it goes; 160 MB in /tmp at 1M)
+# Usage: tests/bench/lean_memory.sh [path/to/servesim]   (about 100 s of CPU)
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-$here/../../build/sim/servesim}
@@ -26,7 +30,9 @@ kinds = [("vllm", bench, [], [], (100000, 1000000)),
          ("pd", f"{root}/scenarios/c25-disagg-small.ini", pd, [], (100000, 1000000)),
          ("plot", bench, [], ["--plot"], (100000, 300000)),
          ("detailed", bench, [], ["--save-detailed"], (100000, 1000000)),
-         ("prom", bench, [], ["--format", "prom"], (100000, 1000000))]
+         ("prom", bench, [], ["--format", "prom"], (100000, 1000000)),
+         ("pdprom", f"{root}/scenarios/c25-disagg-small.ini", pd, ["--format", "prom"], (100000, 1000000)),
+         ("out", bench, [], ["--out"], (100000, 1000000))]
 
 def measure(args):
     """Peak RSS (MiB) and CPU s of servesim, under /usr/bin/time: a child's
@@ -50,9 +56,9 @@ for name, ini, sets, extra, sizes in kinds:
         args = [bin, "run", ini, "--num-prompts", str(n), "--format", "json", "--no-progress"]
         for s in sets:
             args += ["--set", s]
-        tmp = tempfile.mkdtemp() if extra == ["--plot"] else None
+        tmp = tempfile.mkdtemp() if extra in (["--plot"], ["--out"]) else None
         if tmp:
-            args += [extra[0], f"{tmp}/plot"]
+            args += [extra[0], f"{tmp}/dir"]
         elif extra:
             args += extra   # a later --format wins
         figs.append(measure(args))

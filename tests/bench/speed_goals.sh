@@ -6,8 +6,7 @@
 #      number of requests);
 #   a sweep of 1000 points of 10k requests each: <= 10 s on 2 cores.
 # Then the peak RSS of the 1M run with each per-request output (--save-
-# detailed, --format prom: streamed, so about the plain run's; --out: its
-# openmetrics.txt still keeps every record, about 370 MiB).
+# detailed, --format prom, --out: streamed, so about the plain run's).
 # Wall time is printed next to user+system CPU time: on a loaded machine
 # (other jobs on the cores) the CPU time is the figure to read.
 # Usage: tests/bench/speed_goals.sh [path/to/servesim] [--quick]

@@ -245,6 +245,18 @@ static void gguf_file(const uint8_t *data, size_t size)
 	model_file(data, size, "model.gguf");
 }
 
+/* A generation_config.json alone (genconfig_load); the model target's
+ * config.json reads none, since its scratch folder has no such file. */
+static void gen_config(const uint8_t *data, size_t size)
+{
+	char path[256];
+	struct err e;
+	struct genconfig g;
+	as_file(data, size, "generation_config.json", path, sizeof path);
+	genconfig_load(&g, path, &e);
+	remove(path);
+}
+
 static void trace_as(const uint8_t *data, size_t size, const char *format)
 {
 	char path[256];
@@ -446,6 +458,7 @@ const struct fuzz_target fuzz_targets[] = {
 	{ "hwprofile", hw_ini, "hardware profile INI (hw_load)" },
 	{ "model", model_json, "Hugging Face config.json (model_load)" },
 	{ "gguf", gguf_file, "GGUF header of a .gguf file (model_load, gguf.c)" },
+	{ "genconfig", gen_config, "Hugging Face generation_config.json (genconfig_load)" },
 	{ "trace_auto", trace_auto, "trace, format sniffed (trace_load auto)" },
 	{ "trace_vllm", trace_vllm, "vllm bench serve result JSON as a trace" },
 	{ "trace_azure", trace_azure, "Azure LLM trace CSV" },
