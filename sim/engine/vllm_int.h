@@ -192,6 +192,11 @@ int64_t vllm_lookup_prefix(struct engine *g, const struct request *r, int32_t *g
  * when every block may be shared. */
 int64_t vllm_first_private_block(const struct request *r, int64_t bs);
 
+/* Keeps vllm_first_private_block in r->first_private (INT32_MAX for
+ * none): at submission and whenever what it reads changes (a
+ * preemption). */
+void vllm_note_private(struct request *r, int64_t bs);
+
 /* Registers the hashes of r's blocks that its first tokens fill. */
 void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens);
 

@@ -233,6 +233,8 @@ static void take_due(struct engine *g)
 	if (!d->len)
 		return;
 	for (size_t k = 0; k < d->len; k++) {
+		if (k + PREFETCH_AHEAD < d->len)
+			__builtin_prefetch(req(g, d->v[k + PREFETCH_AHEAD]));
 		leave_lazy(g, d->v[k]);
 	}
 	/* Insertion sort of the few due (pushed by different step ends). */
@@ -361,7 +363,7 @@ static int64_t lazy_passes(const struct engine *g, const struct request *r, int6
 	k = min64(k, (int64_t)r->output_len - 1 - r->generated - (P - g->ff.ends));
 	/* (-2: with hashing at a step's end, it sees the pass after's
 	 * tokens under async scheduling.) */
-	if (g->caching && (!g->cache_at_alloc || vllm_first_private_block(r, g->block_size) > r->n_hashed))
+	if (g->caching && (!g->cache_at_alloc || r->first_private > r->n_hashed))
 		k = min64(k, (int64_t)(r->n_hashed + 1) * g->block_size - nc - (g->cache_at_alloc ? 1 : 2));
 	/* Below the window (its KV read nc + 1 at P, one more a pass): up to
 	 * the pass that reads the window exactly, so it never crosses. */
@@ -383,6 +385,8 @@ void vllm_ff_end_pass(struct engine *g, struct batch *b, size_t n_running_before
 	for (size_t k = 0; k < b->len; k++) {
 		size_t idx = b->idx[k];
 		struct request *r = req(g, idx);
+		if (k + PREFETCH_AHEAD < b->len)
+			__builtin_prefetch(req(g, b->idx[k + PREFETCH_AHEAD]));
 		int64_t n = lazy_passes(g, r, P);
 		if (n < 2)
 			continue;
