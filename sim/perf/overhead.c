@@ -166,7 +166,8 @@ static const struct overhead_profile profiles[] = {
 	   * elementwise.c), per step, never hidden. Fitted to the 15 H100
 	   * runs of ../shared/calibration (vLLM 0.15.1) by crossval.py's "fit
 	   * on all 15 runs" (least squares of TTFT, ITL and E2E over their
-	   * goals, on a grid of the remainder): 80 us a step; a per-sequence
+	   * goals, on a grid of the remainder): 76 us, shipped as 80 us a step
+	   * (the objective is flat there); a per-sequence
 	   * term and a request-path remainder fit to 0 and are not shipped.
 	   * It stands for what no component measurement covers: the GPU idle
 	   * between steps beyond #11133's 160 us prototype figure,
@@ -174,8 +175,8 @@ static const struct overhead_profile profiles[] = {
 	   * outrun the GPU, the penalties path's CPU side (vllm-project/vllm
 	   * #47540), and the step model's own error (docs/engine-vllm.md "The
 	   * engine-level remainder"). Leave-one-family-out, each fold refitting
-	   * this term alone: 0-125 us by fold, cv TTFT 10.2%, ITL 8.3%, E2E
-	   * 8.3% (tests/accuracy/vllm_h100.py --cross-validate). A hardware
+	   * this term alone: 0-125 us by fold, cv TTFT 10.5%, ITL 8.4%, E2E
+	   * 8.4% (tests/accuracy/vllm_h100.py --cross-validate, main of 20:45). A hardware
 	   * profile's [efficiency] step_overhead_us replaces it. */
 	  .request_overhead_ms = 0, .step_overhead_us = 80, .step_overhead_per_seq_us = 0,
 	  .source = "vLLM V1 (EngineCore + AsyncLLM), v0.11 onwards" },
