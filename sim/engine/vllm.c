@@ -355,7 +355,7 @@ static int resolve_timing(struct engine *g, struct err *e)
 	bool gen_auto = cfg->vllm.generation_config_given ? cfg->vllm.generation_config == 0 : v->minor >= 8;
 	g->ovh.sampler = sampling_path(&sp, gen_auto, &g->setup.model->gen, (double)g->setup.model->vocab);
 	g->ovh.penalties = sampling_penalties(gen_auto, &g->setup.model->gen);
-	g->ovh.min_p = sampling_min_p(&sp, g->ovh.sampler);
+	g->ovh.min_p = sampling_min_p(&sp, gen_auto, &g->setup.model->gen, g->ovh.sampler);
 	g->st.sampler = sampling_path_name(g->ovh.sampler);
 	g->st.sampler_penalties = g->ovh.penalties;
 	g->perf.overhead = &g->ovh;

@@ -1,5 +1,6 @@
 /*
- * reqorder: rows by request id, held while an earlier id runs (reqorder.h).
+ * reqorder: rows by request id, held while an earlier id runs, spilled to
+ * sorted runs past a budget (reqorder.h).
  */
 #include "reqorder.h"
 
@@ -12,6 +13,68 @@
 bool reqorder_due(const struct reqorder *o, int64_t id)
 {
 	return id == o->next;
+}
+
+/* Run r's next row into its head; false (and the run closed) when none
+ * is left. A short read marks o failed. */
+static bool run_advance(struct reqorder *o, struct reqorder_run *r)
+{
+	free(r->head);
+	r->head = NULL;
+	if (r->left == 0)
+		return false;
+	int64_t id;
+	uint32_t len;
+	if (fread(&id, sizeof id, 1, r->f) != 1 || fread(&len, sizeof len, 1, r->f) != 1) {
+		o->failed = true;
+		return false;
+	}
+	r->head = xmalloc((size_t)len + 1);
+	if (len && fread(r->head, len, 1, r->f) != 1) {
+		o->failed = true;
+		free(r->head);
+		r->head = NULL;
+		return false;
+	}
+	r->head[len] = '\0';
+	r->head_id = id;
+	r->left--;
+	return true;
+}
+
+/* Every row held in memory, in id order, as a new run; the ring emptied. */
+static void spill(struct reqorder *o)
+{
+	FILE *f = tmpfile();
+	if (!f) {
+		o->failed = true;
+		return;
+	}
+	int64_t n = 0;
+	for (size_t k = 0; k < o->cap; k++) {
+		int64_t id = o->next + (int64_t)k;
+		char **slot = &o->held[(size_t)id & (o->cap - 1)];
+		if (!*slot)
+			continue;
+		uint32_t len = (uint32_t)strlen(*slot);
+		if (fwrite(&id, sizeof id, 1, f) != 1 || fwrite(&len, sizeof len, 1, f) != 1 ||
+		    fwrite(*slot, 1, len, f) != len)
+			o->failed = true;
+		free(*slot);
+		*slot = NULL;
+		n++;
+	}
+	o->held_bytes = 0;
+	o->n_spilled += n;
+	if (fflush(f) || fseek(f, 0, SEEK_SET))
+		o->failed = true;
+	xgrow(&o->runs, &o->cap_runs, o->n_runs + 1, sizeof *o->runs);
+	struct reqorder_run *r = &o->runs[o->n_runs];
+	*r = (struct reqorder_run){ .f = f, .left = n };
+	if (run_advance(o, r))
+		o->n_runs++;
+	else
+		fclose(f);
 }
 
 void reqorder_hold(struct reqorder *o, int64_t id, char *row)
@@ -32,16 +95,40 @@ void reqorder_hold(struct reqorder *o, int64_t id, char *row)
 	}
 	o->held[(size_t)id & (o->cap - 1)] = row;
 	o->n_held++;
+	o->held_bytes += strlen(row) + 1;
+	if (o->held_bytes > REQORDER_HELD_BYTES && o->n_runs < REQORDER_MAX_RUNS)
+		spill(o);
+}
+
+/* The spilled run whose head is id, or NULL. */
+static struct reqorder_run *run_with(struct reqorder *o, int64_t id)
+{
+	for (size_t i = 0; i < o->n_runs; i++)
+		if (o->runs[i].head_id == id)
+			return &o->runs[i];
+	return NULL;
 }
 
 void reqorder_done(struct reqorder *o, void (*put)(void *ctx, const char *row), void *ctx)
 {
 	o->next++;
-	while (o->n_held && o->held[(size_t)o->next & (o->cap - 1)]) {
+	while (o->n_held) {
 		char **row = &o->held[(size_t)o->next & (o->cap - 1)];
-		put(ctx, *row);
-		free(*row);
-		*row = NULL;
+		struct reqorder_run *r = NULL;
+		if (*row) {
+			put(ctx, *row);
+			o->held_bytes -= strlen(*row) + 1;
+			free(*row);
+			*row = NULL;
+		} else if ((r = run_with(o, o->next))) {
+			put(ctx, r->head);
+			if (!run_advance(o, r)) { /* read out: closed, the last run moved in */
+				fclose(r->f);
+				*r = o->runs[--o->n_runs];
+			}
+		} else {
+			break;
+		}
 		o->n_held--;
 		o->next++;
 	}
@@ -52,5 +139,10 @@ void reqorder_free(struct reqorder *o)
 	for (size_t k = 0; k < o->cap; k++)
 		free(o->held[k]);
 	free(o->held);
+	for (size_t i = 0; i < o->n_runs; i++) {
+		free(o->runs[i].head);
+		fclose(o->runs[i].f);
+	}
+	free(o->runs);
 	memset(o, 0, sizeof *o);
 }
