@@ -53,6 +53,8 @@ struct batch {
  * rest (the explicit set) leave results byte-identical to the reference. */
 #define FF_RING 256                      /* passes ahead a lazy run may reach */
 _Static_assert((FF_RING & (FF_RING - 1)) == 0, "FF_RING: a power of two (ring index by mask)");
+#define FF_LEVELS 9                      /* spans 2^0 .. 2^8 = FF_RING of the gap table */
+_Static_assert(1 << (FF_LEVELS - 1) == FF_RING, "FF_LEVELS: the gap table spans the ring");
 
 struct idxvec {
 	size_t *v;
@@ -65,6 +67,7 @@ struct vllm_ff {
 	int64_t ends;                    /* the last ended pass + 1 */
 	int64_t last_seen;               /* when the clients saw the last ended pass's tokens */
 	int64_t seen[FF_RING], gap[FF_RING];   /* by ended pass: seen time, gap to the one before */
+	int64_t gmax[FF_LEVELS][FF_RING];      /* by ended pass e: the longest gap of (e - 2^k, e] */
 	size_t n_lazy;
 	int64_t lazy_kv;                 /* Σ over lazy of (num_computed - ff_sched + 1) */
 	size_t n_win;                    /* lazy runs below the sliding window (all without) */

@@ -132,14 +132,17 @@ static bool is_lazy(const struct request *r)
 }
 
 /* The longest of most and the gaps of the ended passes [from, to), to -
- * from <= FF_RING (from >= 0: the ring index is a mask). */
+ * from <= FF_RING (from >= 0: the ring index is a mask): two lookups in
+ * the sparse table of the ring (the two spans of 2^k ends that cover the
+ * range), not a loop over a block's ends. */
 static int64_t max_gap(const struct vllm_ff *f, int64_t from, int64_t to, int64_t most)
 {
-	for (uint64_t e = (uint64_t)from; e < (uint64_t)to; e++) {
-		int64_t x = f->gap[e & (FF_RING - 1)];
-		most = x > most ? x : most;
-	}
-	return most;
+	uint64_t len = (uint64_t)(to - from);
+	int k = 63 - __builtin_clzll(len);
+	int64_t a = f->gmax[k][(uint64_t)(to - 1) & (FF_RING - 1)];
+	int64_t b = f->gmax[k][(uint64_t)(from + ((int64_t)1 << k) - 1) & (FF_RING - 1)];
+	a = a > b ? a : b;
+	return a > most ? a : most;
 }
 
 void vllm_ff_catch_up(struct engine *g, struct request *r)
@@ -314,6 +317,14 @@ void vllm_ff_end_step(struct engine *g, const struct batch *b, int64_t seen)
 	int64_t gap = seen - f->last_seen;
 	f->seen[b->pass % FF_RING] = seen;
 	f->gap[b->pass % FF_RING] = gap;
+	/* The sparse table: gmax[k][e] = the longest gap of ends (e - 2^k, e]. */
+	uint64_t e = (uint64_t)b->pass;
+	f->gmax[0][e & (FF_RING - 1)] = gap;
+	for (int k = 1; k < FF_LEVELS; k++) {
+		int64_t x = f->gmax[k - 1][e & (FF_RING - 1)];
+		int64_t y = f->gmax[k - 1][(e - ((uint64_t)1 << (k - 1))) & (FF_RING - 1)];
+		f->gmax[k][e & (FF_RING - 1)] = x > y ? x : y;
+	}
 	f->last_seen = seen;
 	f->ends = b->pass + 1;
 	size_t w = 0;
