@@ -212,10 +212,12 @@ static void ada_and_ampere_gemm_pad_to_whole_tiles(void **state)
 }
 
 /* All-reduce on H100 TP4 against vLLM PR #24532's table
- * (benchmark_device_communicators.py, bf16, hidden 8192): the fastest of
- * ca_1stage / ca_2stage / pynccl is 10 us at 0.5 MB (one-shot), 18 us at
- * 1 MB (two-shot), 39 us at 4 MB (pynccl). 12% tolerance: the table
- * rounds to the microsecond and the fit is one line per algorithm. */
+ * (benchmark_device_communicators.py, bf16, hidden 8192), in the column
+ * of the kernel vLLM runs there: ca_1stage 10 us at 0.5 MB, ca_2stage 18
+ * us at 1 MB and 42 us at 4 MB (custom all-reduce takes every message
+ * below its 8 MiB buffer, though pynccl's 39 us would be faster).
+ * 12-15% tolerance: the table rounds to the microsecond and the fit is
+ * one line per algorithm. */
 static void allreduce_matches_the_vllm_table(void **state)
 {
 	(void)state;
@@ -226,8 +228,8 @@ static void allreduce_matches_the_vllm_table(void **state)
 	assert_string_equal(alg->name, "custom all-reduce, one-shot");
 	assert_double_rel(perf_allreduce_s(b, &h100, 4, 1 * mb, &alg) * 1e6, 18, 0.15);
 	assert_string_equal(alg->name, "custom all-reduce, two-shot");
-	assert_double_rel(perf_allreduce_s(b, &h100, 4, 4 * mb, &alg) * 1e6, 39, 0.12);
-	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
+	assert_double_rel(perf_allreduce_s(b, &h100, 4, 4 * mb, &alg) * 1e6, 42, 0.12);
+	assert_string_equal(alg->name, "custom all-reduce, two-shot");
 	assert_double_near(perf_allreduce_s(b, &h100, 1, mb, NULL), 0, 0);
 }
 

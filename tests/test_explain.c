@@ -169,12 +169,35 @@ static void batch_rows_are_the_engines_step(void **state)
 	}
 }
 
+/* A batch past the bounds is one line and exit 2, at once: a count of
+ * 10^12 decodes looped for hours, and token sums past int64 overflowed. */
+static void batch_bounds(void **state)
+{
+	(void)state;
+	static const char *const bad[] = { "decode:1000000000000x10", "decode:10x3000000000", "prefill:3000000000",
+					   "prefill:10@3000000000", "decode:0x10", "prefill:0" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		struct cmd_result r;
+		run_cmd(&r, "'%s' explain --batch %s --model llama-3.1-8b", SERVESIM_BIN, bad[i]);
+		assert_int_equal(r.status, 2);
+		assert_contains(r.err, "--batch: expected prefill:TOKENS");
+		assert_contains(r.err, bad[i]);
+		assert_int_equal(strchr(r.err, '\n') - r.err + 1, (long)strlen(r.err));   /* one line */
+		cmd_result_free(&r);
+	}
+	struct cmd_result r;
+	run_cmd(&r, "'%s' explain --batch decode:1000000x10 --model llama-3.1-8b --format json", SERVESIM_BIN);
+	assert_int_equal(r.status, 0);
+	cmd_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(measured_gemm_is_the_source),
 		cmocka_unit_test(batch_step_overhead_is_the_engines),
 		cmocka_unit_test(batch_rows_are_the_engines_step),
+		cmocka_unit_test(batch_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -445,6 +445,49 @@ static void order_equals_explicit_queue(void **state)
 	}
 }
 
+/* Cached blocks hit and freed again and again (a hot shared prefix)
+ * leave stale entries in the back queue's ring until it drops them: the
+ * LRU order holds through that (the order of the last releases), and the
+ * ring stays bounded (the run would otherwise grow it by 4 entries a
+ * round). */
+static void back_queue_compacts_in_order(void **state)
+{
+	(void)state;
+	struct kvpool *p = kvpool_create(9, 0);
+	int32_t b[8];
+	for (int i = 0; i < 8; i++) {
+		b[i] = kvpool_alloc(p);
+		kvpool_set_hash(p, b[i], 0x100 + (uint64_t)i);
+	}
+	for (int i = 0; i < 8; i++)
+		kvpool_release(p, b[i]);
+	/* 5000 rounds: the first four hit and freed in a rotating order. */
+	int32_t order[8];
+	for (int i = 0; i < 8; i++)
+		order[i] = b[i];
+	for (int round = 0; round < 5000; round++) {
+		int32_t hot[4];
+		for (int k = 0; k < 4; k++)
+			hot[k] = b[(round + k) % 4];
+		for (int k = 0; k < 4; k++) {
+			assert_int_equal(kvpool_lookup(p, 0x100 + (uint64_t)(hot[k] - b[0])), hot[k]);
+			kvpool_touch(p, hot[k]);
+		}
+		assert_int_equal(kvpool_num_free(p), 4);
+		for (int k = 0; k < 4; k++)
+			kvpool_release(p, hot[k]);
+		/* LRU order: the four cold ones, then the hot ones as freed. */
+		for (int k = 0; k < 4; k++)
+			order[4 + k] = hot[k];
+	}
+	for (int i = 0; i < 4; i++)
+		order[i] = b[4 + i];
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(kvpool_alloc(p), order[i]);
+	assert_int_equal(kvpool_alloc(p), -1);
+	kvpool_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +500,7 @@ int main(void)
 		cmocka_unit_test(property_random_ops),
 		cmocka_unit_test(private_hash_hidden_until_published),
 		cmocka_unit_test(order_equals_explicit_queue),
+		cmocka_unit_test(back_queue_compacts_in_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

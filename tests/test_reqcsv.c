@@ -453,7 +453,7 @@ static void out_streamed_equals_full(void **state)
 	(void)state;
 	static const char *const files[] = { "requests.csv", "timeseries.csv", "itl_histogram.csv",
 					     "openmetrics.txt" };
-	static const char *const long_runs[][4] = {
+	static const char *const long_runs[][5] = {
 		{ "c13-bench-serve", "workload.request_rate=1", "workload.num_prompts=500", NULL },
 		{ "c13-bench-serve", "workload.request_rate=0.5", "workload.num_prompts=400", NULL },
 	};

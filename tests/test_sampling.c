@@ -61,10 +61,18 @@ static void the_path_follows_vllms_sampler(void **state)
 	/* Min-p runs when sent > 0, on every path but greedy (an argmax-
 	 * invariant processor). */
 	const struct sampling_params mp = { NS, NS, NS, 0.05 }, mp0 = { NS, NS, NS, 0 }, mpg = { 0, NS, NS, 0.05 };
-	assert_true(sampling_min_p(&mp, sampling_path(&mp, true, &nemo, 131072)));
-	assert_false(sampling_min_p(&mp0, SAMPLER_RANDOM));
-	assert_false(sampling_min_p(&none, SAMPLER_TOP_P));
-	assert_false(sampling_min_p(&mpg, sampling_path(&mpg, true, &nemo, 131072)));
+	assert_true(sampling_min_p(&mp, true, &nemo, sampling_path(&mp, true, &nemo, 131072)));
+	assert_false(sampling_min_p(&mp0, true, &nemo, SAMPLER_RANDOM));
+	assert_false(sampling_min_p(&none, true, &qwen, SAMPLER_TOP_P));
+	assert_false(sampling_min_p(&mpg, true, &nemo, sampling_path(&mpg, true, &nemo, 131072)));
+	/* A file's min_p applies when none is sent, under auto only; a 0 sent
+	 * turns it off (vLLM: the request's value wins). */
+	struct genconfig with_min_p = nemo;
+	with_min_p.min_p = 0.05;
+	assert_true(sampling_min_p(&none, true, &with_min_p, SAMPLER_RANDOM));
+	assert_false(sampling_min_p(&none, false, &with_min_p, SAMPLER_RANDOM));
+	assert_false(sampling_min_p(&mp0, true, &with_min_p, SAMPLER_RANDOM));
+	assert_false(sampling_min_p(&none, true, &with_min_p, SAMPLER_GREEDY));
 	/* Penalties: only Qwen's file sets one (repetition_penalty 1.05). */
 	assert_true(sampling_penalties(true, &qwen));
 	assert_false(sampling_penalties(false, &qwen));

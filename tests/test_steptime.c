@@ -10,6 +10,8 @@
  */
 #include "perfutil.h"
 
+#include <math.h>
+
 /* Batch-1 decode of Llama-3.1-8B at context 1 on H100 SXM (3350 GB/s).
  *
  * What perf_init counts as read per step (steptime.c): the dense part,
@@ -107,6 +109,24 @@ static void prefill_compute_bound_superlinear(void **state)
 			assert_true(flops_t > 5 * p.dense_bytes / p.bw);
 		}
 	}
+}
+
+/* A prefill chunk continuing a prompt (n new tokens after c cached) sees
+ * n·c + n(n+1)/2 (query, key) pairs: each new query attends to the cached
+ * keys and causally to the chunk (C5); a sliding window caps each query's
+ * keys at w. Against the direct sum Σ_{i<n} min(c + i + 1, w), exactly. */
+static void chunk_pairs_count_the_cached_keys(void **state)
+{
+	(void)state;
+	const double cases[][3] = { { 493, 96, 0 }, { 493, 96, 256 }, { 2048, 6000, 4096 },
+				    { 100, 4000, 4096 }, { 1, 1000, 0 }, { 512, 0, 128 } };
+	for (int i = 0; i < 6; i++) {
+		double n = cases[i][0], c = cases[i][1], w = cases[i][2], sum = 0;
+		for (double q = 0; q < n; q++)
+			sum += w > 0 ? fmin(c + q + 1, w) : c + q + 1;
+		assert_double_rel(perf_causal_pairs(n, c, w), sum, 1e-12);
+	}
+	assert_double_rel(perf_causal_pairs(493, 96, 0), 493.0 * 96 + 493.0 * 494 / 2, 1e-12);
 }
 
 /* TP=2 halves the per-GPU weights (memory-bound decode: dense time
@@ -369,6 +389,7 @@ int main(void)
 		cmocka_unit_test(decode_batch1_reads_the_weights),
 		cmocka_unit_test(decode_batch_reads_weights_once),
 		cmocka_unit_test(prefill_compute_bound_superlinear),
+		cmocka_unit_test(chunk_pairs_count_the_cached_keys),
 		cmocka_unit_test(tensor_parallel),
 		cmocka_unit_test(moe_reads_top_k_experts),
 		cmocka_unit_test(fp8_halves_dense),

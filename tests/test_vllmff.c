@@ -6,7 +6,7 @@
  * and synchronous scheduling, hashing at allocation or at a step's end,
  * preemption under FCFS and priority, prefix sharing, chunked prefill, a
  * CPU tier, conversations, closed-loop users, a binding token budget,
- * clusters, P/D, load stages, time lines). The fast path must engage where it can (tokens fast-forwarded
+ * clusters, P/D, load stages, time lines, sliding windows). The fast path must engage where it can (tokens fast-forwarded
  * > 0), and its runs keep the properties of any run: every token
  * delivered once, each request's clock forward.
  */
@@ -123,6 +123,17 @@ static const struct ff_case cases[] = {
 	 * every replica's; the first is a prefill one, with no decodes). */
 	{ true, true, { "c25-disagg-small", "workload.num_prompts=100", NULL } },
 	{ true, true, { "c13-bench-serve", "workload.num_prompts=200", NULL } },
+	/* Sliding windows (gpt-oss: 128 tokens on half the layers, so most
+	 * requests cross it; Gemma 3: 512 on five layers of six; Phi-3 mini:
+	 * 2047, not a whole number of blocks, so a lazy run would cross it
+	 * inside a block): lazy runs on both sides of the window, cut where
+	 * they would cross it. */
+	{ true, false, { "c13-bench-serve", "run.model=gpt-oss-20b", "workload.num_prompts=300",
+			 "workload.random_input_len=64", NULL } },
+	{ true, false, { "c13-bench-serve", "run.model=gemma-3-1b", "workload.num_prompts=300",
+			 "workload.random_input_len=400", NULL } },
+	{ true, false, { "c13-bench-serve", "run.model=phi-3-mini-4k-instruct", "workload.num_prompts=200",
+			 "workload.random_input_len=1980", NULL } },
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 

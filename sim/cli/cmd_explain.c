@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,13 @@ static void help(void)
 	       "step, overhead).\n");
 }
 
+/* The most sequences one decode item may name, and the most tokens of a
+ * prompt, a cached prefix or a context (a config's integers stop at
+ * 2^31 - 1 too): a count of 10^12 looped for hours, and token sums past
+ * int64 overflowed. vLLM batches hold thousands of sequences at most. */
+#define BATCH_MAX_COUNT 1000000
+#define BATCH_MAX_TOKENS INT32_MAX
+
 /* Adds the items of spec to step; -1 with e on a malformed item. */
 static int parse_batch(const char *spec, const struct perf *p, struct perf_step *step,
 		       int64_t *n_prefill, int64_t *n_decode, struct err *e)
@@ -48,8 +56,8 @@ static int parse_batch(const char *spec, const struct perf *p, struct perf_step 
 			char *at = strchr(colon + 1, '@');
 			if (at)
 				*at = '\0';
-			if (num_parse_int64(colon + 1, &a) || a < 1 ||
-			    (at && (num_parse_int64(at + 1, &b) || b < 0)))
+			if (num_parse_int64(colon + 1, &a) || a < 1 || a > BATCH_MAX_TOKENS ||
+			    (at && (num_parse_int64(at + 1, &b) || b < 0 || b > BATCH_MAX_TOKENS)))
 				goto bad;
 			perf_step_add(step, p, a, b, true);
 			(*n_prefill)++;
@@ -57,12 +65,13 @@ static int parse_batch(const char *spec, const struct perf *p, struct perf_step 
 			char *x = strchr(colon + 1, 'x');
 			if (x) {
 				*x = '\0';
-				if (num_parse_int64(colon + 1, &a) || a < 1 || num_parse_int64(x + 1, &b))
+				if (num_parse_int64(colon + 1, &a) || a < 1 || a > BATCH_MAX_COUNT ||
+				    num_parse_int64(x + 1, &b))
 					goto bad;
 			} else if (num_parse_int64(colon + 1, &b)) {
 				goto bad;
 			}
-			if (b < 1)
+			if (b < 1 || b > BATCH_MAX_TOKENS)
 				goto bad;
 			for (int64_t i = 0; i < a; i++)
 				perf_step_add(step, p, 1, b, true);
@@ -75,8 +84,8 @@ static int parse_batch(const char *spec, const struct perf *p, struct perf_step 
 		return err_set(e, "--batch: expected at least one item");
 	return 0;
 bad:
-	return err_set(e, "--batch: expected prefill:TOKENS[@CACHED] or decode:[COUNTx]CONTEXT (CONTEXT >= 1), got '%s'",
-		       spec);
+	return err_set(e, "--batch: expected prefill:TOKENS[@CACHED] or decode:[COUNTx]CONTEXT (TOKENS and CONTEXT from 1, CACHED from 0, each to %d; COUNT from 1 to %d), got '%s'",
+		       BATCH_MAX_TOKENS, BATCH_MAX_COUNT, spec);
 }
 
 /* Whether operator row i's compute efficiency came from the profile's

@@ -77,14 +77,17 @@ static void hmap_del(struct hmap *m, uint64_t key)
 	m->keys[i] = 0;
 }
 
-/* Links of a doubly-linked list over indices (-1 = none). */
+/* Links of a doubly-linked list over indices. */
 struct link {
 	int32_t prev, next;
 };
 
 /* A doubly-linked list over the indices of an array whose elements hold
  * their links at base + i * stride (a block's links sit next to its
- * other fields: one cache line per block). */
+ * other fields: one cache line per block). The head's prev and the
+ * tail's next are never read (the list's own head and tail say where it
+ * ends), so taking the head off writes nothing into the next element:
+ * popping a free block touches that block's line alone. */
 struct dlist {
 	char *base;
 	size_t stride;
@@ -108,14 +111,15 @@ static void dlist_init(struct dlist *l, void *base, size_t stride)
 static void dlist_unlink(struct dlist *l, int32_t i)
 {
 	struct link *x = ln(l, i);
-	if (x->prev >= 0)
+	bool head = l->head == i, tail = l->tail == i;
+	if (head)
+		l->head = tail ? -1 : x->next;
+	else
 		ln(l, x->prev)->next = x->next;
-	else
-		l->head = x->next;
-	if (x->next >= 0)
+	if (tail)
+		l->tail = head ? -1 : x->prev;
+	else if (!head)
 		ln(l, x->next)->prev = x->prev;
-	else
-		l->tail = x->prev;
 	l->len--;
 }
 
@@ -123,7 +127,6 @@ static void dlist_push_back(struct dlist *l, int32_t i)
 {
 	struct link *x = ln(l, i);
 	x->prev = l->tail;
-	x->next = -1;
 	if (l->tail >= 0)
 		ln(l, l->tail)->next = i;
 	else
@@ -136,7 +139,6 @@ static void dlist_push_front(struct dlist *l, int32_t i)
 {
 	struct link *x = ln(l, i);
 	x->next = l->head;
-	x->prev = -1;
 	if (l->head >= 0)
 		ln(l, l->head)->prev = i;
 	else
@@ -145,24 +147,41 @@ static void dlist_push_front(struct dlist *l, int32_t i)
 	l->len++;
 }
 
-/* Which list of the free queue a free block below fresh is in. */
-enum { IN_FRONT, IN_BACK };
+/* Which part of the free queue a block below fresh is in. */
+enum { IN_NONE, IN_FRONT, IN_BACK };
 
 /* One GPU block: what allocation, release and hashing read, together
  * (24 bytes; the free queue's walk was a cache miss per array). */
 struct block {
-	struct link free;        /* in a free list while ref == 0 */
+	union {
+		struct link free;    /* in the front list */
+		int64_t seq;         /* in the back queue: its entry's number */
+	} q;
 	int32_t ref;
 	uint8_t private_hash;    /* 1: hash is private, not in cached */
-	uint8_t queue;           /* IN_FRONT or IN_BACK while free */
+	uint8_t queue;           /* IN_FRONT, IN_BACK while free; IN_NONE held */
 	uint64_t hash;           /* 0 = not cached */
+};
+
+/* The back of the free queue (the cached blocks, least recently freed
+ * first) as a ring of block ids in release order. A hit takes a block
+ * out by marking it (its entry goes stale: the block's seq no longer
+ * names it); the head skips stale entries. An array, not links, so
+ * allocation can fetch the records of the blocks it will hand out next
+ * (the release order is scattered over the pool: a miss each). */
+struct backq {
+	int32_t *ring;
+	size_t mask;             /* capacity - 1 (0: none yet) */
+	int64_t head, tail;      /* entry numbers: [head, tail) in the ring */
+	int64_t len;             /* of them not stale */
 };
 
 struct kvpool {
 	int64_t num_blocks;
 	struct block *blk;
 	/* The free queue, head to tail: front, [fresh, num_blocks), back. */
-	struct dlist front, back;
+	struct dlist front;
+	struct backq back;
 	int32_t fresh;           /* the first block never handed out */
 	struct hmap cached;      /* hash -> GPU block */
 
@@ -180,8 +199,7 @@ struct kvpool *kvpool_create(int64_t num_blocks, int64_t cpu_blocks)
 	struct kvpool *p = xcalloc(1, sizeof *p);
 	p->num_blocks = num_blocks;
 	p->blk = xcalloc((size_t)num_blocks, sizeof *p->blk);
-	dlist_init(&p->front, &p->blk[0].free, sizeof *p->blk);
-	dlist_init(&p->back, &p->blk[0].free, sizeof *p->blk);
+	dlist_init(&p->front, &p->blk[0].q.free, sizeof *p->blk);
 	p->fresh = 1;
 	hmap_init(&p->cached, (size_t)num_blocks);
 	p->cpu_blocks = cpu_blocks;
@@ -199,6 +217,7 @@ void kvpool_destroy(struct kvpool *p)
 	if (!p)
 		return;
 	free(p->blk);
+	free(p->back.ring);
 	hmap_free(&p->cached);
 	if (p->cpu_blocks > 0) {
 		free(p->cpu_hash);
@@ -242,8 +261,74 @@ void kvpool_touch(struct kvpool *p, int32_t block)
 {
 	assert(block > 0 && block < p->fresh && p->blk[block].hash != 0);
 	struct block *x = &p->blk[block];
-	if (x->ref++ == 0)
-		dlist_unlink(x->queue == IN_BACK ? &p->back : &p->front, block);
+	if (x->ref++ > 0)
+		return;
+	if (x->queue == IN_BACK)
+		p->back.len--;           /* its entry is stale now */
+	else
+		dlist_unlink(&p->front, block);
+	x->queue = IN_NONE;
+}
+
+/* Whether entry s of the back queue, naming block b, still holds it. */
+static bool back_live(const struct kvpool *p, int32_t b, int64_t s)
+{
+	return p->blk[b].queue == IN_BACK && p->blk[b].q.seq == s;
+}
+
+/* Room for one more entry: the stale ones dropped when they are at least
+ * half the ring, else a ring twice the size (at most 4 x num_blocks). */
+static void back_make_room(struct kvpool *p)
+{
+	struct backq *q = &p->back;
+	size_t cap = q->mask + 1;
+	if (q->mask && (size_t)q->len <= cap / 2) {
+		int64_t w = q->head;
+		for (int64_t s = q->head; s < q->tail; s++) {
+			int32_t b = q->ring[(size_t)s & q->mask];
+			if (back_live(p, b, s)) {
+				q->ring[(size_t)w & q->mask] = b;
+				p->blk[b].q.seq = w++;
+			}
+		}
+		q->tail = w;
+		return;
+	}
+	size_t ncap = q->mask ? 2 * cap : 64;
+	int32_t *ring = xmalloc(ncap * sizeof *ring);
+	for (int64_t s = q->head; s < q->tail; s++)
+		ring[(size_t)s & (ncap - 1)] = q->ring[(size_t)s & q->mask];
+	free(q->ring);
+	q->ring = ring;
+	q->mask = ncap - 1;
+}
+
+static void back_push(struct kvpool *p, int32_t b)
+{
+	struct backq *q = &p->back;
+	if (!q->mask || (size_t)(q->tail - q->head) > q->mask)
+		back_make_room(p);
+	q->ring[(size_t)q->tail & q->mask] = b;
+	p->blk[b].q.seq = q->tail++;
+	p->blk[b].queue = IN_BACK;
+	q->len++;
+}
+
+/* The back queue's first live block, taken out (len > 0). */
+static int32_t back_pop(struct kvpool *p)
+{
+	enum { AHEAD = 8 };   /* entries whose records are fetched ahead */
+	struct backq *q = &p->back;
+	for (;;) {
+		int64_t s = q->head++;
+		int32_t b = q->ring[(size_t)s & q->mask];
+		if (s + AHEAD < q->tail)
+			__builtin_prefetch(&p->blk[q->ring[(size_t)(s + AHEAD) & q->mask]]);
+		if (back_live(p, b, s)) {
+			q->len--;
+			return b;
+		}
+	}
 }
 
 /* Stores an evicted hash in the CPU tier, dropping its oldest entry when
@@ -269,15 +354,15 @@ static void cpu_store(struct kvpool *p, uint64_t hash)
 static int32_t pop_free(struct kvpool *p)
 {
 	int32_t b = p->front.head;
-	if (b >= 0) {
+	if (b >= 0)
 		dlist_unlink(&p->front, b);
-	} else if (p->fresh < p->num_blocks) {
+	else if (p->fresh < p->num_blocks)
 		b = p->fresh++;
-	} else {
-		b = p->back.head;
-		if (b >= 0)
-			dlist_unlink(&p->back, b);
-	}
+	else if (p->back.len > 0)
+		b = back_pop(p);
+	else
+		return -1;
+	p->blk[b].queue = IN_NONE;
 	return b;
 }
 
@@ -306,12 +391,22 @@ void kvpool_release(struct kvpool *p, int32_t block)
 	if (--x->ref > 0)
 		return;
 	if (x->hash) {
-		x->queue = IN_BACK;
-		dlist_push_back(&p->back, block);
+		back_push(p, block);
 	} else {
 		x->queue = IN_FRONT;
 		dlist_push_front(&p->front, block);
 	}
+}
+
+void kvpool_release_all(struct kvpool *p, const int32_t *blocks, int32_t n)
+{
+	/* The blocks of a request about to be done were last read when they
+	 * filled, long ago: their records are fetched all at once first (in
+	 * parallel; one at a time, each release waited for its miss). */
+	for (int32_t j = 0; j < n; j++)
+		__builtin_prefetch(&p->blk[blocks[j]]);
+	for (int32_t j = n; j-- > 0;)
+		kvpool_release(p, blocks[j]);
 }
 
 void kvpool_set_hash(struct kvpool *p, int32_t block, uint64_t hash)

@@ -14,8 +14,10 @@
  * vLLM's queue starts as blocks 1..num_blocks-1 in order. Here the blocks
  * never handed out yet are implicit: the queue is a front list (released
  * without a hash), then the fresh range [fresh, num_blocks), then a back
- * list (released with one), which hands out blocks in exactly vLLM's
- * order while creation links nothing (O(1) but for the zeroed arrays).
+ * queue (released with one: a ring in release order, where a hit leaves
+ * a stale entry the head skips, so allocation can fetch the next blocks'
+ * records ahead). It hands out blocks in exactly vLLM's order while
+ * creation links nothing (O(1) but for the zeroed arrays).
  *
  * Optional CPU tier (kv_offload): blocks evicted from the GPU keep their hash
  * in a host-memory LRU of cpu_blocks entries; a later lookup can find them
@@ -28,8 +30,9 @@
  * table (its upkeep was a fifth of a run's time) until kvpool_publish puts
  * it there, when its request is preempted and may come back for it.
  *
- * Invariants: free count == front + back list lengths + fresh blocks
- * left; a free block below fresh is in exactly one list (its `queue` tag);
+ * Invariants: free count == front length + fresh blocks left + live back
+ * entries; a free block below fresh is in the front list or has exactly
+ * one live back entry (its `queue` tag says which; a held block neither);
  * blocks from fresh on have ref 0, no hash and no links; every hashed
  * block that is not private is in the hash table exactly once; ref counts
  * never go negative (all asserted).
@@ -70,6 +73,10 @@ int32_t kvpool_alloc(struct kvpool *p);
 /* Drops one reference; at 0 the block joins the free queue. Callers
  * release a request's blocks last block first (vLLM frees in reverse). */
 void kvpool_release(struct kvpool *p, int32_t block);
+
+/* kvpool_release of blocks[n-1] down to blocks[0] (a request's list,
+ * last block first, as vLLM frees them). */
+void kvpool_release_all(struct kvpool *p, const int32_t *blocks, int32_t n);
 
 /* Marks a full block as holding hash, making it findable. If another block
  * already holds hash, nothing changes (the first stays the cached copy). */

@@ -30,9 +30,12 @@ struct request {
 				   * it; on_token takes them: one SSE chunk) */
 	int32_t n_blocks, cap_blocks;
 	int32_t n_hashed;         /* leading blocks registered in the prefix cache */
-	int32_t api_server;       /* the API-server process it went through */
-	int32_t ff_owes;          /* fast-forward (below): 1 while the end of pass ff_end - 2,
+	int16_t api_server;       /* the API-server process it went through */
+	int16_t ff_owes;          /* fast-forward (below): 1 while the end of pass ff_end - 2,
 				   * its last lazy run's last, is still to apply */
+	int32_t first_private;    /* vLLM: its first block only it could hit (INT32_MAX:
+				   * none), as engine/vllmblocks.c reads it from the
+				   * fields below, kept here for the step's paths */
 	int32_t *blocks;          /* KV block ids, owned while running */
 	/* vLLM's fast-forward decode (engine/vllmff.c), next to the fields it
 	 * defers. While it is lazy (the scheduler passes up to ff_p1,

@@ -109,18 +109,23 @@ static void ff_push_done(struct engine *g, size_t idx)
  * the scan of the reference path does it), without reading the others. */
 static void ff_remove_done(struct engine *g)
 {
-	const struct idxvec *d = &g->ff.done;
-	size_t w = 0, j = 0;
-	for (size_t i = 0; i < g->n_running; i++) {
-		size_t idx = g->running[i];
-		if (j < d->len && idx == d->v[j]) {
+	const size_t *done = g->ff.done.v, nd = g->ff.done.len, n = g->n_running;
+	size_t *run = g->running;
+	/* (Locals: the hook may write anywhere, so fields would be read
+	 * again every turn.) Up to the first done, nothing moves. */
+	size_t i = 0, w, j = 0;
+	while (i < n && run[i] != done[0])
+		i++;
+	for (w = i; i < n; i++) {
+		size_t idx = run[i];
+		if (j < nd && idx == done[j]) {
 			j++;
 			g->setup.hooks.on_done(g->setup.hooks.ctx, idx, req(g, idx)->finish_ns);
 		} else {
-			g->running[w++] = idx;
+			run[w++] = idx;
 		}
 	}
-	SIM_ASSERT(j == d->len, SIM_NO_TIME, j);
+	SIM_ASSERT(j == nd, SIM_NO_TIME, j);
 	g->n_running = w;
 }
 
@@ -247,6 +252,7 @@ static void vllm_submit(struct engine *g, size_t idx, int64_t now)
 		return;
 	}
 	r->state = REQ_WAITING;
+	vllm_note_private(r, g->block_size);
 	vllm_enqueue_waiting(g, idx, false);
 }
 
@@ -349,7 +355,7 @@ static int resolve_timing(struct engine *g, struct err *e)
 	bool gen_auto = cfg->vllm.generation_config_given ? cfg->vllm.generation_config == 0 : v->minor >= 8;
 	g->ovh.sampler = sampling_path(&sp, gen_auto, &g->setup.model->gen, (double)g->setup.model->vocab);
 	g->ovh.penalties = sampling_penalties(gen_auto, &g->setup.model->gen);
-	g->ovh.min_p = sampling_min_p(&sp, g->ovh.sampler);
+	g->ovh.min_p = sampling_min_p(&sp, gen_auto, &g->setup.model->gen, g->ovh.sampler);
 	g->st.sampler = sampling_path_name(g->ovh.sampler);
 	g->st.sampler_penalties = g->ovh.penalties;
 	g->perf.overhead = &g->ovh;

@@ -67,6 +67,8 @@ struct vllm_ff {
 	int64_t seen[FF_RING], gap[FF_RING];   /* by ended pass: seen time, gap to the one before */
 	size_t n_lazy;
 	int64_t lazy_kv;                 /* Σ over lazy of (num_computed - ff_sched + 1) */
+	size_t n_win;                    /* lazy runs below the sliding window (all without) */
+	int64_t lazy_kv_win;             /* lazy_kv over them */
 	int32_t by_stage[FF_STAGES];     /* lazy requests by load stage */
 	int32_t n_stages;                /* by_stage[n_stages, FF_STAGES) are 0 */
 	int32_t replica;                 /* every lazy request's (-1: none yet) */
@@ -189,6 +191,11 @@ int64_t vllm_lookup_prefix(struct engine *g, const struct request *r, int32_t *g
  * (its own_key's, outside a conversation, never preempted), or INT64_MAX
  * when every block may be shared. */
 int64_t vllm_first_private_block(const struct request *r, int64_t bs);
+
+/* Keeps vllm_first_private_block in r->first_private (INT32_MAX for
+ * none): at submission and whenever what it reads changes (a
+ * preemption). */
+void vllm_note_private(struct request *r, int64_t bs);
 
 /* Registers the hashes of r's blocks that its first tokens fill. */
 void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens);

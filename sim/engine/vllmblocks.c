@@ -59,6 +59,12 @@ int64_t vllm_first_private_block(const struct request *r, int64_t bs)
 	return shared / bs;   /* the first block that ends past the shared part */
 }
 
+void vllm_note_private(struct request *r, int64_t bs)
+{
+	int64_t p = vllm_first_private_block(r, bs);
+	r->first_private = p < INT32_MAX ? (int32_t)p : INT32_MAX;
+}
+
 /* Registers the hashes of r's blocks that the first tokens fill. Called
  * once per request per step: the common case (no block filled) costs a
  * compare. Private blocks (vllm_first_private_block) stay out of the prefix
@@ -68,7 +74,7 @@ void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
 	if (!g->caching || tokens < (int64_t)(r->n_hashed + 1) * g->block_size)
 		return;
 	int64_t full = tokens / g->block_size;
-	int64_t priv = vllm_first_private_block(r, g->block_size);
+	int64_t priv = r->first_private;
 	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++) {
 		uint64_t h = vllm_block_hash(r, j, g->block_size);
 		if (j >= priv)
@@ -82,8 +88,7 @@ void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
 
 void vllm_free_blocks(struct engine *g, struct request *r)
 {
-	for (int32_t j = r->n_blocks; j-- > 0;)
-		kvpool_release(g->pool, r->blocks[j]);
+	kvpool_release_all(g->pool, r->blocks, r->n_blocks);
 	r->n_blocks = 0;
 	r->n_hashed = 0;
 }

@@ -26,23 +26,41 @@
  * - requests touch the pool and the hooks in running order.
  *
  * The lazy are counted by load stage (each stage's ITL histogram gets
- * its own), all of one replica (the engine's). Off when the run gives no
- * on_tokens_steady (--no-fast-forward) and where a decode is not one
- * count in a sum kept across passes (not tried; what each would need):
+ * its own), all of one replica (the engine's). With a sliding window a
+ * decode reads min(context + 1, window) of the windowed layers' KV: a lazy
+ * run stays on one side of the window (cut where it would cross), so the
+ * lazy split into those below it (a sum kept across passes, as the full
+ * layers' read) and those past it (window each).
+ *
+ * Off when the run gives no on_tokens_steady (--no-fast-forward) and in
+ * three cases (issue 14 looked at each; none is byte-identical without
+ * visiting what it would skip):
  * - speculative decoding: acceptance is drawn per request and step, in
- *   running order (the RNG stream): every drafting decode is a visit;
- * - sliding windows: a request's KV read is min(context, window), so the
- *   lazy sum would split into those past the window (constant) and not;
- * - stream_interval > 1: a token reaches the run at its chunk's end, so
- *   the lazy would need their chunk phase (runs cut at chunk ends: at
- *   most stream_interval passes, little left to gain);
- * - several API servers: each sees its tokens at its own time, so the
- *   seen/gap ring and the lazy counts would be per server.
+ *   running order, from the engine's one RNG stream: every drafting
+ *   decode must be visited in that order to draw the same numbers
+ *   (per-request streams would change the reference's outputs);
+ * - stream_interval > 1: a request's token reaches the run only at its
+ *   chunk's end, with the gap of the whole chunk, and a finishing
+ *   request sends its partial chunk with a shorter gap. The ITL sums are
+ *   sums of doubles in running order, so in most steps (any with a
+ *   partial chunk, about (stream_interval - 1) / stream_interval of the
+ *   finishes) the lazy chunks' gaps would have to be added at their
+ *   places among the others, not as one count: that needs each lazy
+ *   request's position (a visit, or an ordered index of them), and runs
+ *   cut at chunk ends would be at most stream_interval - 1 passes long;
+ * - several API servers: each server's clients see a step's tokens at
+ *   that server's own time (its output work), so one step's gaps take
+ *   one value per server, interleaved in running order (requests go to
+ *   servers in turn), and on_token adds them one by one in that order:
+ *   the same doubles in another order are other bits. It would need the
+ *   run to take a step's gaps as a sequence of server classes (a new
+ *   hook in sim/run) and a per-server seen/gap ring here.
  *
  * Invariants: a running request is lazy (ff_sched < ff_p1, in due[ff_p1 %
  * FF_RING]) or in expl, never both; n_lazy and lazy_kv sum over the lazy
- * ones; a request's fields are exact but for its lazy passes and the step
- * ends of them still in flight (owing).
+ * ones, n_win and lazy_kv_win over the lazy runs below the window (all of
+ * them without one); a request's fields are exact but for its lazy passes
+ * and the step ends of them still in flight (owing).
  */
 #include <string.h>
 
@@ -79,8 +97,8 @@ void vllm_ff_init(struct engine *g)
 	f->passes = 1;
 	f->ends = 1;
 	f->replica = -1;
-	f->on = g->setup.hooks.on_tokens_steady && !g->spec.method && g->perf.window <= 0 &&
-		g->stream_interval <= 1 && g->api.n <= 1;
+	f->on = g->setup.hooks.on_tokens_steady && !g->spec.method && g->stream_interval <= 1 &&
+		g->api.n <= 1;
 }
 
 void vllm_ff_free(struct engine *g)
@@ -98,6 +116,12 @@ void vllm_ff_free(struct engine *g)
 static int64_t min64(int64_t a, int64_t b)
 {
 	return a < b ? a : b;
+}
+
+/* The sliding window in tokens (INT64_MAX: none), a whole number. */
+static int64_t window_of(const struct engine *g)
+{
+	return g->perf.window > 0 ? (int64_t)g->perf.window : INT64_MAX;
 }
 
 /* Whether r is lazy now: passes of its run not yet applied (leave_lazy
@@ -154,11 +178,21 @@ static void leave_lazy(struct engine *g, size_t idx)
 {
 	struct vllm_ff *f = &g->ff;
 	struct request *r = req(g, idx);
+	/* Its KV read at pass p is base + p over the whole run (catching up
+	 * moves num_computed and ff_sched together); a run below the window
+	 * ends at or under it, one past it starts at or over it (and is two
+	 * passes long at least), so its last pass tells which it was. */
+	int64_t base = r->num_computed - r->ff_sched + 1;
+	bool below = base + r->ff_p1 - 1 <= window_of(g);
 	r->ff_p1 = f->passes;
 	vllm_ff_catch_up(g, r);
 	f->n_lazy--;
 	f->by_stage[r->stage]--;
-	f->lazy_kv -= r->num_computed - r->ff_sched + 1;
+	f->lazy_kv -= base;
+	if (below) {
+		f->n_win--;
+		f->lazy_kv_win -= base;
+	}
 	r->ff_sample = r->ff_p1 - 1;          /* it sampled in every lazy pass */
 	/* Hashing at allocation: the private blocks its run filled
 	 * (lazy_passes), hashed as the reference had them at this pass's
@@ -182,7 +216,8 @@ static void sync_all(struct engine *g)
 		if (is_lazy(r))
 			leave_lazy(g, g->running[i]);
 	}
-	SIM_ASSERT(f->n_lazy == 0 && f->lazy_kv == 0, SIM_NO_TIME, f->passes);
+	SIM_ASSERT(f->n_lazy == 0 && f->lazy_kv == 0 && f->n_win == 0 && f->lazy_kv_win == 0, SIM_NO_TIME,
+		   f->passes);
 	for (int i = 0; i < FF_RING; i++)
 		f->due[i].len = 0;
 	f->expl.len = 0;
@@ -198,6 +233,8 @@ static void take_due(struct engine *g)
 	if (!d->len)
 		return;
 	for (size_t k = 0; k < d->len; k++) {
+		if (k + PREFETCH_AHEAD < d->len)
+			__builtin_prefetch(req(g, d->v[k + PREFETCH_AHEAD]));
 		leave_lazy(g, d->v[k]);
 	}
 	/* Insertion sort of the few due (pushed by different step ends). */
@@ -250,15 +287,18 @@ bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
 		sync_all(g);
 		return false;
 	}
-	int64_t n = (int64_t)f->n_lazy;
-	double kv = (double)(f->lazy_kv + n * b->pass);   /* Σ (context + 1), exact */
+	int64_t n = (int64_t)f->n_lazy, nw = (int64_t)f->n_win;
+	/* Σ (context + 1) and Σ min(context + 1, window): integers, so the
+	 * same doubles as the reference's sums one by one (below 2^53). */
+	double kv = (double)(f->lazy_kv + n * b->pass);
+	double kv_win = nw == n ? kv : (double)(f->lazy_kv_win + nw * b->pass + (n - nw) * window_of(g));
 	struct perf_step *s = &b->step;
 	s->tokens += n;
 	s->seqs += n;
 	s->sampled += n;
 	s->dec_seqs += n;
 	s->dec_ctx_full += kv;
-	s->dec_ctx_win += kv;
+	s->dec_ctx_win += kv_win;
 	b->n_lazy = f->n_lazy;
 	while (f->n_stages > 1 && f->by_stage[f->n_stages - 1] == 0)
 		f->n_stages--;
@@ -323,8 +363,13 @@ static int64_t lazy_passes(const struct engine *g, const struct request *r, int6
 	k = min64(k, (int64_t)r->output_len - 1 - r->generated - (P - g->ff.ends));
 	/* (-2: with hashing at a step's end, it sees the pass after's
 	 * tokens under async scheduling.) */
-	if (g->caching && (!g->cache_at_alloc || vllm_first_private_block(r, g->block_size) > r->n_hashed))
+	if (g->caching && (!g->cache_at_alloc || r->first_private > r->n_hashed))
 		k = min64(k, (int64_t)(r->n_hashed + 1) * g->block_size - nc - (g->cache_at_alloc ? 1 : 2));
+	/* Below the window (its KV read nc + 1 at P, one more a pass): up to
+	 * the pass that reads the window exactly, so it never crosses. */
+	int64_t w = window_of(g);
+	if (nc + 1 < w)
+		k = min64(k, w - nc);
 	return k;
 }
 
@@ -340,6 +385,8 @@ void vllm_ff_end_pass(struct engine *g, struct batch *b, size_t n_running_before
 	for (size_t k = 0; k < b->len; k++) {
 		size_t idx = b->idx[k];
 		struct request *r = req(g, idx);
+		if (k + PREFETCH_AHEAD < b->len)
+			__builtin_prefetch(req(g, b->idx[k + PREFETCH_AHEAD]));
 		int64_t n = lazy_passes(g, r, P);
 		if (n < 2)
 			continue;
@@ -354,6 +401,10 @@ void vllm_ff_end_pass(struct engine *g, struct batch *b, size_t n_running_before
 			f->n_stages = r->stage + 1;
 		f->replica = r->replica;
 		f->lazy_kv += r->num_computed - P + 1;
+		if (r->num_computed + 1 < window_of(g)) {
+			f->n_win++;
+			f->lazy_kv_win += r->num_computed - P + 1;
+		}
 		vec_push(&f->due[r->ff_p1 % FF_RING], idx);
 		vec_push(lz, idx);
 	}

@@ -113,6 +113,7 @@ static void preempt_at(struct engine *g, size_t pos)
 	r->num_computed = 0;
 	r->state = REQ_WAITING;
 	r->preemptions++;
+	vllm_note_private(r, g->block_size);
 	r->ff_sample = -1;               /* its next token's gap spans the wait */
 	g->st.preemptions++;
 	vllm_enqueue_waiting(g, victim, true);

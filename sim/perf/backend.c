@@ -179,14 +179,18 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * fp8_w8a8, TP1: 44.5 us at batch 1 to 273.7 us at 128, a least-squares
 	 * 32.3 us a call + bytes at 0.848 of stream, residuals <= 4.2 us; within
 	 * 2% of 0.86, tested). That table's 32.3 us a call (E=128, top-8) is
-	 * not taken: on sm90 vLLM's FP8 MoE oracle ranks its CUTLASS grouped
+	 * the row's call cost since Scout's experts left it (2026-12-01; it
+	 * was not taken while the row served them, since on sm90 vLLM's FP8
+	 * MoE oracle ranks its CUTLASS grouped
 	 * GEMM (CutlassExpertsFp8, via TritonOrCutlassExperts, which falls
 	 * back to Triton only on sm100 at M <= 8) ahead of Triton for
 	 * per-channel / per-token FP8 such as Scout's compressed-tensors
 	 * checkpoint (vLLM PR #16537: CUTLASS the default for
 	 * Llama-4-Scout-FP8-dynamic on H100): those take the CUTLASS row
-	 * above; this one serves block-FP8, INT8 and FP4 experts, and FP8
-	 * off Hopper. Compute: 0.58 of the clock-adjusted peak, times the GEMM
+	 * above; this one serves block-FP8, INT8 and FP4 experts, FP8 by
+	 * --weights fp8 alone, and FP8 off Hopper). Check: sglang PR #5680's
+	 * H200 table times Triton fused_moe under CUDA graphs at 30 us a call
+	 * + bytes at 0.98 of stream (Mixtral TP4 shape). Compute: 0.58 of the clock-adjusted peak, times the GEMM
 	 * rows' low-precision ratio: estimate, the former fit to the Scout runs
 	 * (0.84 of a dense GEMM's 0.79 at 128 tokens an expert). The Triton
 	 * FP8 table's compute points (0.09-0.10 of the clock-adjusted FP8 peak
@@ -198,10 +202,10 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * takes DeepGEMM's wide-expert rates). The BF16 row above on Scout's FP8 experts was
 	 * tried: in-sample ITL 5.35 -> 7.08%, cv 6.2 -> 8.1% (Scout decode
 	 * faster, its prefill slower), so the FP8 path is not the BF16 kernel's. */
-	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "CUTLASS grouped GEMM / Triton fused_moe (w8a8)",
-	  .compute_frac = 0.58, .half = 0, .bw_frac = 0.86,
-	  .source = "vLLM PR #44152 H20 fused_moe: 0.86 of stream (H100 FP8 check: PR #24700, 0.848); estimate: compute 0.58 "
-		    "(former Scout fit)" },
+	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (w8a8)",
+	  .compute_frac = 0.58, .half = 0, .fixed_us = 32.3, .bw_frac = 0.86,
+	  .source = "vLLM PR #44152 H20 fused_moe: 0.86 of stream (H100 FP8 check: PR #24700, 0.848); 32.3 us a call (PR #24700 "
+		    "H100 fp8_w8a8 table; check: sglang PR #5680, 30 us on H200); estimate: compute 0.58 (former Scout fit)" },
 	/* FlashAttention-3 prefill on Hopper (vLLM's FLASH_ATTN backend). */
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_HOPPER, .head_dim_max = 128, .kernel = "FlashAttention-3 (varlen, paged)",
 	  .curve = &fa3_hd128, .compute_frac = 1,
@@ -255,7 +259,10 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * (0.8 of stream at 64 sequences). The bracket's midpoint (0.79 of
 	 * stream with the unit floor) was tried: the four Llama-2-7B runs then
 	 * miss by -29..+35% ITL (docs/accuracy.md), so the estimate stays
-	 * until an FA3-fork MHA table exists. */
+	 * until an FA3-fork MHA table exists. Searched again 2026-12-01, none:
+	 * vLLM PR #43232's FLASH_ATTN / FLASHINFER decode CSV names neither its
+	 * GPU nor its heads; vLLM PRs #3010 / #2744 are A100 and before the
+	 * fork; FlashInfer PRs #3 / #1415 are GQA or Blackwell. */
 	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_HOPPER, .kernel = "FlashAttention-3 paged decode (MHA, 64-row tiles)",
 	  .compute_frac = 0.49, .half = 16, .bw_frac = 1.0,
 	  .source = "estimate: 1.0 of stream, half at 16 sequences (former H100 end-to-end fit); bracketed by FA3-upstream "
@@ -275,11 +282,15 @@ static const struct perf_kernel vllm_cuda[] = {
  * csrc/custom_all_reduce.cuh: one-shot at tp 2, or below 512 KiB at tp <= 4
  * and 256 KiB at tp <= 8; two-shot otherwise; both within its 8 MiB
  * buffer and on fully NVLinked GPUs; PyTorch symmetric memory on Hopper,
- * below; NCCL always). vLLM picks the fastest
- * for the size (its dispatch thresholds are set from these benchmarks,
- * vLLM PRs #24111 and #33839), so perf_allreduce_s takes the cheapest
- * eligible row: time then rises with message size and falls with link
- * bandwidth (a minimum of such functions). Fitted to vLLM PR #24532's
+ * below; NCCL always). vLLM's CudaCommunicator.all_reduce takes custom
+ * all-reduce wherever it may, then symmetric memory, then NCCL, so
+ * perf_allreduce_s takes the cheapest eligible custom row where there is
+ * one (one-shot where vLLM's kernel picks it: it is the cheaper there),
+ * else the cheapest of the rest: time then rises with message size and
+ * falls with link bandwidth, except where a message outgrows custom
+ * all-reduce's buffer (vLLM's own switch). Until 2026-12-01 the cheapest
+ * of every row: NCCL from 3 to 8 MiB at tp 4, 5-13% under the two-shot
+ * kernel vLLM runs there. Fitted to vLLM PR #24532's
  * H100 TP4 table (benchmark_device_communicators.py): ca_1stage 10 us at
  * 0.5 MB to 38 us at 4 MB (6 us + 3 x bytes at 0.87 of 450 GB/s);
  * ca_2stage 17 -> 42 us (13.4 us + 1.5 x bytes at 0.49); pynccl 21 -> 39
@@ -312,9 +323,9 @@ static const struct perf_collective nvlink_coll[] = {
 	 * MiB buffer at tp 4; at tp 8 vLLM caps custom all-reduce at 256 KiB
 	 * when symmetric memory is on, which the two-shot row, shared with
 	 * Ampere, does not: tp 6-8 keep it to 8 MiB, uncertain). So at tp 4 a
-	 * step's all-reduce falls from NCCL's 62 us to 53 us as the message
-	 * passes 8 MiB, as vLLM's switch does (its two-shot kernel, 71 us
-	 * there, would fall further). A group of 2 (two-shot in vLLM) never
+	 * step's all-reduce falls from the two-shot kernel's 71 us to 53 us as
+	 * the message passes 8 MiB, as vLLM's switch does. A group of 2
+	 * (two-shot in vLLM) never
 	 * takes these rows (NCCL's ring is faster there); tp 4 may take the 64
 	 * MiB row from 32 to 64 MiB, within 5% of the NCCL ring vLLM
 	 * runs there. uncertain: on an NVLink bridge
@@ -571,9 +582,9 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 		if (!ring && b->coll[i].traffic == TRAFFIC_RING && !b->coll[i].scale_out)
 			ring = &b->coll[i];
 	}
-	/* vLLM tries custom all-reduce before symmetric memory
-	 * (CudaCommunicator.all_reduce): multimem rows run only where no
-	 * one-shot / two-shot row may. */
+	/* vLLM runs custom all-reduce wherever it may
+	 * (CudaCommunicator.all_reduce tries it before symmetric memory and
+	 * NCCL): then only its one-shot / two-shot rows compete. */
 	for (int i = 0; i < b->n_coll; i++) {
 		const struct perf_collective *c = &b->coll[i];
 		custom |= (c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT) &&
@@ -581,7 +592,8 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 	}
 	for (int i = 0; i < b->n_coll; i++) {
 		const struct perf_collective *c = &b->coll[i];
-		if (!coll_eligible(c, hw, tp, bytes, has_scale_out) || (custom && c->traffic == TRAFFIC_MULTIMEM))
+		bool is_custom = c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT;
+		if (!coll_eligible(c, hw, tp, bytes, has_scale_out) || (custom && !is_custom))
 			continue;
 		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
 		double s = (c->latency_us + hops) * 1e-6 +

@@ -16,9 +16,11 @@ const char *sampling_path_name(enum sampler_path p)
 	return p >= 0 && p < SAMPLER_N_PATHS ? names[p] : "?";
 }
 
-bool sampling_min_p(const struct sampling_params *sp, enum sampler_path path)
+bool sampling_min_p(const struct sampling_params *sp, bool gen_auto, const struct genconfig *gen,
+		    enum sampler_path path)
 {
-	return path != SAMPLER_GREEDY && sp->min_p > 0;
+	double m = sp->min_p >= 0 ? sp->min_p : gen_auto && gen->present ? gen->min_p : 0;
+	return path != SAMPLER_GREEDY && m > 0;
 }
 
 bool sampling_penalties(bool gen_auto, const struct genconfig *gen)

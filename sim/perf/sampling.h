@@ -53,9 +53,9 @@ struct sampling_params {
 
 /* Whether the min-p filter runs (vLLM's MinPLogitsProcessor, argmax
  * invariant: on every path but greedy) for requests sent sp: a min_p > 0
- * sent (a generation_config's min_p is not read here: none of models/
- * sets one). Cannot fail. */
-bool sampling_min_p(const struct sampling_params *sp, enum sampler_path path);
+ * sent, else (under gen_auto) the generation_config gen's. Cannot fail. */
+bool sampling_min_p(const struct sampling_params *sp, bool gen_auto, const struct genconfig *gen,
+		    enum sampler_path path);
 
 /* Whether the requests carry a repetition, frequency or presence penalty:
  * only the model's generation_config gen sets one (under gen_auto), since
