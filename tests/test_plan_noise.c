@@ -48,6 +48,14 @@ static void paired_rule(void **state)
 	assert_double_rel(diff, -log(2), 1e-9);
 	/* One block: no claim. */
 	assert_false(ranknoise_resolved(a, far, 1, 1, 1, 0.02, &diff, &half));
+	/* An infinite cost or rate (read back from a document: a huge GPU
+	 * count times a huge price) has no ratio: no claim, and no difference
+	 * of -1 with a NaN margin. */
+	assert_false(ranknoise_resolved(a, far, 3, INFINITY, 1, 0.02, &diff, &half));
+	assert_true(isnan(diff));
+	const double inf_rate[3] = { INFINITY, 13.4, 12.7 };
+	assert_false(ranknoise_resolved(inf_rate, far, 3, 1, 1, 0.02, &diff, &half));
+	assert_true(isnan(diff));
 }
 
 #define SLO_SPEC "ttft_p99_ms=2000,itl_p99_ms=50"

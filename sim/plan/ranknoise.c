@@ -23,12 +23,12 @@ bool ranknoise_resolved(const double *rate_a, const double *rate_b, int n, doubl
 			double tolerance, double *diff, double *half)
 {
 	*diff = *half = NAN;
-	if (n < 2 || !(cost_a > 0) || !(cost_b > 0))
-		return false;
+	if (n < 2 || !(cost_a > 0) || !(cost_b > 0) || !isfinite(cost_a) || !isfinite(cost_b))
+		return false;   /* an infinite cost (a document's GPUs times its price) has no ratio */
 	double d[TUNE_MAX_CONFIRM], mean = 0, ss = 0;
 	bool all_zero = true;
 	for (int b = 0; b < n; b++) {
-		if (!(rate_a[b] > 0) || !(rate_b[b] > 0)) {
+		if (!(rate_a[b] > 0) || !(rate_b[b] > 0) || !isfinite(rate_a[b]) || !isfinite(rate_b[b])) {
 			/* A block where one of them holds nothing: no ratio,
 			 * and no claim either way. */
 			return false;
