@@ -26,8 +26,7 @@ int64_t kvhold_release(struct kvhold *h, size_t idx, struct kvpool *pool)
 		if (en->req != idx)
 			continue;
 		int64_t n = en->n_blocks;
-		for (int32_t j = en->n_blocks; j-- > 0;)
-			kvpool_release(pool, en->blocks[j]);
+		kvpool_release_all(pool, en->blocks, en->n_blocks);   /* last block first */
 		free(en->blocks);
 		h->n_blocks -= n;
 		h->v[i] = h->v[--h->len];
