@@ -38,8 +38,9 @@ int vllm_size_pool(struct engine *g, struct err *e)
 	double block_bytes = (kv_token_gpu + draft_kv) * (double)g->block_size;
 	double weights = model_weight_bytes_per_gpu(m, g->setup.weights, (int)tp, g->perf.pp);
 	/* --cpu-offload-gb: that much of each GPU's weights lives in host
-	 * memory and streams over the host link every step. */
-	weights -= perf_offload(&g->perf, cfg->cpu_offload_gb, weights);
+	 * memory and streams over the host link every step (build_perf set
+	 * it from the same weights). */
+	weights -= g->perf.offload_bytes;
 	/* What vLLM's start-up profiling leaves out of the pool besides the
 	 * weights, per GPU: the activations of a max_num_batched_tokens dummy
 	 * step (FFN intermediates and hidden states, 16-bit), the sampler's
