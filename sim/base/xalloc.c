@@ -1,5 +1,6 @@
 #include "xalloc.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,4 +58,21 @@ void xgrow_zeroed(void *p, size_t *cap, size_t need, size_t elem_size)
 	size_t had = *cap;
 	xgrow(p, cap, need, elem_size);
 	memset((char *)*(void **)p + had * elem_size, 0, (*cap - had) * elem_size);
+}
+
+void xappendf(char **s, size_t *len, size_t *cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {   /* only an encoding error of the format itself */
+		fputs("servesim: xappendf: cannot format\n", stderr);
+		abort();
+	}
+	xgrow(s, cap, *len + (size_t)n + 1, 1);
+	va_start(ap, fmt);
+	vsnprintf(*s + *len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	*len += (size_t)n;
 }

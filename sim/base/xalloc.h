@@ -18,4 +18,9 @@ void xgrow(void *p, size_t *cap, size_t need, size_t elem_size);
 /* xgrow, with every element it adds zeroed. */
 void xgrow_zeroed(void *p, size_t *cap, size_t need, size_t elem_size);
 
+/* Appends printf(fmt, ...) to the string *s of length *len in a buffer of
+ * capacity *cap (grown with xgrow; NUL-terminated after). No length limit:
+ * a number of 309 digits fits as well as one of 3. */
+void xappendf(char **s, size_t *len, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 #endif

@@ -44,20 +44,15 @@ char *llamaserver_to_ollama(const char *text, const char *path, struct err *e)
 			return NULL;
 		}
 		const char *model = json_string_value(json_object_get(vals.v[i], "model"));
-		char buf[640];
-		int n = 0;
-		while (out_line < vals.line[i] && n < 400) {   /* keep the response's line */
-			buf[n++] = '\n';
-			out_line++;
-		}
-		n += snprintf(buf + n, sizeof buf - (size_t)n,
-			      "{\"model\": \"%.200s\", \"done\": true, \"prompt_eval_count\": %.0f, "
-			      "\"prompt_eval_duration\": %.0f, \"eval_count\": %.0f, \"eval_duration\": %.0f}",
-			      model && !strpbrk(model, "\"\\") ? model : "", (isnan(cn) ? 0 : cn) + pn, pms * 1e6, gn,
-			      gms * 1e6);
-		xgrow(&out, &cap, len + (size_t)n + 1, 1);
-		memcpy(out + len, buf, (size_t)n + 1);
-		len += (size_t)n;
+		for (; out_line < vals.line[i]; out_line++)   /* keep the response's line */
+			xappendf(&out, &len, &cap, "\n");
+		/* Unbounded: four numbers of up to 309 digits each overran a
+		 * 640-byte buffer. */
+		xappendf(&out, &len, &cap,
+			 "{\"model\": \"%.200s\", \"done\": true, \"prompt_eval_count\": %.0f, "
+			 "\"prompt_eval_duration\": %.0f, \"eval_count\": %.0f, \"eval_duration\": %.0f}",
+			 model && !strpbrk(model, "\"\\") ? model : "", (isnan(cn) ? 0 : cn) + pn, pms * 1e6, gn,
+			 gms * 1e6);
 	}
 	jsonvals_free(&vals);
 	return out;

@@ -58,28 +58,16 @@ struct block {
 
 static void emit(char **out, size_t *len, size_t *cap, int *out_line, const struct block *b)
 {
-	char buf[512];
-	int n = 0;
-	while (*out_line < b->line) {   /* keep the block's line number */
-		buf[n++] = '\n';
-		(*out_line)++;
-		if (n > 400) {
-			buf[n] = '\0';
-			xgrow(out, cap, *len + (size_t)n + 1, 1);
-			memcpy(*out + *len, buf, (size_t)n + 1);
-			*len += (size_t)n;
-			n = 0;
-		}
-	}
-	n += snprintf(buf + n, sizeof buf - (size_t)n,
-		      "{\"model\": \"\", \"done\": true, \"total_duration\": %.0f, \"load_duration\": %.0f, "
-		      "\"prompt_eval_count\": %lld, \"prompt_eval_duration\": %.0f, \"eval_count\": %lld, "
-		      "\"eval_duration\": %.0f}",
-		      fmax(b->total_ns, 0), fmax(b->load_ns, 0), b->prompt_n > 0 ? b->prompt_n : 0, fmax(b->prompt_ns, 0),
-		      b->eval_n > 0 ? b->eval_n : 0, fmax(b->eval_ns, 0));
-	xgrow(out, cap, *len + (size_t)n + 1, 1);
-	memcpy(*out + *len, buf, (size_t)n + 1);
-	*len += (size_t)n;
+	for (; *out_line < b->line; (*out_line)++)   /* keep the block's line number */
+		xappendf(out, len, cap, "\n");
+	/* Unbounded: a duration of 1e308 in the text is 309 digits (it
+	 * overran a 512-byte buffer). */
+	xappendf(out, len, cap,
+		 "{\"model\": \"\", \"done\": true, \"total_duration\": %.0f, \"load_duration\": %.0f, "
+		 "\"prompt_eval_count\": %lld, \"prompt_eval_duration\": %.0f, \"eval_count\": %lld, "
+		 "\"eval_duration\": %.0f}",
+		 fmax(b->total_ns, 0), fmax(b->load_ns, 0), b->prompt_n > 0 ? b->prompt_n : 0, fmax(b->prompt_ns, 0),
+		 b->eval_n > 0 ? b->eval_n : 0, fmax(b->eval_ns, 0));
 }
 
 char *ollamaverbose_to_jsonl(const char *text, const char *path, struct err *e)
