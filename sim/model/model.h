@@ -202,6 +202,8 @@ double model_kv_bytes_per_token(const struct model *m, double kv_bytes_per_elem)
 /* KV-cache bytes one token adds on each of tp tensor-parallel ranks: KV
  * heads split as vLLM splits them, max(1, kv_heads / tp) per rank
  * (replicated when tp exceeds them); MLA's latent vector is on every rank. */
+/* KV heads one rank holds: max(1, kv_heads / tp), all of them for MLA or tp 1. */
+double model_kv_heads_per_rank(const struct model *m, int tp);
 double model_kv_bytes_per_token_per_rank(const struct model *m, double kv_bytes_per_elem, int tp);
 
 #endif

@@ -139,11 +139,18 @@ double model_kv_bytes_per_token(const struct model *m, double kv_bytes_per_elem)
 	       kv_bytes_per_elem;
 }
 
+double model_kv_heads_per_rank(const struct model *m, int tp)
+{
+	if (m->mla || tp <= 1)
+		return (double)m->n_kv_heads;
+	double heads = floor((double)m->n_kv_heads / tp);
+	return heads < 1 ? 1 : heads;
+}
+
 double model_kv_bytes_per_token_per_rank(const struct model *m, double kv_bytes_per_elem, int tp)
 {
 	if (m->mla || tp <= 1)
 		return model_kv_bytes_per_token(m, kv_bytes_per_elem);
-	double heads = floor((double)m->n_kv_heads / tp);
-	return model_kv_bytes_per_token(m, kv_bytes_per_elem) * (heads < 1 ? 1 : heads) /
+	return model_kv_bytes_per_token(m, kv_bytes_per_elem) * model_kv_heads_per_rank(m, tp) /
 	       (double)m->n_kv_heads;
 }

@@ -80,10 +80,7 @@ void elementwise_shape(struct ew_shape *s, const struct model *m, const struct p
 	double t = tp > 0 ? tp : 1, L = (double)m->n_layers, Lm = (double)m->n_moe_layers;
 	double h = (double)m->hidden, hd = (double)m->head_dim;
 	double heads = (double)m->n_heads / t;
-	double kv_heads =
-		m->mla || tp <= 1 ? (double)m->n_kv_heads : floor((double)m->n_kv_heads / t);
-	if (kv_heads < 1)
-		kv_heads = 1;
+	double kv_heads = model_kv_heads_per_rank(m, tp);
 	/* Activations are 16-bit. A fused add + RMSNorm reads the input and
 	 * the residual and writes both: 8 bytes an element; two a layer, one
 	 * more before the LM head (its residual written too). */

@@ -71,9 +71,7 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->hidden_bytes_per_token = (double)m->hidden * 2;
 	p->head_dim = (double)m->head_dim;
 	p->q_per_kv = m->n_kv_heads > 0 ? (double)m->n_heads / (double)m->n_kv_heads : 1;
-	p->kv_heads_rank = m->mla || tp <= 1 ? (double)m->n_kv_heads : floor((double)m->n_kv_heads / t);
-	if (p->kv_heads_rank < 1)
-		p->kv_heads_rank = 1;
+	p->kv_heads_rank = model_kv_heads_per_rank(m, tp);
 	p->weights_quantized = gb.dense < 2;
 	p->low_dtype = w->matmul;
 	/* The widest matmul of a layer sets the column tiles of its waves:
