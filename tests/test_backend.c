@@ -276,6 +276,55 @@ static void allreduce_symm_mem_past_the_custom_buffer(void **state)
 	}
 }
 
+/* Where vLLM's custom all-reduce stops (CUSTOM_ALL_REDUCE_MAX_SIZES,
+ * all_reduce_utils.py): with symmetric memory on (Hopper on an NVSwitch)
+ * its buffer is 512 KiB at tp 6 and 256 KiB at tp 8, and a message must be
+ * no larger than it (vLLM: smaller; backend.c custom_ar_buffer); past it the
+ * multimem kernel runs, which at tp 6 meets vLLM PR #24111's H100 tp-6
+ * symm_mem_multimem column (16 / 21 / 31 us at 1 / 2 / 4 MiB) within 12%.
+ * Past 8 MiB at tp 4 (a 513-token step of hidden 8192) the multimem
+ * kernel runs. Ampere (no sm80 entry) keeps 8 MiB; so does an NVLink
+ * bridge (H100 NVL, [interconnect] nvswitch = false), which never takes the
+ * multimem rows (no NVLink SHARP multicast without an NVSwitch). */
+static void allreduce_follows_vllms_hopper_caps(void **state)
+{
+	(void)state;
+	const struct perf_backend *b = perf_backend_find("vllm-cuda");
+	const struct perf_collective *alg = NULL;
+	double kib = 1024.0, mib = kib * kib;
+	perf_allreduce_s(b, &h100, 6, 200 * kib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, one-shot");
+	perf_allreduce_s(b, &h100, 6, 400 * kib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, two-shot");
+	const double x[] = { 1, 2, 4 }, y6[] = { 16, 21, 31 };
+	for (int i = 0; i < 3; i++) {
+		assert_double_rel(perf_allreduce_s(b, &h100, 6, x[i] * mib, &alg) * 1e6, y6[i], 0.12);
+		assert_string_equal(alg->name, "symmetric-memory multimem all-reduce");
+	}
+	perf_allreduce_s(b, &h100, 8, 200 * kib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, one-shot");
+	perf_allreduce_s(b, &h100, 8, 300 * kib, &alg);
+	assert_string_equal(alg->name, "symmetric-memory multimem all-reduce");
+	perf_allreduce_s(b, &h100, 4, 8 * mib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, two-shot");
+	perf_allreduce_s(b, &h100, 4, 8 * mib + 16, &alg);
+	assert_string_equal(alg->name, "symmetric-memory multimem all-reduce");
+	struct hw_profile a100, nvl;
+	load_hw(&a100, "a100-80gb-sxm");
+	load_hw(&nvl, "h100-nvl");
+	assert_true(h100.nvswitch && a100.nvswitch);
+	assert_false(nvl.nvswitch);
+	perf_allreduce_s(b, &a100, 8, 1 * mib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, two-shot");
+	perf_allreduce_s(b, &nvl, 8, 1 * mib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, two-shot");
+	for (int tp = 4; tp <= 8; tp += 2)
+		for (double m = 0.25; m < 60; m *= 1.5) {
+			perf_allreduce_s(b, &nvl, tp, m * mib, &alg);
+			assert_int_not_equal(alg->traffic, TRAFFIC_MULTIMEM);
+		}
+}
+
 /* All-reduce time rises with the message and falls with link bandwidth,
  * for every group size, on NVLink and on PCIe (no custom all-reduce).
  * One exception, vLLM's own: where the message passes custom
@@ -801,6 +850,7 @@ int main(void)
 		cmocka_unit_test(ada_and_ampere_gemm_pad_to_whole_tiles),
 		cmocka_unit_test(allreduce_matches_the_vllm_table),
 		cmocka_unit_test(allreduce_symm_mem_past_the_custom_buffer),
+		cmocka_unit_test(allreduce_follows_vllms_hopper_caps),
 		cmocka_unit_test(allreduce_monotone),
 		cmocka_unit_test(allreduce_across_nodes),
 		cmocka_unit_test(skewed_router_touches_fewer),

