@@ -59,7 +59,10 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * clock-adjusted peak: about 0.79 of the 989 TFLOP/s datasheet at
 	 * large M (cuBLAS BF16 ~750-800 TFLOP/s on H100 SXM at 4k-8k cubes;
 	 * uncertain: read from public GEMM sweeps, not a table stored here),
-	 * with the SXM part holding ~1755 of 1830 MHz. Small M: the tokens
+	 * with the SXM part holding ~1755 of 1830 MHz. Check, not fitted:
+	 * torch.matmul BF16 on an H100 SXM, 788.7 / 797.5 TFLOP/s at 4096^3 /
+	 * 8192^3 (zzc0721/torch-performance-test-data #79), against 778-780
+	 * from this row (test_steptime hopper_gemm_meets_the_best_shape_tables). Small M: the tokens
 	 * pad to whole 64-row tiles, the M of Hopper's only warpgroup MMA
 	 * (PTX ISA, wgmma.mma_async .m64nNk16; CUTLASS sm90 tiles are 64 or
 	 * 128 rows): a shape fact, no fit (it replaces the H100 runs'
