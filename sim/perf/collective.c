@@ -34,13 +34,21 @@ static double traffic(int kind, double tp)
 	}
 }
 
+/* Whether the GPU-to-GPU link is NVLink (nvlink3/4/5; NVLink-C2C joins a
+ * CPU and a GPU, not GPUs). */
+static bool nvlink_kind(const struct hw_profile *hw)
+{
+	const char *k = hw_link_names[hw->ic_kind];
+	return !strncmp(k, "nvlink", 6) && strcmp(k, "nvlink-c2c");
+}
+
 /* Where vLLM's symmetric-memory multimem all-reduce runs: Hopper over
- * NVLink (its size table's sm90 rows; Blackwell's sizes and algorithms
- * differ, not modelled: those parts take the other rows). */
+ * NVLink through an NVSwitch (NVLink SHARP multicast; its size table's
+ * sm90 rows; Blackwell's sizes and algorithms differ, not modelled: those
+ * parts take the other rows). */
 static bool hopper_multicast(const struct hw_profile *hw)
 {
-	return hw->arch.present && hw->arch.tensor_gen == HW_TC_HOPPER &&
-	       !strncmp(hw_link_names[hw->ic_kind], "nvlink", 6) && hw->nvswitch;
+	return hw->arch.present && hw->arch.tensor_gen == HW_TC_HOPPER && nvlink_kind(hw) && hw->nvswitch;
 }
 
 /* Custom all-reduce's buffer: a message must fit in it. 8 MiB by
@@ -72,12 +80,9 @@ static double custom_ar_buffer(const struct hw_profile *hw, int tp)
  * NVLinked (CustomAllreduce: fully_connected, from NVML's link status). */
 static bool all_pairs_linked(const struct hw_profile *hw, int tp)
 {
-	const char *k = hw_link_names[hw->ic_kind];
-	if (!strcmp(k, "infinity-fabric"))
+	if (!strcmp(hw_link_names[hw->ic_kind], "infinity-fabric"))
 		return true;
-	if (strncmp(k, "nvlink", 6) || !strcmp(k, "nvlink-c2c"))
-		return false;
-	return hw->nvswitch || tp <= hw->nvlink_bridge_gpus;
+	return nvlink_kind(hw) && (hw->nvswitch || tp <= hw->nvlink_bridge_gpus);
 }
 
 /* The per-direction bandwidth a group's ring moves at: the GPU link's,
@@ -88,7 +93,7 @@ static bool all_pairs_linked(const struct hw_profile *hw, int tp)
 static double group_link(const struct hw_profile *hw, int tp)
 {
 	double link = hw->ic_bandwidth_gb_s * 1e9;
-	if (!strncmp(hw_link_names[hw->ic_kind], "nvlink", 6) && !hw->nvswitch && tp > hw->nvlink_bridge_gpus)
+	if (nvlink_kind(hw) && !hw->nvswitch && tp > hw->nvlink_bridge_gpus)
 		return fmin(link, hw->host_bandwidth_gb_s * 1e9);
 	return link;
 }
