@@ -17,6 +17,7 @@
 #include "model.h"
 #include "precision.h"
 #include "request.h"
+#include "stepmodel.h"
 #include "steptime.h"
 
 struct engine_hooks {
@@ -196,14 +197,13 @@ struct engine_class {
 	/* With hold_finished_kv: frees finished request req's held blocks
 	 * (none held: a no-op). NULL: the engine never holds them. */
 	void (*release_kv)(struct engine *eng, size_t req);
-	/* The step model an engine made from setup times its steps on, by
-	 * the builder its create runs (explain --batch shows a step as a run
-	 * would time it): *perf, with perf->overhead pointing at *ovh when the
-	 * engine charges its own overhead model there, NULL when it keeps the
-	 * profile's figures. Returns 0, or -1 with e on a bad key. NULL:
-	 * explain builds perf_init's model for the class's perf_engine. */
-	int (*step_perf)(const struct engine_setup *setup, struct perf *perf, struct overhead_model *ovh,
-			 struct err *e);
+	/* The step model an engine made from setup times its forward passes
+	 * on, by the builder its create runs (explain --batch shows a pass as
+	 * a run would time it, step_model_ops): *sm, with sm->dev.overhead
+	 * pointing at sm->ovh when the engine charges its own overhead model
+	 * there, NULL when it keeps the profile's figures. Returns 0, or -1
+	 * with e on a bad key. Every class has one. */
+	int (*step_model)(const struct engine_setup *setup, struct step_model *sm, struct err *e);
 };
 
 extern const struct engine_class vllm_engine_class;

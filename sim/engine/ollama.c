@@ -85,6 +85,11 @@ static struct engine *ollama_create(const struct engine_setup *setup, struct err
 	return llama_create(setup, &ollama_flavor, e);
 }
 
+static int ollama_step_model(const struct engine_setup *setup, struct step_model *sm, struct err *e)
+{
+	return llama_step_model(setup, &ollama_flavor, sm, e);
+}
+
 const struct engine_class ollama_engine_class = {
 	.name = "ollama",
 	.backend = "ollama",
@@ -105,5 +110,6 @@ const struct engine_class ollama_engine_class = {
 	.end_step = llama_end_step,
 	.gauges = llama_gauges,
 	.stats = llama_stats,
+	.step_model = ollama_step_model,
 };
 

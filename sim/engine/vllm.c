@@ -368,7 +368,7 @@ static int resolve_timing(struct engine *g, struct err *e)
 /* The step model of an engine made from g->setup: perf_init on the
  * scenario's tensor parallelism and KV dtype, the router skew, expert
  * parallelism, the pipeline stages and --cpu-offload-gb's share of each
- * GPU's weights. The one builder of vllm_create and vllm_step_perf
+ * GPU's weights. The one builder of vllm_create and vllm_step_model
  * (explain --batch), so a step explained and a step run cannot drift.
  * Returns 0, or -1 with e for more stages than layers. */
 static int build_perf(struct engine *g, struct err *e)
@@ -419,9 +419,9 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 
 /* The step model vllm_create would build from setup (build_perf, then
  * resolve_defaults and resolve_timing for the overhead model), without
- * the KV pool, the drafter or any request state. */
-static int vllm_step_perf(const struct engine_setup *setup, struct perf *perf, struct overhead_model *ovh,
-			  struct err *e)
+ * the KV pool, the drafter or any request state: the whole pass on the
+ * GPUs. */
+static int vllm_step_model(const struct engine_setup *setup, struct step_model *sm, struct err *e)
 {
 	struct engine *g = xcalloc(1, sizeof *g);
 	g->setup = *setup;
@@ -429,9 +429,10 @@ static int vllm_step_perf(const struct engine_setup *setup, struct perf *perf, s
 	resolve_defaults(g, setup->cfg, setup->hw, setup->model);
 	int rc = build_perf(g, e) || resolve_timing(g, e) ? -1 : 0;
 	if (rc == 0) {
-		*perf = g->perf;
-		*ovh = g->ovh;
-		perf->overhead = g->timing ? ovh : NULL;
+		step_model_on_device(sm);
+		sm->dev = g->perf;
+		sm->ovh = g->ovh;
+		sm->dev.overhead = g->timing ? &sm->ovh : NULL;
 	}
 	free(g);
 	return rc;
@@ -498,5 +499,5 @@ const struct engine_class vllm_engine_class = {
 	.prefix_hit_tokens = vllm_prefix_hit_tokens,
 	.stats = vllm_stats,
 	.release_kv = vllm_release_kv,
-	.step_perf = vllm_step_perf,
+	.step_model = vllm_step_model,
 };
