@@ -646,7 +646,7 @@ double perf_step_time(const struct perf *p, const struct perf_step *s, struct pe
 {
 	struct stepcache *c = stepcache_for(p->cache, p) ? p->cache : NULL;
 	double total;
-	if (c && stepcache_last(c, s, &total, b))
+	if (c && stepcache_step_get(c, s, &total, b))
 		return total;
 	struct perf_op ops[PERF_N_OPS];
 	struct perf_breakdown bd;
@@ -668,7 +668,7 @@ double perf_step_time(const struct perf *p, const struct perf_step *s, struct pe
 		if (b)
 			*b = bd;
 		if (c)
-			stepcache_set_last(c, s, total, &bd);
+			stepcache_step_put(c, s, total, &bd);
 	}
 	return total;
 }
