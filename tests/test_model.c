@@ -247,6 +247,22 @@ static void missing_field(void **state)
 	assert_contains(e.msg, "hidden_size: missing");
 }
 
+/* A width past the loader's range is named as hidden_size, not multiplied
+ * into a default MLP width first (GPT-2's and Falcon's 4 × hidden_size:
+ * the fuzz campaign's 4 × 7e18 overflow, tests/fuzz/regress/model). */
+static void huge_width_is_named_not_multiplied(void **state)
+{
+	(void)state;
+	const char *files[] = { TEST_DATA_DIR "/models/defaults/gpt2-huge-width.json",
+				TEST_DATA_DIR "/models/defaults/falcon-huge-width.json" };
+	for (int i = 0; i < 2; i++) {
+		struct model m;
+		struct err e = { { 0 } };
+		assert_int_equal(model_load(&m, files[i], &e), -1);
+		assert_contains(e.msg, "-huge-width.json: hidden_size: expected an integer from 1 to 2147483647");
+	}
+}
+
 /* What a server holds besides the text weights and the KV cache.
  * Llama-4-Scout's vision tower (34 layers of width 1408: attention
  * 4·1408², GELU MLP 2·1408·5632) is 808.9 M parameters, and its projector
@@ -290,6 +306,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_model_loads),
+		cmocka_unit_test(huge_width_is_named_not_multiplied),
 		cmocka_unit_test(llama_8b_kv_bytes),
 		cmocka_unit_test(deepseek_v3_mla_kv_bytes),
 		cmocka_unit_test(llama_params),

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "llamabenchtext.h"
 #include "ollamaverbose.h"
 #include "runobs.h"
 #include "trace.h"
@@ -51,6 +52,32 @@ static void llama_bench_markdown(void **state)
 	runobs_set_free(&set);
 }
 
+/* A token count past llama-bench's int range is a one-line error naming
+ * the file and line, not an overflow (the fuzz campaign's pp2^63-1+tg128,
+ * tests/fuzz/regress/calibrate_runs); 2^30 is the largest count accepted. */
+static void llama_bench_markdown_counts_are_bounded(void **state)
+{
+	(void)state;
+	const char *head = "| model | test | t/s |\n| --- | ---: | ---: |\n";
+	const char *bad[] = { "pp9223372036854775807+tg128", "pp1073741825", "tg99999999999999999999",
+			      "pp512 @ d9223372036854775807", "pp+5", "pp-1" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char text[512];
+		snprintf(text, sizeof text, "%s| llama 7B | %s | 10.0 ± 1.0 |\n", head, bad[i]);
+		struct err e = { 0 };
+		char *csv = llamabenchtext_md_to_csv(text, "b.md", &e);
+		assert_null(csv);
+		assert_non_null(strstr(e.msg, "b.md:3: expected a test like pp512"));
+		assert_null(strchr(e.msg, '\n'));
+	}
+	char ok[512];
+	snprintf(ok, sizeof ok, "%s| llama 7B | pp1073741824 | 10.0 ± 1.0 |\n", head);
+	struct err e = { 0 };
+	char *csv = llamabenchtext_md_to_csv(ok, "b.md", &e);
+	assert_non_null(csv);
+	free(csv);
+}
+
 /* SQL: avg_ns as written. */
 static void llama_bench_sql(void **state)
 {
@@ -74,6 +101,10 @@ static void ollama_verbose(void **state)
 	assert_int_equal(ollamaverbose_duration("850\xc2\xb5s", &ns), 0);
 	assert_double_near(ns, 850e3, 1e-6);
 	assert_int_equal(ollamaverbose_duration("12.3 ms", &ns), -1);
+	/* A count past Ollama's int range is an error, not LLONG_MAX tokens. */
+	struct err e = { 0 };
+	assert_null(ollamaverbose_to_jsonl("prompt eval count:    99999999999999999999 token(s)\n", "v.txt", &e));
+	assert_non_null(strstr(e.msg, "v.txt:1: prompt eval count"));
 
 	struct runobs_set set;
 	load(&set, RD "ollama_verbose.txt", "q4_k_m");
@@ -304,7 +335,7 @@ static void validate_any_format(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(llama_bench_markdown), cmocka_unit_test(llama_bench_sql),
+		cmocka_unit_test(llama_bench_markdown), cmocka_unit_test(llama_bench_markdown_counts_are_bounded), cmocka_unit_test(llama_bench_sql),
 		cmocka_unit_test(ollama_verbose),       cmocka_unit_test(ollama_pretty_chat),
 		cmocka_unit_test(vllm_append_result),   cmocka_unit_test(sglang_bench_serving),
 		cmocka_unit_test(sglang_metrics),       cmocka_unit_test(vllm_startup_log),

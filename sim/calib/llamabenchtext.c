@@ -91,6 +91,19 @@ static int md_cells(const char *row, size_t n, char cells[][256], int max)
 	return k;
 }
 
+/* llama-bench's token counts are ints; past 2^30 a count cannot be a real
+ * test, and the bound keeps pp + tg and every later product in range. */
+#define LLAMA_BENCH_MAX_TOKENS (1LL << 30)
+
+static int parse_count(const char *s, long long *out)
+{
+	int64_t v;
+	if (!isdigit((unsigned char)*s) || num_parse_int64(s, &v) || v > LLAMA_BENCH_MAX_TOKENS)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 /* "pp512", "tg128", "pp512+tg128", "pp512 @ d4096" → counts. */
 static int parse_test(const char *s, long long *pp, long long *tg, long long *depth)
 {
@@ -100,22 +113,18 @@ static int parse_test(const char *s, long long *pp, long long *tg, long long *de
 	char *at = strstr(buf, " @ d");
 	if (at) {
 		*at = '\0';
-		char *end;
-		*depth = strtoll(at + 4, &end, 10);
-		if (end == at + 4 || *end)
+		if (parse_count(at + 4, depth))
 			return -1;
 	}
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
-		char *end;
-		long long v;
-		if (!strncmp(tok, "pp", 2))
-			v = strtoll(tok + 2, &end, 10), *pp = v;
-		else if (!strncmp(tok, "tg", 2))
-			v = strtoll(tok + 2, &end, 10), *tg = v;
-		else
-			return -1;
-		if (end == tok + 2 || *end || v < 0)
+		if (!strncmp(tok, "pp", 2)) {
+			if (parse_count(tok + 2, pp))
+				return -1;
+		} else if (!strncmp(tok, "tg", 2)) {
+			if (parse_count(tok + 2, tg))
+				return -1;
+		} else
 			return -1;
 	}
 	return *pp + *tg > 0 ? 0 : -1;

@@ -1,5 +1,6 @@
 #include "ollamaverbose.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,8 +115,10 @@ char *ollamaverbose_to_jsonl(const char *text, const char *path, struct err *e)
 			v++;
 		if (k == 2 || k == 4) {
 			char *end;
+			errno = 0;
 			long long c = strtoll(v, &end, 10);
-			if (end == v || c < 0 || (*end && strcmp(end, " token(s)") && strcmp(end, " tokens"))) {
+			/* Ollama's counts are ints; past 2^30 none is a real response. */
+			if (end == v || c < 0 || c > (1LL << 30) || errno == ERANGE || (*end && strcmp(end, " token(s)") && strcmp(end, " tokens"))) {
 				err_set(e, "%s:%d: %s expected a count like '26 token(s)', got '%s'", path, line, labels[k], v);
 				free(out);
 				return NULL;

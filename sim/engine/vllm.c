@@ -20,6 +20,7 @@
 #include "num.h"
 #include "sampling.h"
 #include "simassert.h"
+#include "stepcache.h"
 #include "vllm_int.h"
 #include "vllmver.h"
 #include "xalloc.h"
@@ -408,6 +409,7 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 		return NULL;
 	}
 	vllm_ff_init(g);
+	g->perf.cache = stepcache_new(&g->perf);   /* last: the perf is final */
 	g->st.max_num_batched_tokens = g->mnbt;
 	g->st.max_num_seqs = g->max_seqs;
 	g->st.max_model_len = g->max_model_len;
@@ -441,6 +443,7 @@ static void vllm_destroy(struct engine *g)
 	if (!g)
 		return;
 	kvpool_destroy(g->pool);
+	stepcache_free(g->perf.cache);
 	free(g->running);
 	reqq_free(&g->waiting);
 	reqq_free(&g->parked);

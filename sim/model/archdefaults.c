@@ -47,14 +47,27 @@ static void derive_set(json_t *cfg, struct model *m, const char *key, json_t *v)
 	json_object_set_new(cfg, key, v);
 }
 
+/* 4 × hidden_size as a default MLP width, or NULL when hidden_size is not
+ * an integer the loader will accept (it then names hidden_size itself;
+ * 4 × a 64-bit value typed there could overflow). */
+static json_t *four_times_hidden(json_t *cfg)
+{
+	json_t *h = json_object_get(cfg, "hidden_size");
+	if (!json_is_integer(h) || json_integer_value(h) <= 0 || json_integer_value(h) > INT32_MAX)
+		return NULL;
+	return json_integer(4 * json_integer_value(h));
+}
+
 /* GPT2Config: n_inner = None means 4 * n_embd (modeling_gpt2.py GPT2Block);
  * GPT-J's and BLOOM's MLPs are 4 × hidden the same way. */
 static int derive_gpt2(json_t *cfg, struct model *m, const char *path, struct err *e)
 {
 	(void)path, (void)e;
-	json_t *inner = json_object_get(cfg, "intermediate_size");
-	if (!json_is_integer(inner) && json_is_integer(json_object_get(cfg, "hidden_size")))
-		derive_set(cfg, m, "intermediate_size", json_integer(4 * get_int(cfg, "hidden_size")));
+	json_t *four = four_times_hidden(cfg);
+	if (!json_is_integer(json_object_get(cfg, "intermediate_size")) && four)
+		derive_set(cfg, m, "intermediate_size", four);
+	else
+		json_decref(four);
 	return 0;
 }
 
@@ -66,10 +79,12 @@ static int derive_falcon(json_t *cfg, struct model *m, const char *path, struct 
 	(void)path, (void)e;
 	json_t *ffn = json_object_get(cfg, "ffn_hidden_size");
 	if (!json_is_integer(json_object_get(cfg, "intermediate_size"))) {
+		json_t *four = four_times_hidden(cfg);
 		if (json_is_integer(ffn))
 			json_object_set(cfg, "intermediate_size", ffn);
-		else if (json_is_integer(json_object_get(cfg, "hidden_size")))
-			derive_set(cfg, m, "intermediate_size", json_integer(4 * get_int(cfg, "hidden_size")));
+		else if (four)
+			derive_set(cfg, m, "intermediate_size", json_incref(four));
+		json_decref(four);
 	}
 	json_int_t heads = get_int(cfg, "num_attention_heads");
 	json_int_t kv = heads;
@@ -352,7 +367,7 @@ static int refuse_hybrid(json_t *cfg, const char *model_type, const char *path, 
 	/* Qwen3-Next lists no layer_types: every full_attention_interval-th
 	 * layer is attention (configuration_qwen3_next.py). */
 	json_int_t layers = get_int(cfg, "num_hidden_layers"), interval = get_int(cfg, "full_attention_interval");
-	if (n < 0 && interval > 0 && layers > 0) {
+	if (n < 0 && interval > 0 && layers > 0 && layers <= MODEL_MAX_LAYERS) {
 		total = (int)layers;
 		n = (int)(layers - layers / interval);
 	}

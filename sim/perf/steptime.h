@@ -56,6 +56,7 @@
 
 enum { PERF_TOUCH_N = 24 };
 struct overhead_model;
+struct stepcache;
 
 /* Precomputed per (model, device, precision, TP): bytes and FLOPs per
  * token of each operator group, per GPU. A plain record. */
@@ -91,6 +92,10 @@ struct perf {
 	/* Engine-level overheads (sim/perf/overhead.h), set by the engine;
 	 * NULL: [efficiency]'s step_overhead_us + step_overhead_per_seq_us. */
 	const struct overhead_model *overhead;
+	/* The memo of this perf's step parts (stepcache.h), attached by the
+	 * engine that owns it once the perf is final; perf_step_time reads it
+	 * for this perf only (a copy bypasses it). NULL: none. */
+	struct stepcache *cache;
 	int64_t n_layers;
 	int pp;                      /* pipeline stages (perf_pipeline), 1 by default */
 	double stage_layers;         /* layers on the fullest stage, ceil(L/pp) */
