@@ -276,6 +276,109 @@ static void allreduce_symm_mem_past_the_custom_buffer(void **state)
 	}
 }
 
+/* Where vLLM's custom all-reduce stops (CUSTOM_ALL_REDUCE_MAX_SIZES,
+ * all_reduce_utils.py): with symmetric memory on (Hopper on an NVSwitch)
+ * its buffer is 512 KiB at tp 6 and 256 KiB at tp 8, and a message must be
+ * no larger than it (vLLM: smaller; backend.c custom_ar_buffer); past it the
+ * multimem kernel runs, which at tp 6 meets vLLM PR #24111's H100 tp-6
+ * symm_mem_multimem column (16 / 21 / 31 us at 1 / 2 / 4 MiB) within 12%.
+ * Past 8 MiB at tp 4 (a 513-token step of hidden 8192) the multimem
+ * kernel runs. Ampere (no sm80 entry) keeps 8 MiB; so does an NVLink
+ * bridge (H100 NVL, [interconnect] nvswitch = false), which never takes the
+ * multimem rows (no NVLink SHARP multicast without an NVSwitch). */
+static void allreduce_follows_vllms_hopper_caps(void **state)
+{
+	(void)state;
+	const struct perf_backend *b = perf_backend_find("vllm-cuda");
+	const struct perf_collective *alg = NULL;
+	double kib = 1024.0, mib = kib * kib;
+	perf_allreduce_s(b, &h100, 6, 200 * kib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, one-shot");
+	perf_allreduce_s(b, &h100, 6, 400 * kib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, two-shot");
+	const double x[] = { 1, 2, 4 }, y6[] = { 16, 21, 31 };
+	for (int i = 0; i < 3; i++) {
+		assert_double_rel(perf_allreduce_s(b, &h100, 6, x[i] * mib, &alg) * 1e6, y6[i], 0.12);
+		assert_string_equal(alg->name, "symmetric-memory multimem all-reduce");
+	}
+	perf_allreduce_s(b, &h100, 8, 200 * kib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, one-shot");
+	perf_allreduce_s(b, &h100, 8, 300 * kib, &alg);
+	assert_string_equal(alg->name, "symmetric-memory multimem all-reduce");
+	perf_allreduce_s(b, &h100, 4, 8 * mib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, two-shot");
+	perf_allreduce_s(b, &h100, 4, 8 * mib + 16, &alg);
+	assert_string_equal(alg->name, "symmetric-memory multimem all-reduce");
+	struct hw_profile a100, nvl;
+	load_hw(&a100, "a100-80gb-sxm");
+	load_hw(&nvl, "h100-nvl");
+	assert_true(h100.nvswitch && a100.nvswitch);
+	assert_false(nvl.nvswitch);
+	perf_allreduce_s(b, &a100, 8, 1 * mib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, two-shot");
+	for (int tp = 2; tp <= 8; tp += 2)
+		for (double m = 0.25; m < 60; m *= 1.5) {
+			perf_allreduce_s(b, &nvl, tp, m * mib, &alg);
+			assert_int_not_equal(alg->traffic, TRAFFIC_MULTIMEM);
+		}
+}
+
+/* Bridged cards ([interconnect] nvswitch = false): an H100 NVL bridge joins
+ * a pair (nvlink_bridge_gpus 2), so at tp 2 custom all-reduce runs over the
+ * bridge, and at tp 4 vLLM finds the four GPUs not all NVLinked
+ * (CustomAllreduce's fully_connected) and runs NCCL, whose ring crosses
+ * PCIe 5.0 between the pairs: no faster than the ring row at the host
+ * link's 64 GB/s (an estimate: the ring's slowest hop). An H200 NVL 4-way
+ * bridge joins four: custom all-reduce at tp 4, NCCL over PCIe at tp 8.
+ * An nvlink_bridge_gpus given with an NVSwitch is refused. */
+static void bridged_cards_all_reduce_within_the_bridge(void **state)
+{
+	(void)state;
+	const struct perf_backend *b = perf_backend_find("vllm-cuda");
+	const struct perf_collective *alg = NULL;
+	double mib = 1024.0 * 1024.0;
+	struct hw_profile h1, h2;
+	load_hw(&h1, "h100-nvl");
+	load_hw(&h2, "h200-nvl");
+	assert_int_equal(h1.nvlink_bridge_gpus, 2);
+	assert_int_equal(h2.nvlink_bridge_gpus, 4);
+	assert_int_equal(h100.nvlink_bridge_gpus, 0);
+	perf_allreduce_s(b, &h1, 2, 1 * mib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, one-shot");
+	double t = perf_allreduce_s(b, &h1, 4, 1 * mib, &alg);
+	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
+	double pcie = 1.5 * mib / (alg->link_frac * h1.host_bandwidth_gb_s * 1e9);
+	assert_double_rel(t, pcie + 6 * h1.ic_latency_us * 1e-6, 1e-9);
+	perf_allreduce_s(b, &h2, 4, 1 * mib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, two-shot");
+	perf_allreduce_s(b, &h2, 8, 1 * mib, &alg);
+	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
+	assert_true(perf_allreduce_s(b, &h2, 8, 1 * mib, NULL) > 4 * perf_allreduce_s(b, &h2, 4, 1 * mib, NULL));
+	/* h100-sxm's profile with a bridge count added: refused. */
+	const char *root = getenv("SERVESIM_DATA_DIR");
+	assert_non_null(root);
+	char dir[PATH_MAX], path[PATH_MAX + 32], from[PATH_MAX + 64];
+	assert_int_equal(test_tmpdir_make(dir, sizeof dir, "bridge"), 0);
+	snprintf(path, sizeof path, "%s/sxm.ini", dir);
+	snprintf(from, sizeof from, "%s/hardware_profiles/h100-sxm.ini", root);
+	FILE *src = fopen(from, "r"), *f = fopen(path, "w");
+	assert_non_null(src);
+	assert_non_null(f);
+	char line[512];
+	while (fgets(line, sizeof line, src)) {
+		fputs(line, f);
+		if (!strncmp(line, "[interconnect]", 14))
+			fputs("nvlink_bridge_gpus = 2\n", f);
+	}
+	fclose(src);
+	fclose(f);
+	struct hw_profile bad;
+	struct err e = { { 0 } };
+	assert_int_equal(hw_load(&bad, path, &e), -1);
+	assert_non_null(strstr(e.msg, "sxm.ini: [interconnect] nvlink_bridge_gpus: expected only with nvswitch = false"));
+	assert_int_equal(test_tmpdir_remove(dir), 0);
+}
+
 /* All-reduce time rises with the message and falls with link bandwidth,
  * for every group size, on NVLink and on PCIe (no custom all-reduce).
  * One exception, vLLM's own: where the message passes custom
@@ -801,6 +904,8 @@ int main(void)
 		cmocka_unit_test(ada_and_ampere_gemm_pad_to_whole_tiles),
 		cmocka_unit_test(allreduce_matches_the_vllm_table),
 		cmocka_unit_test(allreduce_symm_mem_past_the_custom_buffer),
+		cmocka_unit_test(allreduce_follows_vllms_hopper_caps),
+		cmocka_unit_test(bridged_cards_all_reduce_within_the_bridge),
 		cmocka_unit_test(allreduce_monotone),
 		cmocka_unit_test(allreduce_across_nodes),
 		cmocka_unit_test(skewed_router_touches_fewer),

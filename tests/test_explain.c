@@ -118,21 +118,39 @@ static void batch_step_overhead_is_the_engines(void **state)
  * times: one request of N prompt tokens and one output token is one
  * engine step, and its breakdown (servesim.step_time_s) equals explain's
  * rows, row by row, because both come from the engine's one step-model
- * builder (vllm.c build_perf; the scenario's tensor and pipeline
- * parallelism, --cpu-offload-gb, expert parallelism, the version's
- * overheads and the sampler's path). 1e-9: the JSON's printed digits. */
+ * builder (engine_class.step_model: vllm.c build_perf, with the
+ * scenario's tensor and pipeline parallelism, --cpu-offload-gb, expert
+ * parallelism, the version's overheads and the sampler's path; a llama.cpp
+ * server's llama_resolve, with num_gpu's split between the GPU and the CPU
+ * profile) and one pass's timing (stepmodel.h). 1e-9: the JSON's printed
+ * digits. */
 static void batch_rows_are_the_engines_step(void **state)
 {
 	(void)state;
-	static const char *const variants[] = {
-		"",
-		"--set engine.tensor_parallel_size=2",
-		"--set engine.cpu_offload_gb=4",
-		"--set engine.vllm_version=0.8",
-		"--set engine.pipeline_parallel_size=2",
-		"--set workload.temperature=0",
-		"--model qwen3-30b-a3b --set engine.tensor_parallel_size=2 --set engine.enable_expert_parallel=true",
-		"--hardware a100-80gb-sxm --set engine.kv_cache_dtype=fp8",
+	/* Prompts: one pass of the engine (a llama.cpp server cuts a batch
+	 * into passes of n_ubatch = 512 tokens; explain shows one pass). */
+	static const struct {
+		int prompt;
+		const char *set;
+	} variants[] = {
+		{ 1000, "" },
+		{ 1000, "--set engine.tensor_parallel_size=2" },
+		{ 1000, "--set engine.cpu_offload_gb=4" },
+		{ 1000, "--set engine.vllm_version=0.8" },
+		{ 1000, "--set engine.pipeline_parallel_size=2" },
+		{ 1000, "--set workload.temperature=0" },
+		{ 1000, "--model qwen3-30b-a3b --set engine.tensor_parallel_size=2 --set engine.enable_expert_parallel=true" },
+		{ 1000, "--hardware a100-80gb-sxm --set engine.kv_cache_dtype=fp8" },
+		/* Ollama and llama-server: all layers on the GPU; 20 of 32 (the
+		 * rest and the LM head on the CPU profile); none; every repeating
+		 * layer but the output layer's on the GPU; an MoE model split;
+		 * a CPU-only machine. */
+		{ 500, "--set engine.kind=ollama" },
+		{ 500, "--set engine.kind=ollama --set engine.num_gpu=20" },
+		{ 500, "--set engine.kind=ollama --set engine.num_gpu=0" },
+		{ 500, "--set engine.kind=llamacpp --set engine.num_gpu=32" },
+		{ 500, "--set engine.kind=llamacpp --model qwen3-30b-a3b --set engine.num_gpu=30" },
+		{ 500, "--set engine.kind=ollama --hardware cpu-ddr5-5600" },
 	};
 	static const struct {
 		const char *run, *row;
@@ -145,21 +163,22 @@ static void batch_rows_are_the_engines_step(void **state)
 	};
 	for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
 		char cmd[1024];
+		const char *set = variants[v].set;
 		snprintf(cmd, sizeof cmd,
-			 "run --set workload.num_prompts=1 --set workload.random_input_len=1000 "
+			 "run --set workload.num_prompts=1 --set workload.random_input_len=%d "
 			 "--set workload.random_output_len=1 --set workload.random_range_ratio=0 %s --format json",
-			 variants[v]);
+			 variants[v].prompt, set);
 		json_t *run = servesim_json(cmd);
 		json_t *ss = json_object_get(run, "servesim");
 		assert_int_equal(json_integer_value(json_object_get(ss, "engine_steps")), 1);
 		json_t *st = json_object_get(ss, "step_time_s");
-		snprintf(cmd, sizeof cmd, "explain --batch prefill:1000 %s --format json", variants[v]);
+		snprintf(cmd, sizeof cmd, "explain --batch prefill:%d %s --format json", variants[v].prompt, set);
 		json_t *ex = servesim_json(cmd);
 		double sum = 0;
 		for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
 			double want = num(st, rows[i].run) * 1e3, got = num(row(ex, rows[i].row), "time_ms");
 			if (fabs(got - want) > 1e-9 * fmax(1, want))
-				fail_msg("%s: %s: explain %.9f ms, the run's step %.9f ms", variants[v], rows[i].row, got,
+				fail_msg("%s: %s: explain %.9f ms, the run's step %.9f ms", set, rows[i].row, got,
 					 want);
 			sum += want;
 		}

@@ -157,11 +157,38 @@ static void interval_keeps_the_scrapes(void **state)
 	assert_int_equal(omsnap_interval_ns(INT64_C(1) << 62), 3600 * TIMELINE_WINDOW_NS);
 }
 
+/* A request counts once in every request's series and once in its
+ * replica's; one no replica took (replica -1) once in all, not twice. */
+static void each_request_counts_once(void **state)
+{
+	(void)state;
+	struct promobs *obs = promobs_create();
+	const int replicas[] = { -1, 2, 2 };
+	for (int i = 0; i < 3; i++) {
+		struct request r;
+		request_of(i, &r);
+		r.replica = replicas[i];
+		promobs_row(obs, &r, 0);
+	}
+	promobs_finish(obs);
+	int64_t counts[1];
+	double sum;
+	promobs_hist(obs, -1, RM_ONE, NULL, 0, counts, &sum);
+	assert_int_equal(counts[0], 3);
+	assert_true(sum == 3);   /* exact: a sum of ones */
+	promobs_hist(obs, 2, RM_ONE, NULL, 0, counts, &sum);
+	assert_int_equal(counts[0], 2);
+	promobs_hist(obs, 0, RM_ONE, NULL, 0, counts, &sum);
+	assert_int_equal(counts[0], 0);
+	promobs_destroy(obs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(omsnap_equals_brute_force),
 		cmocka_unit_test(interval_keeps_the_scrapes),
+		cmocka_unit_test(each_request_counts_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -165,6 +165,45 @@ static char *json_text(struct run_result *res, size_t flags)
 	return json_text_forged(res, flags, false);
 }
 
+/* Case i of cases run twice: in full, and lean with its --save-detailed
+ * arrays streamed into a reqdetail as the run goes (lean.detail). */
+struct detailed_pair {
+	struct run_result full, lean;
+	struct reqdetail *d;
+};
+
+static void detailed_pair_run(size_t i, struct detailed_pair *p)
+{
+	const char *const c[6] = { cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4], NULL };
+	struct err e;
+	run_case(c, &p->full, NULL);
+	p->d = reqdetail_create(&e);
+	assert_non_null(p->d);
+	struct run_opts o = { .lean = true, .on_record = reqdetail_row, .record_ctx = p->d };
+	run_case(c, &p->lean, &o);
+	assert_int_equal(p->lean.reqs.len, 0);
+	p->lean.detail = p->d;
+}
+
+static void detailed_pair_free(struct detailed_pair *p)
+{
+	run_result_free(&p->full);
+	run_result_free(&p->lean);
+	reqdetail_destroy(p->d);
+}
+
+/* The lean run's JSON text y is the full run's x, byte for byte. */
+static void same_text(const char *x, const char *y, const char *what)
+{
+	if (!strcmp(x, y))
+		return;
+	size_t i = 0;
+	while (x[i] == y[i])
+		i++;
+	fail_msg("%s: the spliced JSON differs at byte %zu: '%.80s' against the full run's '%.80s'", what, i,
+		 y + (i > 40 ? i - 40 : 0), x + (i > 40 ? i - 40 : 0));
+}
+
 /* A string elsewhere in the document that reads like a marker stays
  * text: the bytes still equal the full run's (it once took the ttfts
  * array in model_id's place, and a marker of no array's name read past
@@ -172,30 +211,15 @@ static char *json_text(struct run_result *res, size_t flags)
 static void forged_markers_stay_text(void **state)
 {
 	(void)state;
-	const char *const c[6] = { cases[0][0], cases[0][1], cases[0][2], cases[0][3], cases[0][4], NULL };
-	struct run_result full, lean;
-	struct err e;
-	run_case(c, &full, NULL);
-	struct reqdetail *d = reqdetail_create(&e);
-	assert_non_null(d);
-	struct run_opts o = { .lean = true, .on_record = reqdetail_row, .record_ctx = d };
-	run_case(c, &lean, &o);
-	lean.detail = d;
+	struct detailed_pair p;
+	detailed_pair_run(0, &p);
 	const size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12);
-	char *x = json_text_forged(&full, flags, true), *y = json_text_forged(&lean, flags, true);
-	if (strcmp(x, y)) {
-		size_t i = 0;
-		while (x[i] == y[i])
-			i++;
-		fail_msg("the spliced JSON differs at byte %zu: '%.80s' against the full run's '%.80s'", i,
-			 y + (i > 40 ? i - 40 : 0), x + (i > 40 ? i - 40 : 0));
-	}
+	char *x = json_text_forged(&p.full, flags, true), *y = json_text_forged(&p.lean, flags, true);
+	same_text(x, y, "forged markers");
 	assert_non_null(strstr(y, "\"model_id\": \"\\u0001servesim-detail:ttfts\""));
 	free(x);
 	free(y);
-	run_result_free(&full);
-	run_result_free(&lean);
-	reqdetail_destroy(d);
+	detailed_pair_free(&p);
 }
 
 static void detailed_streamed_equals_full(void **state)
@@ -204,30 +228,19 @@ static void detailed_streamed_equals_full(void **state)
 	static const size_t layouts[] = { JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12),
 					  JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12) };
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-		const char *const c[6] = { cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4], NULL };
-		struct run_result full, lean;
-		struct err e;
-		run_case(c, &full, NULL);
-		struct reqdetail *d = reqdetail_create(&e);
-		assert_non_null(d);
-		struct run_opts o = { .lean = true, .on_record = reqdetail_row, .record_ctx = d };
-		run_case(c, &lean, &o);
-		assert_int_equal(lean.reqs.len, 0);
-		lean.detail = d;
+		struct detailed_pair p;
+		detailed_pair_run(i, &p);
 		for (size_t k = 0; k < sizeof layouts / sizeof *layouts; k++) {
 			/* Twice: --save-result and stdout read the same rows. */
 			for (int twice = 0; twice < 2; twice++) {
-				char *x = json_text(&full, layouts[k]), *y = json_text(&lean, layouts[k]);
-				if (strcmp(x, y))
-					fail_msg("%s %s: the streamed detailed JSON differs (layout %zu)", c[0], c[1], k);
+				char *x = json_text(&p.full, layouts[k]), *y = json_text(&p.lean, layouts[k]);
+				same_text(x, y, cases[i][1]);
 				assert_non_null(strstr(x, "\"ollama_metrics\""));
 				free(x);
 				free(y);
 			}
 		}
-		run_result_free(&full);
-		run_result_free(&lean);
-		reqdetail_destroy(d);
+		detailed_pair_free(&p);
 	}
 }
 

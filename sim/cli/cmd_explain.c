@@ -175,34 +175,30 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 	}
 	/* The step model the scenario's engine would build (its own builder,
 	 * so the overheads are the run's: vLLM's async scheduling, graphs,
-	 * the sampler), else perf_init's for the class's kernels. */
-	struct perf p;
-	struct overhead_model ovh;
-	if (sc->engine.cls->step_perf) {
-		struct engine_setup su = { .cfg = &sc->engine, .path = sc->path, .model = &m, .hw = &hw, .weights = w };
-		if (sc->engine.cls->step_perf(&su, &p, &ovh, &e))
-			return cli_fail("explain", &e);
-	} else {
-		int tp = (int)sc->engine.tensor_parallel_size, pp = (int)sc->engine.pipeline_parallel_size;
-		perf_init(&p, &m, &hw, w, tp, kv_dtypes[sc->engine.kv_cache_dtype].bytes_per_elem);
-		perf_pipeline(&p, pp);
-		perf_offload(&p, sc->engine.cpu_offload_gb, model_weight_bytes_per_gpu(&m, w, tp, pp));
-		perf_use_engine(&p, sc->engine.cls->perf_engine);
-		perf_set_router_skew(&p, sc->engine.moe_router_skew);
-		if (sc->engine.enable_expert_parallel)
-			perf_expert_parallel(&p, tp);
-	}
+	 * the sampler; a llama.cpp server's layers split with the CPU). */
+	struct hw_profile cpu_hw;
+	if (sc->engine.cls->cpu_offload && hw_load_named(&cpu_hw, sc->engine.llama.cpu_hardware, &e))
+		return cli_fail("explain", &e);
+	struct engine_setup su = { .cfg = &sc->engine, .path = sc->path, .model = &m, .hw = &hw, .weights = w,
+				   .cpu_hw = sc->engine.cls->cpu_offload ? &cpu_hw : NULL };
+	struct step_model sm;
+	if (sc->engine.cls->step_model(&su, &sm, &e))
+		return cli_fail("explain", &e);
+	struct perf *p = &sm.dev;   /* the batch is laid out on the device's */
 	if (ideal) {
-		p.overhead = NULL;
-		perf_ideal(&p);
+		p->overhead = NULL;
+		perf_ideal(p);
+		if (sm.cpu_part)
+			perf_ideal(&sm.cpu);
+		sm.xfer_s_per_token = 0;
 	}
 	struct perf_step step;
 	perf_step_clear(&step);
 	int64_t n_pre = 0, n_dec = 0;
-	if (parse_batch(batch, &p, &step, &n_pre, &n_dec, &e))
+	if (parse_batch(batch, p, &step, &n_pre, &n_dec, &e))
 		return cli_fail("explain", &e);
 	struct perf_op ops[PERF_N_OPS];
-	double total = perf_step_ops(&p, &step, ops);
+	double total = step_model_ops(&sm, &step, ops);
 	if (fmt == FMT_JSON) {
 		json_t *o = json_object(), *arr = json_array();
 		json_object_set_new(o, "model", json_string(m.id));
@@ -232,13 +228,13 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 				json_object_set_new(r, "efficiency", json_real(op->eff));
 				json_object_set_new(r, "source", json_string(op->source ? op->source : ""));
 				char measured[INI_VALUE_MAX + 256];
-				if (measured_gemm(&p, i, op, measured, sizeof measured))
+				if (measured_gemm(p, i, op, measured, sizeof measured))
 					json_object_set_new(r, "measured", json_string(measured));
 			}
 			json_array_append_new(arr, r);
 		}
 		json_object_set_new(o, "operators", arr);
-		json_object_set_new(o, "backend", json_string(p.backend ? p.backend->name : "ideal"));
+		json_object_set_new(o, "backend", json_string(p->backend ? p->backend->name : "ideal"));
 		json_object_set_new(o, "step_ms", json_real(total * 1e3));
 		json_model_defaults(o, &m);
 		return cli_print_json(o);
@@ -275,7 +271,7 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 			       100 * frac);
 	}
 	printf("%-18s %12s %10s %10.3f\n", "step", "", "", total * 1e3);
-	print_kernels(&p, ops);
+	print_kernels(p, ops);
 	return EXIT_OK;
 }
 

@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "engine_int.h"
 #include "num.h"
+#include "stepmodel.h"
 
 enum slot_state { SLOT_IDLE, SLOT_PROMPT, SLOT_GENERATING };
 enum model_state { MODEL_UNLOADED, MODEL_LOADING, MODEL_LOADED };
@@ -69,12 +70,9 @@ struct entry {
 struct engine {
 	struct engine_setup setup;
 	const struct flavor *fl;
-	struct perf gpu, cpu;             /* the device, and the CPU part of an offload */
-	struct hw_profile cpu_hw;
+	struct step_model sm;             /* a pass on the device, or on it and the CPU (num_gpu) */
+	const struct hw_profile *cpu_hw;  /* the CPU part's profile (the setup's), NULL: none */
 	bool on_cpu_only;                 /* the device is a CPU: one perf, all layers */
-	double gpu_frac;                  /* share of the repeating layers on the device */
-	bool output_on_gpu;
-	double xfer_s_per_token;          /* activations over the host link */
 	int64_t n_parallel, n_ctx, n_batch, n_ubatch, max_queue, n_keep;
 	bool unified, cache_prompt, truncate, context_shift;
 	int64_t keep_alive_ns;            /* INT64_MAX = never unload */
@@ -112,6 +110,10 @@ static inline int64_t max64(int64_t a, int64_t b)
 /* llamaserver.c */
 struct engine *llama_create(const struct engine_setup *setup, const struct flavor *fl, struct err *e);
 void llama_destroy(struct engine *g);
+/* The step model llama_create would build from setup (llama_resolve:
+ * the options and where the layers go), without slots or queue
+ * (engine_class.step_model). */
+int llama_step_model(const struct engine_setup *setup, const struct flavor *fl, struct step_model *sm, struct err *e);
 void llama_submit(struct engine *g, size_t idx, int64_t now);
 int64_t llama_start_step(struct engine *g, int64_t now);
 void llama_end_step(struct engine *g, int64_t now);
@@ -129,6 +131,15 @@ void llama_config_locate(struct engine_config *c,
 /* llamaresolve.c: the options, defaults and memory of g's setup. Returns 0
  * or -1 with e naming the key. */
 int llama_resolve(struct engine *g, struct err *e);
+
+/* What both classes' engine_class rows hold alike: one llama-server
+ * implementation, its keys and its kernels. */
+#define LLAMA_CLASS_COMMON                                                                     \
+	.family = ENGINE_FAMILY_LLAMACPP, .perf_engine = "llama.cpp", .cpu_offload = true,     \
+	.keys = llamacfg_keys, .config_offset = offsetof(struct engine_config, llama),         \
+	.config_default = llama_config_default, .config_locate = llama_config_locate,          \
+	.destroy = llama_destroy, .submit = llama_submit, .start_step = llama_start_step,      \
+	.end_step = llama_end_step, .gauges = llama_gauges, .stats = llama_stats
 
 /* ollama.c */
 /* Ollama's default num_ctx on hw (gpu_bytes of it usable), capped at the

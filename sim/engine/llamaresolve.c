@@ -132,10 +132,12 @@ static int place_layers(struct engine *g, struct placement *pl, struct err *e)
 			ngl = room > 0 ? min64((int64_t)floor(room / (layer_b + kv_layer)), m->n_layers) : 0;
 	}
 	int64_t rep = min64(ngl, m->n_layers);
-	g->gpu_frac = (double)rep / L;
-	g->output_on_gpu = ngl == all;
-	double on_gpu = (double)rep * (layer_b + kv_layer) + (g->output_on_gpu ? out_b : 0);
-	double on_cpu = (L - (double)rep) * (layer_b + kv_layer) + (g->output_on_gpu ? 0 : out_b);
+	struct step_model *sm = &g->sm;
+	step_model_on_device(sm);
+	sm->dev_frac = (double)rep / L;
+	sm->output_on_dev = ngl == all;
+	double on_gpu = (double)rep * (layer_b + kv_layer) + (sm->output_on_dev ? out_b : 0);
+	double on_cpu = (L - (double)rep) * (layer_b + kv_layer) + (sm->output_on_dev ? 0 : out_b);
 	if (g->on_cpu_only) {
 		if (on_gpu > hw_memory_bytes(hw))
 			return err_set(e, "%s: %s at %s with its KV cache (%.1f GB for %lld tokens) needs %.1f GB; %s has %.1f GB",
@@ -146,22 +148,24 @@ static int place_layers(struct engine *g, struct placement *pl, struct err *e)
 			return err_set(e, "%s: [engine] num_gpu: %lld layers of %s at %s with their KV cache need %.1f GB; %s has %.1f GB for them",
 				       cfg->llama.num_gpu_at, (long long)ngl, m->id, w->name, on_gpu / 1e9, hw->id,
 				       (gpu_bytes - GPU_RESERVE_BYTES) / 1e9);
-		if (rep < m->n_layers || !g->output_on_gpu) {
+		if (rep < m->n_layers || !sm->output_on_dev) {
 			/* The run read [engine] cpu_hardware (engine_setup.cpu_hw). */
-			assert(g->setup.cpu_hw);
-			g->cpu_hw = *g->setup.cpu_hw;
-			if (g->cpu_hw.hw_class != HW_CPU)
+			const struct hw_profile *cpu = g->cpu_hw = g->setup.cpu_hw;
+			assert(cpu);
+			if (cpu->hw_class != HW_CPU)
 				return err_set(e, "%s: [engine] cpu_hardware: expected a CPU profile (class = cpu) for the layers num_gpu leaves off the GPU, got '%s' (class %s)",
-					       cfg->llama.cpu_hardware_at, g->cpu_hw.id, hw_class_names[g->cpu_hw.hw_class]);
-			if (on_cpu > hw_memory_bytes(&g->cpu_hw))
+					       cfg->llama.cpu_hardware_at, cpu->id, hw_class_names[cpu->hw_class]);
+			if (on_cpu > hw_memory_bytes(cpu))
 				return err_set(e, "%s: [engine] num_gpu: the %lld layers left on %s need %.1f GB; it has %.1f GB",
-					       cfg->llama.num_gpu_at, (long long)(m->n_layers - rep), g->cpu_hw.id,
-					       on_cpu / 1e9, hw_memory_bytes(&g->cpu_hw) / 1e9);
-			perf_init(&g->cpu, m, &g->cpu_hw, w, 1, 2);
-			perf_use_engine(&g->cpu, "llama.cpp");
-			perf_set_router_skew(&g->cpu, cfg->moe_router_skew);
+					       cfg->llama.num_gpu_at, (long long)(m->n_layers - rep), cpu->id,
+					       on_cpu / 1e9, hw_memory_bytes(cpu) / 1e9);
+			perf_init(&sm->cpu, m, cpu, w, 1, 2);
+			perf_use_engine(&sm->cpu, "llama.cpp");
+			perf_set_router_skew(&sm->cpu, cfg->moe_router_skew);
+			sm->cpu_part = true;
+			sm->dev_part = rep > 0 || sm->output_on_dev;
 			/* f32 activations cross once per micro-batch. */
-			g->xfer_s_per_token = (double)m->hidden * 4 / (hw->host_bandwidth_gb_s * 1e9);
+			sm->xfer_s_per_token = (double)m->hidden * 4 / (hw->host_bandwidth_gb_s * 1e9);
 		}
 	}
 	*pl = (struct placement){ ngl, all, rep, kv_tokens, kv_layer, on_gpu, total };
@@ -178,9 +182,9 @@ int llama_resolve(struct engine *g, struct err *e)
 	if (resolve_options(g, e) || place_layers(g, &pl, e))
 		return -1;
 	double L = (double)m->n_layers;
-	perf_init(&g->gpu, m, hw, w, 1, 2);   /* KV in f16: llama.cpp's and Ollama's default */
-	perf_use_engine(&g->gpu, "llama.cpp");   /* its kernels: MMQ/MMVQ, cuBLAS FP16 compute */
-	perf_set_router_skew(&g->gpu, cfg->moe_router_skew);
+	perf_init(&g->sm.dev, m, hw, w, 1, 2);   /* KV in f16: llama.cpp's and Ollama's default */
+	perf_use_engine(&g->sm.dev, "llama.cpp");   /* its kernels: MMQ/MMVQ, cuBLAS FP16 compute */
+	perf_set_router_skew(&g->sm.dev, cfg->moe_router_skew);
 	g->load_ns = g->fl->cold_loads ? (int64_t)llround(pl.total / (cfg->llama.load_bandwidth_gb_s * 1e9) * 1e9) : 0;
 	if (g->load_ns == 0)
 		g->keep_alive_ns = INT64_MAX;   /* loaded before the run (inf bandwidth): never cold */
@@ -202,7 +206,7 @@ int llama_resolve(struct engine *g, struct err *e)
 	g->st.weight_bytes_per_gpu = g->on_cpu_only ? 0 : pl.on_gpu - (double)pl.rep * pl.kv_layer;
 	g->st.load_s = (double)g->load_ns / 1e9;
 	snprintf(g->st.cpu_hardware, sizeof g->st.cpu_hardware, "%s",
-		 g->on_cpu_only ? hw->id : g->cpu_hw.id[0] ? g->cpu_hw.id : "");
+		 g->on_cpu_only ? hw->id : g->cpu_hw ? g->cpu_hw->id : "");
 	return 0;
 }
 

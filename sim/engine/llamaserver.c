@@ -174,36 +174,12 @@ static void assign_slots(struct engine *g, int64_t now)
 
 /* ---- step cost ----------------------------------------------------- */
 
-static double layer_part(const struct perf_breakdown *b)
-{
-	return b->dense + b->experts + b->attn_prefill + b->attn_decode;
-}
-
-/* One micro-batch (a forward pass) on the device, the CPU or both: its
- * breakdown added to *acc, its seconds returned. */
+/* One micro-batch (a forward pass) on the device, the CPU or both
+ * (stepmodel.h): its breakdown added to *acc, its seconds returned. */
 static double ubatch_time(struct engine *g, const struct perf_step *ps, struct perf_breakdown *acc)
 {
-	struct perf_breakdown bg = { 0 }, bc = { 0 }, r = { 0 };
-	double f = g->gpu_frac;
-	bool gpu_part = g->on_cpu_only || f > 0 || g->output_on_gpu;
-	bool cpu_part = !g->on_cpu_only && (f < 1 || !g->output_on_gpu);
-	if (gpu_part)
-		perf_step_time(&g->gpu, ps, &bg);
-	if (cpu_part)
-		perf_step_time(&g->cpu, ps, &bc);
-	if (!cpu_part) {
-		r = bg;
-	} else if (!gpu_part) {
-		r = bc;
-	} else {
-		r.dense = f * bg.dense + (1 - f) * bc.dense;
-		r.experts = f * bg.experts + (1 - f) * bc.experts;
-		r.attn_prefill = f * bg.attn_prefill + (1 - f) * bc.attn_prefill;
-		r.attn_decode = f * bg.attn_decode + (1 - f) * bc.attn_decode;
-		r.lm_head = g->output_on_gpu ? bg.lm_head : bc.lm_head;
-		r.overhead = bg.overhead + bc.overhead + g->xfer_s_per_token * (double)ps->tokens;
-	}
-	r.total = layer_part(&r) + r.lm_head + r.allreduce + r.overhead;
+	struct perf_breakdown r;
+	step_model_time(&g->sm, ps, &r);
 	engine_time_add(acc, &r, 0, r.total);
 	return r.total;
 }
@@ -212,7 +188,7 @@ static double ubatch_time(struct engine *g, const struct perf_step *ps, struct p
 static void ubatch_add(struct engine *g, struct perf_step *ps, const struct entry *e, int64_t off,
 		       int64_t n)
 {
-	perf_step_add(ps, &g->gpu, n, e->ctx + off, e->samples && off + n == e->n);
+	perf_step_add(ps, &g->sm.dev, n, e->ctx + off, e->samples && off + n == e->n);
 }
 
 /* The batch as llama_decode() runs it (see the header): seconds, the
@@ -493,6 +469,23 @@ struct engine *llama_create(const struct engine_setup *setup, const struct flavo
 	return g;
 }
 
+int llama_step_model(const struct engine_setup *setup, const struct flavor *fl, struct step_model *sm, struct err *e)
+{
+	struct engine *g = xcalloc(1, sizeof *g);
+	g->setup = *setup;
+	g->fl = fl;
+	int rc = llama_resolve(g, e);
+	if (rc == 0)
+		*sm = g->sm;   /* its profiles are the setup's: the copy stands alone */
+	free(g);
+	return rc;
+}
+
+static int llamacpp_step_model(const struct engine_setup *setup, struct step_model *sm, struct err *e)
+{
+	return llama_step_model(setup, &llamacpp_flavor, sm, e);
+}
+
 void llama_config_default(struct engine_config *c)
 {
 	llamacfg_default(&c->llama);
@@ -525,19 +518,8 @@ const struct engine_class llamacpp_engine_class = {
 	.name = "llamacpp",
 	.backend = "llama.cpp",
 	.title = "llama.cpp server",
-	.family = ENGINE_FAMILY_LLAMACPP,
-	.perf_engine = "llama.cpp",
-	.cpu_offload = true,
 	.default_weights = "q4_k_m",   /* a GGUF file, as Ollama's tags */
-	.keys = llamacfg_keys,
-	.config_offset = offsetof(struct engine_config, llama),
-	.config_default = llama_config_default,
-	.config_locate = llama_config_locate,
 	.create = llamacpp_create,
-	.destroy = llama_destroy,
-	.submit = llama_submit,
-	.start_step = llama_start_step,
-	.end_step = llama_end_step,
-	.gauges = llama_gauges,
-	.stats = llama_stats,
+	.step_model = llamacpp_step_model,
+	LLAMA_CLASS_COMMON,
 };

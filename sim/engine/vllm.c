@@ -20,6 +20,7 @@
 #include "num.h"
 #include "sampling.h"
 #include "simassert.h"
+#include "stepcache.h"
 #include "vllm_int.h"
 #include "vllmver.h"
 #include "xalloc.h"
@@ -201,11 +202,10 @@ static void vllm_end_step(struct engine *g, int64_t now)
 					kvhold_put(&g->held, idx, r);   /* until release_kv */
 				} else {
 					vllm_free_blocks(g, r);
-					/* Its block list too: memory stays with the
-					 * requests in flight, not all the run's. */
-					free(r->blocks);
-					r->blocks = NULL;
-					r->cap_blocks = 0;
+					/* Its block list to the next request's:
+					 * memory stays with the requests in
+					 * flight, not all the run's. */
+					vllm_spare_block_list(g, r);
 				}
 				any_done = true;
 				if (ff)
@@ -367,7 +367,7 @@ static int resolve_timing(struct engine *g, struct err *e)
 /* The step model of an engine made from g->setup: perf_init on the
  * scenario's tensor parallelism and KV dtype, the router skew, expert
  * parallelism, the pipeline stages and --cpu-offload-gb's share of each
- * GPU's weights. The one builder of vllm_create and vllm_step_perf
+ * GPU's weights. The one builder of vllm_create and vllm_step_model
  * (explain --batch), so a step explained and a step run cannot drift.
  * Returns 0, or -1 with e for more stages than layers. */
 static int build_perf(struct engine *g, struct err *e)
@@ -408,6 +408,7 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 		return NULL;
 	}
 	vllm_ff_init(g);
+	g->perf.cache = stepcache_new(&g->perf);   /* last: the perf is final */
 	g->st.max_num_batched_tokens = g->mnbt;
 	g->st.max_num_seqs = g->max_seqs;
 	g->st.max_model_len = g->max_model_len;
@@ -417,9 +418,9 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 
 /* The step model vllm_create would build from setup (build_perf, then
  * resolve_defaults and resolve_timing for the overhead model), without
- * the KV pool, the drafter or any request state. */
-static int vllm_step_perf(const struct engine_setup *setup, struct perf *perf, struct overhead_model *ovh,
-			  struct err *e)
+ * the KV pool, the drafter or any request state: the whole pass on the
+ * GPUs. */
+static int vllm_step_model(const struct engine_setup *setup, struct step_model *sm, struct err *e)
 {
 	struct engine *g = xcalloc(1, sizeof *g);
 	g->setup = *setup;
@@ -427,9 +428,10 @@ static int vllm_step_perf(const struct engine_setup *setup, struct perf *perf, s
 	resolve_defaults(g, setup->cfg, setup->hw, setup->model);
 	int rc = build_perf(g, e) || resolve_timing(g, e) ? -1 : 0;
 	if (rc == 0) {
-		*perf = g->perf;
-		*ovh = g->ovh;
-		perf->overhead = g->timing ? ovh : NULL;
+		step_model_on_device(sm);
+		sm->dev = g->perf;
+		sm->ovh = g->ovh;
+		sm->dev.overhead = g->timing ? &sm->ovh : NULL;
 	}
 	free(g);
 	return rc;
@@ -440,6 +442,7 @@ static void vllm_destroy(struct engine *g)
 	if (!g)
 		return;
 	kvpool_destroy(g->pool);
+	stepcache_free(g->perf.cache);
 	free(g->running);
 	reqq_free(&g->waiting);
 	reqq_free(&g->parked);
@@ -454,6 +457,9 @@ static void vllm_destroy(struct engine *g)
 	vllm_ff_free(g);
 	free(g->hits);
 	free(g->emitted);
+	for (size_t i = 0; i < g->n_spare; i++)
+		free(g->spare[i].v);
+	free(g->spare);
 	free(g);
 }
 
@@ -495,5 +501,5 @@ const struct engine_class vllm_engine_class = {
 	.prefix_hit_tokens = vllm_prefix_hit_tokens,
 	.stats = vllm_stats,
 	.release_kv = vllm_release_kv,
-	.step_perf = vllm_step_perf,
+	.step_model = vllm_step_model,
 };

@@ -89,6 +89,10 @@ static const struct inidoc_key keys[] = {
 	  "host link bandwidth per direction in GB/s, > 0", NULL },
 	{ "interconnect", "link_domain_gpus", INI_INT, F(link_domain_gpus), 0, 1, 1 << 20,
 	  "the GPUs one GPU-to-GPU link domain joins, at least [ownership] gpus_per_node", NULL },
+	{ "interconnect", "nvswitch", INI_BOOL, F(nvswitch), 0, 0, 0,
+	  "true or false (whether the NVLinks meet in an NVSwitch; default true for an nvlink kind)", NULL },
+	{ "interconnect", "nvlink_bridge_gpus", INI_INT, F(nvlink_bridge_gpus), 0, 2, 8,
+	  "2 to 8 (the cards one NVLink bridge joins, where nvswitch is false; default 2)", NULL },
 	{ "interconnect", "network_gbit_s", INI_DOUBLE, F(network_gbit_s), INI_MIN_EXCLUSIVE, 0, 1e6,
 	  "the scale-out NIC rate per GPU in Gb/s (InfiniBand / RoCE), > 0", NULL },
 	{ "interconnect", "source", INI_STRING, F(source_interconnect), 0, 0, 0, "a source", NULL },
@@ -254,6 +258,19 @@ int hw_load(struct hw_profile *hw, const char *path, struct err *e)
 			hw->has_price = true;
 		else if (seen[i] && !strcmp(keys[i].key, "purchase_usd"))
 			hw->has_ownership = true;
+	bool nvswitch_given = false;
+	for (size_t i = 0; i < N_KEYS; i++)
+		nvswitch_given |= seen[i] && !strcmp(keys[i].key, "nvswitch");
+	if (!nvswitch_given)   /* SXM parts sit on NVSwitch boards; bridged cards say so */
+		hw->nvswitch = !strncmp(hw_link_names[hw->ic_kind], "nvlink", 6) &&
+			       strcmp(hw_link_names[hw->ic_kind], "nvlink-c2c");
+	if (hw->nvswitch && hw->nvlink_bridge_gpus > 0) {
+		err_set(e, "%s: [interconnect] nvlink_bridge_gpus: expected only with nvswitch = false (a bridge "
+			   "joins cards without an NVSwitch), got '%lld'", path, (long long)hw->nvlink_bridge_gpus);
+		return -1;
+	}
+	if (!hw->nvswitch && hw->nvlink_bridge_gpus == 0)   /* the common 2-way bridge */
+		hw->nvlink_bridge_gpus = 2;
 	if (hw->gpus_per_node == 0)   /* an HGX/DGX-style 8-GPU server; 1 for a Mac or a CPU */
 		hw->gpus_per_node = hw->hw_class == HW_APPLE || hw->hw_class == HW_CPU ? 1 : 8;
 	if (hw->link_domain_gpus == 0)   /* the link joins the node's GPUs */

@@ -108,6 +108,11 @@ struct hw_profile {
 	int64_t link_domain_gpus;    /* GPUs one GPU-to-GPU link domain joins (NVL72's NVLink Switch:
 				      * 72), at least gpus_per_node (the default); a tensor-parallel
 				      * group beyond it goes over the network */
+	bool nvswitch;               /* the NVLinks meet in an NVSwitch (HGX/DGX boards, NVL racks:
+				      * NVLink SHARP multicast); false for bridged cards (H100/H200
+				      * NVL). Default: true for an nvlink3/4/5 kind, else false */
+	int64_t nvlink_bridge_gpus;  /* without an NVSwitch: the cards one NVLink bridge joins (2 or
+				      * 4; default 2); 0 with an NVSwitch */
 	double price_per_hour_usd;   /* 0 when the profile has none */
 	bool has_price;
 	/* [ownership]: what owning the device costs (plan's and compare's

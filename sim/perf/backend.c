@@ -25,11 +25,6 @@ static const struct perf_curve fa3_hd128 = {
 static const struct perf_curve fa3_hd256 = {
 	6, { 512, 1024, 2048, 4096, 8192, 16384 }, { 0.289, 0.432, 0.543, 0.619, 0.635, 0.649 }
 };
-/* FlashAttention-2 on H100 (same figure): 309, 350, 362, 368, 370, 370:
- * what a non-Hopper-specific kernel reaches on a Hopper-class part. */
-static const struct perf_curve fa2_on_hopper = {
-	6, { 512, 1024, 2048, 4096, 8192, 16384 }, { 0.312, 0.354, 0.366, 0.372, 0.374, 0.374 }
-};
 /* FlashAttention-2 on Ampere/Ada: the shape of the curve above, to the
  * 70% plateau the FA2 paper (arXiv 2307.08691) reports on A100 ("50-73%
  * of the theoretical maximum"). uncertain: no per-length A100 table here. */
@@ -59,7 +54,10 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * clock-adjusted peak: about 0.79 of the 989 TFLOP/s datasheet at
 	 * large M (cuBLAS BF16 ~750-800 TFLOP/s on H100 SXM at 4k-8k cubes;
 	 * uncertain: read from public GEMM sweeps, not a table stored here),
-	 * with the SXM part holding ~1755 of 1830 MHz. Small M: the tokens
+	 * with the SXM part holding ~1755 of 1830 MHz. Check, not fitted:
+	 * torch.matmul BF16 on an H100 SXM, 788.7 / 797.5 TFLOP/s at 4096^3 /
+	 * 8192^3 (zzc0721/torch-performance-test-data #79), against 778-780
+	 * from this row (test_steptime hopper_gemm_meets_the_best_shape_tables). Small M: the tokens
 	 * pad to whole 64-row tiles, the M of Hopper's only warpgroup MMA
 	 * (PTX ISA, wgmma.mma_async .m64nNk16; CUTLASS sm90 tiles are 64 or
 	 * 128 rows): a shape fact, no fit (it replaces the H100 runs'
@@ -327,17 +325,18 @@ static const struct perf_collective nvlink_coll[] = {
 	 * not fitted: PR #24532's H100 tp-4 multimem column (15-28 us at
 	 * 0.5-3 MiB) within 1.6 us. vLLM tries custom all-reduce first, so
 	 * these rows run only where no custom all-reduce row may (past its 8
-	 * MiB buffer at tp 4; at tp 8 vLLM caps custom all-reduce at 256 KiB
-	 * when symmetric memory is on, which the two-shot row, shared with
-	 * Ampere, does not: tp 6-8 keep it to 8 MiB, uncertain). So at tp 4 a
+	 * MiB buffer at tp 4, past 512 / 256 KiB at tp 6 / 8, where vLLM caps
+	 * custom all-reduce when symmetric memory is on: custom_ar_buffer).
+	 * So at tp 4 a
 	 * step's all-reduce falls from the two-shot kernel's 71 us to 53 us as
 	 * the message passes 8 MiB, as vLLM's switch does. A group of 2
 	 * (two-shot in vLLM) never
 	 * takes these rows (NCCL's ring is faster there); tp 4 may take the 64
 	 * MiB row from 32 to 64 MiB, within 5% of the NCCL ring vLLM
-	 * runs there. uncertain: on an NVLink bridge
-	 * (H100/H200 NVL) there is no NVSwitch multicast; the profiles do not
-	 * say which parts have one, so every Hopper NVLink part takes it. */
+	 * runs there. Only on an NVSwitch ([interconnect] nvswitch): an
+	 * NVLink bridge (H100/H200 NVL) has no multicast, so vLLM's
+	 * SymmMemCommunicator stays off there, and custom all-reduce keeps
+	 * its 8 MiB buffer. */
 	{ "symmetric-memory multimem all-reduce", TRAFFIC_MULTIMEM, true, 32 * MIB, 4, 12.0, false, 0.472, false,
 	  "vLLM PR #24111 H100 tp 4/6 symm_mem_multimem table (check: PR #24532)" },
 	{ "symmetric-memory multimem all-reduce", TRAFFIC_MULTIMEM, true, 64 * MIB, 8, 12.0, false, 0.472, false,
@@ -372,65 +371,22 @@ static const struct perf_collective ring_only[] = {
 
 /* vLLM on ROCm: sim/perf/backend_rocm.c (backend_tables.h). */
 
-/* ---- llama.cpp on CUDA ---- */
-static const struct perf_kernel llamacpp_cuda[] = {
-	/* F16 weights go through cuBLAS with FP16 compute (CUBLAS_COMPUTE_16F:
-	 * the FP16-accumulate rate, twice PyTorch's on GeForce). RTX 4090 llama
-	 * 7B F16 pp512 11048 t/s (llama.cpp PR #4766 llama-bench) = 149
-	 * TFLOP/s = 0.45 of the 330 FP16-accumulate peak for the whole pass at
-	 * M = 512 (attention included); 0.478 with M in whole 64/128-row
-	 * tiles (512 pads to none) and the waves meets that point (tested,
-	 * test_steptime.c). */
-	{ .op = KOP_GEMM, .dtype = KDT_16, .gen = KGEN_ANY, .kernel = "cuBLAS FP16 GEMM, FP16 compute (prefill) / mmv (decode)",
-	  .peak = KPEAK_ACC16, .waves = true, .compute_frac = 0.478, .tile_m = 64, .bw_frac = 1.0,
-	  .source = "llama.cpp PR #4766 RTX 4090 F16 pp512 (0.45 of acc16 peak at M=512); GEMV 0.95 of peak = stream (PR #15131)" },
-	/* Quantized weights: MMQ (int8 tensor cores since PR #7676/#7860) for
-	 * prefill, MMVQ for decode. RTX 4090 Q4_0 pp512 7980 t/s (PR #4766) =
-	 * 108 TFLOP/s = 0.16 of the 660 int8 peak; MMQ on tensor cores
-	 * (PR #7676) lifts pp512 1.6x on RTX 3090: 0.26 at M = 512, 0.248
-	 * beyond its former half curve; MMQ picks its token tile (mmq_x) in
-	 * steps of 8 (mmq.cuh), so M pads to 8. Decode: Q8_0 tg128
-	 * 98 t/s x 7.16 GB = 703 GB/s = 0.73 of stream including the
-	 * per-kernel floor below (PR #4766). */
-	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = KGEN_ANY, .kernel = "MMQ (int8 tensor cores) / MMVQ",
-	  .peak = KPEAK_INT8, .waves = true, .compute_frac = 0.248, .tile_m = 8, .bw_frac = 0.90,
-	  .source = "llama.cpp PR #4766 RTX 4090 Q4_0 pp512 x1.6 of PR #7676 (MMQ tensor cores); MMVQ Q8_0 tg128" },
-	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "mul_mat_id (MMQ/MMVQ per expert)",
-	  .peak = KPEAK_INT8, .compute_frac = 0.22, .half = 0, .bw_frac = 0.85, .source = "uncertain: the MMQ row, a little lower" },
-	{ .op = KOP_ATTN_PREFILL, .gen = KGEN_ANY, .kernel = "ggml flash-attention (fattn-mma)",
-	  .curve = &fa2_on_hopper, .compute_frac = 1,
-	  .source = "uncertain: ggml's mma FA kernel taken at FA2-on-H100 fractions (FA3 paper figure)" },
-	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .kernel = "ggml flash-attention (fattn-vec)",
-	  .compute_frac = 0.3, .half = 0, .bw_frac = 0.9, .source = "uncertain: streaming KV read, no table" },
-	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
-};
-/* llama.cpp builds a ggml graph of ~20 nodes a layer (norms, three
- * projections, rope, KV copies, attention, FFN, adds). RTX 4090 7B:
- * F16 tg128 61.03 t/s is 16.4 ms a token against 14.1 ms of weights at
- * 0.95 of 1008 GB/s; Q8_0 98.13 t/s is 10.2 against 7.5 ms: ~2.5 ms a
- * 32-layer step, ~3.5 us a node (PR #4766, before CUDA graphs). */
-#define LLAMACPP_LAUNCH "llama.cpp PR #4766 RTX 4090 tg128 F16/Q8_0 minus bytes/stream: ~2.5 ms per 32-layer step"
-/* That residual is the whole of llama_decode's per-step cost beyond the
- * weights, so the llama.cpp CUDA backend carries no further step overhead
- * (step_overhead_us 0): the device classes' 1,010 us is vLLM's scheduler,
- * fitted to vLLM runs. */
+/* llama.cpp on CUDA: sim/perf/backend_llamacpp_cuda.c (backend_tables.h). */
 
 /* ---- The named roofline: the device-class fallback for a device and
- * engine without a table (llama.cpp on Metal and CPU:
- * sim/perf/backend_metal.c, backend_cpu.c). ---- */
+ * engine without a table. ---- */
 static const struct perf_kernel fallback_only[] = {
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };
 
 static const struct perf_backend backends[] = {
-	{ "vllm-cuda", "vllm", 0, 6, 2, VLLM_LAUNCH, -1, vllm_cuda, N_OF(vllm_cuda), nvlink_coll, N_OF(nvlink_coll) },
-	{ "llama.cpp-cuda", "llama.cpp", 3.5, 15, 5, LLAMACPP_LAUNCH, 0, llamacpp_cuda, N_OF(llamacpp_cuda), ring_only,
-	  N_OF(ring_only) },
-	{ "roofline", "any", 0, 0, 0, "none", -1, fallback_only, N_OF(fallback_only), ring_only, N_OF(ring_only) },
+	{ "vllm-cuda", "vllm", 0, 6, 2, VLLM_LAUNCH, -1, vllm_cuda, N_OF(vllm_cuda), nvlink_coll, N_OF(nvlink_coll), NULL },
+	{ "roofline", "any", 0, 0, 0, "none", -1, fallback_only, N_OF(fallback_only), ring_only, N_OF(ring_only), NULL },
 };
 
 /* The backends of their own files (backend_tables.h). */
 static const struct perf_backend *const other_backends[] = { &perf_backend_vllm_rocm,
+								    &perf_backend_llamacpp_cuda,
 								    &perf_backend_llamacpp_metal,
 								    &perf_backend_llamacpp_cpu };
 
@@ -494,123 +450,4 @@ double perf_curve_at(const struct perf_curve *c, double x)
 			return c->y[i - 1] + t * (c->y[i] - c->y[i - 1]);
 		}
 	return c->y[c->n - 1];
-}
-
-/* Bytes each GPU sends per byte of message. */
-static double traffic(int kind, double tp)
-{
-	switch (kind) {
-	case TRAFFIC_ONE_SHOT:
-		return tp - 1;
-	case TRAFFIC_MULTIMEM:
-		return 1;
-	case TRAFFIC_TWO_SHOT:
-	case TRAFFIC_RING:
-	default:
-		return 2 * (tp - 1) / tp;
-	}
-}
-
-/* Where vLLM's symmetric-memory multimem all-reduce runs: Hopper over
- * NVLink (its size table's sm90 rows; Blackwell's sizes and algorithms
- * differ, not modelled: those parts take the other rows). */
-static bool hopper_multicast(const struct hw_profile *hw)
-{
-	return hw->arch.present && hw->arch.tensor_gen == HW_TC_HOPPER &&
-	       !strncmp(hw_link_names[hw->ic_kind], "nvlink", 6);
-}
-
-static bool all_pairs_linked(const struct hw_profile *hw)
-{
-	const char *k = hw_link_names[hw->ic_kind];
-	return !strncmp(k, "nvlink", 6) || !strcmp(k, "infinity-fabric");
-}
-
-/* The bus bandwidth a row moves bytes at: the GPU link's share, or for a
- * scale-out row the node's NICs, capped by the in-node NVLink ring. */
-static double row_busbw(const struct perf_collective *c, const struct perf_collective *ring,
-			const struct hw_profile *hw)
-{
-	double link = hw->ic_bandwidth_gb_s * 1e9;
-	if (!c->scale_out)
-		return link * c->link_frac;
-	double nics = c->link_frac * hw->network_gbit_s / 8 * 1e9 * (double)hw->gpus_per_node;
-	return ring ? fmin(nics, link * ring->link_frac) : nics;
-}
-
-/* The GPUs one GPU-to-GPU link domain joins: the node's, or more (an
- * NVL72 rack's NVLink Switch); a profile built by hand may leave it 0. */
-static int64_t link_domain(const struct hw_profile *hw)
-{
-	return hw->link_domain_gpus > hw->gpus_per_node ? hw->link_domain_gpus : hw->gpus_per_node;
-}
-
-/* Infinity Fabric is a full mesh, one link per GPU pair, and a profile
- * gives the domain's figure over all of its peer links: a group of
- * tp inside the node uses tp - 1 links (vLLM PR #39080, MI355X: "peak
- * busbw = (N-1) x 76.8 GB/s"). NVLink through NVSwitch gives every GPU its
- * full link whatever the group. */
-static double mesh_share(const struct perf_collective *c, const struct hw_profile *hw, double tp)
-{
-	double peers = (double)link_domain(hw) - 1;
-	if (c->scale_out || peers <= 0 || strcmp(hw_link_names[hw->ic_kind], "infinity-fabric"))
-		return 1;
-	return fmin(1, (tp - 1) / peers);
-}
-
-/* Whether row c may carry a message of bytes over tp GPUs of hw. */
-static bool coll_eligible(const struct perf_collective *c, const struct hw_profile *hw, int tp, double bytes,
-			  bool has_scale_out)
-{
-	bool spans = tp > link_domain(hw);
-	/* A group spanning nodes takes the scale-out rows (a backend without
-	 * one: its ring), one inside a node the others. */
-	if (has_scale_out && c->scale_out != spans)
-		return false;
-	if (c->nvlink_only && (!all_pairs_linked(hw) || spans))
-		return false;
-	if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
-		return false;
-	return c->traffic != TRAFFIC_MULTIMEM || hopper_multicast(hw);
-}
-
-double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
-			const struct perf_collective **alg)
-{
-	if (alg)
-		*alg = NULL;
-	if (tp <= 1)
-		return 0;
-	double t = tp, best = INFINITY;
-	const struct perf_collective *ring = NULL;
-	bool has_scale_out = false, custom = false;
-	for (int i = 0; i < b->n_coll; i++) {
-		has_scale_out |= b->coll[i].scale_out;
-		if (!ring && b->coll[i].traffic == TRAFFIC_RING && !b->coll[i].scale_out)
-			ring = &b->coll[i];
-	}
-	/* vLLM runs custom all-reduce wherever it may
-	 * (CudaCommunicator.all_reduce tries it before symmetric memory and
-	 * NCCL): then only its one-shot / two-shot rows compete. */
-	for (int i = 0; i < b->n_coll; i++) {
-		const struct perf_collective *c = &b->coll[i];
-		custom |= (c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT) &&
-			  coll_eligible(c, hw, tp, bytes, has_scale_out);
-	}
-	for (int i = 0; i < b->n_coll; i++) {
-		const struct perf_collective *c = &b->coll[i];
-		bool is_custom = c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT;
-		if (!coll_eligible(c, hw, tp, bytes, has_scale_out) || (custom && !is_custom))
-			continue;
-		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
-		double s = (c->latency_us + hops) * 1e-6 +
-			   traffic(c->traffic, t) * bytes / (row_busbw(c, ring, hw) * mesh_share(c, hw, t));
-		if (s < best) {
-			best = s;
-			if (alg)
-				*alg = c;
-		}
-	}
-	assert(best < INFINITY && "collective table without a catch-all row");
-	return best;
 }

@@ -6,6 +6,7 @@
 
 #include "num.h"
 #include "overhead.h"
+#include "stepcache.h"
 
 /* Whether a weight group stored at bytes per parameter multiplies in the
  * precision's low-precision dtype (fp8, int8, fp4) rather than bf16. */
@@ -74,6 +75,7 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->kv_heads_rank = model_kv_heads_per_rank(m, tp);
 	p->weights_quantized = gb.dense < 2;
 	p->low_dtype = w->matmul;
+	p->weights_name = w->name;
 	/* The widest matmul of a layer sets the column tiles of its waves:
 	 * the fused gate/up projection (or the fused QKV when wider). */
 	double ffn = m->n_moe_layers < m->n_layers ? 2 * (double)m->dense_ffn_width : 0;
@@ -121,8 +123,12 @@ void perf_use_engine(struct perf *p, const char *engine)
 	const struct perf_kernel *k = p->k_gemm, *kl = p->k_gemm_low, *km = p->k_moe;
 	p->gemm_cmax = GIVEN(compute_max) || k->fallback ? e->compute_max
 							  : k->compute_frac * clock * peak_gain(hw, k);
+	if (!GIVEN(compute_max) && !k->fallback && b->weights_gain && p->weights_quantized)
+		p->gemm_cmax *= b->weights_gain(p->weights_name, gen);   /* MMQ by GGUF type */
 	p->gemm_half = GIVEN(compute_half_tokens) || k->fallback ? e->compute_half_tokens : k->half;
 	p->gemm_tile = GIVEN(compute_half_tokens) || k->fallback ? 0 : k->tile_m;
+	p->gemm_vec_m = GIVEN(compute_max) || k->fallback ? 0 : k->vec_m;
+	p->gemm_vec_cmax = k->vec_frac * clock * peak_gain(hw, k);
 	p->gemm_bw = GIVEN(bandwidth) || k->fallback ? p->bw * e->bandwidth : stream * k->bw_frac;
 	p->gemm_lp = GIVEN(low_precision_compute) || kl->fallback || k->fallback
 		     ? e->low_precision_compute : kl->compute_frac / k->compute_frac;
@@ -197,6 +203,7 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->gemm_cmax = e->compute_max;
 	q->gemm_half = e->compute_half_tokens;
 	q->gemm_tile = 0;
+	q->gemm_vec_m = 0;
 	q->gemm_bw = p->bw * e->bandwidth;
 	q->gemm_lp = e->low_precision_compute;
 	q->moe_cmax = e->moe_efficiency * e->compute_max;
@@ -303,9 +310,12 @@ static double tile_eff(double m, double tile_m, double tiles_n, double sms)
 
 /* Achieved fraction of peak for a matmul of m rows (tokens): the
  * kernel's large-M fraction times its tile padding and waves, or the
- * scalar model's half curve M / (M + half) where the row has no tile. */
+ * scalar model's half curve M / (M + half) where the row has no tile;
+ * up to gemm_vec_m rows, the backend's mat-vec kernel's own fraction. */
 static double matmul_eff(const struct perf *q, double m, double tiles_n)
 {
+	if (q->gemm_vec_m > 0 && m <= q->gemm_vec_m)
+		return q->gemm_vec_cmax;   /* the backend's mat-vec kernel (MMVQ) */
 	if (q->gemm_tile > 0)
 		return q->gemm_cmax * tile_eff(m, q->gemm_tile, tiles_n, q->sm_count);
 	double e = q->gemm_cmax * m / (m + q->gemm_half);
@@ -365,39 +375,28 @@ static void cite_gemm(struct perf_op *op, const struct perf *p, double low)
 					   : "the kernel row's low-precision ratio on 0.95 x the profile's measured BF16 GEMM ([arch] matmul_bf16_tflops)";
 }
 
-/* The operator rows of one microbatch, 1/m of the step's batch (m = 1:
- * the whole step), through every layer. */
-static double ops_one(const struct perf *p0, const struct perf_step *s, double m, struct perf_op *ops)
+static const char *const op_names[PERF_N_OPS] = {
+	"dense matmuls", "MoE experts", "LM head", "prefill attention",
+	"decode attention", "norms, rotary, act", "all-reduce", "weight offload", "step overhead",
+	"pipeline bubble"
+};
+
+/* The rows a microbatch of T tokens sets by T alone: the dense matmuls,
+ * the routed experts, the small kernels, the all-reduces, the offloaded
+ * weights. stepcache memoises them by (tokens, m), so nothing here may
+ * read the step but T (hence no struct perf_step; test_stepcache checks
+ * the cached and computed steps agree). */
+static void ops_tokens(const struct perf *p0, const struct perf *q, bool kernels, double T,
+		       struct perf_op *ops)
 {
-	static const char *const names[PERF_N_OPS] = {
-		"dense matmuls", "MoE experts", "LM head", "prefill attention",
-		"decode attention", "norms, rotary, act", "all-reduce", "weight offload", "step overhead",
-		"pipeline bubble"
-	};
-	for (int i = 0; i < PERF_N_OPS; i++)
-		ops[i] = (struct perf_op){ .name = names[i] };
-	if (s->tokens <= 0)
-		return 0;
-	struct perf qs;
-	const struct perf *q = p0;
-	bool kernels = p0->backend && p0->hw->arch.present;   /* else the scalar model */
-	if (!kernels) {
-		scalar_fields(p0, &qs);
-		q = &qs;
-	}
+	const char *const *names = op_names;
 	const struct perf *p = q;
-	double T = (double)s->tokens / m, sampled = (double)s->sampled / m, L = (double)p->n_layers;
+	double L = (double)p->n_layers;
 	double lp = q->gemm_lp;
 	roofline(&ops[PERF_DENSE], names[PERF_DENSE], p->dense_flops_per_token * T,
 		 p->peak_dense * low_factor(p->dense_low, lp), matmul_eff(q, T, q->tiles_n_dense),
 		 p->dense_bytes, q->gemm_bw, L * q->gemm_fixed_s);
 	cite_gemm(&ops[PERF_DENSE], q, p->dense_low);
-	if (sampled > 0) {
-		roofline(&ops[PERF_LM_HEAD], names[PERF_LM_HEAD], p->lm_head_flops_per_token * sampled,
-			 p->peak_lm_head * low_factor(p->lm_head_low, lp), matmul_eff(q, sampled, 0),
-			 p->lm_head_bytes, q->gemm_bw, q->lm_fixed_s);
-		cite_gemm(&ops[PERF_LM_HEAD], q, p->lm_head_low);
-	}
 	if (p->n_moe_layers > 0) {
 		double k = p->experts_per_token;
 		double touched = perf_moe_touched(p, T, NULL), routed = T * k;
@@ -418,45 +417,6 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 			 q->moe_cmax * curve,
 			 p->n_moe_layers * touched * p->expert_bytes, q->moe_bw, p->n_moe_layers * q->moe_fixed_s);
 		cite(&ops[PERF_EXPERTS], q->k_moe, p, q->moe_bw);
-	}
-	double pairs = (p->full_layers * s->pre_pairs_full + p->sliding_layers * s->pre_pairs_win) / m;
-	double pre_kv = (p->full_layers * s->pre_ctx_full + p->sliding_layers * s->pre_ctx_win) / m;
-	if (pairs > 0) {
-		double ac = p->eff.attention_compute;
-		if (q->prefill_clock > 0) {
-			/* The kernel's curve at the step's mean keys per query. */
-			double queries = (double)(s->tokens - s->dec_seqs);
-			double kpq = queries > 0 ? s->pre_pairs_full / queries : 1;
-			ac = perf_curve_at(q->k_prefill->curve, kpq) * q->prefill_clock;
-		}
-		roofline(&ops[PERF_ATTN_PREFILL], names[PERF_ATTN_PREFILL], pairs * p->attn_flops_per_pair,
-			 p->peak_attn, ac, pre_kv * p->kv_bytes_per_token_layer, q->gemm_bw, L * q->attn_fixed_s);
-		cite(&ops[PERF_ATTN_PREFILL], q->k_prefill, p, q->gemm_bw);
-	}
-	double dec_kv = (p->full_layers * s->dec_ctx_full + p->sliding_layers * s->dec_ctx_win) / m;
-	if (s->dec_seqs > 0) {
-		/* A kernel row with a fixed cost: each layer's call takes
-		 * decode_fixed_s plus its KV bytes at decode_bw, so the
-		 * bandwidth reached rises with the bytes a call reads (split-KV
-		 * keeps the SMs busy for a lone long context, C6).
-		 * The scalar model instead: one thread block per (sequence, KV
-		 * head), the bandwidth rising as S / (S + half), never under
-		 * half of it (flash-decoding splits a small batch's contexts). */
-		double h = q->decode_half;
-		double S = fmax((double)s->dec_seqs / m, h);
-		double bw = q->decode_bw * (S > 0 ? S / (S + h) : 1);
-		/* Each (sequence, KV head) work unit has a latency floor
-		 * (loading its query, its first pages, writing its output)
-		 * that the SMs work through in parallel. With prefill in the
-		 * step the attention kernels are launched once for both;
-		 * otherwise decode pays them. */
-		double units = (double)s->dec_seqs / m * p->kv_heads_rank;
-		double unit = q->decode_sms > 0 ? q->decode_unit_s * units / q->decode_sms : 0;
-		double fixed = L * (q->decode_fixed_s + unit) + (pairs > 0 ? 0 : L * q->attn_fixed_s);
-		roofline(&ops[PERF_ATTN_DECODE], names[PERF_ATTN_DECODE],
-			 dec_kv * p->attn_flops_per_pair, p->peak_attn, p->eff.attention_compute,
-			 dec_kv * p->kv_bytes_per_token_layer, bw, fixed);
-		cite(&ops[PERF_ATTN_DECODE], q->k_decode, p, bw);
 	}
 	if (kernels && p->ew) {
 		/* The small kernels between the matmuls and attention: a floor
@@ -497,6 +457,130 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 		ops[PERF_OFFLOAD].time_s = p->offload_bytes / link;
 		ops[PERF_OFFLOAD].peak_bytes_s = link;
 	}
+}
+
+/* The LM head: set by the sequences that sample alone (memoised by them). */
+static void ops_lm_head(const struct perf *q, double sampled, struct perf_op *ops)
+{
+	const char *const *names = op_names;
+	const struct perf *p = q;
+	double lp = q->gemm_lp;
+	if (sampled > 0) {
+		roofline(&ops[PERF_LM_HEAD], names[PERF_LM_HEAD], p->lm_head_flops_per_token * sampled,
+			 p->peak_lm_head * low_factor(p->lm_head_low, lp), matmul_eff(q, sampled, 0),
+			 p->lm_head_bytes, q->gemm_bw, q->lm_fixed_s);
+		cite_gemm(&ops[PERF_LM_HEAD], q, p->lm_head_low);
+	}
+}
+
+/* Attention: what the step's contexts set, 1/m of them (never memoised). */
+static void ops_attention(const struct perf *q, const struct perf_step *s, double m,
+			  struct perf_op *ops)
+{
+	const char *const *names = op_names;
+	const struct perf *p = q;
+	double L = (double)p->n_layers;
+	double pairs = (p->full_layers * s->pre_pairs_full + p->sliding_layers * s->pre_pairs_win) / m;
+	double pre_kv = (p->full_layers * s->pre_ctx_full + p->sliding_layers * s->pre_ctx_win) / m;
+	if (pairs > 0) {
+		double ac = p->eff.attention_compute;
+		if (q->prefill_clock > 0) {
+			/* The kernel's curve at the step's mean keys per query. */
+			double queries = (double)(s->tokens - s->dec_seqs);
+			double kpq = queries > 0 ? s->pre_pairs_full / queries : 1;
+			ac = perf_curve_at(q->k_prefill->curve, kpq) * q->prefill_clock;
+		}
+		roofline(&ops[PERF_ATTN_PREFILL], names[PERF_ATTN_PREFILL], pairs * p->attn_flops_per_pair,
+			 p->peak_attn, ac, pre_kv * p->kv_bytes_per_token_layer, q->gemm_bw, L * q->attn_fixed_s);
+		cite(&ops[PERF_ATTN_PREFILL], q->k_prefill, p, q->gemm_bw);
+	}
+	double dec_kv = (p->full_layers * s->dec_ctx_full + p->sliding_layers * s->dec_ctx_win) / m;
+	if (s->dec_seqs > 0) {
+		/* A kernel row with a fixed cost: each layer's call takes
+		 * decode_fixed_s plus its KV bytes at decode_bw, so the
+		 * bandwidth reached rises with the bytes a call reads (split-KV
+		 * keeps the SMs busy for a lone long context, C6).
+		 * The scalar model instead: one thread block per (sequence, KV
+		 * head), the bandwidth rising as S / (S + half), never under
+		 * half of it (flash-decoding splits a small batch's contexts). */
+		double h = q->decode_half;
+		double S = fmax((double)s->dec_seqs / m, h);
+		double bw = q->decode_bw * (S > 0 ? S / (S + h) : 1);
+		/* Each (sequence, KV head) work unit has a latency floor
+		 * (loading its query, its first pages, writing its output)
+		 * that the SMs work through in parallel. With prefill in the
+		 * step the attention kernels are launched once for both;
+		 * otherwise decode pays them. */
+		double units = (double)s->dec_seqs / m * p->kv_heads_rank;
+		double unit = q->decode_sms > 0 ? q->decode_unit_s * units / q->decode_sms : 0;
+		double fixed = L * (q->decode_fixed_s + unit) + (pairs > 0 ? 0 : L * q->attn_fixed_s);
+		roofline(&ops[PERF_ATTN_DECODE], names[PERF_ATTN_DECODE],
+			 dec_kv * p->attn_flops_per_pair, p->peak_attn, p->eff.attention_compute,
+			 dec_kv * p->kv_bytes_per_token_layer, bw, fixed);
+		cite(&ops[PERF_ATTN_DECODE], q->k_decode, p, bw);
+	}
+}
+
+/* The rows of ops_tokens for T = tokens / m, from c when it holds them
+ * (their times only: what perf_step_time reads), else computed (and
+ * stored in c when there is one). */
+static void tokens_part(const struct perf *p0, const struct perf *q, bool kernels, const struct perf_step *s,
+			double m, struct perf_op *ops, struct stepcache *c)
+{
+	double T = (double)s->tokens / m;
+	bool found = false;
+	double *v = c ? stepcache_slot(c, STEPCACHE_TOKENS, s->tokens, (int)m, &found) : NULL;
+	if (v && found) {
+		for (int i = 0; i < PERF_N_OPS; i++)
+			ops[i].time_s = v[i];
+		ops[PERF_DENSE].compute_bound = v[PERF_N_OPS] != 0;
+		return;
+	}
+	ops_tokens(p0, q, kernels, T, ops);   /* the first part: every other row is still 0 */
+	if (!v)
+		return;
+	for (int i = 0; i < PERF_N_OPS; i++)
+		v[i] = ops[i].time_s;
+	v[PERF_N_OPS] = ops[PERF_DENSE].compute_bound;
+}
+
+static void lm_head_part(const struct perf *q, const struct perf_step *s, double m, struct perf_op *ops,
+			 struct stepcache *c)
+{
+	double sampled = (double)s->sampled / m;
+	bool found = false;
+	double *v = c ? stepcache_slot(c, STEPCACHE_SAMPLED, s->sampled, (int)m, &found) : NULL;
+	if (v && found) {
+		ops[PERF_LM_HEAD].time_s = v[0];
+		return;
+	}
+	ops_lm_head(q, sampled, ops);
+	if (v)
+		v[0] = ops[PERF_LM_HEAD].time_s;
+}
+
+/* The operator rows of one microbatch, 1/m of the step's batch (m = 1:
+ * the whole step), through every layer. c: the perf's step cache, when
+ * only the rows' times are wanted (NULL: every field of every row). */
+static double ops_one(const struct perf *p0, const struct perf_step *s, double m, struct perf_op *ops,
+		      struct stepcache *c)
+{
+	for (int i = 0; i < PERF_N_OPS; i++)
+		ops[i] = (struct perf_op){ .name = op_names[i] };
+	if (s->tokens <= 0)
+		return 0;
+	struct perf qs;
+	const struct perf *q = p0;
+	bool kernels = p0->backend && p0->hw->arch.present;   /* else the scalar model */
+	if (!kernels) {
+		scalar_fields(p0, &qs);
+		q = &qs;
+	}
+	const struct perf *p = q;
+	double T = (double)s->tokens / m;
+	tokens_part(p0, q, kernels, s, m, ops, c);
+	lm_head_part(q, s, m, ops, c);
+	ops_attention(q, s, m, ops);
 	double total = 0;
 	for (int i = 0; i < PERF_N_OPS; i++)
 		total += ops[i].time_s;
@@ -515,17 +599,19 @@ static bool per_layer(int op)
 	       op == PERF_ATTN_DECODE || op == PERF_ELEMENTWISE || op == PERF_ALLREDUCE;
 }
 
-double perf_step_ops(const struct perf *p, const struct perf_step *s, struct perf_op *ops)
+/* perf_step_ops, through c when not NULL (the rows' times only). */
+static double step_ops(const struct perf *p, const struct perf_step *s, struct perf_op *ops,
+		       struct stepcache *c)
 {
 	if (p->pp <= 1 || s->tokens <= 0)
-		return ops_one(p, s, 1, ops);
+		return ops_one(p, s, 1, ops, c);
 	/* vLLM keeps up to pp microbatches in flight: the running sequences,
 	 * split m ways. Each of the pp stages holds stage_layers layers and
 	 * its own share of offloaded weights; the first pp-1 stages send the
 	 * microbatch's hidden states on, the last runs the LM head and the
 	 * step's CPU work (scheduling, sampling). */
 	double P = p->pp, m = fmin(P, (double)s->seqs);
-	ops_one(p, s, m, ops);
+	ops_one(p, s, m, ops, c);
 	double frac = p->stage_layers / (double)p->n_layers;
 	double work = ops[PERF_OFFLOAD].time_s;
 	for (int i = 0; i < PERF_N_OPS; i++)
@@ -551,23 +637,43 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 	return step;
 }
 
+void perf_ops_breakdown(const struct perf_op *ops, double total, struct perf_breakdown *b)
+{
+	*b = (struct perf_breakdown){
+		.dense = ops[PERF_DENSE].time_s,
+		.experts = ops[PERF_EXPERTS].time_s,
+		.lm_head = ops[PERF_LM_HEAD].time_s,
+		.attn_prefill = ops[PERF_ATTN_PREFILL].time_s,
+		.attn_decode = ops[PERF_ATTN_DECODE].time_s,
+		.elementwise = ops[PERF_ELEMENTWISE].time_s,
+		.allreduce = ops[PERF_ALLREDUCE].time_s,
+		.offload = ops[PERF_OFFLOAD].time_s,
+		.overhead = ops[PERF_OVERHEAD].time_s,
+		.pipeline = ops[PERF_PIPELINE].time_s,
+		.total = total,
+	};
+}
+
+double perf_step_ops(const struct perf *p, const struct perf_step *s, struct perf_op *ops)
+{
+	return step_ops(p, s, ops, NULL);
+}
+
 double perf_step_time(const struct perf *p, const struct perf_step *s, struct perf_breakdown *b)
 {
+	struct stepcache *c = stepcache_for(p->cache, p) ? p->cache : NULL;
+	double total;
+	if (c && stepcache_step_get(c, s, &total, b))
+		return total;
 	struct perf_op ops[PERF_N_OPS];
-	double total = perf_step_ops(p, s, ops);
-	if (b)
-		*b = (struct perf_breakdown){
-			.dense = ops[PERF_DENSE].time_s,
-			.experts = ops[PERF_EXPERTS].time_s,
-			.lm_head = ops[PERF_LM_HEAD].time_s,
-			.attn_prefill = ops[PERF_ATTN_PREFILL].time_s,
-			.attn_decode = ops[PERF_ATTN_DECODE].time_s,
-			.elementwise = ops[PERF_ELEMENTWISE].time_s,
-			.allreduce = ops[PERF_ALLREDUCE].time_s,
-			.offload = ops[PERF_OFFLOAD].time_s,
-			.overhead = ops[PERF_OVERHEAD].time_s,
-			.pipeline = ops[PERF_PIPELINE].time_s,
-			.total = total,
-		};
+	struct perf_breakdown bd;
+	total = step_ops(p, s, ops, c);
+	if (b || c) {
+		perf_ops_breakdown(ops, total, &bd);
+		if (b)
+			*b = bd;
+		if (c)
+			stepcache_step_put(c, s, total, &bd);
+	}
 	return total;
 }

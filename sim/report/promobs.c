@@ -178,13 +178,16 @@ static void settle_one(struct promobs *p)
 	const struct pending *e = &p->heap[0];
 	if (p->on_settle)
 		p->on_settle(p->settle_ctx, p, e->t_ns);
-	series(p, e->replica + 1);   /* grows the table first: the pointers stay */
-	struct series_acc *to[2] = { series(p, 0), series(p, e->replica + 1) };
+	/* Every request's series, and its replica's when it has one (a
+	 * request no replica took counts once). */
+	int n_to = e->replica >= 0 ? 2 : 1;
+	series(p, e->replica >= 0 ? e->replica + 1 : 0);   /* grows the table first: the pointers stay */
+	struct series_acc *to[2] = { series(p, 0), series(p, e->replica >= 0 ? e->replica + 1 : 0) };
 	for (int m = 0; m < N_RM; m++) {
 		if (!(e->has & 1u << m))
 			continue;
 		size_t b = grid_bucket(p->grid, p->n_grid, e->v[m]);
-		for (int s = 0; s < 2; s++) {
+		for (int s = 0; s < n_to; s++) {
 			to[s]->counts[(size_t)m * (p->n_grid + 1) + b]++;
 			to[s]->sum[m] += e->v[m];
 		}

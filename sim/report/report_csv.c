@@ -182,7 +182,7 @@ static int requests_csv(FILE *f, const struct run_result *res, struct err *e)
 	if (res->rows) {
 		if (res->rows->order.failed)
 			return err_set(e, "requests.csv: cannot spill its held rows to a temporary file or read them back");
-		assert(!res->rows->order.n_held);   /* every request is done: none held */
+		assert(reqorder_missing(&res->rows->order) < 0);   /* every request is done: none held */
 		return copy_rows(f, res->rows->f, "requests.csv", e);
 	}
 	for (size_t i = 0; i < res->reqs.len; i++)

@@ -194,6 +194,7 @@ static int put_array(FILE *f, size_t flags, struct reqdetail *d, int k, struct e
 	FILE *in = d->f[k];
 	if (d->order.failed)
 		return err_set(e, "--save-detailed: cannot spill its held rows to a temporary file or read them back");
+	assert(reqorder_missing(&d->order) < 0);   /* every request is done: none held */
 	if (fflush(in) || fseek(in, 0, SEEK_SET))
 		return err_set(e, "--save-detailed: cannot read %s back: %s", array_names[k], strerror(errno));
 	char *line = NULL;

@@ -8,7 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap.h"
 #include "xalloc.h"
+
+static bool by_id(const struct reqorder_row *a, const struct reqorder_row *b)
+{
+	return a->id < b->id;
+}
+
+HEAP_DEFINE(rowheap, struct reqorder_row, by_id)
 
 bool reqorder_due(const struct reqorder *o, int64_t id)
 {
@@ -42,7 +50,7 @@ static bool run_advance(struct reqorder *o, struct reqorder_run *r)
 	return true;
 }
 
-/* Every row held in memory, in id order, as a new run; the ring emptied. */
+/* Every row held in memory, in id order, as a new run; the heap emptied. */
 static void spill(struct reqorder *o)
 {
 	FILE *f = tmpfile();
@@ -51,18 +59,14 @@ static void spill(struct reqorder *o)
 		return;
 	}
 	int64_t n = 0;
-	for (size_t k = 0; k < o->cap; k++) {
-		int64_t id = o->next + (int64_t)k;
-		char **slot = &o->held[(size_t)id & (o->cap - 1)];
-		if (!*slot)
-			continue;
-		uint32_t len = (uint32_t)strlen(*slot);
+	for (; o->n_heap; rowheap_pop(o->heap, &o->n_heap), n++) {
+		int64_t id = o->heap[0].id;
+		char *row = o->heap[0].row;
+		uint32_t len = (uint32_t)strlen(row);
 		if (fwrite(&id, sizeof id, 1, f) != 1 || fwrite(&len, sizeof len, 1, f) != 1 ||
-		    fwrite(*slot, 1, len, f) != len)
+		    fwrite(row, 1, len, f) != len)
 			o->failed = true;
-		free(*slot);
-		*slot = NULL;
-		n++;
+		free(row);
 	}
 	o->held_bytes = 0;
 	o->n_spilled += n;
@@ -80,20 +84,7 @@ static void spill(struct reqorder *o)
 void reqorder_hold(struct reqorder *o, int64_t id, char *row)
 {
 	assert(id > o->next);
-	if ((uint64_t)(id - o->next) >= o->cap) {
-		size_t cap = o->cap ? o->cap : 64;
-		while ((uint64_t)(id - o->next) >= cap)
-			cap *= 2;
-		char **held = xcalloc(cap, sizeof *held);
-		for (size_t k = 0; k < o->cap; k++) {
-			int64_t i = o->next + (int64_t)k;
-			held[(size_t)i & (cap - 1)] = o->held[(size_t)i & (o->cap - 1)];
-		}
-		free(o->held);
-		o->held = held;
-		o->cap = cap;
-	}
-	o->held[(size_t)id & (o->cap - 1)] = row;
+	rowheap_push(&o->heap, &o->n_heap, &o->cap_heap, &(struct reqorder_row){ id, row });
 	o->n_held++;
 	o->held_bytes += strlen(row) + 1;
 	if (o->held_bytes > REQORDER_HELD_BYTES && o->n_runs < REQORDER_MAX_RUNS)
@@ -113,13 +104,13 @@ void reqorder_done(struct reqorder *o, void (*put)(void *ctx, const char *row), 
 {
 	o->next++;
 	while (o->n_held) {
-		char **row = &o->held[(size_t)o->next & (o->cap - 1)];
 		struct reqorder_run *r = NULL;
-		if (*row) {
-			put(ctx, *row);
-			o->held_bytes -= strlen(*row) + 1;
-			free(*row);
-			*row = NULL;
+		if (o->n_heap && o->heap[0].id == o->next) {
+			char *row = o->heap[0].row;
+			rowheap_pop(o->heap, &o->n_heap);
+			put(ctx, row);
+			o->held_bytes -= strlen(row) + 1;
+			free(row);
 		} else if ((r = run_with(o, o->next))) {
 			put(ctx, r->head);
 			if (!run_advance(o, r)) { /* read out: closed, the last run moved in */
@@ -134,11 +125,16 @@ void reqorder_done(struct reqorder *o, void (*put)(void *ctx, const char *row), 
 	}
 }
 
+int64_t reqorder_missing(const struct reqorder *o)
+{
+	return o->n_held ? o->next : -1;
+}
+
 void reqorder_free(struct reqorder *o)
 {
-	for (size_t k = 0; k < o->cap; k++)
-		free(o->held[k]);
-	free(o->held);
+	for (size_t k = 0; k < o->n_heap; k++)
+		free(o->heap[k].row);
+	free(o->heap);
 	for (size_t i = 0; i < o->n_runs; i++) {
 		free(o->runs[i].head);
 		fclose(o->runs[i].f);

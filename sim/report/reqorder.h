@@ -10,17 +10,23 @@
  * with the run: 8k rows at 100k requests, 16k at 1M), so the rows held in
  * memory are bounded: past REQORDER_HELD_BYTES of them, every row held
  * is written, in id order, as one sorted run to an unlinked temporary
- * file and freed (while fewer than REQORDER_MAX_RUNS are open); a run is read back one row at a time as its ids come
- * due (a merge of the runs' heads). Memory is then at most that budget,
- * a head row and a stdio buffer per run not yet read back (the window
- * over the budget: a few), and the ring of 8 bytes a slot over the
- * window's span of ids.
+ * file and freed (while fewer than REQORDER_MAX_RUNS are open); a run is
+ * read back one row at a time as its ids come due (a merge of the runs'
+ * heads). The rows in memory wait in a min-heap by id (sim/base/heap.h),
+ * so memory follows the rows held, not the distance between their ids:
+ * at most that budget and 16 bytes a row, a head row and a stdio buffer
+ * per run not yet read back (the window over the budget: a few).
  *
- * Invariants: every id below next was put, in order; held[id & (cap - 1)]
- * is the row of done id in (next, next + cap) held in memory, NULL for one
- * not done yet or spilled; each spilled run holds ids above next in
- * ascending order, its head (the smallest not yet put) loaded; n_held
- * counts both; cap is 0 or a power of two.
+ * Every id from 0 up must be put once: a row held behind an id never
+ * put is never written. reqorder_missing names such an id; the writers
+ * check it is none before they write their rows out (every request of a
+ * run is done once, failed ones included), and reqorder_free, which may
+ * end a run cut short, drops what is held.
+ *
+ * Invariants: every id below next was put, in order; heap holds the rows
+ * kept in memory, each of an id above next, once; each spilled run holds
+ * ids above next in ascending order, its head (the smallest not yet put)
+ * loaded; n_held counts both.
  */
 #ifndef SERVESIM_REQORDER_H
 #define SERVESIM_REQORDER_H
@@ -44,10 +50,15 @@ struct reqorder_run {      /* rows spilled at once, sorted by id */
 	int64_t left;      /* rows still in f after head */
 };
 
+struct reqorder_row {
+	int64_t id;
+	char *row;
+};
+
 struct reqorder {
 	int64_t next;       /* the id whose row comes next */
-	char **held;        /* ring of the rows done ahead of next, in memory */
-	size_t cap;
+	struct reqorder_row *heap;   /* the rows done ahead of next in memory, by id */
+	size_t n_heap, cap_heap;
 	int64_t n_held;     /* held in memory or spilled */
 	size_t held_bytes;  /* of the rows in memory */
 	struct reqorder_run *runs;
@@ -68,7 +79,12 @@ void reqorder_hold(struct reqorder *o, int64_t id, char *row);
  * order, and free it. Cannot fail (see o->failed). */
 void reqorder_done(struct reqorder *o, void (*put)(void *ctx, const char *row), void *ctx);
 
-/* The held rows, the spilled runs and the ring; o is empty after it. */
+/* The first id not yet put while rows wait behind it, or -1 when none
+ * waits. Cannot fail. */
+int64_t reqorder_missing(const struct reqorder *o);
+
+/* The held rows (dropped: see above), the spilled runs; o is empty after
+ * it. */
 void reqorder_free(struct reqorder *o);
 
 #endif

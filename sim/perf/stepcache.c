@@ -1,0 +1,171 @@
+/*
+ * stepcache: the memo of a step model's parts (stepcache.h). An open-
+ * addressing table of 64-bit keys, linear probing, at most half full.
+ */
+#include "stepcache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+struct slot {
+	uint64_t key;                /* 0: empty */
+	double v[STEPCACHE_VALS];
+};
+
+/* A whole step and its answer, in a direct-mapped table (a new step
+ * takes its slot's place). */
+struct whole {
+	struct perf_step step;
+	double total;
+	struct perf_breakdown b;
+	bool full;
+};
+
+enum { WHOLE_SLOTS = 4096 };
+
+struct stepcache {
+	const struct perf *owner;
+	struct slot *tab;
+	size_t cap, used;            /* cap a power of two */
+	struct whole *whole;          /* WHOLE_SLOTS, allocated at the first lookup */
+	struct stepcache_stats st;
+};
+
+enum { MIN_SLOTS = 256 };
+
+_Static_assert(sizeof(struct perf_step) == 4 * sizeof(int64_t) + 6 * sizeof(double),
+	       "stepcache_step_get compares steps by their bytes: struct perf_step must have no padding");
+
+struct stepcache *stepcache_new(const struct perf *owner)
+{
+	struct stepcache *c = xcalloc(1, sizeof *c);
+	c->owner = owner;
+	c->cap = MIN_SLOTS;
+	c->tab = xcalloc(c->cap, sizeof *c->tab);
+	return c;
+}
+
+void stepcache_free(struct stepcache *c)
+{
+	if (!c)
+		return;
+	free(c->tab);
+	free(c->whole);
+	free(c);
+}
+
+bool stepcache_for(const struct stepcache *c, const struct perf *p)
+{
+	return c && c->owner == p;
+}
+
+/* A key never 0: the part in bit 0, m in bits 1-16, the count above. */
+static uint64_t make_key(enum stepcache_part part, int64_t count, int m)
+{
+	return ((uint64_t)count << 17 | (uint64_t)m << 1 | (uint64_t)part) + 1;
+}
+
+static size_t hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	return (size_t)k;
+}
+
+static struct slot *probe(struct slot *tab, size_t cap, uint64_t key)
+{
+	size_t i = hash(key) & (cap - 1);
+	while (tab[i].key && tab[i].key != key)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+/* Doubles the table, or empties it at STEPCACHE_MAX_SLOTS. */
+static void grow(struct stepcache *c)
+{
+	if (c->cap >= STEPCACHE_MAX_SLOTS) {
+		memset(c->tab, 0, c->cap * sizeof *c->tab);
+		c->used = 0;
+		c->st.resets++;
+		return;
+	}
+	size_t cap = c->cap * 2;
+	struct slot *tab = xcalloc(cap, sizeof *tab);
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->tab[i].key)
+			*probe(tab, cap, c->tab[i].key) = c->tab[i];
+	free(c->tab);
+	c->tab = tab;
+	c->cap = cap;
+}
+
+double *stepcache_slot(struct stepcache *c, enum stepcache_part part, int64_t count, int m,
+		       bool *found)
+{
+	if (count < 0 || count >= (int64_t)1 << 46 || m < 1 || m > 65535)
+		return NULL;
+	uint64_t key = make_key(part, count, m);
+	struct slot *s = probe(c->tab, c->cap, key);
+	if (s->key) {
+		c->st.hits++;
+		*found = true;
+		return s->v;
+	}
+	c->st.misses++;
+	if (2 * (c->used + 1) > c->cap) {
+		grow(c);
+		s = probe(c->tab, c->cap, key);
+	}
+	s->key = key;
+	c->used++;
+	*found = false;
+	return s->v;
+}
+
+/* The whole-step table's slot of s, and its hash. struct perf_step is 4
+ * int64 and 6 doubles, no padding: equal bytes are equal inputs (a -0.0
+ * against 0.0 is only a miss). */
+static struct whole *whole_slot(struct stepcache *c, const struct perf_step *s)
+{
+	uint64_t w[sizeof *s / sizeof(uint64_t)], h = 0x9e3779b97f4a7c15ULL;
+	memcpy(w, s, sizeof w);
+	for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+		h = (h ^ w[i]) * 0xff51afd7ed558ccdULL;
+	return &c->whole[hash(h) & (WHOLE_SLOTS - 1)];   /* the multiplies carry bits up only */
+}
+
+bool stepcache_step_get(struct stepcache *c, const struct perf_step *s, double *total,
+			struct perf_breakdown *b)
+{
+	if (!c->whole)
+		c->whole = xcalloc(WHOLE_SLOTS, sizeof *c->whole);
+	const struct whole *e = whole_slot(c, s);
+	if (!e->full || memcmp(&e->step, s, sizeof *s) != 0) {
+		c->st.step_misses++;
+		return false;
+	}
+	c->st.step_hits++;
+	*total = e->total;
+	if (b)
+		*b = e->b;
+	return true;
+}
+
+void stepcache_step_put(struct stepcache *c, const struct perf_step *s, double total,
+			const struct perf_breakdown *b)
+{
+	struct whole *e = whole_slot(c, s);
+	e->full = true;
+	e->step = *s;
+	e->total = total;
+	e->b = *b;
+}
+
+void stepcache_stats(const struct stepcache *c, struct stepcache_stats *out)
+{
+	*out = c->st;
+	out->slots = c->cap;
+}
