@@ -54,10 +54,10 @@
  * 2.34 us, less than the 2.5 us those bytes take from HBM at 0.727. The
  * half: estimate (no L2-residency measurement found). */
 #define GRAPH_KERNEL_US 1.26 /* gpu-benches h200_graph.txt, row "4096 64kB" */
-#define H100_SMALL_KERNELS                                                                    \
-	.floor_us = { [EW_NORM] = GRAPH_KERNEL_US + 3.0, [EW_ROPE] = GRAPH_KERNEL_US + 2.0,        \
-		      [EW_KV_WRITE] = GRAPH_KERNEL_US + 1.0, [EW_ACT] = GRAPH_KERNEL_US + 1.0,       \
-		      [EW_QUANT] = GRAPH_KERNEL_US + 1.0, [EW_EMBED] = GRAPH_KERNEL_US + 1.0 },      \
+#define H100_SMALL_KERNELS                                                                         \
+	.floor_us = { [EW_NORM] = GRAPH_KERNEL_US + 3.0,     [EW_ROPE] = GRAPH_KERNEL_US + 2.0,    \
+		      [EW_KV_WRITE] = GRAPH_KERNEL_US + 1.0, [EW_ACT] = GRAPH_KERNEL_US + 1.0,     \
+		      [EW_QUANT] = GRAPH_KERNEL_US + 1.0,    [EW_EMBED] = GRAPH_KERNEL_US + 1.0 }, \
 	.bw_frac = 0.727, .l2_keep_frac = 0.5
 
 static const struct ew_row rows[] = {
