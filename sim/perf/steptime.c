@@ -646,6 +646,23 @@ static double step_ops(const struct perf *p, const struct perf_step *s, struct p
 	return step;
 }
 
+void perf_ops_breakdown(const struct perf_op *ops, double total, struct perf_breakdown *b)
+{
+	*b = (struct perf_breakdown){
+		.dense = ops[PERF_DENSE].time_s,
+		.experts = ops[PERF_EXPERTS].time_s,
+		.lm_head = ops[PERF_LM_HEAD].time_s,
+		.attn_prefill = ops[PERF_ATTN_PREFILL].time_s,
+		.attn_decode = ops[PERF_ATTN_DECODE].time_s,
+		.elementwise = ops[PERF_ELEMENTWISE].time_s,
+		.allreduce = ops[PERF_ALLREDUCE].time_s,
+		.offload = ops[PERF_OFFLOAD].time_s,
+		.overhead = ops[PERF_OVERHEAD].time_s,
+		.pipeline = ops[PERF_PIPELINE].time_s,
+		.total = total,
+	};
+}
+
 double perf_step_ops(const struct perf *p, const struct perf_step *s, struct perf_op *ops)
 {
 	return step_ops(p, s, ops, NULL);
@@ -655,29 +672,17 @@ double perf_step_time(const struct perf *p, const struct perf_step *s, struct pe
 {
 	struct stepcache *c = stepcache_for(p->cache, p) ? p->cache : NULL;
 	double total;
-	if (c && stepcache_last(c, s, &total, b))
+	if (c && stepcache_step_get(c, s, &total, b))
 		return total;
 	struct perf_op ops[PERF_N_OPS];
 	struct perf_breakdown bd;
 	total = step_ops(p, s, ops, c);
 	if (b || c) {
-		bd = (struct perf_breakdown){
-			.dense = ops[PERF_DENSE].time_s,
-			.experts = ops[PERF_EXPERTS].time_s,
-			.lm_head = ops[PERF_LM_HEAD].time_s,
-			.attn_prefill = ops[PERF_ATTN_PREFILL].time_s,
-			.attn_decode = ops[PERF_ATTN_DECODE].time_s,
-			.elementwise = ops[PERF_ELEMENTWISE].time_s,
-			.allreduce = ops[PERF_ALLREDUCE].time_s,
-			.offload = ops[PERF_OFFLOAD].time_s,
-			.overhead = ops[PERF_OVERHEAD].time_s,
-			.pipeline = ops[PERF_PIPELINE].time_s,
-			.total = total,
-		};
+		perf_ops_breakdown(ops, total, &bd);
 		if (b)
 			*b = bd;
 		if (c)
-			stepcache_set_last(c, s, total, &bd);
+			stepcache_step_put(c, s, total, &bd);
 	}
 	return total;
 }

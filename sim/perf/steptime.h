@@ -278,4 +278,8 @@ struct perf_breakdown {
 /* The step's duration in seconds; fills *b when not NULL. */
 double perf_step_time(const struct perf *p, const struct perf_step *s, struct perf_breakdown *b);
 
+/* *b of operator rows ops[PERF_N_OPS] (perf_step_ops') and their step's
+ * total. Cannot fail. */
+void perf_ops_breakdown(const struct perf_op *ops, double total, struct perf_breakdown *b);
+
 #endif
