@@ -110,11 +110,13 @@ static const struct perf_kernel llamacpp_cuda_rows[] = {
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_AMPERE, .kernel = "MMQ (int8 mma.sync, sm80) / MMVQ",
 	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_AMPERE, .tile_m = 8, .bw_frac = MMQ_BW,
 	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
-	  .source = "llama.cpp PR #7676 RTX 3090 Q5_0 pp512 (ub 512) 3654.78 t/s: 0.193 of the INT8 peak; MMVQ Q8_0 tg128 (PR #4766)" },
+	  .source = "llama.cpp PR #7676 RTX 3090 Q5_0 pp512 (ub 512): 0.193 of the INT8 peak; MMQ stream 0.69 (PR #15131 ub 10-16); "
+		    "MMVQ at 1-8 tokens 0.0345 of INT8 (PR #15802 RTX 3090 ub 1-8), stream 0.90 (PR #4766 tg128)" },
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_ADA, .kernel = "MMQ (int8 mma.sync, sm89) / MMVQ",
 	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = MMQ_BW,
 	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
-	  .source = "llama.cpp PR #7676 RTX 4090 Q4_0 pp512 (ub 512) 10358.75 t/s: 0.235 of the INT8 peak; MMVQ Q8_0 tg128 (PR #4766)" },
+	  .source = "llama.cpp PR #7676 RTX 4090 Q4_0 pp512 (ub 512): 0.235 of the INT8 peak; MMQ stream 0.69 (PR #15131 ub 10-16); "
+		    "MMVQ at 1-8 tokens 0.0345 of INT8 (PR #15802 RTX 3090 ub 1-8), stream 0.90 (PR #4766 tg128)" },
 	/* Hopper, Blackwell (and any later part): the same mma.sync kernel;
 	 * no llama-bench MMQ table on an H100 / B200 was found, so Ada's
 	 * fraction of the quoted INT8 peak, which on Hopper and datacenter
@@ -122,7 +124,8 @@ static const struct perf_kernel llamacpp_cuda_rows[] = {
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = KGEN_ANY, .kernel = "MMQ (int8 mma.sync) / MMVQ",
 	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = MMQ_BW,
 	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
-	  .source = "uncertain: Ada's MMQ fraction (PR #7676 RTX 4090) of a peak only wgmma/tcgen05 reach; MMVQ Q8_0 tg128 (PR #4766)" },
+	  .source = "uncertain: Ada's MMQ fraction (PR #7676 RTX 4090) of a peak only wgmma/tcgen05 reach; MMQ stream 0.69 (PR #15131); "
+		    "MMVQ 0.0345 of INT8 (PR #15802, RTX 3090), stream 0.90 (PR #4766 tg128)" },
 	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "mul_mat_id (MMQ/MMVQ per expert)",
 	  .peak = KPEAK_INT8, .compute_frac = 0.22, .half = 0, .bw_frac = 0.85, .source = "uncertain: the MMQ row, a little lower" },
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_AMPERE, .kernel = "ggml flash-attention (fattn-mma, sm80)",
