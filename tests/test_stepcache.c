@@ -133,7 +133,7 @@ static void cached_equals_computed(void **state)
 		/* 3000 steps of at most a few hundred distinct token counts:
 		 * most part lookups hit, and the re-asks all hit. */
 		assert_true(st.hits > st.misses);
-		assert_true(st.last_hits >= 3000);
+		assert_true(st.step_hits >= 3000);
 		stepcache_free(p.cache);
 	}
 }

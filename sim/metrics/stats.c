@@ -155,23 +155,53 @@ double loghist_std(const struct loghist *h)
 	return var > 0 ? sqrt(var) : 0;
 }
 
+/* The buckets that can hold values: none below min's (loghist_bucket is
+ * non-decreasing in v, and min is the least value) unless bucket 0 holds
+ * some (0, a NaN), none above max's (unless max is not a number). So a
+ * scan of [*lo, *hi] meets every count a scan of all the buckets does, in
+ * the same order. */
+static void bucket_range(const struct loghist *h, size_t *lo, size_t *hi)
+{
+	*lo = h->counts[0] ? 0 : loghist_bucket(h->min);
+	*hi = h->max > 0 ? loghist_bucket(h->max) : LOGHIST_BUCKETS - 1;
+}
+
 /* The value of order statistic k (0-based): its bucket's midpoint, clamped
- * to the exact min and max. */
+ * to the exact min and max. The bucket is the first whose running count
+ * passes k; counted from the top when k is in the upper half (the same
+ * bucket: the last whose count from the top passes n-1-k), so a tail
+ * percentile reads only the buckets above it. */
 static double order_stat(const struct loghist *h, int64_t k)
 {
 	if (k <= 0)
 		return h->min;
 	if (k >= h->n - 1)
 		return h->max;
+	size_t lo, hi, b = LOGHIST_BUCKETS;
+	bucket_range(h, &lo, &hi);
 	int64_t seen = 0;
-	for (size_t b = 0; b < LOGHIST_BUCKETS; b++) {
-		seen += h->counts[b];
-		if (seen > k) {
-			double v = bucket_mid(b);
-			return v < h->min ? h->min : v > h->max ? h->max : v;
+	if (k < h->n / 2) {
+		for (size_t i = lo; i <= hi; i++) {
+			seen += h->counts[i];
+			if (seen > k) {
+				b = i;
+				break;
+			}
+		}
+	} else {
+		int64_t above = h->n - 1 - k;
+		for (size_t i = hi + 1; i-- > lo;) {
+			seen += h->counts[i];
+			if (seen > above) {
+				b = i;
+				break;
+			}
 		}
 	}
-	return h->max;
+	if (b == LOGHIST_BUCKETS)
+		return h->max;
+	double v = bucket_mid(b);
+	return v < h->min ? h->min : v > h->max ? h->max : v;
 }
 
 static double sketch_order_stat(const struct samples *s, int64_t k)
@@ -193,9 +223,11 @@ double loghist_percentile(const struct loghist *h, double p)
 void loghist_each(const struct loghist *h, void (*fn)(void *ctx, double mid, int64_t count),
 		  void *ctx)
 {
-	if (!h->counts)
+	if (!h->counts || !h->n)
 		return;
-	for (size_t b = 0; b < LOGHIST_BUCKETS; b++)
+	size_t lo, hi;
+	bucket_range(h, &lo, &hi);
+	for (size_t b = lo; b <= hi; b++)
 		if (h->counts[b])
 			fn(ctx, bucket_mid(b), h->counts[b]);
 }
@@ -205,7 +237,9 @@ int64_t loghist_count_le(const struct loghist *h, double edge)
 	if (!h->n)
 		return 0;
 	int64_t c = 0;
-	for (size_t b = 0; b < LOGHIST_BUCKETS; b++)
+	size_t lo, hi;
+	bucket_range(h, &lo, &hi);
+	for (size_t b = lo; b <= hi; b++)
 		if (h->counts[b] && bucket_mid(b) <= edge)
 			c += h->counts[b];
 	return c;

@@ -14,21 +14,29 @@ struct slot {
 	double v[STEPCACHE_VALS];
 };
 
+/* A whole step and its answer, in a direct-mapped table (a new step
+ * takes its slot's place). */
+struct whole {
+	struct perf_step step;
+	double total;
+	struct perf_breakdown b;
+	bool full;
+};
+
+enum { WHOLE_SLOTS = 4096 };
+
 struct stepcache {
 	const struct perf *owner;
 	struct slot *tab;
 	size_t cap, used;            /* cap a power of two */
-	bool has_last;
-	struct perf_step last;
-	double last_total;
-	struct perf_breakdown last_b;
+	struct whole *whole;          /* WHOLE_SLOTS, allocated at the first lookup */
 	struct stepcache_stats st;
 };
 
 enum { MIN_SLOTS = 256 };
 
 _Static_assert(sizeof(struct perf_step) == 4 * sizeof(int64_t) + 6 * sizeof(double),
-	       "stepcache_last compares steps by their bytes: struct perf_step must have no padding");
+	       "stepcache_step_get compares steps by their bytes: struct perf_step must have no padding");
 
 struct stepcache *stepcache_new(const struct perf *owner)
 {
@@ -44,6 +52,7 @@ void stepcache_free(struct stepcache *c)
 	if (!c)
 		return;
 	free(c->tab);
+	free(c->whole);
 	free(c);
 }
 
@@ -116,29 +125,43 @@ double *stepcache_slot(struct stepcache *c, enum stepcache_part part, int64_t co
 	return s->v;
 }
 
-bool stepcache_last(struct stepcache *c, const struct perf_step *s, double *total,
-		    struct perf_breakdown *b)
+/* The whole-step table's slot of s, and its hash. struct perf_step is 4
+ * int64 and 6 doubles, no padding: equal bytes are equal inputs (a -0.0
+ * against 0.0 is only a miss). */
+static struct whole *whole_slot(struct stepcache *c, const struct perf_step *s)
 {
-	/* struct perf_step is 4 int64 and 6 doubles: no padding, so equal
-	 * bytes are equal inputs (a -0.0 against 0.0 is only a miss). */
-	if (!c->has_last || memcmp(&c->last, s, sizeof *s) != 0) {
-		c->st.last_misses++;
+	uint64_t w[sizeof *s / sizeof(uint64_t)], h = 0x9e3779b97f4a7c15ULL;
+	memcpy(w, s, sizeof w);
+	for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+		h = (h ^ w[i]) * 0xff51afd7ed558ccdULL;
+	return &c->whole[hash(h) & (WHOLE_SLOTS - 1)];   /* the multiplies carry bits up only */
+}
+
+bool stepcache_step_get(struct stepcache *c, const struct perf_step *s, double *total,
+			struct perf_breakdown *b)
+{
+	if (!c->whole)
+		c->whole = xcalloc(WHOLE_SLOTS, sizeof *c->whole);
+	const struct whole *e = whole_slot(c, s);
+	if (!e->full || memcmp(&e->step, s, sizeof *s) != 0) {
+		c->st.step_misses++;
 		return false;
 	}
-	c->st.last_hits++;
-	*total = c->last_total;
+	c->st.step_hits++;
+	*total = e->total;
 	if (b)
-		*b = c->last_b;
+		*b = e->b;
 	return true;
 }
 
-void stepcache_set_last(struct stepcache *c, const struct perf_step *s, double total,
+void stepcache_step_put(struct stepcache *c, const struct perf_step *s, double total,
 			const struct perf_breakdown *b)
 {
-	c->has_last = true;
-	c->last = *s;
-	c->last_total = total;
-	c->last_b = *b;
+	struct whole *e = whole_slot(c, s);
+	e->full = true;
+	e->step = *s;
+	e->total = total;
+	e->b = *b;
 }
 
 void stepcache_stats(const struct stepcache *c, struct stepcache_stats *out)

@@ -4,8 +4,8 @@
  * rows for the same batch sizes step after step).
  *
  * What it owns: a bounded table from a key (which part, a count of
- * tokens, the microbatches m) to a few doubles, and the last whole step
- * asked for with its time. It knows no formula: steptime.c computes every
+ * tokens, the microbatches m) to a few doubles, and a bounded table of
+ * whole steps (every input of struct perf_step) with their times. It knows no formula: steptime.c computes every
  * value at its first miss and reads it back at the next hit, so a change
  * to a row of the step model needs no change here.
  *
@@ -42,7 +42,7 @@ enum { STEPCACHE_VALS = PERF_N_OPS + 1, STEPCACHE_MAX_SLOTS = 1 << 15 };
 
 struct stepcache_stats {
 	int64_t hits, misses;        /* part lookups */
-	int64_t last_hits, last_misses;   /* whole-step lookups (stepcache_last) */
+	int64_t step_hits, step_misses;   /* whole-step lookups (stepcache_step_get) */
 	int64_t resets;              /* times the table was full and emptied */
 	size_t slots;                /* the table's size now */
 };
@@ -61,11 +61,13 @@ bool stepcache_for(const struct stepcache *c, const struct perf *p);
 double *stepcache_slot(struct stepcache *c, enum stepcache_part part, int64_t count, int m,
 		       bool *found);
 
-/* The last whole step: true, with its time and breakdown, when s is
- * bit-for-bit the step stepcache_set_last stored last. */
-bool stepcache_last(struct stepcache *c, const struct perf_step *s, double *total,
-		    struct perf_breakdown *b);
-void stepcache_set_last(struct stepcache *c, const struct perf_step *s, double total,
+/* Whole steps: true, with its time and breakdown (b may be NULL), when s
+ * is bit for bit a step stepcache_step_put stored and no other step has
+ * taken its place since (a bounded table: a step that recurs, as a lone
+ * request's decodes do from one request to the next, is computed once). */
+bool stepcache_step_get(struct stepcache *c, const struct perf_step *s, double *total,
+			struct perf_breakdown *b);
+void stepcache_step_put(struct stepcache *c, const struct perf_step *s, double total,
 			const struct perf_breakdown *b);
 
 void stepcache_stats(const struct stepcache *c, struct stepcache_stats *out);
