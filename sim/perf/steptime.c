@@ -636,14 +636,18 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 double perf_step_time(const struct perf *p, const struct perf_step *s, struct perf_breakdown *b)
 {
 	struct stepcache *c = stepcache_for(p->cache, p) ? p->cache : NULL;
-	double total;
-	if (c && stepcache_step_get(c, s, &total, b))
-		return total;
+	bool found = false;
+	struct stepcache_answer *memo = c ? stepcache_step(c, s, &found) : NULL;
+	if (found) {
+		if (b)
+			*b = memo->b;
+		return memo->total;
+	}
 	struct perf_op ops[PERF_N_OPS];
-	struct perf_breakdown bd;
-	total = step_ops(p, s, ops, c);
-	if (b || c) {
-		bd = (struct perf_breakdown){
+	struct stepcache_answer a;
+	a.total = step_ops(p, s, ops, c);
+	if (b || memo) {
+		a.b = (struct perf_breakdown){
 			.dense = ops[PERF_DENSE].time_s,
 			.experts = ops[PERF_EXPERTS].time_s,
 			.lm_head = ops[PERF_LM_HEAD].time_s,
@@ -654,12 +658,12 @@ double perf_step_time(const struct perf *p, const struct perf_step *s, struct pe
 			.offload = ops[PERF_OFFLOAD].time_s,
 			.overhead = ops[PERF_OVERHEAD].time_s,
 			.pipeline = ops[PERF_PIPELINE].time_s,
-			.total = total,
+			.total = a.total,
 		};
 		if (b)
-			*b = bd;
-		if (c)
-			stepcache_step_put(c, s, total, &bd);
+			*b = a.b;
+		if (memo)
+			*memo = a;   /* step_ops made no other call on c's whole steps */
 	}
-	return total;
+	return a.total;
 }
