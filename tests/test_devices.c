@@ -287,7 +287,8 @@ static void streams_meet_the_gpu_stream_tables(void **state)
 }
 
 /* Blackwell, large M (one 8,192-token prefill of Llama-3.1-70B at TP1, a
- * compute-bound step): FP4 beats FP8 beats BF16 on B200 and GB200. The
+ * compute-bound step): FP4 beats FP8 beats BF16 on B200, GB200, RTX 5090
+ * and RTX PRO 6000 (gpu-flops-bench: 457.61 / 905.32 / 1608.21). The
  * dense time ratios follow the measured GEMMs of the profiles: BF16 / FP8
  * = 3432.5 / 1745 = 1.97 (ml-engineering MAMF) and FP8 / FP4 = 3904.3 /
  * 3432.5 = 1.14 (vLLM PR #20646 over MAMF) on B200, within 10% (the
@@ -298,8 +299,8 @@ static void blackwell_fp4_beats_fp8_beats_bf16(void **state)
 	(void)state;
 	struct model m;
 	load_model(&m, "llama-3.1-70b");
-	static const char *const ids[] = { "b200", "gb200" };
-	for (int d = 0; d < 2; d++) {
+	static const char *const ids[] = { "b200", "gb200", "rtx-5090", "rtx-pro-6000" };
+	for (int d = 0; d < 4; d++) {
 		struct hw_profile hw;
 		load_hw(&hw, ids[d]);
 		static const char *const prec[] = { "bf16", "fp8", "nvfp4" };
@@ -314,6 +315,8 @@ static void blackwell_fp4_beats_fp8_beats_bf16(void **state)
 			assert_double_rel(t[0] / t[1], 3432.5 / 1745, 0.10);
 			assert_double_rel(t[1] / t[2], 3904.3 / 3432.5, 0.10);
 		}
+		if (d == 3)
+			assert_double_rel(t[0] / t[1], 905.32 / 457.61, 0.10);
 	}
 }
 

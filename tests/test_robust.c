@@ -222,6 +222,81 @@ static void nul_in_a_trace_row(void **state)
 	one_line_error(cmd, 2, "lengths.txt:2: input_file: a NUL byte; expected text", NULL);
 }
 
+/* A NUL byte in an INI file (scenario, hardware profile) or in a text
+ * file read whole (a Prometheus scrape, calibrate runs' inputs) is an
+ * error at its place: the line was read up to the NUL and the rest lost,
+ * so a file starting with one read as empty (the default scenario). */
+static void nul_in_an_ini_or_text_file(void **state)
+{
+	(void)state;
+	static const char ini[] = "[workload]\nnum_prompts = 5\0garbage\n";
+	static const char head[] = "\0\x01garbage";
+	char path[512], cmd[4096];
+	write_file(path, sizeof path, "nul.ini", ini, sizeof ini - 1);
+	cmdf(cmd, sizeof cmd, "run '%s'", path);
+	one_line_error(cmd, 2, "nul.ini:2: a NUL byte at column 16; expected text", NULL);
+	cmdf(cmd, sizeof cmd, "run --hardware '%s'", path);
+	one_line_error(cmd, 2, "nul.ini:2: a NUL byte at column 16", NULL);
+	write_file(path, sizeof path, "head.ini", head, sizeof head - 1);
+	cmdf(cmd, sizeof cmd, "run '%s'", path);
+	one_line_error(cmd, 2, "head.ini:1: a NUL byte at column 1", NULL);
+	static const char prom[] = "vllm:num_requests_waiting{model_name=\"m\"} 0\n\0\n";
+	write_file(path, sizeof path, "nul.prom", prom, sizeof prom - 1);
+	char tail[2048];
+	snprintf(tail, sizeof tail, "advise --result '%s/calib/vllm_summary_only.json' --metrics '%s'",
+		 TEST_DATA_DIR, path);
+	cmdf(cmd, sizeof cmd, "%s", tail);
+	one_line_error(cmd, 2, "nul.prom:2: a NUL byte at column 1; expected text", NULL);
+	cmdf(cmd, sizeof cmd, "calibrate runs '%s' --hardware h100-sxm --out /nonexistent/p.ini", path);
+	one_line_error(cmd, 2, "nul.prom:2: a NUL byte at column 1", NULL);
+}
+
+/* A model config's precision keys: an unknown dtype, a quantization
+ * config that is no object, a quantization method servesim does not
+ * know were read as bf16 weights without a word. */
+static void model_precision_keys(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *extra, *needle;
+	} bad[] = {
+		{ "\"torch_dtype\":\"float77\"", "torch_dtype: expected bfloat16, float16 or float32, got 'float77'" },
+		{ "\"torch_dtype\":16", "torch_dtype: expected bfloat16, float16 or float32" },
+		{ "\"quantization_config\":\"fp8\"", "quantization_config: expected an object" },
+		{ "\"quantization_config\":{\"quant_method\":\"hqq\"}",
+		  "quantization_config.quant_method: expected fp8, fbgemm_fp8, mxfp4, awq, gptq, compressed-tensors, "
+		  "modelopt or bitsandbytes, got 'hqq'" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char cfg[1024], path[512], cmd[4096];
+		snprintf(cfg, sizeof cfg,
+			 "{\"num_hidden_layers\":2,\"hidden_size\":64,\"vocab_size\":100,"
+			 "\"intermediate_size\":128,\"num_attention_heads\":4,%s}",
+			 bad[i].extra);
+		write_file(path, sizeof path, "config.json", cfg, strlen(cfg));
+		cmdf(cmd, sizeof cmd, "model '%s'", path);
+		one_line_error(cmd, 2, path, bad[i].needle, NULL);
+	}
+}
+
+/* Misuse of the command line is one line too: the hint to --help on it,
+ * an unknown verb with the verbs named (the usage went to stderr). */
+static void misuse_is_one_line(void **state)
+{
+	(void)state;
+	char cmd[4096];
+	cmdf(cmd, sizeof cmd, "%s", "run a.ini b.ini");
+	one_line_error(cmd, 2, "servesim run: expected at most one scenario, got 'b.ini' too (servesim run --help)",
+		       NULL);
+	cmdf(cmd, sizeof cmd, "%s", "calibrate bogus");
+	one_line_error(cmd, 2, "(servesim calibrate --help)", NULL);
+	cmdf(cmd, sizeof cmd, "%s", "list models");   /* read as a filter, ignored */
+	one_line_error(cmd, 2, "servesim list: expected no argument, got 'models'", NULL);
+	cmdf(cmd, sizeof cmd, "%s", "bogusverb");
+	one_line_error(cmd, 2, "servesim: unknown verb 'bogusverb'; expected calibrate, ceiling, explain",
+		       "vllm-flags (servesim --help)", NULL);
+}
+
 /* A context of 0 tokens is an error, not vLLM's 4096 fallback. */
 static void zero_max_position_embeddings(void **state)
 {
@@ -369,6 +444,9 @@ int main(void)
 		cmocka_unit_test(times_and_counts_are_bounded),
 		cmocka_unit_test(steps_past_the_horizon),
 		cmocka_unit_test(nul_in_a_trace_row),
+		cmocka_unit_test(nul_in_an_ini_or_text_file),
+		cmocka_unit_test(model_precision_keys),
+		cmocka_unit_test(misuse_is_one_line),
 		cmocka_unit_test(zero_max_position_embeddings),
 		cmocka_unit_test(impossible_measurements),
 		cmocka_unit_test(messages_escape_control_bytes),

@@ -156,6 +156,14 @@ static void ff_equals_reference(void **state)
 		assert_int_equal(ref.engine.ff_tokens, 0);
 		if (k->must_ff && ff.engine.ff_tokens <= 0)
 			fail_msg("case %zu: no token was fast-forwarded", c);
+		/* Each lazy run's planned passes are its tokens fast-forwarded
+		 * but those a sync (preemption, a clipping budget) took back. */
+		int64_t passes = 0;
+		for (int x = 0; x < FF_CUTS; x++)
+			passes += ff.engine.ff_run_passes[x];
+		if (ff.engine.ff_tokens != passes - ff.engine.ff_sync_lost)
+			fail_msg("case %zu: %lld tokens fast-forwarded, %lld passes planned, %lld lost", c,
+				 (long long)ff.engine.ff_tokens, (long long)passes, (long long)ff.engine.ff_sync_lost);
 		free(a);
 		free(b);
 		run_result_free(&ff);
@@ -194,6 +202,20 @@ static void ff_conserves_tokens_and_clocks(void **state)
 	 * visited at the pass that starts each 16-token block, two with
 	 * hashing at a step's end, and at its ends); at least half must. */
 	assert_true(r.engine.ff_tokens * 2 > out);
+	/* The lazy runs' counts (tests/bench/ff_windows.sh): every run
+	 * counted once by its cut and once by its length, and each planned
+	 * pass a token fast-forwarded but those a sync took back. */
+	int64_t runs = 0, passes = 0, by_len = 0;
+	for (int k = 0; k < FF_CUTS; k++) {
+		runs += r.engine.ff_runs[k];
+		passes += r.engine.ff_run_passes[k];
+	}
+	for (int k = 0; k < FF_LEN_BUCKETS; k++)
+		by_len += r.engine.ff_len_hist[k];
+	assert_true(runs > 0);
+	assert_int_equal(by_len, runs);
+	assert_true(r.engine.ff_sync_cut <= runs);
+	assert_int_equal(r.engine.ff_tokens, passes - r.engine.ff_sync_lost);
 	run_result_free(&r);
 }
 

@@ -2,11 +2,14 @@
  * wholefile: outputs whole or absent. The folder stage (--plot) appears
  * at once when new and adds its files to a folder that exists; mkdir -p
  * makes every parent and names a file standing in the way; scratch files
- * land in $TMPDIR.
+ * land in $TMPDIR; a FIFO or device destination stays one.
  */
 #include "testutil.h"
 
 #include "wholefile.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
 
 static char tmpdir[64];
 
@@ -134,6 +137,35 @@ static void temp_in_tmpdir(void **state)
 	assert_int_equal(wholefile_temp(tiny, sizeof tiny, "fit", ".ini", &e), -1);
 }
 
+/* A destination that is a FIFO (or a device: --out /dev/stdout) is
+ * written in place; the temporary renamed onto it made it a file (as
+ * root, `report --out /dev/full` replaced the device). */
+static void a_fifo_is_written_in_place(void **state)
+{
+	(void)state;
+	char path[256];
+	struct err e;
+	snprintf(path, sizeof path, "%s/fifo", tmpdir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	int rd = open(path, O_RDWR | O_NONBLOCK);   /* a reader, so opening to write does not block */
+	assert_true(rd >= 0);
+	FILE *f = wholefile_open(path, &e);
+	assert_non_null(f);
+	fputs("whole\n", f);
+	assert_int_equal(wholefile_commit(f, path, &e), 0);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	char buf[16] = "";
+	assert_int_equal(read(rd, buf, sizeof buf - 1), 6);
+	assert_string_equal(buf, "whole\n");
+	close(rd);
+	char *l = listing(tmpdir);
+	assert_null(strstr(l, ".tmp"));   /* no temporary beside it */
+	free(l);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -141,6 +173,7 @@ int main(void)
 		cmocka_unit_test(stage_existing_folder),
 		cmocka_unit_test(mkdirs_and_a_file_in_the_way),
 		cmocka_unit_test(temp_in_tmpdir),
+		cmocka_unit_test(a_fifo_is_written_in_place),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

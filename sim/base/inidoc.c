@@ -21,6 +21,7 @@ struct reader {
 	int line;
 	bool too_long;
 	int too_long_line;
+	int nul_line, nul_col;   /* the first NUL byte's place; 0: none */
 };
 
 struct loader {
@@ -30,19 +31,30 @@ struct loader {
 	bool failed;
 };
 
+/* fgets, noting the first NUL byte (fgets would end the line there and
+ * inih read what follows as gone). */
 static char *read_line(char *buf, int size, void *stream)
 {
 	struct reader *rd = stream;
-	char *s = fgets(buf, size, rd->f);
-	if (!s)
+	int n = 0, c;
+	while (n < size - 1 && (c = getc(rd->f)) != EOF) {
+		if (c == '\0' && !rd->nul_line) {
+			rd->nul_line = rd->line + 1;
+			rd->nul_col = n + 1;
+		}
+		buf[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	if (n == 0)
 		return NULL;
+	buf[n] = '\0';
 	rd->line++;
-	size_t n = strlen(s);
-	if (n > 0 && s[n - 1] != '\n' && !feof(rd->f) && !rd->too_long) {
+	if (buf[n - 1] != '\n' && !feof(rd->f) && !rd->too_long) {
 		rd->too_long = true;
 		rd->too_long_line = rd->line;
 	}
-	return s;
+	return buf;
 }
 
 static void push(struct inidoc *doc, const char *section, const char *key,
@@ -82,6 +94,8 @@ int inidoc_load(struct inidoc *doc, const char *path, struct err *e)
 	struct loader ld = { .doc = doc, .rd = &rd, .e = e };
 	int rc = ini_parse_stream(read_line, &rd, on_entry, &ld);
 	fclose(rd.f);
+	if (rd.nul_line)
+		return err_set(e, "%s:%d: a NUL byte at column %d; expected text", path, rd.nul_line, rd.nul_col);
 	if (rd.too_long)
 		return err_set(e, "%s:%d: line is longer than %d characters, the most an INI line may have",
 			       path, rd.too_long_line, LINE_MAX_CHARS);

@@ -35,6 +35,18 @@ char *textfile_read(const char *path, size_t max_bytes, struct err *e)
 		err_set(e, "%s: read error", path);
 		return NULL;
 	}
+	/* A NUL byte would end the text there: what follows would be lost
+	 * without a word (a row, a whole file behind a NUL at its start). */
+	const char *nul = memchr(buf, '\0', n);
+	if (nul) {
+		size_t line = 1, col = 1;
+		for (const char *c = buf; c < nul; c++, col++)
+			if (*c == '\n')
+				line++, col = 0;
+		free(buf);
+		err_set(e, "%s:%zu: a NUL byte at column %zu; expected text", path, line, col);
+		return NULL;
+	}
 	buf[n] = '\0';
 	return buf;
 }

@@ -10,7 +10,8 @@
 #include "err.h"
 
 /* path's bytes plus a NUL (the caller's to free). NULL with e naming the
- * file when it cannot be opened or read, or is larger than max_bytes. */
+ * file when it cannot be opened or read, is larger than max_bytes, or
+ * holds a NUL byte (not text: "FILE:LINE: a NUL byte at column C"). */
 char *textfile_read(const char *path, size_t max_bytes, struct err *e);
 
 #endif

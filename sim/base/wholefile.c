@@ -23,8 +23,23 @@ static bool tmp_of(const char *path, char *out, size_t cap)
 	return true;
 }
 
+/* path is there and is no regular file or folder: a device, a FIFO
+ * (/dev/stdout, /dev/null, a pipe). Written in place: a temporary renamed
+ * onto it would replace the device with a file. */
+static bool written_in_place(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
 FILE *wholefile_open(const char *path, struct err *e)
 {
+	if (written_in_place(path)) {
+		FILE *f = fopen(path, "w");
+		if (!f)
+			err_set(e, "%s: cannot write: %s", path, strerror(errno));
+		return f;
+	}
 	char tmp[PATH_MAX];
 	if (!tmp_of(path, tmp, sizeof tmp)) {
 		err_set(e, "%s: the path is too long", path);
@@ -38,6 +53,11 @@ FILE *wholefile_open(const char *path, struct err *e)
 
 int wholefile_commit(FILE *f, const char *path, struct err *e)
 {
+	if (written_in_place(path)) {
+		bool ok = !ferror(f);
+		ok &= fclose(f) == 0;
+		return ok ? 0 : err_set(e, "%s: cannot write: %s", path, strerror(errno));
+	}
 	char tmp[PATH_MAX];
 	tmp_of(path, tmp, sizeof tmp);   /* fitted when opened */
 	bool ok = !ferror(f);
@@ -54,7 +74,7 @@ void wholefile_abort(FILE *f, const char *path)
 {
 	char tmp[PATH_MAX];
 	fclose(f);
-	if (tmp_of(path, tmp, sizeof tmp))
+	if (!written_in_place(path) && tmp_of(path, tmp, sizeof tmp))
 		unlink(tmp);
 }
 

@@ -5,7 +5,8 @@
  * destination (".NAME.PID.tmp" in the same folder, so the rename stays on
  * one file system); wholefile_commit closes it and renames it into place.
  * On any failure the temporary file is removed and the destination is
- * untouched.
+ * untouched. A destination that is a device or a FIFO (`--out /dev/stdout`)
+ * is written in place: renamed onto, it would become a file.
  *
  * A folder of files (wholedir, `run --out DIR`): when DIR does not exist,
  * the files are written in a temporary sibling (".DIR.PID.tmp") that is

@@ -18,7 +18,7 @@ int cli_misuse(const char *verb, const char *fmt, ...)
 	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
 	err_escape(msg, sizeof msg, raw);   /* an argument quoted stays on the line */
-	fprintf(stderr, "servesim %s: %s\nTry 'servesim %s --help'.\n", verb, msg, verb);
+	fprintf(stderr, "servesim %s: %s (servesim %s --help)\n", verb, msg, verb);
 	return EXIT_BAD_INPUT;
 }
 

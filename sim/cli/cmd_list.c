@@ -29,6 +29,8 @@ int cmd_list(int argc, char **argv)
 		if (cli_parse_format(optarg, 1u << FMT_TEXT | 1u << FMT_JSON, &fmt, &e))
 			return cli_fail("list", &e);
 	}
+	if (optind < argc)   /* not a filter: everything is listed */
+		return cli_misuse("list", "expected no argument, got '%s'", argv[optind]);
 	static const struct {
 		enum catalog_kind kind;
 		const char *name;

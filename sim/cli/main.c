@@ -76,7 +76,10 @@ int main(int argc, char **argv)
 			return stdout_checked(verbs[i].name, verbs[i].run(argc - 1, argv + 1));
 	char verb[256];
 	err_escape(verb, sizeof verb, argv[1]);
-	fprintf(stderr, "servesim: unknown verb '%s'\n", verb);
-	usage(stderr);
+	/* One line, as every bad input: the verbs named, not the usage. */
+	fprintf(stderr, "servesim: unknown verb '%s'; expected ", verb);
+	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+		fprintf(stderr, "%s%s", i ? ", " : "", verbs[i].name);
+	fprintf(stderr, " (servesim --help)\n");
 	return EXIT_BAD_INPUT;
 }

@@ -571,6 +571,15 @@ void cluster_stats(const struct cluster *c, struct engine_stats *st)
 		st->eager_steps += o.eager_steps;
 		st->padded_tokens += o.padded_tokens;
 		st->ff_tokens += o.ff_tokens;
+		for (int k = 0; k < FF_CUTS; k++) {
+			st->ff_runs[k] += o.ff_runs[k];
+			st->ff_run_passes[k] += o.ff_run_passes[k];
+		}
+		for (int k = 0; k < FF_LEN_BUCKETS; k++)
+			st->ff_len_hist[k] += o.ff_len_hist[k];
+		st->ff_syncs += o.ff_syncs;
+		st->ff_sync_cut += o.ff_sync_cut;
+		st->ff_sync_lost += o.ff_sync_lost;
 		engine_time_add(&st->time, &o.time, 0, o.time.total);
 		st->itl_weights_s += o.itl_weights_s;
 		st->itl_kv_s += o.itl_kv_s;

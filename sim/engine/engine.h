@@ -68,6 +68,12 @@ struct engine_setup {
 	bool hold_finished_kv;
 };
 
+/* What ends a fast-forward lazy run (engine/vllmff.c lazy_passes): the
+ * ring's reach, its block's end, its last two tokens (the finish and the
+ * async skip), a block to hash, a sliding window. */
+enum ff_cut { FF_CUT_RING, FF_CUT_BLOCK, FF_CUT_LAST, FF_CUT_HASH, FF_CUT_WINDOW, FF_CUTS };
+#define FF_LEN_BUCKETS 9               /* run lengths 1 .. 511 passes, by powers of two */
+
 /* What the engine resolved at start-up and counted while running. */
 struct engine_stats {
 	int64_t max_num_batched_tokens, max_num_seqs, max_model_len, block_size;
@@ -79,6 +85,13 @@ struct engine_stats {
 	int64_t steps;
 	double busy_s;
 	int64_t ff_tokens;                 /* decode tokens fast-forwarded (vLLM, engine/vllmff.c) */
+	/* Its lazy runs (what tests/bench/ff_windows.sh prints): how many
+	 * began by the limit that set their length (enum ff_cut) and their
+	 * planned passes, runs by length (bucket k: 2^k <= passes < 2^(k+1)),
+	 * and the syncs (a pass that visits every running request again)
+	 * with the runs they cut short and the planned passes those lost. */
+	int64_t ff_runs[FF_CUTS], ff_run_passes[FF_CUTS], ff_len_hist[FF_LEN_BUCKETS];
+	int64_t ff_syncs, ff_sync_cut, ff_sync_lost;
 	/* vLLM's timing (issue 18): the version's row, async scheduling, and
 	 * how steps ran: replaying a CUDA graph (with the tokens padding
 	 * added) or eager. */

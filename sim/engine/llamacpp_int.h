@@ -132,6 +132,15 @@ void llama_config_locate(struct engine_config *c,
  * or -1 with e naming the key. */
 int llama_resolve(struct engine *g, struct err *e);
 
+/* What both classes' engine_class rows hold alike: one llama-server
+ * implementation, its keys and its kernels. */
+#define LLAMA_CLASS_COMMON                                                                     \
+	.family = ENGINE_FAMILY_LLAMACPP, .perf_engine = "llama.cpp", .cpu_offload = true,     \
+	.keys = llamacfg_keys, .config_offset = offsetof(struct engine_config, llama),         \
+	.config_default = llama_config_default, .config_locate = llama_config_locate,          \
+	.destroy = llama_destroy, .submit = llama_submit, .start_step = llama_start_step,      \
+	.end_step = llama_end_step, .gauges = llama_gauges, .stats = llama_stats
+
 /* ollama.c */
 /* Ollama's default num_ctx on hw (gpu_bytes of it usable), capped at the
  * model's training context train (0: unknown). */

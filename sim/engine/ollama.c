@@ -94,22 +94,10 @@ const struct engine_class ollama_engine_class = {
 	.name = "ollama",
 	.backend = "ollama",
 	.title = "Ollama",
-	.family = ENGINE_FAMILY_LLAMACPP,
-	.perf_engine = "llama.cpp",
-	.cpu_offload = true,
 	.loads_on_demand = true,
 	.default_weights = "q4_k_m",   /* Ollama's library tags */
-	.keys = llamacfg_keys,
-	.config_offset = offsetof(struct engine_config, llama),
-	.config_default = llama_config_default,
-	.config_locate = llama_config_locate,
 	.create = ollama_create,
-	.destroy = llama_destroy,
-	.submit = llama_submit,
-	.start_step = llama_start_step,
-	.end_step = llama_end_step,
-	.gauges = llama_gauges,
-	.stats = llama_stats,
 	.step_model = ollama_step_model,
+	LLAMA_CLASS_COMMON,
 };
 

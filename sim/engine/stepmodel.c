@@ -58,18 +58,6 @@ double step_model_time(const struct step_model *sm, const struct perf_step *s, s
 {
 	struct perf_op ops[PERF_N_OPS];
 	double total = step_model_ops(sm, s, ops);
-	*b = (struct perf_breakdown){
-		.dense = ops[PERF_DENSE].time_s,
-		.experts = ops[PERF_EXPERTS].time_s,
-		.lm_head = ops[PERF_LM_HEAD].time_s,
-		.attn_prefill = ops[PERF_ATTN_PREFILL].time_s,
-		.attn_decode = ops[PERF_ATTN_DECODE].time_s,
-		.elementwise = ops[PERF_ELEMENTWISE].time_s,
-		.allreduce = ops[PERF_ALLREDUCE].time_s,
-		.offload = ops[PERF_OFFLOAD].time_s,
-		.overhead = ops[PERF_OVERHEAD].time_s,
-		.pipeline = ops[PERF_PIPELINE].time_s,
-		.total = total,
-	};
+	perf_ops_breakdown(ops, total, b);
 	return total;
 }

@@ -202,11 +202,10 @@ static void vllm_end_step(struct engine *g, int64_t now)
 					kvhold_put(&g->held, idx, r);   /* until release_kv */
 				} else {
 					vllm_free_blocks(g, r);
-					/* Its block list too: memory stays with the
-					 * requests in flight, not all the run's. */
-					free(r->blocks);
-					r->blocks = NULL;
-					r->cap_blocks = 0;
+					/* Its block list to the next request's:
+					 * memory stays with the requests in
+					 * flight, not all the run's. */
+					vllm_spare_block_list(g, r);
 				}
 				any_done = true;
 				if (ff)
@@ -458,6 +457,9 @@ static void vllm_destroy(struct engine *g)
 	vllm_ff_free(g);
 	free(g->hits);
 	free(g->emitted);
+	for (size_t i = 0; i < g->n_spare; i++)
+		free(g->spare[i].v);
+	free(g->spare);
 	free(g);
 }
 

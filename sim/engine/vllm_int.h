@@ -84,6 +84,12 @@ struct vllm_ff {
 	int64_t next_seq;                /* the next admission's run_seq */
 };
 
+/* A block-id array and its capacity (engine.spare). */
+struct block_list {
+	int32_t *v;
+	int32_t cap;
+};
+
 struct engine {
 	struct engine_setup setup;
 	struct perf perf;
@@ -116,6 +122,8 @@ struct engine {
 	size_t n_emitted, cap_emitted;
 	struct specdec spec;             /* speculative decoding; spec.method NULL: off */
 	struct kvhold held;              /* setup.hold_finished_kv: finished requests' blocks */
+	struct block_list *spare;        /* finished requests' block lists, for the next ones */
+	size_t n_spare, cap_spare;
 	struct vllm_ff ff;
 	struct engine_stats st;
 };
@@ -142,12 +150,18 @@ static inline int64_t vllm_num_tokens(const struct request *r)
 }
 
 /* Appends block b to r's block list. */
-static inline void vllm_push_block(struct request *r, int32_t b)
+/* vllmblocks.c. Room for one more block id in r's list: a list a finished
+ * request left (g->spare), sized at once for the request's whole length. */
+void vllm_grow_block_list(struct engine *g, struct request *r);
+
+/* vllmblocks.c. A finished request's block list, emptied, kept for a
+ * later request (memory stays with the requests in flight). */
+void vllm_spare_block_list(struct engine *g, struct request *r);
+
+static inline void vllm_push_block(struct engine *g, struct request *r, int32_t b)
 {
-	if (r->n_blocks == r->cap_blocks) {
-		r->cap_blocks = r->cap_blocks ? 2 * r->cap_blocks : 8;
-		r->blocks = xrealloc(r->blocks, (size_t)r->cap_blocks * sizeof *r->blocks);
-	}
+	if (r->n_blocks == r->cap_blocks)
+		vllm_grow_block_list(g, r);
 	r->blocks[r->n_blocks++] = b;
 }
 

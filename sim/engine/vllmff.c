@@ -214,10 +214,14 @@ static void leave_lazy(struct engine *g, size_t idx)
 static void sync_all(struct engine *g)
 {
 	struct vllm_ff *f = &g->ff;
+	g->st.ff_syncs++;
+	g->st.ff_sync_cut += (int64_t)f->n_lazy;
 	for (size_t i = 0; i < g->n_running && f->n_lazy; i++) {
 		struct request *r = req(g, g->running[i]);
-		if (is_lazy(r))
+		if (is_lazy(r)) {
+			g->st.ff_sync_lost += r->ff_p1 - f->passes;
 			leave_lazy(g, g->running[i]);
+		}
 	}
 	SIM_ASSERT(f->n_lazy == 0 && f->lazy_kv == 0 && f->n_win == 0 && f->lazy_kv_win == 0, SIM_NO_TIME,
 		   f->passes);
@@ -361,7 +365,17 @@ void vllm_ff_end_step(struct engine *g, const struct batch *b, int64_t seen)
  * and with hashing at a step's end, the run stops before the block is
  * full (deferring there did not stay identical under async scheduling:
  * 3 of 40 preemption-heavy runs differed, vLLM 0.6 with async on). */
-static int64_t lazy_passes(const struct engine *g, const struct request *r, int64_t P)
+/* k, or x with *cut = why when x is shorter. */
+static int64_t cut_at(int64_t k, int64_t x, enum ff_cut why, enum ff_cut *cut)
+{
+	if (x < k) {
+		*cut = why;
+		return x;
+	}
+	return k;
+}
+
+static int64_t lazy_passes(const struct engine *g, const struct request *r, int64_t P, enum ff_cut *cut)
 {
 	int64_t nc = r->num_computed;
 	if (r->state != REQ_RUNNING || r->ff_sample != P - 1 || r->ff_owes || r->ff_end + 1 < r->ff_p1 ||
@@ -369,19 +383,30 @@ static int64_t lazy_passes(const struct engine *g, const struct request *r, int6
 	    r->stage >= FF_STAGES || (g->ff.replica >= 0 && r->replica != g->ff.replica))
 		return 0;
 	int64_t k = FF_RING - 8;
-	k = min64(k, (int64_t)r->n_blocks * g->block_size - nc);
-	k = min64(k, (int64_t)r->prompt_len + r->output_len - nc - 1);
-	k = min64(k, (int64_t)r->output_len - 1 - r->generated - (P - g->ff.ends));
+	*cut = FF_CUT_RING;
+	k = cut_at(k, (int64_t)r->n_blocks * g->block_size - nc, FF_CUT_BLOCK, cut);
+	k = cut_at(k, (int64_t)r->prompt_len + r->output_len - nc - 1, FF_CUT_LAST, cut);
+	k = cut_at(k, (int64_t)r->output_len - 1 - r->generated - (P - g->ff.ends), FF_CUT_LAST, cut);
 	/* (-2: with hashing at a step's end, it sees the pass after's
 	 * tokens under async scheduling.) */
 	if (g->caching && (!g->cache_at_alloc || r->first_private > r->n_hashed))
-		k = min64(k, (int64_t)(r->n_hashed + 1) * g->block_size - nc - (g->cache_at_alloc ? 1 : 2));
+		k = cut_at(k, (int64_t)(r->n_hashed + 1) * g->block_size - nc - (g->cache_at_alloc ? 1 : 2),
+			   FF_CUT_HASH, cut);
 	/* Below the window (its KV read nc + 1 at P, one more a pass): up to
 	 * the pass that reads the window exactly, so it never crosses. */
 	int64_t w = window_of(g);
 	if (nc + 1 < w)
-		k = min64(k, w - nc);
+		k = cut_at(k, w - nc, FF_CUT_WINDOW, cut);
 	return k;
+}
+
+/* Counts a lazy run of n passes that cut ended (engine_stats.ff_runs). */
+static void count_run(struct engine *g, int64_t n, enum ff_cut cut)
+{
+	g->st.ff_runs[cut]++;
+	g->st.ff_run_passes[cut] += n;
+	int b = 63 - __builtin_clzll((uint64_t)n);
+	g->st.ff_len_hist[b < FF_LEN_BUCKETS ? b : FF_LEN_BUCKETS - 1]++;
 }
 
 /* The explicit set after pass b: what it had (all of running after a
@@ -398,9 +423,11 @@ void vllm_ff_end_pass(struct engine *g, struct batch *b, size_t n_running_before
 		struct request *r = req(g, idx);
 		if (k + PREFETCH_AHEAD < b->len)
 			__builtin_prefetch(req(g, b->idx[k + PREFETCH_AHEAD]));
-		int64_t n = lazy_passes(g, r, P);
+		enum ff_cut cut;
+		int64_t n = lazy_passes(g, r, P, &cut);
 		if (n < 2)
 			continue;
+		count_run(g, n, cut);
 		/* One end of its last run in flight (lazy_passes): pass P - 2. */
 		SIM_ASSERT(r->ff_end >= r->ff_p1 || r->ff_end == P - 2, SIM_NO_TIME, r->ff_end);
 		r->ff_owes = r->ff_end < r->ff_p1;

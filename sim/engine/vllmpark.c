@@ -45,7 +45,7 @@ bool vllm_admit_remote(struct engine *g, size_t idx, int64_t now)
 		return false;
 	reqq_pop_front(&g->waiting);
 	for (int64_t i = 0; i < need; i++)
-		vllm_push_block(r, kvpool_alloc(g->pool));
+		vllm_push_block(g, r, kvpool_alloc(g->pool));
 	r->n_hashed = 0;
 	if (r->first_scheduled_ns < 0)
 		r->first_scheduled_ns = now;
@@ -64,7 +64,7 @@ void vllm_park(struct engine *g, size_t idx, int64_t n_cpu, int64_t now)
 {
 	struct request *r = req(g, idx);
 	for (int64_t i = 0; i < n_cpu; i++)
-		vllm_push_block(r, kvpool_alloc(g->pool));
+		vllm_push_block(g, r, kvpool_alloc(g->pool));
 	int64_t start = g->link_free_ns > now ? g->link_free_ns : now;
 	r->kv_ready_ns = start + llround((double)n_cpu * g->cpu_block_transfer_s * 1e9);
 	g->link_free_ns = r->kv_ready_ns;

@@ -167,7 +167,7 @@ static bool grow_slow(struct engine *g, struct request *r, int64_t tokens)
 	if (need > kvpool_num_free(g->pool))
 		return false;
 	for (int64_t i = 0; i < need; i++)
-		vllm_push_block(r, kvpool_alloc(g->pool));
+		vllm_push_block(g, r, kvpool_alloc(g->pool));
 	return true;
 }
 
@@ -355,7 +355,7 @@ static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget,
 		reqq_pop_front(&g->waiting);
 		for (int64_t i = 0; i < n_gpu; i++) {
 			kvpool_touch(g->pool, hits[i]);
-			vllm_push_block(r, hits[i]);
+			vllm_push_block(g, r, hits[i]);
 		}
 		if (parks) {
 			r->n_hashed = (int32_t)n_gpu;
@@ -364,7 +364,7 @@ static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget,
 		}
 		for (int64_t i = 0; i < n_cpu; i++) {
 			int32_t blk = kvpool_alloc(g->pool);
-			vllm_push_block(r, blk);
+			vllm_push_block(g, r, blk);
 			kvpool_set_hash(g->pool, blk, vllm_block_hash(r, n_gpu + i, g->block_size));
 		}
 		if (!held)

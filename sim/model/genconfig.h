@@ -5,7 +5,9 @@
  * vLLM (ModelConfig.get_diff_sampling_param, under --generation-config
  * auto, its default) takes temperature, top_p, top_k, min_p,
  * repetition_penalty and max_new_tokens from the file; do_sample and the
- * token ids are ignored, a null field is absent. Where the file lives:
+ * token ids are ignored, a null field is absent. max_new_tokens is not
+ * read here: it is the default of a request that sets no max_tokens, and
+ * a benchmark's requests each set theirs. Where the file lives:
  * beside a Hugging Face snapshot's config.json, `generation_config.json`
  * (as transformers' GenerationConfig.from_pretrained finds it); beside a
  * models/<id>.json, `generation_config/<id>.json` (so every .json file

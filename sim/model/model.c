@@ -298,19 +298,29 @@ static int read_weights(const struct reader *r, struct model *m)
 		q = json_object_get(r->cfg, "quantization_config");
 	if (!q)
 		q = json_object_get(r->top, "compression_config");
-	const char *dtype = opt_str(r, "torch_dtype");
-	if (!dtype)
-		dtype = json_string_value(json_object_get(r->top, "torch_dtype"));
-	if (!dtype)
-		dtype = opt_str(r, "dtype");
+	if (q && !json_is_null(q) && !json_is_object(q))
+		return err_set(r->e, "%s: quantization_config: expected an object (with quant_method)", r->path);
+	const char *dkey = "torch_dtype";
+	json_t *dt = field(r, dkey);
+	if (!dt)
+		dt = json_object_get(r->top, dkey);
+	if (!dt)
+		dt = field(r, dkey = "dtype");
+	const char *dtype = json_string_value(dt);
+	/* A dtype servesim does not know is an error, not bf16, unless the
+	 * quantization_config says the precision. */
+	if (dt && !json_is_null(dt) && !json_is_object(q) &&
+	    (!dtype || (strcmp(dtype, "bfloat16") && strcmp(dtype, "float16") && strcmp(dtype, "float32"))))
+		return err_set(r->e, "%s: %s: expected bfloat16, float16 or float32, got '%.40s'", r->path, dkey,
+			       dtype ? dtype : "a value of another type");
 	snprintf(m->weights, sizeof m->weights, "%s",
 		 dtype && !strcmp(dtype, "float16") ? "fp16" : "bf16");
 	if (!json_is_object(q))
 		return 0;
+	static const char methods[] = "fp8, fbgemm_fp8, mxfp4, awq, gptq, compressed-tensors, modelopt or bitsandbytes";
 	const char *method = json_string_value(json_object_get(q, "quant_method"));
 	if (!method)
-		return err_set(r->e, "%s: quantization_config.quant_method: missing; expected fp8, awq, gptq, mxfp4, compressed-tensors, …",
-			       r->path);
+		return err_set(r->e, "%s: quantization_config.quant_method: missing; expected %s", r->path, methods);
 	int64_t bits = json_integer_value(json_object_get(q, "bits"));
 	if (!strcasecmp(method, "fp8") || !strcasecmp(method, "fbgemm_fp8")) {
 		snprintf(m->weights, sizeof m->weights, "fp8");
@@ -361,6 +371,10 @@ static int read_weights(const struct reader *r, struct model *m)
 	} else if (!strcasecmp(method, "bitsandbytes")) {
 		snprintf(m->weights, sizeof m->weights, "%s",
 			 json_is_true(json_object_get(q, "load_in_8bit")) ? "int8" : "int4");
+	} else {
+		/* Its weight bytes would be a guess: say so rather than read bf16. */
+		return err_set(r->e, "%s: quantization_config.quant_method: expected %s, got '%.40s'", r->path, methods,
+			       method);
 	}
 	return 0;
 }

@@ -25,11 +25,6 @@ static const struct perf_curve fa3_hd128 = {
 static const struct perf_curve fa3_hd256 = {
 	6, { 512, 1024, 2048, 4096, 8192, 16384 }, { 0.289, 0.432, 0.543, 0.619, 0.635, 0.649 }
 };
-/* FlashAttention-2 on H100 (same figure): 309, 350, 362, 368, 370, 370:
- * what a non-Hopper-specific kernel reaches on a Hopper-class part. */
-static const struct perf_curve fa2_on_hopper = {
-	6, { 512, 1024, 2048, 4096, 8192, 16384 }, { 0.312, 0.354, 0.366, 0.372, 0.374, 0.374 }
-};
 /* FlashAttention-2 on Ampere/Ada: the shape of the curve above, to the
  * 70% plateau the FA2 paper (arXiv 2307.08691) reports on A100 ("50-73%
  * of the theoretical maximum"). uncertain: no per-length A100 table here. */
@@ -369,65 +364,22 @@ static const struct perf_collective ring_only[] = {
 
 /* vLLM on ROCm: sim/perf/backend_rocm.c (backend_tables.h). */
 
-/* ---- llama.cpp on CUDA ---- */
-static const struct perf_kernel llamacpp_cuda[] = {
-	/* F16 weights go through cuBLAS with FP16 compute (CUBLAS_COMPUTE_16F:
-	 * the FP16-accumulate rate, twice PyTorch's on GeForce). RTX 4090 llama
-	 * 7B F16 pp512 11048 t/s (llama.cpp PR #4766 llama-bench) = 149
-	 * TFLOP/s = 0.45 of the 330 FP16-accumulate peak for the whole pass at
-	 * M = 512 (attention included); 0.478 with M in whole 64/128-row
-	 * tiles (512 pads to none) and the waves meets that point (tested,
-	 * test_steptime.c). */
-	{ .op = KOP_GEMM, .dtype = KDT_16, .gen = KGEN_ANY, .kernel = "cuBLAS FP16 GEMM, FP16 compute (prefill) / mmv (decode)",
-	  .peak = KPEAK_ACC16, .waves = true, .compute_frac = 0.478, .tile_m = 64, .bw_frac = 1.0,
-	  .source = "llama.cpp PR #4766 RTX 4090 F16 pp512 (0.45 of acc16 peak at M=512); GEMV 0.95 of peak = stream (PR #15131)" },
-	/* Quantized weights: MMQ (int8 tensor cores since PR #7676/#7860) for
-	 * prefill, MMVQ for decode. RTX 4090 Q4_0 pp512 7980 t/s (PR #4766) =
-	 * 108 TFLOP/s = 0.16 of the 660 int8 peak; MMQ on tensor cores
-	 * (PR #7676) lifts pp512 1.6x on RTX 3090: 0.26 at M = 512, 0.248
-	 * beyond its former half curve; MMQ picks its token tile (mmq_x) in
-	 * steps of 8 (mmq.cuh), so M pads to 8. Decode: Q8_0 tg128
-	 * 98 t/s x 7.16 GB = 703 GB/s = 0.73 of stream including the
-	 * per-kernel floor below (PR #4766). */
-	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = KGEN_ANY, .kernel = "MMQ (int8 tensor cores) / MMVQ",
-	  .peak = KPEAK_INT8, .waves = true, .compute_frac = 0.248, .tile_m = 8, .bw_frac = 0.90,
-	  .source = "llama.cpp PR #4766 RTX 4090 Q4_0 pp512 x1.6 of PR #7676 (MMQ tensor cores); MMVQ Q8_0 tg128" },
-	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "mul_mat_id (MMQ/MMVQ per expert)",
-	  .peak = KPEAK_INT8, .compute_frac = 0.22, .half = 0, .bw_frac = 0.85, .source = "uncertain: the MMQ row, a little lower" },
-	{ .op = KOP_ATTN_PREFILL, .gen = KGEN_ANY, .kernel = "ggml flash-attention (fattn-mma)",
-	  .curve = &fa2_on_hopper, .compute_frac = 1,
-	  .source = "uncertain: ggml's mma FA kernel taken at FA2-on-H100 fractions (FA3 paper figure)" },
-	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .kernel = "ggml flash-attention (fattn-vec)",
-	  .compute_frac = 0.3, .half = 0, .bw_frac = 0.9, .source = "uncertain: streaming KV read, no table" },
-	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
-};
-/* llama.cpp builds a ggml graph of ~20 nodes a layer (norms, three
- * projections, rope, KV copies, attention, FFN, adds). RTX 4090 7B:
- * F16 tg128 61.03 t/s is 16.4 ms a token against 14.1 ms of weights at
- * 0.95 of 1008 GB/s; Q8_0 98.13 t/s is 10.2 against 7.5 ms: ~2.5 ms a
- * 32-layer step, ~3.5 us a node (PR #4766, before CUDA graphs). */
-#define LLAMACPP_LAUNCH "llama.cpp PR #4766 RTX 4090 tg128 F16/Q8_0 minus bytes/stream: ~2.5 ms per 32-layer step"
-/* That residual is the whole of llama_decode's per-step cost beyond the
- * weights, so the llama.cpp CUDA backend carries no further step overhead
- * (step_overhead_us 0): the device classes' 1,010 us is vLLM's scheduler,
- * fitted to vLLM runs. */
+/* llama.cpp on CUDA: sim/perf/backend_llamacpp_cuda.c (backend_tables.h). */
 
 /* ---- The named roofline: the device-class fallback for a device and
- * engine without a table (llama.cpp on Metal and CPU:
- * sim/perf/backend_metal.c, backend_cpu.c). ---- */
+ * engine without a table. ---- */
 static const struct perf_kernel fallback_only[] = {
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };
 
 static const struct perf_backend backends[] = {
-	{ "vllm-cuda", "vllm", 0, 6, 2, VLLM_LAUNCH, -1, vllm_cuda, N_OF(vllm_cuda), nvlink_coll, N_OF(nvlink_coll) },
-	{ "llama.cpp-cuda", "llama.cpp", 3.5, 15, 5, LLAMACPP_LAUNCH, 0, llamacpp_cuda, N_OF(llamacpp_cuda), ring_only,
-	  N_OF(ring_only) },
-	{ "roofline", "any", 0, 0, 0, "none", -1, fallback_only, N_OF(fallback_only), ring_only, N_OF(ring_only) },
+	{ "vllm-cuda", "vllm", 0, 6, 2, VLLM_LAUNCH, -1, vllm_cuda, N_OF(vllm_cuda), nvlink_coll, N_OF(nvlink_coll), NULL },
+	{ "roofline", "any", 0, 0, 0, "none", -1, fallback_only, N_OF(fallback_only), ring_only, N_OF(ring_only), NULL },
 };
 
 /* The backends of their own files (backend_tables.h). */
 static const struct perf_backend *const other_backends[] = { &perf_backend_vllm_rocm,
+								    &perf_backend_llamacpp_cuda,
 								    &perf_backend_llamacpp_metal,
 								    &perf_backend_llamacpp_cpu };
 

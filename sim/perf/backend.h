@@ -82,6 +82,10 @@ struct perf_kernel {
 	double half;                 /* matmul without tile_m: M tokens at half of compute_frac */
 	double tile_m;               /* matmul: rows of the smallest tile the kernel issues; M pads
 				      * to whole tiles (Hopper WGMMA: 64); 0: the half curve */
+	double vec_m;                /* matmul: up to this many rows the backend runs a mat-vec kernel
+				      * instead (llama.cpp's MMVQ: 8), at vec_frac of the row's peak
+				      * with no tile padding; 0: none */
+	double vec_frac;
 	double fixed_us;             /* decode attention, MoE: fixed time of one call (a layer), on
 				      * top of its bytes at bw_frac of stream */
 	double unit_us;              /* decode attention: time of one (sequence, KV head) work unit's
@@ -129,6 +133,12 @@ struct perf_backend {
 	int n_rows;
 	const struct perf_collective *coll;
 	int n_coll;
+	/* The GEMM rate of quantized weights of this storage type (a GGUF
+	 * name: "q4_0", "q4_k_m", …) on tensor generation gen, relative to
+	 * the row's (fitted to the type its source measured); NULL: 1 for
+	 * every type. For kernels whose speed depends on the type's unpacking
+	 * (llama.cpp's MMQ). */
+	double (*weights_gain)(const char *weights, int gen);
 };
 
 /* The backend an engine ("vllm", "ollama", "llama.cpp") runs on hw: by

@@ -57,5 +57,5 @@ static const struct perf_collective llamacpp_cpu_coll[] = {
 
 const struct perf_backend perf_backend_llamacpp_cpu = {
 	"llama.cpp-cpu", "llama.cpp", 2.0, 15, 6, CPU_LAUNCH, -1,
-	llamacpp_cpu_rows, N_OF(llamacpp_cpu_rows), llamacpp_cpu_coll, N_OF(llamacpp_cpu_coll)
+	llamacpp_cpu_rows, N_OF(llamacpp_cpu_rows), llamacpp_cpu_coll, N_OF(llamacpp_cpu_coll), NULL
 };

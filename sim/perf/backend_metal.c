@@ -113,5 +113,5 @@ static const struct perf_collective llamacpp_metal_coll[] = {
 
 const struct perf_backend perf_backend_llamacpp_metal = {
 	"llama.cpp-metal", "llama.cpp", 5.0, 15, 6, METAL_LAUNCH, 0,
-	llamacpp_metal_rows, N_OF(llamacpp_metal_rows), llamacpp_metal_coll, N_OF(llamacpp_metal_coll)
+	llamacpp_metal_rows, N_OF(llamacpp_metal_rows), llamacpp_metal_coll, N_OF(llamacpp_metal_coll), NULL
 };

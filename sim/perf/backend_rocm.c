@@ -151,5 +151,5 @@ static const struct perf_collective vllm_rocm_coll[] = {
 
 const struct perf_backend perf_backend_vllm_rocm = {
 	"vllm-rocm", "vllm", 0, 6, 2, "launches in the engine overhead model (sim/perf/overhead.c)", -1,
-	vllm_rocm_rows, N_OF(vllm_rocm_rows), vllm_rocm_coll, N_OF(vllm_rocm_coll)
+	vllm_rocm_rows, N_OF(vllm_rocm_rows), vllm_rocm_coll, N_OF(vllm_rocm_coll), NULL
 };

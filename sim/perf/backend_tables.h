@@ -14,6 +14,10 @@
 /* vLLM on ROCm (AMD Instinct CDNA2 / CDNA3): sim/perf/backend_rocm.c. */
 extern const struct perf_backend perf_backend_vllm_rocm;
 
+/* llama.cpp on NVIDIA GPUs (CUDA: MMQ / MMVQ / cuBLAS, ggml flash
+ * attention): sim/perf/backend_llamacpp_cuda.c. */
+extern const struct perf_backend perf_backend_llamacpp_cuda;
+
 /* llama.cpp on Apple Silicon GPUs (Metal): sim/perf/backend_metal.c. */
 extern const struct perf_backend perf_backend_llamacpp_metal;
 

@@ -75,6 +75,7 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->kv_heads_rank = model_kv_heads_per_rank(m, tp);
 	p->weights_quantized = gb.dense < 2;
 	p->low_dtype = w->matmul;
+	p->weights_name = w->name;
 	/* The widest matmul of a layer sets the column tiles of its waves:
 	 * the fused gate/up projection (or the fused QKV when wider). */
 	double ffn = m->n_moe_layers < m->n_layers ? 2 * (double)m->dense_ffn_width : 0;
@@ -122,8 +123,12 @@ void perf_use_engine(struct perf *p, const char *engine)
 	const struct perf_kernel *k = p->k_gemm, *kl = p->k_gemm_low, *km = p->k_moe;
 	p->gemm_cmax = GIVEN(compute_max) || k->fallback ? e->compute_max
 							  : k->compute_frac * clock * peak_gain(hw, k);
+	if (!GIVEN(compute_max) && !k->fallback && b->weights_gain && p->weights_quantized)
+		p->gemm_cmax *= b->weights_gain(p->weights_name, gen);   /* MMQ by GGUF type */
 	p->gemm_half = GIVEN(compute_half_tokens) || k->fallback ? e->compute_half_tokens : k->half;
 	p->gemm_tile = GIVEN(compute_half_tokens) || k->fallback ? 0 : k->tile_m;
+	p->gemm_vec_m = GIVEN(compute_max) || k->fallback ? 0 : k->vec_m;
+	p->gemm_vec_cmax = k->vec_frac * clock * peak_gain(hw, k);
 	p->gemm_bw = GIVEN(bandwidth) || k->fallback ? p->bw * e->bandwidth : stream * k->bw_frac;
 	p->gemm_lp = GIVEN(low_precision_compute) || kl->fallback || k->fallback
 		     ? e->low_precision_compute : kl->compute_frac / k->compute_frac;
@@ -198,6 +203,7 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->gemm_cmax = e->compute_max;
 	q->gemm_half = e->compute_half_tokens;
 	q->gemm_tile = 0;
+	q->gemm_vec_m = 0;
 	q->gemm_bw = p->bw * e->bandwidth;
 	q->gemm_lp = e->low_precision_compute;
 	q->moe_cmax = e->moe_efficiency * e->compute_max;
@@ -304,9 +310,12 @@ static double tile_eff(double m, double tile_m, double tiles_n, double sms)
 
 /* Achieved fraction of peak for a matmul of m rows (tokens): the
  * kernel's large-M fraction times its tile padding and waves, or the
- * scalar model's half curve M / (M + half) where the row has no tile. */
+ * scalar model's half curve M / (M + half) where the row has no tile;
+ * up to gemm_vec_m rows, the backend's mat-vec kernel's own fraction. */
 static double matmul_eff(const struct perf *q, double m, double tiles_n)
 {
+	if (q->gemm_vec_m > 0 && m <= q->gemm_vec_m)
+		return q->gemm_vec_cmax;   /* the backend's mat-vec kernel (MMVQ) */
 	if (q->gemm_tile > 0)
 		return q->gemm_cmax * tile_eff(m, q->gemm_tile, tiles_n, q->sm_count);
 	double e = q->gemm_cmax * m / (m + q->gemm_half);
@@ -628,6 +637,23 @@ static double step_ops(const struct perf *p, const struct perf_step *s, struct p
 	return step;
 }
 
+void perf_ops_breakdown(const struct perf_op *ops, double total, struct perf_breakdown *b)
+{
+	*b = (struct perf_breakdown){
+		.dense = ops[PERF_DENSE].time_s,
+		.experts = ops[PERF_EXPERTS].time_s,
+		.lm_head = ops[PERF_LM_HEAD].time_s,
+		.attn_prefill = ops[PERF_ATTN_PREFILL].time_s,
+		.attn_decode = ops[PERF_ATTN_DECODE].time_s,
+		.elementwise = ops[PERF_ELEMENTWISE].time_s,
+		.allreduce = ops[PERF_ALLREDUCE].time_s,
+		.offload = ops[PERF_OFFLOAD].time_s,
+		.overhead = ops[PERF_OVERHEAD].time_s,
+		.pipeline = ops[PERF_PIPELINE].time_s,
+		.total = total,
+	};
+}
+
 double perf_step_ops(const struct perf *p, const struct perf_step *s, struct perf_op *ops)
 {
 	return step_ops(p, s, ops, NULL);
@@ -647,19 +673,7 @@ double perf_step_time(const struct perf *p, const struct perf_step *s, struct pe
 	struct stepcache_answer a;
 	a.total = step_ops(p, s, ops, c);
 	if (b || memo) {
-		a.b = (struct perf_breakdown){
-			.dense = ops[PERF_DENSE].time_s,
-			.experts = ops[PERF_EXPERTS].time_s,
-			.lm_head = ops[PERF_LM_HEAD].time_s,
-			.attn_prefill = ops[PERF_ATTN_PREFILL].time_s,
-			.attn_decode = ops[PERF_ATTN_DECODE].time_s,
-			.elementwise = ops[PERF_ELEMENTWISE].time_s,
-			.allreduce = ops[PERF_ALLREDUCE].time_s,
-			.offload = ops[PERF_OFFLOAD].time_s,
-			.overhead = ops[PERF_OVERHEAD].time_s,
-			.pipeline = ops[PERF_PIPELINE].time_s,
-			.total = a.total,
-		};
+		perf_ops_breakdown(ops, a.total, &a.b);
 		if (b)
 			*b = a.b;
 		if (memo)

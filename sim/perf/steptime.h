@@ -104,12 +104,15 @@ struct perf {
 	double q_per_kv;             /* query heads per KV head (GQA group): picks the decode row */
 	bool weights_quantized;      /* dense weights below 16 bits (llama.cpp: MMQ) */
 	int low_dtype;               /* the precision's matmul dtype (enum matmul_dtype) */
+	const char *weights_name;    /* the precision's name ("q4_0", "bf16"…; static) */
 
 	/* Kernel efficiencies (perf_init; NULL backend: p->eff's scalars). */
 	const struct perf_backend *backend;
 	const struct perf_kernel *k_gemm, *k_gemm_low, *k_moe, *k_prefill, *k_decode;
 	double gemm_cmax, gemm_half;   /* 16-bit GEMM: fraction of peak at large M, M at half */
 	double gemm_tile;              /* rows M pads to (the kernel's tile); 0: the half curve */
+	double gemm_vec_m, gemm_vec_cmax;  /* up to gemm_vec_m rows: a mat-vec kernel at this fraction
+					    * of peak, unpadded (backend row vec_m); 0: none */
 	double gemm_lp;                /* low-precision GEMM fraction ÷ the 16-bit one */
 	bool gemm_measured;            /* gemm_cmax is 0.95 of the profile's measured GEMM ([arch]
 					* matmul_bf16_tflops), not the kernel row's fraction */
@@ -273,5 +276,9 @@ struct perf_breakdown {
 
 /* The step's duration in seconds; fills *b when not NULL. */
 double perf_step_time(const struct perf *p, const struct perf_step *s, struct perf_breakdown *b);
+
+/* *b of operator rows ops[PERF_N_OPS] (perf_step_ops') and their step's
+ * total. Cannot fail. */
+void perf_ops_breakdown(const struct perf_op *ops, double total, struct perf_breakdown *b);
 
 #endif

@@ -340,7 +340,8 @@ static void timeseries_plots(FILE *f, const struct run_result *res)
 static void cdf_of(const double *v, size_t n, struct xy *out)
 {
 	xy_alloc(out, MAX_POINTS + 2);
-	size_t step = n > MAX_POINTS ? n / MAX_POINTS : 1;
+	/* Rounded up: at most MAX_POINTS points, and the last one. */
+	size_t step = n > MAX_POINTS ? (n + MAX_POINTS - 1) / MAX_POINTS : 1;
 	for (size_t i = 0; i < n; i += step) {
 		out->x[out->n] = v[i] * 1e3;
 		out->y[out->n++] = (double)(i + 1) / (double)n;
