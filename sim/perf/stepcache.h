@@ -38,7 +38,7 @@ enum stepcache_part {
 };
 
 /* Doubles a key holds: a time per operator row, and one more. */
-enum { STEPCACHE_VALS = PERF_N_OPS + 1, STEPCACHE_MAX_SLOTS = 1 << 15 };
+enum { STEPCACHE_VALS = PERF_N_OPS + 1, STEPCACHE_MAX_SLOTS = 1 << 13 };
 
 struct stepcache_stats {
 	int64_t hits, misses;        /* part lookups */
@@ -72,7 +72,9 @@ struct stepcache_answer {
  * bounded table: a step that recurs, as a lone request's decodes do from
  * one request to the next, is computed once). When not found, s has
  * taken the slot and the caller fills the answer before the next
- * stepcache_step (stepcache_slot calls leave it in place). */
+ * stepcache_step (stepcache_slot calls leave it in place). NULL (not
+ * found, nothing to fill) while the table rests: after a window of
+ * lookups that mostly missed, it is skipped for a while. */
 struct stepcache_answer *stepcache_step(struct stepcache *c, const struct perf_step *s, bool *found);
 
 void stepcache_stats(const struct stepcache *c, struct stepcache_stats *out);
