@@ -171,17 +171,17 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	double n = (double)c->n_exps;
 	print_message("cv (linearized) ttft %.1f%%  itl %.1f%%  e2e %.1f%%\n", 100 * err[0] / n,
 		      100 * err[1] / n, 100 * err[2] / n);
-	/* The issue's goals are 15 / 7 / 7 %. Measured 11.1 / 8.5 / 8.5 %
-	 * here, 10.5 / 8.4 / 8.4 % by crossval.py's re-simulated folds (they
-	 * refit 0-153 us against the shipped 80): TTFT meets its goal and is
+	/* The issue's goals are 15 / 7 / 7 %. Measured 10.7 / 8.2 / 8.2 %
+	 * here, 10.6 / 8.3 / 8.2 % by crossval.py's re-simulated folds (they
+	 * refit 0-87 us against the shipped 0): TTFT meets its goal and is
 	 * held to it; ITL and E2E miss by what the over-charged mixed steps
-	 * leave (the small per-layer kernels lengthen the large models'
-	 * already long steps: 6.7 % before them, the folds' remainder then
-	 * standing in for them; docs/engine-vllm.md). Bounds: the measured
-	 * figures plus noise. */
+	 * leave (docs/engine-vllm.md, with the A/B against a flat remainder in
+	 * place of the small kernels: 9.7 / 7.4 / 7.4 %). The ITL and E2E
+	 * bounds are regression bounds, not goals: the measured figures plus
+	 * 0.2 points of noise. */
 	assert_true(err[0] / n <= 0.15);
-	assert_true(err[1] / n <= 0.0865);
-	assert_true(err[2] / n <= 0.0865);
+	assert_true(err[1] / n <= 0.0840);
+	assert_true(err[2] / n <= 0.0840);
 }
 
 static void h100_runs_meet_the_goals(void **state)
@@ -233,20 +233,21 @@ static void h100_runs_meet_the_goals(void **state)
 	print_message("MAPE ttft %.3f%%  itl %.3f%%  e2e %.3f%%\n", 100 * sum_ttft / n, 100 * sum_itl / n,
 		      100 * sum_e2e / n);
 	/* In sample the issue asks 13 / 5 / 5 % (issue 18: TTFT <= 10 %).
-	 * Measured 10.78 / 7.80 / 7.78 % with the small per-layer kernels
-	 * (perf/elementwise.c, from kernel timings) and the one engine-level
-	 * term fitted to these runs, vLLM V1's 80 us per-step remainder
-	 * (perf/overhead.c, crossval.py's "fit on all 15 runs"); 9.5 / 9.8 /
-	 * 9.7 % before either (main at 20:45 UTC). ITL and E2E miss 5 %:
-	 * the mixed steps and Scout's mid-batch steps are over-charged (70B
-	 * codegen +18 %, Scout roleplay +16 % ITL) while decode-only steps of
-	 * the small models are short (Llama-2-7B codegen -11 %;
-	 * docs/engine-vllm.md). These bounds guard against regression from
-	 * there, with 0.02 points for floating-point and platform noise;
-	 * TTFT is held to the goal. */
+	 * Measured 10.55 / 7.98 / 7.96 % with the small per-layer kernels at
+	 * their in-graph floors (perf/elementwise.c: gpu-benches' 1.26 us a
+	 * kernel in a CUDA graph plus each kernel's work from nm-vllm#332) and
+	 * no engine-level remainder (perf/overhead.c: crossval.py's "fit on
+	 * all 15 runs" gives 0 us; 10.78 / 7.80 / 7.78 % with the former
+	 * floors and 80 us). TTFT is held to issue 11's goal. The ITL and E2E
+	 * bounds are regression bounds, not goals: the figures measured now
+	 * plus 0.02 points for floating-point and platform noise. They miss 5 %
+	 * by what the step model leaves: the mixed steps and Scout's
+	 * mid-batch steps are over-charged (70B codegen, Scout roleplay
+	 * +11..+18 % ITL) while decode-only steps of the small models are short
+	 * (Llama-2-7B codegen -11 %; docs/engine-vllm.md). */
 	assert_true(sum_ttft / n <= 0.13);
-	assert_true(sum_itl / n <= 0.0782);
-	assert_true(sum_e2e / n <= 0.0780);
+	assert_true(sum_itl / n <= 0.0800);
+	assert_true(sum_e2e / n <= 0.0798);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }

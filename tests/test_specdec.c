@@ -40,8 +40,11 @@ static void gain_at_low_load_shrinks_and_turns_to_loss(void **state)
 {
 	(void)state;
 	/* Llama-3.1-8B on H100 with a Llama-3.2-1B drafter, k = 3, 0.7 per
-	 * token. Measured TPOT speed-ups 1.26, 1.21, 1.20, 0.94 at 1, 16, 64,
-	 * 256 streams (one closed batch each): at one stream the 4-token verify costs what one token
+	 * token. Simulated TPOT speed-ups 1.24, 1.19, 1.19, 0.92 at 1, 16, 64,
+	 * 256 streams (one closed batch each; 1.26 ... 0.94 before the small
+	 * kernels' in-graph floors, which the drafter's steps pay too, and
+	 * before vLLM V1's 80 us per-step remainder, which a verify step
+	 * spread over 2.5 tokens, fitted to 0): at one stream the 4-token verify costs what one token
 	 * does (weights read once) and 2.5 tokens come out; at 256 streams the
 	 * verify is 1,024 tokens of compute-bound matmuls. */
 	static const int conc[] = { 1, 16, 64, 256 };
@@ -51,7 +54,7 @@ static void gain_at_low_load_shrinks_and_turns_to_loss(void **state)
 		double spec = tpot_at(conc[i], DRAFT, "engine.speculative_acceptance=0.7");
 		gain[i] = base / spec;
 	}
-	assert_true(gain[0] > 1.25);
+	assert_true(gain[0] > 1.2);
 	for (int i = 1; i < 4; i++)
 		assert_true(gain[i] < gain[i - 1] + 0.01);   /* never grows with the batch */
 	assert_true(gain[3] < 1.0);                          /* a loss at 256 streams */

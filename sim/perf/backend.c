@@ -239,6 +239,13 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * H100 SXM FA2 GQA table (64 sequences, 64 query / 8 KV heads, page
 	 * 256: 21.1, 23.0, 28.8, 43.6 us at 9-65 MiB) is 20.7, 23.8, 29.9,
 	 * 42.1 us on this GQA row, within 4%. */
+	/* The 13.7 us and launches: PR #63's table times one call at a time
+	 * (its timer unnamed; the repo's benchmarks use triton's do_bench,
+	 * which flushes the L2 before each call, so the host has launched the
+	 * call before the GPU reaches it). No host launch cost is in it, only
+	 * the GPU's own per-kernel floor, which a graph-replayed step pays too
+	 * (1.26 us in a graph, te42kyfo/gpu-benches h200_graph.txt; eager back
+	 * to back 2.43 us is the host's rate, h200.txt): nothing subtracted. */
 	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .group_min = 2, .kernel = "FlashAttention-3 paged decode (split-KV, GQA packed)",
 	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.918,
 	  .source = "vllm-project/flash-attention PR #63 H100 batch-1 GQA decode: 13.7 us + bytes at 2.75 TB/s (0.918 of stream); "

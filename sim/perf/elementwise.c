@@ -17,19 +17,32 @@
  * down (vllm-project/vllm#19830: the native, Inductor-fused path is the
  * fastest of its configurations); the quantization of the attention
  * output before o_proj stays a kernel of its own.
- * Floors, in a CUDA-graph decode step on an H100 (torch profiler inside
- * the replayed graph, neuralmagic/nm-vllm#332, Llama-3-8B FP8: 1 us
- * resolution): rms_norm_kernel 4.0 us, rotary_embedding_kernel 96 us for
- * 32 layers (3.0 a call), scaled_fp8_quant_kernel 256 us for 128 calls
- * (2.0), the embedding's indexSelectSmallIndex 2.0 us. Checks: a fused
- * residual add + RMSNorm Triton kernel takes 4.11 us, flat up to 512
- * tokens, in NVIDIA/Megatron-LM#6463's decode profile (TE's RMSNorm
- * alone 2.9 us, the add 1.5); silu_and_mul at batch 64 on an H100 is 75
- * us a step over 32 layers, 2.34 us a call (NVIDIA/TensorRT-LLM#12496's
- * PyTorch-backend profile of Llama-3.1-8B FP8). The KV write and the
- * activation: estimate 2.0 us, the quantization kernel's floor (each is a
- * single elementwise pass of the same size class; no in-graph timing of
- * reshape_and_cache_flash found).
+ * Floors, in a CUDA-graph decode step on an H100: one kernel's place on
+ * the replayed graph's timeline, which is its duration plus the gap to
+ * the next. The trivial kernel's: 1.26 us, te42kyfo/gpu-benches
+ * gpu-small-kernels/h200_graph.txt (commit c35574e; H200, the H100's
+ * GH100 die and L2), row "4096 64kB": a streaming scale kernel of 64 kB
+ * captured 10,000 times in one graph, best block size 52 GB/s (checks:
+ * a100_80_graph.txt 49 GB/s, 1.34 us; the same kernel launched eagerly
+ * back to back, h200.txt row "4096 64kB", 27 GB/s, 2.43 us: that is the
+ * host's cudaLaunchKernel rate, which overhead.c charges eager steps, not
+ * a GPU floor). What each kernel does beyond a trivial one: the CUPTI
+ * durations inside the replayed graph of neuralmagic/nm-vllm#332 (its
+ * fix makes the torch profiler see kernels in CUDA graphs; Llama-3-8B
+ * FP8, 1 us resolution), less its trivial kernels' 1.0 us (FillFunctor
+ * 2 us over 2 calls, DtoD memcpy 5 over 5): rms_norm_kernel 4.0 (its
+ * reduction: +3.0), rotary_embedding_kernel 96 us for 32 layers (3.0:
+ * the cos/sin gather, +2.0), scaled_fp8_quant_kernel 256 us for 128
+ * calls (2.0: +1.0), the embedding's indexSelectSmallIndex 2.0 (+1.0).
+ * So nm-vllm's figures are in-graph durations, not eager timings, and a
+ * graph adds ~0.26 us a kernel to them. Checks: a fused residual add +
+ * RMSNorm Triton kernel takes 4.11 us, flat up to 512 tokens, in
+ * NVIDIA/Megatron-LM#6463's decode profile (TE's RMSNorm alone 2.9 us,
+ * the add 1.5); silu_and_mul at batch 64 on an H100 is 75 us a step over
+ * 32 layers, 2.34 us a call (NVIDIA/TensorRT-LLM#12496's PyTorch-backend
+ * profile of Llama-3.1-8B FP8). The KV write (a scatter by slot mapping)
+ * and the activation: estimate +1.0, the gather's and the quantization's
+ * extra (no in-graph timing of reshape_and_cache_flash found).
  * Bytes: the fused RMSNorm + FP8 quantization of sgl-project/sglang#32994
  * (H100, hidden 4096, cold L2): 13.4 us at 2,048 tokens to 94.1 us at
  * 16,384, 80.7 us for 176 MB more, 2.18 TB/s = 0.727 of the H100's 3.0
@@ -40,9 +53,11 @@
  * at hidden 5120); #12496's silu_and_mul moves 5.5 MB at batch 64 in
  * 2.34 us, less than the 2.5 us those bytes take from HBM at 0.727. The
  * half: estimate (no L2-residency measurement found). */
-#define H100_SMALL_KERNELS                                                                    \
-	.floor_us = { [EW_NORM] = 4.0, [EW_ROPE] = 3.0, [EW_KV_WRITE] = 2.0, [EW_ACT] = 2.0,        \
-		      [EW_QUANT] = 2.0, [EW_EMBED] = 2.0 },                                         \
+#define GRAPH_KERNEL_US 1.26 /* gpu-benches h200_graph.txt, row "4096 64kB" */
+#define H100_SMALL_KERNELS                                                                         \
+	.floor_us = { [EW_NORM] = GRAPH_KERNEL_US + 3.0,     [EW_ROPE] = GRAPH_KERNEL_US + 2.0,    \
+		      [EW_KV_WRITE] = GRAPH_KERNEL_US + 1.0, [EW_ACT] = GRAPH_KERNEL_US + 1.0,     \
+		      [EW_QUANT] = GRAPH_KERNEL_US + 1.0,    [EW_EMBED] = GRAPH_KERNEL_US + 1.0 }, \
 	.bw_frac = 0.727, .l2_keep_frac = 0.5
 
 static const struct ew_row rows[] = {
@@ -50,9 +65,10 @@ static const struct ew_row rows[] = {
 	  .kernel = "fused add+RMSNorm, rotary, reshape_and_cache_flash, silu_and_mul "
 		    "(Inductor/CUDA)",
 	  H100_SMALL_KERNELS,
-	  .source = "floors in a CUDA graph on H100: nm-vllm #332 profile (RMSNorm 4.0, "
-		    "rotary 3.0, FP8 quant 2.0 us; KV write, SiLU estimate 2.0); bytes at "
-		    "0.727 of stream past half the L2: sglang #32994 H100 table" },
+	  .source = "floors in a CUDA graph on H100: 1.26 us a kernel (gpu-benches "
+		    "h200_graph.txt, 64 kB) + each kernel's work in nm-vllm #332's in-graph "
+		    "profile (RMSNorm +3.0, rotary +2.0, FP8 quant +1.0 us; KV write, SiLU "
+		    "estimate +1.0); bytes at 0.727 of stream past half the L2: sglang #32994" },
 	/* vLLM on ROCm runs the same layer (its own RMSNorm, rotary and cache
 	 * kernels, or AITER's). estimate: CUDA's floors and streaming share
 	 * (no in-graph timing of these kernels on an MI300X found); with

@@ -6,13 +6,14 @@
  * activation (silu_and_mul), for FP8 models the activation quantization
  * that no norm or activation absorbs, and the embedding lookup once a step.
  *
- * Each kernel costs a floor (its latency inside a CUDA graph at a few
- * tokens: launch, ramp, one reduction, tail) plus its bytes at a
+ * Each kernel costs a floor (its place on a replayed CUDA graph's
+ * timeline at a few tokens: the in-graph launch gap, ramp, one reduction,
+ * tail; never below a trivial kernel's in a graph) plus its bytes at a
  * streaming fraction of the device's stream bandwidth, where the bytes
  * that fit in a share of the L2 (half, on vLLM CUDA) cost nothing beyond the floor (the input was
  * just written by the producing kernel; the output is written back
  * later). So at decode batch sizes a layer's small kernels are a fixed
- * ~15 us on an H100, and at prefill chunk sizes they stream.
+ * ~16.5 us on an H100, and at prefill chunk sizes they stream.
  *
  * Rows are per backend, looked up by the backend's name; a backend
  * without a row (llama.cpp's, whose per-node floor in backend.c already

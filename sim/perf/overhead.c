@@ -94,7 +94,13 @@ static const struct overhead_profile profiles[] = {
 	  /* An eager (torch.compile'd, not graphed) kernel launch: 6.8-9.1 us
 	   * of host time per Inductor kernel (CachingAutotuner.run, 0 to 19
 	   * arguments), of which cuLaunchKernel itself is 3.0 us
-	   * (meta-pytorch/tritonbench#1017, GB200); 7 us. */
+	   * (meta-pytorch/tritonbench#1017, GB200); 7 us. Check on the raw
+	   * launch: a trivial kernel launched back to back from C++ takes 2.43
+	   * us a kernel on an H200 (te42kyfo/gpu-benches gpu-small-kernels/
+	   * h200.txt, row "4096 64kB", 27 GB/s), 1.26 us captured in a graph
+	   * (h200_graph.txt, elementwise.c's in-graph floor). This host cost is
+	   * the one place an eager step pays launches; the GPU side of a
+	   * kernel is the step model's rows, graph or not. */
 	  .kernel_launch_us = 7,
 	  /* --enforce-eager also turns torch.compile off: every op goes through
 	   * PyTorch's eager dispatcher. Estimate 20 us a kernel, 200 us a
@@ -166,19 +172,17 @@ static const struct overhead_profile profiles[] = {
 	   * elementwise.c), per step, never hidden. Fitted to the 15 H100
 	   * runs of ../shared/calibration (vLLM 0.15.1) by crossval.py's "fit
 	   * on all 15 runs" (least squares of TTFT, ITL and E2E over their
-	   * goals, on a grid of the remainder): 76 us, shipped as 80 us a step
-	   * (the objective is flat there); a per-sequence
-	   * term and a request-path remainder fit to 0 and are not shipped.
-	   * It stands for what no component measurement covers: the GPU idle
-	   * between steps beyond #11133's 160 us prototype figure,
-	   * _prepare_inputs / _update_states / _bookkeeping_sync where they
-	   * outrun the GPU, the penalties path's CPU side (vllm-project/vllm
-	   * #47540), and the step model's own error (docs/engine-vllm.md "The
-	   * engine-level remainder"). Leave-one-family-out, each fold refitting
-	   * this term alone: 0-125 us by fold, cv TTFT 10.5%, ITL 8.4%, E2E
-	   * 8.4% (tests/accuracy/vllm_h100.py --cross-validate, main of 20:45). A hardware
+	   * goals, on a grid of the remainder): 0 us, the grid's edge, since
+	   * the small kernels' in-graph floors (elementwise.c: gpu-benches'
+	   * 1.26 us a kernel in a graph plus each kernel's own work) carry
+	   * what the former 80 us stood for; the objective is flat (67.7 at 0,
+	   * 68.1 at 80). The per-sequence term and the request path's
+	   * remainder fit to 0 too. Leave-one-family-out, each fold refitting
+	   * this term alone: 0-87 us by fold, cv TTFT 10.6%, ITL 8.3%, E2E
+	   * 8.2% (tests/accuracy/vllm_h100.py --cross-validate, main of 23:30
+	   * UTC; docs/engine-vllm.md "The engine-level remainder"). A hardware
 	   * profile's [efficiency] step_overhead_us replaces it. */
-	  .request_overhead_ms = 0, .step_overhead_us = 80, .step_overhead_per_seq_us = 0,
+	  .request_overhead_ms = 0, .step_overhead_us = 0, .step_overhead_per_seq_us = 0,
 	  .source = "vLLM V1 (EngineCore + AsyncLLM), v0.11 onwards" },
 	/* vLLM V0 (LLMEngine) before v0.6: schedule(), _prepare_model_input
 	 * (no persistent batch: rebuilt each step), sampling and
