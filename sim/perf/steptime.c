@@ -671,18 +671,22 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 double perf_step_time(const struct perf *p, const struct perf_step *s, struct perf_breakdown *b)
 {
 	struct stepcache *c = stepcache_for(p->cache, p) ? p->cache : NULL;
-	double total;
-	if (c && stepcache_step_get(c, s, &total, b))
-		return total;
-	struct perf_op ops[PERF_N_OPS];
-	struct perf_breakdown bd;
-	total = step_ops(p, s, ops, c);
-	if (b || c) {
-		perf_ops_breakdown(ops, total, &bd);
+	bool found = false;
+	struct stepcache_answer *memo = c ? stepcache_step(c, s, &found) : NULL;
+	if (found) {
 		if (b)
-			*b = bd;
-		if (c)
-			stepcache_step_put(c, s, total, &bd);
+			*b = memo->b;
+		return memo->total;
 	}
-	return total;
+	struct perf_op ops[PERF_N_OPS];
+	struct stepcache_answer a;
+	a.total = step_ops(p, s, ops, c);
+	if (b || memo) {
+		perf_ops_breakdown(ops, a.total, &a.b);
+		if (b)
+			*b = a.b;
+		if (memo)
+			*memo = a;   /* step_ops made no other call on c's whole steps */
+	}
+	return a.total;
 }
