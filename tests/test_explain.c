@@ -183,6 +183,8 @@ static void batch_rows_are_the_engines_step(void **state)
 			sum += want;
 		}
 		assert_true(num(row(ex, "step overhead"), "time_ms") > 0);
+		if (strstr(set, "num_gpu=20"))   /* 20 of llama-3.1-8b's 32 layers on the GPU */
+			assert_double_rel(num(ex, "device_layer_share"), 20.0 / 32, 1e-12);
 		assert_double_rel(num(ex, "step_ms"), sum, 1e-9);
 		json_decref(run);
 		json_decref(ex);

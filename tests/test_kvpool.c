@@ -292,6 +292,44 @@ static void property_random_ops(void **state)
 	kvpool_destroy(p);
 }
 
+/* Without a CPU tier a private hash's value is read by nobody before it
+ * is published: a stand-in, named at publishing, is found under the real
+ * hash and only there; naming leaves blocks without a private hash alone.
+ * With a CPU tier the pool says it reads them (the values go there). */
+static void private_stand_in_named_at_publish(void **state)
+{
+	(void)state;
+	struct kvpool *t = kvpool_create(5, 4);
+	assert_true(kvpool_reads_private_hashes(t));
+	kvpool_destroy(t);
+	struct kvpool *p = kvpool_create(6, 0);
+	assert_false(kvpool_reads_private_hashes(p));
+	int32_t a = kvpool_alloc(p), b = kvpool_alloc(p), c = kvpool_alloc(p), d = kvpool_alloc(p);
+	kvpool_set_private_hash(p, a, 1);
+	kvpool_set_private_hash(p, b, 1);          /* the same stand-in: no clash, not in the table */
+	kvpool_set_hash(p, c, 0x63);
+	assert_int_equal(kvpool_lookup(p, 1), -1);
+	kvpool_name_private(p, a, 0x61);
+	kvpool_name_private(p, c, 0x77);           /* a shared hash: left alone */
+	kvpool_name_private(p, d, 0x78);           /* no hash: left alone */
+	kvpool_publish(p, a);
+	kvpool_publish(p, d);
+	assert_int_equal(kvpool_lookup(p, 0x61), a);
+	assert_int_equal(kvpool_lookup(p, 0x63), c);
+	assert_int_equal(kvpool_lookup(p, 0x77), -1);
+	assert_int_equal(kvpool_lookup(p, 0x78), -1);
+	assert_int_equal(kvpool_lookup(p, 1), -1);
+	kvpool_name_private(p, a, 0x62);           /* published: no longer private, kept */
+	assert_int_equal(kvpool_lookup(p, 0x61), a);
+	assert_int_equal(kvpool_lookup(p, 0x62), -1);
+	/* The unnamed one still orders the free queue as a hashed block:
+	 * released after d (no hash), it is taken after it. */
+	kvpool_release(p, b);
+	kvpool_release(p, d);
+	assert_int_equal(kvpool_alloc(p), d);
+	kvpool_destroy(p);
+}
+
 /* A private hash orders the free queue as a hash does and goes to the
  * CPU tier when evicted, but no lookup finds it until it is published;
  * published, it is found as kvpool_set_hash would have made it. */
@@ -499,6 +537,7 @@ int main(void)
 		cmocka_unit_test(set_hash_keeps_first),
 		cmocka_unit_test(property_random_ops),
 		cmocka_unit_test(private_hash_hidden_until_published),
+		cmocka_unit_test(private_stand_in_named_at_publish),
 		cmocka_unit_test(order_equals_explicit_queue),
 		cmocka_unit_test(back_queue_compacts_in_order),
 	};

@@ -237,7 +237,8 @@ static void flags_equal_keys(void **state)
 
 /* --save-result --append-result twice: one file holding two results, as
  * vLLM's serve.py writes it, which servesim's own reader takes back as two
- * observations. */
+ * observations. The --result-dir is made first, parents too (serve.py's
+ * os.makedirs). */
 static void save_and_append(void **state)
 {
 	(void)state;
@@ -246,13 +247,13 @@ static void save_and_append(void **state)
 	struct cmd_result r;
 	for (int i = 0; i < 2; i++) {
 		run_cmd(&r, "'%s' run --model llama-3.2-1b --num-prompts 10 --request-rate %d --save-result --append-result "
-			    "--result-dir '%s' --result-filename res.json --label mine --metadata gpu=h100 >/dev/null",
+			    "--result-dir '%s/a/b' --result-filename res.json --label mine --metadata gpu=h100 >/dev/null",
 			SERVESIM_BIN, 4 + 4 * i, dir);
 		assert_int_equal(r.status, 0);
 		cmd_result_free(&r);
 	}
 	char path[256];
-	snprintf(path, sizeof path, "%s/res.json", dir);
+	snprintf(path, sizeof path, "%s/a/b/res.json", dir);
 	struct runobs_set set = { 0 };
 	struct runobs_opts o = { .hardware = "h100-sxm" };
 	struct err e;

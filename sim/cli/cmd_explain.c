@@ -237,6 +237,10 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 		json_object_set_new(o, "backend", json_string(p->backend ? p->backend->name : "ideal"));
 		json_object_set_new(o, "step_ms", json_real(total * 1e3));
 		json_model_defaults(o, &m);
+		if (sm.cpu_part) {   /* a llama.cpp server's num_gpu split */
+			json_object_set_new(o, "device_layer_share", json_real(sm.dev_part ? sm.dev_frac : 0));
+			json_object_set_new(o, "cpu_hardware", json_string(sm.cpu.hw->id));
+		}
 		return cli_print_json(o);
 	}
 	printf("One step of %s on %s (%s weights, tensor parallel %lld, pipeline parallel %lld): %lld tokens, %lld prefill chunk%s, %lld decode%s\n",
@@ -246,6 +250,10 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 	printf("%s\n", ideal ? "datasheet peaks, efficiencies 1, no overhead" :
 			       "achievable efficiencies of the profile");
 	print_model_defaults(&m);
+	if (sm.cpu_part)
+		printf("layers split (num_gpu): %.0f%% of the repeating layers on %s, the rest on %s, the LM head on %s;\n"
+		       "each per-layer row blends the two parts, its bound and fraction of peak the device's\n",
+		       100 * (sm.dev_part ? sm.dev_frac : 0), hw.id, sm.cpu.hw->id, sm.output_on_dev ? hw.id : sm.cpu.hw->id);
 	if (sc->engine.pipeline_parallel_size > 1) {
 		double mb = fmin((double)sc->engine.pipeline_parallel_size, (double)step.seqs);
 		printf("pipeline: rows are one microbatch (1/%.0f of the batch) through all %lld stages, each stage's GPU doing 1/%lld of them;\n"

@@ -55,6 +55,9 @@ int vllmflags_save_result(const struct vllm_out *o, json_t *result, const struct
 		snprintf(name, sizeof name, "%s-%sqps%s-%s-%s.json", label, rate, conc, base ? base + 1 : model_id, dt);
 	}
 	char path[2048];
+	/* vLLM: os.makedirs(result_dir, exist_ok=True). */
+	if (o->result_dir && wholefile_mkdirs(o->result_dir, e))
+		return -1;
 	if (o->result_dir)
 		snprintf(path, sizeof path, "%s/%s", o->result_dir, name);
 	else

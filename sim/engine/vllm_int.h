@@ -204,6 +204,10 @@ uint64_t vllm_block_hash(const struct request *r, int64_t j, int64_t bs);
 int64_t vllm_lookup_prefix(struct engine *g, const struct request *r, int32_t *gpu,
 			   int64_t *n_gpu, int64_t max_blocks);
 
+/* vllmblocks.c. Makes r's private blocks findable (a preemption: it may
+ * come back for them), each under its real hash. */
+void vllm_publish_blocks(struct engine *g, struct request *r);
+
 /* vllmblocks.c. The first block of r that only r itself could ever hit
  * (its own_key's, outside a conversation, never preempted), or INT64_MAX
  * when every block may be shared. */

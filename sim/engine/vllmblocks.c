@@ -79,15 +79,29 @@ void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
 		return;
 	int64_t full = tokens / g->block_size;
 	int64_t priv = r->first_private;
+	/* A private block's hash is read only when a preemption publishes it
+	 * (vllm_publish_blocks names it then), unless a CPU tier takes it at
+	 * eviction: a stand-in spares the hashing of every private block. */
+	bool stand_in = !kvpool_reads_private_hashes(g->pool);
 	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++) {
-		uint64_t h = vllm_block_hash(r, j, g->block_size);
 		if (j >= priv)
-			kvpool_set_private_hash(g->pool, r->blocks[j], h);
+			kvpool_set_private_hash(g->pool, r->blocks[j],
+						stand_in ? 1 : vllm_block_hash(r, j, g->block_size));
 		else
-			kvpool_set_hash(g->pool, r->blocks[j], h);
+			kvpool_set_hash(g->pool, r->blocks[j], vllm_block_hash(r, j, g->block_size));
 	}
 	if (full > r->n_hashed)
 		r->n_hashed = (int32_t)(full < r->n_blocks ? full : r->n_blocks);
+}
+
+void vllm_publish_blocks(struct engine *g, struct request *r)
+{
+	bool named = kvpool_reads_private_hashes(g->pool);
+	for (int32_t j = 0; j < r->n_hashed; j++) {
+		if (!named && j >= r->first_private)
+			kvpool_name_private(g->pool, r->blocks[j], vllm_block_hash(r, j, g->block_size));
+		kvpool_publish(g->pool, r->blocks[j]);
+	}
 }
 
 void vllm_free_blocks(struct engine *g, struct request *r)

@@ -107,8 +107,7 @@ static void preempt_at(struct engine *g, size_t pos)
 	g->n_running--;
 	/* Its private blocks become findable: it may hit them when it is
 	 * scheduled again. */
-	for (int32_t j = 0; j < r->n_hashed; j++)
-		kvpool_publish(g->pool, r->blocks[j]);
+	vllm_publish_blocks(g, r);
 	vllm_free_blocks(g, r);
 	r->num_computed = 0;
 	r->state = REQ_WAITING;

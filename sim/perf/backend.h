@@ -86,6 +86,8 @@ struct perf_kernel {
 				      * instead (llama.cpp's MMVQ: 8), at vec_frac of the row's peak
 				      * with no tile padding; 0: none */
 	double vec_frac;
+	double vec_bw_frac;          /* … and the mat-vec kernel's fraction of the stream (0: bw_frac,
+				      * which is then the tiled kernel's) */
 	double fixed_us;             /* decode attention, MoE: fixed time of one call (a layer), on
 				      * top of its bytes at bw_frac of stream */
 	double unit_us;              /* decode attention: time of one (sequence, KV head) work unit's

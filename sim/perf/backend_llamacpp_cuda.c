@@ -85,6 +85,14 @@ static const struct perf_curve ggml_fa_ampere_ada = {
  * 1.4 ms more a token, 10 TOPS, 0.036 of the 284.7 INT8 peak; set so
  * the step model meets microbatch 8. Ada takes the same fraction
  * (uncertain: no Ada microbatch table of MMVQ was found). */
+/* MMQ at 9 to ~64 tokens reads and unpacks every weight tile whatever
+ * the tokens, at less than MMVQ's stream: RTX 4090 Q4_0 pp512 at
+ * microbatch 10 … 16 (llama.cpp PR #15131, FlashAttention off, its PR
+ * column: 1216.63, 1340.94, 1460.17, 1564.21, 1684.51, 1785.59, 1930.50
+ * t/s) is a flat 8.2-8.3 ms a microbatch, the weights at about 0.69 of
+ * the stream after the per-node floor; set so the step model meets
+ * microbatch 16. MMVQ keeps the 0.90 of PR #4766's tg128. */
+#define MMQ_BW 0.69
 #define MMVQ_MAX_BATCH 8
 #define MMVQ_FRAC 0.0345
 
@@ -100,21 +108,24 @@ static const struct perf_kernel llamacpp_cuda_rows[] = {
 	  .peak = KPEAK_ACC16, .waves = true, .compute_frac = 0.478, .tile_m = 64, .bw_frac = 1.0,
 	  .source = "llama.cpp PR #4766 RTX 4090 F16 pp512 (0.45 of acc16 peak at M=512); GEMV 0.95 of peak = stream (PR #15131)" },
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_AMPERE, .kernel = "MMQ (int8 mma.sync, sm80) / MMVQ",
-	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_AMPERE, .tile_m = 8, .bw_frac = 0.90,
-	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC,
-	  .source = "llama.cpp PR #7676 RTX 3090 Q5_0 pp512 (ub 512) 3654.78 t/s: 0.193 of the INT8 peak; MMVQ Q8_0 tg128 (PR #4766)" },
+	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_AMPERE, .tile_m = 8, .bw_frac = MMQ_BW,
+	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
+	  .source = "llama.cpp PR #7676 RTX 3090 Q5_0 pp512 (ub 512): 0.193 of the INT8 peak; MMQ stream 0.69 (PR #15131 ub 10-16); "
+		    "MMVQ at 1-8 tokens 0.0345 of INT8 (PR #15802 RTX 3090 ub 1-8), stream 0.90 (PR #4766 tg128)" },
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_ADA, .kernel = "MMQ (int8 mma.sync, sm89) / MMVQ",
-	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = 0.90,
-	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC,
-	  .source = "llama.cpp PR #7676 RTX 4090 Q4_0 pp512 (ub 512) 10358.75 t/s: 0.235 of the INT8 peak; MMVQ Q8_0 tg128 (PR #4766)" },
+	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = MMQ_BW,
+	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
+	  .source = "llama.cpp PR #7676 RTX 4090 Q4_0 pp512 (ub 512): 0.235 of the INT8 peak; MMQ stream 0.69 (PR #15131 ub 10-16); "
+		    "MMVQ at 1-8 tokens 0.0345 of INT8 (PR #15802 RTX 3090 ub 1-8), stream 0.90 (PR #4766 tg128)" },
 	/* Hopper, Blackwell (and any later part): the same mma.sync kernel;
 	 * no llama-bench MMQ table on an H100 / B200 was found, so Ada's
 	 * fraction of the quoted INT8 peak, which on Hopper and datacenter
 	 * Blackwell only wgmma / tcgen05 reach: uncertain, likely fast. */
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = KGEN_ANY, .kernel = "MMQ (int8 mma.sync) / MMVQ",
-	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = 0.90,
-	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC,
-	  .source = "uncertain: Ada's MMQ fraction (PR #7676 RTX 4090) of a peak only wgmma/tcgen05 reach; MMVQ Q8_0 tg128 (PR #4766)" },
+	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = MMQ_BW,
+	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
+	  .source = "uncertain: Ada's MMQ fraction (PR #7676 RTX 4090) of a peak only wgmma/tcgen05 reach; MMQ stream 0.69 (PR #15131); "
+		    "MMVQ 0.0345 of INT8 (PR #15802, RTX 3090), stream 0.90 (PR #4766 tg128)" },
 	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "mul_mat_id (MMQ/MMVQ per expert)",
 	  .peak = KPEAK_INT8, .compute_frac = 0.22, .half = 0, .bw_frac = 0.85, .source = "uncertain: the MMQ row, a little lower" },
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_AMPERE, .kernel = "ggml flash-attention (fattn-mma, sm80)",

@@ -38,11 +38,11 @@ enum stepcache_part {
 };
 
 /* Doubles a key holds: a time per operator row, and one more. */
-enum { STEPCACHE_VALS = PERF_N_OPS + 1, STEPCACHE_MAX_SLOTS = 1 << 15 };
+enum { STEPCACHE_VALS = PERF_N_OPS + 1, STEPCACHE_MAX_SLOTS = 1 << 13 };
 
 struct stepcache_stats {
 	int64_t hits, misses;        /* part lookups */
-	int64_t step_hits, step_misses;   /* whole-step lookups (stepcache_step_get) */
+	int64_t step_hits, step_misses;   /* whole-step lookups (stepcache_step) */
 	int64_t resets;              /* times the table was full and emptied */
 	size_t slots;                /* the table's size now */
 };
@@ -61,14 +61,21 @@ bool stepcache_for(const struct stepcache *c, const struct perf *p);
 double *stepcache_slot(struct stepcache *c, enum stepcache_part part, int64_t count, int m,
 		       bool *found);
 
-/* Whole steps: true, with its time and breakdown (b may be NULL), when s
- * is bit for bit a step stepcache_step_put stored and no other step has
- * taken its place since (a bounded table: a step that recurs, as a lone
- * request's decodes do from one request to the next, is computed once). */
-bool stepcache_step_get(struct stepcache *c, const struct perf_step *s, double *total,
-			struct perf_breakdown *b);
-void stepcache_step_put(struct stepcache *c, const struct perf_step *s, double total,
-			const struct perf_breakdown *b);
+/* A whole step's answer. */
+struct stepcache_answer {
+	double total;
+	struct perf_breakdown b;
+};
+
+/* Whole steps: the answer for s, *found when s is bit for bit a step an
+ * earlier call stored and no other step has taken its place since (a
+ * bounded table: a step that recurs, as a lone request's decodes do from
+ * one request to the next, is computed once). When not found, s has
+ * taken the slot and the caller fills the answer before the next
+ * stepcache_step (stepcache_slot calls leave it in place). NULL (not
+ * found, nothing to fill) while the table rests: after a window of
+ * lookups that mostly missed, it is skipped for a while. */
+struct stepcache_answer *stepcache_step(struct stepcache *c, const struct perf_step *s, bool *found);
 
 void stepcache_stats(const struct stepcache *c, struct stepcache_stats *out);
 

@@ -130,6 +130,7 @@ void perf_use_engine(struct perf *p, const char *engine)
 	p->gemm_vec_m = GIVEN(compute_max) || k->fallback ? 0 : k->vec_m;
 	p->gemm_vec_cmax = k->vec_frac * clock * peak_gain(hw, k);
 	p->gemm_bw = GIVEN(bandwidth) || k->fallback ? p->bw * e->bandwidth : stream * k->bw_frac;
+	p->gemm_vec_bw = GIVEN(bandwidth) || k->fallback || k->vec_bw_frac <= 0 ? p->gemm_bw : stream * k->vec_bw_frac;
 	p->gemm_lp = GIVEN(low_precision_compute) || kl->fallback || k->fallback
 		     ? e->low_precision_compute : kl->compute_frac / k->compute_frac;
 	/* A measured best-shape GEMM rate ([arch] matmul_*_tflops) replaces
@@ -205,6 +206,7 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->gemm_tile = 0;
 	q->gemm_vec_m = 0;
 	q->gemm_bw = p->bw * e->bandwidth;
+	q->gemm_vec_bw = q->gemm_bw;
 	q->gemm_lp = e->low_precision_compute;
 	q->moe_cmax = e->moe_efficiency * e->compute_max;
 	q->moe_bw = e->moe_efficiency * q->gemm_bw;
@@ -324,6 +326,13 @@ static double matmul_eff(const struct perf *q, double m, double tiles_n)
 	return e;
 }
 
+/* The bytes/s a matmul of m rows reads its weights at: the mat-vec
+ * kernel's up to gemm_vec_m rows, the tiled kernel's above. */
+static double matmul_bw(const struct perf *q, double m)
+{
+	return q->gemm_vec_m > 0 && m <= q->gemm_vec_m ? q->gemm_vec_bw : q->gemm_bw;
+}
+
 /* Triton fused_moe's BLOCK_SIZE_M by batch tokens, as vLLM's tuned
  * configs pick it (E=8,N=3584 A100 config, vLLM PR #3389: 32 up to 96
  * tokens, 64 to 512, 128 above; 16 below 32 in the default config). */
@@ -365,9 +374,9 @@ static void cite(struct perf_op *op, const struct perf_kernel *k, const struct p
 /* A dense GEMM row (low: its share of low-precision matmuls): where the
  * profile's measured GEMM set its compute efficiency (perf_use_engine),
  * that is its source, not the kernel row's fraction. */
-static void cite_gemm(struct perf_op *op, const struct perf *p, double low)
+static void cite_gemm(struct perf_op *op, const struct perf *p, double low, double bw)
 {
-	cite(op, p->k_gemm, p, p->gemm_bw);
+	cite(op, p->k_gemm, p, bw);
 	if (!p->k_gemm || !p->gemm_measured || !op->compute_bound)
 		return;
 	op->source = low <= 0 ? "0.95 x the profile's measured best-shape BF16 GEMM ([arch] matmul_bf16_tflops)"
@@ -395,8 +404,8 @@ static void ops_tokens(const struct perf *p0, const struct perf *q, bool kernels
 	double lp = q->gemm_lp;
 	roofline(&ops[PERF_DENSE], names[PERF_DENSE], p->dense_flops_per_token * T,
 		 p->peak_dense * low_factor(p->dense_low, lp), matmul_eff(q, T, q->tiles_n_dense),
-		 p->dense_bytes, q->gemm_bw, L * q->gemm_fixed_s);
-	cite_gemm(&ops[PERF_DENSE], q, p->dense_low);
+		 p->dense_bytes, matmul_bw(q, T), L * q->gemm_fixed_s);
+	cite_gemm(&ops[PERF_DENSE], q, p->dense_low, matmul_bw(q, T));
 	if (p->n_moe_layers > 0) {
 		double k = p->experts_per_token;
 		double touched = perf_moe_touched(p, T, NULL), routed = T * k;
@@ -468,8 +477,8 @@ static void ops_lm_head(const struct perf *q, double sampled, struct perf_op *op
 	if (sampled > 0) {
 		roofline(&ops[PERF_LM_HEAD], names[PERF_LM_HEAD], p->lm_head_flops_per_token * sampled,
 			 p->peak_lm_head * low_factor(p->lm_head_low, lp), matmul_eff(q, sampled, 0),
-			 p->lm_head_bytes, q->gemm_bw, q->lm_fixed_s);
-		cite_gemm(&ops[PERF_LM_HEAD], q, p->lm_head_low);
+			 p->lm_head_bytes, matmul_bw(q, sampled), q->lm_fixed_s);
+		cite_gemm(&ops[PERF_LM_HEAD], q, p->lm_head_low, matmul_bw(q, sampled));
 	}
 }
 
@@ -662,18 +671,22 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 double perf_step_time(const struct perf *p, const struct perf_step *s, struct perf_breakdown *b)
 {
 	struct stepcache *c = stepcache_for(p->cache, p) ? p->cache : NULL;
-	double total;
-	if (c && stepcache_step_get(c, s, &total, b))
-		return total;
-	struct perf_op ops[PERF_N_OPS];
-	struct perf_breakdown bd;
-	total = step_ops(p, s, ops, c);
-	if (b || c) {
-		perf_ops_breakdown(ops, total, &bd);
+	bool found = false;
+	struct stepcache_answer *memo = c ? stepcache_step(c, s, &found) : NULL;
+	if (found) {
 		if (b)
-			*b = bd;
-		if (c)
-			stepcache_step_put(c, s, total, &bd);
+			*b = memo->b;
+		return memo->total;
 	}
-	return total;
+	struct perf_op ops[PERF_N_OPS];
+	struct stepcache_answer a;
+	a.total = step_ops(p, s, ops, c);
+	if (b || memo) {
+		perf_ops_breakdown(ops, a.total, &a.b);
+		if (b)
+			*b = a.b;
+		if (memo)
+			*memo = a;   /* step_ops made no other call on c's whole steps */
+	}
+	return a.total;
 }

@@ -113,6 +113,7 @@ struct perf {
 	double gemm_tile;              /* rows M pads to (the kernel's tile); 0: the half curve */
 	double gemm_vec_m, gemm_vec_cmax;  /* up to gemm_vec_m rows: a mat-vec kernel at this fraction
 					    * of peak, unpadded (backend row vec_m); 0: none */
+	double gemm_vec_bw;            /* … reading the weights at this many bytes/s */
 	double gemm_lp;                /* low-precision GEMM fraction ÷ the 16-bit one */
 	bool gemm_measured;            /* gemm_cmax is 0.95 of the profile's measured GEMM ([arch]
 					* matmul_bf16_tflops), not the kernel row's fraction */
