@@ -27,7 +27,7 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from simrun import ROOT, run_json
+from simrun import ROOT, parse_check_args, run_json
 
 # (gpu, servesim type, measured type, prompt, ubatch, t/s, role, source)
 CELLS = [
@@ -51,30 +51,8 @@ CELLS = [
 ]
 
 
-def usage(msg):
-    sys.stderr.write("llamacpp_cuda.py: %s\n%s" % (msg, __doc__.split("usage:", 1)[1].split("Exits")[0]))
-    sys.exit(2)
-
-
 def parse_args(argv):
-    opts = {"binary": None, "json": False}
-    for a in argv:
-        if a == "--json":
-            opts["json"] = True
-        elif a in ("-h", "--help"):
-            sys.stdout.write(__doc__)
-            sys.exit(0)
-        elif a.startswith("-"):
-            usage("unknown option " + a)
-        elif opts["binary"] is None:
-            opts["binary"] = os.path.abspath(a)
-        else:
-            usage("unexpected argument " + a)
-    if opts["binary"] is None:
-        opts["binary"] = os.path.join(ROOT, "build", "sim", "servesim")
-    if not os.access(opts["binary"], os.X_OK):
-        usage("no servesim binary at %s (build first, or pass its path)" % opts["binary"])
-    return opts
+    return parse_check_args(argv, __doc__, "llamacpp_cuda.py")
 
 
 def simulate(binary, gpu, wtype, prompt, ubatch):

@@ -4,10 +4,15 @@ run_json(binary, args, sets) runs `BINARY run ARGS… --format json --set S…`
 in the repository root and returns (the parsed JSON, None) or (None, a
 one-line error naming the command): a failed start, a timeout, a non-zero
 exit (with the end of stderr) or output that is not JSON.
+
+parse_check_args(argv, doc, name) reads the `[--json] [BINARY]` command
+line the check scripts share; a bad one exits 2 with one line and the
+usage part of the script's doc.
 """
 import json
 import os
 import subprocess
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -27,3 +32,28 @@ def run_json(binary, args=(), sets=(), timeout=120):
         return json.loads(p.stdout), None
     except ValueError as ex:
         return None, "%s: bad JSON: %s" % (" ".join(cmd), ex)
+
+
+def parse_check_args(argv, doc, name):
+    def usage(msg):
+        sys.stderr.write("%s: %s\n%s" % (name, msg, doc.split("usage:", 1)[1].split("Exits")[0]))
+        sys.exit(2)
+
+    opts = {"binary": None, "json": False}
+    for a in argv:
+        if a == "--json":
+            opts["json"] = True
+        elif a in ("-h", "--help"):
+            sys.stdout.write(doc)
+            sys.exit(0)
+        elif a.startswith("-"):
+            usage("unknown option " + a)
+        elif opts["binary"] is None:
+            opts["binary"] = os.path.abspath(a)
+        else:
+            usage("unexpected argument " + a)
+    if opts["binary"] is None:
+        opts["binary"] = os.path.join(ROOT, "build", "sim", "servesim")
+    if not os.access(opts["binary"], os.X_OK):
+        usage("no servesim binary at %s (build first, or pass its path)" % opts["binary"])
+    return opts
