@@ -149,7 +149,6 @@ static inline int64_t vllm_num_tokens(const struct request *r)
 	return (int64_t)r->prompt_len + r->generated + r->pending;
 }
 
-/* Appends block b to r's block list. */
 /* vllmblocks.c. Room for one more block id in r's list: a list a finished
  * request left (g->spare), sized at once for the request's whole length. */
 void vllm_grow_block_list(struct engine *g, struct request *r);
@@ -158,6 +157,7 @@ void vllm_grow_block_list(struct engine *g, struct request *r);
  * later request (memory stays with the requests in flight). */
 void vllm_spare_block_list(struct engine *g, struct request *r);
 
+/* Appends block b to r's block list. */
 static inline void vllm_push_block(struct engine *g, struct request *r, int32_t b)
 {
 	if (r->n_blocks == r->cap_blocks)

@@ -113,24 +113,22 @@ void vllm_free_blocks(struct engine *g, struct request *r)
 
 void vllm_grow_block_list(struct engine *g, struct request *r)
 {
-	if (!r->cap_blocks && g->n_spare) {
-		struct block_list l = g->spare[--g->n_spare];
-		r->blocks = l.v;
-		r->cap_blocks = l.cap;
-	}
 	/* Its whole length at once, not a realloc and copy at each doubling
 	 * (they were 3% of the ShareGPT benchmark's CPU). */
 	int64_t want = cdiv((int64_t)r->prompt_len + r->output_len, g->block_size);
-	if (r->n_blocks == r->cap_blocks && want < 2 * (int64_t)r->cap_blocks)
-		want = 2 * (int64_t)r->cap_blocks;
 	if (want < 8)
 		want = 8;
-	if (r->n_blocks < r->cap_blocks && (r->n_blocks || r->cap_blocks >= want))
-		return;
-	if (!r->n_blocks) {   /* nothing to copy */
-		free(r->blocks);
-		r->blocks = NULL;
+	if (!r->cap_blocks && g->n_spare) {
+		struct block_list l = g->spare[--g->n_spare];
+		if (l.cap >= want) {
+			r->blocks = l.v;
+			r->cap_blocks = l.cap;
+			return;
+		}
+		free(l.v);   /* too short for r, and nothing in it to keep */
 	}
+	if (want < 2 * (int64_t)r->cap_blocks)
+		want = 2 * (int64_t)r->cap_blocks;   /* a full list doubles */
 	r->cap_blocks = (int32_t)want;
 	r->blocks = xrealloc(r->blocks, (size_t)r->cap_blocks * sizeof *r->blocks);
 }
