@@ -13,14 +13,6 @@ void step_model_on_device(struct step_model *sm)
 	sm->xfer_s_per_token = 0;
 }
 
-/* The rows whose work is spread over the layers, each part doing its
- * share of them. */
-static bool per_layer(int op)
-{
-	return op == PERF_DENSE || op == PERF_EXPERTS || op == PERF_ATTN_PREFILL || op == PERF_ATTN_DECODE ||
-	       op == PERF_ELEMENTWISE || op == PERF_ALLREDUCE;
-}
-
 double step_model_ops(const struct step_model *sm, const struct perf_step *s, struct perf_op *ops)
 {
 	if (!sm->cpu_part)
@@ -34,7 +26,7 @@ double step_model_ops(const struct step_model *sm, const struct perf_step *s, st
 	for (int i = 0; i < PERF_N_OPS; i++) {
 		struct perf_op *o = &ops[i];
 		const struct perf_op *c = &cpu[i];
-		if (per_layer(i)) {
+		if (perf_op_per_layer(i)) {
 			o->time_s = f * o->time_s + (1 - f) * c->time_s;
 			o->flops = f * o->flops + (1 - f) * c->flops;
 			o->bytes = f * o->bytes + (1 - f) * c->bytes;

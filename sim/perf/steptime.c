@@ -601,13 +601,6 @@ static double ops_one(const struct perf *p0, const struct perf_step *s, double m
 	return total + ops[PERF_OVERHEAD].time_s;
 }
 
-/* The operator groups that scale with the layers a stage holds. */
-static bool per_layer(int op)
-{
-	return op == PERF_DENSE || op == PERF_EXPERTS || op == PERF_ATTN_PREFILL ||
-	       op == PERF_ATTN_DECODE || op == PERF_ELEMENTWISE || op == PERF_ALLREDUCE;
-}
-
 /* perf_step_ops, through c when not NULL (the rows' times only). */
 static double step_ops(const struct perf *p, const struct perf_step *s, struct perf_op *ops,
 		       struct stepcache *c)
@@ -624,7 +617,7 @@ static double step_ops(const struct perf *p, const struct perf_step *s, struct p
 	double frac = p->stage_layers / (double)p->n_layers;
 	double work = ops[PERF_OFFLOAD].time_s;
 	for (int i = 0; i < PERF_N_OPS; i++)
-		if (per_layer(i))
+		if (perf_op_per_layer(i))
 			work += frac * ops[i].time_s;
 	double hop_bytes = (double)s->tokens / m * p->hidden_bytes_per_token;
 	double hop = link_s(p, hop_bytes);
@@ -635,7 +628,7 @@ static double step_ops(const struct perf *p, const struct perf_step *s, struct p
 	/* Rows: one microbatch's trip, stage by stage; the rest is the pipeline's. */
 	double rows = 0;
 	for (int i = 0; i < PERF_N_OPS; i++) {
-		if (per_layer(i))
+		if (perf_op_per_layer(i))
 			ops[i].time_s *= frac * P;
 		else if (i == PERF_OFFLOAD)
 			ops[i].time_s *= P;

@@ -249,6 +249,14 @@ enum perf_op_kind {
 	PERF_ELEMENTWISE, PERF_ALLREDUCE, PERF_OFFLOAD, PERF_OVERHEAD, PERF_PIPELINE, PERF_N_OPS
 };
 
+/* Whether op's work is spread over the layers (a pipeline stage or a
+ * device holding a share of the layers does that share of it). */
+static inline bool perf_op_per_layer(int op)
+{
+	return op == PERF_DENSE || op == PERF_EXPERTS || op == PERF_ATTN_PREFILL || op == PERF_ATTN_DECODE ||
+	       op == PERF_ELEMENTWISE || op == PERF_ALLREDUCE;
+}
+
 struct perf_op {
 	const char *name;
 	double flops, bytes;       /* per GPU */
