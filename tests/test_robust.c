@@ -437,6 +437,140 @@ static void out_folder_whole_or_absent(void **state)
 	cmd_result_free(&r);
 }
 
+/* [engine] block_size: one of vLLM's BlockSize values (`vllm serve
+ * --block-size 7` is argparse's invalid choice), whatever the kind: the
+ * llama.cpp servers ignore it, as every kind ignores the others' keys, but
+ * a value vLLM refuses is refused there too. */
+static void block_size_is_vllms(void **state)
+{
+	(void)state;
+	char path[512], cmd[4096], tail[2048];
+	cmdf(cmd, sizeof cmd, "%s", "run --set engine.block_size=7");
+	one_line_error(cmd, 2,
+		       "--set engine.block_size: [engine] block_size: expected 1, 8, 16, 32, 64, "
+		       "128 or 256",
+		       "got 7", NULL);
+	static const char ini[] = "[workload]\nnum_prompts = 4\n\n[engine]\nblock_size = 48\n";
+	write_file(path, sizeof path, "bs.ini", ini, sizeof ini - 1);
+	cmdf(cmd, sizeof cmd, "run '%s'", path);
+	one_line_error(cmd, 2, "bs.ini:5: [engine] block_size: expected 1, 8, 16", "got 48", NULL);
+	cmdf(cmd, sizeof cmd, "%s", "run --set engine.block_size=4096");
+	one_line_error(cmd, 2, "[engine] block_size: expected tokens per KV block: 1, 8, 16", NULL);
+	static const char *const llama[] = { "ollama", "llamacpp" };
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(tail, sizeof tail, "run --set engine.kind=%s --set engine.block_size=12",
+			 llama[i]);
+		cmdf(cmd, sizeof cmd, "%s", tail);
+		one_line_error(cmd, 2, "[engine] block_size: expected 1, 8, 16", NULL);
+		struct cmd_result r;
+		run_cmd(&r,
+			"'%s' run --set engine.kind=%s --set engine.block_size=32 --set "
+			"workload.num_prompts=4 "
+			"--format json",
+			SERVESIM_BIN, llama[i]);
+		if (r.status != 0)
+			fail_msg("%s, block_size=32: exit %d: %s", llama[i], r.status, r.err);
+		cmd_result_free(&r);
+	}
+	/* A disaggregated pool's own block size is checked under its name. */
+	cmdf(cmd, sizeof cmd, "%s", "run c25-disagg-small --set decode.block_size=24");
+	one_line_error(cmd, 2, "[decode] block_size: expected 1, 8, 16", "got 24", NULL);
+	/* vLLM's sizes at both ends run. */
+	static const char *const good[] = { "1", "256" };
+	for (size_t i = 0; i < 2; i++) {
+		struct cmd_result r;
+		run_cmd(&r,
+			"'%s' run --set engine.block_size=%s --set workload.num_prompts=4 --format "
+			"json",
+			SERVESIM_BIN, good[i]);
+		if (r.status != 0)
+			fail_msg("block_size=%s: exit %d: %s", good[i], r.status, r.err);
+		char want[64];
+		snprintf(want, sizeof want, "\"block_size\": %s", good[i]);
+		assert_contains(r.out, want);
+		cmd_result_free(&r);
+	}
+}
+
+/* A file of lengths given without its distribution was ignored (the
+ * uniform default drew the lengths): it now implies empirical, so a
+ * missing file is an error and a present one sets the lengths. */
+static void a_lengths_file_is_read(void **state)
+{
+	(void)state;
+	char path[512], cmd[4096], tail[2048];
+	snprintf(tail, sizeof tail, "run --set workload.input_file=%s/missing.txt", tmpdir);
+	cmdf(cmd, sizeof cmd, "%s", tail);
+	one_line_error(cmd, 2, "missing.txt: cannot open (from [workload] input_file)", NULL);
+	write_file(path, sizeof path, "lens.txt", "77\n77\n", 6);
+	struct cmd_result r;
+	run_cmd(&r,
+		"'%s' run --set workload.input_file=%s --set workload.output_file=%s --set "
+		"workload.num_prompts=5 "
+		"--format json",
+		SERVESIM_BIN, path, path);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	assert_contains(r.out, "\"total_input_tokens\": 385,"); /* 5 × 77 */
+	assert_contains(r.out, "\"total_output_tokens\": 385,");
+	cmd_result_free(&r);
+	/* A distribution given keeps it (a sweep over distributions). */
+	run_cmd(&r,
+		"'%s' run --set workload.input_file=%s --set workload.input_distribution=uniform "
+		"--set workload.num_prompts=5 --format json",
+		SERVESIM_BIN, path);
+	assert_int_equal(r.status, 0);
+	assert_contains(r.out, "\"total_input_tokens\": 5120,"); /* 5 × 1024 */
+	cmd_result_free(&r);
+}
+
+/* The command exits with status 1, its last line on stderr (after the
+ * notes calibrate prints as it reads) holding needle, and wrote nothing on
+ * stdout: an output that cannot be written fails the verb before its table
+ * is printed. */
+static void absent_on_failure(const char *cmd, const char *needle)
+{
+	struct cmd_result r;
+	run_cmd(&r, "%s", cmd);
+	if (r.status != 1)
+		fail_msg("%s: exit %d, expected 1; stderr: %s", cmd, r.status, r.err);
+	size_t len = strlen(r.err);
+	assert_true(len > 1 && r.err[len - 1] == '\n');
+	r.err[len - 1] = '\0';
+	const char *last = strrchr(r.err, '\n');
+	assert_contains(last ? last + 1 : r.err, needle);
+	if (r.out[0])
+		fail_msg("%s: printed on stdout before failing: %.200s", cmd, r.out);
+	cmd_result_free(&r);
+}
+
+/* sweep --plot, run --plot and calibrate runs --out into a folder that
+ * cannot be made (a path through a regular file): exit 1, no table, no
+ * file (calibrate fit: test_probecli). */
+static void outputs_before_the_table(void **state)
+{
+	(void)state;
+	char file[512], cmd[4096], tail[2048];
+	write_file(file, sizeof file, "plain", "x", 1);
+	snprintf(tail, sizeof tail,
+		 "sweep --vary max_concurrency=1,2 --set workload.num_prompts=4 --no-progress "
+		 "--plot '%s/plots'",
+		 file);
+	cmdf(cmd, sizeof cmd, "%s", tail);
+	absent_on_failure(cmd, file);
+	snprintf(tail, sizeof tail, "run --set workload.num_prompts=4 --plot '%s/plots'", file);
+	cmdf(cmd, sizeof cmd, "%s", tail);
+	absent_on_failure(cmd, file);
+	snprintf(tail, sizeof tail,
+		 "calibrate runs '%s/calib/ollama_generate.jsonl' '%s/calib/llama_bench.jsonl' "
+		 "--hardware rtx-4090 "
+		 "--model llama-3.1-8b --weights q4_k_m --max-evals 150 --tol 0.05 --no-progress "
+		 "--out '%s/p.ini'",
+		 TEST_DATA_DIR, TEST_DATA_DIR, file);
+	cmdf(cmd, sizeof cmd, "%s", tail);
+	absent_on_failure(cmd, file);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +586,9 @@ int main(void)
 		cmocka_unit_test(messages_escape_control_bytes),
 		cmocka_unit_test(full_stdout),
 		cmocka_unit_test(out_folder_whole_or_absent),
+		cmocka_unit_test(block_size_is_vllms),
+		cmocka_unit_test(outputs_before_the_table),
+		cmocka_unit_test(a_lengths_file_is_read),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
