@@ -257,7 +257,7 @@ static int calibrate_runs(int argc, char **argv)
 		case 'w': ro.weights = optarg; break;
 		case 'q': progress = PROGRESS_ON; break;
 		case 'Q': progress = PROGRESS_OFF; break;
-		default: inidoc_free(&ov); return cli_misuse("calibrate runs", "unknown option");
+		default: inidoc_free(&ov); return cli_bad_option("calibrate runs", argv);
 		}
 		if (bad) {
 			inidoc_free(&ov);

@@ -331,7 +331,7 @@ int calibrate_fit(int argc, char **argv)
 			else
 				return cli_misuse("calibrate fit", "--weights: expected bf16, fp16 or fp8, got '%s'", optarg);
 			break;
-		default: return cli_misuse("calibrate fit", "unknown option");
+		default: return cli_bad_option("calibrate fit", argv);
 		}
 	}
 	if (list && (other || optind < argc))
@@ -380,7 +380,7 @@ int calibrate_gpu(int argc, char **argv)
 		case 'p': probe_path = optarg; break;
 		case 'c': keep = optarg; break;
 		case 't': bad = calib_parse_int("tp", optarg, 1, 64, &tp, &e); break;
-		default: return cli_misuse("calibrate gpu", "unknown option");
+		default: return cli_bad_option("calibrate gpu", argv);
 		}
 		if (bad)
 			return cli_fail("calibrate gpu", &e);

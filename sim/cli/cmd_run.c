@@ -141,7 +141,11 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 's': bad = inidoc_add_overridef(&ov, &e, "run.seed=%s", optarg); break;
 		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
-		default: inidoc_free(&ov); vllmflags_free(&va); return cli_misuse("run", "unknown option");
+		default: /* argv is va's: named before it is freed */
+			rc = cli_bad_option("run", argv);
+			inidoc_free(&ov);
+			vllmflags_free(&va);
+			return rc;
 		}
 		if (bad) {
 			inidoc_free(&ov);
