@@ -160,7 +160,7 @@ static uint64_t xorshift(uint64_t *x)
 
 /* The property over random orders: ids done at id + a heavy-tailed delay
  * (Pareto, shape 1.1, so most rows wait a little and a few wait for
- * thousands), rows of 16 to 1,200 bytes, 40 seeds of up to 20,000 ids.
+ * thousands), rows of 16 to 1,200 bytes, 16 seeds of up to 12,000 ids.
  * Every row comes out once, in id order; what is held is the ids done less
  * the ids put at every step; the memory held stays within the budget and
  * one row; every spilled run is read back and closed. Some seeds spill
@@ -170,9 +170,9 @@ static void random_orders_come_out_in_order(void **state)
 	(void)state;
 	int spilled_seeds = 0;
 	size_t most_runs = 0;
-	for (uint64_t seed = 1; seed <= 40; seed++) {
+	for (uint64_t seed = 1; seed <= 16; seed++) {
 		uint64_t x = seed * 0x9E3779B97F4A7C15ull;
-		int64_t n = 2000 + (int64_t)(xorshift(&x) % 18000);
+		int64_t n = 2000 + (int64_t)(xorshift(&x) % 10000);
 		struct done_at *d = malloc((size_t)n * sizeof *d);
 		for (int64_t id = 0; id < n; id++) {
 			double u = ((double)(xorshift(&x) >> 11) + 1) / 9007199254740993.0;   /* (0, 1] */
@@ -213,8 +213,8 @@ static void random_orders_come_out_in_order(void **state)
 		reqorder_free(&o);
 		free(d);
 	}
-	print_message("%d of 40 seeds spilled; at most %zu runs open at once\n", spilled_seeds, most_runs);
-	assert_true(spilled_seeds >= 5);   /* the spill path was exercised, not only the heap */
+	print_message("%d of 16 seeds spilled; at most %zu runs open at once\n", spilled_seeds, most_runs);
+	assert_true(spilled_seeds >= 4);   /* the spill path was exercised, not only the heap */
 	assert_true(most_runs >= 2);       /* runs merged with each other and the heap */
 }
 

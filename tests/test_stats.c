@@ -453,7 +453,7 @@ static double edge_value(gsl_rng *r)
 	}
 }
 
-/* The property behind bucket_range and the scans from the top, on 150
+/* The property behind bucket_range and the scans from the top, on 60
  * random histograms of 1 to 400 values each spread as edge_value draws:
  * percentiles 0, 100 and 12 random ones, every bucket loghist_each
  * reports and count_le at 6 random edges equal the full scan's bit for
@@ -466,7 +466,7 @@ static void short_scans_match_full_scan_on_random_histograms(void **state)
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
 	gsl_rng_set(r, 2026);
 	int64_t *cum = malloc(LOGHIST_BUCKETS * sizeof *cum);
-	for (int c = 0; c < 150; c++) {
+	for (int c = 0; c < 60; c++) {
 		struct loghist h = { 0 };
 		struct samples s = { 0 };
 		samples_bound(&s, 1 + gsl_rng_uniform_int(r, 8));
