@@ -17,7 +17,7 @@ const char *const hw_link_names[] = {
 	"infinity-fabric", "nvlink-c2c", "unified", NULL
 };
 const char *const hw_tensor_gen_names[] = {
-	"none", "volta", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "apple", NULL
+	"none", "volta", "ampere", "ada", "hopper", "blackwell", "blackwell-sm120", "cdna2", "cdna3", "apple", NULL
 };
 const char *const hw_memory_type_names[] = {
 	"unknown", "hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x", "gddr7", "lpddr5", "lpddr5x",
@@ -61,7 +61,8 @@ static const struct inidoc_key keys[] = {
 	{ "arch", "sustained_clock_mhz", INI_DOUBLE, A(sustained_clock_mhz), INI_MIN_EXCLUSIVE, 0, 1e5,
 	  "MHz, > 0 and at most boost_clock_mhz", NULL },
 	{ "arch", "tensor_cores", INI_ENUM, A(tensor_gen), 0, 0, 0,
-	  "one of none, volta, ampere, ada, hopper, blackwell, cdna2, cdna3, apple", hw_tensor_gen_names },
+	  "one of none, volta, ampere, ada, hopper, blackwell, blackwell-sm120, cdna2, cdna3, apple",
+	  hw_tensor_gen_names },
 	{ "arch", "l2_mb", INI_DOUBLE, A(l2_mb), 0, 0, 1e6, "MB >= 0", NULL },
 	{ "arch", "memory_type", INI_ENUM, A(memory_type), 0, 0, 0,
 	  "one of unknown, hbm2, hbm2e, hbm3, hbm3e, gddr6, gddr6x, gddr7, lpddr5, lpddr5x, ddr5",
