@@ -175,8 +175,7 @@ static void b200_fp8_against_vllm_pr_19566(void **state)
  * are ~1-2 ms: 44% of the ceiling on a B200, whose 16 GB of weights take
  * 2.2 ms; the seed's six devices reach half, test_backend); its
  * weight-streaming rows reach at most the device's measured or typical
- * stream (hw_stream_bandwidth), never the datasheet, wherever a backend
- * table runs. */
+ * stream (hw_stream_bandwidth), never the datasheet. */
 static void batch1_decode_under_every_ceiling(void **state)
 {
 	(void)state;
@@ -205,11 +204,10 @@ static void batch1_decode_under_every_ceiling(void **state)
 					 "%.1f",
 					 ids[d], eng ? "llama.cpp" : "vllm", 1 / t, ceiling);
 			const struct perf_op *w = &ops[PERF_DENSE];
-			/* The named roofline (no kernel table: llama.cpp on ROCm) takes
-			 * the class's fraction of the datasheet, not the measured
-			 * stream: MI300X 4611 against 3911 GB/s (docs/backends.md). */
-			if (!p.k_gemm->fallback &&
-			    w->bytes / w->time_s > hw_stream_bandwidth(&hw) * (1 + 1e-9))
+			/* The named roofline too (llama.cpp on ROCm): before
+			 * 2026-12-02 it took the class's 0.87 of an MI300X's
+			 * datasheet, 4611 GB/s, over its measured 3911. */
+			if (w->bytes / w->time_s > hw_stream_bandwidth(&hw) * (1 + 1e-9))
 				fail_msg("%s %s: weights at %.0f GB/s, stream %.0f", ids[d],
 					 eng ? "llama.cpp" : "vllm", w->bytes / w->time_s / 1e9,
 					 hw_stream_bandwidth(&hw) / 1e9);
