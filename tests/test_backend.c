@@ -540,6 +540,8 @@ static void clock_and_sms_sweep(const char *id, const struct model *m)
 			h.fp32_tflops *= f;
 			h.int8_tops *= f;
 			h.fp8_tflops *= f;
+			h.arch.matmul_bf16_tflops *= f;   /* measured GEMMs too (0 stays 0) */
+			h.arch.matmul_fp8_tflops *= f;
 			struct perf p;
 			perf_init(&p, m, &h, w, tp, 2);
 			double t = step(&p, 1, chunks[i], 0, NULL) + step(&p, 32, 1, chunks[i], NULL);

@@ -87,12 +87,45 @@ static const struct perf_kernel vllm_cuda[] = {
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_HOPPER, .kernel = "CUTLASS FP8 scaled_mm (sm90)",
 	  .compute_frac = 0.575, .tile_m = 64, .bw_frac = 0.97,
 	  .source = "DeepGEMM <=0.78 of FP8 peak (H800); 0.575 uncertain, from the TRT-LLM FP8 table; M padded to wgmma's 64 rows" },
+	/* Datacenter Blackwell (sm100, tcgen05). For a profile without measured
+	 * GEMMs (B200 and GB200 carry theirs): 0.95 of B200's best shapes
+	 * (ml-engineering MAMF: BF16 1745 of 2250, FP8 3432.5 of 4500 TFLOP/s
+	 * at 1856 MHz), 0.737 and 0.725. At a serving shape vLLM's CUTLASS FP8
+	 * plateaus lower: 2447-2545 at N 6144, K 4096, M 16384 (vLLM PR
+	 * #19566), 0.54-0.57 of 4500 (test_devfacts). NVFP4 reaches less of its
+	 * own peak (3038.8-3904.3 of 9000, vLLM PR #20646), which a profile's
+	 * matmul_fp4_tflops carries; without one FP4 takes this FP8 fraction
+	 * (uncertain, fast). */
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_BLACKWELL, .kernel = "CUTLASS FP8/FP4 GEMM (sm100)",
-	  .compute_frac = 0.575, .tile_m = 128, .bw_frac = 0.97,
-	  .source = "uncertain: no Blackwell low-precision GEMM table here; Hopper's fraction; M padded to tcgen05's 128 rows" },
+	  .compute_frac = 0.725, .tile_m = 128, .bw_frac = 0.97,
+	  .source = "0.95 x B200 FP8 MAMF 3432.5 of 4500 (ml-engineering); check: vLLM PR #19566 CUTLASS FP8 2447-2545 at "
+		    "K 4096; M padded to tcgen05's 128 rows" },
 	{ .op = KOP_GEMM, .dtype = KDT_16, .gen = HW_TC_BLACKWELL, .kernel = "cuBLAS/CUTLASS BF16 GEMM (sm100)",
-	  .compute_frac = 0.82, .tile_m = 128, .bw_frac = 0.97,
-	  .source = "uncertain: Hopper's fraction; M padded to tcgen05.mma's 128 rows (its full-rate single-SM shape)" },
+	  .compute_frac = 0.737, .tile_m = 128, .bw_frac = 0.97,
+	  .source = "0.95 x B200 BF16 MAMF 1745 of 2250 (ml-engineering); M padded to tcgen05.mma's 128 rows (its full-rate "
+		    "single-SM shape)" },
+	/* RTX / GeForce Blackwell (sm_120: RTX 5090, RTX PRO 6000) has no
+	 * tcgen05, so neither the sm100 rows above nor Hopper's wgmma ones:
+	 * CUTLASS's sm120 GEMMs are sm90-style TMA warp-specialized kernels on
+	 * warp-level mma.sync (PyTorch PR #155991: "the same SM100 template",
+	 * cluster 1x1x1, tiles 128x128x128, or 64 rows with the Pingpong
+	 * schedule), persistent, so no waves; M pads to 64 rows. FP8: CUTLASS
+	 * sm120 row-wise scaled_mm (what vLLM builds for 12.0, SCALED_MM_ARCHS
+	 * "12.0f") on an RTX 5090, N = K = 4096: 17.56 / 69.63 / 266.57 /
+	 * 339.28 / 388.91 TFLOP/s at M = 16 / 64 / 256 / 1024 / 4096 (PR
+	 * #155991), 0.928 of the 419 FP32-accumulate peak at 4096; 0.88 = 0.95
+	 * of that (serving shapes, steptime.c's MAMF_SERVING). BF16: 0.86 =
+	 * 0.95 x 457.61 / 503.8, cuBLASLt's best shape on an RTX PRO 6000
+	 * (xzwgit/gpu-flops-bench README). A profile's measured GEMMs
+	 * ([arch] matmul_*) replace both. */
+	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_BLACKWELL_SM120, .kernel = "CUTLASS FP8/FP4 scaled_mm (sm120, mma.sync)",
+	  .compute_frac = 0.88, .tile_m = 64, .bw_frac = 0.97,
+	  .source = "PyTorch PR #155991 RTX 5090 CUTLASS sm120 FP8 row-wise: 388.91 TFLOP/s at 4096^3 = 0.928 of 419, x 0.95; "
+		    "M padded to the Pingpong schedule's 64 rows" },
+	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = HW_TC_BLACKWELL_SM120, .kernel = "cuBLAS/CUTLASS BF16 GEMM (sm120, mma.sync)",
+	  .compute_frac = 0.86, .tile_m = 64, .bw_frac = 0.97,
+	  .source = "cuBLASLt best shape 457.61 of 503.8 on RTX PRO 6000 (gpu-flops-bench) x 0.95; persistent TMA kernels on "
+		    "mma.sync (PyTorch PR #155991), M padded to 64 rows; GEMV 0.97 of stream (llama.cpp #15131)" },
 	/* Ampere / Ada cuBLAS: classic tile kernels, one 128x128 tile per SM
 	 * per wave (CUTLASS 2.x threadblock shapes of 64 or 128 rows), so
 	 * partial waves cost a full one. 0.80 of the clock-adjusted peak
