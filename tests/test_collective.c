@@ -141,7 +141,7 @@ static void allreduce_symm_mem_past_the_custom_buffer(void **state)
  * multimem kernel runs, which at tp 6 meets vLLM PR #24111's H100 tp-6
  * symm_mem_multimem column (16 / 21 / 31 us at 1 / 2 / 4 MiB) within 12%.
  * From 8 MiB at tp 4 (a 512-token step of hidden 8192) the multimem
- * kernel runs. Ampere (no sm80 entry) keeps 8 MiB; so does an NVLink
+ * kernel runs. ROCm's buffer is 16 MiB. Ampere (no sm80 entry) keeps 8 MiB; so does an NVLink
  * bridge (H100 NVL, [interconnect] nvswitch = false), which never takes the
  * multimem rows (no NVLink SHARP multicast without an NVSwitch). */
 static void allreduce_follows_vllms_hopper_caps(void **state)
@@ -169,6 +169,16 @@ static void allreduce_follows_vllms_hopper_caps(void **state)
 	assert_string_equal(alg->name, "symmetric-memory multimem all-reduce");
 	perf_allreduce_s(b, &h100, 6, 512 * kib, &alg);
 	assert_string_equal(alg->name, "symmetric-memory multimem all-reduce");
+	/* vLLM on ROCm doubles the buffer to 16 MiB (custom_all_reduce.py:
+	 * "crossover is at 16MB buffer size for ROCm"): 12 MiB at tp 4 on an
+	 * MI300X stays custom, 16 MiB leaves it. */
+	const struct perf_backend *rocm = perf_backend_find("vllm-rocm");
+	struct hw_profile mi300x;
+	load_hw(&mi300x, "mi300x");
+	perf_allreduce_s(rocm, &mi300x, 4, 12 * mib, &alg);
+	assert_string_equal(alg->name, "custom all-reduce (ROCm), two-shot");
+	perf_allreduce_s(rocm, &mi300x, 4, 16 * mib, &alg);
+	assert_string_equal(alg->name, "RCCL ring all-reduce");
 	struct hw_profile a100, nvl;
 	load_hw(&a100, "a100-80gb-sxm");
 	load_hw(&nvl, "h100-nvl");
