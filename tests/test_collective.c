@@ -57,9 +57,10 @@ static void allreduce_matches_the_vllm_table(void **state)
  * least-squares residuals are <= 1.1 us, the tables round to the
  * microsecond). So a tp-4 decode step of hidden 8192 costs the same from
  * 32 to 64 sequences (one pass), as the tables. Out of sample: PR
- * #24111's tp-6 ca_2stage 17 / 26 / 37 us at 1 / 2 / 4 MiB within 8%
- * (34.5 at 4 MiB, three passes of 1/6; the former line was 22-25% over
- * at 1 and 4 MiB), taken on a copy of the H100 profile without
+ * #24111's tp-6 ca_2stage 15 / 17 / 20 / 26 / 29 / 37 us at 0.5 / 1 /
+ * 1.5 / 2 / 3 / 4 MiB within 3 us (17.7 for one pass of 1/6, 26.1 for
+ * two, 34.5 for three; the former line was 2.4-8.2 us over), taken on a
+ * copy of the H100 profile without
  * symmetric memory (the benchmark raises custom all-reduce's buffer past
  * vLLM's tp-6 cap of 512 KiB). Two-shot never runs at tp 2 (vLLM's
  * launcher runs one-shot there at every size). */
@@ -80,9 +81,9 @@ static void two_shot_goes_by_grid_passes(void **state)
 	}
 	struct hw_profile no_symm = h100;
 	no_symm.arch.tensor_gen = HW_TC_AMPERE;
-	const double x6[] = { 1, 2, 4 }, y6[] = { 17, 26, 37 };
-	for (int i = 0; i < 3; i++) {
-		assert_double_rel(perf_allreduce_s(b, &no_symm, 6, x6[i] * mib, &alg) * 1e6, y6[i], 0.08);
+	const double y6[] = { 15, 17, 20, 26, 29, 37 };
+	for (int i = 0; i < 6; i++) {
+		assert_double_near(perf_allreduce_s(b, &no_symm, 6, x[i] * mib, &alg) * 1e6, y6[i], 3.0);
 		assert_string_equal(alg->name, "custom all-reduce, two-shot");
 	}
 	for (double m = 0.25; m < 8; m *= 2) {

@@ -370,9 +370,10 @@ static const struct perf_collective nvlink_coll[] = {
  * pass), 25-27 at 1.5 and 2 (two), 35 at 3 (three), 42-43 at 4 (four):
  * least squares over both, 9.3 us (the row's latency) + 8.4 us a pass,
  * residuals <= 1.1 us (the line before, 13.4 us + bytes at 0.49, was 2.5
- * us over at 1 MiB). Check, not fitted: PR #24111's tp-6 ca_2stage 17 /
- * 26 / 37 us at 1 / 2 / 4 MiB (one, two, three passes of 1/6): 17.7 /
- * 26.1 / 34.5 (the line gave 21.3 / 29.3 / 45.1). The row's bytes at 0.69
+ * us over at 1 MiB). Check, not fitted: PR #24111's tp-6 ca_2stage 15 /
+ * 17 / 20 / 26 / 29 / 37 us at 0.5 / 1 / 1.5 / 2 / 3 / 4 MiB (one, one,
+ * one, two, two, three passes of 1/6): within 3 us (the line was 2.4-8.2
+ * us over). The row's bytes at 0.69
  * of the link are a floor (estimate: no faster than NCCL's ring moves the
  * same bytes, PR #24532's pynccl column; at 4 MiB the kernel reaches 0.33
  * of H100's link, so the floor binds only on slower links, A100's NVLink
