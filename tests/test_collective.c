@@ -78,6 +78,11 @@ static void two_shot_goes_by_grid_passes(void **state)
 		assert_non_null(perf_coll_grid_of(alg));
 		assert_double_near(us, y1[i], 1.2);
 		assert_double_near(us, y2[i], 1.2);
+		/* explain's efficiency: the link fraction the bytes reach in the
+		 * passes' time, under the row's own (passes bind on H100). */
+		double moved = 1.5 * x[i] * mib / (us - alg->latency_us) / (h100.ic_bandwidth_gb_s * 1e3);
+		assert_double_rel(perf_allreduce_frac(alg, &h100, 4, x[i] * mib), moved, 1e-9);
+		assert_true(moved < alg->link_frac);
 	}
 	struct hw_profile no_symm = h100;
 	no_symm.arch.tensor_gen = HW_TC_AMPERE;

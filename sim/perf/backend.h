@@ -179,4 +179,9 @@ double perf_curve_at(const struct perf_curve *c, double x);
 double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
 			const struct perf_collective **alg);
 
+/* The fraction of its link row c reaches on bytes over tp GPUs of hw: its
+ * link_frac, less where its grid's passes take longer than the bytes
+ * (explain's efficiency of the all-reduce row). */
+double perf_allreduce_frac(const struct perf_collective *c, const struct hw_profile *hw, int tp, double bytes);
+
 #endif

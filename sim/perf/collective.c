@@ -173,6 +173,23 @@ static bool coll_eligible(const struct perf_collective *c, const struct hw_profi
 	return c->traffic != TRAFFIC_MULTIMEM || hopper_multicast(hw);
 }
 
+/* The seconds row c takes to move its traffic for bytes at its bus
+ * bandwidth (ring: the node's in-link ring row, for a scale-out row's cap). */
+static double move_s(const struct perf_collective *c, const struct perf_collective *ring,
+		     const struct hw_profile *hw, int tp, double bytes)
+{
+	double t = tp;
+	return traffic(c->traffic, t) * bytes / (row_busbw(c, ring, hw, tp) * mesh_share(c, hw, t));
+}
+
+double perf_allreduce_frac(const struct perf_collective *c, const struct hw_profile *hw, int tp, double bytes)
+{
+	if (tp <= 1)
+		return c->link_frac;
+	double move = move_s(c, NULL, hw, tp, bytes), grid = grid_s(c, tp, bytes);
+	return grid > move ? c->link_frac * move / grid : c->link_frac;
+}
+
 double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
 			const struct perf_collective **alg)
 {
@@ -205,8 +222,7 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 		    (one_shot && c->traffic == TRAFFIC_TWO_SHOT))
 			continue;
 		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
-		double move = traffic(c->traffic, t) * bytes / (row_busbw(c, ring, hw, tp) * mesh_share(c, hw, t));
-		double s = (c->latency_us + hops) * 1e-6 + fmax(move, grid_s(c, t, bytes));
+		double s = (c->latency_us + hops) * 1e-6 + fmax(move_s(c, ring, hw, tp, bytes), grid_s(c, t, bytes));
 		if (s < best) {
 			best = s;
 			if (alg)
