@@ -322,25 +322,32 @@ static const struct perf_kernel vllm_cuda[] = {
  * buffer and on fully NVLinked GPUs; PyTorch symmetric memory on Hopper,
  * below; NCCL always). vLLM's CudaCommunicator.all_reduce takes custom
  * all-reduce wherever it may, then symmetric memory, then NCCL, so
- * perf_allreduce_s takes the cheapest eligible custom row where there is
- * one (one-shot where vLLM's kernel picks it: it is the cheaper there),
- * else the cheapest of the rest: time then rises with message size and
+ * perf_allreduce_s takes the custom row vLLM's launcher picks where one
+ * may run (collective.c), else the cheapest of the rest: time then rises with message size and
  * falls with link bandwidth, except where a message outgrows custom
  * all-reduce's buffer (vLLM's own switch). Until 2026-12-01 the cheapest
  * of every row: NCCL from 3 to 8 MiB at tp 4, 5-13% under the two-shot
  * kernel vLLM runs there. Fitted to vLLM PR #24532's
  * H100 TP4 table (benchmark_device_communicators.py): ca_1stage 10 us at
  * 0.5 MB to 38 us at 4 MB (6 us + 3 x bytes at 0.87 of 450 GB/s);
- * ca_2stage 17 -> 42 us (13.4 us + 1.5 x bytes at 0.49); pynccl 21 -> 39
+ * ca_2stage 17 -> 42 us (by grid passes, below); pynccl 21 -> 39
  * us (6 hops x 3.07 us + 1.5 x bytes at 0.69). vLLM on ROCm has its
  * own rows, fitted to MI300X tables (backend_rocm.c). */
 #define CA_SRC "vLLM PR #24532 H100 TP4 benchmark_device_communicators table"
+#define CA_TWO_SHOT 3 /* nvlink_coll's two-shot row */
 #define NET_SRC "nccl-tests #290 (46-48 GB/s per NDR NIC) and #119 (A100 HDR busbw); 30 us: dgx-spark-playbooks PR #103"
 static const struct perf_collective nvlink_coll[] = {
 	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 8 * MIB, 2, 6.0, false, 0.87, false, CA_SRC },
-	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024, 4, 6.0, false, 0.87, false, CA_SRC },
-	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024, 8, 6.0, false, 0.87, false, CA_SRC },
-	{ "custom all-reduce, two-shot", TRAFFIC_TWO_SHOT, true, 8 * MIB, 8, 13.4, false, 0.49, false, CA_SRC },
+	/* vLLM's launcher runs one-shot at tp 3-8 only strictly below 512 /
+	 * 256 KiB (custom_all_reduce.cuh; messages are multiples of 16 bytes,
+	 * should_custom_ar): 16 bytes under, the largest it takes. 32 tokens of
+	 * hidden 8192 at tp 4 (a full CUDA graph of 25-32 sequences) take
+	 * two-shot. */
+	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024 - 16, 4, 6.0, false, 0.87, false, CA_SRC },
+	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024 - 16, 8, 6.0, false, 0.87, false, CA_SRC },
+	/* Two-shot: time by grid passes (nvlink_grids, below). */
+	{ "custom all-reduce, two-shot", TRAFFIC_TWO_SHOT, true, 8 * MIB, 8, 9.3, false, 0.69, false,
+	  "vLLM PR #24111 / #24532 H100 tp-4 ca_2stage tables, by 288 KiB grid passes (custom_all_reduce.cuh)" },
 	/* PyTorch symmetric-memory multimem all-reduce (NVLink SHARP: the
 	 * NVSwitch reduces and multicasts, so each GPU moves the message about
 	 * once whatever the group): vLLM's SymmMemCommunicator, on by default
@@ -361,8 +368,8 @@ static const struct perf_collective nvlink_coll[] = {
 	 * MiB buffer at tp 4, past 512 / 256 KiB at tp 6 / 8, where vLLM caps
 	 * custom all-reduce when symmetric memory is on: custom_ar_buffer).
 	 * So at tp 4 a
-	 * step's all-reduce falls from the two-shot kernel's 71 us to 53 us as
-	 * the message passes 8 MiB, as vLLM's switch does. A group of 2
+	 * step's all-reduce falls from the two-shot kernel's 76 us (eight passes) to 53 us as
+	 * the message reaches 8 MiB, as vLLM's switch does. A group of 2
 	 * (two-shot in vLLM) never
 	 * takes these rows (NCCL's ring is faster there); tp 4 may take the 64
 	 * MiB row from 32 to 64 MiB, within 5% of the NCCL ring vLLM
@@ -387,6 +394,37 @@ static const struct perf_collective nvlink_coll[] = {
 	 * NDR InfiniBand). */
 	{ "NCCL ring all-reduce over InfiniBand / RoCE", TRAFFIC_RING, false, 0, 0, 30.0, false, 0.94, true, NET_SRC },
 };
+/* Custom all-reduce's two-shot kernel: a reduce-scatter and an
+ * all-gather, each on a grid of defaultBlockLimit 36 blocks x 512 threads
+ * x 16 bytes (csrc/custom_all_reduce.cuh: 512 threads, 8 bf16 a packed
+ * load), 288 KiB of a GPU's 1/tp share a pass. Its time goes by passes,
+ * not bytes: vLLM PR #24111's and PR #24532's H100 tp-4 ca_2stage columns
+ * (CUDA graphs, 10 all-reduces a graph) are 17-18 us at 0.5 and 1 MiB (one
+ * pass), 25-27 at 1.5 and 2 (two), 35 at 3 (three), 42-43 at 4 (four):
+ * least squares over both, 9.3 us (the row's latency) + 8.4 us a pass,
+ * residuals <= 1.1 us (the line before, 13.4 us + bytes at 0.49, was 2.5
+ * us over at 1 MiB). Check, not fitted: PR #24111's tp-6 ca_2stage 15 /
+ * 17 / 20 / 26 / 29 / 37 us at 0.5 / 1 / 1.5 / 2 / 3 / 4 MiB (one, one,
+ * one, two, two, three passes of 1/6): within 3 us (the line was 2.4-8.2
+ * us over). The row's bytes at 0.69
+ * of the link are a floor (estimate: no faster than NCCL's ring moves the
+ * same bytes, PR #24532's pynccl column; at 4 MiB the kernel reaches 0.33
+ * of H100's link, so the floor binds only on slower links, A100's NVLink
+ * 3 at several MiB). Other NVLink parts take H100's pass time
+ * (uncertain: no table of theirs by size was found). */
+static const struct perf_coll_grid nvlink_grids[] = {
+	{ &nvlink_coll[CA_TWO_SHOT], 36.0 * 512 * 16, 8.4,
+	  "vLLM PR #24111 / #24532 H100 tp-4 ca_2stage: 9.3 us + 8.4 us a 288 KiB pass (custom_all_reduce.cuh grid)" },
+};
+
+const struct perf_coll_grid *perf_coll_grid_of(const struct perf_collective *c)
+{
+	for (int i = 0; i < N_OF(nvlink_grids); i++)
+		if (nvlink_grids[i].row == c)
+			return &nvlink_grids[i];
+	return NULL;
+}
+
 /* llama.cpp splits layers across GPUs (-sm layer) and never all-reduces;
  * a tensor split (-sm row) goes through the host: NCCL-less ring at the
  * PCIe figure. uncertain: no component table. */
