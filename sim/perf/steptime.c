@@ -415,8 +415,10 @@ static void ops_tokens(const struct perf *p0, const struct perf *q, bool kernels
 		/* Each expert's rows pad to whole tiles (Triton's BLOCK_SIZE_M,
 		 * or the row's own tile_m): the grouped GEMM's curve in tokens
 		 * per expert (the scalar model: the dense matmul's curve at
-		 * tpe). */
-		double curve = kernels ? tpe / (ceil(tpe / bm) * bm) : tpe / (tpe + q->gemm_half);
+		 * tpe). A row with 1-row tiles pads nothing: its curve was read
+		 * off whole calls, their padding inside it (tpe is an expected,
+		 * fractional count, so whole tokens would be an artefact). */
+		double curve = !kernels ? tpe / (tpe + q->gemm_half) : bm <= 1 ? 1 : tpe / (ceil(tpe / bm) * bm);
 		if (q->moe_curve)
 			curve *= perf_curve_at(q->moe_curve, tpe);   /* the grouped GEMM's rate by tokens an expert */
 		assert(q->moe_cmax > 0);
