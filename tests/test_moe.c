@@ -248,6 +248,77 @@ static void w8a8_moe_checks_deepseek_on_h200(void **state)
 	assert_true(t > 1.5 * bytes_us);
 }
 
+/* The row's streaming rate by expert slice width (fused_moe_w8a8_bw)
+ * against the two H200 block-FP8 tables it was set from, whole calls at
+ * batch 1-16 (benchmark_moe.py's default TP2 shapes): vLLM PR #36559
+ * "Main", Qwen3-Next-80B-A3B-FP8 (E 512, top-10, hidden 2048, experts 512
+ * wide: 256 a GPU), and PR #36554 "Main", DeepSeek-R1-0528 (DeepSeek-V3's
+ * shapes: 1024 a GPU). The row's call cost is PR #24700's 32.3 us, not
+ * these tables' own (23.6 / 27.1 us): each call within that difference
+ * (9 us) plus 5%, and the bytes' part (batch 16 less batch 1) within 8%. */
+static void w8a8_moe_streams_by_slice_width_on_h200(void **state)
+{
+	(void)state;
+	struct hw_profile h200;
+	load(&h200, "h200-sxm");
+	struct err e = { { 0 } };
+	struct model next, ds;
+	if (model_load_named(&next, "qwen3-30b-a3b", &e) || model_load_named(&ds, "deepseek-v3", &e))
+		fail_msg("%s", e.msg);
+	next.n_experts = 512;
+	next.experts_per_token = 10;
+	next.expert_ffn_width = 512;
+	static const int64_t T[] = { 1, 2, 4, 8, 16 };
+	static const double next_us[] = { 29.97, 33.00, 46.43, 62.29, 99.91 };
+	static const double ds_us[] = { 77.42, 112.23, 190.77, 350.54 };
+	struct perf p;
+	perf_init(&p, &next, &h200, precision_find("fp8"), 2, 2);
+	assert_non_null(strstr(p.k_moe->kernel, "Triton fused_moe (w8a8)"));
+	assert_double_rel(p.moe_bw / hw_stream_bandwidth(&h200), 0.667, 1e-9);
+	for (int i = 0; i < 5; i++) {
+		double t = layer_us(&p, T[i]);
+		print_message("fused_moe w8a8 Qwen3-Next TP2 H200 T=%-3lld %.1f us (PR #36559: %.1f)\n",
+			      (long long)T[i], t, next_us[i]);
+		assert_true(fabs(t - next_us[i]) <= 9 + 0.05 * next_us[i]);
+	}
+	assert_double_rel(layer_us(&p, 16) - layer_us(&p, 1), next_us[4] - next_us[0], 0.08);
+	perf_init(&p, &ds, &h200, precision_find("fp8"), 2, 2);
+	assert_double_rel(p.moe_bw / hw_stream_bandwidth(&h200), 0.914, 1e-9);
+	for (int i = 0; i < 4; i++) {
+		double t = layer_us(&p, T[i]);
+		print_message("fused_moe w8a8 DeepSeek-R1 TP2 H200 T=%-3lld %.1f us (PR #36554: %.1f)\n",
+			      (long long)T[i], t, ds_us[i]);
+		assert_true(fabs(t - ds_us[i]) <= 9 + 0.05 * ds_us[i]);
+	}
+	assert_double_rel(layer_us(&p, 8) - layer_us(&p, 1), ds_us[3] - ds_us[0], 0.08);
+}
+
+/* Properties of the slice-width rate: it never falls as the slices widen
+ * (TP8 -> TP1 of DeepSeek-V3), and expert parallelism, which keeps experts
+ * whole, reads it at the whole width (the same rate as TP1). */
+static void w8a8_moe_rate_rises_with_slice_width(void **state)
+{
+	(void)state;
+	struct hw_profile h200;
+	load(&h200, "h200-sxm");
+	struct err e = { { 0 } };
+	struct model ds;
+	if (model_load_named(&ds, "deepseek-v3", &e))
+		fail_msg("%s", e.msg);
+	double prev = 0, tp1 = 0;
+	for (int tp = 8; tp >= 1; tp /= 2) {
+		struct perf p;
+		perf_init(&p, &ds, &h200, precision_find("fp8"), tp, 2);
+		assert_true(p.moe_bw >= prev);
+		prev = tp1 = p.moe_bw;
+	}
+	struct perf q;
+	perf_init(&q, &ds, &h200, precision_find("fp8"), 8, 2);
+	perf_expert_parallel(&q, 8);
+	assert_double_rel(q.moe_bw, tp1, 1e-12);
+	assert_double_rel(q.expert_n, (double)ds.expert_ffn_width, 1e-12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +330,8 @@ int main(void)
 		cmocka_unit_test(w8a8_moe_meets_the_h100_fp8_table),
 		cmocka_unit_test(w8a8_moe_compute_meets_the_h100_fp8_table),
 		cmocka_unit_test(w8a8_moe_checks_deepseek_on_h200),
+		cmocka_unit_test(w8a8_moe_streams_by_slice_width_on_h200),
+		cmocka_unit_test(w8a8_moe_rate_rises_with_slice_width),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
