@@ -47,20 +47,9 @@ static const struct perf_curve fused_moe_tpe = { 3, { 128, 256, 384 }, { 0.295, 
  * 132 SMs and FP8 peak). 645 / 1898 / (160 / 192) = 0.408, 0.650, 0.679. */
 static const struct perf_curve fp8_grouped_tpe = { 3, { 160, 1024, 4096 }, { 0.408, 0.650, 0.679 } };
 
-/* Triton fused_moe with FP8 (w8a8) experts: its compute rate by tokens
- * per expert, as a fraction of the clock-adjusted FP8 peak (1898 TFLOP/s
- * on an H100 SXM at 1755 MHz), from vLLM PR #24700's H100 benchmark_moe
- * table (Qwen3-30B-A3B fp8_w8a8, TP1: E = 128, top-8, K 2048, N 768,
- * "Main"): 355.49 / 391.86 / 536.33 / 911.64 / 1647.57 us a call at
- * batch 256 / 512 / 1024 / 2048 / 4096 (16 … 256 tokens an expert), less
- * the row's 32.3 us, are 59.8 / 107.5 / 153.4 / 175.8 / 191.4 TFLOP/s of
- * real (unpadded) work: the tiles' padding at these sizes is inside the
- * figures, so the row pads nothing further (tile_m 1). Check, not fitted:
- * sglang's DeepSeek-V3 TP8 block-FP8 benchmark on H200 (vLLM's
- * fused_moe, 1.01 ms at batch 506-512, K 7168, N 256; test_moe). */
-/* The same kernel's streaming rate by the expert's intermediate width on
- * one GPU (N: 2N-wide gate/up, N-deep down projection), as a fraction of
- * the stream: narrow slices give each expert few thread blocks and a short
+/* Triton fused_moe with FP8 (w8a8) experts: its streaming rate by the
+ * expert's intermediate width on one GPU (N: 2N-wide gate/up, N-deep down
+ * projection), as a fraction of the stream: narrow slices give each expert few thread blocks and a short
  * reduction (vLLM PR #46642: the block-FP8 gate-up GEMM "SM-bound" at
  * decode). Least squares of a call cost plus bytes over each table's
  * batch 1-16 (expected experts touched at uniform routing, as the tables'
@@ -80,6 +69,18 @@ static const struct perf_curve fp8_grouped_tpe = { 3, { 160, 1024, 4096 }, { 0.4
  * at TP8 have K 7168, Qwen3-Next's K 2048). */
 static const struct perf_curve fused_moe_w8a8_bw = { 3, { 256, 768, 1024 }, { 0.667, 0.848, 0.914 } };
 
+/* The same kernel's compute rate by tokens per expert, as a fraction of the clock-adjusted FP8 peak (1898 TFLOP/s
+ * on an H100 SXM at 1755 MHz), from vLLM PR #24700's H100 benchmark_moe
+ * table (Qwen3-30B-A3B fp8_w8a8, TP1: E = 128, top-8, K 2048, N 768,
+ * "Main"): 355.49 / 391.86 / 536.33 / 911.64 / 1647.57 us a call at
+ * batch 256 / 512 / 1024 / 2048 / 4096 (16 … 256 tokens an expert), less
+ * the row's 32.3 us, are 59.8 / 107.5 / 153.4 / 175.8 / 191.4 TFLOP/s of
+ * real (unpadded) work: the tiles' padding at these sizes is inside the
+ * figures, so the row pads nothing further (tile_m 1). Check, not fitted:
+ * sglang's DeepSeek-V3 TP8 block-FP8 benchmark on H200 (vLLM's
+ * fused_moe, 1.01 ms at batch 506-512, K 7168, N 256; test_moe). INT8
+ * and FP4 experts take the same fractions of their own peaks (uncertain:
+ * FP8 tables only). */
 static const struct perf_curve fused_moe_w8a8_tpe = {
 	5, { 16, 32, 64, 128, 256 }, { 0.0315, 0.0566, 0.0808, 0.0926, 0.1008 }
 };
