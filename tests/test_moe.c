@@ -246,7 +246,8 @@ static void w8a8_moe_checks_deepseek_on_h200(void **state)
 	assert_false(p.moe_fp8_scaled);
 	assert_non_null(strstr(p.k_moe->kernel, "Triton fused_moe (w8a8)"));
 	double t = layer_us(&p, 512);
-	print_message("fused_moe w8a8 DeepSeek-V3 TP8 H200 T=512 %.1f us (sglang README: 1010)\n", t);
+	print_message("fused_moe w8a8 DeepSeek-V3 TP8 H200 T=512 %.1f us (sglang README: 1010)\n",
+		      t);
 	assert_double_rel(t, 1010, 0.25);
 	double bytes_us = p.n_moe_layers > 0 ? 256 * p.expert_bytes / p.moe_bw * 1e6 : 0;
 	assert_true(t > 1.5 * bytes_us);
@@ -267,7 +268,8 @@ static void w8a8_moe_streams_by_slice_width_on_h200(void **state)
 	load(&h200, "h200-sxm");
 	struct err e = { { 0 } };
 	struct model next, ds;
-	if (model_load_named(&next, "qwen3-30b-a3b", &e) || model_load_named(&ds, "deepseek-v3", &e))
+	if (model_load_named(&next, "qwen3-30b-a3b", &e) ||
+	    model_load_named(&ds, "deepseek-v3", &e))
 		fail_msg("%s", e.msg);
 	next.n_experts = 512;
 	next.experts_per_token = 10;
@@ -281,8 +283,9 @@ static void w8a8_moe_streams_by_slice_width_on_h200(void **state)
 	assert_double_rel(p.moe_bw / hw_stream_bandwidth(&h200), 0.667, 1e-9);
 	for (int i = 0; i < 5; i++) {
 		double t = layer_us(&p, T[i]);
-		print_message("fused_moe w8a8 Qwen3-Next TP2 H200 T=%-3lld %.1f us (PR #36559: %.1f)\n",
-			      (long long)T[i], t, next_us[i]);
+		print_message(
+			"fused_moe w8a8 Qwen3-Next TP2 H200 T=%-3lld %.1f us (PR #36559: %.1f)\n",
+			(long long)T[i], t, next_us[i]);
 		assert_true(fabs(t - next_us[i]) <= 9 + 0.05 * next_us[i]);
 	}
 	assert_double_rel(layer_us(&p, 16) - layer_us(&p, 1), next_us[4] - next_us[0], 0.08);
@@ -290,8 +293,9 @@ static void w8a8_moe_streams_by_slice_width_on_h200(void **state)
 	assert_double_rel(p.moe_bw / hw_stream_bandwidth(&h200), 0.914, 1e-9);
 	for (int i = 0; i < 4; i++) {
 		double t = layer_us(&p, T[i]);
-		print_message("fused_moe w8a8 DeepSeek-R1 TP2 H200 T=%-3lld %.1f us (PR #36554: %.1f)\n",
-			      (long long)T[i], t, ds_us[i]);
+		print_message(
+			"fused_moe w8a8 DeepSeek-R1 TP2 H200 T=%-3lld %.1f us (PR #36554: %.1f)\n",
+			(long long)T[i], t, ds_us[i]);
 		assert_true(fabs(t - ds_us[i]) <= 9 + 0.05 * ds_us[i]);
 	}
 	assert_double_rel(layer_us(&p, 8) - layer_us(&p, 1), ds_us[3] - ds_us[0], 0.08);
