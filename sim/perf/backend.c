@@ -80,7 +80,12 @@ static const struct perf_curve fused_moe_w8a8_bw = { 3, { 256, 768, 1024 }, { 0.
  * sglang's DeepSeek-V3 TP8 block-FP8 benchmark on H200 (vLLM's
  * fused_moe, 1.01 ms at batch 506-512, K 7168, N 256; test_moe). INT8
  * and FP4 experts take the same fractions of their own peaks (uncertain:
- * FP8 tables only). */
+ * FP8 tables only). Uncertain for wide experts: both tables are of small
+ * experts (about 5M weights a GPU); Mixtral-wide FP8 experts by --weights
+ * fp8 come out compute-bound at 16 tokens an expert (a 64-sequence decode:
+ * 25.2 ms of experts against 18.5 of bytes), where the BF16 table of that
+ * shape is still bandwidth-bound; no wide-expert FP8 Triton table was
+ * found (vLLM PR #34846 benchmarks one; not in the stored excerpt). */
 static const struct perf_curve fused_moe_w8a8_tpe = {
 	5, { 16, 32, 64, 128, 256 }, { 0.0315, 0.0566, 0.0808, 0.0926, 0.1008 }
 };
