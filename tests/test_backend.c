@@ -570,14 +570,12 @@ static void fused_moe_matches_the_vllm_tables(void **state)
  * us at 128 (all 128 experts), a least-squares line of 32.3 us + bytes at
  * 0.848 of the 3.0 TB/s stream (residuals <= 4.2 us over the eleven points
  * of batch 1-128, experts touched at uniform routing, as its random
- * gating). The row reads at 0.86 of stream (PR #44152's H20 w13 kernel):
- * within 2% of the H100 fit, so each step up in batch adds the table's
- * time within 5% or 8.5 us, twice the table's scatter (t(T) -
- * t(1): the call's fixed cost cancels; the row carries none, see its
- * comment). The same table's compute points (0.10
- * of the clock-adjusted FP8 peak at 128-256 tokens an expert, Qwen3's
- * narrow 768-wide experts) are not the row's: applied to Scout's 8192-
- * wide experts they saturate the calibration runs (docs/accuracy.md). */
+ * gating). The row reads at its slice-width curve, 0.848 at these 768-wide
+ * experts (backend.c fused_moe_w8a8_bw; its other points in test_moe),
+ * so each step up in batch adds the table's time within 5% or 8.5 us,
+ * twice the table's scatter (t(T) - t(1): the call's fixed cost
+ * cancels). The same table's compute points set the row's compute curve
+ * (test_moe w8a8_moe_meets_the_h100_fp8_table). */
 static void w8a8_moe_streams_at_the_h100_fp8_table(void **state)
 {
 	(void)state;

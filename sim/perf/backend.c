@@ -47,6 +47,49 @@ static const struct perf_curve fused_moe_tpe = { 3, { 128, 256, 384 }, { 0.295, 
  * 132 SMs and FP8 peak). 645 / 1898 / (160 / 192) = 0.408, 0.650, 0.679. */
 static const struct perf_curve fp8_grouped_tpe = { 3, { 160, 1024, 4096 }, { 0.408, 0.650, 0.679 } };
 
+/* Triton fused_moe with FP8 (w8a8) experts: its streaming rate by the
+ * expert's intermediate width on one GPU (N: 2N-wide gate/up, N-deep down
+ * projection), as a fraction of the stream: narrow slices give each expert few thread blocks and a short
+ * reduction (vLLM PR #46642: the block-FP8 gate-up GEMM "SM-bound" at
+ * decode). Least squares of a call cost plus bytes over each table's
+ * batch 1-16 (expected experts touched at uniform routing, as the tables'
+ * random gating), residuals <= 7 us:
+ *   N 256: 2.88 TB/s = 0.667 of the H200's 4.32, 23.6 us a call: vLLM PR
+ *     #36559's H200 "Main" benchmark_moe table, Qwen3-Next-80B-A3B-FP8
+ *     (block FP8; the script's default TP2: E 512, top-10, K 2048, N 256):
+ *     29.97 / 33.00 / 46.43 / 62.29 / 99.91 us at batch 1 / 2 / 4 / 8 / 16;
+ *   N 768: 0.848 of the H100's 3.0, 32.3 us: PR #24700's Qwen3-30B-A3B
+ *     fp8_w8a8 H100 table (TP1: E 128, top-8, K 2048), batch 1-128;
+ *   N 1024: 3.95 TB/s = 0.914 of 4.32, 27.1 us: PR #36554's H200 "Main"
+ *     table, DeepSeek-R1-0528 (block FP8, default TP2: E 256, top-8, K 7168,
+ *     N 1024): 77.42 / 112.23 / 190.77 / 350.54 us at batch 1 / 2 / 4 / 8.
+ * Wider slices keep 0.914 (uncertain: no FP8 table above N 1024 here; PR
+ * #44152's H20 BF16 Mixtral w13 kernel, N 14336, streams at 0.86). The
+ * width stands for the whole shape (uncertain: DeepSeek-V3's N 256 slices
+ * at TP8 have K 7168, Qwen3-Next's K 2048). */
+static const struct perf_curve fused_moe_w8a8_bw = { 3, { 256, 768, 1024 }, { 0.667, 0.848, 0.914 } };
+
+/* The same kernel's compute rate by tokens per expert, as a fraction of the clock-adjusted FP8 peak (1898 TFLOP/s
+ * on an H100 SXM at 1755 MHz), from vLLM PR #24700's H100 benchmark_moe
+ * table (Qwen3-30B-A3B fp8_w8a8, TP1: E = 128, top-8, K 2048, N 768,
+ * "Main"): 355.49 / 391.86 / 536.33 / 911.64 / 1647.57 us a call at
+ * batch 256 / 512 / 1024 / 2048 / 4096 (16 … 256 tokens an expert), less
+ * the row's 32.3 us, are 59.8 / 107.5 / 153.4 / 175.8 / 191.4 TFLOP/s of
+ * real (unpadded) work: the tiles' padding at these sizes is inside the
+ * figures, so the row pads nothing further (tile_m 1). Check, not fitted:
+ * sglang's DeepSeek-V3 TP8 block-FP8 benchmark on H200 (vLLM's
+ * fused_moe, 1.01 ms at batch 506-512, K 7168, N 256; test_moe). INT8
+ * and FP4 experts take the same fractions of their own peaks (uncertain:
+ * FP8 tables only). Uncertain for wide experts: both tables are of small
+ * experts (about 5M weights a GPU); Mixtral-wide FP8 experts by --weights
+ * fp8 come out compute-bound at 16 tokens an expert (a 64-sequence decode:
+ * 25.2 ms of experts against 18.5 of bytes), where the BF16 table of that
+ * shape is still bandwidth-bound; no wide-expert FP8 Triton table was
+ * found (vLLM PR #34846 benchmarks one; not in the stored excerpt). */
+static const struct perf_curve fused_moe_w8a8_tpe = {
+	5, { 16, 32, 64, 128, 256 }, { 0.0315, 0.0566, 0.0808, 0.0926, 0.1008 }
+};
+
 /* ---- vLLM on CUDA ---- */
 static const struct perf_kernel vllm_cuda[] = {
 	/* cuBLAS/CUTLASS BF16 GEMM on Hopper: persistent (stream-K / tile
@@ -221,22 +264,28 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * above; this one serves block-FP8, INT8 and FP4 experts, FP8 by
 	 * --weights fp8 alone, and FP8 off Hopper). Check: sglang PR #5680's
 	 * H200 table times Triton fused_moe under CUDA graphs at 30 us a call
-	 * + bytes at 0.98 of stream (Mixtral TP4 shape). Compute: 0.58 of the clock-adjusted peak, times the GEMM
-	 * rows' low-precision ratio: estimate, the former fit to the Scout runs
-	 * (0.84 of a dense GEMM's 0.79 at 128 tokens an expert). The Triton
-	 * FP8 table's compute points (0.09-0.10 of the clock-adjusted FP8 peak
-	 * at 128-256 tokens an expert: 176-191 TFLOP/s) are Qwen3's narrow
-	 * experts (K 2048 and 768): taken as this row's rate (compute_frac
-	 * 0.144) they saturate the Scout runs (TTFT +56% to +5e4%), so the rate
-	 * depends on the expert's shape, which the row does not model, and the
-	 * estimate stays for the experts this row serves (the CUTLASS row
-	 * takes DeepGEMM's wide-expert rates). The BF16 row above on Scout's FP8 experts was
-	 * tried: in-sample ITL 5.35 -> 7.08%, cv 6.2 -> 8.1% (Scout decode
-	 * faster, its prefill slower), so the FP8 path is not the BF16 kernel's. */
-	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (w8a8)",
-	  .compute_frac = 0.58, .half = 0, .fixed_us = 32.3, .bw_frac = 0.86,
-	  .source = "vLLM PR #44152 H20 fused_moe: 0.86 of stream (H100 FP8 check: PR #24700, 0.848); 32.3 us a call (PR #24700 "
-		    "H100 fp8_w8a8 table; check: sglang PR #5680, 30 us on H200); estimate: compute 0.58 (former Scout fit)" },
+	 * + bytes at 0.98 of stream (Mixtral TP4 shape). Compute (2026-12-02):
+	 * fused_moe_w8a8_tpe, the same PR #24700 table's batch 256-4096 points
+	 * (0.032-0.101 of the clock-adjusted FP8 peak at 16-256 tokens an
+	 * expert, a fraction of the experts' own dtype peak), in place of the
+	 * estimate 0.58 x the GEMM rows' low-precision ratio (the former fit to
+	 * the Scout runs, 3.4-3.8x the table's rate at batch 2048-4096). That
+	 * rate was not taken while Scout's FP8 experts used this row (it
+	 * saturated those runs); they take the CUTLASS row above since
+	 * 2026-12-01, so none of the 15 runs reads this row now. Check, not
+	 * fitted: sglang's DeepSeek-V3 TP8 block-FP8 table on H200 (vLLM's
+	 * fused_moe, 1.01 ms a call at batch 506-512: K 7168, N 256, 16 tokens
+	 * an expert), within 25% (test_moe; wider K than Qwen3's). The BF16
+	 * row above on Scout's FP8 experts was tried (2026-12-01): in-sample
+	 * ITL 5.35 -> 7.08%, cv 6.2 -> 8.1%, so the FP8 path is not the BF16
+	 * kernel's. */
+	{ .op = KOP_MOE, .dtype = KDT_LOW, .gen = KGEN_ANY, .kernel = "Triton fused_moe (w8a8)",
+	  .curve = &fused_moe_w8a8_tpe, .compute_frac = 1, .tile_m = 1, .half = 0, .fixed_us = 32.3,
+	  .bw_curve = &fused_moe_w8a8_bw,
+	  .source = "vLLM PRs #36559 / #24700 / #36554 benchmark_moe tables (H200 / H100 / H200): 0.667 / 0.848 / 0.914 of "
+		    "stream at expert slices 256 / 768 / 1024 wide; 32.3 us a call (PR #24700 H100 fp8_w8a8 table; check: "
+		    "sglang PR #5680, 30 us on H200); compute: PR #24700's H100 fp8_w8a8 table, 0.032-0.101 of the FP8 peak at "
+		    "16-256 tokens an expert" },
 	/* FlashAttention-3 prefill on Hopper (vLLM's FLASH_ATTN backend). */
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_HOPPER, .head_dim_max = 128, .kernel = "FlashAttention-3 (varlen, paged)",
 	  .curve = &fa3_hd128, .compute_frac = 1,

@@ -95,6 +95,8 @@ struct perf_kernel {
 	const struct perf_curve *curve;  /* prefill attention: fraction of peak by keys per query;
 					  * MoE: by tokens per expert (times compute_frac) */
 	double bw_frac;              /* of hw_stream_bandwidth */
+	const struct perf_curve *bw_curve;  /* MoE: fraction of stream by the expert's intermediate
+					     * width on one GPU (replaces bw_frac); NULL: bw_frac */
 	bool fallback;               /* the "roofline, no kernel data" row: class scalars */
 	const char *source;
 };
