@@ -14,6 +14,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "stats.h"
+#include "xalloc.h"
 
 /* Hand-checkable percentiles: numpy's rule is rank = p/100·(n-1), value =
  * v[floor] + frac·(v[floor+1] - v[floor]). The inputs are small integers,
@@ -62,6 +63,61 @@ static void percentile_numpy_linear(void **state)
 }
 
 /* Adding after a percentile re-sorts (the cached order is invalidated). */
+static int cmp_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The radix sort behind samples_sort gives qsort's bits, byte for byte:
+ * random doubles of every sign and scale, many ties, lengths on both
+ * sides of its small-array cutoff, and arrays with -0.0 or NaN (which it
+ * hands to qsort). A wrong key (sign, byte order, a skipped pass) fails
+ * the memcmp. */
+static void radix_sort_matches_qsort(void **state)
+{
+	(void)state;
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(rng, 14);
+	const size_t lens[] = { 0, 1, 2, 63, 64, 65, 1000, 4096, 20000 };
+	for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+		for (int kind = 0; kind < 5; kind++) {
+			size_t n = lens[li];
+			double *a = xmalloc((n + 1) * sizeof *a), *b = xmalloc((n + 1) * sizeof *b);
+			for (size_t i = 0; i < n; i++) {
+				double u = gsl_rng_uniform(rng);
+				switch (kind) {
+				case 0:   /* latencies: positive, a few decades */
+					a[i] = exp(20 * u - 10);
+					break;
+				case 1:   /* both signs, every exponent, zeros */
+					a[i] = (u < 0.5 ? -1 : 1) * ldexp(gsl_rng_uniform(rng), (int)(u * 2000) - 1000);
+					if (u < 0.05)
+						a[i] = 0;
+					break;
+				case 2:   /* few distinct values: ties */
+					a[i] = (double)(int)(u * 7) - 3;
+					break;
+				case 3:   /* a -0.0 among them */
+					a[i] = i == n / 2 ? -0.0 : u - 0.5;
+					break;
+				default:  /* a NaN among them */
+					a[i] = i == n / 3 ? NAN : u;
+					break;
+				}
+			}
+			memcpy(b, a, n * sizeof *a);
+			stats_sort_doubles(a, n);
+			if (n)
+				qsort(b, n, sizeof *b, cmp_value);
+			assert_memory_equal(a, b, n * sizeof *a);
+			free(a);
+			free(b);
+		}
+	}
+	gsl_rng_free(rng);
+}
+
 static void percentile_after_more_samples(void **state)
 {
 	(void)state;
@@ -541,6 +597,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(percentile_numpy_linear),
+		cmocka_unit_test(radix_sort_matches_qsort),
 		cmocka_unit_test(percentile_after_more_samples),
 		cmocka_unit_test(mean_and_population_std),
 		cmocka_unit_test(loghist_matches_samples),
