@@ -181,15 +181,17 @@ static void replace_word(char *s, size_t cap, const char *name, const char *valu
 /* Exit codes over the battery (docs/robustness.md "Exit codes"): 1 when an
  * output cannot be written (a path through a regular file, a full device,
  * a full stdout), 2 for bad input, every verb; one line on stderr last,
- * nothing on stdout. OUT is an output path that cannot be written, SWEEP a
- * sweep's result, RUN a run's --out folder, BAD a document that is not
- * servesim's, DATA the test data. */
+ * nothing on stdout. OUT is an output path that cannot be written, FREE one
+ * that can, SWEEP a sweep's result, RUN a run's --out folder, BAD a
+ * document that is not servesim's. */
 static void exit_codes_io_and_input(void **state)
 {
 	(void)state;
 	char plain[512], out[600], sweep[512], rundir[512], bad[512];
 	write_file(plain, sizeof plain, "plain-exit", "x", 1);
 	snprintf(out, sizeof out, "%s/x", plain);   /* through a regular file */
+	char free_out[512];                           /* one that can be written */
+	snprintf(free_out, sizeof free_out, "%s/free-exit.ini", tmpdir);
 	write_file(bad, sizeof bad, "bad-exit.json", "{\"kind\":\"plan\",\"candidates\":[]}", 30);
 	snprintf(sweep, sizeof sweep, "%s/sweep-exit.json", tmpdir);
 	snprintf(rundir, sizeof rundir, "%s/run-exit", tmpdir);
@@ -236,16 +238,19 @@ static void exit_codes_io_and_input(void **state)
 		{ "validate BAD", 2 },
 		{ "advise --result BAD", 2 },
 		{ "calibrate fit --list --out OUT", 2 },
-		{ "calibrate runs BAD --hardware h100-sxm --out OUT", 2 },
+		{ "calibrate runs BAD --hardware h100-sxm --out FREE", 2 },
+		/* calibrate checks its output's folder before a fit of minutes. */
+		{ "calibrate runs BAD --hardware h100-sxm --out OUT", 1 },
+		{ "calibrate fit BAD --out OUT", 1 },
 		{ "calibrate gpu --model nope", 2 },
 		{ "vllm-flags --bogus", 2 },
 	};
 	for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
 		char args[4096];
 		snprintf(args, sizeof args, "%s", table[i].args);
-		const char *const names[] = { "OUT", "SWEEP", "RUN", "BAD" };
-		const char *const values[] = { out, sweep, rundir, bad };
-		for (size_t k = 0; k < 4; k++)
+		const char *const names[] = { "OUT", "SWEEP", "RUN", "BAD", "FREE" };
+		const char *const values[] = { out, sweep, rundir, bad, free_out };
+		for (size_t k = 0; k < 5; k++)
 			replace_word(args, sizeof args, names[k], values[k]);
 		run_cmd(&r, "'%s' %s", SERVESIM_BIN, args);
 		if (r.status != table[i].status)

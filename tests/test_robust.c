@@ -186,7 +186,8 @@ static void nul_in_an_ini_or_text_file(void **state)
 		 TEST_DATA_DIR, path);
 	cmdf(cmd, sizeof cmd, "%s", tail);
 	one_line_error(cmd, 2, "nul.prom:2: a NUL byte at column 1; expected text", NULL);
-	cmdf(cmd, sizeof cmd, "calibrate runs '%s' --hardware h100-sxm --out /nonexistent/p.ini", path);
+	snprintf(tail, sizeof tail, "calibrate runs '%s' --hardware h100-sxm --out '%s/p.ini'", path, tmpdir);
+	cmdf(cmd, sizeof cmd, "%s", tail);
 	one_line_error(cmd, 2, "nul.prom:2: a NUL byte at column 1", NULL);
 }
 

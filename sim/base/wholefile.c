@@ -145,6 +145,26 @@ static void parent_of(const char *path, char *out, size_t cap)
 		snprintf(out, cap, "%.*s", (int)(slash - path), path);
 }
 
+int wholefile_check(const char *path, struct err *e)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+	const char *given = path;
+	path = target_of(path, real);
+	if (written_in_place(path))
+		return access(path, W_OK) == 0 ? 0 : err_set(e, "%s: cannot write: %s", given, strerror(errno));
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return err_set(e, "%s: cannot write: a folder of that name exists", given);
+	parent_of(path, dir, sizeof dir);
+	if (stat(dir, &st) != 0)
+		return err_set(e, "%s: cannot write: its folder %s: %s", given, dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return err_set(e, "%s: cannot write: %s is not a folder", given, dir);
+	if (access(dir, W_OK | X_OK) != 0)
+		return err_set(e, "%s: cannot write into %s: %s", given, dir, strerror(errno));
+	return 0;
+}
+
 /* d->dir = dir (without trailing slashes), its parents created, d->fresh
  * set when it does not exist yet. Returns 0, or -1 with e. */
 static int prepare(struct wholedir *d, const char *dir, struct err *e)

@@ -46,6 +46,13 @@ int wholefile_commit(FILE *f, const char *path, struct err *e);
 /* Closes f and removes the temporary file: nothing is written. */
 void wholefile_abort(FILE *f, const char *path);
 
+/* Whether path could be written now, before a long computation produces
+ * it (calibrate's fits): its folder exists and may be written, or it is a
+ * device or FIFO that may be; nothing is created or opened. Returns 0, or -1
+ * with e naming what is in the way. The write itself may still fail (a
+ * full disk): wholefile_commit says so. */
+int wholefile_check(const char *path, struct err *e);
+
 /* Creates an empty scratch file of servesim's own (a gnuplot error log, a
  * candidate profile) in $TMPDIR, or /tmp when unset: "servesim-STEM-XXXXXX"
  * then suffix (may be ""), its name in out. Returns 0, or -1 with e naming

@@ -26,6 +26,7 @@
 #include "progress.h"
 #include "runfit.h"
 #include "runobs.h"
+#include "wholefile.h"
 
 #define DEFAULT_MAX_REQUESTS 5000
 
@@ -267,6 +268,13 @@ static int calibrate_runs(int argc, char **argv)
 	if (optind >= argc || !ro.hardware || !out) {
 		inidoc_free(&ov);
 		return cli_misuse("calibrate runs", "expected FILE… --hardware H --out PROFILE.ini");
+	}
+	/* The profile's folder before a fit of minutes: one that cannot be
+	 * written fails now, not after it. */
+	if (wholefile_check(out, &e)) {
+		fprintf(stderr, "servesim calibrate runs: --out: %s\n", e.msg);
+		inidoc_free(&ov);
+		return EXIT_FAIL;
 	}
 	ro.overrides = &ov;
 	char base_path[4096];

@@ -22,6 +22,7 @@
 #include "probecsv.h"
 #include "proberun.h"
 #include "profwrite.h"
+#include "wholefile.h"
 
 #define DEFAULT_BUDGET_S 240   /* calibrate gpu --budget-s: seconds of measuring */
 
@@ -345,6 +346,10 @@ int calibrate_fit(int argc, char **argv)
 		return cli_misuse("calibrate fit", "expected a probe CSV (and reruns of some of its families)");
 	if (!out)
 		return cli_misuse("calibrate fit", "--out PROFILE.ini is required");
+	if (wholefile_check(out, &e)) {   /* before the fit, not after it */
+		fprintf(stderr, "servesim calibrate fit: --out: %s\n", e.msg);
+		return EXIT_FAIL;
+	}
 	return fit_and_write((const char *const *)argv + optind, argc - optind, hardware, model, dtype,
 			     (int)max_iter, out);
 }
@@ -389,6 +394,10 @@ int calibrate_gpu(int argc, char **argv)
 		return cli_misuse("calibrate gpu", "unexpected argument '%s'", argv[optind]);
 	if (!model_name || !out)
 		return cli_misuse("calibrate gpu", "--model M and --out PROFILE.ini are required");
+	if (wholefile_check(out, &e)) {   /* before the GPU's minutes, not after them */
+		fprintf(stderr, "servesim calibrate gpu: --out: %s\n", e.msg);
+		return EXIT_FAIL;
+	}
 	if (!proberun_available()) {
 		proberun_find(NULL, 0, NULL, &e);
 		fprintf(stderr, "servesim calibrate gpu: %s\n", e.msg);
