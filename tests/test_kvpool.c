@@ -526,6 +526,67 @@ static void back_queue_compacts_in_order(void **state)
 	kvpool_destroy(p);
 }
 
+/* The batch calls are their one-at-a-time forms: two pools driven by the
+ * same 20k random operations, one allocating n blocks with kvpool_alloc_n
+ * and marking stand-ins with kvpool_set_stand_ins, the other with n
+ * kvpool_alloc and kvpool_set_private_hash(.., 1), hand out the same
+ * blocks in the same order and agree on every free count and lookup,
+ * through the front list, the fresh range and the back queue. */
+static void batch_calls_match_one_at_a_time(void **state)
+{
+	(void)state;
+	enum { N = 200, HELD = 16, MAXB = 40 };
+	struct kvpool *a = kvpool_create(N, 0), *b = kvpool_create(N, 0);
+	int32_t held[HELD][MAXB], nh[HELD] = { 0 };
+	uint64_t seed = 14;
+	for (int op = 0; op < 20000; op++) {
+		int h = (int)(lcg_next(&seed) % HELD), kind = (int)(lcg_next(&seed) % 4);
+		if (kind < 2 && nh[h] < MAXB) {   /* allocate a few */
+			int64_t n = (int64_t)(lcg_next(&seed) % (uint64_t)(MAXB - nh[h] + 1));
+			if (n > kvpool_num_free(a))
+				n = kvpool_num_free(a);
+			kvpool_alloc_n(a, held[h] + nh[h], n);
+			for (int64_t j = 0; j < n; j++)
+				assert_int_equal(kvpool_alloc(b), held[h][nh[h] + j]);
+			if (kind == 0 && n > 0) {   /* their hashes: stand-ins, or a shared one */
+				if (lcg_next(&seed) % 2) {
+					kvpool_set_stand_ins(a, held[h] + nh[h], n);
+					for (int64_t j = 0; j < n; j++)
+						kvpool_set_private_hash(b, held[h][nh[h] + j], 1);
+				} else {
+					uint64_t hash = 0x1000 + lcg_next(&seed) % 64;
+					kvpool_set_hash(a, held[h][nh[h]], hash);
+					kvpool_set_hash(b, held[h][nh[h]], hash);
+				}
+			}
+			nh[h] += (int)n;
+		} else if (kind == 2 && nh[h] > 0) {   /* a request done */
+			kvpool_release_all(a, held[h], nh[h]);
+			for (int j = nh[h]; j-- > 0;)
+				kvpool_release(b, held[h][j]);
+			nh[h] = 0;
+		} else if (kind == 3 && nh[h] < MAXB) {   /* a prefix hit */
+			uint64_t hash = 0x1000 + lcg_next(&seed) % 64;
+			int32_t x = kvpool_lookup(a, hash);
+			assert_int_equal(kvpool_lookup(b, hash), x);
+			if (x > 0) {
+				kvpool_touch(a, x);
+				kvpool_touch(b, x);
+				held[h][nh[h]++] = x;
+			}
+		}
+		assert_int_equal(kvpool_num_free(a), kvpool_num_free(b));
+	}
+	for (int h = 0; h < HELD; h++) {
+		kvpool_release_all(a, held[h], nh[h]);
+		kvpool_release_all(b, held[h], nh[h]);
+	}
+	for (int64_t n = kvpool_num_free(a); n > 0; n--)
+		assert_int_equal(kvpool_alloc(a), kvpool_alloc(b));
+	kvpool_destroy(a);
+	kvpool_destroy(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +601,7 @@ int main(void)
 		cmocka_unit_test(private_stand_in_named_at_publish),
 		cmocka_unit_test(order_equals_explicit_queue),
 		cmocka_unit_test(back_queue_compacts_in_order),
+		cmocka_unit_test(batch_calls_match_one_at_a_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

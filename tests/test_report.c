@@ -422,6 +422,52 @@ static void test_timeline_windows(void **state)
 	timeline_destroy(NULL);
 }
 
+/* timeline_gaps(n) is n timeline_gap calls, bit for bit: the same counts
+ * and sums in every window, on a plain timeline and a totals-only one
+ * whose ring folds as time moves on (a late value lands in the total),
+ * over random runs of equal gaps at increasing times. The gaps are not
+ * exact in binary, so a sum made as n * v or in another order differs. */
+static void test_timeline_gaps_match_one_by_one(void **state)
+{
+	(void)state;
+	for (int totals = 0; totals < 2; totals++) {
+		struct timeline *a = totals ? timeline_create_totals() : timeline_create();
+		struct timeline *b = totals ? timeline_create_totals() : timeline_create();
+		uint64_t seed = 14;
+		int64_t t_ns = 0;
+		for (int k = 0; k < 3000; k++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			t_ns += (int64_t)((seed >> 34) % 1000000000);   /* up to 1 s on */
+			double gap = 0.001 * (double)(1 + (seed >> 20) % 997) / 7;
+			size_t n = (size_t)((seed >> 8) % 300);
+			int64_t at = totals && k % 500 == 499 ? 0 : t_ns;   /* now and then a late one */
+			timeline_gaps(a, at, gap, n);
+			for (size_t j = 0; j < n; j++)
+				timeline_gap(b, at, gap);
+		}
+		if (totals) {
+			timeline_fold_rest(a);
+			timeline_fold_rest(b);
+			assert_true(a->n_late > 0);
+			assert_int_equal(a->n_late, b->n_late);
+		}
+		size_t upto = totals ? a->n_windows : 1;
+		for (size_t w = 0; w < upto || (!totals && w < a->n_windows); w++) {
+			int64_t ca[TIMELINE_N_ITL + 1] = { 0 }, cb[TIMELINE_N_ITL + 1] = { 0 };
+			double sa = 0, sb = 0;
+			size_t from = totals ? 0 : w, to = totals ? a->n_windows : w + 1;
+			timeline_accumulate(a, &a->itl, from, to, ca, &sa);
+			timeline_accumulate(b, &b->itl, from, to, cb, &sb);
+			assert_memory_equal(ca, cb, sizeof ca);
+			assert_memory_equal(&sa, &sb, sizeof sa);
+			if (totals)
+				break;
+		}
+		timeline_destroy(a);
+		timeline_destroy(b);
+	}
+}
+
 /* Ollama and llama.cpp: llama-server's metrics, one scrape at the end,
  * still a file promtool takes (its "counters" without _total are gauges). */
 static void test_openmetrics_llamacpp(void **state)
@@ -515,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_series_per_engine),
 		cmocka_unit_test(test_replica_histograms),
 		cmocka_unit_test(test_bad_epoch),
+		cmocka_unit_test(test_timeline_gaps_match_one_by_one),
 		cmocka_unit_test(test_run_plot_svg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,7 +41,7 @@ char *xstrdup(const char *s)
 	return memcpy(xmalloc(n), s, n);
 }
 
-void xgrow(void *p, size_t *cap, size_t need, size_t elem_size)
+void xgrow_slow(void *p, size_t *cap, size_t need, size_t elem_size)
 {
 	void **arr = p;
 	if (need <= *cap)

@@ -14,7 +14,12 @@ char *xstrdup(const char *s);
 
 /* Grows *p (an array of elem_size elements with capacity *cap) to hold at
  * least need elements, doubling. */
-void xgrow(void *p, size_t *cap, size_t need, size_t elem_size);
+void xgrow_slow(void *p, size_t *cap, size_t need, size_t elem_size);
+static inline void xgrow(void *p, size_t *cap, size_t need, size_t elem_size)
+{
+	if (need > *cap)   /* inline: most calls, once per step or token, need nothing */
+		xgrow_slow(p, cap, need, elem_size);
+}
 /* xgrow, with every element it adds zeroed. */
 void xgrow_zeroed(void *p, size_t *cap, size_t need, size_t elem_size);
 

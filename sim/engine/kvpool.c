@@ -278,7 +278,7 @@ static bool back_live(const struct kvpool *p, int32_t b, int64_t s)
 
 /* Room for one more entry: the stale ones dropped when they are at least
  * half the ring, else a ring twice the size (at most 4 x num_blocks). */
-static void back_make_room(struct kvpool *p)
+__attribute__((noinline, cold)) static void back_make_room(struct kvpool *p)
 {
 	struct backq *q = &p->back;
 	size_t cap = q->mask + 1;
@@ -303,7 +303,7 @@ static void back_make_room(struct kvpool *p)
 	q->mask = ncap - 1;
 }
 
-static void back_push(struct kvpool *p, int32_t b)
+static inline void back_push(struct kvpool *p, int32_t b)
 {
 	struct backq *q = &p->back;
 	if (!q->mask || (size_t)(q->tail - q->head) > q->mask)
@@ -315,7 +315,7 @@ static void back_push(struct kvpool *p, int32_t b)
 }
 
 /* The back queue's first live block, taken out (len > 0). */
-static int32_t back_pop(struct kvpool *p)
+static inline int32_t back_pop(struct kvpool *p)
 {
 	enum { AHEAD = 8 };   /* entries whose records are fetched ahead */
 	struct backq *q = &p->back;
@@ -366,25 +366,60 @@ static int32_t pop_free(struct kvpool *p)
 	return b;
 }
 
-int32_t kvpool_alloc(struct kvpool *p)
+/* Hands out b, just taken off the free queue: its hash evicted (to the
+ * CPU tier, if any), ref 1. */
+static inline void take(struct kvpool *p, int32_t b)
 {
-	int32_t b = pop_free(p);
-	if (b < 0)
-		return -1;
 	assert(p->blk[b].ref == 0);
 	if (p->blk[b].hash) {
 		if (p->blk[b].private_hash)
 			p->blk[b].private_hash = 0;
 		else
 			hmap_del(&p->cached, p->blk[b].hash);
-		cpu_store(p, p->blk[b].hash);
+		if (p->cpu_blocks > 0)
+			cpu_store(p, p->blk[b].hash);
 		p->blk[b].hash = 0;
 	}
 	p->blk[b].ref = 1;
+}
+
+int32_t kvpool_alloc(struct kvpool *p)
+{
+	int32_t b = pop_free(p);
+	if (b < 0)
+		return -1;
+	take(p, b);
 	return b;
 }
 
-void kvpool_release(struct kvpool *p, int32_t block)
+void kvpool_alloc_n(struct kvpool *p, int32_t *out, int64_t n)
+{
+	assert(n >= 0 && n <= kvpool_num_free(p));
+	int64_t k = 0;
+	/* The queue's three parts in its order, each drained before the
+	 * next (nothing joins the queue meanwhile): pop_free's order. */
+	for (; k < n && p->front.head >= 0; k++) {
+		int32_t b = p->front.head;
+		dlist_unlink(&p->front, b);
+		p->blk[b].queue = IN_NONE;
+		take(p, b);
+		out[k] = b;
+	}
+	for (; k < n && p->fresh < p->num_blocks; k++) {
+		int32_t b = p->fresh++;
+		assert(p->blk[b].ref == 0 && p->blk[b].hash == 0 && p->blk[b].queue == IN_NONE);
+		p->blk[b].ref = 1;
+		out[k] = b;
+	}
+	for (; k < n; k++) {
+		int32_t b = back_pop(p);
+		p->blk[b].queue = IN_NONE;
+		take(p, b);
+		out[k] = b;
+	}
+}
+
+static inline void release(struct kvpool *p, int32_t block)
 {
 	assert(block > 0 && block < p->fresh && p->blk[block].ref > 0);
 	struct block *x = &p->blk[block];
@@ -398,6 +433,11 @@ void kvpool_release(struct kvpool *p, int32_t block)
 	}
 }
 
+void kvpool_release(struct kvpool *p, int32_t block)
+{
+	release(p, block);
+}
+
 void kvpool_release_all(struct kvpool *p, const int32_t *blocks, int32_t n)
 {
 	/* The blocks of a request about to be done were last read when they
@@ -406,7 +446,7 @@ void kvpool_release_all(struct kvpool *p, const int32_t *blocks, int32_t n)
 	for (int32_t j = 0; j < n; j++)
 		__builtin_prefetch(&p->blk[blocks[j]]);
 	for (int32_t j = n; j-- > 0;)
-		kvpool_release(p, blocks[j]);
+		release(p, blocks[j]);
 }
 
 void kvpool_set_hash(struct kvpool *p, int32_t block, uint64_t hash)
@@ -425,6 +465,19 @@ void kvpool_set_private_hash(struct kvpool *p, int32_t block, uint64_t hash)
 		return;
 	p->blk[block].hash = hash;
 	p->blk[block].private_hash = 1;
+}
+
+void kvpool_set_stand_ins(struct kvpool *p, const int32_t *blocks, int64_t n)
+{
+	assert(!kvpool_reads_private_hashes(p));
+	for (int64_t j = 0; j < n; j++) {
+		struct block *x = &p->blk[blocks[j]];
+		assert(blocks[j] > 0 && blocks[j] < p->fresh);
+		if (!x->hash) {
+			x->hash = 1;
+			x->private_hash = 1;
+		}
+	}
 }
 
 bool kvpool_reads_private_hashes(const struct kvpool *p)

@@ -70,6 +70,10 @@ void kvpool_touch(struct kvpool *p, int32_t block);
  * Returns -1 when no block is free. */
 int32_t kvpool_alloc(struct kvpool *p);
 
+/* n calls of kvpool_alloc into out[0..n), in their order, when n <=
+ * kvpool_num_free (asserted): a request's new blocks at once. */
+void kvpool_alloc_n(struct kvpool *p, int32_t *out, int64_t n);
+
 /* Drops one reference; at 0 the block joins the free queue. Callers
  * release a request's blocks last block first (vLLM frees in reverse). */
 void kvpool_release(struct kvpool *p, int32_t block);
@@ -86,6 +90,10 @@ void kvpool_set_hash(struct kvpool *p, int32_t block, uint64_t hash);
  * for until kvpool_publish(block): the block takes it without a table
  * entry. O(1), no hashing. */
 void kvpool_set_private_hash(struct kvpool *p, int32_t block, uint64_t hash);
+
+/* kvpool_set_private_hash(p, blocks[j], 1) for j in [0, n): the stand-in
+ * of each, where the pool reads no private hash's value (asserted). */
+void kvpool_set_stand_ins(struct kvpool *p, const int32_t *blocks, int64_t n);
 
 /* Whether the pool reads a private hash's value before kvpool_publish
  * (its CPU tier takes the hashes of evicted blocks). When it does not,

@@ -165,6 +165,16 @@ static inline void vllm_push_block(struct engine *g, struct request *r, int32_t 
 	r->blocks[r->n_blocks++] = b;
 }
 
+/* Appends n newly allocated blocks to r's list (kvpool_alloc_n: n <= the
+ * pool's free blocks), as n vllm_push_block of kvpool_alloc would. */
+static inline void vllm_alloc_blocks(struct engine *g, struct request *r, int64_t n)
+{
+	while ((int64_t)r->n_blocks + n > r->cap_blocks)
+		vllm_grow_block_list(g, r);
+	kvpool_alloc_n(g->pool, r->blocks + r->n_blocks, n);
+	r->n_blocks += (int32_t)n;
+}
+
 /* vllmstep.c. Starts b on the GPU at now: its time, the step's stats and
  * attribution; returns its duration in ns. */
 int64_t vllm_launch(struct engine *g, const struct batch *b, int64_t now);

@@ -83,6 +83,13 @@ void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
 	 * (vllm_publish_blocks names it then), unless a CPU tier takes it at
 	 * eviction: a stand-in spares the hashing of every private block. */
 	bool stand_in = !kvpool_reads_private_hashes(g->pool);
+	int64_t end = full < r->n_blocks ? full : r->n_blocks;
+	if (stand_in && r->n_hashed >= priv && end > r->n_hashed) {
+		/* Every block to register is private: stand-ins, at once. */
+		kvpool_set_stand_ins(g->pool, r->blocks + r->n_hashed, end - r->n_hashed);
+		r->n_hashed = (int32_t)end;
+		return;
+	}
 	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++) {
 		if (j >= priv)
 			kvpool_set_private_hash(g->pool, r->blocks[j],

@@ -44,8 +44,8 @@ bool vllm_admit_remote(struct engine *g, size_t idx, int64_t now)
 	if (need > kvpool_num_free(g->pool))
 		return false;
 	reqq_pop_front(&g->waiting);
-	for (int64_t i = 0; i < need; i++)
-		vllm_push_block(g, r, kvpool_alloc(g->pool));
+	if (need > 0)
+		vllm_alloc_blocks(g, r, need);
 	r->n_hashed = 0;
 	if (r->first_scheduled_ns < 0)
 		r->first_scheduled_ns = now;

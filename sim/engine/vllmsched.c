@@ -165,8 +165,8 @@ static bool grow_slow(struct engine *g, struct request *r, int64_t tokens)
 	int64_t need = cdiv(tokens, g->block_size) - r->n_blocks;
 	if (need > kvpool_num_free(g->pool))
 		return false;
-	for (int64_t i = 0; i < need; i++)
-		vllm_push_block(g, r, kvpool_alloc(g->pool));
+	if (need > 0)
+		vllm_alloc_blocks(g, r, need);
 	return true;
 }
 

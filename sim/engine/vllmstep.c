@@ -11,22 +11,34 @@
  * first token, first_launch_ns and the TTFT parts.
  */
 #include <math.h>
+#include <string.h>
 
 #include "evq.h"
 #include "vllm_int.h"
 
 /* Attributes a step of s seconds: to the decode tokens it produces (what
  * their steps are made of) and to the prefills in it (their own share by
- * tokens, and the rest; pad_s of it is CUDA-graph padding). */
+ * tokens, and the rest; pad_s of it is CUDA-graph padding). model_s and
+ * *bd: the step model's time and breakdown of the whole step, which are
+ * the decodes' own when the step is nothing but decodes (most steps: the
+ * step model is not asked twice). */
 static void account_step(struct engine *g, const struct batch *b, double s, double pad_s,
-			 int64_t now)
+			 double model_s, const struct perf_breakdown *bd, int64_t now)
 {
 	const struct perf_step *step = &b->step;
 	if (step->dec_seqs > 0) {
 		struct perf_step dec;
 		struct perf_breakdown d;
 		perf_step_decodes_only(step, &dec);
-		double alone = perf_step_time(&g->perf, &dec, &d);
+		/* Equal bytes are equal inputs to a pure function: the same
+		 * answer (a -0.0 against 0.0 only asks again). */
+		double alone;
+		if (memcmp(&dec, step, sizeof dec) == 0) {
+			alone = model_s;
+			d = *bd;
+		} else {
+			alone = perf_step_time(&g->perf, &dec, &d);
+		}
 		double n = (double)step->dec_seqs;
 		g->st.itl_weights_s += n * (d.dense + d.experts + d.lm_head + d.allreduce + d.offload);
 		g->st.itl_kv_s += n * d.attn_decode;
@@ -93,7 +105,8 @@ int64_t vllm_launch(struct engine *g, const struct batch *b, int64_t now)
 	const struct perf_step *step = &b->step;
 	g->step_tokens = step->tokens;
 	struct perf_breakdown bd;
-	double s = perf_step_time(&g->perf, step, &bd) + b->extra_s + drafter_s(g, b);
+	double model_s = perf_step_time(&g->perf, step, &bd);
+	double s = model_s + b->extra_s + drafter_s(g, b);
 	g->st.steps++;
 	g->st.busy_s += s;
 	engine_time_add(&g->st.time, &bd, b->extra_s, s);
@@ -103,7 +116,7 @@ int64_t vllm_launch(struct engine *g, const struct batch *b, int64_t now)
 		g->st.eager_steps += padded == 0;
 		g->st.padded_tokens += padded > 0 ? padded - step->tokens : 0;
 	}
-	account_step(g, b, s, graph_pad_s(g, b), now);
+	account_step(g, b, s, graph_pad_s(g, b), model_s, &bd, now);
 	double usage = kvpool_usage(g->pool);
 	if (usage > g->st.peak_kv_usage)
 		g->st.peak_kv_usage = usage;

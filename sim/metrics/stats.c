@@ -1,6 +1,7 @@
 #include "stats.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,12 +90,68 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A double's sort key: unsigned order is the doubles' order (but for
+ * -0.0, below +0.0's key where cmp_double calls them equal). */
+static uint64_t sort_key(double x)
+{
+	uint64_t u;
+	memcpy(&u, &x, sizeof u);
+	return u >> 63 ? ~u : u | (uint64_t)1 << 63;
+}
+
+void stats_sort_doubles(double *v, size_t n)
+{
+	/* LSD radix sort, 8 passes of a byte (a pass whose byte is the same
+	 * in every key is skipped), at about a fifth of qsort's cost on a
+	 * run's 10^4-10^5 samples. Values that cmp_double calls equal have
+	 * equal bits, so any sort by value gives qsort's bits; but NaN has no
+	 * place in that order and -0.0 ties with +0.0: qsort's then. */
+	enum { SMALL = 64 };
+	bool odd = false;
+	for (size_t i = 0; i < n && !odd; i++)
+		odd = isnan(v[i]) || (v[i] == 0 && signbit(v[i]));
+	if (n < SMALL || odd) {
+		qsort(v, n, sizeof *v, cmp_double);
+		return;
+	}
+	size_t (*count)[256] = xcalloc(8, sizeof *count);
+	uint64_t *a = xmalloc(n * sizeof *a), *b = xmalloc(n * sizeof *b);
+	for (size_t i = 0; i < n; i++) {
+		a[i] = sort_key(v[i]);
+		for (int d = 0; d < 8; d++)
+			count[d][a[i] >> (8 * d) & 255]++;
+	}
+	for (int d = 0; d < 8; d++) {
+		if (count[d][a[0] >> (8 * d) & 255] == n)
+			continue;   /* every key has this byte */
+		size_t at = 0;
+		for (int k = 0; k < 256; k++) {
+			size_t c = count[d][k];
+			count[d][k] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			b[count[d][a[i] >> (8 * d) & 255]++] = a[i];
+		uint64_t *t = a;
+		a = b;
+		b = t;
+	}
+	/* Back from keys: equal keys are equal bits. */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u = a[i] >> 63 ? a[i] & ~((uint64_t)1 << 63) : ~a[i];
+		memcpy(&v[i], &u, sizeof u);
+	}
+	free(a);
+	free(b);
+	free(count);
+}
+
 void samples_sort(struct samples *s)
 {
 	if (s->sketch)
 		return;   /* nothing to sort: v is gone */
 	if (!s->sorted && s->n > 1)
-		qsort(s->v, s->n, sizeof *s->v, cmp_double);
+		stats_sort_doubles(s->v, s->n);
 	s->sorted = 1;
 }
 

@@ -55,6 +55,9 @@ double samples_mean(const struct samples *s);      /* 0 when empty, as vLLM's `o
 double samples_std(const struct samples *s);       /* population */
 /* Sorts the values in place (once; adding a value unsorts them). */
 void samples_sort(struct samples *s);
+/* v[0..n) in the order qsort by value gives (glibc's: stable), faster;
+ * what samples_sort uses. */
+void stats_sort_doubles(double *v, size_t n);
 /* numpy-style linear-interpolated percentile, p in [0, 100]; sorts once. */
 double samples_percentile(struct samples *s, double p);
 

@@ -141,33 +141,46 @@ static size_t ring_slot(struct timeline *t, size_t w)
 	return w % TIMELINE_RING;
 }
 
-static void record(struct timeline *t, struct timeline_hist *h, int64_t t_ns, double v)
+/* n values v at t_ns: the window (and the ring's folds) and the bucket
+ * once, the sum's n additions in order (n calls' bits). */
+static void record(struct timeline *t, struct timeline_hist *h, int64_t t_ns, double v, size_t n)
 {
+	double *sum;
 	if (t->totals) {
 		size_t at = ring_slot(t, (size_t)((t_ns < 0 ? 0 : t_ns) / TIMELINE_WINDOW_NS));
 		if (at == SIZE_MAX) {   /* behind the ring: into the total */
-			h->folded[bucket(h, v)]++;
-			h->folded_sum += v;
-			t->n_late++;
-			return;
+			h->folded[bucket(h, v)] += (int64_t)n;
+			t->n_late += (int64_t)n;
+			sum = &h->folded_sum;
+		} else {
+			h->counts[at * (h->n_edges + 1) + bucket(h, v)] += (int64_t)n;
+			sum = &h->sums[at];
 		}
-		h->counts[at * (h->n_edges + 1) + bucket(h, v)]++;
-		h->sums[at] += v;
-		return;
+	} else {
+		size_t w = window(t, t_ns < 0 ? 0 : t_ns);
+		h->counts[w * (h->n_edges + 1) + bucket(h, v)] += (int64_t)n;
+		sum = &h->sums[w];
 	}
-	size_t w = window(t, t_ns < 0 ? 0 : t_ns);
-	h->counts[w * (h->n_edges + 1) + bucket(h, v)]++;
-	h->sums[w] += v;
+	double acc = *sum;
+	for (size_t k = 0; k < n; k++)
+		acc += v;
+	*sum = acc;
 }
 
 void timeline_gap(struct timeline *t, int64_t t_ns, double gap_s)
 {
-	record(t, &t->itl, t_ns, gap_s);
+	record(t, &t->itl, t_ns, gap_s, 1);
+}
+
+void timeline_gaps(struct timeline *t, int64_t t_ns, double gap_s, size_t n)
+{
+	if (n)
+		record(t, &t->itl, t_ns, gap_s, n);
 }
 
 void timeline_step(struct timeline *t, int64_t t_ns, int64_t tokens)
 {
-	record(t, &t->iter, t_ns, (double)tokens);
+	record(t, &t->iter, t_ns, (double)tokens, 1);
 }
 
 void timeline_accumulate(const struct timeline *t, const struct timeline_hist *h, size_t from,

@@ -89,6 +89,8 @@ void timeline_fold_rest(struct timeline *t);
  * tokens tokens starting at t_ns. t_ns must be >= 0. Cannot fail. */
 void timeline_gap(struct timeline *t, int64_t t_ns, double gap_s);
 void timeline_step(struct timeline *t, int64_t t_ns, int64_t tokens);
+/* n calls of timeline_gap(t, t_ns, gap_s), in one (the same bits). */
+void timeline_gaps(struct timeline *t, int64_t t_ns, double gap_s, size_t n);
 
 /* Adds the per-bucket counts (n_edges + 1, the last above every edge;
  * not cumulative) and the sum of h's values in windows [from, upto) to

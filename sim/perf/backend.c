@@ -139,12 +139,45 @@ static const struct perf_kernel vllm_cuda[] = {
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_HOPPER, .kernel = "CUTLASS FP8 scaled_mm (sm90)",
 	  .compute_frac = 0.575, .tile_m = 64, .bw_frac = 0.97,
 	  .source = "DeepGEMM <=0.78 of FP8 peak (H800); 0.575 uncertain, from the TRT-LLM FP8 table; M padded to wgmma's 64 rows" },
+	/* Datacenter Blackwell (sm100, tcgen05). For a profile without measured
+	 * GEMMs (B200 and GB200 carry theirs): 0.95 of B200's best shapes
+	 * (ml-engineering MAMF: BF16 1745 of 2250, FP8 3432.5 of 4500 TFLOP/s
+	 * at 1856 MHz), 0.737 and 0.725. At a serving shape vLLM's CUTLASS FP8
+	 * plateaus lower: 2447-2545 at N 6144, K 4096, M 16384 (vLLM PR
+	 * #19566), 0.54-0.57 of 4500 (test_devfacts). NVFP4 reaches less of its
+	 * own peak (3038.8-3904.3 of 9000, vLLM PR #20646), which a profile's
+	 * matmul_fp4_tflops carries; without one FP4 takes this FP8 fraction
+	 * (uncertain, fast). */
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_BLACKWELL, .kernel = "CUTLASS FP8/FP4 GEMM (sm100)",
-	  .compute_frac = 0.575, .tile_m = 128, .bw_frac = 0.97,
-	  .source = "uncertain: no Blackwell low-precision GEMM table here; Hopper's fraction; M padded to tcgen05's 128 rows" },
+	  .compute_frac = 0.725, .tile_m = 128, .bw_frac = 0.97,
+	  .source = "0.95 x B200 FP8 MAMF 3432.5 of 4500 (ml-engineering); check: vLLM PR #19566 CUTLASS FP8 2447-2545 at "
+		    "K 4096; M padded to tcgen05's 128 rows" },
 	{ .op = KOP_GEMM, .dtype = KDT_16, .gen = HW_TC_BLACKWELL, .kernel = "cuBLAS/CUTLASS BF16 GEMM (sm100)",
-	  .compute_frac = 0.82, .tile_m = 128, .bw_frac = 0.97,
-	  .source = "uncertain: Hopper's fraction; M padded to tcgen05.mma's 128 rows (its full-rate single-SM shape)" },
+	  .compute_frac = 0.737, .tile_m = 128, .bw_frac = 0.97,
+	  .source = "0.95 x B200 BF16 MAMF 1745 of 2250 (ml-engineering); M padded to tcgen05.mma's 128 rows (its full-rate "
+		    "single-SM shape)" },
+	/* RTX / GeForce Blackwell (sm_120: RTX 5090, RTX PRO 6000) has no
+	 * tcgen05, so neither the sm100 rows above nor Hopper's wgmma ones:
+	 * CUTLASS's sm120 GEMMs are sm90-style TMA warp-specialized kernels on
+	 * warp-level mma.sync (PyTorch PR #155991: "the same SM100 template",
+	 * cluster 1x1x1, tiles 128x128x128, or 64 rows with the Pingpong
+	 * schedule), persistent, so no waves; M pads to 64 rows. FP8: CUTLASS
+	 * sm120 row-wise scaled_mm (what vLLM builds for 12.0, SCALED_MM_ARCHS
+	 * "12.0f") on an RTX 5090, N = K = 4096: 17.56 / 69.63 / 266.57 /
+	 * 339.28 / 388.91 TFLOP/s at M = 16 / 64 / 256 / 1024 / 4096 (PR
+	 * #155991), 0.928 of the 419 FP32-accumulate peak at 4096; 0.88 = 0.95
+	 * of that (serving shapes, steptime.c's MAMF_SERVING). BF16: 0.86 =
+	 * 0.95 x 457.61 / 503.8, cuBLASLt's best shape on an RTX PRO 6000
+	 * (xzwgit/gpu-flops-bench README). A profile's measured GEMMs
+	 * ([arch] matmul_*) replace both. */
+	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_BLACKWELL_SM120, .kernel = "CUTLASS FP8/FP4 scaled_mm (sm120, mma.sync)",
+	  .compute_frac = 0.88, .tile_m = 64, .bw_frac = 0.97,
+	  .source = "PyTorch PR #155991 RTX 5090 CUTLASS sm120 FP8 row-wise: 388.91 TFLOP/s at 4096^3 = 0.928 of 419, x 0.95; "
+		    "M padded to the Pingpong schedule's 64 rows" },
+	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = HW_TC_BLACKWELL_SM120, .kernel = "cuBLAS/CUTLASS BF16 GEMM (sm120, mma.sync)",
+	  .compute_frac = 0.86, .tile_m = 64, .bw_frac = 0.97,
+	  .source = "cuBLASLt best shape 457.61 of 503.8 on RTX PRO 6000 (gpu-flops-bench) x 0.95; persistent TMA kernels on "
+		    "mma.sync (PyTorch PR #155991), M padded to 64 rows; GEMV 0.97 of stream (llama.cpp #15131)" },
 	/* Ampere / Ada cuBLAS: classic tile kernels, one 128x128 tile per SM
 	 * per wave (CUTLASS 2.x threadblock shapes of 64 or 128 rows), so
 	 * partial waves cost a full one. 0.80 of the clock-adjusted peak
@@ -347,25 +380,32 @@ static const struct perf_kernel vllm_cuda[] = {
  * buffer and on fully NVLinked GPUs; PyTorch symmetric memory on Hopper,
  * below; NCCL always). vLLM's CudaCommunicator.all_reduce takes custom
  * all-reduce wherever it may, then symmetric memory, then NCCL, so
- * perf_allreduce_s takes the cheapest eligible custom row where there is
- * one (one-shot where vLLM's kernel picks it: it is the cheaper there),
- * else the cheapest of the rest: time then rises with message size and
+ * perf_allreduce_s takes the custom row vLLM's launcher picks where one
+ * may run (collective.c), else the cheapest of the rest: time then rises with message size and
  * falls with link bandwidth, except where a message outgrows custom
  * all-reduce's buffer (vLLM's own switch). Until 2026-12-01 the cheapest
  * of every row: NCCL from 3 to 8 MiB at tp 4, 5-13% under the two-shot
  * kernel vLLM runs there. Fitted to vLLM PR #24532's
  * H100 TP4 table (benchmark_device_communicators.py): ca_1stage 10 us at
  * 0.5 MB to 38 us at 4 MB (6 us + 3 x bytes at 0.87 of 450 GB/s);
- * ca_2stage 17 -> 42 us (13.4 us + 1.5 x bytes at 0.49); pynccl 21 -> 39
+ * ca_2stage 17 -> 42 us (by grid passes, below); pynccl 21 -> 39
  * us (6 hops x 3.07 us + 1.5 x bytes at 0.69). vLLM on ROCm has its
  * own rows, fitted to MI300X tables (backend_rocm.c). */
 #define CA_SRC "vLLM PR #24532 H100 TP4 benchmark_device_communicators table"
+#define CA_TWO_SHOT 3 /* nvlink_coll's two-shot row */
 #define NET_SRC "nccl-tests #290 (46-48 GB/s per NDR NIC) and #119 (A100 HDR busbw); 30 us: dgx-spark-playbooks PR #103"
 static const struct perf_collective nvlink_coll[] = {
 	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 8 * MIB, 2, 6.0, false, 0.87, false, CA_SRC },
-	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024, 4, 6.0, false, 0.87, false, CA_SRC },
-	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024, 8, 6.0, false, 0.87, false, CA_SRC },
-	{ "custom all-reduce, two-shot", TRAFFIC_TWO_SHOT, true, 8 * MIB, 8, 13.4, false, 0.49, false, CA_SRC },
+	/* vLLM's launcher runs one-shot at tp 3-8 only strictly below 512 /
+	 * 256 KiB (custom_all_reduce.cuh; messages are multiples of 16 bytes,
+	 * should_custom_ar): 16 bytes under, the largest it takes. 32 tokens of
+	 * hidden 8192 at tp 4 (a full CUDA graph of 25-32 sequences) take
+	 * two-shot. */
+	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024 - 16, 4, 6.0, false, 0.87, false, CA_SRC },
+	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024 - 16, 8, 6.0, false, 0.87, false, CA_SRC },
+	/* Two-shot: time by grid passes (nvlink_grids, below). */
+	{ "custom all-reduce, two-shot", TRAFFIC_TWO_SHOT, true, 8 * MIB, 8, 9.3, false, 0.69, false,
+	  "vLLM PR #24111 / #24532 H100 tp-4 ca_2stage tables, by 288 KiB grid passes (custom_all_reduce.cuh)" },
 	/* PyTorch symmetric-memory multimem all-reduce (NVLink SHARP: the
 	 * NVSwitch reduces and multicasts, so each GPU moves the message about
 	 * once whatever the group): vLLM's SymmMemCommunicator, on by default
@@ -386,8 +426,8 @@ static const struct perf_collective nvlink_coll[] = {
 	 * MiB buffer at tp 4, past 512 / 256 KiB at tp 6 / 8, where vLLM caps
 	 * custom all-reduce when symmetric memory is on: custom_ar_buffer).
 	 * So at tp 4 a
-	 * step's all-reduce falls from the two-shot kernel's 71 us to 53 us as
-	 * the message passes 8 MiB, as vLLM's switch does. A group of 2
+	 * step's all-reduce falls from the two-shot kernel's 76 us (eight passes) to 53 us as
+	 * the message reaches 8 MiB, as vLLM's switch does. A group of 2
 	 * (two-shot in vLLM) never
 	 * takes these rows (NCCL's ring is faster there); tp 4 may take the 64
 	 * MiB row from 32 to 64 MiB, within 5% of the NCCL ring vLLM
@@ -412,6 +452,37 @@ static const struct perf_collective nvlink_coll[] = {
 	 * NDR InfiniBand). */
 	{ "NCCL ring all-reduce over InfiniBand / RoCE", TRAFFIC_RING, false, 0, 0, 30.0, false, 0.94, true, NET_SRC },
 };
+/* Custom all-reduce's two-shot kernel: a reduce-scatter and an
+ * all-gather, each on a grid of defaultBlockLimit 36 blocks x 512 threads
+ * x 16 bytes (csrc/custom_all_reduce.cuh: 512 threads, 8 bf16 a packed
+ * load), 288 KiB of a GPU's 1/tp share a pass. Its time goes by passes,
+ * not bytes: vLLM PR #24111's and PR #24532's H100 tp-4 ca_2stage columns
+ * (CUDA graphs, 10 all-reduces a graph) are 17-18 us at 0.5 and 1 MiB (one
+ * pass), 25-27 at 1.5 and 2 (two), 35 at 3 (three), 42-43 at 4 (four):
+ * least squares over both, 9.3 us (the row's latency) + 8.4 us a pass,
+ * residuals <= 1.1 us (the line before, 13.4 us + bytes at 0.49, was 2.5
+ * us over at 1 MiB). Check, not fitted: PR #24111's tp-6 ca_2stage 15 /
+ * 17 / 20 / 26 / 29 / 37 us at 0.5 / 1 / 1.5 / 2 / 3 / 4 MiB (one, one,
+ * one, two, two, three passes of 1/6): within 3 us (the line was 2.4-8.2
+ * us over). The row's bytes at 0.69
+ * of the link are a floor (estimate: no faster than NCCL's ring moves the
+ * same bytes, PR #24532's pynccl column; at 4 MiB the kernel reaches 0.33
+ * of H100's link, so the floor binds only on slower links, A100's NVLink
+ * 3 at several MiB). Other NVLink parts take H100's pass time
+ * (uncertain: no table of theirs by size was found). */
+static const struct perf_coll_grid nvlink_grids[] = {
+	{ &nvlink_coll[CA_TWO_SHOT], 36.0 * 512 * 16, 8.4,
+	  "vLLM PR #24111 / #24532 H100 tp-4 ca_2stage: 9.3 us + 8.4 us a 288 KiB pass (custom_all_reduce.cuh grid)" },
+};
+
+const struct perf_coll_grid *perf_coll_grid_of(const struct perf_collective *c)
+{
+	for (int i = 0; i < N_OF(nvlink_grids); i++)
+		if (nvlink_grids[i].row == c)
+			return &nvlink_grids[i];
+	return NULL;
+}
+
 /* llama.cpp splits layers across GPUs (-sm layer) and never all-reduces;
  * a tensor split (-sm row) goes through the host: NCCL-less ring at the
  * PCIe figure. uncertain: no component table. */

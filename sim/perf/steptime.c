@@ -465,7 +465,7 @@ static void ops_tokens(const struct perf *p0, const struct perf *q, bool kernels
 		ops[PERF_ALLREDUCE].time_s = 2 * L * one;
 		ops[PERF_ALLREDUCE].peak_bytes_s = p->hw->ic_bandwidth_gb_s * 1e9;
 		ops[PERF_ALLREDUCE].kernel = alg ? alg->name : "ring all-reduce (scalar model)";
-		ops[PERF_ALLREDUCE].eff = alg ? alg->link_frac : 1;
+		ops[PERF_ALLREDUCE].eff = alg ? perf_allreduce_frac(alg, p->hw, p->tp, bytes) : 1;
 		ops[PERF_ALLREDUCE].source = alg ? alg->source : "profile interconnect latency_us and bandwidth";
 	}
 	if (p->offload_bytes > 0) {

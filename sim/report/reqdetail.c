@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numfmt.h"
 #include "reqorder.h"
 #include "xalloc.h"
 
@@ -43,7 +44,6 @@ static const char *const ollama_keys[] = { "total_duration", "load_duration", "p
 
 struct reqdetail {
 	FILE *f[N_ARRAYS];      /* each array's elements, a line each */
-	json_t *real;           /* reused to render reals as jansson does */
 	struct reqorder order;
 	int64_t n;              /* requests put */
 };
@@ -58,7 +58,6 @@ struct reqdetail *reqdetail_create(struct err *e)
 			return NULL;
 		}
 	}
-	d->real = json_real(0);
 	return d;
 }
 
@@ -69,45 +68,53 @@ void reqdetail_destroy(struct reqdetail *d)
 	for (int k = 0; k < N_ARRAYS; k++)
 		if (d->f[k])
 			fclose(d->f[k]);
-	json_decref(d->real);
 	reqorder_free(&d->order);
 	free(d);
 }
 
-/* v as jansson writes a real at REQDETAIL_PRECISION digits, into buf. */
-static void put_real(struct reqdetail *d, char *buf, size_t cap, double v)
-{
-	json_real_set(d->real, v);
-	size_t n = json_dumpb(d->real, buf, cap - 1, JSON_ENCODE_ANY | JSON_REAL_PRECISION(REQDETAIL_PRECISION));
-	buf[n < cap ? n : 0] = '\0';
-}
-
 /* r's elements, one line each in array order (caller frees): as
- * report_json's put_detailed renders them for a full run. */
-static char *render(struct reqdetail *d, const struct request *r)
+ * report_json's put_detailed renders them for a full run (reals as
+ * jansson writes them at REQDETAIL_PRECISION digits: numfmt). */
+static char *render(const struct request *r)
 {
+	_Static_assert(REQDETAIL_PRECISION == 12, "numfmt_json_real12 writes 12 digits");
 	bool ok = r->state == REQ_FINISHED;
-	char ttft[64], lat[64], start[64], ollama[256] = "";
-	put_real(d, ttft, sizeof ttft, ok ? (double)(r->first_token_ns - r->send_ns) / 1e9 : 0);
-	put_real(d, lat, sizeof lat, ok ? (double)(r->finish_ns - r->send_ns) / 1e9 : 0);
-	put_real(d, start, sizeof start, (double)r->send_ns / 1e9);
-	if (ok) {
-		struct ollama_fields of;
-		ollama_fields_of(r, &of);
-		snprintf(ollama, sizeof ollama, "%lld %lld %lld %lld %lld %lld", (long long)of.total_ns,
-			 (long long)of.load_ns, (long long)of.prompt_eval_count, (long long)of.prompt_eval_ns,
-			 (long long)of.eval_count, (long long)of.eval_ns);
-	}
 	char *err = NULL;
 	if (!ok && r->fail_reason) {
 		json_t *s = json_string(r->fail_reason);
 		err = json_dumps(s, JSON_ENCODE_ANY);
 		json_decref(s);
 	}
-	size_t cap = 512 + (err ? strlen(err) : 0);
-	char *row = xmalloc(cap);
-	snprintf(row, cap, "%d\n%d\n%s\n%s\n%s\n%s\n%s\n", r->prompt_len, ok ? r->output_len : 0, ttft, lat, start,
-		 err ? err : "\"\"", ollama);
+	size_t cap = 16 * NUMFMT_CAP + (err ? strlen(err) : 0);
+	char *row = xmalloc(cap), *p = row;
+	p += numfmt_int(p, r->prompt_len);
+	*p++ = '\n';
+	p += numfmt_int(p, ok ? r->output_len : 0);
+	*p++ = '\n';
+	p += numfmt_json_real12(p, ok ? (double)(r->first_token_ns - r->send_ns) / 1e9 : 0);
+	*p++ = '\n';
+	p += numfmt_json_real12(p, ok ? (double)(r->finish_ns - r->send_ns) / 1e9 : 0);
+	*p++ = '\n';
+	p += numfmt_json_real12(p, (double)r->send_ns / 1e9);
+	*p++ = '\n';
+	const char *e = err ? err : "\"\"";
+	size_t n = strlen(e);
+	memcpy(p, e, n);
+	p += n;
+	*p++ = '\n';
+	if (ok) {   /* ollama_metrics: six numbers, or an empty line for {} */
+		struct ollama_fields of;
+		ollama_fields_of(r, &of);
+		const int64_t v[] = { of.total_ns, of.load_ns, of.prompt_eval_count, of.prompt_eval_ns,
+				      of.eval_count, of.eval_ns };
+		for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+			if (i)
+				*p++ = ' ';
+			p += numfmt_int(p, v[i]);
+		}
+	}
+	*p++ = '\n';
+	*p = '\0';
 	free(err);
 	return row;
 }
@@ -128,7 +135,7 @@ void reqdetail_row(void *ctx, const struct request *r, int64_t settled_ns)
 {
 	(void)settled_ns;
 	struct reqdetail *d = ctx;
-	char *row = render(d, r);
+	char *row = render(r);
 	if (!reqorder_due(&d->order, r->id)) {   /* done before an earlier request: held */
 		reqorder_hold(&d->order, r->id, row);
 		return;
@@ -151,11 +158,17 @@ void reqdetail_marks(json_t *o)
  * (space) one space unless compact. */
 static void indent(FILE *f, size_t flags, int depth, bool space)
 {
+	static const char spaces[] = "\n                                ";
 	int n = (int)(flags & JSON_MAX_INDENT);
 	if (n > 0) {
-		fputc('\n', f);
-		for (int i = 0; i < n * depth; i++)
-			fputc(' ', f);
+		size_t w = (size_t)(n * depth);
+		if (w < sizeof spaces - 1) {
+			fwrite(spaces, 1, w + 1, f);
+		} else {
+			fputc('\n', f);
+			for (size_t i = 0; i < w; i++)
+				fputc(' ', f);
+		}
 	} else if (space && !(flags & JSON_COMPACT)) {
 		fputc(' ', f);
 	}
@@ -173,8 +186,14 @@ static void put_ollama(FILE *f, size_t flags, char *line)
 	indent(f, flags, 3, false);
 	char *p = line;
 	for (size_t i = 0; i < sizeof ollama_keys / sizeof *ollama_keys; i++) {
-		long long v = strtoll(p, &p, 10);
-		fprintf(f, "\"%s\"%s%lld", ollama_keys[i], flags & JSON_COMPACT ? ":" : ": ", v);
+		/* The line's numbers are %lld's text already (render). */
+		char *end = strchr(p, ' ');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		fputc('"', f);
+		fputs(ollama_keys[i], f);
+		fputs(flags & JSON_COMPACT ? "\":" : "\": ", f);
+		fwrite(p, 1, len, f);
+		p += len + (end != NULL);
 		if (i + 1 < sizeof ollama_keys / sizeof *ollama_keys) {
 			fputc(',', f);
 			indent(f, flags, 3, true);

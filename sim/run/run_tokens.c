@@ -76,13 +76,14 @@ void run_on_token(void *ctx, size_t idx, int64_t t)
 
 /* One step's tokens, all at t: on_token for each, in order, with the ITL
  * histogram's running sums and a run of equal gaps kept in registers
- * (the same additions in the same order: the same bits). A run with a
- * timeline, stages or replicas takes the token by token path. */
+ * (the same additions in the same order: the same bits), the timeline's
+ * gaps a run at a time. A run with stages or replicas takes the token by
+ * token path. */
 void run_on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 {
 	struct run *rn = ctx;
 	struct run_result *res = rn->res;
-	if (res->timeline || res->n_stages > 1 || res->n_replicas || n == 0) {
+	if (res->n_stages > 1 || res->n_replicas || n == 0) {
 		for (size_t k = 0; k < n; k++)
 			run_on_token(ctx, idx[k], t);
 		return;
@@ -112,8 +113,11 @@ void run_on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 		if (gap > r->max_itl_ns)
 			r->max_itl_ns = gap;
 		if (gap != run_gap) {
-			if (run_len)
+			if (run_len) {
 				h->counts[run_bucket] += run_len;
+				if (res->timeline)
+					timeline_gaps(res->timeline, t, itl, run_len);
+			}
 			run_gap = gap;
 			run_len = 0;
 			itl = (double)gap * 1e-9;
@@ -129,8 +133,11 @@ void run_on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 		sum += itl;
 		sumsq += itl_sq;
 	}
-	if (run_len)
+	if (run_len) {
 		h->counts[run_bucket] += run_len;
+		if (res->timeline)
+			timeline_gaps(res->timeline, t, itl, run_len);
+	}
 	h->sum = sum;
 	h->sumsq = sumsq;
 	h->min = mn;
@@ -171,14 +178,14 @@ void run_on_tokens_steady(void *ctx, size_t n, int64_t t, int64_t gap, int32_t s
 	struct run_result *res = rn->res;
 	double itl = (double)gap * 1e-9;
 	loghist_add_same(&res->all.itl, itl, n);
-	for (size_t k = 0; res->timeline && k < n; k++)
-		timeline_gap(res->timeline, t, itl);
+	if (res->timeline)
+		timeline_gaps(res->timeline, t, itl, n);
 	if (res->n_stages > 1 && stage >= 0 && stage < res->n_stages)
 		loghist_add_same(&res->stages[stage].itl, itl, n);
 	if (res->n_replicas) {
 		loghist_add_same(&res->replicas[replica].itl, itl, n);
-		for (size_t k = 0; res->replicas[replica].timeline && k < n; k++)
-			timeline_gap(res->replicas[replica].timeline, t, itl);
+		if (res->replicas[replica].timeline)
+			timeline_gaps(res->replicas[replica].timeline, t, itl, n);
 	}
 	count_tokens(res, t, (int64_t)n);
 }
