@@ -255,13 +255,14 @@ static const struct perf_kernel vllm_cuda[] = {
 		    "(check: vLLM PR #20762, -3..-6%); compute: DeepGEMM FP8 grouped GEMM H100/H800 (PR #192, README), "
 		    "0.41-0.68 of the FP8 peak at 160-4096 tokens an expert" },
 	/* FP8 / INT8 / FP4 experts (w8a8 with dynamic per-token activation
-	 * quantization: an extra kernel and scaled MMAs). Bandwidth: 0.86 of
-	 * stream, PR #44152's H20 w13 kernel at batch 1 (Mixtral shape, BF16:
-	 * 0.076 ms for 235 MB, 3.09 TB/s = 0.86 of a 0.90 stream); checked on
-	 * H100 at FP8 by PR #24700's benchmark_moe table (Qwen3-30B-A3B
-	 * fp8_w8a8, TP1: 44.5 us at batch 1 to 273.7 us at 128, a least-squares
-	 * 32.3 us a call + bytes at 0.848 of stream, residuals <= 4.2 us; within
-	 * 2% of 0.86, tested). That table's 32.3 us a call (E=128, top-8) is
+	 * quantization: an extra kernel and scaled MMAs). Bandwidth (since
+	 * 2026-12-02): fused_moe_w8a8_bw by expert slice width, one of its
+	 * points PR #24700's benchmark_moe table (Qwen3-30B-A3B fp8_w8a8, TP1:
+	 * 44.5 us at batch 1 to 273.7 us at 128, a least-squares 32.3 us a call
+	 * + bytes at 0.848 of stream, residuals <= 4.2 us, tested); until then
+	 * one 0.86 of stream, PR #44152's H20 w13 kernel at batch 1 (Mixtral
+	 * shape, BF16: 0.076 ms for 235 MB, 3.09 TB/s = 0.86 of a 0.90 stream),
+	 * now a check of the curve's wide end (0.914). That table's 32.3 us a call (E=128, top-8) is
 	 * the row's call cost since Scout's experts left it (2026-12-01; it
 	 * was not taken while the row served them, since on sm90 vLLM's FP8
 	 * MoE oracle ranks its CUTLASS grouped
