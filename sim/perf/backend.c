@@ -69,8 +69,9 @@ static const struct perf_curve fp8_grouped_tpe = { 3, { 160, 1024, 4096 }, { 0.4
  * at TP8 have K 7168, Qwen3-Next's K 2048). */
 static const struct perf_curve fused_moe_w8a8_bw = { 3, { 256, 768, 1024 }, { 0.667, 0.848, 0.914 } };
 
-/* The same kernel's compute rate by tokens per expert, as a fraction of the clock-adjusted FP8 peak (1898 TFLOP/s
- * on an H100 SXM at 1755 MHz), from vLLM PR #24700's H100 benchmark_moe
+/* The same kernel's compute rate by tokens per expert, as a fraction of
+ * the clock-adjusted FP8 peak (1898 TFLOP/s on an H100 SXM at 1755 MHz),
+ * from vLLM PR #24700's H100 benchmark_moe
  * table (Qwen3-30B-A3B fp8_w8a8, TP1: E = 128, top-8, K 2048, N 768,
  * "Main"): 355.49 / 391.86 / 536.33 / 911.64 / 1647.57 us a call at
  * batch 256 / 512 / 1024 / 2048 / 4096 (16 … 256 tokens an expert), less
@@ -80,15 +81,23 @@ static const struct perf_curve fused_moe_w8a8_bw = { 3, { 256, 768, 1024 }, { 0.
  * sglang's DeepSeek-V3 TP8 block-FP8 benchmark on H200 (vLLM's
  * fused_moe, 1.01 ms at batch 506-512, K 7168, N 256; test_moe). INT8
  * and FP4 experts take the same fractions of their own peaks (uncertain:
- * FP8 tables only). Uncertain for wide experts: both tables are of small
- * experts (about 5M weights a GPU); Mixtral-wide FP8 experts by --weights
- * fp8 come out compute-bound at 16 tokens an expert (a 64-sequence decode:
- * 25.2 ms of experts against 18.5 of bytes), where the BF16 table of that
- * shape is still bandwidth-bound; no wide-expert FP8 Triton table was
- * found (vLLM PR #34846 benchmarks one; not in the stored excerpt). */
+ * FP8 tables only). Wide experts: fused_moe_w8a8_width below. */
 static const struct perf_curve fused_moe_w8a8_tpe = {
 	5, { 16, 32, 64, 128, 256 }, { 0.0315, 0.0566, 0.0808, 0.0926, 0.1008 }
 };
+
+/* The same kernel's compute rate by the expert's slice width, times the
+ * curve above. Up to 1024 wide: the tables above (256 wide at K 7168
+ * within 22%, 768 at K 2048; both tables' experts hold about 5M weights a
+ * GPU).
+ * Estimate above it: no wide-expert FP8 Triton table was found, and an FP8
+ * kernel of the same tiles is taken to reach at least the BF16 row's
+ * FLOP/s on Mixtral's 7168-wide slices (443 TFLOP/s at 256 tokens an
+ * expert in PR #24700's BF16 table, against 191 here: x 2.3), log-linear
+ * in between; without it Mixtral-wide FP8 experts (--weights fp8 or a
+ * per-tensor "fp8" checkpoint) turned compute-bound at a 64-sequence
+ * decode, where the BF16 table of that shape stays bandwidth-bound. */
+static const struct perf_curve fused_moe_w8a8_width = { 2, { 1024, 7168 }, { 1, 2.3 } };
 
 /* ---- vLLM on CUDA ---- */
 static const struct perf_kernel vllm_cuda[] = {
@@ -246,13 +255,14 @@ static const struct perf_kernel vllm_cuda[] = {
 		    "(check: vLLM PR #20762, -3..-6%); compute: DeepGEMM FP8 grouped GEMM H100/H800 (PR #192, README), "
 		    "0.41-0.68 of the FP8 peak at 160-4096 tokens an expert" },
 	/* FP8 / INT8 / FP4 experts (w8a8 with dynamic per-token activation
-	 * quantization: an extra kernel and scaled MMAs). Bandwidth: 0.86 of
-	 * stream, PR #44152's H20 w13 kernel at batch 1 (Mixtral shape, BF16:
-	 * 0.076 ms for 235 MB, 3.09 TB/s = 0.86 of a 0.90 stream); checked on
-	 * H100 at FP8 by PR #24700's benchmark_moe table (Qwen3-30B-A3B
-	 * fp8_w8a8, TP1: 44.5 us at batch 1 to 273.7 us at 128, a least-squares
-	 * 32.3 us a call + bytes at 0.848 of stream, residuals <= 4.2 us; within
-	 * 2% of 0.86, tested). That table's 32.3 us a call (E=128, top-8) is
+	 * quantization: an extra kernel and scaled MMAs). Bandwidth (since
+	 * 2026-12-02): fused_moe_w8a8_bw by expert slice width, one of its
+	 * points PR #24700's benchmark_moe table (Qwen3-30B-A3B fp8_w8a8, TP1:
+	 * 44.5 us at batch 1 to 273.7 us at 128, a least-squares 32.3 us a call
+	 * + bytes at 0.848 of stream, residuals <= 4.2 us, tested); until then
+	 * one 0.86 of stream, PR #44152's H20 w13 kernel at batch 1 (Mixtral
+	 * shape, BF16: 0.076 ms for 235 MB, 3.09 TB/s = 0.86 of a 0.90 stream),
+	 * now a check of the curve's wide end (0.914). That table's 32.3 us a call (E=128, top-8) is
 	 * the row's call cost since Scout's experts left it (2026-12-01; it
 	 * was not taken while the row served them, since on sm90 vLLM's FP8
 	 * MoE oracle ranks its CUTLASS grouped
@@ -281,11 +291,11 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * kernel's. */
 	{ .op = KOP_MOE, .dtype = KDT_LOW, .gen = KGEN_ANY, .kernel = "Triton fused_moe (w8a8)",
 	  .curve = &fused_moe_w8a8_tpe, .compute_frac = 1, .tile_m = 1, .half = 0, .fixed_us = 32.3,
-	  .bw_curve = &fused_moe_w8a8_bw,
+	  .bw_curve = &fused_moe_w8a8_bw, .width_curve = &fused_moe_w8a8_width,
 	  .source = "vLLM PRs #36559 / #24700 / #36554 benchmark_moe tables (H200 / H100 / H200): 0.667 / 0.848 / 0.914 of "
 		    "stream at expert slices 256 / 768 / 1024 wide; 32.3 us a call (PR #24700 H100 fp8_w8a8 table; check: "
 		    "sglang PR #5680, 30 us on H200); compute: PR #24700's H100 fp8_w8a8 table, 0.032-0.101 of the FP8 peak at "
-		    "16-256 tokens an expert" },
+		    "16-256 tokens an expert up to 1024-wide slices; estimate: x2.3 at 7168 wide (the BF16 table's FLOP/s)" },
 	/* FlashAttention-3 prefill on Hopper (vLLM's FLASH_ATTN backend). */
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_HOPPER, .head_dim_max = 128, .kernel = "FlashAttention-3 (varlen, paged)",
 	  .curve = &fa3_hd128, .compute_frac = 1,

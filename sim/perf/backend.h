@@ -97,6 +97,8 @@ struct perf_kernel {
 	double bw_frac;              /* of hw_stream_bandwidth */
 	const struct perf_curve *bw_curve;  /* MoE: fraction of stream by the expert's intermediate
 					     * width on one GPU (replaces bw_frac); NULL: bw_frac */
+	const struct perf_curve *width_curve;  /* MoE: the compute rate times this by the same width
+						* (NULL: 1) */
 	bool fallback;               /* the "roofline, no kernel data" row: class scalars */
 	const char *source;
 };

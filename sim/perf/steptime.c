@@ -158,6 +158,7 @@ void perf_use_engine(struct perf *p, const char *engine)
 							     : km->compute_frac * clock * peak_gain(hw, km);
 	bool moe_scalar = GIVEN(moe_efficiency) || km->fallback;
 	p->moe_bw_curve = moe_scalar ? NULL : km->bw_curve;
+	p->moe_width_curve = moe_scalar ? NULL : km->width_curve;
 	p->moe_stream = stream;
 	p->moe_bw = moe_scalar ? e->moe_efficiency * p->gemm_bw
 		    : p->moe_bw_curve ? stream * perf_curve_at(p->moe_bw_curve, p->expert_n) : stream * km->bw_frac;
@@ -216,6 +217,7 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->moe_bw = e->moe_efficiency * q->gemm_bw;
 	q->moe_curve = NULL;
 	q->moe_bw_curve = NULL;
+	q->moe_width_curve = NULL;
 	q->moe_fixed_s = 0;
 	q->moe_tile = 0;
 	q->moe_own_peak = false;
@@ -426,6 +428,8 @@ static void ops_tokens(const struct perf *p0, const struct perf *q, bool kernels
 		double curve = !kernels ? tpe / (tpe + q->gemm_half) : bm <= 1 ? 1 : tpe / (ceil(tpe / bm) * bm);
 		if (q->moe_curve)
 			curve *= perf_curve_at(q->moe_curve, tpe);   /* the grouped GEMM's rate by tokens an expert */
+		if (q->moe_width_curve)   /* … and by how wide an expert is on this GPU */
+			curve *= perf_curve_at(q->moe_width_curve, p->expert_n);
 		assert(q->moe_cmax > 0);
 		roofline(&ops[PERF_EXPERTS], names[PERF_EXPERTS],
 			 p->n_moe_layers * p->expert_flops_per_token * routed,

@@ -125,6 +125,7 @@ struct perf {
 	const struct perf_curve *moe_bw_curve;  /* moe_bw is moe_stream × this at expert_n (NULL:
 						 * a fixed fraction); perf_expert_parallel re-reads it */
 	double moe_stream;             /* the stream bandwidth moe_bw_curve is a fraction of */
+	const struct perf_curve *moe_width_curve;  /* compute times this at expert_n (NULL: 1) */
 	const struct perf_curve *moe_curve;  /* … times this by tokens per expert (NULL: 1) */
 	double moe_fixed_s;            /* … plus this a MoE layer */
 	double moe_tile;               /* rows an expert's tokens pad to (the row's tile_m); 0:
