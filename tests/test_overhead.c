@@ -173,14 +173,24 @@ static void decode_steps_replay_full_graphs_mixed_steps_pieces(void **state)
 /* Async scheduling runs the engine core's CPU work under the GPU step:
  * none of it shows while the GPU step is longer, all of it shows without
  * async scheduling. The rest (sampler, hand-off) shows either way. */
+/* vLLM V1's overhead model for a 32-layer dense model (vocabulary
+ * 32,000, budget 8,192) without and with async scheduling; returns the
+ * profile. */
+static const struct overhead_profile *sync_and_async(struct overhead_model *sync,
+						     struct overhead_model *async, int64_t max_num_seqs)
+{
+	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
+	struct hw_profile hw = { 0 };
+	overhead_model_init(sync, p, &hw, false, false, max_num_seqs, 8192, 32, 0, 32000);
+	overhead_model_init(async, p, &hw, true, false, max_num_seqs, 8192, 32, 0, 32000);
+	return p;
+}
+
 static void async_hides_the_cpu_under_the_gpu(void **state)
 {
 	(void)state;
-	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
-	struct hw_profile hw = { 0 };
 	struct overhead_model sync, async;
-	overhead_model_init(&sync, p, &hw, false, false, 128, 8192, 32, 0, 32000);
-	overhead_model_init(&async, p, &hw, true, false, 128, 8192, 32, 0, 32000);
+	const struct overhead_profile *p = sync_and_async(&sync, &async, 128);
 	double ps[4], pa[4], gpu = 0.010;
 	overhead_step_s(&sync, 64, 64, gpu, 0, ps);
 	overhead_step_s(&async, 64, 64, gpu, 0, pa);
@@ -214,11 +224,8 @@ static void async_hides_the_cpu_under_the_gpu(void **state)
 static void the_engine_cpu_meets_its_microbenchmarks(void **state)
 {
 	(void)state;
-	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
-	struct hw_profile hw = { 0 };
 	struct overhead_model sync, async;
-	overhead_model_init(&sync, p, &hw, false, false, 256, 8192, 32, 0, 32000);
-	overhead_model_init(&async, p, &hw, true, false, 256, 8192, 32, 0, 32000);
+	sync_and_async(&sync, &async, 256);
 	double a[4], b[4];
 	overhead_step_s(&sync, 128, 128, 0.010, 0, a);
 	overhead_step_s(&sync, 256, 256, 0.010, 0, b);
