@@ -23,7 +23,10 @@
  * (relative errors over the goals 15 / 7 / 7 %) for step_overhead_us, the
  * one engine-level term vLLM V1 ships (perf/overhead.c), and the family
  * left out is predicted by the same linearization. The issue's goal is cv
- * ttft <= 15, itl <= 7, e2e <= 7 %.
+ * ttft <= 15, itl <= 7, e2e <= 7 %. What the MAPE asserts check are
+ * regression bounds at the figures measured now (each one's comment says
+ * which), not the goals: a change that loses accuracy fails, one that
+ * gains it tightens them.
  */
 #include "simutil.h"
 
@@ -171,17 +174,17 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	double n = (double)c->n_exps;
 	print_message("cv (linearized) ttft %.1f%%  itl %.1f%%  e2e %.1f%%\n", 100 * err[0] / n,
 		      100 * err[1] / n, 100 * err[2] / n);
-	/* The issue's goals are 15 / 7 / 7 %. Measured 10.7 / 8.2 / 8.2 %
-	 * here, 10.6 / 8.3 / 8.2 % by crossval.py's re-simulated folds (they
-	 * refit 0-87 us against the shipped 0): TTFT meets its goal and is
-	 * held to it; ITL and E2E miss by what the over-charged mixed steps
-	 * leave (docs/engine-vllm.md, with the A/B against a flat remainder in
-	 * place of the small kernels: 9.7 / 7.4 / 7.4 %). The ITL and E2E
-	 * bounds are regression bounds, not goals: the measured figures plus
-	 * 0.2 points of noise. */
-	assert_true(err[0] / n <= 0.15);
-	assert_true(err[1] / n <= 0.0840);
-	assert_true(err[2] / n <= 0.0840);
+	/* The issue's goals are 15 / 7 / 7 %. Measured 10.6 / 8.1 / 8.1 %
+	 * here, 10.8 / 8.2 / 8.2 % by crossval.py's re-simulated folds (main
+	 * of 02:50 UTC; they refit 0-87 us against the shipped 0): TTFT meets
+	 * its goal, ITL and E2E miss by what the over-charged mixed steps
+	 * leave (docs/engine-vllm.md's residual anatomy, with the A/B against
+	 * a flat remainder in place of the small kernels: 9.7 / 7.4 / 7.4 %).
+	 * All three bounds are regression bounds, not goals: the measured
+	 * figures plus 0.2 points of noise. */
+	assert_true(err[0] / n <= 0.1080);
+	assert_true(err[1] / n <= 0.0830);
+	assert_true(err[2] / n <= 0.0830);
 }
 
 static void h100_runs_meet_the_goals(void **state)
@@ -233,21 +236,23 @@ static void h100_runs_meet_the_goals(void **state)
 	print_message("MAPE ttft %.3f%%  itl %.3f%%  e2e %.3f%%\n", 100 * sum_ttft / n, 100 * sum_itl / n,
 		      100 * sum_e2e / n);
 	/* In sample the issue asks 13 / 5 / 5 % (issue 18: TTFT <= 10 %).
-	 * Measured 10.55 / 7.98 / 7.96 % with the small per-layer kernels at
+	 * Measured 10.52 / 7.93 / 7.91 % (main of 02:50 UTC; 10.55 / 7.98 /
+	 * 7.96 % before that session's merges) with the small per-layer kernels at
 	 * their in-graph floors (perf/elementwise.c: gpu-benches' 1.26 us a
 	 * kernel in a CUDA graph plus each kernel's work from nm-vllm#332) and
 	 * no engine-level remainder (perf/overhead.c: crossval.py's "fit on
 	 * all 15 runs" gives 0 us; 10.78 / 7.80 / 7.78 % with the former
-	 * floors and 80 us). TTFT is held to issue 11's goal. The ITL and E2E
-	 * bounds are regression bounds, not goals: the figures measured now
-	 * plus 0.02 points for floating-point and platform noise. They miss 5 %
-	 * by what the step model leaves: the mixed steps and Scout's
-	 * mid-batch steps are over-charged (70B codegen, Scout roleplay
-	 * +11..+18 % ITL) while decode-only steps of the small models are short
-	 * (Llama-2-7B codegen -11 %; docs/engine-vllm.md). */
-	assert_true(sum_ttft / n <= 0.13);
-	assert_true(sum_itl / n <= 0.0800);
-	assert_true(sum_e2e / n <= 0.0798);
+	 * floors and 80 us). All three bounds are regression bounds, not
+	 * goals: the figures measured now plus 0.03 points for floating-point
+	 * and platform noise (TTFT meets issue 11's 13 %, not issue 18's 10 %).
+	 * ITL and E2E miss 5 % by what the step model leaves: the mixed steps
+	 * and Scout's mid-batch steps are over-charged (70B codegen, Scout
+	 * roleplay +11..+18 % ITL) while decode-only steps of the small models
+	 * are short (Llama-2-7B codegen -12 %); TTFT's misses are the own
+	 * prefill step (docs/engine-vllm.md, "Residual anatomy"). */
+	assert_true(sum_ttft / n <= 0.1055);
+	assert_true(sum_itl / n <= 0.0796);
+	assert_true(sum_e2e / n <= 0.0794);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }
