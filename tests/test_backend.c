@@ -4,9 +4,9 @@
  * source is in the test's comment) and the properties that make it
  * transfer: a faster clock or more SMs never slow a step, FP32-accumulate
  * peaks bound consumer-GPU prefill, a skewed router touches fewer experts
- * (the same number at batch 1 and at a very large batch), all-reduce time
- * rises with the message and falls with link bandwidth, batch-1 decode
- * stays within the seed's ceiling table.
+ * (the same number at batch 1 and at a very large batch), batch-1 decode
+ * stays within the seed's ceiling table. The all-reduce rows are
+ * test_collective.c's.
  */
 #include "perfutil.h"
 
@@ -211,242 +211,6 @@ static void ada_and_ampere_gemm_pad_to_whole_tiles(void **state)
 	gemm_pads_to_whole_tiles_on("a100-80gb-sxm");
 }
 
-/* All-reduce on H100 TP4 against vLLM PR #24532's table
- * (benchmark_device_communicators.py, bf16, hidden 8192), in the column
- * of the kernel vLLM runs there: ca_1stage 10 us at 0.5 MB, ca_2stage 18
- * us at 1 MB and 42 us at 4 MB (custom all-reduce takes every message
- * below its 8 MiB buffer, though pynccl's 39 us would be faster).
- * 12-15% tolerance: the table rounds to the microsecond and the fit is
- * one line per algorithm. */
-static void allreduce_matches_the_vllm_table(void **state)
-{
-	(void)state;
-	const struct perf_backend *b = perf_backend_find("vllm-cuda");
-	const struct perf_collective *alg;
-	double mb = 1024.0 * 1024.0;
-	assert_double_rel(perf_allreduce_s(b, &h100, 4, 0.5 * mb, &alg) * 1e6, 10, 0.12);
-	assert_string_equal(alg->name, "custom all-reduce, one-shot");
-	assert_double_rel(perf_allreduce_s(b, &h100, 4, 1 * mb, &alg) * 1e6, 18, 0.15);
-	assert_string_equal(alg->name, "custom all-reduce, two-shot");
-	assert_double_rel(perf_allreduce_s(b, &h100, 4, 4 * mb, &alg) * 1e6, 42, 0.12);
-	assert_string_equal(alg->name, "custom all-reduce, two-shot");
-	assert_double_near(perf_allreduce_s(b, &h100, 1, mb, NULL), 0, 0);
-}
-
-/* PyTorch symmetric-memory multimem all-reduce (vLLM's SymmMemCommunicator
- * on Hopper) against vLLM PR #24111's H100 symm_mem_multimem columns
- * (benchmark_device_communicators.py, bf16): tp 4: 16 / 23 / 33 us and
- * tp 6: 13 / 21 / 31 us at 0.5 / 2 / 4 MiB, within 12% (one line fitted
- * to both, residuals <= 1.6 us). vLLM runs it only past custom
- * all-reduce's 8 MiB buffer at tp 4 (a 533-token prefill step of hidden
- * 8192, 8.3 MiB, takes it; 7.9 MiB does not) and up to its 32 MiB limit
- * there (this table: 64 MiB, its tp-8 row; NCCL beyond); never on
- * Ampere (no sm80 row in vLLM's size table) or PCIe. */
-static void allreduce_symm_mem_past_the_custom_buffer(void **state)
-{
-	(void)state;
-	const struct perf_backend *b = perf_backend_find("vllm-cuda");
-	const struct perf_collective *alg = NULL;
-	double mib = 1024.0 * 1024.0;
-	double t = perf_allreduce_s(b, &h100, 4, 533 * 8192 * 2, &alg);
-	assert_string_equal(alg->name, "symmetric-memory multimem all-reduce");
-	/* The row's line at the table's points. */
-	const double x[] = { 0.5, 2, 4 }, y4[] = { 16, 23, 33 }, y6[] = { 13, 21, 31 };
-	for (int i = 0; i < 3; i++) {
-		double us = alg->latency_us + x[i] * mib / (h100.ic_bandwidth_gb_s * 1e9 * alg->link_frac) * 1e6;
-		assert_double_rel(us, y4[i], 0.12);
-		assert_double_rel(us, y6[i], 0.12);
-	}
-	assert_double_rel(t * 1e6, alg->latency_us + 533 * 8192 * 2 / (h100.ic_bandwidth_gb_s * 1e3 * alg->link_frac),
-			  1e-9);
-	/* Cheaper than NCCL's ring at that size: the step it carries shortens. */
-	assert_true(t < 55e-6);
-	perf_allreduce_s(b, &h100, 4, 7.9 * mib, &alg);
-	assert_string_not_equal(alg->name, "symmetric-memory multimem all-reduce");
-	perf_allreduce_s(b, &h100, 4, 65 * mib, &alg);
-	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
-	struct hw_profile a100, pcie;
-	load_hw(&a100, "a100-80gb-sxm");
-	load_hw(&pcie, "h100-pcie");
-	for (double m = 9; m < 30; m += 5) {
-		perf_allreduce_s(b, &a100, 4, m * mib, &alg);
-		assert_string_not_equal(alg->name, "symmetric-memory multimem all-reduce");
-		perf_allreduce_s(b, &pcie, 4, m * mib, &alg);
-		assert_string_not_equal(alg->name, "symmetric-memory multimem all-reduce");
-	}
-}
-
-/* Where vLLM's custom all-reduce stops (CUSTOM_ALL_REDUCE_MAX_SIZES,
- * all_reduce_utils.py): with symmetric memory on (Hopper on an NVSwitch)
- * its buffer is 512 KiB at tp 6 and 256 KiB at tp 8, and a message must be
- * no larger than it (vLLM: smaller; backend.c custom_ar_buffer); past it the
- * multimem kernel runs, which at tp 6 meets vLLM PR #24111's H100 tp-6
- * symm_mem_multimem column (16 / 21 / 31 us at 1 / 2 / 4 MiB) within 12%.
- * Past 8 MiB at tp 4 (a 513-token step of hidden 8192) the multimem
- * kernel runs. Ampere (no sm80 entry) keeps 8 MiB; so does an NVLink
- * bridge (H100 NVL, [interconnect] nvswitch = false), which never takes the
- * multimem rows (no NVLink SHARP multicast without an NVSwitch). */
-static void allreduce_follows_vllms_hopper_caps(void **state)
-{
-	(void)state;
-	const struct perf_backend *b = perf_backend_find("vllm-cuda");
-	const struct perf_collective *alg = NULL;
-	double kib = 1024.0, mib = kib * kib;
-	perf_allreduce_s(b, &h100, 6, 200 * kib, &alg);
-	assert_string_equal(alg->name, "custom all-reduce, one-shot");
-	perf_allreduce_s(b, &h100, 6, 400 * kib, &alg);
-	assert_string_equal(alg->name, "custom all-reduce, two-shot");
-	const double x[] = { 1, 2, 4 }, y6[] = { 16, 21, 31 };
-	for (int i = 0; i < 3; i++) {
-		assert_double_rel(perf_allreduce_s(b, &h100, 6, x[i] * mib, &alg) * 1e6, y6[i], 0.12);
-		assert_string_equal(alg->name, "symmetric-memory multimem all-reduce");
-	}
-	perf_allreduce_s(b, &h100, 8, 200 * kib, &alg);
-	assert_string_equal(alg->name, "custom all-reduce, one-shot");
-	perf_allreduce_s(b, &h100, 8, 300 * kib, &alg);
-	assert_string_equal(alg->name, "symmetric-memory multimem all-reduce");
-	perf_allreduce_s(b, &h100, 4, 8 * mib, &alg);
-	assert_string_equal(alg->name, "custom all-reduce, two-shot");
-	perf_allreduce_s(b, &h100, 4, 8 * mib + 16, &alg);
-	assert_string_equal(alg->name, "symmetric-memory multimem all-reduce");
-	struct hw_profile a100, nvl;
-	load_hw(&a100, "a100-80gb-sxm");
-	load_hw(&nvl, "h100-nvl");
-	assert_true(h100.nvswitch && a100.nvswitch);
-	assert_false(nvl.nvswitch);
-	perf_allreduce_s(b, &a100, 8, 1 * mib, &alg);
-	assert_string_equal(alg->name, "custom all-reduce, two-shot");
-	for (int tp = 2; tp <= 8; tp += 2)
-		for (double m = 0.25; m < 60; m *= 1.5) {
-			perf_allreduce_s(b, &nvl, tp, m * mib, &alg);
-			assert_int_not_equal(alg->traffic, TRAFFIC_MULTIMEM);
-		}
-}
-
-/* Bridged cards ([interconnect] nvswitch = false): an H100 NVL bridge joins
- * a pair (nvlink_bridge_gpus 2), so at tp 2 custom all-reduce runs over the
- * bridge, and at tp 4 vLLM finds the four GPUs not all NVLinked
- * (CustomAllreduce's fully_connected) and runs NCCL, whose ring crosses
- * PCIe 5.0 between the pairs: no faster than the ring row at the host
- * link's 64 GB/s (an estimate: the ring's slowest hop). An H200 NVL 4-way
- * bridge joins four: custom all-reduce at tp 4, NCCL over PCIe at tp 8.
- * An nvlink_bridge_gpus given with an NVSwitch is refused. */
-static void bridged_cards_all_reduce_within_the_bridge(void **state)
-{
-	(void)state;
-	const struct perf_backend *b = perf_backend_find("vllm-cuda");
-	const struct perf_collective *alg = NULL;
-	double mib = 1024.0 * 1024.0;
-	struct hw_profile h1, h2;
-	load_hw(&h1, "h100-nvl");
-	load_hw(&h2, "h200-nvl");
-	assert_int_equal(h1.nvlink_bridge_gpus, 2);
-	assert_int_equal(h2.nvlink_bridge_gpus, 4);
-	assert_int_equal(h100.nvlink_bridge_gpus, 0);
-	perf_allreduce_s(b, &h1, 2, 1 * mib, &alg);
-	assert_string_equal(alg->name, "custom all-reduce, one-shot");
-	double t = perf_allreduce_s(b, &h1, 4, 1 * mib, &alg);
-	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
-	double pcie = 1.5 * mib / (alg->link_frac * h1.host_bandwidth_gb_s * 1e9);
-	assert_double_rel(t, pcie + 6 * h1.ic_latency_us * 1e-6, 1e-9);
-	perf_allreduce_s(b, &h2, 4, 1 * mib, &alg);
-	assert_string_equal(alg->name, "custom all-reduce, two-shot");
-	perf_allreduce_s(b, &h2, 8, 1 * mib, &alg);
-	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
-	assert_true(perf_allreduce_s(b, &h2, 8, 1 * mib, NULL) > 4 * perf_allreduce_s(b, &h2, 4, 1 * mib, NULL));
-	/* h100-sxm's profile with a bridge count added: refused. */
-	const char *root = getenv("SERVESIM_DATA_DIR");
-	assert_non_null(root);
-	char dir[PATH_MAX], path[PATH_MAX + 32], from[PATH_MAX + 64];
-	assert_int_equal(test_tmpdir_make(dir, sizeof dir, "bridge"), 0);
-	snprintf(path, sizeof path, "%s/sxm.ini", dir);
-	snprintf(from, sizeof from, "%s/hardware_profiles/h100-sxm.ini", root);
-	FILE *src = fopen(from, "r"), *f = fopen(path, "w");
-	assert_non_null(src);
-	assert_non_null(f);
-	char line[512];
-	while (fgets(line, sizeof line, src)) {
-		fputs(line, f);
-		if (!strncmp(line, "[interconnect]", 14))
-			fputs("nvlink_bridge_gpus = 2\n", f);
-	}
-	fclose(src);
-	fclose(f);
-	struct hw_profile bad;
-	struct err e = { { 0 } };
-	assert_int_equal(hw_load(&bad, path, &e), -1);
-	assert_non_null(strstr(e.msg, "sxm.ini: [interconnect] nvlink_bridge_gpus: expected only with nvswitch = false"));
-	assert_int_equal(test_tmpdir_remove(dir), 0);
-}
-
-/* All-reduce time rises with the message and falls with link bandwidth,
- * for every group size, on NVLink and on PCIe (no custom all-reduce).
- * One exception, vLLM's own: where the message passes custom
- * all-reduce's buffer on Hopper, the switch to symmetric memory's
- * multimem kernel shortens it (allreduce_symm_mem_past_the_custom_buffer);
- * it never falls at any other size. */
-static void allreduce_monotone(void **state)
-{
-	(void)state;
-	const struct perf_backend *b = perf_backend_find("vllm-cuda");
-	struct hw_profile pcie;
-	load_hw(&pcie, "l40s");
-	const struct hw_profile *devs[] = { &h100, &pcie };
-	for (int d = 0; d < 2; d++)
-		for (int tp = 2; tp <= 8; tp *= 2) {
-			double prev = 0;
-			const struct perf_collective *was = NULL;
-			for (double bytes = 1024; bytes < 256e6; bytes *= 1.37) {
-				const struct perf_collective *alg = NULL;
-				double t = perf_allreduce_s(b, devs[d], tp, bytes, &alg);
-				bool to_multimem = alg->traffic == TRAFFIC_MULTIMEM && (!was || was->traffic != TRAFFIC_MULTIMEM);
-				assert_true(t >= prev || to_multimem);
-				prev = t;
-				was = alg;
-				struct hw_profile fast = *devs[d];
-				fast.ic_bandwidth_gb_s *= 2;
-				assert_true(perf_allreduce_s(b, &fast, tp, bytes, NULL) <= t);
-			}
-		}
-}
-
-/* A tensor-parallel group spanning nodes all-reduces over the NICs:
- * nccl-tests #119's three A100 servers with four 200 Gb/s HDR NICs each
- * (100 Gb/s a GPU) reach 96 GB/s peak bus bandwidth at 128 MiB; the
- * scale-out row gives 94 (within 5%). Inside a node that row never runs,
- * across nodes nothing else does; its time rises with the message and
- * falls with the NIC rate, and never beats the same group inside one
- * NVLink domain at a large message. */
-static void allreduce_across_nodes(void **state)
-{
-	(void)state;
-	const struct perf_backend *b = perf_backend_find("vllm-cuda");
-	struct hw_profile a100;
-	load_hw(&a100, "a100-80gb-sxm");
-	a100.network_gbit_s = 100;
-	const struct perf_collective *alg = NULL;
-	double bytes = 128.0 * 1024 * 1024, t = perf_allreduce_s(b, &a100, 24, bytes, &alg);
-	assert_non_null(alg);
-	assert_true(alg->scale_out);
-	double busbw = 2.0 * 23 / 24 * bytes / (t - alg->latency_us * 1e-6);
-	assert_double_rel(busbw, 96e9, 0.05);
-	perf_allreduce_s(b, &a100, 8, bytes, &alg);
-	assert_false(alg->scale_out);
-	for (int tp = 16; tp <= 32; tp *= 2) {
-		double prev = 0;
-		for (double x = 1024; x < 256e6; x *= 1.37) {
-			double s = perf_allreduce_s(b, &h100, tp, x, &alg);
-			assert_true(alg->scale_out);
-			assert_true(s >= prev);
-			prev = s;
-			struct hw_profile fast = h100;
-			fast.network_gbit_s *= 2;
-			assert_true(perf_allreduce_s(b, &fast, tp, x, NULL) <= s);
-		}
-	}
-	assert_true(perf_allreduce_s(b, &h100, 16, bytes, NULL) >= perf_allreduce_s(b, &h100, 8, bytes, NULL));
-}
-
 /* A skewed router (Zipf exponent 1.2) touches fewer experts than a uniform
  * one at the same batch, the same k at batch 1 (each token picks k
  * distinct experts) and all of them at a very large batch. */
@@ -540,6 +304,8 @@ static void clock_and_sms_sweep(const char *id, const struct model *m)
 			h.fp32_tflops *= f;
 			h.int8_tops *= f;
 			h.fp8_tflops *= f;
+			h.arch.matmul_bf16_tflops *= f;   /* measured GEMMs too (0 stays 0) */
+			h.arch.matmul_fp8_tflops *= f;
 			struct perf p;
 			perf_init(&p, m, &h, w, tp, 2);
 			double t = step(&p, 1, chunks[i], 0, NULL) + step(&p, 32, 1, chunks[i], NULL);
@@ -804,14 +570,12 @@ static void fused_moe_matches_the_vllm_tables(void **state)
  * us at 128 (all 128 experts), a least-squares line of 32.3 us + bytes at
  * 0.848 of the 3.0 TB/s stream (residuals <= 4.2 us over the eleven points
  * of batch 1-128, experts touched at uniform routing, as its random
- * gating). The row reads at 0.86 of stream (PR #44152's H20 w13 kernel):
- * within 2% of the H100 fit, so each step up in batch adds the table's
- * time within 5% or 8.5 us, twice the table's scatter (t(T) -
- * t(1): the call's fixed cost cancels; the row carries none, see its
- * comment). The same table's compute points (0.10
- * of the clock-adjusted FP8 peak at 128-256 tokens an expert, Qwen3's
- * narrow 768-wide experts) are not the row's: applied to Scout's 8192-
- * wide experts they saturate the calibration runs (docs/accuracy.md). */
+ * gating). The row reads at its slice-width curve, 0.848 at these 768-wide
+ * experts (backend.c fused_moe_w8a8_bw; its other points in test_moe),
+ * so each step up in batch adds the table's time within 5% or 8.5 us,
+ * twice the table's scatter (t(T) - t(1): the call's fixed cost
+ * cancels). The same table's compute points set the row's compute curve
+ * (test_moe w8a8_moe_meets_the_h100_fp8_table). */
 static void w8a8_moe_streams_at_the_h100_fp8_table(void **state)
 {
 	(void)state;
@@ -902,12 +666,6 @@ int main(void)
 		cmocka_unit_test(decode_time_monotone_and_bandwidth_rises),
 		cmocka_unit_test(hopper_gemm_pads_to_64_rows),
 		cmocka_unit_test(ada_and_ampere_gemm_pad_to_whole_tiles),
-		cmocka_unit_test(allreduce_matches_the_vllm_table),
-		cmocka_unit_test(allreduce_symm_mem_past_the_custom_buffer),
-		cmocka_unit_test(allreduce_follows_vllms_hopper_caps),
-		cmocka_unit_test(bridged_cards_all_reduce_within_the_bridge),
-		cmocka_unit_test(allreduce_monotone),
-		cmocka_unit_test(allreduce_across_nodes),
 		cmocka_unit_test(skewed_router_touches_fewer),
 		cmocka_unit_test(skewed_router_same_at_the_ends),
 		cmocka_unit_test(faster_clock_or_more_sms_never_slower),

@@ -27,6 +27,13 @@ static void load(struct hw_profile *hw, const char *id)
 		fail_msg("%s", e.msg);
 }
 
+static void load_model(struct model *m, const char *id)
+{
+	struct err e = { { 0 } };
+	if (model_load_named(m, id, &e))
+		fail_msg("%s", e.msg);
+}
+
 /* One MoE layer's experts at T tokens, microseconds. */
 static double layer_us(const struct perf *p, int64_t T)
 {
@@ -171,30 +178,132 @@ static void cutlass_fp8_moe_per_token_falls(void **state)
 
 /* The w8a8 row (Triton fused_moe: block FP8, INT8, FP4, FP8 by --weights
  * alone) against the whole-call times of the H100 fp8_w8a8 table it takes
- * its call cost from: vLLM PR #24700, benchmark_moe.py, Qwen3-30B-A3B TP1
- * (E = 128, top-8), "Main": 44.54 / 129.77 / 238.37 / 273.72 us at batch
- * 1 / 8 / 32 / 128. The row's 32.3 us a call + bytes at 0.86 of stream
- * (PR #44152's rate; the table's own least-squares slope is 0.848) meets
- * each within 6%. */
+ * its call cost, its 768-wide streaming point and its compute curve from:
+ * vLLM PR #24700, benchmark_moe.py, Qwen3-30B-A3B TP1 (E = 128, top-8),
+ * "Main". Batch 1-128 (streaming: 32.3 us a call + bytes at 0.848 of
+ * stream, the table's least squares): 6%. Batch 256-4096 (16-256 tokens
+ * an expert, the compute curve's points, set through them): 3%, the
+ * tokens an expert here being expected counts (T·k / touched), the
+ * table's random. Batch 1536 and 3072 lie between the curve's points
+ * (log-linear steps), not fitted: 2%. */
 static void w8a8_moe_meets_the_h100_fp8_table(void **state)
 {
 	(void)state;
 	struct model q3;
-	struct err e = { { 0 } };
-	if (model_load_named(&q3, "qwen3-30b-a3b", &e))
-		fail_msg("%s", e.msg);
+	load_model(&q3, "qwen3-30b-a3b");
 	struct perf p;
 	init(&p, &q3, "fp8", 1, false);
 	assert_false(p.moe_fp8_scaled);
 	assert_non_null(strstr(p.k_moe->kernel, "Triton fused_moe (w8a8)"));
-	static const int64_t T[] = { 1, 8, 32, 128 };
-	static const double us[] = { 44.54, 129.77, 238.37, 273.72 };
-	for (int i = 0; i < 4; i++) {
+	static const int64_t T[] = { 1, 8, 32, 128, 256, 512, 1024, 1536, 2048, 3072, 4096 };
+	static const double us[] = { 44.54,  129.77, 238.37, 273.72,  355.49, 391.86,
+				     536.33, 727.31, 911.64, 1279.17, 1647.57 };
+	for (int i = 0; i < 11; i++) {
 		double t = layer_us(&p, T[i]);
 		print_message("fused_moe w8a8 Qwen3-30B H100 T=%-4lld %.1f us (PR #24700: %.1f)\n",
 			      (long long)T[i], t, us[i]);
-		assert_double_rel(t, us[i], 0.06);
+		assert_double_rel(t, us[i],
+				  T[i] <= 128			 ? 0.06
+				  : T[i] == 1536 || T[i] == 3072 ? 0.02
+								 : 0.03);
 	}
+}
+
+/* Out of sample for that rate: sglang's benchmark of vLLM's fused_moe at
+ * DeepSeek-V3's TP8 shape (block FP8 128x128, E = 256, top-8, K 7168,
+ * N 256) on H200, 1.01 ms a call at batch 506-512 (sglang
+ * benchmark_vllm_vs_sglang_fused_moe_triton.py, its README's DeepSeek-V3
+ * table; 16 tokens an expert, compute-bound). The row gives 0.79 ms (-22%):
+ * Qwen3's narrower K (2048) sets the curve, so 25%; and it must be the
+ * compute side that binds, not the 1.41 GB of experts. */
+static void w8a8_moe_checks_deepseek_on_h200(void **state)
+{
+	(void)state;
+	struct model ds;
+	load_model(&ds, "deepseek-v3");
+	struct hw_profile h200;
+	load(&h200, "h200-sxm");
+	struct perf p;
+	perf_init(&p, &ds, &h200, precision_find("fp8"), 8, 2);
+	assert_false(p.moe_fp8_scaled);
+	assert_non_null(strstr(p.k_moe->kernel, "Triton fused_moe (w8a8)"));
+	double t = layer_us(&p, 512);
+	print_message("fused_moe w8a8 DeepSeek-V3 TP8 H200 T=512 %.1f us (sglang README: 1010)\n",
+		      t);
+	assert_double_rel(t, 1010, 0.25);
+	double bytes_us = p.n_moe_layers > 0 ? 256 * p.expert_bytes / p.moe_bw * 1e6 : 0;
+	assert_true(t > 1.5 * bytes_us);
+}
+
+/* One table of whole calls at TP2 on H200: the row's fraction of stream
+ * at the model's slice width, each call within 9 us (the call costs'
+ * difference) plus 5%, and the bytes' part (the last batch less batch 1)
+ * within 8%. */
+static void meets_h200_table(const struct model *m, const struct hw_profile *h200, const char *what,
+			     double frac, const int64_t *T, const double *us, int n)
+{
+	struct perf p;
+	perf_init(&p, m, h200, precision_find("fp8"), 2, 2);
+	assert_non_null(strstr(p.k_moe->kernel, "Triton fused_moe (w8a8)"));
+	assert_double_rel(p.moe_bw / hw_stream_bandwidth(h200), frac, 1e-9);
+	for (int i = 0; i < n; i++) {
+		double t = layer_us(&p, T[i]);
+		print_message("fused_moe w8a8 %s TP2 H200 T=%-3lld %.1f us (table: %.1f)\n", what,
+			      (long long)T[i], t, us[i]);
+		assert_true(fabs(t - us[i]) <= 9 + 0.05 * us[i]);
+	}
+	assert_double_rel(layer_us(&p, T[n - 1]) - layer_us(&p, T[0]), us[n - 1] - us[0], 0.08);
+}
+
+/* The row's streaming rate by expert slice width (fused_moe_w8a8_bw)
+ * against the two H200 block-FP8 tables it was set from, whole calls at
+ * batch 1-16 (benchmark_moe.py's default TP2 shapes): vLLM PR #36559
+ * "Main", Qwen3-Next-80B-A3B-FP8 (E 512, top-10, hidden 2048, experts 512
+ * wide: 256 a GPU), and PR #36554 "Main", DeepSeek-R1-0528 (DeepSeek-V3's
+ * shapes: 1024 a GPU). The row's call cost is PR #24700's 32.3 us, not
+ * these tables' own (23.6 / 27.1 us): meets_h200_table's tolerances. */
+static void w8a8_moe_streams_by_slice_width_on_h200(void **state)
+{
+	(void)state;
+	struct hw_profile h200;
+	load(&h200, "h200-sxm");
+	struct model next, ds;
+	load_model(&next, "qwen3-30b-a3b");
+	load_model(&ds, "deepseek-v3");
+	next.n_experts = 512;
+	next.experts_per_token = 10;
+	next.expert_ffn_width = 512;
+	static const int64_t T[] = { 1, 2, 4, 8, 16 };
+	static const double next_us[] = { 29.97, 33.00, 46.43, 62.29, 99.91 };
+	static const double ds_us[] = { 77.42, 112.23, 190.77, 350.54 };
+	meets_h200_table(&next, &h200, "Qwen3-Next (PR #36559)", 0.667, T, next_us, 5);
+	meets_h200_table(&ds, &h200, "DeepSeek-R1 (PR #36554)", 0.914, T, ds_us, 4);
+}
+
+/* Properties of the slice-width rate: it never falls as the slices widen
+ * (TP8 -> TP1 of DeepSeek-V3), and expert parallelism, which keeps experts
+ * whole, reads it at the whole width (the same rate as TP1). */
+static void w8a8_moe_rate_rises_with_slice_width(void **state)
+{
+	(void)state;
+	struct hw_profile h200;
+	load(&h200, "h200-sxm");
+	struct err e = { { 0 } };
+	struct model ds;
+	if (model_load_named(&ds, "deepseek-v3", &e))
+		fail_msg("%s", e.msg);
+	double prev = 0, tp1 = 0;
+	for (int tp = 8; tp >= 1; tp /= 2) {
+		struct perf p;
+		perf_init(&p, &ds, &h200, precision_find("fp8"), tp, 2);
+		assert_true(p.moe_bw >= prev);
+		prev = tp1 = p.moe_bw;
+	}
+	struct perf q;
+	perf_init(&q, &ds, &h200, precision_find("fp8"), 8, 2);
+	perf_expert_parallel(&q, 8);
+	assert_double_rel(q.moe_bw, tp1, 1e-12);
+	assert_double_rel(q.expert_n, (double)ds.expert_ffn_width, 1e-12);
 }
 
 int main(void)
@@ -206,6 +315,9 @@ int main(void)
 		cmocka_unit_test(cutlass_row_only_for_scaled_fp8_on_hopper),
 		cmocka_unit_test(cutlass_fp8_moe_per_token_falls),
 		cmocka_unit_test(w8a8_moe_meets_the_h100_fp8_table),
+		cmocka_unit_test(w8a8_moe_checks_deepseek_on_h200),
+		cmocka_unit_test(w8a8_moe_streams_by_slice_width_on_h200),
+		cmocka_unit_test(w8a8_moe_rate_rises_with_slice_width),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -125,9 +125,10 @@ static void a100s_within_noise_l40s_apart(void **state)
 		assert_true(num(p, "difference") == 0);
 		assert_true(num(p, "margin") >= 0.02);   /* at least the 2% bracket */
 		assert_int_equal((int)num(p, "blocks"), 3);
-		/* A modest gap (measured 14-24% on the step models of this
-		 * session): resolved, the same order on both seed sets. */
-		assert_true(ra > 1.08 * rl);
+		/* A modest gap (measured 14-24% on earlier step models; 6% since
+		 * the L40S profile carries its measured GEMMs, 2026-12-02):
+		 * resolved, the same order on both seed sets. */
+		assert_true(ra > 1.03 * rl);
 		assert_null(pair_of(doc, "a100-80gb-sxm", "l40s"));
 		assert_null(pair_of(doc, spot, "l40s"));
 		assert_true(rank_of(doc, "a100-80gb-sxm") < rank_of(doc, "l40s"));

@@ -141,6 +141,13 @@ static void fit_cli_writes_nothing_when_it_cannot_fit(void **state)
 	assert_contains(c.out, "not fitted: other dtype");
 	cmd_result_free(&c);
 	remove(out);
+	/* A profile that cannot be written (its folder is a file): exit 1
+	 * before the table reaches stdout, so the output is whole or absent. */
+	run_cmd(&c, "'%s' calibrate fit '%s' --out '%s/x.ini'", SERVESIM_BIN, csv, csv);
+	assert_int_equal(c.status, 1);
+	assert_contains(c.err, "x.ini");
+	assert_string_equal(c.out, "");
+	cmd_result_free(&c);
 	/* One iteration cannot converge. */
 	run_cmd(&c, "'%s' calibrate fit '%s' --max-iter 1 --out '%s'", SERVESIM_BIN, csv, out);
 	assert_int_equal(c.status, 2);
@@ -168,6 +175,17 @@ static void fit_families_are_probe_families(void **state)
 {
 	(void)state;
 	struct cmd_result c;
+	/* --list honours no other option or file: an error, not ignored. */
+	run_cmd(&c, "'%s' calibrate fit --list --out x.ini", SERVESIM_BIN);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err,
+			"--list prints the probe families and takes nothing else, got '--out'");
+	assert_string_equal(c.out, "");
+	cmd_result_free(&c);
+	run_cmd(&c, "'%s' calibrate fit probe.csv --list", SERVESIM_BIN);
+	assert_int_equal(c.status, 2);
+	assert_contains(c.err, "got 'probe.csv'");
+	cmd_result_free(&c);
 	run_cmd(&c, "'%s' calibrate fit --list", SERVESIM_BIN);
 	assert_int_equal(c.status, 0);
 	size_t n;

@@ -8,6 +8,8 @@
  */
 #include "testutil.h"
 
+#include <float.h>
+
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
@@ -430,6 +432,167 @@ static void loghist_short_scans_match_full_scan(void **state)
 	gsl_rng_free(r);
 }
 
+/* Every call of loghist_each, up to cap (a histogram of n values has at
+ * most n non-empty buckets). */
+struct each_all {
+	double *mid;
+	int64_t *count;
+	size_t n, cap;
+};
+
+static void log_all(void *ctx, double mid, int64_t count)
+{
+	struct each_all *l = ctx;
+	assert_true(l->n < l->cap);
+	l->mid[l->n] = mid;
+	l->count[l->n++] = count;
+}
+
+/* ref_order_stat by a running count over every bucket made once (cum[b]:
+ * the values in buckets 0..b), for histograms checked many times. */
+static void ref_cumulate(const struct loghist *h, int64_t *cum)
+{
+	int64_t seen = 0;
+	for (size_t b = 0; b < LOGHIST_BUCKETS; b++)
+		cum[b] = seen += h->counts ? h->counts[b] : 0;
+}
+
+static double ref_order_stat_cum(const struct loghist *h, const int64_t *cum, int64_t k)
+{
+	if (k <= 0)
+		return h->min;
+	if (k >= h->n - 1)
+		return h->max;
+	size_t lo = 0, hi = LOGHIST_BUCKETS - 1;   /* the first bucket with cum > k */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cum[mid] > k)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	double v = ref_mid(lo);
+	return v < h->min ? h->min : v > h->max ? h->max : v;
+}
+
+static double ref_pct_cum(const struct loghist *h, const int64_t *cum, double p)
+{
+	double rank = p / 100 * (double)(h->n - 1);
+	int64_t lo = (int64_t)floor(rank);
+	double a = ref_order_stat_cum(h, cum, lo), b = ref_order_stat_cum(h, cum, lo + 1 < h->n ? lo + 1 : lo);
+	return a + (b - a) * (rank - (double)lo);
+}
+
+/* Values spread over the whole range and past it: random exponents from
+ * 2^-46 to 2^30 with random mantissas, exact powers of two and bucket
+ * edges, zeros, subnormals, DBL_MAX and infinity (the end buckets), a run
+ * of one repeated value. */
+static double edge_value(gsl_rng *r)
+{
+	switch (gsl_rng_uniform_int(r, 8)) {
+	case 0:
+		return 0;
+	case 1:
+		return ldexp(1, (int)gsl_rng_uniform_int(r, 77) - 46);   /* an edge */
+	case 2: {   /* a bucket's upper edge, one ulp below the next */
+		double v = ldexp(1 + (double)gsl_rng_uniform_int(r, 2048) / 2048, (int)gsl_rng_uniform_int(r, 70) - 42);
+		return nextafter(v, 0);
+	}
+	case 3: {
+		static const double far[] = { 5e-324, 1e-310, 1e-20, 3e8, 1e100, DBL_MAX, INFINITY };
+		return far[gsl_rng_uniform_int(r, sizeof far / sizeof *far)];
+	}
+	case 4:
+		return 0.0125;
+	default:
+		return ldexp(1 + gsl_rng_uniform(r), (int)gsl_rng_uniform_int(r, 77) - 46);
+	}
+}
+
+/* The property behind bucket_range and the scans from the top, on 150
+ * random histograms of 1 to 400 values each spread as edge_value draws:
+ * percentiles 0, 100 and 12 random ones, every bucket loghist_each
+ * reports and count_le at 6 random edges equal the full scan's bit for
+ * bit; and a bounded samples' sketch (zeros counted apart)
+ * gives numpy's rule over the full scan's order statistics, its zeros
+ * first. */
+static void short_scans_match_full_scan_on_random_histograms(void **state)
+{
+	(void)state;
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 2026);
+	int64_t *cum = malloc(LOGHIST_BUCKETS * sizeof *cum);
+	for (int c = 0; c < 150; c++) {
+		struct loghist h = { 0 };
+		struct samples s = { 0 };
+		samples_bound(&s, 1 + gsl_rng_uniform_int(r, 8));
+		size_t n = 1 + gsl_rng_uniform_int(r, 400), zeros = 0;
+		for (size_t i = 0; i < n; i++) {
+			double v = edge_value(r);
+			zeros += v == 0;
+			if (v > 0)
+				loghist_add(&h, v);
+			samples_add(&s, v);
+		}
+		size_t kept = n - zeros;
+		ref_cumulate(&h, cum);
+		for (int t = 0; t < 14 && kept; t++) {
+			double p = t == 0 ? 0 : t == 1 ? 100 : 100 * gsl_rng_uniform(r);
+			double got = loghist_percentile(&h, p), want = ref_pct_cum(&h, cum, p);
+			if (memcmp(&got, &want, sizeof got) != 0) {
+				print_error("case %d (n %zu), p%.17g: %.17g, full scan %.17g\n", c, kept, p, got, want);
+				fail();
+			}
+		}
+		/* loghist_each: every bucket, in order, as the full scan meets them. */
+		struct each_all got = { calloc(kept + 1, sizeof(double)), calloc(kept + 1, sizeof(int64_t)), 0, kept + 1 };
+		struct each_all want = { calloc(kept + 1, sizeof(double)), calloc(kept + 1, sizeof(int64_t)), 0, kept + 1 };
+		loghist_each(&h, log_all, &got);
+		for (size_t b = 0; h.counts && b < LOGHIST_BUCKETS; b++)
+			if (h.counts[b])
+				log_all(&want, ref_mid(b), h.counts[b]);
+		assert_int_equal(got.n, want.n);
+		assert_memory_equal(got.mid, want.mid, got.n * sizeof *got.mid);
+		assert_memory_equal(got.count, want.count, got.n * sizeof *got.count);
+		free(got.mid), free(got.count), free(want.mid), free(want.count);
+		for (int t = 0; t < 6 && kept; t++) {
+			double edge = ldexp(1 + gsl_rng_uniform(r), (int)gsl_rng_uniform_int(r, 80) - 48);
+			size_t lo = 0, hi = LOGHIST_BUCKETS;   /* buckets below lo: midpoint <= edge */
+			while (lo < hi) {                      /* the midpoints rise with b */
+				size_t mid = lo + (hi - lo) / 2;
+				if (ref_mid(mid) <= edge)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			int64_t full = lo ? cum[lo - 1] : 0;
+			assert_int_equal(loghist_count_le(&h, edge), full);
+		}
+		/* The sketch: zeros first, then the histogram's order statistics. */
+		if (samples_is_sketch(&s)) {
+			assert_int_equal(s.zeros, zeros);
+			for (int64_t k = 0; k < (int64_t)n; k += 1 + (int64_t)n / 8) {
+				double p = n > 1 ? 100.0 * (double)k / (double)(n - 1) : 0;
+				double sk = samples_percentile(&s, p);
+				double rank = p / 100 * (double)(n - 1);
+				int64_t lo = (int64_t)floor(rank), z = (int64_t)zeros, hi = lo + 1 < (int64_t)n ? lo + 1 : lo;
+				double a = lo < z ? 0 : ref_order_stat_cum(&h, cum, lo - z);
+				double b = hi < z ? 0 : ref_order_stat_cum(&h, cum, hi - z);
+				double full = a + (b - a) * (rank - (double)lo);
+				if (!(sk == full) && !(isnan(sk) && isnan(full))) {   /* inf - inf at an end */
+					print_error("case %d sketch, k %lld of %zu: %.17g, full scan %.17g\n", c, (long long)k, n,
+						    sk, full);
+					fail();
+				}
+			}
+		}
+		samples_free(&s);
+		loghist_free(&h);
+	}
+	free(cum);
+	gsl_rng_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +605,7 @@ int main(void)
 		cmocka_unit_test(loghist_zero_values),
 		cmocka_unit_test(bounded_samples_sketch_error),
 		cmocka_unit_test(loghist_short_scans_match_full_scan),
+		cmocka_unit_test(short_scans_match_full_scan_on_random_histograms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

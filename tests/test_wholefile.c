@@ -166,6 +166,46 @@ static void a_fifo_is_written_in_place(void **state)
 	unlink(path);
 }
 
+/* A symbolic link to a file: the file it names is replaced, the link
+ * stays a link (renamed onto, the link became a file and the file it named
+ * kept its old text). */
+static void a_symlink_keeps_pointing(void **state)
+{
+	(void)state;
+	char real[256], link[256];
+	struct err e;
+	snprintf(real, sizeof real, "%s/real.txt", tmpdir);
+	snprintf(link, sizeof link, "%s/link.txt", tmpdir);
+	FILE *f = fopen(real, "w");
+	assert_non_null(f);
+	fputs("old\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(symlink("real.txt", link), 0);
+	f = wholefile_open(link, &e);
+	assert_non_null(f);
+	fputs("new\n", f);
+	assert_int_equal(wholefile_commit(f, link, &e), 0);
+	struct stat st;
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	char buf[16] = "";
+	f = fopen(real, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof buf, f));
+	fclose(f);
+	assert_string_equal(buf, "new\n");
+	/* An aborted write leaves both as they were, and no temporary. */
+	f = wholefile_open(link, &e);
+	assert_non_null(f);
+	fputs("lost\n", f);
+	wholefile_abort(f, link);
+	char *l = listing(tmpdir);
+	assert_null(strstr(l, ".tmp"));
+	free(l);
+	unlink(link);
+	unlink(real);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +214,7 @@ int main(void)
 		cmocka_unit_test(mkdirs_and_a_file_in_the_way),
 		cmocka_unit_test(temp_in_tmpdir),
 		cmocka_unit_test(a_fifo_is_written_in_place),
+		cmocka_unit_test(a_symlink_keeps_pointing),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -32,8 +32,22 @@ static bool written_in_place(const char *path)
 	return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
+/* The file path names: a symbolic link's target when it has one, so that
+ * the link stays a link and the file it points at is replaced (renamed
+ * onto, the link itself would become the file); else path. real holds
+ * PATH_MAX bytes. */
+static const char *target_of(const char *path, char *real)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && realpath(path, real))
+		return real;
+	return path;
+}
+
 FILE *wholefile_open(const char *path, struct err *e)
 {
+	char real[PATH_MAX];
+	path = target_of(path, real);
 	if (written_in_place(path)) {
 		FILE *f = fopen(path, "w");
 		if (!f)
@@ -53,6 +67,8 @@ FILE *wholefile_open(const char *path, struct err *e)
 
 int wholefile_commit(FILE *f, const char *path, struct err *e)
 {
+	char real[PATH_MAX];
+	path = target_of(path, real);
 	if (written_in_place(path)) {
 		bool ok = !ferror(f);
 		ok &= fclose(f) == 0;
@@ -72,7 +88,8 @@ int wholefile_commit(FILE *f, const char *path, struct err *e)
 
 void wholefile_abort(FILE *f, const char *path)
 {
-	char tmp[PATH_MAX];
+	char tmp[PATH_MAX], real[PATH_MAX];
+	path = target_of(path, real);
 	fclose(f);
 	if (!written_in_place(path) && tmp_of(path, tmp, sizeof tmp))
 		unlink(tmp);

@@ -6,7 +6,8 @@
  * one file system); wholefile_commit closes it and renames it into place.
  * On any failure the temporary file is removed and the destination is
  * untouched. A destination that is a device or a FIFO (`--out /dev/stdout`)
- * is written in place: renamed onto, it would become a file.
+ * is written in place: renamed onto, it would become a file. A symbolic
+ * link is followed: its target is replaced and the link stays.
  *
  * A folder of files (wholedir, `run --out DIR`): when DIR does not exist,
  * the files are written in a temporary sibling (".DIR.PID.tmp") that is

@@ -1,6 +1,7 @@
 #include "cli.h"
 #include "report.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -20,6 +21,21 @@ int cli_misuse(const char *verb, const char *fmt, ...)
 	err_escape(msg, sizeof msg, raw);   /* an argument quoted stays on the line */
 	fprintf(stderr, "servesim %s: %s (servesim %s --help)\n", verb, msg, verb);
 	return EXIT_BAD_INPUT;
+}
+
+int cli_bad_option(const char *verb, char **argv)
+{
+	/* getopt_long, quiet (main sets opterr = 0), leaves optind past the
+	 * word it refused and optopt at the option's value, 0 for a long
+	 * option it does not know. servesim has no short options. */
+	const char *word = optind > 0 ? argv[optind - 1] : "";
+	if (strncmp(word, "--", 2))
+		return cli_misuse(verb, "unknown option '-%c'", optopt > ' ' && optopt < 127 ? optopt : '?');
+	if (!optopt)
+		return cli_misuse(verb, "unknown option '%.*s'", (int)strcspn(word, "="), word);
+	if (strchr(word, '='))
+		return cli_misuse(verb, "option '%.*s' takes no value, got '%s'", (int)strcspn(word, "="), word, word);
+	return cli_misuse(verb, "option '%s' expects a value", word);
 }
 
 int cli_parse_format(const char *s, unsigned allowed, enum out_format *out, struct err *e)

@@ -40,6 +40,11 @@ int cmd_keys(int argc, char **argv);
 int cli_fail(const char *verb, const struct err *e);
 int cli_misuse(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The option getopt_long just refused ('?'), named in one cli_misuse line:
+ * unknown, given a value it does not take, or missing its value (main
+ * turns getopt's own messages off). Returns EXIT_BAD_INPUT. */
+int cli_bad_option(const char *verb, char **argv);
+
 /* Parses a --format value among the allowed ones (a mask of 1 << FMT_*).
  * Returns 0 or -1 with e saying what was expected. */
 int cli_parse_format(const char *s, unsigned allowed, enum out_format *out, struct err *e);

@@ -217,17 +217,20 @@ int cliplan_emit(struct cliplan *c, json_t *doc)
 {
 	progress_destroy(c->progress);   /* its line off the terminal first */
 	c->progress = NULL;
-	int rc = resultdoc_print(stdout, doc, c->fmt) ? EXIT_FAIL : EXIT_OK;
+	/* The plots first: a folder that cannot be written fails the verb
+	 * before its table reaches stdout (outputs whole or absent). */
+	struct plot_opts po = { .svg = c->svg };
 	if (c->plot_dir) {
-		struct plot_opts po = { .svg = c->svg };
 		struct err e;
 		if (plot_doc(doc, c->plot_dir, &po, &e)) {
 			fprintf(stderr, "servesim %s: %s\n", c->verb, e.msg);
-			rc = EXIT_FAIL;
-		} else {
-			plot_note(c->verb, c->plot_dir, &po);
+			json_decref(doc);
+			return EXIT_FAIL;
 		}
 	}
+	int rc = resultdoc_print(stdout, doc, c->fmt) ? EXIT_FAIL : EXIT_OK;
+	if (c->plot_dir)
+		plot_note(c->verb, c->plot_dir, &po);
 	json_decref(doc);
 	return rc;
 }

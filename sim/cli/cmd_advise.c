@@ -143,7 +143,7 @@ int cmd_advise(int argc, char **argv)
 		case 'w': vo.weights = optarg; break;
 		case 1007:
 		case 1008: bad = cliplan_option(&cp, c, optarg, &e) < 0; break;
-		default: rc = cli_misuse("advise", "unknown option"); goto out;
+		default: rc = cli_bad_option("advise", argv); goto out;
 		}
 		if (bad)
 			goto fail;

@@ -257,7 +257,7 @@ static int calibrate_runs(int argc, char **argv)
 		case 'w': ro.weights = optarg; break;
 		case 'q': progress = PROGRESS_ON; break;
 		case 'Q': progress = PROGRESS_OFF; break;
-		default: inidoc_free(&ov); return cli_misuse("calibrate runs", "unknown option");
+		default: inidoc_free(&ov); return cli_bad_option("calibrate runs", argv);
 		}
 		if (bad) {
 			inidoc_free(&ov);
@@ -302,6 +302,36 @@ static int calibrate_runs(int argc, char **argv)
 		cli_fail("calibrate runs", &e);
 		goto out;
 	}
+	/* The profile first, the table after it: a profile that cannot be
+	 * written fails the verb before anything reaches stdout (outputs whole
+	 * or absent). */
+	if (r.converged) {
+		char date[16], source[512], c0[300], c1[300], c2[300];
+		profwrite_date(date, sizeof date);
+		if (argc - optind > 1)
+			snprintf(source, sizeof source,
+				 "fitted by servesim calibrate from %s and %d more files on %s",
+				 calib_base_name(argv[optind]), argc - optind - 1, date);
+		else
+			snprintf(source, sizeof source,
+				 "fitted by servesim calibrate from %s on %s",
+				 calib_base_name(argv[optind]), date);
+		snprintf(c0, sizeof c0,
+			 "Calibrated copy of %s: [efficiency] fitted by `servesim calibrate runs` "
+			 "to %zu real runs (%zu values, %zu held out)",
+			 hw.id, set.len, r.n_vals, r.n_holdout);
+		snprintf(c1, sizeof c1,
+			 "mean |ln(sim/measured)| on fitted runs %.4f before, %.4f after; held out "
+			 "%.4f before, %.4f after",
+			 r.cost_before, r.cost_after, r.holdout_before, r.holdout_after);
+		snprintf(c2, sizeof c2, "%s", r.status);
+		const char *comments[] = { c0, c1, c2 };
+		if (profwrite_save(out, base_path, &r.after, source, comments, 3, &e)) {
+			fprintf(stderr, "servesim calibrate runs: %s\n", e.msg);
+			rc = EXIT_FAIL;
+			goto out;
+		}
+	}
 	print_runs_table(&set, &r);
 	printf("\nmean |ln(simulated/measured)|: fitted runs %.4f → %.4f", r.cost_before, r.cost_after);
 	if (r.n_holdout)
@@ -311,25 +341,6 @@ static int calibrate_runs(int argc, char **argv)
 	fflush(stdout);
 	if (!r.converged) {
 		fprintf(stderr, "servesim calibrate runs: the fit %s; nothing written\n", r.status);
-		goto out;
-	}
-	char date[16], source[512], c0[300], c1[300], c2[300];
-	profwrite_date(date, sizeof date);
-	if (argc - optind > 1)
-		snprintf(source, sizeof source, "fitted by servesim calibrate from %s and %d more files on %s",
-			 calib_base_name(argv[optind]), argc - optind - 1, date);
-	else
-		snprintf(source, sizeof source, "fitted by servesim calibrate from %s on %s", calib_base_name(argv[optind]),
-			 date);
-	snprintf(c0, sizeof c0, "Calibrated copy of %s: [efficiency] fitted by `servesim calibrate runs` to %zu real runs (%zu values, %zu held out)",
-		 hw.id, set.len, r.n_vals, r.n_holdout);
-	snprintf(c1, sizeof c1, "mean |ln(sim/measured)| on fitted runs %.4f before, %.4f after; held out %.4f before, %.4f after",
-		 r.cost_before, r.cost_after, r.holdout_before, r.holdout_after);
-	snprintf(c2, sizeof c2, "%s", r.status);
-	const char *comments[] = { c0, c1, c2 };
-	if (profwrite_save(out, base_path, &r.after, source, comments, 3, &e)) {
-		fprintf(stderr, "servesim calibrate runs: %s\n", e.msg);
-		rc = EXIT_FAIL;
 		goto out;
 	}
 	printf("\nwrote %s (servesim run --hardware %s)\n", out, out);

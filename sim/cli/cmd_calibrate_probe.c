@@ -205,6 +205,62 @@ static int fit_and_write(const char *const *paths, int n, const char *hardware, 
 		cli_fail("calibrate fit", &e);
 		goto out;
 	}
+	/* The profile first, the table after it: a profile that cannot be
+	 * written fails the verb before anything reaches stdout (outputs whole
+	 * or absent). */
+	if (r.converged) {
+		char date[16], source[512], c0[640], c1[256], c2[256],
+			c3[256] = "lower bounds from stand-in kernels:";
+		profwrite_date(date, sizeof date);
+		char more[32] = "";
+		if (n > 1)
+			snprintf(more, sizeof more, " and %d more file%s", n - 1, n > 2 ? "s" : "");
+		snprintf(source, sizeof source, "fitted by servesim calibrate from %s%s on %s",
+			 calib_base_name(probe_path), more, date);
+		int n_bounded = 0;
+		for (int id = 0; id < EFF_N_PARAMS; id++)
+			if (r.bounded[id] && strlen(c3) < 180) {
+				snprintf(c3 + strlen(c3), sizeof c3 - strlen(c3),
+					 " %s >= %.3g (%s)", effparam_get(id)->key, r.bound[id],
+					 r.bound[id] > effparam_value(&r.before, id) ? "raised"
+										     : "base kept");
+				n_bounded++;
+			}
+		snprintf(c0, sizeof c0,
+			 "Calibrated copy of %s: [efficiency] fitted by `servesim calibrate fit` "
+			 "to servesim-probe measurements of %s",
+			 hw.id, d.device[0] ? d.device : "an unnamed device");
+		snprintf(c1, sizeof c1,
+			 "probe dims: hidden=%lld intermediate=%lld heads=%lld kv_heads=%lld "
+			 "head_dim=%lld vocab=%lld tp=%lld",
+			 (long long)d.dims.hidden, (long long)d.dims.intermediate,
+			 (long long)d.dims.heads, (long long)d.dims.kv_heads,
+			 (long long)d.dims.head_dim, (long long)d.dims.vocab, (long long)d.dims.tp);
+		snprintf(c2, sizeof c2,
+			 "fit: %zu of %zu rows; RMS ln(predicted/measured) %.3f before, %.3f "
+			 "after; %s",
+			 r.n_used, d.len, r.rms_before, r.rms_after, r.status);
+		/* Written: what was fitted, what a stand-in's bound raised, and what
+		 * the base profile gave itself. A key left out keeps meaning what the
+		 * step model derives for the engine's kernels (sim/perf/backend.c) and
+		 * the engine's own overheads (sim/perf/overhead.c); writing a kept
+		 * class default would override them. */
+		bool write[EFF_N_PARAMS];
+		for (int id = 0; id < EFF_N_PARAMS; id++) {
+			unsigned bit = 1u << (effparam_get(id)->offset / sizeof(double));
+			write[id] = r.fitted[id] || (hw.eff_given & bit) ||
+				    (r.bounded[id] &&
+				     effparam_value(&r.after, id) > effparam_value(&r.before, id));
+		}
+		const char *comments[] = { c0, c1, c2, c3 };
+		if (profwrite_save_keys(out, base_path, &r.after, write, source, comments,
+					n_bounded ? 4 : 3, &e)) {
+			fprintf(stderr, "servesim calibrate fit: %s\n", e.msg);
+			fit_result_free(&r);
+			rc = EXIT_FAIL;
+			goto out;
+		}
+	}
 	print_probe_table(&d, &r);
 	printf("\n");
 	print_family_table(&r, dtype);
@@ -224,46 +280,7 @@ static int fit_and_write(const char *const *paths, int n, const char *hardware, 
 		fit_result_free(&r);
 		goto out;
 	}
-	char date[16], source[512], c0[640], c1[256], c2[256], c3[256] = "lower bounds from stand-in kernels:";
-	profwrite_date(date, sizeof date);
-	char more[32] = "";
-	if (n > 1)
-		snprintf(more, sizeof more, " and %d more file%s", n - 1, n > 2 ? "s" : "");
-	snprintf(source, sizeof source, "fitted by servesim calibrate from %s%s on %s", calib_base_name(probe_path),
-		 more, date);
-	int n_bounded = 0;
-	for (int id = 0; id < EFF_N_PARAMS; id++)
-		if (r.bounded[id] && strlen(c3) < 180) {
-			snprintf(c3 + strlen(c3), sizeof c3 - strlen(c3), " %s >= %.3g (%s)", effparam_get(id)->key,
-				 r.bound[id], r.bound[id] > effparam_value(&r.before, id) ? "raised" : "base kept");
-			n_bounded++;
-		}
-	snprintf(c0, sizeof c0, "Calibrated copy of %s: [efficiency] fitted by `servesim calibrate fit` to servesim-probe measurements of %s",
-		 hw.id, d.device[0] ? d.device : "an unnamed device");
-	snprintf(c1, sizeof c1, "probe dims: hidden=%lld intermediate=%lld heads=%lld kv_heads=%lld head_dim=%lld vocab=%lld tp=%lld",
-		 (long long)d.dims.hidden, (long long)d.dims.intermediate, (long long)d.dims.heads,
-		 (long long)d.dims.kv_heads, (long long)d.dims.head_dim, (long long)d.dims.vocab, (long long)d.dims.tp);
-	snprintf(c2, sizeof c2, "fit: %zu of %zu rows; RMS ln(predicted/measured) %.3f before, %.3f after; %s", r.n_used,
-		 d.len, r.rms_before, r.rms_after, r.status);
-	/* Written: what was fitted, what a stand-in's bound raised, and what
-	 * the base profile gave itself. A key left out keeps meaning what the
-	 * step model derives for the engine's kernels (sim/perf/backend.c) and
-	 * the engine's own overheads (sim/perf/overhead.c); writing a kept
-	 * class default would override them. */
-	bool write[EFF_N_PARAMS];
-	for (int id = 0; id < EFF_N_PARAMS; id++) {
-		unsigned bit = 1u << (effparam_get(id)->offset / sizeof(double));
-		write[id] = r.fitted[id] || (hw.eff_given & bit) ||
-			    (r.bounded[id] && effparam_value(&r.after, id) > effparam_value(&r.before, id));
-	}
-	const char *comments[] = { c0, c1, c2, c3 };
-	int wrc = profwrite_save_keys(out, base_path, &r.after, write, source, comments, n_bounded ? 4 : 3, &e);
 	fit_result_free(&r);
-	if (wrc) {
-		fprintf(stderr, "servesim calibrate fit: %s\n", e.msg);
-		rc = EXIT_FAIL;
-		goto out;
-	}
 	printf("\nwrote %s (servesim run --hardware %s)\n", out, out);
 	rc = EXIT_OK;
 out:
@@ -286,13 +303,20 @@ int calibrate_fit(int argc, char **argv)
 	const char *hardware = NULL, *model = NULL, *out = NULL;
 	int dtype = PROBE_DT_BF16, c;
 	long long max_iter = 0;
+	bool list = false;
+	const char *other = NULL; /* the first option --list cannot honour */
 	struct err e;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	int li = -1;
+	while ((c = getopt_long(argc, argv, "", opts, &li)) != -1) {
+		if (c != 'l' && c != 'h' && li >= 0 && !other)
+			other = opts[li].name;
 		switch (c) {
 		case 'H': hardware = optarg; break;
 		case 'h': calib_help(stdout); return EXIT_OK;
-		case 'l': return print_fit_families();
+		case 'l':
+			list = true;
+			break;
 		case 'i':
 			if (calib_parse_int("max-iter", optarg, 1, 100000, &max_iter, &e))
 				return cli_fail("calibrate fit", &e);
@@ -307,9 +331,16 @@ int calibrate_fit(int argc, char **argv)
 			else
 				return cli_misuse("calibrate fit", "--weights: expected bf16, fp16 or fp8, got '%s'", optarg);
 			break;
-		default: return cli_misuse("calibrate fit", "unknown option");
+		default: return cli_bad_option("calibrate fit", argv);
 		}
 	}
+	if (list && (other || optind < argc))
+		return cli_misuse(
+			"calibrate fit",
+			"--list prints the probe families and takes nothing else, got '%s%s'",
+			other ? "--" : "", other ? other : argv[optind]);
+	if (list)
+		return print_fit_families();
 	if (optind >= argc)
 		return cli_misuse("calibrate fit", "expected a probe CSV (and reruns of some of its families)");
 	if (!out)
@@ -349,7 +380,7 @@ int calibrate_gpu(int argc, char **argv)
 		case 'p': probe_path = optarg; break;
 		case 'c': keep = optarg; break;
 		case 't': bad = calib_parse_int("tp", optarg, 1, 64, &tp, &e); break;
-		default: return cli_misuse("calibrate gpu", "unknown option");
+		default: return cli_bad_option("calibrate gpu", argv);
 		}
 		if (bad)
 			return cli_fail("calibrate gpu", &e);

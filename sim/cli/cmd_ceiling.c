@@ -171,7 +171,7 @@ int cmd_ceiling(int argc, char **argv)
 		case 'h': help(); return EXIT_OK;
 		case 'm': model_name = optarg; break;
 		case 'w': weights = optarg; break;
-		default: return cli_misuse("ceiling", "unknown option");
+		default: return cli_bad_option("ceiling", argv);
 		}
 	}
 	if (optind < argc)

@@ -96,7 +96,7 @@ int cmd_compare(int argc, char **argv)
 				goto fail;
 			slo_given = true;
 		} else {
-			rc = cli_misuse("compare", "unknown option");
+			rc = cli_bad_option("compare", argv);
 			goto out;
 		}
 	}

@@ -398,7 +398,7 @@ int cmd_explain(int argc, char **argv)
 		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
 		case 't': key = "engine.tensor_parallel_size"; break;
 		case 'w': key = "run.weights"; break;
-		default: inidoc_free(&ov); return cli_misuse("explain", "unknown option");
+		default: inidoc_free(&ov); return cli_bad_option("explain", argv);
 		}
 		if (key)
 			bad = inidoc_add_overridef(&ov, &e, "%s=%s", key, optarg);

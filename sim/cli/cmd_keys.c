@@ -26,7 +26,7 @@ int cmd_keys(int argc, char **argv)
 			return EXIT_OK;
 		}
 		if (c != 'f')
-			return cli_misuse("keys", "unknown option");
+			return cli_bad_option("keys", argv);
 		if (strcmp(optarg, "md"))
 			return cli_misuse("keys", "--format: expected md");
 	}

@@ -25,7 +25,7 @@ int cmd_list(int argc, char **argv)
 			return EXIT_OK;
 		}
 		if (c != 'f')
-			return cli_misuse("list", "unknown option");
+			return cli_bad_option("list", argv);
 		if (cli_parse_format(optarg, 1u << FMT_TEXT | 1u << FMT_JSON, &fmt, &e))
 			return cli_fail("list", &e);
 	}

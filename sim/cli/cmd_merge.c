@@ -38,7 +38,7 @@ int cmd_merge(int argc, char **argv)
 			return EXIT_OK;
 		}
 		if (c != 'f')
-			return cli_misuse("merge", "unknown option");
+			return cli_bad_option("merge", argv);
 		if (cli_parse_format(optarg, 1u << FMT_TEXT | 1u << FMT_CSV | 1u << FMT_JSON, &fmt, &e))
 			return cli_fail("merge", &e);
 	}

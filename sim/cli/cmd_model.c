@@ -49,7 +49,7 @@ int cmd_model(int argc, char **argv)
 		case 'h': help(); return EXIT_OK;
 		case 'k': kv_dtype = optarg; break;
 		case 'w': weights = optarg; break;
-		default: return cli_misuse("model", "unknown option");
+		default: return cli_bad_option("model", argv);
 		}
 	}
 	if (optind != argc - 1)

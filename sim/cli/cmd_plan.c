@@ -194,7 +194,7 @@ int cmd_plan(int argc, char **argv)
 		case 't': bad = split("--tp", optarg, l->tp, &l->n_tp, &e); l->tp_given = true; break;
 		case 'p': bad = split("--pp", optarg, l->pp, &l->n_pp, &e); l->pp_given = true; break;
 		case 'w': bad = split("--weights", optarg, l->w, &l->n_w, &e); l->w_given = true; break;
-		default: rc = cli_misuse("plan", "unknown option"); goto out;
+		default: rc = cli_bad_option("plan", argv); goto out;
 		}
 		if (bad)
 			goto fail;

@@ -45,13 +45,15 @@ int cmd_plot(int argc, char **argv)
 		} else if (c == 's') {
 			po.svg = true;
 		} else {
-			return cli_misuse("plot", "unknown option");
+			return cli_bad_option("plot", argv);
 		}
 	}
 	if (optind != argc - 1)
 		return cli_misuse("plot", "expected one RESULT.json or folder");
-	if (plot_path(argv[optind], out, &po, &e))
-		return cli_fail("plot", &e);
+	if (plot_path(argv[optind], out, &po, &e)) {
+		int rc = cli_fail("plot", &e);
+		return po.write_failed ? EXIT_FAIL : rc;   /* 1: the output, 2: the input */
+	}
 	plot_note("plot", po.dir, &po);
 	return EXIT_OK;
 }

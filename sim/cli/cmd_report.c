@@ -110,7 +110,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		default:
 			inidoc_free(&ov);
-			return cli_misuse("report", "unknown option");
+			return cli_bad_option("report", argv);
 		}
 		if (bad) {
 			inidoc_free(&ov);

@@ -141,7 +141,11 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 's': bad = inidoc_add_overridef(&ov, &e, "run.seed=%s", optarg); break;
 		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
-		default: inidoc_free(&ov); vllmflags_free(&va); return cli_misuse("run", "unknown option");
+		default: /* argv is va's: named before it is freed */
+			rc = cli_bad_option("run", argv);
+			inidoc_free(&ov);
+			vllmflags_free(&va);
+			return rc;
 		}
 		if (bad) {
 			inidoc_free(&ov);
@@ -176,6 +180,7 @@ int cmd_run(int argc, char **argv)
 	bool want_detail = detailed || va.out.save_detailed;
 	struct run_opts ro_run = { .exact_percentiles = exact, .timeline = timeline, .no_fast_forward = no_ff };
 	struct leanout lo = { 0 };
+	struct plot_opts po = { 0 };
 	if (scenario_load(&sc, scenario_path, &ov, &e)) {
 		cli_fail("run", &e);
 		goto out;
@@ -231,6 +236,14 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out;
 	}
+	/* The plots before the report, as --out: a folder that cannot be
+	 * written fails the run before anything reaches stdout. */
+	po.svg = svg;
+	if (plot_dir && plot_run(&res, report_csv, plot_dir, &po, &e)) {
+		fprintf(stderr, "servesim run: %s\n", e.msg);
+		rc = EXIT_FAIL;
+		goto out;
+	}
 	if (fmt == FMT_JSON)
 		rc = cli_print_json_run(report_json(&res, &ro), &res);
 	else if (fmt == FMT_PROM)
@@ -239,15 +252,8 @@ int cmd_run(int argc, char **argv)
 		report_text(stdout, &res, &ro), rc = EXIT_OK;
 	if (fflush(stdout))
 		rc = EXIT_FAIL;
-	if (plot_dir && rc == EXIT_OK) {
-		struct plot_opts po = { .svg = svg };
-		if (plot_run(&res, report_csv, plot_dir, &po, &e)) {
-			fprintf(stderr, "servesim run: %s\n", e.msg);
-			rc = EXIT_FAIL;
-		} else {
-			plot_note("run", plot_dir, &po);
-		}
-	}
+	if (plot_dir)
+		plot_note("run", plot_dir, &po);
 out:
 	run_result_free(&res);
 	leanout_close(&lo);

@@ -70,7 +70,7 @@ int cmd_sweep(int argc, char **argv)
 			continue;
 		}
 		if (c != 'v') {
-			rc = cli_misuse("sweep", "unknown option");
+			rc = cli_bad_option("sweep", argv);
 			goto out;
 		}
 		xgrow(&axes, &cap, n_axes + 1, sizeof *axes);

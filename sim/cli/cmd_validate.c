@@ -123,7 +123,7 @@ int cmd_validate(int argc, char **argv)
 		case 'm': vo.model = optarg; break;
 		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
 		case 'w': vo.weights = optarg; break;
-		default: inidoc_free(&ov); return cli_misuse("validate", "unknown option");
+		default: inidoc_free(&ov); return cli_bad_option("validate", argv);
 		}
 		if (bad) {
 			inidoc_free(&ov);

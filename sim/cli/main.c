@@ -3,6 +3,7 @@
  * verb table; each verb lives in its own cmd_<verb>.c.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,6 +72,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return stdout_checked("help", EXIT_OK);
 	}
+	opterr = 0;   /* a refused option is one line of the verb's (cli_bad_option) */
 	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
 		if (!strcmp(argv[1], verbs[i].name))
 			return stdout_checked(verbs[i].name, verbs[i].run(argc - 1, argv + 1));

@@ -5,6 +5,7 @@
 
 #include "apiserver.h"
 #include "engine.h"
+#include "overhead.h"
 #include "sampling.h"
 #include "specdec.h"
 #include "vllmver.h"
@@ -131,6 +132,15 @@ int vllmcfg_check(struct engine_config *c, const struct engine_keys_view *k, str
 	if (k->at(k->ctx, "vllm_version", at, sizeof at) && !vllmver_find(v->vllm_version))
 		return err_set(e, "%s: [%s] vllm_version: expected a vLLM version 0.MINOR[.PATCH] at or after 0.5, got '%s'",
 			       at, k->section, v->vllm_version);
+	/* Checked here, where each pool's own place is known: at engine
+	 * creation a [decode] value was named as [engine]'s. */
+	if (k->at(k->ctx, "overhead_profile", at, sizeof at) && v->overhead_profile[0] &&
+	    !overhead_profile_find(v->overhead_profile)) {
+		char names[256];
+		overhead_profile_names(names, sizeof names);
+		return err_set(e, "%s: [%s] overhead_profile: expected one of %s, got '%s'", at, k->section, names,
+			       v->overhead_profile);
+	}
 	if (check_speculative(c, k, e))
 		return -1;
 	if (k->at(k->ctx, "generation_config", at, sizeof at))

@@ -54,10 +54,16 @@ struct hw_efficiency {
 };
 
 /* Tensor-core generations: which kernels an engine runs (FlashAttention-3
- * needs Hopper, FP8 needs Ada or later, FP4 Blackwell). */
+ * needs Hopper, FP8 needs Ada or later, FP4 Blackwell). HW_TC_BLACKWELL is
+ * datacenter Blackwell (sm_100/103: tcgen05 MMAs from tensor memory, the
+ * kernels CUTLASS and TRT-LLM build for sm100); HW_TC_BLACKWELL_SM120 the
+ * RTX / GeForce Blackwell parts (compute capability 12.x: no tcgen05 or
+ * tensor memory, warp-level mma.sync as on Ampere / Ada, with block-scaled
+ * FP8 / FP6 / FP4 forms; CUTLASS's sm120 kernels, PTX ISA "mma" for
+ * sm_120a), which run their own rows. */
 enum hw_tensor_gen {
 	HW_TC_NONE, HW_TC_VOLTA, HW_TC_AMPERE, HW_TC_ADA, HW_TC_HOPPER, HW_TC_BLACKWELL,
-	HW_TC_CDNA2, HW_TC_CDNA3, HW_TC_APPLE, HW_TC_N
+	HW_TC_BLACKWELL_SM120, HW_TC_CDNA2, HW_TC_CDNA3, HW_TC_APPLE, HW_TC_N
 };
 
 enum hw_memory_type {

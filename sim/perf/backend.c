@@ -47,6 +47,49 @@ static const struct perf_curve fused_moe_tpe = { 3, { 128, 256, 384 }, { 0.295, 
  * 132 SMs and FP8 peak). 645 / 1898 / (160 / 192) = 0.408, 0.650, 0.679. */
 static const struct perf_curve fp8_grouped_tpe = { 3, { 160, 1024, 4096 }, { 0.408, 0.650, 0.679 } };
 
+/* Triton fused_moe with FP8 (w8a8) experts: its streaming rate by the
+ * expert's intermediate width on one GPU (N: 2N-wide gate/up, N-deep down
+ * projection), as a fraction of the stream: narrow slices give each expert few thread blocks and a short
+ * reduction (vLLM PR #46642: the block-FP8 gate-up GEMM "SM-bound" at
+ * decode). Least squares of a call cost plus bytes over each table's
+ * batch 1-16 (expected experts touched at uniform routing, as the tables'
+ * random gating), residuals <= 7 us:
+ *   N 256: 2.88 TB/s = 0.667 of the H200's 4.32, 23.6 us a call: vLLM PR
+ *     #36559's H200 "Main" benchmark_moe table, Qwen3-Next-80B-A3B-FP8
+ *     (block FP8; the script's default TP2: E 512, top-10, K 2048, N 256):
+ *     29.97 / 33.00 / 46.43 / 62.29 / 99.91 us at batch 1 / 2 / 4 / 8 / 16;
+ *   N 768: 0.848 of the H100's 3.0, 32.3 us: PR #24700's Qwen3-30B-A3B
+ *     fp8_w8a8 H100 table (TP1: E 128, top-8, K 2048), batch 1-128;
+ *   N 1024: 3.95 TB/s = 0.914 of 4.32, 27.1 us: PR #36554's H200 "Main"
+ *     table, DeepSeek-R1-0528 (block FP8, default TP2: E 256, top-8, K 7168,
+ *     N 1024): 77.42 / 112.23 / 190.77 / 350.54 us at batch 1 / 2 / 4 / 8.
+ * Wider slices keep 0.914 (uncertain: no FP8 table above N 1024 here; PR
+ * #44152's H20 BF16 Mixtral w13 kernel, N 14336, streams at 0.86). The
+ * width stands for the whole shape (uncertain: DeepSeek-V3's N 256 slices
+ * at TP8 have K 7168, Qwen3-Next's K 2048). */
+static const struct perf_curve fused_moe_w8a8_bw = { 3, { 256, 768, 1024 }, { 0.667, 0.848, 0.914 } };
+
+/* The same kernel's compute rate by tokens per expert, as a fraction of the clock-adjusted FP8 peak (1898 TFLOP/s
+ * on an H100 SXM at 1755 MHz), from vLLM PR #24700's H100 benchmark_moe
+ * table (Qwen3-30B-A3B fp8_w8a8, TP1: E = 128, top-8, K 2048, N 768,
+ * "Main"): 355.49 / 391.86 / 536.33 / 911.64 / 1647.57 us a call at
+ * batch 256 / 512 / 1024 / 2048 / 4096 (16 … 256 tokens an expert), less
+ * the row's 32.3 us, are 59.8 / 107.5 / 153.4 / 175.8 / 191.4 TFLOP/s of
+ * real (unpadded) work: the tiles' padding at these sizes is inside the
+ * figures, so the row pads nothing further (tile_m 1). Check, not fitted:
+ * sglang's DeepSeek-V3 TP8 block-FP8 benchmark on H200 (vLLM's
+ * fused_moe, 1.01 ms at batch 506-512, K 7168, N 256; test_moe). INT8
+ * and FP4 experts take the same fractions of their own peaks (uncertain:
+ * FP8 tables only). Uncertain for wide experts: both tables are of small
+ * experts (about 5M weights a GPU); Mixtral-wide FP8 experts by --weights
+ * fp8 come out compute-bound at 16 tokens an expert (a 64-sequence decode:
+ * 25.2 ms of experts against 18.5 of bytes), where the BF16 table of that
+ * shape is still bandwidth-bound; no wide-expert FP8 Triton table was
+ * found (vLLM PR #34846 benchmarks one; not in the stored excerpt). */
+static const struct perf_curve fused_moe_w8a8_tpe = {
+	5, { 16, 32, 64, 128, 256 }, { 0.0315, 0.0566, 0.0808, 0.0926, 0.1008 }
+};
+
 /* ---- vLLM on CUDA ---- */
 static const struct perf_kernel vllm_cuda[] = {
 	/* cuBLAS/CUTLASS BF16 GEMM on Hopper: persistent (stream-K / tile
@@ -87,12 +130,45 @@ static const struct perf_kernel vllm_cuda[] = {
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_HOPPER, .kernel = "CUTLASS FP8 scaled_mm (sm90)",
 	  .compute_frac = 0.575, .tile_m = 64, .bw_frac = 0.97,
 	  .source = "DeepGEMM <=0.78 of FP8 peak (H800); 0.575 uncertain, from the TRT-LLM FP8 table; M padded to wgmma's 64 rows" },
+	/* Datacenter Blackwell (sm100, tcgen05). For a profile without measured
+	 * GEMMs (B200 and GB200 carry theirs): 0.95 of B200's best shapes
+	 * (ml-engineering MAMF: BF16 1745 of 2250, FP8 3432.5 of 4500 TFLOP/s
+	 * at 1856 MHz), 0.737 and 0.725. At a serving shape vLLM's CUTLASS FP8
+	 * plateaus lower: 2447-2545 at N 6144, K 4096, M 16384 (vLLM PR
+	 * #19566), 0.54-0.57 of 4500 (test_devfacts). NVFP4 reaches less of its
+	 * own peak (3038.8-3904.3 of 9000, vLLM PR #20646), which a profile's
+	 * matmul_fp4_tflops carries; without one FP4 takes this FP8 fraction
+	 * (uncertain, fast). */
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_BLACKWELL, .kernel = "CUTLASS FP8/FP4 GEMM (sm100)",
-	  .compute_frac = 0.575, .tile_m = 128, .bw_frac = 0.97,
-	  .source = "uncertain: no Blackwell low-precision GEMM table here; Hopper's fraction; M padded to tcgen05's 128 rows" },
+	  .compute_frac = 0.725, .tile_m = 128, .bw_frac = 0.97,
+	  .source = "0.95 x B200 FP8 MAMF 3432.5 of 4500 (ml-engineering); check: vLLM PR #19566 CUTLASS FP8 2447-2545 at "
+		    "K 4096; M padded to tcgen05's 128 rows" },
 	{ .op = KOP_GEMM, .dtype = KDT_16, .gen = HW_TC_BLACKWELL, .kernel = "cuBLAS/CUTLASS BF16 GEMM (sm100)",
-	  .compute_frac = 0.82, .tile_m = 128, .bw_frac = 0.97,
-	  .source = "uncertain: Hopper's fraction; M padded to tcgen05.mma's 128 rows (its full-rate single-SM shape)" },
+	  .compute_frac = 0.737, .tile_m = 128, .bw_frac = 0.97,
+	  .source = "0.95 x B200 BF16 MAMF 1745 of 2250 (ml-engineering); M padded to tcgen05.mma's 128 rows (its full-rate "
+		    "single-SM shape)" },
+	/* RTX / GeForce Blackwell (sm_120: RTX 5090, RTX PRO 6000) has no
+	 * tcgen05, so neither the sm100 rows above nor Hopper's wgmma ones:
+	 * CUTLASS's sm120 GEMMs are sm90-style TMA warp-specialized kernels on
+	 * warp-level mma.sync (PyTorch PR #155991: "the same SM100 template",
+	 * cluster 1x1x1, tiles 128x128x128, or 64 rows with the Pingpong
+	 * schedule), persistent, so no waves; M pads to 64 rows. FP8: CUTLASS
+	 * sm120 row-wise scaled_mm (what vLLM builds for 12.0, SCALED_MM_ARCHS
+	 * "12.0f") on an RTX 5090, N = K = 4096: 17.56 / 69.63 / 266.57 /
+	 * 339.28 / 388.91 TFLOP/s at M = 16 / 64 / 256 / 1024 / 4096 (PR
+	 * #155991), 0.928 of the 419 FP32-accumulate peak at 4096; 0.88 = 0.95
+	 * of that (serving shapes, steptime.c's MAMF_SERVING). BF16: 0.86 =
+	 * 0.95 x 457.61 / 503.8, cuBLASLt's best shape on an RTX PRO 6000
+	 * (xzwgit/gpu-flops-bench README). A profile's measured GEMMs
+	 * ([arch] matmul_*) replace both. */
+	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_BLACKWELL_SM120, .kernel = "CUTLASS FP8/FP4 scaled_mm (sm120, mma.sync)",
+	  .compute_frac = 0.88, .tile_m = 64, .bw_frac = 0.97,
+	  .source = "PyTorch PR #155991 RTX 5090 CUTLASS sm120 FP8 row-wise: 388.91 TFLOP/s at 4096^3 = 0.928 of 419, x 0.95; "
+		    "M padded to the Pingpong schedule's 64 rows" },
+	{ .op = KOP_GEMM, .dtype = KDT_ANY, .gen = HW_TC_BLACKWELL_SM120, .kernel = "cuBLAS/CUTLASS BF16 GEMM (sm120, mma.sync)",
+	  .compute_frac = 0.86, .tile_m = 64, .bw_frac = 0.97,
+	  .source = "cuBLASLt best shape 457.61 of 503.8 on RTX PRO 6000 (gpu-flops-bench) x 0.95; persistent TMA kernels on "
+		    "mma.sync (PyTorch PR #155991), M padded to 64 rows; GEMV 0.97 of stream (llama.cpp #15131)" },
 	/* Ampere / Ada cuBLAS: classic tile kernels, one 128x128 tile per SM
 	 * per wave (CUTLASS 2.x threadblock shapes of 64 or 128 rows), so
 	 * partial waves cost a full one. 0.80 of the clock-adjusted peak
@@ -188,22 +264,28 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * above; this one serves block-FP8, INT8 and FP4 experts, FP8 by
 	 * --weights fp8 alone, and FP8 off Hopper). Check: sglang PR #5680's
 	 * H200 table times Triton fused_moe under CUDA graphs at 30 us a call
-	 * + bytes at 0.98 of stream (Mixtral TP4 shape). Compute: 0.58 of the clock-adjusted peak, times the GEMM
-	 * rows' low-precision ratio: estimate, the former fit to the Scout runs
-	 * (0.84 of a dense GEMM's 0.79 at 128 tokens an expert). The Triton
-	 * FP8 table's compute points (0.09-0.10 of the clock-adjusted FP8 peak
-	 * at 128-256 tokens an expert: 176-191 TFLOP/s) are Qwen3's narrow
-	 * experts (K 2048 and 768): taken as this row's rate (compute_frac
-	 * 0.144) they saturate the Scout runs (TTFT +56% to +5e4%), so the rate
-	 * depends on the expert's shape, which the row does not model, and the
-	 * estimate stays for the experts this row serves (the CUTLASS row
-	 * takes DeepGEMM's wide-expert rates). The BF16 row above on Scout's FP8 experts was
-	 * tried: in-sample ITL 5.35 -> 7.08%, cv 6.2 -> 8.1% (Scout decode
-	 * faster, its prefill slower), so the FP8 path is not the BF16 kernel's. */
-	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "Triton fused_moe (w8a8)",
-	  .compute_frac = 0.58, .half = 0, .fixed_us = 32.3, .bw_frac = 0.86,
-	  .source = "vLLM PR #44152 H20 fused_moe: 0.86 of stream (H100 FP8 check: PR #24700, 0.848); 32.3 us a call (PR #24700 "
-		    "H100 fp8_w8a8 table; check: sglang PR #5680, 30 us on H200); estimate: compute 0.58 (former Scout fit)" },
+	 * + bytes at 0.98 of stream (Mixtral TP4 shape). Compute (2026-12-02):
+	 * fused_moe_w8a8_tpe, the same PR #24700 table's batch 256-4096 points
+	 * (0.032-0.101 of the clock-adjusted FP8 peak at 16-256 tokens an
+	 * expert, a fraction of the experts' own dtype peak), in place of the
+	 * estimate 0.58 x the GEMM rows' low-precision ratio (the former fit to
+	 * the Scout runs, 3.4-3.8x the table's rate at batch 2048-4096). That
+	 * rate was not taken while Scout's FP8 experts used this row (it
+	 * saturated those runs); they take the CUTLASS row above since
+	 * 2026-12-01, so none of the 15 runs reads this row now. Check, not
+	 * fitted: sglang's DeepSeek-V3 TP8 block-FP8 table on H200 (vLLM's
+	 * fused_moe, 1.01 ms a call at batch 506-512: K 7168, N 256, 16 tokens
+	 * an expert), within 25% (test_moe; wider K than Qwen3's). The BF16
+	 * row above on Scout's FP8 experts was tried (2026-12-01): in-sample
+	 * ITL 5.35 -> 7.08%, cv 6.2 -> 8.1%, so the FP8 path is not the BF16
+	 * kernel's. */
+	{ .op = KOP_MOE, .dtype = KDT_LOW, .gen = KGEN_ANY, .kernel = "Triton fused_moe (w8a8)",
+	  .curve = &fused_moe_w8a8_tpe, .compute_frac = 1, .tile_m = 1, .half = 0, .fixed_us = 32.3,
+	  .bw_curve = &fused_moe_w8a8_bw,
+	  .source = "vLLM PRs #36559 / #24700 / #36554 benchmark_moe tables (H200 / H100 / H200): 0.667 / 0.848 / 0.914 of "
+		    "stream at expert slices 256 / 768 / 1024 wide; 32.3 us a call (PR #24700 H100 fp8_w8a8 table; check: "
+		    "sglang PR #5680, 30 us on H200); compute: PR #24700's H100 fp8_w8a8 table, 0.032-0.101 of the FP8 peak at "
+		    "16-256 tokens an expert" },
 	/* FlashAttention-3 prefill on Hopper (vLLM's FLASH_ATTN backend). */
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_HOPPER, .head_dim_max = 128, .kernel = "FlashAttention-3 (varlen, paged)",
 	  .curve = &fa3_hd128, .compute_frac = 1,
@@ -289,25 +371,32 @@ static const struct perf_kernel vllm_cuda[] = {
  * buffer and on fully NVLinked GPUs; PyTorch symmetric memory on Hopper,
  * below; NCCL always). vLLM's CudaCommunicator.all_reduce takes custom
  * all-reduce wherever it may, then symmetric memory, then NCCL, so
- * perf_allreduce_s takes the cheapest eligible custom row where there is
- * one (one-shot where vLLM's kernel picks it: it is the cheaper there),
- * else the cheapest of the rest: time then rises with message size and
+ * perf_allreduce_s takes the custom row vLLM's launcher picks where one
+ * may run (collective.c), else the cheapest of the rest: time then rises with message size and
  * falls with link bandwidth, except where a message outgrows custom
  * all-reduce's buffer (vLLM's own switch). Until 2026-12-01 the cheapest
  * of every row: NCCL from 3 to 8 MiB at tp 4, 5-13% under the two-shot
  * kernel vLLM runs there. Fitted to vLLM PR #24532's
  * H100 TP4 table (benchmark_device_communicators.py): ca_1stage 10 us at
  * 0.5 MB to 38 us at 4 MB (6 us + 3 x bytes at 0.87 of 450 GB/s);
- * ca_2stage 17 -> 42 us (13.4 us + 1.5 x bytes at 0.49); pynccl 21 -> 39
+ * ca_2stage 17 -> 42 us (by grid passes, below); pynccl 21 -> 39
  * us (6 hops x 3.07 us + 1.5 x bytes at 0.69). vLLM on ROCm has its
  * own rows, fitted to MI300X tables (backend_rocm.c). */
 #define CA_SRC "vLLM PR #24532 H100 TP4 benchmark_device_communicators table"
+#define CA_TWO_SHOT 3 /* nvlink_coll's two-shot row */
 #define NET_SRC "nccl-tests #290 (46-48 GB/s per NDR NIC) and #119 (A100 HDR busbw); 30 us: dgx-spark-playbooks PR #103"
 static const struct perf_collective nvlink_coll[] = {
 	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 8 * MIB, 2, 6.0, false, 0.87, false, CA_SRC },
-	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024, 4, 6.0, false, 0.87, false, CA_SRC },
-	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024, 8, 6.0, false, 0.87, false, CA_SRC },
-	{ "custom all-reduce, two-shot", TRAFFIC_TWO_SHOT, true, 8 * MIB, 8, 13.4, false, 0.49, false, CA_SRC },
+	/* vLLM's launcher runs one-shot at tp 3-8 only strictly below 512 /
+	 * 256 KiB (custom_all_reduce.cuh; messages are multiples of 16 bytes,
+	 * should_custom_ar): 16 bytes under, the largest it takes. 32 tokens of
+	 * hidden 8192 at tp 4 (a full CUDA graph of 25-32 sequences) take
+	 * two-shot. */
+	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 512 * 1024 - 16, 4, 6.0, false, 0.87, false, CA_SRC },
+	{ "custom all-reduce, one-shot", TRAFFIC_ONE_SHOT, true, 256 * 1024 - 16, 8, 6.0, false, 0.87, false, CA_SRC },
+	/* Two-shot: time by grid passes (nvlink_grids, below). */
+	{ "custom all-reduce, two-shot", TRAFFIC_TWO_SHOT, true, 8 * MIB, 8, 9.3, false, 0.69, false,
+	  "vLLM PR #24111 / #24532 H100 tp-4 ca_2stage tables, by 288 KiB grid passes (custom_all_reduce.cuh)" },
 	/* PyTorch symmetric-memory multimem all-reduce (NVLink SHARP: the
 	 * NVSwitch reduces and multicasts, so each GPU moves the message about
 	 * once whatever the group): vLLM's SymmMemCommunicator, on by default
@@ -328,8 +417,8 @@ static const struct perf_collective nvlink_coll[] = {
 	 * MiB buffer at tp 4, past 512 / 256 KiB at tp 6 / 8, where vLLM caps
 	 * custom all-reduce when symmetric memory is on: custom_ar_buffer).
 	 * So at tp 4 a
-	 * step's all-reduce falls from the two-shot kernel's 71 us to 53 us as
-	 * the message passes 8 MiB, as vLLM's switch does. A group of 2
+	 * step's all-reduce falls from the two-shot kernel's 76 us (eight passes) to 53 us as
+	 * the message reaches 8 MiB, as vLLM's switch does. A group of 2
 	 * (two-shot in vLLM) never
 	 * takes these rows (NCCL's ring is faster there); tp 4 may take the 64
 	 * MiB row from 32 to 64 MiB, within 5% of the NCCL ring vLLM
@@ -354,6 +443,37 @@ static const struct perf_collective nvlink_coll[] = {
 	 * NDR InfiniBand). */
 	{ "NCCL ring all-reduce over InfiniBand / RoCE", TRAFFIC_RING, false, 0, 0, 30.0, false, 0.94, true, NET_SRC },
 };
+/* Custom all-reduce's two-shot kernel: a reduce-scatter and an
+ * all-gather, each on a grid of defaultBlockLimit 36 blocks x 512 threads
+ * x 16 bytes (csrc/custom_all_reduce.cuh: 512 threads, 8 bf16 a packed
+ * load), 288 KiB of a GPU's 1/tp share a pass. Its time goes by passes,
+ * not bytes: vLLM PR #24111's and PR #24532's H100 tp-4 ca_2stage columns
+ * (CUDA graphs, 10 all-reduces a graph) are 17-18 us at 0.5 and 1 MiB (one
+ * pass), 25-27 at 1.5 and 2 (two), 35 at 3 (three), 42-43 at 4 (four):
+ * least squares over both, 9.3 us (the row's latency) + 8.4 us a pass,
+ * residuals <= 1.1 us (the line before, 13.4 us + bytes at 0.49, was 2.5
+ * us over at 1 MiB). Check, not fitted: PR #24111's tp-6 ca_2stage 15 /
+ * 17 / 20 / 26 / 29 / 37 us at 0.5 / 1 / 1.5 / 2 / 3 / 4 MiB (one, one,
+ * one, two, two, three passes of 1/6): within 3 us (the line was 2.4-8.2
+ * us over). The row's bytes at 0.69
+ * of the link are a floor (estimate: no faster than NCCL's ring moves the
+ * same bytes, PR #24532's pynccl column; at 4 MiB the kernel reaches 0.33
+ * of H100's link, so the floor binds only on slower links, A100's NVLink
+ * 3 at several MiB). Other NVLink parts take H100's pass time
+ * (uncertain: no table of theirs by size was found). */
+static const struct perf_coll_grid nvlink_grids[] = {
+	{ &nvlink_coll[CA_TWO_SHOT], 36.0 * 512 * 16, 8.4,
+	  "vLLM PR #24111 / #24532 H100 tp-4 ca_2stage: 9.3 us + 8.4 us a 288 KiB pass (custom_all_reduce.cuh grid)" },
+};
+
+const struct perf_coll_grid *perf_coll_grid_of(const struct perf_collective *c)
+{
+	for (int i = 0; i < N_OF(nvlink_grids); i++)
+		if (nvlink_grids[i].row == c)
+			return &nvlink_grids[i];
+	return NULL;
+}
+
 /* llama.cpp splits layers across GPUs (-sm layer) and never all-reduces;
  * a tensor split (-sm row) goes through the host: NCCL-less ring at the
  * PCIe figure. uncertain: no component table. */

@@ -95,12 +95,16 @@ struct perf_kernel {
 	const struct perf_curve *curve;  /* prefill attention: fraction of peak by keys per query;
 					  * MoE: by tokens per expert (times compute_frac) */
 	double bw_frac;              /* of hw_stream_bandwidth */
+	const struct perf_curve *bw_curve;  /* MoE: fraction of stream by the expert's intermediate
+					     * width on one GPU (replaces bw_frac); NULL: bw_frac */
 	bool fallback;               /* the "roofline, no kernel data" row: class scalars */
 	const char *source;
 };
 
 /* An all-reduce algorithm: time = latency_us + hops · profile latency_us
- * + traffic(tp) · bytes / (link bandwidth · link_frac). Traffic per byte
+ * + traffic(tp) · bytes / (link bandwidth · link_frac), or, for a row
+ * with a grid (perf_coll_grid, below), latency_us + the larger of that
+ * bandwidth term and the grid's passes. Traffic per byte
  * of message each GPU sends: one-shot tp - 1, two-shot and ring
  * 2(tp - 1)/tp, multimem 1 whatever tp (NVLink SHARP: the NVSwitch
  * reduces and multicasts; its rows run on Hopper NVLink parts only, the
@@ -121,6 +125,19 @@ struct perf_collective {
 				      * other rows need the group inside one node */
 	const char *source;
 };
+
+/* A collective kernel launched on a fixed grid, which sweeps each GPU's
+ * share of a message (two-shot: message / tp; one-shot: all of it) in
+ * whole passes of pass_bytes, each costing pass_us however full. */
+struct perf_coll_grid {
+	const struct perf_collective *row;
+	double pass_bytes;
+	double pass_us;
+	const char *source;
+};
+
+/* The grid of row c, or NULL (a row timed by its bytes alone). */
+const struct perf_coll_grid *perf_coll_grid_of(const struct perf_collective *c);
 
 struct perf_backend {
 	const char *name;            /* "vllm-cuda" … */
@@ -163,5 +180,10 @@ double perf_curve_at(const struct perf_curve *c, double x);
  * NULL) names it. tp <= 1 costs 0. */
 double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
 			const struct perf_collective **alg);
+
+/* The fraction of its link row c reaches on bytes over tp GPUs of hw: its
+ * link_frac, less where its grid's passes take longer than the bytes
+ * (explain's efficiency of the all-reduce row). */
+double perf_allreduce_frac(const struct perf_collective *c, const struct hw_profile *hw, int tp, double bytes);
 
 #endif

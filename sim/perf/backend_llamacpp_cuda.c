@@ -117,8 +117,17 @@ static const struct perf_kernel llamacpp_cuda_rows[] = {
 	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
 	  .source = "llama.cpp PR #7676 RTX 4090 Q4_0 pp512 (ub 512): 0.235 of the INT8 peak; MMQ stream 0.69 (PR #15131 ub 10-16); "
 		    "MMVQ at 1-8 tokens 0.0345 of INT8 (PR #15802 RTX 3090 ub 1-8), stream 0.90 (PR #4766 tg128)" },
-	/* Hopper, Blackwell (and any later part): the same mma.sync kernel;
-	 * no llama-bench MMQ table on an H100 / B200 was found, so Ada's
+	/* RTX / GeForce Blackwell (sm_120): MMQ's mma.sync int8 is the
+	 * instruction its INT8 peak is quoted for (no tcgen05 there), as on
+	 * Ada, so Ada's fraction (uncertain: no sm120 llama-bench MMQ table
+	 * was found). */
+	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_BLACKWELL_SM120, .kernel = "MMQ (int8 mma.sync, sm120) / MMVQ",
+	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = MMQ_BW,
+	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
+	  .source = "uncertain: Ada's MMQ fraction (PR #7676 RTX 4090) on sm120's mma.sync int8 peak; MMQ stream 0.69 (PR #15131); "
+		    "MMVQ 0.0345 of INT8 (PR #15802, RTX 3090), stream 0.90 (PR #4766 tg128)" },
+	/* Hopper, datacenter Blackwell (and any later part): the same mma.sync
+	 * kernel; no llama-bench MMQ table on an H100 / B200 was found, so Ada's
 	 * fraction of the quoted INT8 peak, which on Hopper and datacenter
 	 * Blackwell only wgmma / tcgen05 reach: uncertain, likely fast. */
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = KGEN_ANY, .kernel = "MMQ (int8 mma.sync) / MMVQ",
@@ -134,6 +143,9 @@ static const struct perf_kernel llamacpp_cuda_rows[] = {
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_ADA, .kernel = "ggml flash-attention (fattn-mma, sm89)",
 	  .curve = &ggml_fa_ampere_ada, .compute_frac = 1,
 	  .source = "uncertain: the RTX 3090 point (llama.cpp PR #17505) on Ada, the same mma.sync kernel and FP32-acc/FP16-acc ratio" },
+	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_BLACKWELL_SM120, .kernel = "ggml flash-attention (fattn-mma, sm120)",
+	  .curve = &ggml_fa_ampere_ada, .compute_frac = 1,
+	  .source = "uncertain: the RTX 3090 point (llama.cpp PR #17505) on sm120, the same mma.sync kernel as Ampere / Ada" },
 	{ .op = KOP_ATTN_PREFILL, .gen = KGEN_ANY, .kernel = "ggml flash-attention (fattn-mma)",
 	  .curve = &fa2_on_hopper, .compute_frac = 1,
 	  .source = "uncertain: ggml's mma FA kernel taken at FA2-on-H100 fractions (FA3 paper figure)" },

@@ -140,8 +140,9 @@ double elementwise_step_s(const struct ew_row *r, const struct ew_shape *s, doub
 			if (s->calls[k] <= 0)
 				continue;
 			double b = s->bytes_per_token[k] * tokens;
-			total += s->calls[k] * (r->floor_us[k] * 1e-6 + fmax(0, b - keep) / bw);
-			moved += s->calls[k] * b;
+			double dram = fmax(0, b - keep);   /* what the L2 allowance does not hold */
+			total += s->calls[k] * (r->floor_us[k] * 1e-6 + dram / bw);
+			moved += s->calls[k] * dram;
 		}
 	if (bytes)
 		*bytes = moved;

@@ -63,7 +63,9 @@ void elementwise_shape(struct ew_shape *s, const struct model *m, const struct p
 		       double kv_bytes_per_elem);
 
 /* A step of tokens through every layer: seconds; *bytes (when not NULL)
- * gets the bytes moved. stream_bw: the device's streaming bytes/s;
+ * gets the bytes moved to or from device memory (those past the L2
+ * allowance: the rest never leave the L2, so a row's bytes over its time
+ * stays under the stream, as explain's fraction of peak shows). stream_bw: the device's streaming bytes/s;
  * l2_bytes: its L2 (0: none). tokens <= 0 costs 0. */
 double elementwise_step_s(const struct ew_row *r, const struct ew_shape *s, double tokens,
 			  double stream_bw, double l2_bytes, double *bytes);

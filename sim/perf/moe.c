@@ -85,6 +85,9 @@ void perf_expert_parallel(struct perf *p, int ep)
 	double f = (double)ep / (double)(p->ep > 0 ? p->ep : 1);
 	p->expert_bytes *= f;
 	p->expert_flops_per_token *= f;
+	p->expert_n *= f;
+	if (p->moe_bw_curve) /* the kernel's rate by the now wider slices */
+		p->moe_bw = p->moe_stream * perf_curve_at(p->moe_bw_curve, p->expert_n);
 	p->ep = ep;
 	perf_set_router_skew(p, p->router_skew);
 }

@@ -63,6 +63,7 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->experts_per_token = (double)m->experts_per_token;
 	p->expert_bytes = mp.expert * gb.expert / t;
 	p->expert_flops_per_token = 2 * mp.expert / t;
+	p->expert_n = (double)m->expert_ffn_width / t;
 
 	p->kv_bytes_per_token_layer = model_kv_bytes_per_token_per_rank(m, kv_bytes_per_elem, tp) / L;
 	p->sliding_layers = (double)m->n_sliding_layers;
@@ -155,8 +156,11 @@ void perf_use_engine(struct perf *p, const char *engine)
 	}
 	p->moe_cmax = GIVEN(moe_efficiency) || km->fallback ? e->moe_efficiency * p->gemm_cmax
 							     : km->compute_frac * clock * peak_gain(hw, km);
-	p->moe_bw = GIVEN(moe_efficiency) || km->fallback ? e->moe_efficiency * p->gemm_bw : stream * km->bw_frac;
 	bool moe_scalar = GIVEN(moe_efficiency) || km->fallback;
+	p->moe_bw_curve = moe_scalar ? NULL : km->bw_curve;
+	p->moe_stream = stream;
+	p->moe_bw = moe_scalar ? e->moe_efficiency * p->gemm_bw
+		    : p->moe_bw_curve ? stream * perf_curve_at(p->moe_bw_curve, p->expert_n) : stream * km->bw_frac;
 	p->moe_curve = moe_scalar ? NULL : km->curve;
 	p->moe_fixed_s = moe_scalar ? 0 : km->fixed_us * 1e-6;
 	p->moe_tile = moe_scalar ? 0 : km->tile_m;
@@ -211,6 +215,7 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->moe_cmax = e->moe_efficiency * e->compute_max;
 	q->moe_bw = e->moe_efficiency * q->gemm_bw;
 	q->moe_curve = NULL;
+	q->moe_bw_curve = NULL;
 	q->moe_fixed_s = 0;
 	q->moe_tile = 0;
 	q->moe_own_peak = false;
@@ -415,8 +420,10 @@ static void ops_tokens(const struct perf *p0, const struct perf *q, bool kernels
 		/* Each expert's rows pad to whole tiles (Triton's BLOCK_SIZE_M,
 		 * or the row's own tile_m): the grouped GEMM's curve in tokens
 		 * per expert (the scalar model: the dense matmul's curve at
-		 * tpe). */
-		double curve = kernels ? tpe / (ceil(tpe / bm) * bm) : tpe / (tpe + q->gemm_half);
+		 * tpe). A row with 1-row tiles pads nothing: its curve was read
+		 * off whole calls, their padding inside it (tpe is an expected,
+		 * fractional count, so whole tokens would be an artefact). */
+		double curve = !kernels ? tpe / (tpe + q->gemm_half) : bm <= 1 ? 1 : tpe / (ceil(tpe / bm) * bm);
 		if (q->moe_curve)
 			curve *= perf_curve_at(q->moe_curve, tpe);   /* the grouped GEMM's rate by tokens an expert */
 		assert(q->moe_cmax > 0);
@@ -454,7 +461,7 @@ static void ops_tokens(const struct perf *p0, const struct perf *q, bool kernels
 		ops[PERF_ALLREDUCE].time_s = 2 * L * one;
 		ops[PERF_ALLREDUCE].peak_bytes_s = p->hw->ic_bandwidth_gb_s * 1e9;
 		ops[PERF_ALLREDUCE].kernel = alg ? alg->name : "ring all-reduce (scalar model)";
-		ops[PERF_ALLREDUCE].eff = alg ? alg->link_frac : 1;
+		ops[PERF_ALLREDUCE].eff = alg ? perf_allreduce_frac(alg, p->hw, p->tp, bytes) : 1;
 		ops[PERF_ALLREDUCE].source = alg ? alg->source : "profile interconnect latency_us and bandwidth";
 	}
 	if (p->offload_bytes > 0) {

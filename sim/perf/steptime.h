@@ -81,6 +81,8 @@ struct perf {
 	double lm_head_bytes, lm_head_flops_per_token;
 	double n_moe_layers, n_experts, experts_per_token;
 	double expert_bytes, expert_flops_per_token;   /* one expert, per GPU */
+	double expert_n;               /* one expert's intermediate width on a GPU (its 1/tp slice;
+					* whole under expert parallelism) */
 	double kv_bytes_per_token_layer;               /* per GPU, one layer */
 	double full_layers, sliding_layers, window;
 	double attn_flops_per_pair;                    /* per layer, per GPU */
@@ -120,6 +122,9 @@ struct perf {
 	bool gemm_lp_measured;         /* … and gemm_lp of its measured FP8/FP4 GEMM */
 	double gemm_bw;                /* bytes/s a weight-streaming GEMM reaches */
 	double moe_cmax, moe_bw;       /* grouped GEMM: fraction of peak, bytes/s */
+	const struct perf_curve *moe_bw_curve;  /* moe_bw is moe_stream × this at expert_n (NULL:
+						 * a fixed fraction); perf_expert_parallel re-reads it */
+	double moe_stream;             /* the stream bandwidth moe_bw_curve is a fraction of */
 	const struct perf_curve *moe_curve;  /* … times this by tokens per expert (NULL: 1) */
 	double moe_fixed_s;            /* … plus this a MoE layer */
 	double moe_tile;               /* rows an expert's tokens pad to (the row's tile_m); 0:

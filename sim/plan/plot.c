@@ -66,8 +66,10 @@ int plot_data_close(FILE *f, const char *dir, const char *name, struct plot_opts
 		fclose(f);
 		return err_set(e, "%s: the path is too long", dir);
 	}
-	if (wholefile_commit(f, path, e))
+	if (wholefile_commit(f, path, e)) {
+		o->write_failed = true;
 		return -1;
+	}
 	o->n_data++;
 	return 0;
 }
@@ -156,6 +158,7 @@ int plot_gnuplot(const char *script, const char *dir, const char *base, const ch
 	char why[512];
 	last_line(errfile, why, sizeof why);
 	unlink(errfile);
+	o->write_failed = rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 	if (rc != 0)
 		return err_set(e, "%s: cannot run gnuplot: %s", exe, strerror(rc));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -394,9 +397,13 @@ int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct
 		if (access(buf, R_OK) == 0) {
 			snprintf(o->dir, sizeof o->dir, "%s", out_dir ? out_dir : path);
 			struct wholedir d;
-			if (wholedir_stage(&d, o->dir, e))
+			if (wholedir_stage(&d, o->dir, e)) {
+				o->write_failed = true;
 				return -1;
-			return stage_end(&d, plot_run_dir(path, d.stage, NULL, o, e), e);
+			}
+			int rc = plot_run_dir(path, d.stage, NULL, o, e);
+			o->write_failed |= rc == 0;   /* then only the commit can fail */
+			return stage_end(&d, rc, e);
 		}
 		snprintf(buf, sizeof buf, "%s/result.json", path);
 		if (access(buf, R_OK) != 0)
@@ -420,8 +427,13 @@ int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct
 	const struct resultdoc_kind *k = resultdoc_kind_of(doc, e);
 	struct wholedir d;
 	int rc = wholedir_stage(&d, dir, e);
-	if (!rc)
-		rc = stage_end(&d, k->plot(doc, d.stage, o, e), e);
+	if (rc) {
+		o->write_failed = true;
+	} else {
+		rc = k->plot(doc, d.stage, o, e);
+		o->write_failed |= rc == 0;   /* then only the commit can fail */
+		rc = stage_end(&d, rc, e);
+	}
 	json_decref(doc);
 	return rc;
 }

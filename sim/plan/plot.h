@@ -38,6 +38,10 @@ struct plot_opts {
 	int n_images;                /* pictures written */
 	int n_data;                  /* data files written */
 	char dir[4096];              /* where they went (plot_path) */
+	/* On failure: the output could not be written (a folder that cannot
+	 * be made, a data file, gnuplot), exit 1; else the input was bad,
+	 * exit 2 (plot_path reads and writes). */
+	bool write_failed;
 };
 
 /* Opens dir/name for writing through a temporary file; plot_data_close

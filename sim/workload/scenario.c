@@ -87,7 +87,10 @@ static const struct inidoc_key keys[] = {
 	{ "engine", "max_model_len", INI_INT, F(engine.max_model_len), 0, 2, 1e9, "a token count >= 2", NULL },
 	{ "engine", "gpu_memory_utilization", INI_DOUBLE, F(engine.gpu_memory_utilization), INI_MIN_EXCLUSIVE, 0, 1,
 	  "a fraction in (0, 1]", NULL },
-	{ "engine", "block_size", INI_INT, F(engine.block_size), 0, 1, 4096, "tokens per KV block, >= 1", NULL },
+	/* Checked against vllm_block_sizes after binding (check_block_size). */
+	{ "engine", "block_size", INI_INT, F(engine.block_size), 0, 1, 256,
+	  "tokens per KV block: 1, 8, 16, 32, 64, 128 or 256 (vLLM's --block-size; ollama and llamacpp ignore it)",
+	  NULL },
 	{ "engine", "enable_prefix_caching", INI_BOOL, F(engine.enable_prefix_caching), 0, 0, 0, "true or false", NULL },
 	{ "engine", "enable_chunked_prefill", INI_BOOL, F(engine.enable_chunked_prefill), 0, 0, 0, "true or false", NULL },
 	{ "engine", "long_prefill_token_threshold", INI_INT, F(engine.long_prefill_token_threshold), 0, 0, 1e8,
@@ -227,6 +230,29 @@ static int bind_kind(struct engine_config *c, const struct inidoc *doc, const ch
 	return 0;
 }
 
+/* vLLM's BlockSize, the choices of `vllm serve --block-size` (v0.15
+ * vllm/config/cache.py: Literal[1, 8, 16, 32, 64, 128, 256]). */
+static const int64_t vllm_block_sizes[] = { 1, 8, 16, 32, 64, 128, 256 };
+
+/* [section] block_size, when set: one of vLLM's sizes, whatever the kind.
+ * llama.cpp's servers (Ollama, llama-server) keep their cache per token
+ * and ignore it, as every engine ignores the other kinds' keys, so that one
+ * file serves both (c28's `--set engine.kind=vllm`); its value is checked
+ * all the same, as every key's is. */
+static int check_block_size(const struct engine_config *c, const struct inidoc *doc, const char *section,
+			    struct err *e)
+{
+	if (!inidoc_find(doc, section, "block_size"))
+		return 0;
+	for (size_t i = 0; i < sizeof vllm_block_sizes / sizeof *vllm_block_sizes; i++)
+		if (c->block_size == vllm_block_sizes[i])
+			return 0;
+	char at[INI_VALUE_MAX + 32];
+	key_at(doc, section, "block_size", at, sizeof at);
+	return err_set(e, "%s: [%s] block_size: expected 1, 8, 16, 32, 64, 128 or 256 (vLLM's --block-size choices), got %lld",
+		       at, section, (long long)c->block_size);
+}
+
 /* An engine class's view of where its keys were set (engine_keys_view). */
 struct keys_ctx {
 	const struct inidoc *doc;
@@ -264,7 +290,7 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 {
 	const struct inidoc_entry *en;
 	sc->num_prompts_given = inidoc_find(doc, "workload", "num_prompts") != NULL;
-	if (bind_kind(&sc->engine, doc, "engine", e))
+	if (bind_kind(&sc->engine, doc, "engine", e) || check_block_size(&sc->engine, doc, "engine", e))
 		return -1;
 	if (!trace_format_known(sc->trace_format)) {
 		char at[INI_VALUE_MAX + 32], names[128];
@@ -343,6 +369,14 @@ static int check(struct scenario *sc, struct inidoc *doc, struct err *e)
 			return err_set(e, "%s: [workload] ramp_up_strategy: a ramp cannot be combined with stages, users or a trace",
 				       at);
 	}
+	/* A file of lengths is what the empirical distribution draws from:
+	 * given without a distribution it implies that one (as burstiness
+	 * implies gamma gaps), rather than being ignored by the uniform
+	 * default. A distribution given too keeps it (a sweep over them). */
+	if (sc->input.file[0] && !inidoc_find(doc, "workload", "input_distribution"))
+		sc->input.dist = LEN_EMPIRICAL;
+	if (sc->output.file[0] && !inidoc_find(doc, "workload", "output_distribution"))
+		sc->output.dist = LEN_EMPIRICAL;
 	if (sc->input.dist == LEN_EMPIRICAL && !sc->input.file[0])
 		return err_set(e, "%s: [workload] input_file: missing; expected a file of lengths for input_distribution = empirical",
 			       doc->path);
@@ -416,6 +450,8 @@ int scenario_pool(const struct scenario *base, int pool, struct scenario *out, s
 	int rc = inidoc_bind(&doc, pk, n, out, false, NULL, e);
 	if (rc == 0)
 		rc = bind_kind(&out->engine, &doc, pool_names[pool], e);
+	if (rc == 0)
+		rc = check_block_size(&out->engine, &doc, pool_names[pool], e);
 	if (rc == 0)
 		rc = check_classes(&out->engine, &doc, pool_names[pool], true, e);
 	if (rc == 0) {

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Residual anatomy of servesim's vLLM timing on the 15 H100 runs (issue 11,
+issue 18): per run and load stage, the measured against the simulated mean
+ITL and TTFT, set beside the load the stage put on the engine, and which of
+those quantities the ITL residual follows. Nothing is fitted here: it reads
+what the step model leaves.
+
+For each stage of each experiment (../shared/calibration) it runs
+  servesim run SCENARIO            the whole run: the stage's simulated ITL
+                                   and TTFT, compared with the measured ones;
+  servesim explain SCENARIO --set workload.stages=RATE:SECONDS
+                                   the stage alone: where its mean ITL and
+                                   TTFT went (weights, KV reads, prefill
+                                   chunks sharing a step, step overhead;
+                                   queue, batch queue, own prefill);
+  servesim run (the same stage alone): engine steps and requests, whence the
+                                   share of steps that carry a prefill chunk
+                                   (requests ÷ steps: a ~600-token prompt is
+                                   one chunk at these budgets, an upper bound
+                                   otherwise).
+and derives the stage's load from the measurements: running requests
+(Little's law: rate × measured mean E2E), the mean context a decode step
+reads (prompt + half the output), the output length.
+
+Then, over the dense TP1 stages and over every dense stage (the MoE runs
+are listed, not regressed: their rows are issue 11's MoE work), a least
+squares line of the ITL residual (measured − simulated, in % of measured)
+on one quantity at a time, with its r².
+
+usage: residuals.py [SERVESIM] [--json]
+Exits 0, 1 if a simulation fails, 2 on bad usage or missing data.
+"""
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from simrun import ROOT, parse_check_args, run_json
+from vllm_h100 import load_csvs, sim_metrics
+
+CAL = next((c for c in (os.path.join(os.path.dirname(ROOT), "shared", "calibration"),
+                        os.path.join(ROOT, "shared", "calibration"))
+            if os.path.isfile(os.path.join(c, "vllm_h100_experiments.csv"))), None)
+
+
+def explain_json(binary, scen, stage_spec):
+    cmd = [binary, "explain", scen, "--set", "workload.stages=" + stage_spec, "--format", "json"]
+    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=120)
+    if p.returncode != 0:
+        return None, "%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-300:])
+    return json.loads(p.stdout), None
+
+
+def stage_rows(binary, exp, measured):
+    eid = exp["experiment"]
+    scen = os.path.join("scenarios", "calibration", eid + ".ini")
+    whole, err = run_json(binary, [scen])
+    if err:
+        return None, err
+    blocks = {int(s["stage"]): s for s in whole.get("stages") or []}
+    specs = exp["stages"].split(";")
+    outs = dict(kv.split("=") for kv in exp["mean_output_len_per_stage"].split(";"))
+    prompt = float(exp["measured_prompt_len"] or 0) or (
+        float(exp["system_prompt_len"]) + float(exp["question_len"]) + 27)
+    rows = []
+    for s, spec in enumerate(specs):
+        rate = float(spec.split(":")[0])
+        ex, err = explain_json(binary, scen, spec)
+        if err:
+            return None, err
+        alone, err = run_json(binary, [scen], ["workload.stages=" + spec])
+        if err:
+            return None, err
+        sm = sim_metrics(blocks[s])
+        m = {k: measured.get((eid, s, k)) for k in ("itl_mean", "ttft_mean", "e2e_mean")}
+        out = float(outs.get("s%d" % s, exp["output_len_target"]))
+        steps = alone["servesim"]["engine_steps"] or 1
+        ip, tp = ex["mean_itl_breakdown"], ex["mean_ttft_breakdown"]
+        rows.append({
+            "experiment": eid, "stage": s, "tp": int(exp["tp"]), "rate": rate,
+            "moe": "scout" in eid, "offload": float(exp["kv_cpu_offload_gib"] or 0) > 0,
+            "running": rate * m["e2e_mean"] / 1000.0, "context": prompt + out / 2, "output": out,
+            "mixed_share": min(1.0, alone["completed"] / steps),
+            "itl_meas": m["itl_mean"], "itl_sim": sm["itl_mean"],
+            "ttft_meas": m["ttft_mean"], "ttft_sim": sm["ttft_mean"],
+            "weights_ms": ip["weights_ms"], "kv_ms": ip["kv_cache_ms"],
+            "sharing_ms": ip["prefill_sharing_ms"], "overhead_ms": ip["overhead_ms"],
+            "prefill_ms": tp["own_prefill_ms"], "batch_queue_ms": tp["batch_queue_ms"],
+            "queue_ms": tp["queue_ms"], "api_ms": tp["api_overhead_ms"],
+            "output_path_ms": tp["output_path_ms"], "shared_ms": tp["shared_steps_ms"],
+        })
+    for r in rows:
+        r["itl_res_ms"] = r["itl_meas"] - r["itl_sim"]
+        r["itl_res_pct"] = 100.0 * r["itl_res_ms"] / r["itl_meas"]
+        r["ttft_res_ms"] = r["ttft_meas"] - r["ttft_sim"]
+        r["ttft_res_pct"] = 100.0 * r["ttft_res_ms"] / r["ttft_meas"]
+        # The request's own prefill step as the measurements imply it:
+        # under async scheduling a request waits the rest of the step it
+        # arrived in (half a step on average) and one whole step (the batch
+        # queue), so TTFT = request path + 1.5 steps + its own step + output
+        # path; a step taken as the measured ITL (an upper bound: mixed steps
+        # are in it), the two paths as simulated.
+        r["prefill_implied_ms"] = (r["ttft_meas"] - r["api_ms"] - r["output_path_ms"] -
+                                   1.5 * r["itl_meas"])
+        r["prefill_sim_ms"] = r["prefill_ms"] + r["shared_ms"]
+        # The engine-core CPU a running request could cost before async
+        # scheduling stopped hiding it: the simulated GPU step (weights, KV,
+        # prefill sharing) less the fixed 250 us, over the running requests.
+        r["cpu_hidden_up_to_us"] = 1000.0 * (r["weights_ms"] + r["kv_ms"] + r["sharing_ms"] -
+                                             0.25) / max(1.0, r["running"])
+    return rows, None
+
+
+def fit(xs, ys):
+    """Least squares y = a + b x; returns (a, b, r²)."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    if sxx == 0 or syy == 0:
+        return my, 0.0, 0.0
+    b = sxy / sxx
+    return my - b * mx, b, sxy * sxy / (sxx * syy)
+
+
+FACTORS = [("running", "running requests"), ("context", "decode context, tokens"),
+           ("output", "output length"), ("mixed_share", "share of steps with prefill"),
+           ("sharing_ms", "simulated prefill sharing, ms"), ("weights_ms", "simulated weights, ms"),
+           ("kv_ms", "simulated KV reads, ms"), ("overhead_ms", "simulated overhead, ms")]
+
+
+def main(argv):
+    opts = parse_check_args(argv, __doc__, "residuals.py")
+    if CAL is None:
+        sys.stderr.write("residuals.py: cannot find shared/calibration/vllm_h100_experiments.csv\n")
+        return 2
+    experiments, measured = load_csvs(CAL)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        got = list(pool.map(lambda e: stage_rows(opts["binary"], e, measured), experiments))
+    rows = []
+    for r, err in got:
+        if err:
+            sys.stderr.write("residuals.py: run failed: %s\n" % err)
+            return 1
+        rows += r
+    print("%-46s %2s %2s %5s %5s %5s %5s | %6s %6s %6s | %5s %5s %5s %5s | %6s %6s %6s" % (
+        "experiment", "st", "tp", "rate", "run", "ctx", "mix%", "ITLmea", "ITLsim", "res%",
+        "wts", "kv", "share", "ovh", "TTFTme", "TTFTsi", "res%"))
+    for r in rows:
+        print("%-46s %2d %2d %5.1f %5.1f %5.0f %5.1f | %6.2f %6.2f %+6.1f | %5.2f %5.2f %5.2f %5.2f "
+              "| %6.1f %6.1f %+6.1f" % (
+                  r["experiment"][:46], r["stage"], r["tp"], r["rate"], r["running"], r["context"],
+                  100 * r["mixed_share"], r["itl_meas"], r["itl_sim"], r["itl_res_pct"], r["weights_ms"],
+                  r["kv_ms"], r["sharing_ms"], r["overhead_ms"], r["ttft_meas"], r["ttft_sim"],
+                  r["ttft_res_pct"]))
+    print("\n(res% = (measured - simulated) / measured: positive, servesim is fast)")
+    print("\nTTFT: the own prefill step the measurements imply (TTFT - request and output paths -"
+          " 1.5 x measured ITL)\nagainst the simulated one, and the CPU a running request could"
+          " cost before async scheduling shows it:")
+    print("%-46s %2s %8s %8s %8s %9s" % ("experiment", "st", "implied", "sim", "sim-imp", "cpu/req"))
+    for r in rows:
+        print("%-46s %2d %8.1f %8.1f %+8.1f %7.0fus" % (
+            r["experiment"][:46], r["stage"], r["prefill_implied_ms"], r["prefill_sim_ms"],
+            r["prefill_sim_ms"] - r["prefill_implied_ms"], r["cpu_hidden_up_to_us"]))
+    summary = {"rows": rows, "fits": {}}
+    for label, sel in (("dense TP1", lambda r: not r["moe"] and r["tp"] == 1),
+                       ("every dense", lambda r: not r["moe"])):
+        pick = [r for r in rows if sel(r)]
+        print("\nITL residual %% against one quantity at a time, %s stages (n = %d):" % (label, len(pick)))
+        print("  %-32s %9s %11s %6s" % ("quantity", "intercept", "slope", "r2"))
+        summary["fits"][label] = {}
+        for key, name in FACTORS:
+            a, b, r2 = fit([r[key] for r in pick], [r["itl_res_pct"] for r in pick])
+            summary["fits"][label][key] = {"intercept": a, "slope": b, "r2": r2}
+            print("  %-32s %+8.2f%% %+11.4f %6.2f" % (name, a, b, r2))
+    print("\nWithin a two-stage run (the model and GPU fixed), the second stage against the first:")
+    print("%-46s %9s %12s %10s" % ("experiment", "d res%", "d sharing", "d running"))
+    pairs = []
+    for r0 in rows:
+        r1 = next((r for r in rows if r["experiment"] == r0["experiment"] and r["stage"] == 1), None)
+        if r0["stage"] != 0 or r1 is None:
+            continue
+        d = {"experiment": r0["experiment"], "d_res_pct": r1["itl_res_pct"] - r0["itl_res_pct"],
+             "d_sharing_ms": r1["sharing_ms"] - r0["sharing_ms"], "d_running": r1["running"] - r0["running"]}
+        pairs.append(d)
+        print("%-46s %+8.1f%% %+9.2f ms %+10.1f" % (d["experiment"][:46], d["d_res_pct"], d["d_sharing_ms"],
+                                                 d["d_running"]))
+    summary["pairs"] = pairs
+    if opts["json"]:
+        print()
+        print(json.dumps(summary, indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
