@@ -229,7 +229,14 @@ int64_t vllm_first_private_block(const struct request *r, int64_t bs);
 void vllm_note_private(struct request *r, int64_t bs);
 
 /* Registers the hashes of r's blocks that its first tokens fill. */
-void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens);
+void vllm_cache_full_blocks_slow(struct engine *g, struct request *r, int64_t tokens);
+static inline void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
+{
+	/* Inline: it is asked at every scheduled request's every pass, and
+	 * a block fills once in 16 of them. */
+	if (g->caching && tokens >= (int64_t)(r->n_hashed + 1) * g->block_size)
+		vllm_cache_full_blocks_slow(g, r, tokens);
+}
 
 /* Leading tokens of r's prompt whose blocks the GPU prefix cache holds
  * (a lookup only: nothing is touched). O(blocks hit). */

@@ -73,7 +73,7 @@ void vllm_note_private(struct request *r, int64_t bs)
  * once per request per step: the common case (no block filled) costs a
  * compare. Private blocks (vllm_first_private_block) stay out of the prefix
  * table until a preemption publishes them (vllm_publish_blocks). */
-void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
+void vllm_cache_full_blocks_slow(struct engine *g, struct request *r, int64_t tokens)
 {
 	if (!g->caching || tokens < (int64_t)(r->n_hashed + 1) * g->block_size)
 		return;

@@ -85,8 +85,11 @@ static char *render(const struct request *r)
 		err = json_dumps(s, JSON_ENCODE_ANY);
 		json_decref(s);
 	}
-	size_t cap = 16 * NUMFMT_CAP + (err ? strlen(err) : 0);
-	char *row = xmalloc(cap), *p = row;
+	/* Built on the stack, then held at its own length (rows done early
+	 * wait in the reorder window: memory). */
+	char stack[16 * NUMFMT_CAP];
+	size_t cap = sizeof stack + (err ? strlen(err) : 0);
+	char *buf = err ? xmalloc(cap) : stack, *p = buf;
 	p += numfmt_int(p, r->prompt_len);
 	*p++ = '\n';
 	p += numfmt_int(p, ok ? r->output_len : 0);
@@ -115,6 +118,11 @@ static char *render(const struct request *r)
 	}
 	*p++ = '\n';
 	*p = '\0';
+	size_t len = (size_t)(p - buf);
+	char *row = xmalloc(len + 1);
+	memcpy(row, buf, len + 1);
+	if (buf != stack)
+		free(buf);
 	free(err);
 	return row;
 }
