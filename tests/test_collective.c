@@ -199,6 +199,26 @@ static void allreduce_follows_vllms_hopper_caps(void **state)
 		}
 }
 
+/* vLLM's CustomAllreduce runs only at world sizes 2, 4, 6 and 8
+ * (custom_all_reduce.py, _SUPPORTED_WORLD_SIZES; it disables itself with a
+ * warning elsewhere): tp 3, 5 and 7 take another row at every size, even
+ * a small message one-shot would take at tp 2 or 4. */
+static void custom_all_reduce_only_at_vllms_world_sizes(void **state)
+{
+	(void)state;
+	const struct perf_backend *b = perf_backend_find("vllm-cuda");
+	const struct perf_collective *alg = NULL;
+	for (int tp = 2; tp <= 8; tp++)
+		for (double bytes = 4096; bytes < 64e6; bytes *= 4) {
+			perf_allreduce_s(b, &h100, tp, bytes, &alg);
+			bool custom = alg->traffic == TRAFFIC_ONE_SHOT || alg->traffic == TRAFFIC_TWO_SHOT;
+			if (tp % 2)
+				assert_false(custom);
+		}
+	perf_allreduce_s(b, &h100, 4, 64 * 1024, &alg);
+	assert_int_equal(alg->traffic, TRAFFIC_ONE_SHOT);
+}
+
 /* Bridged cards ([interconnect] nvswitch = false): an H100 NVL bridge joins
  * a pair (nvlink_bridge_gpus 2), so at tp 2 custom all-reduce runs over the
  * bridge, and at tp 4 vLLM finds the four GPUs not all NVLinked
@@ -330,6 +350,7 @@ int main(void)
 		cmocka_unit_test(two_shot_goes_by_grid_passes),
 		cmocka_unit_test(allreduce_symm_mem_past_the_custom_buffer),
 		cmocka_unit_test(allreduce_follows_vllms_hopper_caps),
+		cmocka_unit_test(custom_all_reduce_only_at_vllms_world_sizes),
 		cmocka_unit_test(bridged_cards_all_reduce_within_the_bridge),
 		cmocka_unit_test(allreduce_monotone),
 		cmocka_unit_test(allreduce_across_nodes),

@@ -163,7 +163,13 @@ static bool coll_eligible(const struct perf_collective *c, const struct hw_profi
 		return false;
 	if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
 		return false;
-	if ((c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT) && bytes >= custom_ar_buffer(hw, tp))
+	bool custom = c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT;
+	if (custom && bytes >= custom_ar_buffer(hw, tp))
+		return false;
+	/* vLLM's CustomAllreduce disables itself outside world sizes 2, 4, 6
+	 * and 8 (custom_all_reduce.py, _SUPPORTED_WORLD_SIZES): tp 3, 5, 7
+	 * and past 8 go to NCCL. */
+	if (custom && (tp % 2 || tp > 8))
 		return false;
 	/* vLLM's launcher (custom_all_reduce.cuh, allreduce; the HIP build
 	 * shares it) runs one-shot at world size 2 whatever the size: no
