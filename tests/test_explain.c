@@ -30,6 +30,34 @@ static const char *str(json_t *o, const char *key)
 	return s ? s : "";
 }
 
+/* A row that moves no device-memory bytes and no FLOPs (a decode's norms,
+ * rotary and activation kernels, whose tensors stay in the L2: their time
+ * is launch floors, sim/perf/elementwise.c) is "fixed", not "memory" at
+ * 0% of peak; every row that says memory or compute moved something. */
+static void rows_without_traffic_are_fixed(void **state)
+{
+	(void)state;
+	json_t *doc = servesim_json("explain --batch decode:32x700 --model llama-3.1-8b --hardware h100-sxm --format json");
+	json_t *d = row(doc, "norms, rotary, act");
+	assert_true(num(d, "time_ms") > 0);
+	assert_true(num(d, "bytes") == 0 && num(d, "flops") == 0);
+	assert_string_equal(str(d, "bound"), "fixed");
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(doc, "operators"), i, r)
+	{
+		const char *b = str(r, "bound");
+		if (!strcmp(b, "memory") || !strcmp(b, "compute"))
+			assert_true(num(r, "bytes") > 0 || num(r, "flops") > 0);
+	}
+	json_decref(doc);
+	struct cmd_result c;
+	run_cmd(&c, "'%s' explain --batch decode:32x700 --model llama-3.1-8b --hardware h100-sxm", SERVESIM_BIN);
+	assert_int_equal(c.status, 0);
+	assert_contains(c.out, "norms, rotary, act            -          -");
+	cmd_result_free(&c);
+}
+
 static void measured_gemm_is_the_source(void **state)
 {
 	(void)state;
@@ -216,6 +244,7 @@ static void batch_bounds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rows_without_traffic_are_fixed),
 		cmocka_unit_test(measured_gemm_is_the_source),
 		cmocka_unit_test(batch_step_overhead_is_the_engines),
 		cmocka_unit_test(batch_rows_are_the_engines_step),

@@ -160,6 +160,19 @@ static void json_model_defaults(json_t *o, const struct model *m)
 		json_decref(d);
 }
 
+/* What bounds an operator row: "none" (no time), "fixed" (no peak to run
+ * against, or no FLOPs and no device-memory bytes, e.g. small kernels
+ * whose tensors stay in the L2 and whose time is their launch floors),
+ * else the roofline side its time came from. */
+static const char *op_bound(const struct perf_op *op)
+{
+	if (op->time_s <= 0)
+		return "none";
+	if ((op->peak_flops == 0 && op->peak_bytes_s == 0) || (op->flops == 0 && op->bytes == 0))
+		return "fixed";
+	return op->compute_bound ? "compute" : "memory";
+}
+
 static int explain_step(const struct scenario *sc, const char *batch, bool ideal,
 			enum out_format fmt)
 {
@@ -216,9 +229,7 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 			json_object_set_new(r, "flops", json_real(op->flops));
 			json_object_set_new(r, "bytes", json_real(op->bytes));
 			json_object_set_new(r, "time_ms", json_real(op->time_s * 1e3));
-			json_object_set_new(r, "bound", json_string(op->time_s <= 0 ? "none" :
-								    op->peak_flops == 0 && op->peak_bytes_s == 0 ? "fixed" :
-								    op->compute_bound ? "compute" : "memory"));
+			json_object_set_new(r, "bound", json_string(op_bound(op)));
 			double frac = op->time_s <= 0 ? 0 : op->compute_bound ?
 				      op->flops / op->time_s / op->peak_flops :
 				      op->peak_bytes_s > 0 ? op->bytes / op->time_s / op->peak_bytes_s : 0;
@@ -268,7 +279,7 @@ static int explain_step(const struct scenario *sc, const char *batch, bool ideal
 		const struct perf_op *op = &ops[i];
 		if (op->time_s <= 0)
 			continue;
-		bool fixed = op->peak_flops == 0 && op->peak_bytes_s == 0;
+		bool fixed = !strcmp(op_bound(op), "fixed");
 		double frac = op->compute_bound ? op->flops / op->time_s / op->peak_flops :
 			      op->peak_bytes_s > 0 ? op->bytes / op->time_s / op->peak_bytes_s : 0;
 		if (fixed)
