@@ -233,7 +233,7 @@ void vllm_cache_full_blocks_slow(struct engine *g, struct request *r, int64_t to
 static inline void vllm_cache_full_blocks(struct engine *g, struct request *r, int64_t tokens)
 {
 	/* Inline: it is asked at every scheduled request's every pass, and
-	 * a block fills once in 16 of them. */
+	 * a block fills once in 16 of them; the rest cost this compare. */
 	if (g->caching && tokens >= (int64_t)(r->n_hashed + 1) * g->block_size)
 		vllm_cache_full_blocks_slow(g, r, tokens);
 }

@@ -69,14 +69,12 @@ void vllm_note_private(struct request *r, int64_t bs)
 	r->first_private = p < INT32_MAX ? (int32_t)p : INT32_MAX;
 }
 
-/* Registers the hashes of r's blocks that the first tokens fill. Called
- * once per request per step: the common case (no block filled) costs a
- * compare. Private blocks (vllm_first_private_block) stay out of the prefix
+/* Registers the hashes of r's blocks that the first tokens fill, once
+ * vllm_cache_full_blocks (vllm_int.h) has seen caching on and a block
+ * filled. Private blocks (vllm_first_private_block) stay out of the prefix
  * table until a preemption publishes them (vllm_publish_blocks). */
 void vllm_cache_full_blocks_slow(struct engine *g, struct request *r, int64_t tokens)
 {
-	if (!g->caching || tokens < (int64_t)(r->n_hashed + 1) * g->block_size)
-		return;
 	int64_t full = tokens / g->block_size;
 	int64_t priv = r->first_private;
 	/* A private block's hash is read only when a preemption publishes it
@@ -90,15 +88,15 @@ void vllm_cache_full_blocks_slow(struct engine *g, struct request *r, int64_t to
 		r->n_hashed = (int32_t)end;
 		return;
 	}
-	for (int64_t j = r->n_hashed; j < full && j < r->n_blocks; j++) {
+	for (int64_t j = r->n_hashed; j < end; j++) {
 		if (j >= priv)
 			kvpool_set_private_hash(g->pool, r->blocks[j],
 						stand_in ? 1 : vllm_block_hash(r, j, g->block_size));
 		else
 			kvpool_set_hash(g->pool, r->blocks[j], vllm_block_hash(r, j, g->block_size));
 	}
-	if (full > r->n_hashed)
-		r->n_hashed = (int32_t)(full < r->n_blocks ? full : r->n_blocks);
+	if (end > r->n_hashed)
+		r->n_hashed = (int32_t)end;
 }
 
 void vllm_publish_blocks(struct engine *g, struct request *r)
