@@ -46,6 +46,13 @@ static double grid_s(const struct perf_collective *c, double tp, double bytes)
 	return ceil(share / g->pass_bytes) * g->pass_us * 1e-6;
 }
 
+/* Whether c is one of vLLM's custom all-reduce rows (one-shot or
+ * two-shot), which run wherever they may and share its buffer. */
+static bool custom_row(const struct perf_collective *c)
+{
+	return c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT;
+}
+
 /* Whether the GPU-to-GPU link is NVLink (nvlink3/4/5; NVLink-C2C joins a
  * CPU and a GPU, not GPUs). */
 static bool nvlink_kind(const struct hw_profile *hw)
@@ -163,7 +170,7 @@ static bool coll_eligible(const struct perf_collective *c, const struct hw_profi
 		return false;
 	if ((c->max_bytes > 0 && bytes > c->max_bytes) || (c->tp_max > 0 && tp > c->tp_max))
 		return false;
-	bool custom = c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT;
+	bool custom = custom_row(c);
 	if (custom && bytes >= custom_ar_buffer(hw, tp))
 		return false;
 	/* vLLM's CustomAllreduce disables itself outside world sizes 2, 4, 6
@@ -218,13 +225,12 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 	for (int i = 0; i < b->n_coll; i++) {
 		const struct perf_collective *c = &b->coll[i];
 		bool ok = coll_eligible(c, hw, tp, bytes, has_scale_out);
-		custom |= (c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT) && ok;
+		custom |= custom_row(c) && ok;
 		one_shot |= c->traffic == TRAFFIC_ONE_SHOT && ok;
 	}
 	for (int i = 0; i < b->n_coll; i++) {
 		const struct perf_collective *c = &b->coll[i];
-		bool is_custom = c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT;
-		if (!coll_eligible(c, hw, tp, bytes, has_scale_out) || (custom && !is_custom) ||
+		if (!coll_eligible(c, hw, tp, bytes, has_scale_out) || (custom && !custom_row(c)) ||
 		    (one_shot && c->traffic == TRAFFIC_TWO_SHOT))
 			continue;
 		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
