@@ -5,9 +5,11 @@ in the repository root and returns (the parsed JSON, None) or (None, a
 one-line error naming the command): a failed start, a timeout, a non-zero
 exit (with the end of stderr) or output that is not JSON.
 
-parse_check_args(argv, doc, name) reads the `[--json] [BINARY]` command
-line the check scripts share; a bad one exits 2 with one line and the
-usage part of the script's doc.
+parse_check_args(argv, doc, name, flags, values) reads the `[--json]
+[BINARY]` command line the check scripts share, plus a script's own
+options: flags maps an option to the key it sets True, values an option
+to (key, what its argument is, whether it is a list to append to); a bad
+one exits 2 with one line and the usage part of the script's doc.
 """
 import json
 import os
@@ -34,15 +36,38 @@ def run_json(binary, args=(), sets=(), timeout=120):
         return None, "%s: bad JSON: %s" % (" ".join(cmd), ex)
 
 
-def parse_check_args(argv, doc, name):
-    def usage(msg):
-        sys.stderr.write("%s: %s\n%s" % (name, msg, doc.split("usage:", 1)[1].split("Exits")[0]))
-        sys.exit(2)
+def check_usage(doc, name, msg):
+    sys.stderr.write("%s: %s\n%s" % (name, msg, doc.split("usage:", 1)[1].split("Exits")[0]))
+    sys.exit(2)
 
+
+def parse_check_args(argv, doc, name, flags=None, values=None):
+    def usage(msg):
+        check_usage(doc, name, msg)
+
+    flags, values = flags or {}, values or {}
     opts = {"binary": None, "json": False}
-    for a in argv:
+    for key in flags.values():
+        opts[key] = False
+    for key, _, is_list in values.values():
+        opts[key] = [] if is_list else None
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        i += 1
         if a == "--json":
             opts["json"] = True
+        elif a in flags:
+            opts[flags[a]] = True
+        elif a in values:
+            key, what, is_list = values[a]
+            if i >= len(argv):
+                usage("%s needs %s" % (a, what))
+            if is_list:
+                opts[key].append(argv[i])
+            else:
+                opts[key] = argv[i]
+            i += 1
         elif a in ("-h", "--help"):
             sys.stdout.write(doc)
             sys.exit(0)

@@ -34,7 +34,7 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from simrun import ROOT, run_json
+from simrun import ROOT, check_usage, parse_check_args, run_json
 
 METRICS = ["ttft_mean", "ttft_p90", "ttft_p99", "itl_mean", "e2e_mean", "e2e_p90", "e2e_p99"]
 JSON_KEY = {
@@ -45,44 +45,14 @@ KV_TOLERANCE_PCT = 3.0
 
 
 def usage(msg):
-    sys.stderr.write("vllm_h100.py: %s\n%s" % (msg, __doc__.split("usage:", 1)[1].split("Exits")[0]))
-    sys.exit(2)
+    check_usage(__doc__, "vllm_h100.py", msg)
 
 
 def parse_args(argv):
-    opts = {"binary": None, "json": False, "summary_only": False, "calibration": None, "sets": [],
-            "cross_validate": False}
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a == "--json":
-            opts["json"] = True
-        elif a == "--summary-only":
-            opts["summary_only"] = True
-        elif a == "--cross-validate":
-            opts["cross_validate"] = True
-        elif a == "--set":
-            if i + 1 >= len(argv):
-                usage("--set needs SECTION.KEY=VALUE")
-            i += 1
-            opts["sets"].append(argv[i])
-        elif a == "--calibration":
-            if i + 1 >= len(argv):
-                usage("--calibration needs a folder")
-            i += 1
-            opts["calibration"] = argv[i]
-        elif a in ("-h", "--help"):
-            sys.stdout.write(__doc__)
-            sys.exit(0)
-        elif a.startswith("-"):
-            usage("unknown option " + a)
-        elif opts["binary"] is None:
-            opts["binary"] = os.path.abspath(a)
-        else:
-            usage("unexpected argument " + a)
-        i += 1
-    if opts["binary"] is None:
-        opts["binary"] = os.path.join(ROOT, "build", "sim", "servesim")
+    opts = parse_check_args(argv, __doc__, "vllm_h100.py",
+                            flags={"--summary-only": "summary_only", "--cross-validate": "cross_validate"},
+                            values={"--set": ("sets", "SECTION.KEY=VALUE", True),
+                                    "--calibration": ("calibration", "a folder", False)})
     if opts["calibration"] is None:
         for cand in (os.path.join(os.path.dirname(ROOT), "shared", "calibration"),
                      os.path.join(ROOT, "shared", "calibration")):
@@ -91,6 +61,9 @@ def parse_args(argv):
                 break
         else:
             usage("cannot find shared/calibration/vllm_h100_experiments.csv; pass --calibration DIR")
+    for f in ("vllm_h100_experiments.csv", "vllm_h100_measured.csv"):
+        if not os.path.isfile(os.path.join(opts["calibration"], f)):
+            usage("no %s in %s" % (f, opts["calibration"]))
     return opts
 
 
@@ -136,8 +109,6 @@ def fmt(v, width, prec=1):
 
 def main(argv):
     opts = parse_args(argv)
-    if not os.access(opts["binary"], os.X_OK):
-        usage("no servesim binary at %s (build first, or pass its path)" % opts["binary"])
     experiments, measured = load_csvs(opts["calibration"])
     if opts["cross_validate"]:
         return cross_validate_main(opts, experiments, measured)
