@@ -23,7 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { NUMFMT_CAP = 64 };
+/* The longest output plus its NUL: "%.9f" of -DBL_MAX is 320 bytes (309
+ * digits before the point), which snprintf, numfmt_fixed's way out of
+ * its fast range, writes whole. */
+enum { NUMFMT_CAP = 321 };
 
 /* v as snprintf's "%.*f" with prec in 0..9 writes it. */
 int numfmt_fixed(char *buf, double v, int prec);
