@@ -140,7 +140,7 @@ int cmd_run(int argc, char **argv)
 				bad = err_set(&e, "--epoch: expected Unix seconds (0 or more), got '%s'", optarg);
 			break;
 		case 's': bad = inidoc_add_overridef(&ov, &e, "run.seed=%s", optarg); break;
-		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
+		case 'S': bad = inidoc_add_override_from(&ov, optarg, vllmflags_origin(&va, optarg), &e); break;
 		default: /* argv is va's: named before it is freed */
 			rc = cli_bad_option("run", argv);
 			inidoc_free(&ov);
