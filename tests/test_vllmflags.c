@@ -151,6 +151,11 @@ static void errors_name_the_flag_typed(void **state)
 		{ "run --set engine.block_size=7", "servesim run: --set engine.block_size: [engine] block_size" },
 		{ "sweep --vary request_rate=2,4 --max-num-seqs 0", "servesim sweep: --max-num-seqs: [engine] max_num_seqs" },
 		{ "plan --gpu-memory-utilization 1.5", "--gpu-memory-utilization: [engine] gpu_memory_utilization" },
+		/* A verb's own options that set keys, likewise (inidoc_add_option). */
+		{ "run --seed x", "servesim run: --seed: [run] seed: expected an integer" },
+		{ "report --seed -1 --out /nonexistent/r.html", "servesim report: --seed: [run] seed" },
+		{ "explain --batch decode:1 --tp 0", "servesim explain: --tp: [engine] tensor_parallel_size" },
+		{ "explain --batch decode:1 --kv-cache-dtype x", "servesim explain: --kv-cache-dtype: [engine] kv_cache_dtype" },
 	};
 	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++) {
 		struct cmd_result r;

@@ -148,6 +148,15 @@ int inidoc_add_overridef(struct inidoc *doc, struct err *e, const char *fmt, ...
 	return inidoc_add_override(doc, buf, e);
 }
 
+int inidoc_add_option(struct inidoc *doc, const char *option, const char *key, const char *value, struct err *e)
+{
+	if (inidoc_add_overridef(doc, e, "%s=%s", key, value))
+		return -1;
+	struct inidoc_entry *en = &doc->entries[doc->len - 1];
+	snprintf(en->origin, sizeof en->origin, "%s", option);
+	return 0;
+}
+
 void inidoc_add_overrides(struct inidoc *doc, const struct inidoc *src)
 {
 	if (!doc->path)

@@ -52,6 +52,10 @@ int inidoc_add_override(struct inidoc *doc, const char *assignment, struct err *
  * command line's rewrite turned into it); NULL or "" is --set. */
 int inidoc_add_override_from(struct inidoc *doc, const char *assignment, const char *origin, struct err *e);
 
+/* A verb's own option that sets a key (`--seed 7`: run.seed=7), named in
+ * errors as the option typed. */
+int inidoc_add_option(struct inidoc *doc, const char *option, const char *key, const char *value, struct err *e);
+
 /* inidoc_add_override of a formatted assignment ("run.hardware=%s", …).
  * Returns -1 with e when it is malformed or longer than a key and value
  * can be. */
