@@ -187,17 +187,19 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	double n = (double)c->n_exps;
 	print_message("cv (linearized) ttft %.1f%%  itl %.1f%%  e2e %.1f%%\n", 100 * err[0] / n,
 		      100 * err[1] / n, 100 * err[2] / n);
-	/* The issue's goals are 15 / 7 / 7 %. Measured 10.6 / 8.1 / 8.1 %
-	 * here, 10.8 / 8.2 / 8.2 % by crossval.py's re-simulated folds (main
-	 * of 02:50 UTC; they refit 0-87 us against the shipped 0): TTFT meets
-	 * its goal, ITL and E2E miss by what the over-charged mixed steps
-	 * leave (docs/engine-vllm.md's residual anatomy, with the A/B against
-	 * a flat remainder in place of the small kernels: 9.7 / 7.4 / 7.4 %).
-	 * All three bounds are regression bounds, not goals: the measured
-	 * figures plus 0.2 points of noise. */
-	assert_true(err[0] / n <= 0.1080);
-	assert_true(err[1] / n <= 0.0830);
-	assert_true(err[2] / n <= 0.0830);
+	/* The issue's goals are 15 / 7 / 7 %. Measured 11.8 / 9.2 / 9.1 %
+	 * here and by crossval.py's re-simulated folds (every fold refits 0
+	 * us, the shipped value), since the Llama-2-7B runs simulate the
+	 * tokens vLLM generated (10.6 / 8.1 / 8.1 % here before, 10.8 / 8.2 /
+	 * 8.2 % re-simulated): TTFT meets its goal, ITL and E2E miss by what
+	 * the over-charged mixed steps leave (docs/engine-vllm.md's residual
+	 * anatomy and "The client's token count", with the A/B against a flat
+	 * remainder in place of the small kernels). All three bounds are
+	 * regression bounds, not goals: the measured figures plus 0.2 points
+	 * of noise. */
+	assert_true(err[0] / n <= 0.1200);
+	assert_true(err[1] / n <= 0.0940);
+	assert_true(err[2] / n <= 0.0930);
 }
 
 static void h100_runs_meet_the_goals(void **state)
@@ -248,23 +250,31 @@ static void h100_runs_meet_the_goals(void **state)
 	print_message("MAPE ttft %.3f%%  itl %.3f%%  e2e %.3f%%\n", 100 * sum_ttft / n, 100 * sum_itl / n,
 		      100 * sum_e2e / n);
 	/* In sample the issue asks 13 / 5 / 5 % (issue 18: TTFT <= 10 %).
-	 * Measured 10.52 / 7.93 / 7.91 % (main of 02:50 UTC; 10.55 / 7.98 /
-	 * 7.96 % before that session's merges) with the small per-layer kernels at
-	 * their in-graph floors (perf/elementwise.c: gpu-benches' 1.26 us a
-	 * kernel in a CUDA graph plus each kernel's work from nm-vllm#332) and
-	 * no engine-level remainder (perf/overhead.c: crossval.py's "fit on
-	 * all 15 runs" gives 0 us; 10.78 / 7.80 / 7.78 % with the former
-	 * floors and 80 us). All three bounds are regression bounds, not
-	 * goals: the figures measured now plus 0.03 points for floating-point
-	 * and platform noise (TTFT meets issue 11's 13 %, not issue 18's 10 %).
-	 * ITL and E2E miss 5 % by what the step model leaves: the mixed steps
-	 * and Scout's mid-batch steps are over-charged (70B codegen, Scout
-	 * roleplay +11..+18 % ITL) while decode-only steps of the small models
-	 * are short (Llama-2-7B codegen -12 %); TTFT's misses are the own
-	 * prefill step (docs/engine-vllm.md, "Residual anatomy"). */
-	assert_true(sum_ttft / n <= 0.1055);
-	assert_true(sum_itl / n <= 0.0796);
-	assert_true(sum_e2e / n <= 0.0794);
+	 * Measured 11.84 / 9.16 / 9.13 % since 2026-12-02 (10.52 / 7.94 /
+	 * 7.91 % before), when the Llama-2-7B runs began simulating the
+	 * tokens vLLM generated (max_tokens under ignore_eos; the client's
+	 * re-tokenized count, which the measured ITL was derived with, is
+	 * 0.78-0.85 of it: counted_len above) and the Hopper MHA decode row
+	 * its component figures (flash-attention #1572 and PR #63) instead of
+	 * an end-to-end fit to the inflated ITLs. Five of the six Llama-2
+	 * stages are within 7.3 % on it; the sixth, general at 20 req/s, sits
+	 * at the H100's capacity, where the over-charged mixed steps tip the
+	 * simulated queue into growth (+33.5 % ITL, +11 % TTFT whole run:
+	 * docs/engine-vllm.md "The client's token count"). Out of sample
+	 * TensorRT-LLM's H100 FP8 Llama-2-7B throughput went 9.1 -> 4.2 %
+	 * (tests/accuracy/trtllm_static.py). The small per-layer kernels at
+	 * their in-graph floors (perf/elementwise.c) and no engine-level
+	 * remainder (perf/overhead.c: crossval.py's "fit on all 15 runs"
+	 * gives 0 us). All three bounds are regression bounds, not goals: the
+	 * figures measured now plus 0.03 points for floating-point and
+	 * platform noise. ITL and E2E miss 5 % by what the step model leaves:
+	 * the mixed steps and Scout's mid-batch steps are over-charged (70B
+	 * codegen, Scout roleplay +16 % ITL, Llama-2 general above); TTFT's
+	 * misses are the own prefill step (docs/engine-vllm.md, "Residual
+	 * anatomy"). */
+	assert_true(sum_ttft / n <= 0.1187);
+	assert_true(sum_itl / n <= 0.0919);
+	assert_true(sum_e2e / n <= 0.0917);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }
