@@ -184,6 +184,45 @@ static void mha_decode_within_the_fa3_bracket(void **state)
 	}
 }
 
+/* A mixed step's attention is one varlen call (vLLM's FlashAttention
+ * backend, llama.cpp's flash-attention op): the decode sequences at the
+ * decode row, the chunk at the prefill curve, the per-layer launch floor
+ * once. So the two rows of a step with a 512-token chunk and 16 decodes
+ * add up to the decode-only and prefill-only steps' rows less one set of
+ * launch floors (L x attn_fixed_s: 0 for vLLM, whose per-call floor is
+ * the decode row's own 13.7 us, paid in both), to rounding. On llama.cpp
+ * the floor is not 0, so a double charge would fail here. */
+static void mixed_step_attention_is_one_call(void **state)
+{
+	(void)state;
+	static const char *const engines[] = { "vllm", "llama.cpp" };
+	for (int e = 0; e < 2; e++) {
+		struct perf p;
+		init(&p, &llama, "bf16", 1, false);
+		perf_use_engine(&p, engines[e]);
+		struct perf_step dec, pre, mix;
+		perf_step_clear(&dec);
+		perf_step_clear(&pre);
+		perf_step_clear(&mix);
+		for (int s = 0; s < 16; s++) {
+			perf_step_add(&dec, &p, 1, 999, true);
+			perf_step_add(&mix, &p, 1, 999, true);
+		}
+		perf_step_add(&pre, &p, 512, 100, true);
+		perf_step_add(&mix, &p, 512, 100, true);
+		struct perf_op od[PERF_N_OPS], op[PERF_N_OPS], om[PERF_N_OPS];
+		perf_step_ops(&p, &dec, od);
+		perf_step_ops(&p, &pre, op);
+		perf_step_ops(&p, &mix, om);
+		double floors = (double)p.n_layers * p.attn_fixed_s;
+		assert_true(e == 0 ? floors == 0 : floors > 0);
+		assert_double_rel(om[PERF_ATTN_PREFILL].time_s, op[PERF_ATTN_PREFILL].time_s, 1e-9);
+		assert_double_rel(om[PERF_ATTN_DECODE].time_s, od[PERF_ATTN_DECODE].time_s - floors, 1e-9);
+		/* The decode part keeps its own row's per-call floor. */
+		assert_true(om[PERF_ATTN_DECODE].time_s >= p.n_layers * p.decode_fixed_s);
+	}
+}
+
 int main(void)
 {
 	(void)step;   /* perfutil.h's step helper: not needed here */
@@ -193,6 +232,7 @@ int main(void)
 		cmocka_unit_test(decode_unit_floor_matches_the_onnxruntime_tables),
 		cmocka_unit_test(decode_time_monotone_and_bandwidth_rises),
 		cmocka_unit_test(mha_decode_within_the_fa3_bracket),
+		cmocka_unit_test(mixed_step_attention_is_one_call),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
