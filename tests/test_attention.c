@@ -8,15 +8,9 @@
  * the batch, bandwidth rising toward the row's share of stream).
  */
 #include "perfutil.h"
+#include "hwutil.h"
 
 #include <math.h>
-
-static void load_hw(struct hw_profile *hw, const char *id)
-{
-	struct err e = { { 0 } };
-	if (hw_load_named(hw, id, &e))
-		fail_msg("%s", e.msg);
-}
 
 /* The FlashAttention-3 rows reproduce the paper's points (arXiv 2407.08608,
  * "Attention forward speed", H100 SXM5 BF16): hd128 467 / 625 / 648 and
@@ -158,9 +152,7 @@ static void mha_decode_within_the_fa3_bracket(void **state)
 {
 	(void)state;
 	struct model l2;
-	struct err e = { { 0 } };
-	if (model_load_named(&l2, "llama-2-7b", &e))
-		fail_msg("%s", e.msg);
+	load_model(&l2, "llama-2-7b");
 	struct perf p;
 	init(&p, &l2, "bf16", 1, false);
 	assert_true(p.q_per_kv == 1);
