@@ -378,12 +378,25 @@ static void cite(struct perf_op *op, const struct perf_kernel *k, const struct p
 	op->source = k->source;
 }
 
-/* A dense GEMM row (low: its share of low-precision matmuls): where the
- * profile's measured GEMM set its compute efficiency (perf_use_engine),
- * that is its source, not the kernel row's fraction. */
+/* A dense GEMM row (low: its share of low-precision matmuls): the kernel
+ * that runs most of it (the FP8/FP4 row when most of the group's matmuls
+ * are low precision, as with --weights fp8); where the profile's measured
+ * GEMM set its compute efficiency (perf_use_engine), that is its source,
+ * not the kernel row's fraction. */
 static void cite_gemm(struct perf_op *op, const struct perf *p, double low, double bw)
 {
-	cite(op, p->k_gemm, p, bw);
+	const struct perf_kernel *kl = p->k_gemm_low;
+	cite(op, low > 0.5 && kl && !kl->fallback ? kl : p->k_gemm, p, bw);
+	if (low > 0) {
+		/* The roofline ran at the 16-bit fraction of a peak lowered by
+		 * the low rows' ratio; shown, the same time is the fraction of
+		 * the device's own peak for those precisions (an FP8 GEMM's
+		 * share of the FP8 datasheet, as its kernel row states it). */
+		double f = low_factor(low, p->gemm_lp);
+		op->peak_flops /= f;
+		if (op->compute_bound)
+			op->eff *= f;
+	}
 	if (!p->k_gemm || !p->gemm_measured || !op->compute_bound)
 		return;
 	op->source = low <= 0 ? "0.95 x the profile's measured best-shape BF16 GEMM ([arch] matmul_bf16_tflops)"
