@@ -172,19 +172,23 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 		print_message("fold %d: step_overhead_us %.0f\n", f, step0 + d_step);
 	}
 	double n = (double)c->n_exps;
-	print_message("cv (linearized) ttft %.1f%%  itl %.1f%%  e2e %.1f%%\n", 100 * err[0] / n,
+	print_message("cv (linearized) ttft %.2f%%  itl %.2f%%  e2e %.2f%%\n", 100 * err[0] / n,
 		      100 * err[1] / n, 100 * err[2] / n);
-	/* The issue's goals are 15 / 7 / 7 %. Measured 10.6 / 8.1 / 8.1 %
-	 * here, 10.8 / 8.2 / 8.2 % by crossval.py's re-simulated folds (main
-	 * of 02:50 UTC; they refit 0-87 us against the shipped 0): TTFT meets
-	 * its goal, ITL and E2E miss by what the over-charged mixed steps
-	 * leave (docs/engine-vllm.md's residual anatomy, with the A/B against
-	 * a flat remainder in place of the small kernels: 9.7 / 7.4 / 7.4 %).
-	 * All three bounds are regression bounds, not goals: the measured
-	 * figures plus 0.2 points of noise. */
-	assert_true(err[0] / n <= 0.1080);
-	assert_true(err[1] / n <= 0.0830);
-	assert_true(err[2] / n <= 0.0830);
+	/* The issue's goals are 15 / 7 / 7 %. Measured 10.75 / 8.34 / 8.32 %
+	 * here and 10.7 / 8.3 / 8.3 % by crossval.py's re-simulated folds
+	 * (2026-12-02, issue-dev: every fold refits the remainder to 0, so
+	 * the linearized folds are the in-sample figures), with vLLM's weight
+	 * GEMVs on the H100's measured mat-vec curve (h100-sxm.ini); 10.6 /
+	 * 8.1 / 8.1 % and 10.8 / 8.2 / 8.2 % before it (main of 02:50 UTC,
+	 * folds refitting 0-87 us). TTFT meets its goal, ITL and E2E miss by
+	 * what the over-charged mixed steps leave (docs/engine-vllm.md's
+	 * residual anatomy, with the A/B against a flat remainder in place of
+	 * the small kernels: 9.7 / 7.4 / 7.4 %). All three bounds are
+	 * regression bounds, not goals: the measured figures plus 0.2 points
+	 * of noise. */
+	assert_true(err[0] / n <= 0.1095);
+	assert_true(err[1] / n <= 0.0854);
+	assert_true(err[2] / n <= 0.0852);
 }
 
 static void h100_runs_meet_the_goals(void **state)
@@ -236,23 +240,32 @@ static void h100_runs_meet_the_goals(void **state)
 	print_message("MAPE ttft %.3f%%  itl %.3f%%  e2e %.3f%%\n", 100 * sum_ttft / n, 100 * sum_itl / n,
 		      100 * sum_e2e / n);
 	/* In sample the issue asks 13 / 5 / 5 % (issue 18: TTFT <= 10 %).
-	 * Measured 10.52 / 7.93 / 7.91 % (main of 02:50 UTC; 10.55 / 7.98 /
-	 * 7.96 % before that session's merges) with the small per-layer kernels at
-	 * their in-graph floors (perf/elementwise.c: gpu-benches' 1.26 us a
-	 * kernel in a CUDA graph plus each kernel's work from nm-vllm#332) and
-	 * no engine-level remainder (perf/overhead.c: crossval.py's "fit on
-	 * all 15 runs" gives 0 us; 10.78 / 7.80 / 7.78 % with the former
-	 * floors and 80 us). All three bounds are regression bounds, not
-	 * goals: the figures measured now plus 0.03 points for floating-point
-	 * and platform noise (TTFT meets issue 11's 13 %, not issue 18's 10 %).
-	 * ITL and E2E miss 5 % by what the step model leaves: the mixed steps
-	 * and Scout's mid-batch steps are over-charged (70B codegen, Scout
-	 * roleplay +11..+18 % ITL) while decode-only steps of the small models
-	 * are short (Llama-2-7B codegen -12 %); TTFT's misses are the own
-	 * prefill step (docs/engine-vllm.md, "Residual anatomy"). */
-	assert_true(sum_ttft / n <= 0.1055);
-	assert_true(sum_itl / n <= 0.0796);
-	assert_true(sum_e2e / n <= 0.0794);
+	 * Measured 10.75 / 8.34 / 8.32 % (2026-12-02, issue-dev) with vLLM's
+	 * weight GEMVs on the H100's mat-vec curve (3.25 us a kernel in a
+	 * graph + bytes at 3136 GB/s, hardware_profiles/h100-sxm.ini: cuBLAS
+	 * at M = 1, vLLM PR #49363), where they streamed at 0.97 of the 3.0
+	 * TB/s stream with no per-kernel cost: 10.52 / 7.93 / 7.91 % (main of
+	 * 02:50 UTC). The floor is a component measurement, not a fit: it
+	 * moves the TP-1 dense runs toward their measurements (Llama-2-7B
+	 * codegen -12.1 -> -10.0 % ITL, Qwen2.5-7B reasoning -10.1 -> -8.7 %)
+	 * and the TP > 1 and MoE runs, already over-charged, further away
+	 * (Scout: 240 weight kernels a step, +1 ms; 70B codegen +16.2 ->
+	 * +18.4 %), and the engine-level remainder cannot give it back (it
+	 * fits to 0, its grid's edge). The rest as before: the small per-layer
+	 * kernels at their in-graph floors (perf/elementwise.c: gpu-benches'
+	 * 1.26 us a kernel in a CUDA graph plus each kernel's work from
+	 * nm-vllm#332) and no engine-level remainder (perf/overhead.c). All
+	 * three bounds are regression bounds, not goals: the figures measured
+	 * now plus 0.03 points for floating-point and platform noise (TTFT
+	 * meets issue 11's 13 %, not issue 18's 10 %). ITL and E2E miss 5 % by
+	 * what the step model leaves: the mixed steps and Scout's mid-batch
+	 * steps are over-charged (70B codegen, Scout roleplay +13..+19 % ITL)
+	 * while decode-only steps of the small models are short (Llama-2-7B
+	 * codegen -11 %); TTFT's misses are the own prefill step
+	 * (docs/engine-vllm.md, "Residual anatomy"). */
+	assert_true(sum_ttft / n <= 0.1078);
+	assert_true(sum_itl / n <= 0.0837);
+	assert_true(sum_e2e / n <= 0.0835);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }
