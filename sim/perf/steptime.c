@@ -389,12 +389,24 @@ static void cite(struct perf_op *op, const struct perf_kernel *k, const struct p
 	op->source = k->source;
 }
 
-/* A dense GEMM row (low: its share of low-precision matmuls): where the
- * profile's measured GEMM set its compute efficiency (perf_use_engine),
- * that is its source, not the kernel row's fraction. */
+/* A dense GEMM row (low: its share of low-precision matmuls): the kernel
+ * the backend runs for most of its time at peak (its low-precision row,
+ * CUTLASS FP8 scaled_mm …, from half of it on; before 2026-12-02 an FP8
+ * run named the BF16 GEMM), and its efficiency of the row's own peak:
+ * roofline rates it at compute_frac of the peak derated by low_factor,
+ * which is compute_frac × low_factor of the dtypes' peak (an FP8 run on
+ * H100 showed 79% "of peak", the BF16 row's fraction, for 0.55 of the FP8
+ * peak). Where the profile's measured GEMM set its compute efficiency
+ * (perf_use_engine), that is its source, not the kernel row's fraction. */
 static void cite_gemm(struct perf_op *op, const struct perf *p, double low, double bw)
 {
-	cite(op, p->k_gemm, p, bw);
+	cite(op, p->k_gemm && p->k_gemm_low && low >= 0.5 ? p->k_gemm_low : p->k_gemm, p, bw);
+	if (low > 0 && op->peak_flops > 0) {
+		double f = low_factor(low, p->gemm_lp);
+		op->peak_flops /= f;
+		if (op->compute_bound)
+			op->eff *= f;
+	}
 	if (p->k_gemm && p->gemv_curve && !op->compute_bound) {
 		op->source = "the profile's measured mat-vec curve: [arch] gemv_floor_us a kernel + bytes at "
 			     "gemv_bandwidth_gb_s (its [arch] comment names the table)";
