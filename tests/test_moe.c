@@ -3,11 +3,15 @@
  * component tables they were set from: per-channel / per-tensor FP8 (the
  * CUTLASS grouped GEMM vLLM runs them through on Hopper; which checkpoints
  * take it) and the Triton w8a8 row's call cost (sim/perf/backend.c,
- * docs/step-model.md "MoE routing").
+ * docs/step-model.md "MoE routing"), and the routers' family skews
+ * against the expert-load counts they were set from (sim/model/routerskew.c).
  */
 #include "perfutil.h"
 
 #include <math.h>
+#include <stdint.h>
+
+#include "routerskew.h"
 
 /* Mixtral's router (E = 8, top-2, hidden 4096) with experts of width
  * 28672, the shape vLLM's benchmark_grouped_gemm_cutlass.py and sglang's
@@ -332,6 +336,109 @@ static void w8a8_moe_wide_experts_keep_bf16_rates(void **state)
 	assert_true(r < 1.15);
 }
 
+/* A deterministic uniform draw in [0, 1) (64-bit LCG, Knuth's MMIX). */
+static double draw(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double)(*x >> 11) / 9007199254740992.0;
+}
+
+/* DeepSeek-R1's router against the rank loads TensorRT-LLM published
+ * (examples/ep_load_balancer/README.md): EP32, 8 experts a rank in id
+ * order, 1024 routed tokens a rank an iteration, per-layer std 491.65
+ * and (max - mean) / mean 1.564, averaged over layers and iterations.
+ * Expert ids carry no popularity, so a rank's 8 experts are 8 drawn at
+ * random from the family's Zipf shares; each expert's count also varies
+ * by the draw of 4096 tokens (binomial). The CV follows in closed form
+ * (sampling 8 of 256 without replacement), the imbalance by 400 seeded
+ * placements. Tolerance 8% on both: the exponent (0.65) sits between
+ * the two figures' own best fits (0.66 and 0.635), which a single Zipf
+ * law meets within 3%; 8% also covers the Monte Carlo's spread (~1%). */
+static void deepseek_router_meets_trtllm_rank_loads(void **state)
+{
+	(void)state;
+	struct model ds;
+	load_model(&ds, "deepseek-v3");
+	const char *src = NULL;
+	double skew = model_router_skew(&ds, ROUTER_SKEW_FAMILY, &src);
+	assert_double_rel(skew, 0.65, 1e-12);
+	assert_non_null(strstr(src, "TensorRT-LLM"));
+	struct perf p;
+	perf_init(&p, &ds, &h100, precision_find("fp8"), 8, 1);
+	perf_set_router_skew(&p, skew);
+	enum { E = 256, RANKS = 32, PER = E / RANKS, TRIALS = 400 };
+	const double tokens = 4096, k = 8;
+	double q[E], sum = 0, sq = 0;
+	for (int i = 0; i < E; i++) {
+		q[i] = perf_moe_pick(&p, i + 1);
+		sum += q[i];
+	}
+	assert_double_rel(sum, k, 1e-9);   /* k distinct picks a token */
+	double mean_rank = tokens * k / RANKS;   /* 1024, as the README's */
+	for (int i = 0; i < E; i++)
+		sq += (q[i] / sum * E - 1) * (q[i] / sum * E - 1);
+	double cv_expert = sqrt(sq / E);
+	double cv = sqrt(cv_expert * cv_expert * (E - PER) / (E - 1.0) / PER + 1 / mean_rank);
+	assert_double_rel(cv, 491.65 / 1024, 0.08);
+
+	uint64_t x = 42;
+	double imb = 0;
+	int order[E];
+	for (int t = 0; t < TRIALS; t++) {
+		for (int i = 0; i < E; i++)
+			order[i] = i;
+		for (int i = E - 1; i > 0; i--) {   /* Fisher-Yates */
+			int j = (int)(draw(&x) * (i + 1));
+			int o = order[i];
+			order[i] = order[j];
+			order[j] = o;
+		}
+		double most = 0, all = 0;
+		for (int r = 0; r < RANKS; r++) {
+			double load = 0;
+			for (int j = 0; j < PER; j++) {
+				double qi = q[order[r * PER + j]];
+				/* binomial(4096, q) by its normal approximation */
+				double u1 = draw(&x), u2 = draw(&x);
+				double z = sqrt(-2 * log(1 - u1)) * cos(2 * M_PI * u2);
+				load += fmax(0, tokens * qi + z * sqrt(tokens * qi * (1 - qi)));
+			}
+			most = fmax(most, load);
+			all += load;
+		}
+		imb += most / (all / RANKS) - 1;
+	}
+	assert_double_rel(imb / TRIALS, 1.564, 0.08);
+}
+
+/* The family table: a row only where a measurement stands behind it;
+ * the scenario's own value (0 included) always wins; a dense model and a
+ * family without a row route uniformly. */
+static void router_skew_by_family(void **state)
+{
+	(void)state;
+	struct model ds, q3, scout;
+	load_model(&ds, "deepseek-v3");
+	load_model(&q3, "qwen3-30b-a3b");
+	load_model(&scout, "llama-4-scout-17b-16e");
+	const char *src = NULL;
+	assert_double_rel(model_router_skew(&ds, 0, &src), 0, 0);
+	assert_string_equal(src, "[engine] moe_router_skew");
+	assert_double_rel(model_router_skew(&ds, 1.2, NULL), 1.2, 0);
+	assert_double_rel(model_router_skew(&q3, ROUTER_SKEW_FAMILY, NULL), 0, 0);
+	assert_double_rel(model_router_skew(&scout, ROUTER_SKEW_FAMILY, &src), 0, 0);
+	assert_non_null(strstr(src, "uniform"));
+	assert_double_rel(model_router_skew(&llama, ROUTER_SKEW_FAMILY, NULL), 0, 0);
+	/* The family's skew reaches the step: DeepSeek at 16 decodes reads
+	 * fewer experts than a uniform router's 102.4 (256 (1 - (31/32)^16)). */
+	struct perf u, z;
+	perf_init(&u, &ds, &h100, precision_find("fp8"), 8, 1);
+	z = u;
+	perf_set_router_skew(&z, model_router_skew(&ds, ROUTER_SKEW_FAMILY, NULL));
+	assert_double_rel(perf_moe_touched(&u, 16, NULL), 256 * (1 - pow(31.0 / 32, 16)), 1e-9);
+	assert_true(perf_moe_touched(&z, 16, NULL) < 0.9 * perf_moe_touched(&u, 16, NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +452,8 @@ int main(void)
 		cmocka_unit_test(w8a8_moe_streams_by_slice_width_on_h200),
 		cmocka_unit_test(w8a8_moe_rate_rises_with_slice_width),
 		cmocka_unit_test(w8a8_moe_wide_experts_keep_bf16_rates),
+		cmocka_unit_test(deepseek_router_meets_trtllm_rank_loads),
+		cmocka_unit_test(router_skew_by_family),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -76,6 +76,14 @@ void perf_set_router_skew(struct perf *p, double skew)
 	}
 }
 
+double perf_moe_pick(const struct perf *p, int i)
+{
+	assert(i >= 1);
+	if (p->n_experts <= 0 || i > p->n_experts)
+		return 0;
+	return pick_prob(p, i);
+}
+
 void perf_expert_parallel(struct perf *p, int ep)
 {
 	assert(ep >= 1);

@@ -209,6 +209,10 @@ void perf_expert_parallel(struct perf *p, int ep);
  * there. */
 double perf_moe_first_gpu(const struct perf *p, double tokens, double *routed);
 
+/* Expert i's (1-based, most popular first) chance to be among one token's
+ * picks; the E of them sum to experts_per_token. 0 for a dense model. */
+double perf_moe_pick(const struct perf *p, int i);
+
 /* Expected distinct experts a batch of tokens touches, and (when busiest
  * is not NULL) the expected tokens of the most popular expert. */
 double perf_moe_touched(const struct perf *p, double tokens, double *busiest);
