@@ -409,6 +409,19 @@ static void deepseek_router_meets_trtllm_rank_loads(void **state)
 		imb += most / (all / RANKS) - 1;
 	}
 	assert_double_rel(imb / TRIALS, 1.564, 0.08);
+
+	/* The step model's own busiest GPU under expert parallelism at that
+	 * shape (EP32, whole experts in id order): its routed tokens over
+	 * the mean GPU's, at 4096 tokens. It averages 64 seeded placements
+	 * and has no per-step binomial spread (that adds ~0.05 here), so 10%.
+	 * Experts in popularity order on the first GPU would give 5.8. */
+	struct perf ep;
+	perf_init(&ep, &ds, &h100, precision_find("fp8"), RANKS, 1);
+	perf_set_router_skew(&ep, skew);
+	perf_expert_parallel(&ep, RANKS);
+	double routed;
+	perf_moe_first_gpu(&ep, tokens, &routed);
+	assert_double_rel(routed / (tokens * k / RANKS) - 1, 1.564, 0.10);
 }
 
 /* The family table: a row only where a measurement stands behind it;
