@@ -133,6 +133,7 @@ struct perf {
 	bool moe_own_peak;             /* moe_cmax is of the low dtype's own peak (a low-precision
 					* grouped-GEMM table), not times the GEMM rows' ratio */
 	bool moe_fp8_scaled;           /* experts in per-channel / per-tensor FP8 (model.h) */
+	bool moe_mxfp4;                /* experts in MXFP4, activations 16-bit (--weights mxfp4) */
 	double prefill_clock;          /* prefill attention: curve × this; 0: eff.attention_compute */
 	double decode_bw, decode_half; /* decode attention: bytes/s at many sequences, half point */
 	double decode_fixed_s;         /* decode attention: fixed time of a layer's call (no half curve) */
