@@ -9,10 +9,12 @@
  */
 #include "routerskew.h"
 
+#include <stdint.h>
 #include <string.h>
 
 struct skew_row {
 	const char *model_type;
+	int64_t n_experts;   /* the shape measured (GGUF's deepseek2 also names DeepSeek-V2's 160) */
 	double skew;
 	const char *source;
 };
@@ -26,7 +28,7 @@ static const struct skew_row rows[] = {
 	 * layers. Expert ids carry no popularity order, so a rank holds 8
 	 * experts drawn at random: Zipf 0.66 gives that CV, 0.635 that
 	 * imbalance; 0.65 meets both within 6%. */
-	{ "deepseek_v3", 0.65,
+	{ "deepseek_v3", 256, 0.65,
 	  "DeepSeek-R1 rank loads at EP32 (TensorRT-LLM ep_load_balancer README: CV 0.48, imbalance 1.56)" },
 	/* Not a row: Qwen3-30B-A3B's llama-imatrix counts (gpu-container's
 	 * routing de-risk, mcp-tool-shop-org.github.io/gpu-container/handbook/
@@ -48,7 +50,7 @@ double model_router_skew(const struct model *m, double given, const char **sourc
 	}
 	if (m->n_experts > 1)
 		for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-			if (!strcmp(m->model_type, rows[i].model_type)) {
+			if (!strcmp(m->model_type, rows[i].model_type) && m->n_experts == rows[i].n_experts) {
 				if (source)
 					*source = rows[i].source;
 				return rows[i].skew;
