@@ -326,9 +326,10 @@ static void explain_names_kernels(void **state)
 /* Expert parallelism (vLLM --enable-expert-parallel) over tp GPUs: with a
  * uniform router the busiest GPU reads, in expectation, what a
  * tensor-parallel slice of every touched expert is (E/ep whole experts
- * each touched with the same chance), at every batch; a skewed router
- * piles the popular experts on the first GPU, so EP's MoE time is never
- * below TP's and is well above it where the experts are compute-bound. */
+ * each touched with the same chance), at every batch; under a skewed
+ * router the GPU whose experts drew the largest share is the busiest, so
+ * EP's MoE time is never below TP's and is well above it where the
+ * experts are compute-bound. */
 static void expert_parallel_busiest_gpu(void **state)
 {
 	(void)state;
@@ -355,9 +356,9 @@ static void expert_parallel_busiest_gpu(void **state)
 				assert_true(b[PERF_EXPERTS].time_s >= a[PERF_EXPERTS].time_s * (1 - 1e-12));
 			}
 		}
-		/* A 4096-token prefill is compute-bound: the first GPU's extra
-		 * tokens (experts 1-2 of 8 take 0.55 of the picks at skew 1,
-		 * against 0.25) lengthen the step. */
+		/* A 4096-token prefill is compute-bound: the busiest GPU's extra
+		 * tokens (its two experts hold the most popular one, 0.37 of the
+		 * picks alone at skew 1, against 0.25 a GPU) lengthen the step. */
 		struct perf_breakdown a, b;
 		step(&tp, 1, 4096, 0, &a);
 		step(&ep, 1, 4096, 0, &b);

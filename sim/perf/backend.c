@@ -222,6 +222,24 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * for 235 MB) is 65 us of bytes at this rate plus an 11 us floor,
 	 * under this row's 18.5 us for the whole call. Tokens per expert pad
 	 * to BLOCK_SIZE_M (steptime.c moe_block_m). */
+	/* MXFP4 experts with BF16 activations on Hopper (gpt-oss): vLLM's
+	 * default there is OpenAI's triton_kernels matmul_ogs (Mxfp4Backend
+	 * TRITON; Marlin without triton_kernels), which upcasts each weight
+	 * tile to BF16 for wgmma. Streaming: 2290 GB/s on H200 for its
+	 * bf16 x mxfp4 MoE (triton PR #9248, bench_mlp's gpt-oss-x2 shapes,
+	 * E 128, top-4, before that PR's 15% and PR #9279's further 6%, both
+	 * Jan 2026, later than the copy vLLM 0.15 vendors): 0.53 of the
+	 * H200's 4.32 TB/s stream, taken as a fraction on H100 too (same SMs
+	 * and clocks; uncertain: if the upcast binds, not HBM, H100 reaches
+	 * more of its stream). triton PR #6833 puts the upcast path at 28-49%
+	 * utilisation. Call cost and compute: estimate, the BF16 Triton
+	 * row's (18.5 us, its curve): no matmul_ogs table by batch on Hopper
+	 * was found. Off Hopper this row does not apply (Blackwell runs
+	 * FlashInfer's native MXFP4 MoE; others Marlin): the BF16 rows. */
+	{ .op = KOP_MOE, .dtype = KDT_MXFP4, .gen = HW_TC_HOPPER, .kernel = "triton_kernels matmul_ogs (bf16 x mxfp4, sm90)",
+	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 18.5, .bw_frac = 0.53,
+	  .source = "triton PR #9248: bf16 x mxfp4 MoE 2290 GB/s on H200 (0.53 of stream; 2640-2800 after PRs #9248/#9279); "
+		    "estimate: call cost and compute of the BF16 Triton fused_moe row (vLLM PR #24700)" },
 	{ .op = KOP_MOE, .dtype = KDT_16, .gen = KGEN_ANY, .kernel = "Triton fused_moe (grouped GEMM, BF16)",
 	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 18.5, .bw_frac = 1.0,
 	  .source = "vLLM PR #24700 H100 benchmark_moe table (Mixtral BF16 TP2): 18.5 us a call + bytes at 1.0 of stream; "
@@ -557,7 +575,8 @@ const struct perf_kernel *perf_kernel_find(const struct perf_backend *b, int op,
 			return k;
 		if (k->op != op || (k->gen != KGEN_ANY && k->gen != gen))
 			continue;
-		if (k->dtype != KDT_ANY && k->dtype != dtype && !(dtype == KDT_FP8_SCALED && k->dtype == KDT_LOW))
+		if (k->dtype != KDT_ANY && k->dtype != dtype && !(dtype == KDT_FP8_SCALED && k->dtype == KDT_LOW) &&
+		    !(dtype == KDT_MXFP4 && k->dtype == KDT_16))
 			continue;
 		if (k->head_dim_max > 0 && head_dim > k->head_dim_max)
 			continue;

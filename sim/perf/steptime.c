@@ -57,6 +57,7 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->peak_expert = group_peak(hw, w, gb.expert);
 	p->expert_low = group_low(w, gb.expert);
 	p->moe_fp8_scaled = p->expert_low && w->matmul == MATMUL_FP8 && m->quant_fp8_scaled;
+	p->moe_mxfp4 = !p->expert_low && w->experts_only;   /* MXFP4, the one experts-only precision */
 
 	p->n_moe_layers = Lm;
 	p->n_experts = (double)m->n_experts;
@@ -122,8 +123,8 @@ void perf_use_engine(struct perf *p, const char *engine)
 	 * quants), vLLM by the matmul dtype (the low row for FP8/INT8/FP4). */
 	p->k_gemm = perf_kernel_find(b, KOP_GEMM, llama && p->weights_quantized ? KDT_LOW : KDT_16, gen, 0, 0);
 	p->k_gemm_low = perf_kernel_find(b, KOP_GEMM, KDT_LOW, gen, 0, 0);
-	p->k_moe = perf_kernel_find(b, KOP_MOE, !p->expert_low ? KDT_16 : p->moe_fp8_scaled ? KDT_FP8_SCALED : KDT_LOW,
-				    gen, 0, 0);
+	int moe_dt = p->expert_low ? (p->moe_fp8_scaled ? KDT_FP8_SCALED : KDT_LOW) : p->moe_mxfp4 ? KDT_MXFP4 : KDT_16;
+	p->k_moe = perf_kernel_find(b, KOP_MOE, moe_dt, gen, 0, 0);
 	p->k_prefill = perf_kernel_find(b, KOP_ATTN_PREFILL, KDT_ANY, gen, (int)hd, (int)p->q_per_kv);
 	p->k_decode = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, gen, (int)hd, (int)p->q_per_kv);
 	const struct perf_kernel *k = p->k_gemm, *kl = p->k_gemm_low, *km = p->k_moe;

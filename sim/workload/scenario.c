@@ -101,7 +101,7 @@ static const struct inidoc_key keys[] = {
 	  "GiB of weights per GPU kept in host memory, >= 0 (vLLM --cpu-offload-gb)", NULL },
 	{ "engine", "kv_cache_dtype", INI_ENUM, F(engine.kv_cache_dtype), 0, 0, 0, "auto or fp8", kv_dtype_names },
 	{ "engine", "moe_router_skew", INI_DOUBLE, F(engine.moe_router_skew), 0, 0, 10,
-	  "a Zipf exponent in [0, 10] (0: uniform routing)", NULL },
+	  "a Zipf exponent in [0, 10] (0: uniform routing; unset: the model family's, docs/step-model.md)", NULL },
 	{ "engine", "enable_expert_parallel", INI_BOOL, F(engine.enable_expert_parallel), 0, 0, 0, "true or false",
 	  NULL },
 
@@ -172,6 +172,7 @@ void scenario_default(struct scenario *sc)
 	sc->engine.enable_prefix_caching = true;
 	sc->engine.enable_chunked_prefill = true;
 	sc->engine.num_gpu_blocks_override = -1;
+	sc->engine.moe_router_skew = -1;   /* ROUTER_SKEW_FAMILY: the model family's */
 	for (size_t i = 0; engine_classes[i]; i++)    /* the classes' own keys */
 		if (engine_classes[i]->config_default)
 			engine_classes[i]->config_default(&sc->engine);
