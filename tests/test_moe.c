@@ -3,11 +3,15 @@
  * component tables they were set from: per-channel / per-tensor FP8 (the
  * CUTLASS grouped GEMM vLLM runs them through on Hopper; which checkpoints
  * take it) and the Triton w8a8 row's call cost (sim/perf/backend.c,
- * docs/step-model.md "MoE routing").
+ * docs/step-model.md "MoE routing"), and the routers' family skews
+ * against the expert-load counts they were set from (sim/model/routerskew.c).
  */
 #include "perfutil.h"
 
 #include <math.h>
+#include <stdint.h>
+
+#include "routerskew.h"
 
 /* Mixtral's router (E = 8, top-2, hidden 4096) with experts of width
  * 28672, the shape vLLM's benchmark_grouped_gemm_cutlass.py and sglang's
@@ -332,6 +336,176 @@ static void w8a8_moe_wide_experts_keep_bf16_rates(void **state)
 	assert_true(r < 1.15);
 }
 
+/* A deterministic uniform draw in [0, 1) (64-bit LCG, Knuth's MMIX). */
+static double draw(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double)(*x >> 11) / 9007199254740992.0;
+}
+
+/* DeepSeek-R1's router against the rank loads TensorRT-LLM published
+ * (examples/ep_load_balancer/README.md): EP32, 8 experts a rank in id
+ * order, 1024 routed tokens a rank an iteration, per-layer std 491.65
+ * and (max - mean) / mean 1.564, averaged over layers and iterations.
+ * Expert ids carry no popularity, so a rank's 8 experts are 8 drawn at
+ * random from the family's Zipf shares; each expert's count also varies
+ * by the draw of 4096 tokens (binomial). The CV follows in closed form
+ * (sampling 8 of 256 without replacement), the imbalance by 400 seeded
+ * placements. Tolerance 8% on both: the exponent (0.65) sits between
+ * the two figures' own best fits (0.66 and 0.635), which a single Zipf
+ * law meets within 3%; 8% also covers the Monte Carlo's spread (~1%). */
+static void deepseek_router_meets_trtllm_rank_loads(void **state)
+{
+	(void)state;
+	struct model ds;
+	load_model(&ds, "deepseek-v3");
+	const char *src = NULL;
+	double skew = model_router_skew(&ds, ROUTER_SKEW_FAMILY, &src);
+	assert_double_rel(skew, 0.65, 1e-12);
+	assert_non_null(strstr(src, "TensorRT-LLM"));
+	struct perf p;
+	perf_init(&p, &ds, &h100, precision_find("fp8"), 8, 1);
+	perf_set_router_skew(&p, skew);
+	enum { E = 256, RANKS = 32, PER = E / RANKS, TRIALS = 400 };
+	const double tokens = 4096, k = 8;
+	double q[E], sum = 0, sq = 0;
+	for (int i = 0; i < E; i++) {
+		q[i] = perf_moe_pick(&p, i + 1);
+		sum += q[i];
+	}
+	assert_double_rel(sum, k, 1e-9);   /* k distinct picks a token */
+	double mean_rank = tokens * k / RANKS;   /* 1024, as the README's */
+	for (int i = 0; i < E; i++)
+		sq += (q[i] / sum * E - 1) * (q[i] / sum * E - 1);
+	double cv_expert = sqrt(sq / E);
+	double cv = sqrt(cv_expert * cv_expert * (E - PER) / (E - 1.0) / PER + 1 / mean_rank);
+	assert_double_rel(cv, 491.65 / 1024, 0.08);
+
+	uint64_t x = 42;
+	double imb = 0;
+	int order[E];
+	for (int t = 0; t < TRIALS; t++) {
+		for (int i = 0; i < E; i++)
+			order[i] = i;
+		for (int i = E - 1; i > 0; i--) {   /* Fisher-Yates */
+			int j = (int)(draw(&x) * (i + 1));
+			int o = order[i];
+			order[i] = order[j];
+			order[j] = o;
+		}
+		double most = 0, all = 0;
+		for (int r = 0; r < RANKS; r++) {
+			double load = 0;
+			for (int j = 0; j < PER; j++) {
+				double qi = q[order[r * PER + j]];
+				/* binomial(4096, q) by its normal approximation */
+				double u1 = draw(&x), u2 = draw(&x);
+				double z = sqrt(-2 * log(1 - u1)) * cos(2 * M_PI * u2);
+				load += fmax(0, tokens * qi + z * sqrt(tokens * qi * (1 - qi)));
+			}
+			most = fmax(most, load);
+			all += load;
+		}
+		imb += most / (all / RANKS) - 1;
+	}
+	assert_double_rel(imb / TRIALS, 1.564, 0.08);
+
+	/* The step model's own busiest GPU under expert parallelism at that
+	 * shape (EP32, whole experts in id order): its routed tokens over
+	 * the mean GPU's, at 4096 tokens. It averages 64 seeded placements
+	 * and has no per-step binomial spread (that adds ~0.05 here), so 10%.
+	 * Experts in popularity order on the first GPU would give 5.8. */
+	struct perf ep;
+	perf_init(&ep, &ds, &h100, precision_find("fp8"), RANKS, 1);
+	perf_set_router_skew(&ep, skew);
+	perf_expert_parallel(&ep, RANKS);
+	double routed;
+	perf_moe_first_gpu(&ep, tokens, &routed);
+	assert_double_rel(routed / (tokens * k / RANKS) - 1, 1.564, 0.10);
+}
+
+/* The family table: a row only where a measurement stands behind it;
+ * the scenario's own value (0 included) always wins; a dense model and a
+ * family without a row route uniformly. */
+static void router_skew_by_family(void **state)
+{
+	(void)state;
+	struct model ds, q3, scout;
+	load_model(&ds, "deepseek-v3");
+	load_model(&q3, "qwen3-30b-a3b");
+	load_model(&scout, "llama-4-scout-17b-16e");
+	const char *src = NULL;
+	assert_double_rel(model_router_skew(&ds, 0, &src), 0, 0);
+	assert_string_equal(src, "[engine] moe_router_skew");
+	assert_double_rel(model_router_skew(&ds, 1.2, NULL), 1.2, 0);
+	assert_double_rel(model_router_skew(&q3, ROUTER_SKEW_FAMILY, NULL), 0, 0);
+	assert_double_rel(model_router_skew(&scout, ROUTER_SKEW_FAMILY, &src), 0, 0);
+	assert_non_null(strstr(src, "uniform"));
+	assert_double_rel(model_router_skew(&llama, ROUTER_SKEW_FAMILY, NULL), 0, 0);
+	struct model v2lite = ds;   /* GGUF's deepseek2 names V2's shapes too: not the one measured */
+	v2lite.n_experts = 64;
+	assert_double_rel(model_router_skew(&v2lite, ROUTER_SKEW_FAMILY, NULL), 0, 0);
+	/* The family's skew reaches the step: DeepSeek at 16 decodes reads
+	 * fewer experts than a uniform router's 102.4 (256 (1 - (31/32)^16)). */
+	struct perf u, z;
+	perf_init(&u, &ds, &h100, precision_find("fp8"), 8, 1);
+	z = u;
+	perf_set_router_skew(&z, model_router_skew(&ds, ROUTER_SKEW_FAMILY, NULL));
+	assert_double_rel(perf_moe_touched(&u, 16, NULL), 256 * (1 - pow(31.0 / 32, 16)), 1e-9);
+	assert_true(perf_moe_touched(&z, 16, NULL) < 0.9 * perf_moe_touched(&u, 16, NULL));
+}
+
+/* gpt-oss's MXFP4 experts take vLLM's Hopper default, triton_kernels'
+ * matmul_ogs, only on Hopper and only with --weights mxfp4; Ampere and
+ * Blackwell (FlashInfer's native MXFP4 there) keep the BF16 row. */
+static void mxfp4_row_only_on_hopper(void **state)
+{
+	(void)state;
+	struct model oss;
+	load_model(&oss, "gpt-oss-120b");
+	struct hw_profile a100, b200;
+	load(&a100, "a100-80gb-sxm");
+	load(&b200, "b200");
+	struct perf p;
+	perf_init(&p, &oss, &h100, precision_find("mxfp4"), 1, 2);
+	assert_non_null(strstr(p.k_moe->kernel, "matmul_ogs"));
+	perf_init(&p, &oss, &h100, precision_find("bf16"), 1, 2);
+	assert_string_equal(p.k_moe->kernel, "Triton fused_moe (grouped GEMM, BF16)");
+	perf_init(&p, &oss, &a100, precision_find("mxfp4"), 1, 2);
+	assert_string_equal(p.k_moe->kernel, "Triton fused_moe (grouped GEMM, BF16)");
+	perf_init(&p, &oss, &b200, precision_find("mxfp4"), 1, 2);
+	assert_null(strstr(p.k_moe->kernel, "matmul_ogs"));
+}
+
+/* The row against the figure it was set from: triton PR #9248, the
+ * bf16 x mxfp4 MoE at 2290 GB/s on H200 (bench_mlp, E 128, top-4,
+ * memory-bound batches). gpt-oss-120b on H200 at 1-32 decodes is
+ * memory-bound in this row; its experts' bytes over their time less the
+ * call cost (18.5 us a layer) must be that rate, within 1% (the 0.53 is
+ * 2290 / 4320 rounded). */
+static void mxfp4_moe_streams_at_triton_kernels_rate(void **state)
+{
+	(void)state;
+	struct model oss;
+	load_model(&oss, "gpt-oss-120b");
+	struct hw_profile h200;
+	load(&h200, "h200-sxm");
+	struct perf p;
+	perf_init(&p, &oss, &h200, precision_find("mxfp4"), 1, 2);
+	for (int T = 1; T <= 32; T *= 2) {
+		struct perf_op ops[PERF_N_OPS];
+		struct perf_step s;
+		perf_step_clear(&s);
+		for (int j = 0; j < T; j++)
+			perf_step_add(&s, &p, 1, 300, true);
+		perf_step_ops(&p, &s, ops);
+		const struct perf_op *x = &ops[PERF_EXPERTS];
+		assert_false(x->compute_bound);
+		double stream_s = x->time_s - p.n_moe_layers * 18.5e-6;
+		assert_double_rel(x->bytes / stream_s, 2290e9, 0.01);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +519,10 @@ int main(void)
 		cmocka_unit_test(w8a8_moe_streams_by_slice_width_on_h200),
 		cmocka_unit_test(w8a8_moe_rate_rises_with_slice_width),
 		cmocka_unit_test(w8a8_moe_wide_experts_keep_bf16_rates),
+		cmocka_unit_test(deepseek_router_meets_trtllm_rank_loads),
+		cmocka_unit_test(router_skew_by_family),
+		cmocka_unit_test(mxfp4_row_only_on_hopper),
+		cmocka_unit_test(mxfp4_moe_streams_at_triton_kernels_rate),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

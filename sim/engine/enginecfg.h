@@ -37,8 +37,8 @@ struct engine_config {
 	int64_t num_gpu_blocks_override;   /* -1 = size from memory */
 	double cpu_offload_gb;             /* weights per GPU in host memory, GiB */
 	int kv_cache_dtype;                /* 0 auto, 1 fp8 */
-	double moe_router_skew;            /* Zipf exponent of expert popularity, 0 uniform
-					    * (servesim's own; docs/step-model.md) */
+	double moe_router_skew;            /* Zipf exponent of expert popularity, 0 uniform,
+					    * -1 the model family's (routerskew.h; servesim's own) */
 	bool enable_expert_parallel;       /* vLLM --enable-expert-parallel: experts whole over the tp GPUs */
 	/* The keys of kind = vllm, declared by that class (vllmcfg.h) and
 	 * bound through engine_classes' keys. */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "llamacpp_int.h"
+#include "routerskew.h"
 
 /* "f16, q8_0, …": the GGUF types of the precision table (the ones that
  * quantize every tensor, embeddings included). */
@@ -161,7 +162,7 @@ static int place_layers(struct engine *g, struct placement *pl, struct err *e)
 					       on_cpu / 1e9, hw_memory_bytes(cpu) / 1e9);
 			perf_init(&sm->cpu, m, cpu, w, 1, 2);
 			perf_use_engine(&sm->cpu, "llama.cpp");
-			perf_set_router_skew(&sm->cpu, cfg->moe_router_skew);
+			perf_set_router_skew(&sm->cpu, model_router_skew(m, cfg->moe_router_skew, NULL));
 			sm->cpu_part = true;
 			sm->dev_part = rep > 0 || sm->output_on_dev;
 			/* f32 activations cross once per micro-batch. */
@@ -184,7 +185,7 @@ int llama_resolve(struct engine *g, struct err *e)
 	double L = (double)m->n_layers;
 	perf_init(&g->sm.dev, m, hw, w, 1, 2);   /* KV in f16: llama.cpp's and Ollama's default */
 	perf_use_engine(&g->sm.dev, "llama.cpp");   /* its kernels: MMQ/MMVQ, cuBLAS FP16 compute */
-	perf_set_router_skew(&g->sm.dev, cfg->moe_router_skew);
+	perf_set_router_skew(&g->sm.dev, model_router_skew(m, cfg->moe_router_skew, NULL));
 	g->load_ns = g->fl->cold_loads ? (int64_t)llround(pl.total / (cfg->llama.load_bandwidth_gb_s * 1e9) * 1e9) : 0;
 	if (g->load_ns == 0)
 		g->keep_alive_ns = INT64_MAX;   /* loaded before the run (inf bandwidth): never cold */

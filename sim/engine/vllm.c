@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "num.h"
+#include "routerskew.h"
 #include "sampling.h"
 #include "simassert.h"
 #include "stepcache.h"
@@ -383,7 +384,7 @@ static int build_perf(struct engine *g, struct err *e)
 	const struct model *m = g->setup.model;
 	int tp = (int)cfg->tensor_parallel_size;
 	perf_init(&g->perf, m, g->setup.hw, g->setup.weights, tp, kv_dtypes[cfg->kv_cache_dtype].bytes_per_elem);
-	perf_set_router_skew(&g->perf, cfg->moe_router_skew);
+	perf_set_router_skew(&g->perf, model_router_skew(m, cfg->moe_router_skew, NULL));
 	if (cfg->enable_expert_parallel)
 		perf_expert_parallel(&g->perf, tp);
 	if (cfg->pipeline_parallel_size > m->n_layers)

@@ -51,8 +51,10 @@ enum perf_kop { KOP_GEMM, KOP_MOE, KOP_ATTN_PREFILL, KOP_ATTN_DECODE, KOP_N };
 /* The matmul dtype class a row serves. KDT_FP8_SCALED: FP8 scaled per
  * channel or per tensor (not per block), which some backends run through
  * another kernel (vLLM on Hopper: CUTLASS grouped GEMM for MoE); a lookup
- * for it falls back to the KDT_LOW rows. */
-enum perf_kdtype { KDT_ANY, KDT_16, KDT_LOW, KDT_FP8_SCALED };
+ * for it falls back to the KDT_LOW rows. KDT_MXFP4: MXFP4 weights with
+ * 16-bit activations (gpt-oss experts; vLLM on Hopper: triton_kernels'
+ * matmul_ogs); a lookup for it falls back to the KDT_16 rows. */
+enum perf_kdtype { KDT_ANY, KDT_16, KDT_LOW, KDT_FP8_SCALED, KDT_MXFP4 };
 
 #define KGEN_ANY (-1)
 

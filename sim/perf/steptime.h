@@ -121,6 +121,11 @@ struct perf {
 					* matmul_bf16_tflops), not the kernel row's fraction */
 	bool gemm_lp_measured;         /* … and gemm_lp of its measured FP8/FP4 GEMM */
 	double gemm_bw;                /* bytes/s a weight-streaming GEMM reaches */
+	bool gemv_curve;               /* the weight reads go by the profile's measured mat-vec curve
+					* (hw_gemv_bandwidth: a floor a kernel + bytes at its slope)
+					* instead of gemm_bw / gemm_vec_bw */
+	double dense_kernels;          /* weight matmul kernels of the dense row, all layers (qkv, o,
+					* gate/up, down; a MoE layer's shared experts and router) */
 	double moe_cmax, moe_bw;       /* grouped GEMM: fraction of peak, bytes/s */
 	const struct perf_curve *moe_bw_curve;  /* moe_bw is moe_stream × this at expert_n (NULL:
 						 * a fixed fraction); perf_expert_parallel re-reads it */
@@ -133,6 +138,7 @@ struct perf {
 	bool moe_own_peak;             /* moe_cmax is of the low dtype's own peak (a low-precision
 					* grouped-GEMM table), not times the GEMM rows' ratio */
 	bool moe_fp8_scaled;           /* experts in per-channel / per-tensor FP8 (model.h) */
+	bool moe_mxfp4;                /* experts in MXFP4, activations 16-bit (--weights mxfp4) */
 	double prefill_clock;          /* prefill attention: curve × this; 0: eff.attention_compute */
 	double decode_bw, decode_half; /* decode attention: bytes/s at many sequences, half point */
 	double decode_fixed_s;         /* decode attention: fixed time of a layer's call (no half curve) */
@@ -150,9 +156,9 @@ struct perf {
 	double router_scale;           /* c of expert i's pick chance min(1, c·i^-skew), Σ = k */
 	double touched_tab[PERF_TOUCH_N];  /* experts touched at T = 2^i tokens (router_skew > 0) */
 	/* Expert parallelism (perf_expert_parallel): ep GPUs each hold E/ep
-	 * whole experts, the first GPU the most popular ones. */
+	 * whole experts in id order (ids carry no popularity; moe.c). */
 	int ep;                        /* 1: experts sliced by tensor parallelism */
-	double ep_share;               /* routing choices that land on the first GPU, of k */
+	double ep_share;               /* routing choices that land on the busiest GPU, of k */
 	double ep_touched_tab[PERF_TOUCH_N];   /* its experts touched at T = 2^i tokens */
 };
 
@@ -199,15 +205,20 @@ void perf_use_scalars(struct perf *p);
 void perf_set_router_skew(struct perf *p, double skew);
 
 /* Expert parallelism over the tp GPUs (vLLM --enable-expert-parallel):
- * experts are placed whole, E/ep a GPU in order, instead of sliced; the
- * MoE step lasts as long as the busiest GPU (the first: the most popular
- * experts under a skewed router). ep = 1 undoes it. */
+ * experts are placed whole, E/ep a GPU in id order, instead of sliced;
+ * the MoE step lasts as long as the busiest GPU (under a skewed router the
+ * one whose E/ep experts, drawn at random from the popularity law, take
+ * the largest share: moe.c). ep = 1 undoes it. */
 void perf_expert_parallel(struct perf *p, int ep);
 
-/* Under expert parallelism: the experts of the first (busiest) GPU that a
+/* Under expert parallelism: the experts of the busiest GPU that a
  * batch of tokens touches; *routed gets the routing choices that land
  * there. */
 double perf_moe_first_gpu(const struct perf *p, double tokens, double *routed);
+
+/* Expert i's (1-based, most popular first) chance to be among one token's
+ * picks; the E of them sum to experts_per_token. 0 for a dense model. */
+double perf_moe_pick(const struct perf *p, int i);
 
 /* Expected distinct experts a batch of tokens touches, and (when busiest
  * is not NULL) the expected tokens of the most popular expert. */

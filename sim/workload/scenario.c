@@ -101,7 +101,7 @@ static const struct inidoc_key keys[] = {
 	  "GiB of weights per GPU kept in host memory, >= 0 (vLLM --cpu-offload-gb)", NULL },
 	{ "engine", "kv_cache_dtype", INI_ENUM, F(engine.kv_cache_dtype), 0, 0, 0, "auto or fp8", kv_dtype_names },
 	{ "engine", "moe_router_skew", INI_DOUBLE, F(engine.moe_router_skew), 0, 0, 10,
-	  "a Zipf exponent in [0, 10] (0: uniform routing)", NULL },
+	  "a Zipf exponent in [0, 10] (0: uniform routing; unset: the model family's, docs/step-model.md)", NULL },
 	{ "engine", "enable_expert_parallel", INI_BOOL, F(engine.enable_expert_parallel), 0, 0, 0, "true or false",
 	  NULL },
 
@@ -172,6 +172,7 @@ void scenario_default(struct scenario *sc)
 	sc->engine.enable_prefix_caching = true;
 	sc->engine.enable_chunked_prefill = true;
 	sc->engine.num_gpu_blocks_override = -1;
+	sc->engine.moe_router_skew = -1;   /* ROUTER_SKEW_FAMILY: the model family's */
 	for (size_t i = 0; engine_classes[i]; i++)    /* the classes' own keys */
 		if (engine_classes[i]->config_default)
 			engine_classes[i]->config_default(&sc->engine);
@@ -195,16 +196,14 @@ static int relative_to(char *file, const char *scenario_path)
 	return 0;
 }
 
-/* Where section.key was set, into out: "path:line", "--set section.key",
- * or the path alone when the default stands. */
+/* Where section.key was set, into out: "path:line", "--set section.key"
+ * (or the vLLM flag typed), or the path alone when the default stands. */
 static void key_at(const struct inidoc *doc, const char *section, const char *key, char *out,
 		   size_t cap)
 {
 	const struct inidoc_entry *en = inidoc_find(doc, section, key);
-	if (en && en->line > 0)
-		snprintf(out, cap, "%s:%d", doc->path, en->line);
-	else if (en)
-		snprintf(out, cap, "--set %s.%s", section, key);
+	if (en)
+		inidoc_entry_at(doc, en, out, cap);
 	else
 		snprintf(out, cap, "%s", doc->path);
 }
@@ -492,10 +491,7 @@ static int unknown_sections(const struct inidoc *doc, struct err *e)
 		if (en->used)
 			continue;
 		char at[INI_VALUE_MAX + 32];
-		if (en->line > 0)
-			snprintf(at, sizeof at, "%s:%d", doc->path, en->line);
-		else
-			snprintf(at, sizeof at, "--set %s.%s", en->section, en->key);
+		inidoc_entry_at(doc, en, at, sizeof at);
 		return err_set(e, "%s: [%s] %s: unknown section; expected one of [run], [workload], [engine], [slo], [cluster], [prefill], [decode]",
 			       at, en->section, en->key);
 	}
