@@ -295,6 +295,12 @@ static void vllm_gauges(const struct engine *g, struct engine_gauges *out)
 static void vllm_stats(const struct engine *g, struct engine_stats *st)
 {
 	*st = g->st;
+	/* kvpool_usage's expression at the fullest launch (vllm_launch keeps
+	 * min_free): usage falls as free blocks rise, so the same double as
+	 * the largest of every launch's usage, and 0 with no launch. */
+	double peak = 1.0 - (double)g->min_free / (double)kvpool_num_usable(g->pool);
+	if (peak > st->peak_kv_usage)
+		st->peak_kv_usage = peak;
 }
 
 /* vLLM's defaults for the OpenAI server (arg_utils.py, about v0.11). */
@@ -416,6 +422,7 @@ static struct engine *vllm_create(const struct engine_setup *setup, struct err *
 		return NULL;
 	}
 	vllm_ff_init(g);
+	g->min_free = kvpool_num_usable(g->pool);   /* usage 0 */
 	g->perf.cache = stepcache_new(&g->perf);   /* last: the perf is final */
 	g->st.max_num_batched_tokens = g->mnbt;
 	g->st.max_num_seqs = g->max_seqs;

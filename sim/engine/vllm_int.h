@@ -100,6 +100,7 @@ struct engine {
 	struct engine_setup setup;
 	struct perf perf;
 	struct kvpool *pool;
+	int64_t min_free;                /* the fewest free blocks at a launch (vllm_stats: peak KV usage) */
 	int64_t block_size, mnbt, max_seqs, max_model_len, threshold;
 	bool caching, chunked;
 	/* vLLM's timing (vllmver.h, overhead.h). With async scheduling

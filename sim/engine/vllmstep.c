@@ -117,8 +117,10 @@ int64_t vllm_launch(struct engine *g, const struct batch *b, int64_t now)
 		g->st.padded_tokens += padded > 0 ? padded - step->tokens : 0;
 	}
 	account_step(g, b, s, graph_pad_s(g, b), model_s, &bd, now);
-	double usage = kvpool_usage(g->pool);
-	if (usage > g->st.peak_kv_usage)
-		g->st.peak_kv_usage = usage;
+	/* The peak usage is the usage at the fewest free blocks (vllm_stats):
+	 * a compare a step, not a division. */
+	int64_t free_now = kvpool_num_free(g->pool);
+	if (free_now < g->min_free)
+		g->min_free = free_now;
 	return evq_duration_ns(s);   /* past the horizon: run_simulate stops */
 }
