@@ -187,21 +187,20 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	double n = (double)c->n_exps;
 	print_message("cv (linearized) ttft %.1f%%  itl %.1f%%  e2e %.1f%%\n", 100 * err[0] / n,
 		      100 * err[1] / n, 100 * err[2] / n);
-	/* The issue's goals are 15 / 7 / 7 %. Measured 12.0 / 10.0 / 9.9 %
+	/* The issue's goals are 15 / 7 / 7 %. Measured 11.8 / 9.2 / 9.1 %
 	 * here and by crossval.py's re-simulated folds (every fold refits 0
-	 * us, the shipped value) on main of 05:40 UTC 2026-12-02 (11.8 / 9.2
-	 * / 9.1 % with issue-gap's change alone: the Llama-2-7B runs simulate
-	 * the tokens vLLM generated; 10.75 / 8.34 / 8.32 % with issue-dev's
-	 * alone: the weight GEMVs on the H100's mat-vec curve, h100-sxm.ini;
-	 * 10.6 / 8.1 / 8.1 % before both): TTFT meets its goal, ITL and E2E miss by what
+	 * us, the shipped value), since the Llama-2-7B runs simulate the
+	 * tokens vLLM generated (10.6 / 8.1 / 8.1 % here before, 10.8 / 8.2 /
+	 * 8.2 % re-simulated): TTFT meets its goal, ITL and E2E miss by what
 	 * the over-charged mixed steps leave (docs/engine-vllm.md's residual
 	 * anatomy and "The client's token count", with the A/B against a flat
 	 * remainder in place of the small kernels). All three bounds are
 	 * regression bounds, not goals: the measured figures plus 0.2 points
-	 * of noise. */
+	 * of noise. 12.0 / 10.0 / 9.9 % since the merge of 2026-12-02 05:45
+	 * UTC (see the in-sample bounds below: every fold refits 0 us). */
 	assert_true(err[0] / n <= 0.1220);
-	assert_true(err[1] / n <= 0.1017);
-	assert_true(err[2] / n <= 0.1015);
+	assert_true(err[1] / n <= 0.1020);
+	assert_true(err[2] / n <= 0.1010);
 }
 
 static void h100_runs_meet_the_goals(void **state)
@@ -252,14 +251,8 @@ static void h100_runs_meet_the_goals(void **state)
 	print_message("MAPE ttft %.3f%%  itl %.3f%%  e2e %.3f%%\n", 100 * sum_ttft / n, 100 * sum_itl / n,
 		      100 * sum_e2e / n);
 	/* In sample the issue asks 13 / 5 / 5 % (issue 18: TTFT <= 10 %).
-	 * Measured 11.99 / 9.97 / 9.95 % on main of 05:40 UTC 2026-12-02:
-	 * 11.84 / 9.16 / 9.13 % with the change below alone, 10.75 / 8.34 /
-	 * 8.32 % with vLLM's weight GEMVs on the H100's measured mat-vec curve
-	 * alone (3.25 us a kernel in a graph + bytes at 3136 GB/s, h100-sxm.ini:
-	 * cuBLAS at M = 1, vLLM PR #49363; a component figure, not a fit: it
-	 * moves the TP-1 dense runs toward their measurements and the TP > 1
-	 * and MoE runs, already over-charged, away), 10.52 / 7.94 / 7.91 %
-	 * before both. The change below: the Llama-2-7B runs began simulating the
+	 * Measured 11.84 / 9.16 / 9.13 % since 2026-12-02 (10.52 / 7.94 /
+	 * 7.91 % before), when the Llama-2-7B runs began simulating the
 	 * tokens vLLM generated (max_tokens under ignore_eos; the client's
 	 * re-tokenized count, which the measured ITL was derived with, is
 	 * 0.78-0.85 of it: counted_len above) and the Hopper MHA decode row
@@ -279,9 +272,15 @@ static void h100_runs_meet_the_goals(void **state)
 	 * the mixed steps and Scout's mid-batch steps are over-charged (70B
 	 * codegen, Scout roleplay +16 % ITL, Llama-2 general above); TTFT's
 	 * misses are the own prefill step (docs/engine-vllm.md, "Residual
-	 * anatomy"). */
-	assert_true(sum_ttft / n <= 0.1203);
-	assert_true(sum_itl / n <= 0.1000);
+	 * anatomy").
+	 * 2026-12-02 05:45 UTC, the four step-model branches merged (the
+	 * client's count above, the H100 mat-vec curve for weight GEMVs,
+	 * the padded decode all-reduce, the router skew): 11.99 / 9.96 /
+	 * 9.95 %, the remainder still 0 us: every new component is charged
+	 * and none pays it back while the mixed steps stay over-charged;
+	 * Llama-2 general at 20/s alone is +34.7 % ITL. */
+	assert_true(sum_ttft / n <= 0.1202);
+	assert_true(sum_itl / n <= 0.0999);
 	assert_true(sum_e2e / n <= 0.0998);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
