@@ -8,7 +8,9 @@
  *
  * The goals are the issue's: MAPE over the 15 runs <= 15% on mean TTFT,
  * <= 8% on mean ITL and on mean E2E, where ITL is derived as the
- * measurements are, (E2E - TTFT) / (mean output - 1). KV pool: the GPU
+ * measurements are, (E2E - TTFT) / (mean output - 1), with the output
+ * length the client counted (counted_len below) for both: the ITL error
+ * is the error of the decode time E2E - TTFT. KV pool: the GPU
  * block count within 3% of vLLM's for every dense-model run. The four
  * Llama-4-Scout runs are held to 15% instead: about 1.7 GiB a GPU of what
  * vLLM keeps is not identified (docs/accuracy.md "KV pool"); the bound keeps the
@@ -47,7 +49,9 @@ struct obs {
 	double ttft, itl, e2e;
 };
 
-static struct obs run_obs(const char *id, const char *hardware_set)
+/* One run's whole-run means, ms, its ITL derived with the client's
+ * output length counted (counted_len). */
+static struct obs run_obs(const char *id, const char *hardware_set, double counted)
 {
 	char path[4096], dir[CATALOG_DIR_MAX];
 	snprintf(path, sizeof path, "%s/calibration/%s.ini", catalog_dir(CATALOG_SCENARIOS, dir, sizeof dir), id);
@@ -55,9 +59,8 @@ static struct obs run_obs(const char *id, const char *hardware_set)
 	simulate(&r, path, hardware_set, NULL);
 	assert_int_equal(r.all.failed, 0);
 	double ttft = 1e3 * samples_mean(&r.all.ttft), e2e = 1e3 * samples_mean(&r.all.e2el);
-	double out = (double)r.all.total_output / (double)r.all.completed;
 	run_result_free(&r);
-	return (struct obs){ ttft, (e2e - ttft) / (out - 1), e2e };
+	return (struct obs){ ttft, (e2e - ttft) / (counted - 1), e2e };
 }
 
 /* The model family of an experiment: its model id without organisation
@@ -86,6 +89,16 @@ static double measured(const struct calibcsv *c, const char *id, const char *met
 	return NAN;
 }
 
+/* The mean output length the client counted, the one the measured ITL was
+ * derived with: (E2E - TTFT) / ITL + 1. inference-perf counts a streamed
+ * completion by re-tokenizing its text (inference_perf/apis/completion.py:
+ * output_len = tokenizer.count_tokens(output_text)), not the tokens vLLM
+ * generated (max_tokens, under ignore_eos): 0.78-0.85 of them for
+ * Llama-2-7B, 0.99-1.0 for the other models (tests/accuracy/simrun.py). */
+static double counted_len(const struct calibcsv *c, const char *id)
+{
+	return (measured(c, id, "e2e_mean") - measured(c, id, "ttft_mean")) / measured(c, id, "itl_mean") + 1;
+}
 
 /* A copy of h100-sxm.ini whose [efficiency] raises step_overhead_us by
  * STEP_BUMP_US over vLLM's fitted remainder (overhead.c, "vllm-v1"); its
@@ -132,7 +145,7 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	bumped_profile(path, sizeof path, set, sizeof set);
 	struct obs dstep[N_EXPS];
 	for (size_t i = 0; i < c->n_exps; i++) {
-		struct obs b = run_obs(c->exps[i].id, set);
+		struct obs b = run_obs(c->exps[i].id, set, counted_len(c, c->exps[i].id));
 		dstep[i] = (struct obs){ (b.ttft - base[i].ttft) / STEP_BUMP_US,
 					 (b.itl - base[i].itl) / STEP_BUMP_US, (b.e2e - base[i].e2e) / STEP_BUMP_US };
 		/* Each decode step pays the step overhead once: ITL rises with it. */
@@ -174,17 +187,20 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	double n = (double)c->n_exps;
 	print_message("cv (linearized) ttft %.1f%%  itl %.1f%%  e2e %.1f%%\n", 100 * err[0] / n,
 		      100 * err[1] / n, 100 * err[2] / n);
-	/* The issue's goals are 15 / 7 / 7 %. Measured 10.6 / 8.1 / 8.1 %
-	 * here, 10.8 / 8.2 / 8.2 % by crossval.py's re-simulated folds (main
-	 * of 02:50 UTC; they refit 0-87 us against the shipped 0): TTFT meets
-	 * its goal, ITL and E2E miss by what the over-charged mixed steps
-	 * leave (docs/engine-vllm.md's residual anatomy, with the A/B against
-	 * a flat remainder in place of the small kernels: 9.7 / 7.4 / 7.4 %).
-	 * All three bounds are regression bounds, not goals: the measured
-	 * figures plus 0.2 points of noise. */
-	assert_true(err[0] / n <= 0.1080);
-	assert_true(err[1] / n <= 0.0830);
-	assert_true(err[2] / n <= 0.0830);
+	/* The issue's goals are 15 / 7 / 7 %. Measured 11.8 / 9.2 / 9.1 %
+	 * here and by crossval.py's re-simulated folds (every fold refits 0
+	 * us, the shipped value), since the Llama-2-7B runs simulate the
+	 * tokens vLLM generated (10.6 / 8.1 / 8.1 % here before, 10.8 / 8.2 /
+	 * 8.2 % re-simulated): TTFT meets its goal, ITL and E2E miss by what
+	 * the over-charged mixed steps leave (docs/engine-vllm.md's residual
+	 * anatomy and "The client's token count", with the A/B against a flat
+	 * remainder in place of the small kernels). All three bounds are
+	 * regression bounds, not goals: the measured figures plus 0.2 points
+	 * of noise. 12.0 / 10.0 / 9.9 % since the merge of 2026-12-02 05:45
+	 * UTC (see the in-sample bounds below: every fold refits 0 us). */
+	assert_true(err[0] / n <= 0.1220);
+	assert_true(err[1] / n <= 0.1020);
+	assert_true(err[2] / n <= 0.1010);
 }
 
 static void h100_runs_meet_the_goals(void **state)
@@ -209,8 +225,7 @@ static void h100_runs_meet_the_goals(void **state)
 		simulate(&r, path, NULL);
 		assert_int_equal(r.all.failed, 0);
 		double ttft = 1e3 * samples_mean(&r.all.ttft), e2e = 1e3 * samples_mean(&r.all.e2el);
-		double out = (double)r.all.total_output / (double)r.all.completed;
-		double itl = (e2e - ttft) / (out - 1);
+		double itl = (e2e - ttft) / (counted_len(&c, id) - 1);
 		base[i] = (struct obs){ ttft, itl, e2e };
 		meas[i] = (struct obs){ measured(&c, id, "ttft_mean"), measured(&c, id, "itl_mean"),
 					measured(&c, id, "e2e_mean") };
@@ -236,23 +251,37 @@ static void h100_runs_meet_the_goals(void **state)
 	print_message("MAPE ttft %.3f%%  itl %.3f%%  e2e %.3f%%\n", 100 * sum_ttft / n, 100 * sum_itl / n,
 		      100 * sum_e2e / n);
 	/* In sample the issue asks 13 / 5 / 5 % (issue 18: TTFT <= 10 %).
-	 * Measured 10.52 / 7.93 / 7.91 % (main of 02:50 UTC; 10.55 / 7.98 /
-	 * 7.96 % before that session's merges) with the small per-layer kernels at
-	 * their in-graph floors (perf/elementwise.c: gpu-benches' 1.26 us a
-	 * kernel in a CUDA graph plus each kernel's work from nm-vllm#332) and
-	 * no engine-level remainder (perf/overhead.c: crossval.py's "fit on
-	 * all 15 runs" gives 0 us; 10.78 / 7.80 / 7.78 % with the former
-	 * floors and 80 us). All three bounds are regression bounds, not
-	 * goals: the figures measured now plus 0.03 points for floating-point
-	 * and platform noise (TTFT meets issue 11's 13 %, not issue 18's 10 %).
-	 * ITL and E2E miss 5 % by what the step model leaves: the mixed steps
-	 * and Scout's mid-batch steps are over-charged (70B codegen, Scout
-	 * roleplay +11..+18 % ITL) while decode-only steps of the small models
-	 * are short (Llama-2-7B codegen -12 %); TTFT's misses are the own
-	 * prefill step (docs/engine-vllm.md, "Residual anatomy"). */
-	assert_true(sum_ttft / n <= 0.1055);
-	assert_true(sum_itl / n <= 0.0796);
-	assert_true(sum_e2e / n <= 0.0794);
+	 * Measured 11.84 / 9.16 / 9.13 % since 2026-12-02 (10.52 / 7.94 /
+	 * 7.91 % before), when the Llama-2-7B runs began simulating the
+	 * tokens vLLM generated (max_tokens under ignore_eos; the client's
+	 * re-tokenized count, which the measured ITL was derived with, is
+	 * 0.78-0.85 of it: counted_len above) and the Hopper MHA decode row
+	 * its component figures (flash-attention #1572 and PR #63) instead of
+	 * an end-to-end fit to the inflated ITLs. Five of the six Llama-2
+	 * stages are within 7.3 % on it; the sixth, general at 20 req/s, sits
+	 * at the H100's capacity, where the over-charged mixed steps tip the
+	 * simulated queue into growth (+33.5 % ITL, +11 % TTFT whole run:
+	 * docs/engine-vllm.md "The client's token count"). Out of sample
+	 * TensorRT-LLM's H100 FP8 Llama-2-7B throughput went 9.1 -> 4.2 %
+	 * (tests/accuracy/trtllm_static.py). The small per-layer kernels at
+	 * their in-graph floors (perf/elementwise.c) and no engine-level
+	 * remainder (perf/overhead.c: crossval.py's "fit on all 15 runs"
+	 * gives 0 us). All three bounds are regression bounds, not goals: the
+	 * figures measured now plus 0.03 points for floating-point and
+	 * platform noise. ITL and E2E miss 5 % by what the step model leaves:
+	 * the mixed steps and Scout's mid-batch steps are over-charged (70B
+	 * codegen, Scout roleplay +16 % ITL, Llama-2 general above); TTFT's
+	 * misses are the own prefill step (docs/engine-vllm.md, "Residual
+	 * anatomy").
+	 * 2026-12-02 05:45 UTC, the four step-model branches merged (the
+	 * client's count above, the H100 mat-vec curve for weight GEMVs,
+	 * the padded decode all-reduce, the router skew): 11.99 / 9.96 /
+	 * 9.95 %, the remainder still 0 us: every new component is charged
+	 * and none pays it back while the mixed steps stay over-charged;
+	 * Llama-2 general at 20/s alone is +34.7 % ITL. */
+	assert_true(sum_ttft / n <= 0.1202);
+	assert_true(sum_itl / n <= 0.0999);
+	assert_true(sum_e2e / n <= 0.0998);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }

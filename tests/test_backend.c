@@ -6,7 +6,7 @@
  * peaks bound consumer-GPU prefill, a skewed router touches fewer experts
  * (the same number at batch 1 and at a very large batch), batch-1 decode
  * stays within the seed's ceiling table. The all-reduce rows are
- * test_collective.c's.
+ * test_collective.c's, the attention rows test_attention.c's.
  */
 #include "perfutil.h"
 
@@ -18,132 +18,6 @@ static void load_hw(struct hw_profile *hw, const char *id)
 	struct err e = { { 0 } };
 	if (hw_load_named(hw, id, &e))
 		fail_msg("%s", e.msg);
-}
-
-/* The FlashAttention-3 rows reproduce the paper's points (arXiv 2407.08608,
- * "Attention forward speed", H100 SXM5 BF16): hd128 467 / 625 / 648 and
- * hd256 286 / 642 TFLOP/s at 512 / 2k / 16k, over the 989.4 peak; to 0.5%
- * (the table keeps three digits). Between points the curve is log-linear. */
-static void fa3_rows_match_the_paper(void **state)
-{
-	(void)state;
-	const struct perf_backend *b = perf_backend_find("vllm-cuda");
-	assert_non_null(b);
-	const struct perf_kernel *k128 = perf_kernel_find(b, KOP_ATTN_PREFILL, KDT_ANY, HW_TC_HOPPER, 128, 1);
-	const struct perf_kernel *k256 = perf_kernel_find(b, KOP_ATTN_PREFILL, KDT_ANY, HW_TC_HOPPER, 256, 1);
-	assert_non_null(k128->curve);
-	assert_double_rel(perf_curve_at(k128->curve, 512) * 989.4, 467, 0.005);
-	assert_double_rel(perf_curve_at(k128->curve, 2048) * 989.4, 625, 0.005);
-	assert_double_rel(perf_curve_at(k128->curve, 16384) * 989.4, 648, 0.005);
-	assert_double_rel(perf_curve_at(k256->curve, 512) * 989.4, 286, 0.005);
-	assert_double_rel(perf_curve_at(k256->curve, 16384) * 989.4, 642, 0.005);
-	/* Clamped outside the measured range, monotone inside it. */
-	assert_double_rel(perf_curve_at(k128->curve, 64), perf_curve_at(k128->curve, 512), 1e-12);
-	double prev = 0;
-	for (double x = 256; x <= 65536; x *= 1.3) {
-		assert_true(perf_curve_at(k128->curve, x) >= prev);
-		prev = perf_curve_at(k128->curve, x);
-	}
-	/* Ampere takes FlashAttention-2, a different row. */
-	assert_ptr_not_equal(perf_kernel_find(b, KOP_ATTN_PREFILL, KDT_ANY, HW_TC_AMPERE, 128, 1), k128);
-	/* A device without facts gets the named fallback row. */
-	assert_true(perf_kernel_find(b, KOP_GEMM, KDT_16, -2, 0, 1)->fallback);
-	assert_string_equal(perf_kernel_find(b, KOP_GEMM, KDT_16, -2, 0, 1)->kernel, "roofline, no kernel data");
-}
-
-/* Decode attention against the kernel timings its rows were set from.
- * GQA: vllm-project/flash-attention PR #63 ("main", H100, batch 1,
- * Qwen-32B TP2 shape: 4 KV heads, hd 128, bf16, 2,048 bytes a token):
- * 14.8 / 15.6 / 16.5 / 19.1 / 26.3 us at 1k / 2k / 4k / 8k / 16k tokens,
- * within 5% (the least-squares line's residuals are under 0.8 us). MHA
- * models take their own row (one query head a KV head: FA3 fills no
- * tile rows with a group), GQA groups of 2 and more the GQA row. */
-static void decode_rows_match_the_kernel_timings(void **state)
-{
-	(void)state;
-	const struct perf_backend *b = perf_backend_find("vllm-cuda");
-	const struct perf_kernel *gqa = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, HW_TC_HOPPER, 128, 5);
-	const struct perf_kernel *mha = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, HW_TC_HOPPER, 128, 1);
-	assert_ptr_not_equal(gqa, mha);
-	assert_ptr_equal(perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, HW_TC_HOPPER, 128, 2), gqa);
-	assert_true(gqa->fixed_us > 0 && !gqa->fallback);
-	static const double tokens[] = { 1024, 2048, 4096, 8192, 16384 }, us[] = { 14.8, 15.6, 16.5, 19.1, 26.3 };
-	double stream = hw_stream_bandwidth(&h100);
-	for (int i = 0; i < 5; i++) {
-		double t = gqa->fixed_us + tokens[i] * 2048 / (gqa->bw_frac * stream) * 1e6;
-		assert_double_rel(t, us[i], 0.05);
-	}
-	/* Through the step model: an 8B (GQA 4) batch-1 step at a 16k
-	 * context, 32 layers of the row's call. */
-	struct perf p;
-	init(&p, &llama, "bf16", 1, false);
-	assert_ptr_equal(p.k_decode, gqa);
-	struct perf_step st;
-	perf_step_clear(&st);
-	perf_step_add(&st, &p, 1, 16383, true);
-	struct perf_op ops[PERF_N_OPS];
-	perf_step_ops(&p, &st, ops);
-	double per_layer = 16384.0 * 131072 / 32 / (gqa->bw_frac * stream) + gqa->fixed_us * 1e-6 +
-			   gqa->unit_us * 1e-6 * 8 / 132;   /* one sequence x 8 KV heads over 132 SMs */
-	assert_double_rel(ops[PERF_ATTN_DECODE].time_s, 32 * per_layer, 1e-9);
-}
-
-/* One decode-attention call on a kernel row: its floor, its (sequence, KV
- * head) units over the SMs, its bytes at the row's share of stream. */
-static double decode_call_us(const struct perf_kernel *k, const struct hw_profile *hw, double units, double mib)
-{
-	return k->fixed_us + k->unit_us * units / hw->arch.sm_count +
-	       mib * 1048576 / (k->bw_frac * hw_stream_bandwidth(hw)) * 1e6;
-}
-
-/* The per-unit floor and the MHA row against microsoft/onnxruntime PR
- * #21414's FA2 paged batch-decode tables (nvbench GPU time, 64 sequences,
- * hd 128, page 256). Fitted: A100 SXM 80GB, MHA 32 = 32 heads: 107.7 /
- * 186.8 / 338.8 us at 128.5 / 256.5 / 512.5 MiB, within 3% (the line's
- * residuals are under 1.5 us). Check, not fitted: H100 SXM, GQA 64 / 8
- * heads: 21.1 / 23.0 / 28.8 / 43.6 us at 9 / 17 / 33 / 65 MiB on the GQA
- * row, within 5%. */
-static void decode_unit_floor_matches_the_onnxruntime_tables(void **state)
-{
-	(void)state;
-	struct hw_profile a100;
-	load_hw(&a100, "a100-80gb-sxm");
-	const struct perf_backend *b = perf_backend_find("vllm-cuda");
-	const struct perf_kernel *mha = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, HW_TC_AMPERE, 128, 1);
-	const struct perf_kernel *gqa = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, HW_TC_HOPPER, 128, 8);
-	assert_true(mha->unit_us > 0 && mha->fixed_us > 0 && mha->half == 0);
-	static const double mib_a[] = { 128.5, 256.5, 512.5 }, us_a[] = { 107.658, 186.808, 338.751 };
-	for (int i = 0; i < 3; i++)
-		assert_double_rel(decode_call_us(mha, &a100, 64 * 32, mib_a[i]), us_a[i], 0.03);
-	static const double mib_h[] = { 9, 17, 33, 65 }, us_h[] = { 21.135, 22.958, 28.780, 43.563 };
-	for (int i = 0; i < 4; i++)
-		assert_double_rel(decode_call_us(gqa, &h100, 64 * 8, mib_h[i]), us_h[i], 0.05);
-}
-
-/* Properties of the decode row through the step model (H100, Llama-3.1-8B,
- * GQA): more sequences at the same context never take less time, and the
- * bandwidth a call reaches (KV bytes over its time) rises with the bytes
- * it reads, toward the row's share of stream and never past it. */
-static void decode_time_monotone_and_bandwidth_rises(void **state)
-{
-	(void)state;
-	struct perf p;
-	init(&p, &llama, "bf16", 1, false);
-	double prev_t = 0, prev_bw = 0, cap = p.k_decode->bw_frac * hw_stream_bandwidth(&h100);
-	for (int seqs = 1; seqs <= 512; seqs *= 2) {
-		struct perf_step st;
-		perf_step_clear(&st);
-		for (int i = 0; i < seqs; i++)
-			perf_step_add(&st, &p, 1, 2047, true);
-		struct perf_op ops[PERF_N_OPS];
-		perf_step_ops(&p, &st, ops);
-		double t = ops[PERF_ATTN_DECODE].time_s, bw = ops[PERF_ATTN_DECODE].bytes / t;
-		assert_true(t > prev_t);
-		assert_true(bw > prev_bw && bw < cap);
-		prev_t = t;
-		prev_bw = bw;
-	}
-	assert_true(prev_bw > 0.8 * cap);   /* 512 x 2k tokens: 8.6 GB, the floors under 20% */
 }
 
 /* Hopper GEMMs pad their rows to whole 64-row tiles (wgmma's M): a
@@ -661,10 +535,6 @@ static void moe_touched_bounded_and_monotone(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(fa3_rows_match_the_paper),
-		cmocka_unit_test(decode_rows_match_the_kernel_timings),
-		cmocka_unit_test(decode_unit_floor_matches_the_onnxruntime_tables),
-		cmocka_unit_test(decode_time_monotone_and_bandwidth_rises),
 		cmocka_unit_test(hopper_gemm_pads_to_64_rows),
 		cmocka_unit_test(ada_and_ampere_gemm_pad_to_whole_tiles),
 		cmocka_unit_test(skewed_router_touches_fewer),

@@ -276,6 +276,39 @@ static void memory_rows_stay_under_the_datasheet(void **state)
 	free(ids);
 }
 
+/* explain's dense row on an FP8 run names the kernel vLLM runs for it,
+ * the low-precision row (CUTLASS FP8 scaled_mm on Hopper), not the BF16
+ * GEMM, and its efficiency is of the FP8 peak: the FLOP/s the row reaches
+ * over the peak it shows (before 2026-12-02: "cuBLAS/CUTLASS BF16 GEMM
+ * (sm90), 0.79" for 0.55 of the FP8 peak). A BF16 run keeps the BF16 row;
+ * so does the LM head an FP8 checkpoint leaves in BF16. */
+static void fp8_runs_name_the_fp8_kernel(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	load_hw(&hw, "h100-sxm");
+	struct model m;
+	load_model(&m, "llama-3.1-8b");
+	static const char *const weights[] = { "fp8", "bf16" };
+	for (int w = 0; w < 2; w++) {
+		struct perf p;
+		perf_init(&p, &m, &hw, precision_find(weights[w]), 1, 2);
+		struct perf_step s;
+		perf_step_clear(&s);
+		perf_step_add(&s, &p, 2048, 0, true);
+		struct perf_op ops[PERF_N_OPS];
+		perf_step_ops(&p, &s, ops);
+		const struct perf_op *d = &ops[PERF_DENSE];
+		assert_true(d->compute_bound);
+		assert_string_equal(d->kernel, w == 0 ? p.k_gemm_low->kernel : p.k_gemm->kernel);
+		assert_double_rel(d->flops / d->time_s / d->peak_flops, d->eff, 0.02);
+		assert_double_rel(d->peak_flops, hw_peak_flops(&hw, w == 0 ? MATMUL_FP8 : MATMUL_BF16), 1e-9);
+		if (w == 0)
+			assert_true(d->eff < 0.6);
+		assert_string_equal(ops[PERF_LM_HEAD].kernel, p.k_gemm->kernel);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +318,7 @@ int main(void)
 		cmocka_unit_test(b200_fp8_against_vllm_pr_19566),
 		cmocka_unit_test(batch1_decode_under_every_ceiling),
 		cmocka_unit_test(memory_rows_stay_under_the_datasheet),
+		cmocka_unit_test(fp8_runs_name_the_fp8_kernel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /*
  * evq: events pop in (time, seq) order, first in first out among equal
  * times; the clock follows the popped events and never goes back; length
- * and next_time track the heap. A property test drives 10,000 random pushes
+ * and next_time track the heap (and its front slot, against a scanning
+ * queue); a step duration rounds as llround. A property test drives 10,000 random pushes
  * interleaved with pops against those rules.
  */
 #include "testutil.h"
@@ -168,6 +169,92 @@ static void reserved_seqs_order_as_pushed_early(void **state)
 	evq_destroy(q);
 }
 
+/* The front slot (an event pushed before all the heap holds pops without
+ * the heap): a run's pattern, a chain of step ends each pushed when the
+ * one before pops, mostly before the next arrival, sometimes after it, with
+ * ties and reserved seqs pushed under the front, against a reference queue
+ * that scans every pending event for the least (time, seq). Every pop is
+ * the reference's, field by field. */
+static void front_slot_matches_scanning_queue(void **state)
+{
+	(void)state;
+	enum { N = 4000 };
+	static struct event ref[N];
+	size_t n_ref = 0;
+	struct evq *q = evq_create();
+	uint64_t rng = 99, seq = 0;
+	uint64_t res = evq_reserve(q, N);   /* arrivals' seqs, taken early */
+	seq = N;
+	int64_t next_arrival = 0;
+	int pushed = 0;
+	evq_push_seq(q, next_arrival, res, 0, pushed);
+	ref[n_ref++] = (struct event){ next_arrival, res++, 0, pushed++ };
+	struct event ev;
+	while (evq_pop(q, &ev)) {
+		size_t m = 0;
+		for (size_t i = 1; i < n_ref; i++)
+			if (ref[i].time_ns < ref[m].time_ns ||
+			    (ref[i].time_ns == ref[m].time_ns && ref[i].seq < ref[m].seq))
+				m = i;
+		assert_true(n_ref > 0);
+		assert_int_equal(ev.time_ns, ref[m].time_ns);
+		assert_int_equal(ev.seq, ref[m].seq);
+		assert_int_equal(ev.kind, ref[m].kind);
+		assert_int_equal(ev.arg, ref[m].arg);
+		ref[m] = ref[--n_ref];
+		if (pushed >= N - 2)
+			continue;
+		uint64_t r = lcg_next(&rng);
+		if (ev.kind == 0) {
+			/* An arrival: the next one, and a step end (one in
+			 * eight at the same instant as the arrival). */
+			next_arrival += (int64_t)(r % 50000);
+			evq_push_seq(q, next_arrival, res, 0, pushed);
+			ref[n_ref++] = (struct event){ next_arrival, res++, 0, pushed++ };
+		}
+		int64_t d = r % 8 == 0 ? 0 : (int64_t)((r >> 3) % 3000);
+		if (ev.kind == 0 || r % 16 != 0) {   /* the chain goes on, or stops */
+			evq_push(q, ev.time_ns + d, 1, pushed);
+			ref[n_ref++] = (struct event){ ev.time_ns + d, seq++, 1, pushed++ };
+		}
+	}
+	assert_int_equal(n_ref, 0);
+	assert_int_equal(evq_len(q), 0);
+	evq_destroy(q);
+}
+
+/* evq_duration_ns rounds as llround of s x 1e9 (its own rounding, not
+ * libm's): step times of every scale from 1e-12 to 1e8 s, values whose
+ * nanoseconds are a half or one ulp either side of it, negative ones (at
+ * least 1 ns) and the horizon's edge. Exact equality: a step 1 ns off
+ * would move every later event. */
+static void duration_rounds_as_llround(void **state)
+{
+	(void)state;
+	uint64_t rng = 7;
+	for (int i = 0; i < 200000; i++) {
+		uint64_t r = lcg_next(&rng);
+		double ns;
+		if (i % 3 == 0)
+			ns = (double)(r >> 11) * 0x1p-53 * pow(10.0, (double)(r % 21));
+		else if (i % 3 == 1)
+			ns = (double)((r >> 16) % 100000000) + 0.5;
+		else
+			ns = nextafter((double)((r >> 16) % 100000000) + 0.5, (r & 1) ? 0.0 : 1e18);
+		if (r & 2)
+			ns = -ns;
+		double s = ns / 1e9;
+		int64_t want = (int64_t)llround(s * 1e9);
+		assert_int_equal(evq_duration_ns(s), want > 0 ? want : 1);
+	}
+	assert_int_equal(evq_duration_ns(EVQ_HORIZON_S), EVQ_HORIZON_NS);
+	assert_int_equal(evq_duration_ns(nextafter(EVQ_HORIZON_S, 1e9)), EVQ_HORIZON_NS + 1);
+	assert_int_equal(evq_duration_ns(NAN), EVQ_HORIZON_NS + 1);
+	assert_int_equal(evq_duration_ns(-INFINITY), 1);
+	assert_int_equal(evq_duration_ns(0.5e-9), 1);
+	assert_int_equal(evq_duration_ns(2.5e-9), 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -176,6 +263,8 @@ int main(void)
 		cmocka_unit_test(fifo_among_equal_times),
 		cmocka_unit_test(property_random_interleaving),
 		cmocka_unit_test(reserved_seqs_order_as_pushed_early),
+		cmocka_unit_test(front_slot_matches_scanning_queue),
+		cmocka_unit_test(duration_rounds_as_llround),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

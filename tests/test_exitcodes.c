@@ -40,6 +40,13 @@ static void misuse_is_one_line(void **state)
 		cmdf(cmd, sizeof cmd, "%s", refused[i].args);
 		one_line_error(cmd, 2, refused[i].needle, NULL);
 	}
+	/* No verb: one usage line naming the verbs (it was the whole --help,
+	 * nine lines, on stderr); a verb of verbs without its own the same. */
+	cmdf(cmd, sizeof cmd, "%s", "");
+	one_line_error(cmd, 2, "usage: servesim VERB [options]; expected a VERB: calibrate, ceiling, explain",
+		       "vllm-flags (servesim --help)", NULL);
+	cmdf(cmd, sizeof cmd, "%s", "calibrate");
+	one_line_error(cmd, 2, "servesim calibrate: expected fit, gpu or runs (servesim calibrate --help)", NULL);
 	cmdf(cmd, sizeof cmd, "%s", "bogusverb");
 	one_line_error(cmd, 2, "servesim: unknown verb 'bogusverb'; expected calibrate, ceiling, explain",
 		       "vllm-flags (servesim --help)", NULL);

@@ -245,6 +245,21 @@ static void bad_arch_sustained_above_boost(void **state)
 	assert_contains(e.msg, "1900");
 }
 
+/* [arch] gemv_*: the mat-vec curve's slope cannot exceed the datasheet
+ * bandwidth, and a floor needs its slope (the curve is both). */
+static void bad_arch_gemv_curve(void **state)
+{
+	(void)state;
+	struct err e;
+	load_bad("hw_arch_gemv_fast.ini", &e);
+	assert_contains(e.msg, "hw_arch_gemv_fast.ini");
+	assert_contains(e.msg, "gemv_bandwidth_gb_s");
+	assert_contains(e.msg, "2100");
+	load_bad("hw_arch_gemv_floor.ini", &e);
+	assert_contains(e.msg, "hw_arch_gemv_floor.ini");
+	assert_contains(e.msg, "gemv_floor_us");
+}
+
 static void bad_arch_unknown_key(void **state)
 {
 	(void)state;
@@ -309,6 +324,7 @@ int main(void)
 		cmocka_unit_test(bad_long_line),
 		cmocka_unit_test(bad_syntax),
 		cmocka_unit_test(bad_arch_sustained_above_boost),
+		cmocka_unit_test(bad_arch_gemv_curve),
 		cmocka_unit_test(bad_arch_unknown_key),
 		cmocka_unit_test(bad_arch_tensor_cores),
 		cmocka_unit_test(accumulate_peaks),

@@ -279,7 +279,9 @@ static void num_double(void **state)
 	assert_int_equal(num_parse_double("inf", &v), 0);
 	assert_true(isinf(v) && v > 0);
 
-	static const char *const bad[] = { "12abc", "", "   ", "nan", "NaN", "1e999", "1,5", "--1" };
+	static const char *const bad[] = { "12abc", "", "   ", "nan", "NaN", "1e999", "1,5", "--1",
+					   /* C's hexadecimal floats, which strtod reads (0x1p3 = 8) */
+					   "0x1p3", "0X10", "-0x1.8p1", " 0x0 " };
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		v = 42;
 		if (num_parse_double(bad[i], &v) != -1) {

@@ -473,6 +473,21 @@ static void bad_inputs(void **state)
 	 * exist is refused even where every layer fits on the device. */
 	bad_input(OLLAMA_HEAD "[engine]\nkind = ollama\ncpu_hardware = no-such-cpu\n", "cpu_hardware",
 		  (const char *const[]){ "[engine] cpu_hardware", "no-such-cpu", NULL });
+	/* Looked up whatever the kind (vLLM ignores Ollama's key, as every
+	 * kind the others', but not a name that resolves to nothing or to a
+	 * GPU), and at load: it was looked up only by a llama.cpp run. */
+	bad_input(OLLAMA_HEAD "[engine]\nkind = vllm\ncpu_hardware = no-such-cpu\n", "cpu_hardware",
+		  (const char *const[]){ "[engine] cpu_hardware", "unknown hardware 'no-such-cpu'", NULL });
+	bad_input(OLLAMA_HEAD "[engine]\ncpu_hardware = h100-sxm\n", "cpu_hardware",
+		  (const char *const[]){ "[engine] cpu_hardware: expected a CPU profile (class = cpu)", "'h100-sxm'", NULL });
+	bad_input(OLLAMA_HEAD "[engine]\nkind = ollama\ncpu_hardware = h100-sxm\n", "cpu_hardware",
+		  (const char *const[]){ "expected a CPU profile", NULL });
+	struct scenario sc;
+	struct err e;
+	struct inidoc ov = { 0 };
+	assert_int_equal(inidoc_add_override(&ov, "engine.cpu_hardware=cpu-ddr5-5600", &e), 0);
+	assert_int_equal(scenario_load(&sc, NULL, &ov, &e), 0);   /* a CPU profile: taken, and ignored by vLLM */
+	inidoc_free(&ov);
 	bad_input(OLLAMA_HEAD "[engine]\nkind = ollama\nkeep_alive_s = soon\n", "keep_alive_s",
 		  (const char *const[]){ "[engine] keep_alive_s", "inf", NULL });
 }

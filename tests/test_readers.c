@@ -101,6 +101,10 @@ static void ollama_verbose(void **state)
 	assert_int_equal(ollamaverbose_duration("850\xc2\xb5s", &ns), 0);
 	assert_double_near(ns, 850e3, 1e-6);
 	assert_int_equal(ollamaverbose_duration("12.3 ms", &ns), -1);
+	/* Decimal only, as Go writes and reads them (strtod took these). */
+	assert_int_equal(ollamaverbose_duration("0x1p3s", &ns), -1);
+	assert_int_equal(ollamaverbose_duration("infs", &ns), -1);
+	assert_int_equal(ollamaverbose_duration("1s0x2ms", &ns), -1);
 	/* A count past Ollama's int range is an error, not LLONG_MAX tokens. */
 	struct err e = { 0 };
 	assert_null(ollamaverbose_to_jsonl("prompt eval count:    99999999999999999999 token(s)\n", "v.txt", &e));

@@ -99,10 +99,12 @@ static void accepted_fraction_follows_the_probabilities(void **state)
 	assert_int_equal(all.engine.spec_accepted_tokens, all.engine.spec_draft_tokens);
 	assert_int_equal(none.all.total_output, base.all.total_output);
 	assert_true(samples_mean(&none.all.tpot) > samples_mean(&base.all.tpot));
-	/* Four tokens a step that takes about twice a plain one (measured
-	 * 3.31 against 6.68 ms: the verify as long as a decode, the three
-	 * 1B drafter passes as long again). */
-	assert_true(samples_mean(&all.all.tpot) < samples_mean(&base.all.tpot) / 1.8);
+	/* Four tokens a step that takes about twice a plain one (3.64
+	 * against 6.51 ms: the verify as long as a decode, the three 1B
+	 * drafter passes as long again; 3.51 / 6.46 before the H100's weight
+	 * kernels paid their in-graph floor, 3.25 us each, which a 16-layer
+	 * drafter pays 65 times a pass: hardware_profiles/h100-sxm.ini). */
+	assert_true(samples_mean(&all.all.tpot) < samples_mean(&base.all.tpot) / 1.75);
 	/* Fewer steps when tokens come four at a time. */
 	assert_true(all.engine.steps < base.engine.steps / 3);
 	run_result_free(&none);

@@ -359,6 +359,36 @@ static void low_precision_compute_scales_8bit_matmuls(void **state)
 	assert_double_rel(b2.dense, b1.dense, 1e-12);
 }
 
+/* explain's dense row for FP8 weights: the kernel named is the FP8 row
+ * (CUTLASS scaled_mm on Hopper), not the BF16 one, and its "of peak" and
+ * efficiency are of the FP8 datasheet, where that row states its
+ * fraction: the roofline runs at the BF16 fraction of a peak lowered by
+ * the rows' ratio, which is the same time. A BF16 model keeps the BF16
+ * row against the BF16 peak. */
+static void fp8_gemm_row_is_shown_against_the_fp8_peak(void **state)
+{
+	(void)state;
+	const struct { const char *w; double peak; } runs[] = {
+		{ "fp8", h100.fp8_tflops * 1e12 }, { "bf16", h100.bf16_tflops * 1e12 },
+	};
+	for (int i = 0; i < 2; i++) {
+		struct perf p;
+		init(&p, &llama, runs[i].w, 1, false);
+		struct perf_step s;
+		perf_step_clear(&s);
+		perf_step_add(&s, &p, 8192, 0, true);
+		struct perf_op ops[PERF_N_OPS];
+		perf_step_ops(&p, &s, ops);
+		const struct perf_op *d = &ops[PERF_DENSE];
+		assert_true(d->compute_bound);
+		assert_string_equal(d->kernel, (i == 0 ? p.k_gemm_low : p.k_gemm)->kernel);
+		assert_double_rel(d->peak_flops, runs[i].peak, 1e-12);
+		/* the achieved rate over that peak is the efficiency shown, to the
+		 * row's launch floors (80 us of 22 ms) */
+		assert_double_rel(d->flops / d->time_s / d->peak_flops, d->eff, 0.01);
+	}
+}
+
 /* Pipeline parallelism (perf_pipeline). One stream gains nothing: its
  * token still passes every layer, stage after stage, plus a hop between
  * stages (hidden × 2 bytes over the link and its latency). So a batch-1
@@ -430,6 +460,7 @@ int main(void)
 		cmocka_unit_test(moe_efficiency_scales_experts_only),
 		cmocka_unit_test(sixteen_bit_groups_use_the_bf16_peak),
 		cmocka_unit_test(low_precision_compute_scales_8bit_matmuls),
+		cmocka_unit_test(fp8_gemm_row_is_shown_against_the_fp8_peak),
 		cmocka_unit_test(pipeline_one_stream_pays_the_hops),
 		cmocka_unit_test(pipeline_microbatches),
 	};

@@ -44,18 +44,11 @@ static void assert_monotone(const struct trace *t)
 		}
 }
 
-static bool have_shared_traces(void)
-{
-	struct stat st;
-	return stat(TRACE_SHARED_DIR, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /* The Azure code trace: 8,819 rows (README), no trailing newline, CRLF. */
 static void azure_real(void **state)
 {
 	(void)state;
-	if (!have_shared_traces())
-		skip();
+	skip_without_dir(TRACE_SHARED_DIR);
 	struct trace t;
 	load_ok(&t, TRACE_SHARED_DIR "/azure_llm_2023_code.csv", "auto");
 	assert_string_equal(t.format, "azure");
@@ -75,8 +68,7 @@ static void azure_real(void **state)
 static void mooncake_real(void **state)
 {
 	(void)state;
-	if (!have_shared_traces())
-		skip();
+	skip_without_dir(TRACE_SHARED_DIR);
 	struct trace t;
 	load_ok(&t, TRACE_SHARED_DIR "/mooncake_synthetic.jsonl", "auto");
 	assert_string_equal(t.format, "mooncake");

@@ -2,7 +2,8 @@
  * vLLM V1's timing (issue 18), each rule seen where the answer is known
  * exactly: the engine is driven step by step from the test (submit, start a
  * step, end it), so which request is in which step is an exact count.
- *   - async scheduling: a request arriving during step k runs in step k+2;
+ *   - async scheduling: a request arriving during step k runs in step k+2
+ *     (at tensor parallel 4 too: the wait is the step in flight);
  *     a finished request frees its slot one step later; a request whose
  *     step in flight samples its last token is not scheduled again;
  *   - blocks hittable at allocation (same-step prefix hits);
@@ -145,6 +146,44 @@ static void async_admits_in_the_step_after_next(void **state)
 		finish(&b, d3);
 		bench_close(&b);
 	}
+}
+
+/* The same rule at tensor parallel 4 (issue 11): vLLM 0.15 runs TP > 1 on
+ * MultiprocExecutor, whose max_concurrent_batches is 2 under async
+ * scheduling as UniProcExecutor's is, and EngineCore.step_with_batch_queue
+ * pops (awaits) step k's output before it schedules step k+2; the scheduler
+ * output reaches the workers over a shared-memory MessageQueue while step
+ * k+1 runs. So a request that arrives during step 1 of Llama-3.1-70B at tp 4
+ * waits in the batch queue exactly the step in flight when it is scheduled
+ * (step 2), and its prefill's own step comes after. */
+static void async_batch_queue_wait_at_tp4_is_one_step(void **state)
+{
+	(void)state;
+	struct bench b;
+	const char *sets[] = { "run.model=meta-llama/Llama-3.1-70B-Instruct", "engine.tensor_parallel_size=4",
+			       NULL };
+	bench_open(&b, sets);
+	int64_t d1, d2, d3;
+	for (int k = 0; k < 8; k++)
+		submit(&b, 200, 50, 0);
+	assert_int_equal(start(&b, &d1), 8 * 200);
+	b.now += d1 / 3;
+	size_t late = submit(&b, 500, 4, 0);
+	b.now -= d1 / 3;
+	finish(&b, d1);
+	int64_t end1 = b.now;
+	assert_int_equal(start(&b, &d2), 8);          /* the eight decodes alone */
+	finish(&b, d2);
+	assert_int_equal(start(&b, &d3), 8 + 500);    /* the late prompt, in one chunk */
+	const struct request *r = &b.reqs.v[late];
+	assert_int_equal(r->first_scheduled_ns, end1);
+	assert_int_equal(r->first_launch_ns - r->first_scheduled_ns, d2);
+	/* A decode step of a 70B model at tp 4 on H100: 35 GB of weights a
+	 * GPU, so more than 10 ms and far less than the prefill step. */
+	assert_true(d2 > 10000000 && d2 < d3);
+	finish(&b, d3);
+	assert_int_equal(b.tokens[late], 1);
+	bench_close(&b);
 }
 
 /* max_num_seqs 2: A (2 output tokens) and C (10) run, B waits. A's last
@@ -592,6 +631,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(async_admits_in_the_step_after_next),
+		cmocka_unit_test(async_batch_queue_wait_at_tp4_is_one_step),
 		cmocka_unit_test(async_frees_a_finished_slot_one_step_later),
 		cmocka_unit_test(blocks_hit_in_the_step_that_allocates_them),
 		cmocka_unit_test(partial_prefills_cap_chunks_at_4_percent),

@@ -109,6 +109,64 @@ static void refusals_name_the_flag(void **state)
 	vllmflags_free(&va);
 }
 
+/* A bad value given through a vLLM flag is named as the flag typed, not
+ * as the --set it became (it was `--set engine.block_size: …` for
+ * `--block-size 7`); one typed as --set stays --set; a --config key is its
+ * file, line and key. */
+static void errors_name_the_flag_typed(void **state)
+{
+	(void)state;
+	char *args[] = { "--block-size", "7", "--set", "engine.max_num_seqs=4", "--config",
+			 TEST_DATA_DIR "/vllmflags/serve.yaml" };
+	struct vllm_args va;
+	struct err e;
+	assert_int_equal(rewrite(args, 6, &va, &e), 0);
+	struct inidoc ov = { 0 };
+	int n_from_flags = 0;
+	for (int i = 1; i + 1 < va.argc; i += 2) {
+		assert_string_equal(va.argv[i], "--set");
+		const char *set = va.argv[i + 1], *origin = vllmflags_origin(&va, set);
+		if (!strcmp(set, "engine.block_size=7"))
+			assert_string_equal(origin, "--block-size");
+		else if (!strcmp(set, "engine.max_num_seqs=4"))
+			assert_null(origin);   /* typed as --set */
+		else if (!strcmp(set, "engine.max_num_seqs=64"))
+			assert_string_equal(origin, TEST_DATA_DIR "/vllmflags/serve.yaml:5: max-num-seqs");
+		n_from_flags += origin != NULL;
+		assert_int_equal(inidoc_add_override_from(&ov, set, origin, &e), 0);
+	}
+	assert_int_equal(n_from_flags, 8);   /* serve.yaml's seven keys and --block-size */
+	struct scenario sc;
+	assert_int_equal(scenario_load(&sc, NULL, &ov, &e), -1);
+	assert_contains(e.msg, "--block-size: [engine] block_size: expected 1, 8, 16");
+	assert_null(strstr(e.msg, "--set"));
+	inidoc_free(&ov);
+	vllmflags_free(&va);
+
+	/* Through each verb that takes the flags: run and the planning verbs. */
+	static const struct {
+		const char *args, *needle;
+	} verbs[] = {
+		{ "run --block-size 7", "servesim run: --block-size: [engine] block_size: expected 1, 8" },
+		{ "run --set engine.block_size=7", "servesim run: --set engine.block_size: [engine] block_size" },
+		{ "sweep --vary request_rate=2,4 --max-num-seqs 0", "servesim sweep: --max-num-seqs: [engine] max_num_seqs" },
+		{ "plan --gpu-memory-utilization 1.5", "--gpu-memory-utilization: [engine] gpu_memory_utilization" },
+		/* A verb's own options that set keys, likewise (inidoc_add_option). */
+		{ "run --seed x", "servesim run: --seed: [run] seed: expected an integer" },
+		{ "report --seed -1 --out /nonexistent/r.html", "servesim report: --seed: [run] seed" },
+		{ "explain --batch decode:1 --tp 0", "servesim explain: --tp: [engine] tensor_parallel_size" },
+		{ "explain --batch decode:1 --kv-cache-dtype x", "servesim explain: --kv-cache-dtype: [engine] kv_cache_dtype" },
+	};
+	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++) {
+		struct cmd_result r;
+		run_cmd(&r, "'%s' %s", SERVESIM_BIN, verbs[i].args);
+		if (r.status != 2)
+			fail_msg("%s: exit %d; stderr %s", verbs[i].args, r.status, r.err);
+		assert_contains(r.err, verbs[i].needle);
+		cmd_result_free(&r);
+	}
+}
+
 /* Data parallelism is the cluster's replicas; --speculative-config's JSON
  * is engine.speculative_* (vLLM infers an EAGLE head from its name when
  * no method is given). */
@@ -317,6 +375,7 @@ int main(void)
 		cmocka_unit_test(rewrites_to_set),
 		cmocka_unit_test(bench_defaults_without_scenario),
 		cmocka_unit_test(refusals_name_the_flag),
+		cmocka_unit_test(errors_name_the_flag_typed),
 		cmocka_unit_test(cluster_and_speculation),
 		cmocka_unit_test(yaml_config),
 		cmocka_unit_test(flags_equal_keys),

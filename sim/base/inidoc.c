@@ -57,8 +57,8 @@ static char *read_line(char *buf, int size, void *stream)
 	return buf;
 }
 
-static void push(struct inidoc *doc, const char *section, const char *key,
-		 const char *value, int line)
+static struct inidoc_entry *push(struct inidoc *doc, const char *section, const char *key,
+				  const char *value, int line)
 {
 	xgrow(&doc->entries, &doc->cap, doc->len + 1, sizeof *doc->entries);
 	struct inidoc_entry *en = &doc->entries[doc->len++];
@@ -67,6 +67,7 @@ static void push(struct inidoc *doc, const char *section, const char *key,
 	snprintf(en->key, sizeof en->key, "%s", key);
 	snprintf(en->value, sizeof en->value, "%s", value);
 	en->line = line;
+	return en;
 }
 
 static int on_entry(void *user, const char *section, const char *name,
@@ -111,6 +112,11 @@ int inidoc_load(struct inidoc *doc, const char *path, struct err *e)
 
 int inidoc_add_override(struct inidoc *doc, const char *assignment, struct err *e)
 {
+	return inidoc_add_override_from(doc, assignment, NULL, e);
+}
+
+int inidoc_add_override_from(struct inidoc *doc, const char *assignment, const char *origin, struct err *e)
+{
 	const char *dot = strchr(assignment, '.');
 	const char *eq = strchr(assignment, '=');
 	if (!doc->path)
@@ -125,7 +131,8 @@ int inidoc_add_override(struct inidoc *doc, const char *assignment, struct err *
 	section[ns] = '\0';
 	memcpy(key, dot + 1, nk);
 	key[nk] = '\0';
-	push(doc, section, key, eq + 1, 0);
+	struct inidoc_entry *en = push(doc, section, key, eq + 1, 0);
+	snprintf(en->origin, sizeof en->origin, "%s", origin ? origin : "");
 	return 0;
 }
 
@@ -141,12 +148,23 @@ int inidoc_add_overridef(struct inidoc *doc, struct err *e, const char *fmt, ...
 	return inidoc_add_override(doc, buf, e);
 }
 
+int inidoc_add_option(struct inidoc *doc, const char *option, const char *key, const char *value, struct err *e)
+{
+	if (inidoc_add_overridef(doc, e, "%s=%s", key, value))
+		return -1;
+	struct inidoc_entry *en = &doc->entries[doc->len - 1];
+	snprintf(en->origin, sizeof en->origin, "%s", option);
+	return 0;
+}
+
 void inidoc_add_overrides(struct inidoc *doc, const struct inidoc *src)
 {
 	if (!doc->path)
 		doc->path = xstrdup("--set");
-	for (size_t i = 0; i < src->len; i++)
-		push(doc, src->entries[i].section, src->entries[i].key, src->entries[i].value, 0);
+	for (size_t i = 0; i < src->len; i++) {
+		const struct inidoc_entry *from = &src->entries[i];
+		memcpy(push(doc, from->section, from->key, from->value, 0)->origin, from->origin, sizeof from->origin);
+	}
 }
 
 void inidoc_free(struct inidoc *doc)
@@ -166,12 +184,12 @@ const struct inidoc_entry *inidoc_find(const struct inidoc *doc, const char *sec
 	return NULL;
 }
 
-/* "path:line" for a file entry, "--set" for an override. */
-static void where(const struct inidoc *doc, const struct inidoc_entry *en,
-		  char *buf, size_t cap)
+void inidoc_entry_at(const struct inidoc *doc, const struct inidoc_entry *en, char *buf, size_t cap)
 {
 	if (en->line > 0)
 		snprintf(buf, cap, "%s:%d", doc->path, en->line);
+	else if (en->origin[0])
+		snprintf(buf, cap, "%s", en->origin);
 	else
 		snprintf(buf, cap, "--set %s.%s", en->section, en->key);
 }
@@ -180,7 +198,7 @@ static int bad_value(const struct inidoc *doc, const struct inidoc_entry *en,
 		     const struct inidoc_key *k, struct err *e)
 {
 	char at[INI_VALUE_MAX + 32];
-	where(doc, en, at, sizeof at);
+	inidoc_entry_at(doc, en, at, sizeof at);
 	return err_set(e, "%s: [%s] %s: expected %s, got '%s'", at, en->section,
 		       en->key, k->expect, en->value);
 }
@@ -277,7 +295,7 @@ static int bind_entries(struct inidoc *doc, const struct inidoc_key *keys, size_
 	for (size_t j = 0; j < doc->len; j++) {
 		struct inidoc_entry *en = &doc->entries[j];
 		char at[INI_VALUE_MAX + 32];
-		where(doc, en, at, sizeof at);
+		inidoc_entry_at(doc, en, at, sizeof at);
 		if (!table_has_section(keys, nkeys, en->section)) {
 			if (allow_other_sections)
 				continue;

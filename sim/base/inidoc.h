@@ -27,6 +27,9 @@ struct inidoc_entry {
 	char key[INI_NAME_MAX];
 	char value[INI_VALUE_MAX];
 	int line;            /* 1-based line in the file; 0 for --set */
+	/* An override's origin when it was not typed as --set: the vLLM
+	 * flag it came from ("--block-size"); "" names it "--set S.K". */
+	char origin[INI_VALUE_MAX];
 	bool used;           /* set by inidoc_bind when a table key claimed it */
 };
 
@@ -44,6 +47,14 @@ int inidoc_load(struct inidoc *doc, const char *path, struct err *e);
 /* Appends `section.key=value` (from --set). Returns -1 if it is not of that
  * form. */
 int inidoc_add_override(struct inidoc *doc, const char *assignment, struct err *e);
+
+/* inidoc_add_override naming its origin in errors (a vLLM flag the
+ * command line's rewrite turned into it); NULL or "" is --set. */
+int inidoc_add_override_from(struct inidoc *doc, const char *assignment, const char *origin, struct err *e);
+
+/* A verb's own option that sets a key (`--seed 7`: run.seed=7), named in
+ * errors as the option typed. */
+int inidoc_add_option(struct inidoc *doc, const char *option, const char *key, const char *value, struct err *e);
 
 /* inidoc_add_override of a formatted assignment ("run.hardware=%s", …).
  * Returns -1 with e when it is malformed or longer than a key and value
@@ -91,6 +102,10 @@ struct inidoc_key {
  * gets one bool per table key telling whether the key was present. */
 int inidoc_bind(struct inidoc *doc, const struct inidoc_key *keys, size_t nkeys,
 	     void *obj, bool allow_other_sections, bool *seen, struct err *e);
+
+/* Where en was set, into buf, as every error names it: "path:line" for a
+ * file's entry, its origin or "--set section.key" for an override. */
+void inidoc_entry_at(const struct inidoc *doc, const struct inidoc_entry *en, char *buf, size_t cap);
 
 /* Returns the entry for section/key or NULL (the last one wins for
  * overrides appended after a file). */

@@ -31,6 +31,10 @@ int num_parse_double(const char *s, double *out)
 		*out = INFINITY;
 		return 0;
 	}
+	/* Decimal only, as Python's float() reads vLLM's numbers: strtod
+	 * would take C's hexadecimal floats ("0x1p3" as 8) too. */
+	if (strpbrk(buf, "xX"))
+		return -1;
 	errno = 0;
 	double v = strtod(buf, &end);
 	if (*end || errno == ERANGE || isnan(v) || isinf(v))

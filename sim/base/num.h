@@ -1,8 +1,10 @@
 /*
  * num: strict parsing of numbers and booleans from text (INI values, flags,
  * trace fields). The whole string must be the number, surrounding blanks
- * aside; no trailing junk, no empty strings, no NaN. Each returns 0 on
- * success and -1 (leaving *out untouched) otherwise; they never print.
+ * aside; no trailing junk, no empty strings, no NaN, and decimal only (no
+ * C hexadecimal float such as 0x1p3, which Python's float() refuses too).
+ * Each returns 0 on success and -1 (leaving *out untouched) otherwise;
+ * they never print.
  */
 #ifndef SERVESIM_NUM_H
 #define SERVESIM_NUM_H

@@ -1,5 +1,6 @@
 #include "ollamaverbose.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +28,10 @@ int ollamaverbose_duration(const char *s, double *ns)
 	if (!strcmp(s, "0"))
 		return *ns = 0, 0;
 	while (*p) {
+		/* Each part is decimal digits and a unit, as Go's ParseDuration
+		 * reads them: strtod alone would take "0x1p3s" (8 s) or "inf". */
+		if (!(isdigit((unsigned char)*p) || *p == '.') || (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')))
+			return -1;
 		char *end;
 		double v = strtod(p, &end);
 		if (end == p || !isfinite(v) || v < 0)

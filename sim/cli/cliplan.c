@@ -80,7 +80,7 @@ int cliplan_option(struct cliplan *c, int opt, const char *arg, struct err *e)
 		c->replications = (int)v;
 		return 1;
 	case 1004:
-		return inidoc_add_override(&c->ov, arg, e) ? -1 : 1;
+		return inidoc_add_override_from(&c->ov, arg, vllmflags_origin(&c->vllm, arg), e) ? -1 : 1;
 	case 1005:
 		return resultdoc_shard_parse(&c->shard, arg, e) ? -1 : 1;
 	case 1006:

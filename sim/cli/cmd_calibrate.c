@@ -363,10 +363,8 @@ out:
 
 int cmd_calibrate(int argc, char **argv)
 {
-	if (argc < 2) {
-		calib_help(stderr);
-		return EXIT_BAD_INPUT;
-	}
+	if (argc < 2)
+		return cli_misuse("calibrate", "expected fit, gpu or runs");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		calib_help(stdout);
 		return EXIT_OK;

@@ -394,7 +394,8 @@ int cmd_explain(int argc, char **argv)
 	struct err e;
 	int c, bad = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1 && !bad) {
+	int li = -1;
+	while ((c = getopt_long(argc, argv, "", opts, &li)) != -1 && !bad) {
 		const char *key = NULL;
 		switch (c) {
 		case 'b': batch = optarg; break;
@@ -411,8 +412,12 @@ int cmd_explain(int argc, char **argv)
 		case 'w': key = "run.weights"; break;
 		default: inidoc_free(&ov); return cli_bad_option("explain", argv);
 		}
-		if (key)
-			bad = inidoc_add_overridef(&ov, &e, "%s=%s", key, optarg);
+		if (key) {   /* named in errors as the option typed (--tp 0, not --set) */
+			char option[64];
+			snprintf(option, sizeof option, "--%s", li >= 0 ? opts[li].name : key);
+			bad = inidoc_add_option(&ov, option, key, optarg, &e);
+		}
+		li = -1;
 	}
 	if (bad) {
 		inidoc_free(&ov);

@@ -90,20 +90,20 @@ int cmd_report(int argc, char **argv)
 		int bad = 0;
 		switch (c) {
 		case 'H':
-			bad = inidoc_add_overridef(&ov, &e, "run.hardware=%s", optarg);
+			bad = inidoc_add_option(&ov, "--hardware", "run.hardware", optarg, &e);
 			break;
 		case 'h':
 			help();
 			inidoc_free(&ov);
 			return EXIT_OK;
 		case 'm':
-			bad = inidoc_add_overridef(&ov, &e, "run.model=%s", optarg);
+			bad = inidoc_add_option(&ov, "--model", "run.model", optarg, &e);
 			break;
 		case 'o':
 			out = optarg;
 			break;
 		case 's':
-			bad = inidoc_add_overridef(&ov, &e, "run.seed=%s", optarg);
+			bad = inidoc_add_option(&ov, "--seed", "run.seed", optarg, &e);
 			break;
 		case 'S':
 			bad = inidoc_add_override(&ov, optarg, &e);

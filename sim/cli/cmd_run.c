@@ -123,9 +123,9 @@ int cmd_run(int argc, char **argv)
 		case 'f':
 			bad = cli_parse_format(optarg, 1u << FMT_TEXT | 1u << FMT_JSON | 1u << FMT_PROM, &fmt, &e);
 			break;
-		case 'H': bad = inidoc_add_overridef(&ov, &e, "run.hardware=%s", optarg); break;
+		case 'H': bad = inidoc_add_option(&ov, "--hardware", "run.hardware", optarg, &e); break;
 		case 'h': help(); inidoc_free(&ov); vllmflags_free(&va); return EXIT_OK;
-		case 'm': bad = inidoc_add_overridef(&ov, &e, "run.model=%s", optarg); break;
+		case 'm': bad = inidoc_add_option(&ov, "--model", "run.model", optarg, &e); break;
 		case 'o': out_dir = optarg; break;
 		case 'P': plot_dir = optarg; break;
 		case 'p': bad = parse_percentiles(optarg, pct, &n_pct, &e); break;
@@ -139,8 +139,8 @@ int cmd_run(int argc, char **argv)
 			if (num_parse_double(optarg, &epoch_s) || !(epoch_s >= 0) || epoch_s > 1e11)
 				bad = err_set(&e, "--epoch: expected Unix seconds (0 or more), got '%s'", optarg);
 			break;
-		case 's': bad = inidoc_add_overridef(&ov, &e, "run.seed=%s", optarg); break;
-		case 'S': bad = inidoc_add_override(&ov, optarg, &e); break;
+		case 's': bad = inidoc_add_option(&ov, "--seed", "run.seed", optarg, &e); break;
+		case 'S': bad = inidoc_add_override_from(&ov, optarg, vllmflags_origin(&va, optarg), &e); break;
 		default: /* argv is va's: named before it is freed */
 			rc = cli_bad_option("run", argv);
 			inidoc_free(&ov);

@@ -33,7 +33,7 @@ static const struct verb {
 	{ "vllm-flags", cmd_vllm_flags, "the vllm serve / vllm bench serve flags servesim takes, and what each becomes" },
 };
 
-static void usage(FILE *f)
+static void usage(FILE *f)   /* --help: on stdout, exit 0 */
 {
 	fprintf(f, "usage: servesim VERB [options]   (servesim VERB --help for each)\n\nverbs:\n");
 	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
@@ -61,7 +61,12 @@ static int stdout_checked(const char *verb, int rc)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage(stderr);
+		/* One line, as argparse's vllm and every misuse here: the usage
+		 * and where the rest is, the verbs named (the list is --help's). */
+		fprintf(stderr, "usage: servesim VERB [options]; expected a VERB: ");
+		for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+			fprintf(stderr, "%s%s", i ? ", " : "", verbs[i].name);
+		fprintf(stderr, " (servesim --help)\n");
 		return EXIT_BAD_INPUT;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {

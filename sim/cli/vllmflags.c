@@ -39,6 +39,13 @@ void vf_emit_set(struct rewrite *rw, const char *key, const char *value)
 	size_t n = strlen(key) + strlen(value) + 2;
 	char *s = vf_own(rw, xmalloc(n));
 	snprintf(s, n, "%s=%s", key, value);
+	if (rw->label) {
+		struct vllm_args *va = rw->va;
+		xgrow(&va->origins, &va->cap_origins, va->n_origins + 1, sizeof *va->origins);
+		struct vllm_origin *o = &va->origins[va->n_origins++];
+		o->set = s;
+		snprintf(o->flag, sizeof o->flag, "%s", rw->label);
+	}
 	if (rw->in_config) {
 		xgrow(&rw->front, &rw->cap_front, rw->n_front + 1, sizeof *rw->front);
 		rw->front[rw->n_front++] = s;
@@ -129,9 +136,8 @@ static int check_type(struct rewrite *rw, const struct vllm_flag *f, const char 
 	return 0;
 }
 
-/* Applies flag f (negated: its --no- form) with its values. */
-int vf_apply(struct rewrite *rw, const struct vllm_flag *f, bool negated, const char *const *vals, int n_vals,
-		 struct err *e)
+static int apply_flag(struct rewrite *rw, const struct vllm_flag *f, bool negated, const char *const *vals,
+		      int n_vals, struct err *e)
 {
 	char at[512];
 	if (f->bench)
@@ -164,13 +170,27 @@ int vf_apply(struct rewrite *rw, const struct vllm_flag *f, bool negated, const 
 	}
 }
 
+/* Applies flag f (negated: its --no- form) with its values; each --set it
+ * makes is recorded as typed as f (vllmflags_origin). */
+int vf_apply(struct rewrite *rw, const struct vllm_flag *f, bool negated, const char *const *vals, int n_vals,
+	     struct err *e)
+{
+	char label[512];
+	rw->label = vf_where(rw, f, label, sizeof label);
+	int rc = apply_flag(rw, f, negated, vals, n_vals, e);
+	rw->label = NULL;
+	return rc;
+}
+
 /* What is resolved once every flag is in: the dataset, the dtype. */
 int vf_finish(struct rewrite *rw, struct err *e)
 {
 	const char *name = rw->dataset_name ? rw->dataset_name : "random";
 	if (!strcmp(name, "random")) {
-		if (rw->dataset_path)
+		if (rw->dataset_path) {
+			rw->label = "--dataset-path";
 			vf_emit_set(rw, "workload.trace", rw->dataset_path);
+		}
 	} else if (!strcmp(name, "sharegpt")) {
 		if (rw->dataset_path)
 			return err_set(e, "--dataset-path %s: servesim does not tokenize ShareGPT conversations; "
@@ -193,10 +213,12 @@ int vf_finish(struct rewrite *rw, struct err *e)
 			vf_emit_set(rw, "workload.output_stddev", "160");
 		}
 	} else if (catalog_is_file(name) && !rw->dataset_path) {
+		rw->label = "--dataset-name";
 		vf_emit_set(rw, "workload.trace", name);   /* --dataset-name FILE: a trace */
 	} else if (!strcmp(name, "burstgpt") || !strcmp(name, "custom")) {
 		if (!rw->dataset_path)
 			return err_set(e, "--dataset-name %s: expected --dataset-path FILE (a trace)", name);
+		rw->label = "--dataset-path";
 		vf_emit_set(rw, "workload.trace", rw->dataset_path);
 	} else {
 		return err_set(e, "--dataset-name: expected random, sharegpt, burstgpt or custom (a trace in --dataset-path); "
@@ -205,6 +227,7 @@ int vf_finish(struct rewrite *rw, struct err *e)
 	}
 	if (rw->sharegpt_output_len && strcmp(name, "sharegpt"))
 		return err_set(e, "--sharegpt-output-len: only with --dataset-name sharegpt");
+	rw->label = NULL;
 	if (rw->dtype && !rw->quantization_seen) {
 		if (!strcmp(rw->dtype, "bfloat16") || !strcmp(rw->dtype, "bf16"))
 			vf_emit_set(rw, "run.weights", "bf16");
@@ -369,8 +392,17 @@ int vllmflags_scenario_or_model(const char *arg, char *out, size_t cap, struct i
 	return 0;
 }
 
+const char *vllmflags_origin(const struct vllm_args *va, const char *assignment)
+{
+	for (size_t i = 0; i < va->n_origins; i++)
+		if (va->origins[i].set == assignment)
+			return va->origins[i].flag;
+	return NULL;
+}
+
 void vllmflags_free(struct vllm_args *va)
 {
+	free(va->origins);
 	for (size_t i = 0; i < va->n_owned; i++)
 		free(va->owned[i]);
 	free(va->owned);

@@ -54,6 +54,13 @@ struct vllm_args {
 	char **owned;
 	size_t n_owned, cap_owned;
 	size_t argv_cap;
+	/* Each --set the rewrite made and the flag it was typed as
+	 * (vllmflags_origin). */
+	struct vllm_origin {
+		const char *set;        /* an owned string of argv */
+		char flag[256];         /* "--block-size", "FILE:LINE: block-size" (cut) */
+	} *origins;
+	size_t n_origins, cap_origins;
 };
 
 /* Rewrites argc/argv (argv[0] is the verb) against the verb's own option
@@ -63,6 +70,12 @@ struct vllm_args {
 int vllmflags_rewrite(const char *verb, const struct option *verb_opts, int argc, char **argv,
 		      struct vllm_args *va, struct err *e);
 void vllmflags_free(struct vllm_args *va);
+
+/* The flag the user typed for assignment, an argument of va's `--set`
+ * (the very string: what getopt_long gives as optarg), or NULL when it
+ * was typed as --set itself. For inidoc_add_override_from, so that an
+ * error names `--block-size`, not the key it set. */
+const char *vllmflags_origin(const struct vllm_args *va, const char *assignment);
 
 /* vllm bench serve's --save-result for `servesim run` (vllmsave.c): adds
  * --label and --metadata to result (a report_json object, borrowed), names

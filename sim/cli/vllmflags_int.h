@@ -50,6 +50,7 @@ struct rewrite {
 	const char *dataset_name, *dataset_path, *sharegpt_output_len;
 	const char *dtype;
 	bool quantization_seen;
+	const char *label;      /* the flag vf_emit_set's assignments come from, or NULL */
 };
 
 extern const struct vllm_flag vllm_flags[];   /* sorted by name */

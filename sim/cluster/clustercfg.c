@@ -57,14 +57,6 @@ void clustercfg_default(struct cluster_config *c)
 	c->kv_abort_request_timeout_s = 480;
 }
 
-static void where(const struct inidoc *doc, const struct inidoc_entry *en, char *at, size_t cap)
-{
-	if (en->line > 0)
-		snprintf(at, cap, "%s:%d", doc->path, en->line);
-	else
-		snprintf(at, cap, "--set %s.%s", en->section, en->key);
-}
-
 int clustercfg_bind(struct cluster_config *c, struct inidoc *doc, struct err *e)
 {
 	bool seen[N_KEYS];
@@ -75,7 +67,7 @@ int clustercfg_bind(struct cluster_config *c, struct inidoc *doc, struct err *e)
 	const struct inidoc_entry *en = inidoc_find(doc, "cluster", "router");
 	if (en) {
 		char at[INI_VALUE_MAX + 32];
-		where(doc, en, at, sizeof at);
+		inidoc_entry_at(doc, en, at, sizeof at);
 		int r = router_find(c->router_name);
 		if (r < 0) {
 			char names[512];
@@ -87,7 +79,7 @@ int clustercfg_bind(struct cluster_config *c, struct inidoc *doc, struct err *e)
 	}
 	if ((en = inidoc_find(doc, "cluster", "kv_transfer")) && !kvlink_find(c->kv_transfer)) {
 		char at[INI_VALUE_MAX + 32], names[256];
-		where(doc, en, at, sizeof at);
+		inidoc_entry_at(doc, en, at, sizeof at);
 		kvlink_list(names, sizeof names);
 		return err_set(e, "%s: [cluster] kv_transfer: expected one of %s, got '%s'", at, names,
 			       c->kv_transfer);
@@ -96,7 +88,7 @@ int clustercfg_bind(struct cluster_config *c, struct inidoc *doc, struct err *e)
 	const struct inidoc_entry *de = inidoc_find(doc, "cluster", "decode_replicas");
 	if (pe || de) {
 		const struct inidoc_entry *at_en = pe ? pe : de;
-		where(doc, at_en, c->disagg_at, sizeof c->disagg_at);
+		inidoc_entry_at(doc, at_en, c->disagg_at, sizeof c->disagg_at);
 		if ((c->prefill_replicas > 0) != (c->decode_replicas > 0))
 			return err_set(e, "%s: [cluster] %s: expected prefill_replicas and decode_replicas both > 0 (disaggregated) or both 0, got %lld and %lld",
 				       c->disagg_at, at_en->key, (long long)c->prefill_replicas,
@@ -112,7 +104,7 @@ int clustercfg_bind(struct cluster_config *c, struct inidoc *doc, struct err *e)
 	if ((en = inidoc_find(doc, "cluster", "scorers"))) {
 		const char *why;
 		char at[INI_VALUE_MAX + 32];
-		where(doc, en, at, sizeof at);
+		inidoc_entry_at(doc, en, at, sizeof at);
 		if (router_parse_scorers(c->scorers_text, c->weights, &why))
 			return err_set(e, "%s: [cluster] scorers: expected %s, got '%s'", at, why,
 				       c->scorers_text);

@@ -127,6 +127,9 @@ void llama_config_default(struct engine_config *c);
 void llama_config_locate(struct engine_config *c,
 			 void (*at)(const void *ctx, const char *key, char *out, size_t cap),
 			 const void *ctx);
+/* [engine] cpu_hardware, when set: a CPU profile that loads, whatever the
+ * kind (engine_class.config_check). */
+int llama_config_check(struct engine_config *c, const struct engine_keys_view *k, struct err *e);
 
 /* llamaresolve.c: the options, defaults and memory of g's setup. Returns 0
  * or -1 with e naming the key. */
@@ -138,6 +141,7 @@ int llama_resolve(struct engine *g, struct err *e);
 	.family = ENGINE_FAMILY_LLAMACPP, .perf_engine = "llama.cpp", .cpu_offload = true,     \
 	.keys = llamacfg_keys, .config_offset = offsetof(struct engine_config, llama),         \
 	.config_default = llama_config_default, .config_locate = llama_config_locate,          \
+	.config_check = llama_config_check,                                                     \
 	.destroy = llama_destroy, .submit = llama_submit, .start_step = llama_start_step,      \
 	.end_step = llama_end_step, .gauges = llama_gauges, .stats = llama_stats
 

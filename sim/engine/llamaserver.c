@@ -498,6 +498,24 @@ void llama_config_locate(struct engine_config *c,
 	llamacfg_locate(&c->llama, at, ctx);
 }
 
+/* The profile is looked up where the key is read, for every kind: a vLLM
+ * run ignores Ollama's cpu_hardware, as every kind ignores the others'
+ * keys (one file serves both), but a name that resolves to nothing, or to
+ * a GPU, is refused there too, as every key's bad value is. */
+int llama_config_check(struct engine_config *c, const struct engine_keys_view *k, struct err *e)
+{
+	char at[INI_VALUE_MAX + 32];
+	if (!k->at(k->ctx, "cpu_hardware", at, sizeof at))
+		return 0;
+	struct hw_profile cpu;
+	if (hw_load_named(&cpu, c->llama.cpu_hardware, e))
+		return err_prefix(e, "%s: [%s] cpu_hardware", at, k->section);
+	if (cpu.hw_class != HW_CPU)
+		return err_set(e, "%s: [%s] cpu_hardware: expected a CPU profile (class = cpu), got '%s' (class %s)", at,
+			       k->section, cpu.id, hw_class_names[cpu.hw_class]);
+	return 0;
+}
+
 static struct engine *llamacpp_create(const struct engine_setup *setup, struct err *e)
 {
 	return llama_create(setup, &llamacpp_flavor, e);

@@ -132,17 +132,32 @@ static bool is_lazy(const struct request *r)
 }
 
 /* The longest of most and the gaps of the ended passes [from, to), to -
- * from <= FF_RING (from >= 0: the ring index is a mask): two lookups in
- * the sparse table of the ring (the two spans of 2^k ends that cover the
- * range), not a loop over a block's ends. */
+ * from <= FF_RING (from >= 0: the ring index is a mask): under 2 x
+ * FF_CHUNK ends, two lookups in the sparse table of the ring (the two
+ * spans of 2^k ends that cover the range); longer, its top level's spans
+ * of FF_CHUNK one after another and one more ending at to. A maximum of
+ * integers: the same value whichever spans cover the range. */
 static int64_t max_gap(const struct vllm_ff *f, int64_t from, int64_t to, int64_t most)
 {
 	uint64_t len = (uint64_t)(to - from);
-	int k = 63 - __builtin_clzll(len);
-	int64_t a = f->gmax[k][(uint64_t)(to - 1) & (FF_RING - 1)];
-	int64_t b = f->gmax[k][(uint64_t)(from + ((int64_t)1 << k) - 1) & (FF_RING - 1)];
-	a = a > b ? a : b;
-	return a > most ? a : most;
+	if (len < 2 * FF_CHUNK) {
+		int k = 63 - __builtin_clzll(len);
+		int64_t a = f->gmax[k][(uint64_t)(to - 1) & (FF_RING - 1)];
+		int64_t b = f->gmax[k][(uint64_t)(from + ((int64_t)1 << k) - 1) & (FF_RING - 1)];
+		a = a > b ? a : b;
+		return a > most ? a : most;
+	}
+	const int64_t *top = f->gmax[FF_LEVELS - 1];
+	int64_t s = from;
+	for (; s + FF_CHUNK <= to; s += FF_CHUNK) {
+		int64_t a = top[(uint64_t)(s + FF_CHUNK - 1) & (FF_RING - 1)];
+		most = a > most ? a : most;
+	}
+	if (s < to) {
+		int64_t a = top[(uint64_t)(to - 1) & (FF_RING - 1)];
+		most = a > most ? a : most;
+	}
+	return most;
 }
 
 void vllm_ff_catch_up(struct engine *g, struct request *r)

@@ -76,6 +76,10 @@ static const struct inidoc_key keys[] = {
 	  "measured dense FP8 GEMM TFLOP/s, > 0", NULL },
 	{ "arch", "matmul_fp4_tflops", INI_DOUBLE, A(matmul_fp4_tflops), INI_MIN_EXCLUSIVE, 0, 1e6,
 	  "measured dense FP4 GEMM TFLOP/s, > 0", NULL },
+	{ "arch", "gemv_floor_us", INI_DOUBLE, A(gemv_floor_us), 0, 0, 1e4,
+	  "microseconds >= 0 (a measured mat-vec kernel's fixed time), with gemv_bandwidth_gb_s", NULL },
+	{ "arch", "gemv_bandwidth_gb_s", INI_DOUBLE, A(gemv_bandwidth_gb_s), INI_MIN_EXCLUSIVE, 0, 1e6,
+	  "measured mat-vec streaming rate in GB/s, > 0 and at most bandwidth_gb_s", NULL },
 	{ "arch", "source", INI_STRING, F(source_arch), 0, 0, 0, "where the architecture facts come from", NULL },
 	{ "interconnect", "kind", INI_ENUM, F(ic_kind), REQ, 0, 0,
 	  "one of none, pcie3, pcie4, pcie5, nvlink3, nvlink4, nvlink5, infinity-fabric, nvlink-c2c, unified",
@@ -201,7 +205,8 @@ static int check_arch(struct hw_profile *hw, const char *path, struct err *e)
 	bool any = a->sm_count > 0 || a->boost_clock_mhz > 0 || a->sustained_clock_mhz > 0;
 	if (!any) {
 		if (a->stream_bandwidth_gb_s > 0 || a->tensor_gen || a->memory_type || a->l2_mb > 0 ||
-		    a->matmul_bf16_tflops > 0 || a->matmul_fp8_tflops > 0 || a->matmul_fp4_tflops > 0) {
+		    a->matmul_bf16_tflops > 0 || a->matmul_fp8_tflops > 0 || a->matmul_fp4_tflops > 0 ||
+		    a->gemv_floor_us > 0 || a->gemv_bandwidth_gb_s > 0) {
 			err_set(e, "%s: [arch] sm_count: expected sm_count, boost_clock_mhz and "
 				   "sustained_clock_mhz with the other [arch] keys", path);
 			return -1;
@@ -221,6 +226,15 @@ static int check_arch(struct hw_profile *hw, const char *path, struct err *e)
 	if (a->stream_bandwidth_gb_s > hw->bandwidth_gb_s) {
 		err_set(e, "%s: [arch] stream_bandwidth_gb_s: expected at most [memory] bandwidth_gb_s (%g), got '%g'",
 			path, hw->bandwidth_gb_s, a->stream_bandwidth_gb_s);
+		return -1;
+	}
+	if (a->gemv_bandwidth_gb_s > hw->bandwidth_gb_s) {
+		err_set(e, "%s: [arch] gemv_bandwidth_gb_s: expected at most [memory] bandwidth_gb_s (%g), got '%g'",
+			path, hw->bandwidth_gb_s, a->gemv_bandwidth_gb_s);
+		return -1;
+	}
+	if (a->gemv_floor_us > 0 && a->gemv_bandwidth_gb_s <= 0) {
+		err_set(e, "%s: [arch] gemv_floor_us: expected gemv_bandwidth_gb_s with it (the curve's slope)", path);
 		return -1;
 	}
 	a->present = true;
@@ -404,4 +418,13 @@ double hw_stream_bandwidth(const struct hw_profile *hw)
 	if (hw->arch.stream_bandwidth_gb_s > 0)
 		return hw->arch.stream_bandwidth_gb_s * 1e9;
 	return peak * memory_type_stream_fraction(hw->arch.memory_type);
+}
+
+double hw_gemv_bandwidth(const struct hw_profile *hw, double bytes, double kernels)
+{
+	const struct hw_arch *a = &hw->arch;
+	if (!a->present || a->gemv_bandwidth_gb_s <= 0 || bytes <= 0)
+		return 0;
+	double t = fmax(kernels, 0) * a->gemv_floor_us * 1e-6 + bytes / (a->gemv_bandwidth_gb_s * 1e9);
+	return bytes / t;
 }

@@ -84,6 +84,13 @@ struct hw_arch {
 	double matmul_bf16_tflops;   /* measured best-shape dense BF16 GEMM (FP32 accumulate); 0: none */
 	double matmul_fp8_tflops;    /* … and FP8; 0: none */
 	double matmul_fp4_tflops;    /* … and FP4 (NVFP4); 0: none */
+	/* A weight-streaming mat-vec kernel (M = 1, the decode GEMV) as a
+	 * curve of its bytes: gemv_floor_us + bytes / gemv_bandwidth_gb_s a
+	 * kernel, least squares over a published table of such kernels by size
+	 * (the profile's comment names it); 0: not published (the backend's
+	 * rows stream at their fraction of hw_stream_bandwidth, no floor). */
+	double gemv_floor_us;        /* fixed time of one kernel beyond its bytes, us */
+	double gemv_bandwidth_gb_s;  /* the slope: bytes a second past the floor, GB/s */
 };
 
 /* Which of [efficiency]'s overhead keys a profile sets itself (an engine
@@ -182,5 +189,13 @@ double hw_clock_ratio(const struct hw_profile *hw);
  * its memory type (sim/hw/hwprofile.c, each with its source); without
  * [arch], peak × the class default's bandwidth fraction. */
 double hw_stream_bandwidth(const struct hw_profile *hw);
+
+/* The bytes/s a step's weight-streaming matmuls reach when they read
+ * bytes in `kernels` kernels: bytes / (kernels · gemv_floor_us + bytes /
+ * gemv_bandwidth_gb_s), from the profile's measured mat-vec curve ([arch]
+ * gemv_*), so it falls with bytes per kernel and rises toward the slope as
+ * kernels grow. 0 when the profile publishes no curve, or bytes <= 0.
+ * Cannot fail. */
+double hw_gemv_bandwidth(const struct hw_profile *hw, double bytes, double kernels);
 
 #endif

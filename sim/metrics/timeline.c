@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsum.h"
 #include "xalloc.h"
 
 const double timeline_itl_edges[TIMELINE_N_ITL] = { 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,
@@ -161,10 +162,7 @@ static void record(struct timeline *t, struct timeline_hist *h, int64_t t_ns, do
 		h->counts[w * (h->n_edges + 1) + bucket(h, v)] += (int64_t)n;
 		sum = &h->sums[w];
 	}
-	double acc = *sum;
-	for (size_t k = 0; k < n; k++)
-		acc += v;
-	*sum = acc;
+	*sum = fsum_repeat(*sum, v, n);   /* n additions' bits */
 }
 
 void timeline_gap(struct timeline *t, int64_t t_ns, double gap_s)

@@ -363,25 +363,25 @@ static const struct perf_kernel vllm_cuda[] = {
 	/* MHA (one query head a KV head) on Hopper: vLLM runs its FA3 fork,
 	 * whose decode path takes 64-row tiles (PR #63) where MHA's single
 	 * query row per head wastes most of a 128-row tile. No table at that
-	 * kernel's MHA shapes; two tables bracket it: FA3 upstream before the
-	 * fix (Dao-AILab/flash-attention issue #1572: H100, batch 16, 32 = 32
-	 * heads, hd 128, page 8: 27.6 / 292.0 / 567.2 us at 128 / 2000 / 4000
-	 * tokens, bytes at 1.88 TB/s = 0.63 of stream; the 64-row tile lifts
-	 * that issue's H20 run 1.7x) and FA2 on A100 (the row below, 0.95 of
-	 * stream plus the per-unit floor). estimate: the former end-to-end
-	 * fit to the Llama-2-7B runs (tune_h100.py), 1.0 of stream at many
-	 * sequences and half of it at 16, which sits inside that bracket
-	 * (0.8 of stream at 64 sequences). The bracket's midpoint (0.79 of
-	 * stream with the unit floor) was tried: the four Llama-2-7B runs then
-	 * miss by -29..+35% ITL (docs/accuracy.md), so the estimate stays
-	 * until an FA3-fork MHA table exists. Searched again 2026-12-01, none:
-	 * vLLM PR #43232's FLASH_ATTN / FLASHINFER decode CSV names neither its
-	 * GPU nor its heads; vLLM PRs #3010 / #2744 are A100 and before the
-	 * fork; FlashInfer PRs #3 / #1415 are GQA or Blackwell. */
+	 * kernel's MHA shapes; FA3 upstream before the fix bounds it from
+	 * below: Dao-AILab/flash-attention issue #1572 (H100, batch 16, 32 =
+	 * 32 heads, hd 128, page 8): 27.6 / 292.0 / 567.2 us at 128 / 2000 /
+	 * 4000 tokens (33.5 / 524 / 1049 MB), a line of 10-13 us + bytes at
+	 * 1.88 TB/s = 0.63 of stream; the 64-row tile lifts that issue's H20
+	 * run 1.7x, 0.63 x 1.7 = 1.07 of stream, so the fork streams at the
+	 * stream (1.0, the cap) and pays the GQA row's 13.7 us call floor
+	 * (PR #63; #1572's intercept is 10-13 us at 512 work units, so no
+	 * separate unit term at that size). Check: the FA2 A100 MHA table
+	 * below streams at 0.95 of its stream. Until 2026-12-02 an estimate
+	 * fitted end to end to the Llama-2-7B runs (1.0 of stream, half of it
+	 * at 16 sequences): 699 us at #1572's 16 x 4000 point, slower than
+	 * the kernel before its fix, and fitted to ITLs the client derived
+	 * with 0.78-0.85 of the tokens vLLM generated
+	 * (tests/accuracy/simrun.py counted_len; docs/engine-vllm.md). */
 	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_HOPPER, .kernel = "FlashAttention-3 paged decode (MHA, 64-row tiles)",
-	  .compute_frac = 0.49, .half = 16, .bw_frac = 1.0,
-	  .source = "estimate: 1.0 of stream, half at 16 sequences (former H100 end-to-end fit); bracketed by FA3-upstream "
-		    "H100 MHA (0.63, flash-attention #1572) and FA2 A100 MHA (0.95, onnxruntime PR #21414)" },
+	  .compute_frac = 0.49, .fixed_us = 13.7, .bw_frac = 1.0,
+	  .source = "FA3 upstream H100 MHA decode (flash-attention #1572: 0.63 of stream) x the 64-row tile's 1.7x "
+		    "(same issue, H20), capped at the stream; 13.7 us a call (vllm-project/flash-attention PR #63)" },
 	/* MHA elsewhere (vLLM runs FA2 on Ampere / Ada): the slope of
 	 * onnxruntime PR #21414's A100 MHA table above, 1.746 TB/s = 0.95 of
 	 * the A100's 1.835 TB/s stream (0.90 of 2.039, hwprofile.c), its

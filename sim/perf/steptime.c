@@ -84,6 +84,11 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	double qkv = (double)(m->n_heads + 2 * m->n_kv_heads) * (double)m->head_dim;
 	p->tiles_n_dense = ceil(fmax(fmax(ffn, qkv), (double)m->hidden) / t / 128);
 	p->tiles_n_expert = ceil(2 * (double)m->expert_ffn_width / t / 128);
+	/* vLLM's fused linear layers: QKV and o on every layer, gate/up and
+	 * down on a dense one, a MoE layer's shared experts (two) and router
+	 * (one). estimate for MLA, whose attention runs more projections. */
+	p->dense_kernels = 2 * L + 2 * (L - Lm) + Lm * ((mp.shared_per_layer > 0 ? 2 : 0) +
+						     (mp.router_per_layer > 0 ? 1 : 0));
 	elementwise_shape(&p->ew_shape, m, w, tp, kv_bytes_per_elem);
 	perf_pipeline(p, 1);
 	p->ep = 1;
@@ -133,6 +138,11 @@ void perf_use_engine(struct perf *p, const char *engine)
 	p->gemm_vec_cmax = k->vec_frac * clock * peak_gain(hw, k);
 	p->gemm_bw = GIVEN(bandwidth) || k->fallback ? p->bw * e->bandwidth : stream * k->bw_frac;
 	p->gemm_vec_bw = GIVEN(bandwidth) || k->fallback || k->vec_bw_frac <= 0 ? p->gemm_bw : stream * k->vec_bw_frac;
+	/* A measured mat-vec curve ([arch] gemv_*, hwprofile.h) times vLLM's
+	 * weight reads (cuBLAS / CUTLASS, whose memory-bound time at M up to
+	 * ~128 is the M = 1 kernel's: vLLM PR #49363's H100 table); llama.cpp's
+	 * MMVQ / MMQ rows keep their own llama-bench fits. */
+	p->gemv_curve = !llama && !GIVEN(bandwidth) && !k->fallback && hw_gemv_bandwidth(hw, 1, 1) > 0;
 	p->gemm_lp = GIVEN(low_precision_compute) || kl->fallback || k->fallback
 		     ? e->low_precision_compute : kl->compute_frac / k->compute_frac;
 	/* A measured best-shape GEMM rate ([arch] matmul_*_tflops) replaces
@@ -213,6 +223,7 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->gemm_vec_m = 0;
 	q->gemm_bw = p->bw * e->bandwidth;
 	q->gemm_vec_bw = q->gemm_bw;
+	q->gemv_curve = false;
 	q->gemm_lp = e->low_precision_compute;
 	q->moe_cmax = e->moe_efficiency * e->compute_max;
 	q->moe_bw = e->moe_efficiency * q->gemm_bw;
@@ -379,12 +390,30 @@ static void cite(struct perf_op *op, const struct perf_kernel *k, const struct p
 	op->source = k->source;
 }
 
-/* A dense GEMM row (low: its share of low-precision matmuls): where the
- * profile's measured GEMM set its compute efficiency (perf_use_engine),
- * that is its source, not the kernel row's fraction. */
+/* A dense GEMM row (low: its share of low-precision matmuls): the kernel
+ * that runs most of it (the FP8/FP4 row when most of the group's matmuls
+ * are low precision, as with --weights fp8); where the profile's measured
+ * GEMM set its compute efficiency (perf_use_engine), that is its source,
+ * not the kernel row's fraction. */
 static void cite_gemm(struct perf_op *op, const struct perf *p, double low, double bw)
 {
-	cite(op, p->k_gemm, p, bw);
+	const struct perf_kernel *kl = p->k_gemm_low;
+	cite(op, low > 0.5 && kl && !kl->fallback ? kl : p->k_gemm, p, bw);
+	if (low > 0 && op->peak_flops > 0) {
+		/* The roofline ran at the 16-bit fraction of a peak lowered by
+		 * the low rows' ratio; shown, the same time is the fraction of
+		 * the device's own peak for those precisions (an FP8 GEMM's
+		 * share of the FP8 datasheet, as its kernel row states it). */
+		double f = low_factor(low, p->gemm_lp);
+		op->peak_flops /= f;
+		if (op->compute_bound)
+			op->eff *= f;
+	}
+	if (p->k_gemm && p->gemv_curve && !op->compute_bound) {
+		op->source = "the profile's measured mat-vec curve: [arch] gemv_floor_us a kernel + bytes at "
+			     "gemv_bandwidth_gb_s (its [arch] comment names the table)";
+		return;
+	}
 	if (!p->k_gemm || !p->gemm_measured || !op->compute_bound)
 		return;
 	op->source = low <= 0 ? "0.95 x the profile's measured best-shape BF16 GEMM ([arch] matmul_bf16_tflops)"
@@ -410,10 +439,12 @@ static void ops_tokens(const struct perf *p0, const struct perf *q, bool kernels
 	const struct perf *p = q;
 	double L = (double)p->n_layers;
 	double lp = q->gemm_lp;
+	double dense_bw = q->gemv_curve ? hw_gemv_bandwidth(p->hw, p->dense_bytes, p->dense_kernels)
+					: matmul_bw(q, T);
 	roofline(&ops[PERF_DENSE], names[PERF_DENSE], p->dense_flops_per_token * T,
 		 p->peak_dense * low_factor(p->dense_low, lp), matmul_eff(q, T, q->tiles_n_dense),
-		 p->dense_bytes, matmul_bw(q, T), L * q->gemm_fixed_s);
-	cite_gemm(&ops[PERF_DENSE], q, p->dense_low, matmul_bw(q, T));
+		 p->dense_bytes, dense_bw, L * q->gemm_fixed_s);
+	cite_gemm(&ops[PERF_DENSE], q, p->dense_low, dense_bw);
 	if (p->n_moe_layers > 0) {
 		double k = p->experts_per_token;
 		double touched = perf_moe_touched(p, T, NULL), routed = T * k;
@@ -487,10 +518,11 @@ static void ops_lm_head(const struct perf *q, double sampled, struct perf_op *op
 	const struct perf *p = q;
 	double lp = q->gemm_lp;
 	if (sampled > 0) {
+		double bw = q->gemv_curve ? hw_gemv_bandwidth(p->hw, p->lm_head_bytes, 1) : matmul_bw(q, sampled);
 		roofline(&ops[PERF_LM_HEAD], names[PERF_LM_HEAD], p->lm_head_flops_per_token * sampled,
 			 p->peak_lm_head * low_factor(p->lm_head_low, lp), matmul_eff(q, sampled, 0),
-			 p->lm_head_bytes, matmul_bw(q, sampled), q->lm_fixed_s);
-		cite_gemm(&ops[PERF_LM_HEAD], q, p->lm_head_low, matmul_bw(q, sampled));
+			 p->lm_head_bytes, bw, q->lm_fixed_s);
+		cite_gemm(&ops[PERF_LM_HEAD], q, p->lm_head_low, bw);
 	}
 }
 

@@ -121,6 +121,11 @@ struct perf {
 					* matmul_bf16_tflops), not the kernel row's fraction */
 	bool gemm_lp_measured;         /* … and gemm_lp of its measured FP8/FP4 GEMM */
 	double gemm_bw;                /* bytes/s a weight-streaming GEMM reaches */
+	bool gemv_curve;               /* the weight reads go by the profile's measured mat-vec curve
+					* (hw_gemv_bandwidth: a floor a kernel + bytes at its slope)
+					* instead of gemm_bw / gemm_vec_bw */
+	double dense_kernels;          /* weight matmul kernels of the dense row, all layers (qkv, o,
+					* gate/up, down; a MoE layer's shared experts and router) */
 	double moe_cmax, moe_bw;       /* grouped GEMM: fraction of peak, bytes/s */
 	const struct perf_curve *moe_bw_curve;  /* moe_bw is moe_stream × this at expert_n (NULL:
 						 * a fixed fraction); perf_expert_parallel re-reads it */

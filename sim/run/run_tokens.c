@@ -10,6 +10,7 @@
  */
 #include <stdint.h>
 
+#include "fsum.h"
 #include "num.h"
 #include "run_int.h"
 #include "timeline.h"
@@ -147,16 +148,12 @@ void run_on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 }
 
 /* n values v into h: the additions of n loghist_add calls, in order
- * (the same bits), the bucket and the bounds once. */
+ * (the same bits: fsum_repeat), the bucket and the bounds once. */
 static void loghist_add_same(struct loghist *h, double v, size_t n)
 {
 	if (!h->counts)
 		loghist_alloc(h);
-	double sum = h->sum, sumsq = h->sumsq;
-	for (size_t k = 0; k < n; k++) {
-		sum += v;
-		sumsq += v * v;
-	}
+	double sum = fsum_repeat(h->sum, v, n), sumsq = fsum_repeat(h->sumsq, v * v, n);
 	h->counts[loghist_bucket(v)] += (uint32_t)n;
 	if (h->n == 0 || v < h->min)
 		h->min = v;

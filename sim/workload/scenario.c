@@ -196,16 +196,14 @@ static int relative_to(char *file, const char *scenario_path)
 	return 0;
 }
 
-/* Where section.key was set, into out: "path:line", "--set section.key",
- * or the path alone when the default stands. */
+/* Where section.key was set, into out: "path:line", "--set section.key"
+ * (or the vLLM flag typed), or the path alone when the default stands. */
 static void key_at(const struct inidoc *doc, const char *section, const char *key, char *out,
 		   size_t cap)
 {
 	const struct inidoc_entry *en = inidoc_find(doc, section, key);
-	if (en && en->line > 0)
-		snprintf(out, cap, "%s:%d", doc->path, en->line);
-	else if (en)
-		snprintf(out, cap, "--set %s.%s", section, key);
+	if (en)
+		inidoc_entry_at(doc, en, out, cap);
 	else
 		snprintf(out, cap, "%s", doc->path);
 }
@@ -493,10 +491,7 @@ static int unknown_sections(const struct inidoc *doc, struct err *e)
 		if (en->used)
 			continue;
 		char at[INI_VALUE_MAX + 32];
-		if (en->line > 0)
-			snprintf(at, sizeof at, "%s:%d", doc->path, en->line);
-		else
-			snprintf(at, sizeof at, "--set %s.%s", en->section, en->key);
+		inidoc_entry_at(doc, en, at, sizeof at);
 		return err_set(e, "%s: [%s] %s: unknown section; expected one of [run], [workload], [engine], [slo], [cluster], [prefill], [decode]",
 			       at, en->section, en->key);
 	}

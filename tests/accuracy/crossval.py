@@ -27,7 +27,7 @@ import re
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from simrun import ROOT, run_json
+from simrun import ROOT, counted_len, derived_itl, run_json
 
 PARAMS = ["step_overhead_us", "step_overhead_per_seq_us", "request_overhead_ms"]
 # The engine-level terms the vllm-v1 profile ships and each fold refits.
@@ -68,17 +68,17 @@ def profile_with(params):
     return f.name
 
 
-def whole_run(doc):
-    done = doc.get("completed") or 0
-    toks = doc.get("total_output_tokens") or 0
+def whole_run(doc, counted):
+    """The whole run's means, the ITL derived with counted, the output
+    length the client counted (vllm_h100.py's rule)."""
     ttft, e2e = doc.get("mean_ttft_ms"), doc.get("mean_e2el_ms")
-    out = toks / done if done else 0
-    itl = (e2e - ttft) / (out - 1) if out > 1 else None
-    return {"ttft_mean": ttft, "itl_mean": itl, "e2e_mean": e2e}
+    return {"ttft_mean": ttft, "itl_mean": derived_itl(ttft, e2e, counted), "e2e_mean": e2e}
 
 
-def simulate_all(binary, exps, params, sets=()):
-    """{experiment: whole-run metrics} at params; raises on a failed run."""
+def simulate_all(binary, exps, params, sets=(), meas=None):
+    """{experiment: whole-run metrics} at params; raises on a failed run.
+    meas ({(experiment, metric): whole-run value}) gives the counted output
+    lengths the ITL is derived with; without it, the simulated ones."""
     path = profile_with(params)
     try:
         def one(e):
@@ -86,7 +86,11 @@ def simulate_all(binary, exps, params, sets=()):
             doc, err = run_json(binary, [scen], list(sets) + ["run.hardware=" + path])
             if err:
                 raise RuntimeError(err)
-            return e["experiment"], whole_run(doc)
+            i = e["experiment"]
+            done = doc.get("completed") or 0
+            cnt = (counted_len(*(meas[(i, m)] for m in METRICS)) if meas else
+                   (doc.get("total_output_tokens") or 0) / done if done else 0)
+            return i, whole_run(doc, cnt)
         with ThreadPoolExecutor(max_workers=2) as pool:
             return dict(pool.map(one, exps))
     finally:
@@ -137,7 +141,7 @@ def cross_validate(binary, exps, meas, defaults, sets=(), log=print):
     for v in GRID_US:
         params = dict(defaults)
         params["step_overhead_us"] = v
-        sims.append(simulate_all(binary, exps, params, sets))
+        sims.append(simulate_all(binary, exps, params, sets, meas))
     fams = {}
     for e in exps:
         fams.setdefault(family(e["model"]), []).append(e["experiment"])
@@ -147,7 +151,7 @@ def cross_validate(binary, exps, meas, defaults, sets=(), log=print):
         train = [i for i in allids if i not in out]
         params = dict(defaults)
         params["step_overhead_us"] = best_on_grid(GRID_US, sims, meas, train)
-        pred = simulate_all(binary, [e for e in exps if e["experiment"] in out], params, sets)
+        pred = simulate_all(binary, [e for e in exps if e["experiment"] in out], params, sets, meas)
         held.update(pred)
         err = mape(pred, meas, out)
         folds.append((fam, len(out), params, err))
@@ -159,5 +163,5 @@ def cross_validate(binary, exps, meas, defaults, sets=(), log=print):
     cv = mape(held, meas, allids)
     full = dict(defaults)
     full["step_overhead_us"] = best_on_grid(GRID_US, sims, meas, allids)
-    fullsim = simulate_all(binary, exps, full, sets)
+    fullsim = simulate_all(binary, exps, full, sets, meas)
     return folds, cv, full, mape(fullsim, meas, allids)

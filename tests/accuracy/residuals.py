@@ -36,7 +36,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from simrun import ROOT, parse_check_args, run_json
+from simrun import ROOT, counted_len, parse_check_args, run_json
 from vllm_h100 import load_csvs, sim_metrics
 
 CAL = next((c for c in (os.path.join(os.path.dirname(ROOT), "shared", "calibration"),
@@ -75,7 +75,13 @@ def stage_rows(binary, exp, measured):
             return None, err
         sm = sim_metrics(blocks[s])
         m = {k: measured.get((eid, s, k)) for k in ("itl_mean", "ttft_mean", "e2e_mean")}
-        out = float(outs.get("s%d" % s, exp["output_len_target"]))
+        # Per generated token, as the step parts are: the measured ITL was
+        # derived with the client's count (simrun.counted_len), the
+        # simulated one with the tokens the scenario generates.
+        cnt = counted_len(m["ttft_mean"], m["itl_mean"], m["e2e_mean"])
+        if cnt and sm["output_len"] and sm["output_len"] > 1:
+            m["itl_mean"] *= (cnt - 1) / (sm["output_len"] - 1)
+        out = sm["output_len"] or float(outs.get("s%d" % s, exp["output_len_target"]))   # generated
         steps = alone["servesim"]["engine_steps"] or 1
         ip, tp = ex["mean_itl_breakdown"], ex["mean_ttft_breakdown"]
         rows.append({

@@ -7,9 +7,12 @@ the measurements in vllm_h100_measured.csv, per stage and for the whole run
 (stage -1): mean/p90/p99 TTFT, mean/p90/p99 E2E latency and the mean ITL.
 
 The measured itl_mean is derived, not a mean of token gaps:
-(e2e_mean - ttft_mean) / (mean_output_len - 1). The simulated one is derived
-the same way from the simulated means and output length
-(total_output_tokens / completed of the stage or run).
+(e2e_mean - ttft_mean) / (mean_output_len - 1), with the output length the
+client counted. The simulated one is derived the same way from the
+simulated means and that same counted length (simrun.counted_len: the
+client re-tokenizes the text, so its count can differ from the tokens vLLM
+generated, which the scenarios simulate): the ITL error is then the error
+of the decode time E2E - TTFT, as measured.
 
 Also checks the simulated GPU KV pool (servesim.num_gpu_blocks) against the
 block count vLLM reported at start-up (within 3%).
@@ -34,7 +37,7 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from simrun import ROOT, check_usage, parse_check_args, run_json
+from simrun import ROOT, check_usage, counted_len, derived_itl, parse_check_args, run_json
 
 METRICS = ["ttft_mean", "ttft_p90", "ttft_p99", "itl_mean", "e2e_mean", "e2e_p90", "e2e_p99"]
 JSON_KEY = {
@@ -82,16 +85,15 @@ def simulate(binary, exp_id, sets=()):
     return run_json(binary, [scen, "--metric-percentiles", "90,99"], sets)
 
 
-def sim_metrics(block):
-    """The compared metrics of one stage block (or the whole run)."""
+def sim_metrics(block, counted=None):
+    """The compared metrics of one stage block (or the whole run); the ITL
+    derived with counted, the client's output length, where given, else
+    with the simulated one."""
     out = {m: block.get(k) for m, k in JSON_KEY.items()}
     done = block.get("completed") or 0
     toks = block.get("total_output_tokens") or 0
     out["output_len"] = toks / done if done else None
-    if done and out["ttft_mean"] is not None and out["e2e_mean"] is not None and toks / done > 1:
-        out["itl_mean"] = (out["e2e_mean"] - out["ttft_mean"]) / (toks / done - 1)
-    else:
-        out["itl_mean"] = None
+    out["itl_mean"] = derived_itl(out["ttft_mean"], out["e2e_mean"], counted or out["output_len"])
     out["completed"] = done
     out["failed"] = block.get("failed") or 0
     return out
@@ -131,7 +133,8 @@ def main(argv):
         stages = sorted({s for (e, s, _m) in measured if e == eid})
         for s in stages:
             block = stage_blocks.get(s)
-            sm = sim_metrics(block) if block is not None else {}
+            cnt = counted_len(*(measured.get((eid, s, m)) or 0 for m in ("ttft_mean", "itl_mean", "e2e_mean")))
+            sm = sim_metrics(block, cnt) if block is not None else {}
             if sm.get("failed"):
                 failed_requests.append("%s stage %d: %d failed" % (eid, s, sm["failed"]))
             for m in METRICS:

@@ -27,6 +27,7 @@
 #include "scenario.h"
 #include "sweep.h"
 #include "trace.h"
+#include "vllmflags.h"
 #include "workload.h"
 #include "xalloc.h"
 
@@ -448,6 +449,73 @@ static void run_dir(const uint8_t *data, size_t size)
 	plot_path(dir, out, &po, &e);
 }
 
+/* The options `servesim run` declares itself (cmd_run.c), which the
+ * rewrite passes through untouched. */
+static const struct option vllm_run_opts[] = {
+	{ "model", required_argument, NULL, 'm' },   { "seed", required_argument, NULL, 's' },
+	{ "set", required_argument, NULL, 'S' },     { "format", required_argument, NULL, 'f' },
+	{ "hardware", required_argument, NULL, 'H' }, { "save-detailed", no_argument, NULL, 'd' },
+	{ "metric-percentiles", required_argument, NULL, 'p' }, { 0, 0, NULL, 0 },
+};
+
+/* The rewrite's --set assignments loaded as the verb loads them (each
+ * named by the flag it came from), on the built-in default. */
+static void load_rewritten(const struct vllm_args *va)
+{
+	struct inidoc ov = { 0 };
+	struct err e;
+	int rc = 0;
+	for (int i = 1; i + 1 < va->argc && !rc; i++)
+		if (!strcmp(va->argv[i], "--set")) {
+			rc = inidoc_add_override_from(&ov, va->argv[i + 1], vllmflags_origin(va, va->argv[i + 1]), &e);
+			i++;
+		}
+	if (!rc) {
+		struct scenario sc;
+		scenario_load(&sc, NULL, &ov, &e);
+	}
+	inidoc_free(&ov);
+}
+
+/* A command line of `vllm serve` / `vllm bench serve` flags, one word a
+ * line, through the rewrite (vllmflags_rewrite: the flag table, vLLM's
+ * human-readable integers, --speculative-config's JSON, --goodput, the
+ * dataset rules) and then the scenario. A word that names a file
+ * (--config, which the vllm_config target reads) is not followed. */
+static void vllm_flags(const uint8_t *data, size_t size)
+{
+	char *text = as_text(data, size), *save = NULL;
+	char *argv[66] = { "run" };
+	int argc = 1;
+	bool names_file = false;
+	for (char *w = strtok_r(text, "\n", &save); w && argc < 65; w = strtok_r(NULL, "\n", &save)) {
+		names_file |= strstr(w, "config") != NULL && strstr(w, "speculative") == NULL;
+		argv[argc++] = w;
+	}
+	argv[argc] = NULL;
+	if (!names_file) {
+		struct vllm_args va;
+		struct err e;
+		if (vllmflags_rewrite("run", vllm_run_opts, argc, argv, &va, &e) == 0)
+			load_rewritten(&va);
+		vllmflags_free(&va);   /* also after a failure */
+	}
+	free(text);
+}
+
+/* vllm serve's --config YAML (vllmconfig.c), then the scenario. */
+static void vllm_config(const uint8_t *data, size_t size)
+{
+	char path[256];
+	as_file(data, size, "config.yaml", path, sizeof path);
+	char *argv[] = { "run", "--config", path, NULL };
+	struct vllm_args va;
+	struct err e;
+	if (vllmflags_rewrite("run", vllm_run_opts, 3, argv, &va, &e) == 0)
+		load_rewritten(&va);
+	vllmflags_free(&va);
+}
+
 const struct fuzz_target fuzz_targets[] = {
 	{ "scenario", scenario_ini, "scenario INI (scenario_load)" },
 	{ "set", set_flags, "--set SECTION.KEY=VALUE on the built-in default" },
@@ -476,6 +544,8 @@ const struct fuzz_target fuzz_targets[] = {
 	{ "run_dir", run_dir,
 	  "a run's --out folder as plot reads it (requests.csv, itl_histogram.csv)" },
 	{ "result_doc", result_doc, "sweep/plan/compare JSON read by merge and plot" },
+	{ "vllm_flags", vllm_flags, "vllm serve / vllm bench serve flags, one word a line (vllmflags_rewrite)" },
+	{ "vllm_config", vllm_config, "vllm serve --config YAML (vllmflags_rewrite, vllmconfig.c)" },
 	{ NULL, NULL, NULL },
 };
 
