@@ -593,6 +593,35 @@ static void short_scans_match_full_scan_on_random_histograms(void **state)
 	gsl_rng_free(r);
 }
 
+/* loghist_add_n is n calls of loghist_add, bit for bit (a fast-forwarded
+ * step's tokens must report what stepping one by one reports): random
+ * gaps and runs, long ones past fsum's O(1) threshold included, on top
+ * of a running histogram. memcmp of the fields: no tolerance, exactness
+ * is the contract. */
+static void add_n_is_n_adds(void **state)
+{
+	(void)state;
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(rng, 11);
+	struct loghist a = { 0 }, b = { 0 };
+	for (int t = 0; t < 2000; t++) {
+		double v = gsl_ran_lognormal(rng, -4, 1.5);
+		size_t n = t % 7 == 0 ? 1 + gsl_rng_uniform_int(rng, 5000) : 1 + gsl_rng_uniform_int(rng, 40);
+		loghist_add_n(&a, v, n);
+		for (size_t k = 0; k < n; k++)
+			loghist_add(&b, v);
+		assert_int_equal(a.n, b.n);
+		assert_memory_equal(&a.sum, &b.sum, sizeof a.sum);
+		assert_memory_equal(&a.sumsq, &b.sumsq, sizeof a.sumsq);
+		assert_memory_equal(&a.min, &b.min, sizeof a.min);
+		assert_memory_equal(&a.max, &b.max, sizeof a.max);
+	}
+	assert_memory_equal(a.counts, b.counts, LOGHIST_BUCKETS * sizeof *a.counts);
+	loghist_free(&a);
+	loghist_free(&b);
+	gsl_rng_free(rng);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -606,6 +635,7 @@ int main(void)
 		cmocka_unit_test(bounded_samples_sketch_error),
 		cmocka_unit_test(loghist_short_scans_match_full_scan),
 		cmocka_unit_test(short_scans_match_full_scan_on_random_histograms),
+		cmocka_unit_test(add_n_is_n_adds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

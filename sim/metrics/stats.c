@@ -7,6 +7,7 @@
 
 #include <gsl/gsl_statistics_double.h>
 
+#include "fsum.h"
 #include "xalloc.h"
 
 void samples_bound(struct samples *s, size_t max)
@@ -190,6 +191,20 @@ static double bucket_mid(size_t i)
 void loghist_alloc(struct loghist *h)
 {
 	h->counts = xcalloc(LOGHIST_BUCKETS, sizeof *h->counts);
+}
+
+void loghist_add_n(struct loghist *h, double v, size_t n)
+{
+	if (!h->counts)
+		loghist_alloc(h);
+	h->counts[loghist_bucket(v)] += (uint32_t)n;
+	if (h->n == 0 || v < h->min)
+		h->min = v;
+	if (h->n == 0 || v > h->max)
+		h->max = v;
+	h->n += (int64_t)n;
+	h->sum = fsum_repeat(h->sum, v, n);
+	h->sumsq = fsum_repeat(h->sumsq, v * v, n);
 }
 
 void loghist_free(struct loghist *h)

@@ -105,6 +105,9 @@ static inline void loghist_add(struct loghist *h, double v)
 	h->sum += v;
 	h->sumsq += v * v;
 }
+/* n calls of loghist_add(h, v) in O(1) buckets and bounds and the same
+ * bits in sum and sumsq (fsum_repeat): a fast-forwarded step's tokens. */
+void loghist_add_n(struct loghist *h, double v, size_t n);
 void loghist_free(struct loghist *h);
 double loghist_mean(const struct loghist *h);
 double loghist_std(const struct loghist *h);

@@ -10,7 +10,6 @@
  */
 #include <stdint.h>
 
-#include "fsum.h"
 #include "num.h"
 #include "run_int.h"
 #include "timeline.h"
@@ -147,23 +146,6 @@ void run_on_tokens(void *ctx, const size_t *idx, size_t n, int64_t t)
 	count_tokens(res, t, tokens);
 }
 
-/* n values v into h: the additions of n loghist_add calls, in order
- * (the same bits: fsum_repeat), the bucket and the bounds once. */
-static void loghist_add_same(struct loghist *h, double v, size_t n)
-{
-	if (!h->counts)
-		loghist_alloc(h);
-	double sum = fsum_repeat(h->sum, v, n), sumsq = fsum_repeat(h->sumsq, v * v, n);
-	h->counts[loghist_bucket(v)] += (uint32_t)n;
-	if (h->n == 0 || v < h->min)
-		h->min = v;
-	if (h->n == 0 || v > h->max)
-		h->max = v;
-	h->n += (int64_t)n;
-	h->sum = sum;
-	h->sumsq = sumsq;
-}
-
 /* n tokens at t of requests of one stage and replica, each gap_ns after
  * its request's last (a fast-forwarded run of decodes): on_token's
  * histograms, time lines and token count without the requests' own
@@ -174,13 +156,13 @@ void run_on_tokens_steady(void *ctx, size_t n, int64_t t, int64_t gap, int32_t s
 	struct run *rn = ctx;
 	struct run_result *res = rn->res;
 	double itl = (double)gap * 1e-9;
-	loghist_add_same(&res->all.itl, itl, n);
+	loghist_add_n(&res->all.itl, itl, n);
 	if (res->timeline)
 		timeline_gaps(res->timeline, t, itl, n);
 	if (res->n_stages > 1 && stage >= 0 && stage < res->n_stages)
-		loghist_add_same(&res->stages[stage].itl, itl, n);
+		loghist_add_n(&res->stages[stage].itl, itl, n);
 	if (res->n_replicas) {
-		loghist_add_same(&res->replicas[replica].itl, itl, n);
+		loghist_add_n(&res->replicas[replica].itl, itl, n);
 		if (res->replicas[replica].timeline)
 			timeline_gaps(res->replicas[replica].timeline, t, itl, n);
 	}
