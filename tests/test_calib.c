@@ -4,6 +4,7 @@
  * and `calibrate gpu` are tests/test_probefit.c.
  */
 #include "testutil.h"
+#include "calibwarn.h"
 
 #include <sys/stat.h>
 
@@ -412,6 +413,28 @@ static void runs_cli_fits_mixed_formats(void **state)
 	tmp_clean(&t);
 }
 
+/* A fit stopped before it converges: its table is a diagnostic on stderr
+ * after a warning, stdout stays empty and nothing is written (exit 2). */
+static void runs_cli_warns_when_it_does_not_converge(void **state)
+{
+	(void)state;
+	struct tmp t;
+	tmp_make(&t);
+	char out[128];
+	tmp_path(&t, "rtx.ini", out, sizeof out);
+	struct cmd_result c;
+	/* 10 evaluations for 7 parameters cannot shrink the simplex to 1e-6. */
+	run_cmd(&c, "'%s' calibrate runs '%s' '%s' --hardware rtx-4090 --model llama-3.1-8b --weights q4_k_m "
+		    "--max-evals 10 --tol 0.000001 --out '%s'",
+		SERVESIM_BIN, CAL "ollama_generate.jsonl", CAL "llama_bench.jsonl", out);
+	assert_fit_did_not_converge(&c, out, "run ");
+	assert_contains(c.err, "ollama_generate.jsonl:4");
+	assert_contains(c.err, "mean |error| before → after");
+	assert_contains(c.err, "parameter ");
+	cmd_result_free(&c);
+	tmp_clean(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +449,7 @@ int main(void)
 		cmocka_unit_test(runs_fit_improves_the_training_runs),
 		cmocka_unit_test(runs_fit_needs_enough_values),
 		cmocka_unit_test(runs_cli_fits_mixed_formats),
+		cmocka_unit_test(runs_cli_warns_when_it_does_not_converge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
