@@ -18,19 +18,7 @@
 #define COMPARE "compare --set workload.num_prompts=60 --hardware a100-80gb-sxm,h100-sxm,l40s " \
 		"--slo ttft_p99_ms=500,itl_p99_ms=80 --replications 2 --duration 5 --fixed"
 
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-	(void)state;
-	return test_tmpdir_make(tmpdir, sizeof tmpdir, "plan");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return test_tmpdir_remove(tmpdir);
-}
+TEST_TMPDIR_GROUP("plan")
 
 /* Runs servesim ARGS expecting exit status want; returns stdout (owned). */
 static char *servesim(int want, const char *args)
@@ -292,5 +280,5 @@ int main(void)
 		cmocka_unit_test(without_gnuplot_the_data_is_written),
 		cmocka_unit_test(bad_input),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

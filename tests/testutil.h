@@ -21,7 +21,10 @@
  * and its removal with everything in it (teardown); 0 or -1 each.
  * test_tmpdir(dir, cap, stem) / test_rmdir(dir): the same inside a test,
  * failing it (the folder named) when they cannot. test_path_exists(path):
- * whether stat finds it. The tests' one home for scratch folders.
+ * whether stat finds it. TEST_TMPDIR_GROUP("stem"): a group's folder,
+ * static char tmpdir[64], made by the group fixture tmpdir_setup and
+ * removed by tmpdir_teardown (cmocka_run_group_tests(tests, tmpdir_setup,
+ * tmpdir_teardown)). The tests' one home for scratch folders.
  */
 #ifndef SERVESIM_TESTUTIL_H
 #define SERVESIM_TESTUTIL_H
@@ -174,5 +177,18 @@ static inline bool test_path_exists(const char *path)
 	struct stat st;
 	return stat(path, &st) == 0;
 }
+
+#define TEST_TMPDIR_GROUP(stem)                                          \
+	static char tmpdir[64];                                          \
+	static int tmpdir_setup(void **state)                            \
+	{                                                                \
+		(void)state;                                             \
+		return test_tmpdir_make(tmpdir, sizeof tmpdir, (stem));  \
+	}                                                                \
+	static int tmpdir_teardown(void **state)                         \
+	{                                                                \
+		(void)state;                                             \
+		return test_tmpdir_remove(tmpdir);                       \
+	}
 
 #endif
