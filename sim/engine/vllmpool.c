@@ -14,6 +14,7 @@
 
 #include "num.h"
 #include "vllm_int.h"
+#include "vllmver.h"
 
 /* vLLM's hybrid KV cache manager, for a model with both sliding-window
  * and full-attention layers (vllm/v1/core/kv_cache_utils.py,
@@ -36,8 +37,10 @@
  * keep one group of all layers, as does
  * a disaggregated decode side. Chunked local attention (Llama 4), which
  * vLLM also keeps out of the manager by default, is not a sliding window
- * here. Without sliding layers, or with only sliding ones: one group of
- * every layer (full_groups 1, window_groups 0). */
+ * here. Before vLLM 0.10 (the version row's hybrid_kv) such models were
+ * full attention to the KV cache manager (vllm-project/vllm#14097).
+ * Without sliding layers, or with only sliding ones: one group of every
+ * layer (full_groups 1, window_groups 0). */
 static void kv_groups(struct engine *g)
 {
 	const struct model *m = g->setup.model;
@@ -46,8 +49,9 @@ static void kv_groups(struct engine *g)
 	g->st.kv_full_groups = 1;
 	g->st.kv_window_groups = 0;
 	g->st.kv_window = 0;
-	if (slide <= 0 || full <= 0 || g->setup.cfg->vllm.kv_offload_gib > 0 || g->setup.hold_finished_kv ||
-	    g->setup.hooks.kv_pull)
+	const struct vllm_version *v = vllmver_find(g->setup.cfg->vllm.vllm_version);
+	if (!v || !v->hybrid_kv || slide <= 0 || full <= 0 || g->setup.cfg->vllm.kv_offload_gib > 0 ||
+	    g->setup.hold_finished_kv || g->setup.hooks.kv_pull)
 		return;
 	int64_t lo = slide < full ? slide : full, hi = slide < full ? full : slide;
 	int64_t size = (double)hi < 1.5 * (double)lo ? hi : lo;
