@@ -291,7 +291,7 @@ static void clocks_run_forward(void **state)
 
 /* One request alone: TTFT = API overhead + one prefill step; the k-th gap
  * = one decode step at context prompt + k - 1. Exact to the nanosecond
- * rounding of each step. servesim 1's timing (vllm_version 0.10): the
+ * rounding of each step. servesim 1's timing (vllm_version 0.8): the
  * newer versions' request and output paths are test_vllm_timing.c's. */
 static void light_load_is_the_step_model(void **state)
 {
@@ -299,7 +299,7 @@ static void light_load_is_the_step_model(void **state)
 	struct run_result r;
 	simulate(&r, NULL, "workload.num_prompts=1", "workload.request_rate=inf",
 		 "workload.random_input_len=1000", "workload.random_output_len=5",
-		 "engine.vllm_version=0.10", NULL);
+		 "engine.vllm_version=0.8", NULL);
 	struct perf p;
 	perf_init(&p, &r.model, &r.hw, r.weights, 1, 2);
 	struct perf_step s;
