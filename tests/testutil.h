@@ -15,6 +15,12 @@
  *
  * run_cmd(&r, fmt, …): runs a shell command, capturing stdout, stderr and
  * the exit status; free with cmd_result_free. For the CLI tests.
+ * test_servesim(want, args): `SERVESIM_BIN ARGS` (args as the shell reads
+ * them) must exit with status want; returns its stdout (owned), or fails
+ * the test showing stderr.
+ *
+ * test_slurp_path(path): a file's whole text, NUL-terminated (owned);
+ * fails the test when it cannot be opened.
  *
  * test_tmpdir_make(dir, cap, stem) / test_tmpdir_remove(dir): a fresh
  * folder /tmp/servesim-STEM-XXXXXX for a group's files (cmocka setup)
@@ -146,6 +152,28 @@ static inline void cmd_result_free(struct cmd_result *r)
 	free(r->err);
 	r->out = r->err = NULL;
 }
+
+static inline char *test_slurp_path(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		fail_msg("%s: cannot open", path);
+	char *s = test_slurp(f);
+	fclose(f);
+	return s;
+}
+
+#ifdef SERVESIM_BIN
+static inline char *test_servesim(int want, const char *args)
+{
+	struct cmd_result r;
+	run_cmd(&r, "'%s' %s", SERVESIM_BIN, args);
+	if (r.status != want)
+		fail_msg("servesim %s: exit %d, expected %d\nstderr: %s", args, r.status, want, r.err);
+	free(r.err);
+	return r.out;
+}
+#endif
 
 static inline int test_tmpdir_make(char *dir, size_t cap, const char *stem)
 {
