@@ -171,14 +171,14 @@ static void print_runs_table(FILE *f, const struct runobs_set *set, const struct
 	if (w > 60)
 		w = 60;
 	fprintf(f, "%-*s %5s %-6s %10s %10s %9s %10s %9s\n", (int)w, "run", "stage", "metric", "measured",
-	       "before", "error", "after", "error");
+	        "before", "error", "after", "error");
 	struct mape tb = { 0 }, ta = { 0 }, hb = { 0 }, ha = { 0 };
 	for (size_t k = 0; k < r->n_vals; k++) {
 		const struct runfit_value *v = &r->vals[k];
 		const struct runobs *ob = &set->v[v->obs];
 		double eb = calib_pct(v->before_ms, v->measured_ms), ea = calib_pct(v->after_ms, v->measured_ms);
 		fprintf(f, "%-*.*s %5d %-6s %10.2f %10.2f", (int)w, (int)w, ob->id, ob->pts[v->point].stage,
-		       runobs_metric_names[v->metric], v->measured_ms, v->before_ms);
+		        runobs_metric_names[v->metric], v->measured_ms, v->before_ms);
 		calib_put_pct(f, eb);
 		fprintf(f, " %10.2f", v->after_ms);
 		calib_put_pct(f, ea);
