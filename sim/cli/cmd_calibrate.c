@@ -28,6 +28,7 @@
 #include "runfit.h"
 #include "runobs.h"
 #include "wholefile.h"
+#include "xalloc.h"
 
 #define DEFAULT_MAX_REQUESTS 5000
 
@@ -295,9 +296,7 @@ static int calibrate_runs(int argc, char **argv)
 		}
 	for (size_t i = 0; i < set.n_notes; i++)
 		fprintf(stderr, "servesim calibrate runs: note: %s\n", set.notes[i]);
-	holdout = calloc(set.len ? set.len : 1, sizeof *holdout);
-	if (!holdout)
-		abort();
+	holdout = xcalloc(set.len ? set.len : 1, sizeof *holdout);
 	if (holdout_list && parse_holdout(holdout_list, &set, holdout, &e)) {
 		cli_fail("calibrate runs", &e);
 		goto out;
