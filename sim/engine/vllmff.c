@@ -325,7 +325,10 @@ bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
 	while (f->n_stages > 1 && f->by_stage[f->n_stages - 1] == 0)
 		f->n_stages--;
 	b->n_stages = f->n_stages;
-	memcpy(b->lazy_stage, f->by_stage, (size_t)f->n_stages * sizeof *f->by_stage);
+	if (f->n_stages == 1)   /* (most runs: a store, not a memcpy call) */
+		b->lazy_stage[0] = f->by_stage[0];
+	else
+		memcpy(b->lazy_stage, f->by_stage, (size_t)f->n_stages * sizeof *f->by_stage);
 	*budget -= n;
 	return true;
 }
