@@ -79,6 +79,12 @@ struct engine_stats {
 	int64_t max_num_batched_tokens, max_num_seqs, max_model_len, block_size;
 	int64_t num_gpu_blocks, num_cpu_blocks;
 	double weight_bytes_per_gpu, activation_bytes, non_torch_bytes, kv_bytes_per_block;
+	/* vLLM's KV cache groups (vllmpool.c kv_groups): layers a group
+	 * holds, the full-attention and sliding-window groups (0 without
+	 * vLLM's hybrid manager: one group of every layer) and the sliding
+	 * groups' window in tokens (0: none). A pool block is one block of
+	 * each full group. */
+	int64_t kv_group_layers, kv_full_groups, kv_window_groups, kv_window;
 	double peak_kv_usage;
 	int64_t preemptions;
 	int64_t prefix_queries, prefix_hits, prefix_cpu_hits;   /* tokens */

@@ -375,6 +375,7 @@ static int resolve_timing(struct engine *g, struct err *e)
 	/* --generation-config's default is auto from vLLM 0.8 (vllm-project/
 	 * vllm#12622, "Default to generation_config from model"), none before. */
 	bool gen_auto = cfg->vllm.generation_config_given ? cfg->vllm.generation_config == 0 : v->minor >= 8;
+	g->ovh.piecewise_only = v->piecewise_only && !prof->decode_only_graphs;
 	g->ovh.sampler = sampling_path(&sp, gen_auto, &g->setup.model->gen, (double)g->setup.model->vocab);
 	g->ovh.penalties = sampling_penalties(gen_auto, &g->setup.model->gen);
 	g->ovh.min_p = sampling_min_p(&sp, gen_auto, &g->setup.model->gen, g->ovh.sampler);
