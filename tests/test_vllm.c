@@ -5,7 +5,7 @@
  * max_num_seqs, the preemption order (the last admitted goes first), the
  * prefix-cache hit limit and the running requests' claim on the budget
  * before any waiting request's prefill chunk. The exact TTFTs are servesim 1's timing
- * (engine.vllm_version = 0.10): one step after another, no output path;
+ * (engine.vllm_version = 0.8): one step after another, no output path;
  * test_vllm_timing.c has the newer versions' timing.
  */
 #include "simutil.h"
@@ -42,7 +42,7 @@ static void chunked_by_the_token_budget(void **state)
 	struct run_result r;
 	simulate(&r, NULL, "workload.num_prompts=1", "workload.request_rate=inf",
 		 "workload.random_input_len=5000", "workload.random_output_len=2",
-		 "engine.max_num_batched_tokens=2048", "engine.vllm_version=0.10", NULL);
+		 "engine.max_num_batched_tokens=2048", "engine.vllm_version=0.8", NULL);
 	const int64_t chunks[] = { 2048, 2048, 904 };
 	assert_int_equal(ttft_ns(&r, 0), expected_ttft(&r, chunks, 3));
 	run_result_free(&r);
@@ -55,7 +55,7 @@ static void chunked_by_the_long_prefill_threshold(void **state)
 	struct run_result r;
 	simulate(&r, NULL, "workload.num_prompts=1", "workload.request_rate=inf",
 		 "workload.random_input_len=2000", "workload.random_output_len=2",
-		 "engine.long_prefill_token_threshold=512", "engine.vllm_version=0.10", NULL);
+		 "engine.long_prefill_token_threshold=512", "engine.vllm_version=0.8", NULL);
 	const int64_t chunks[] = { 512, 512, 512, 464 };
 	assert_int_equal(ttft_ns(&r, 0), expected_ttft(&r, chunks, 4));
 	run_result_free(&r);
@@ -70,7 +70,7 @@ static void unchunked_prefill_is_one_step(void **state)
 	simulate(&r, NULL, "workload.num_prompts=1", "workload.request_rate=inf",
 		 "workload.random_input_len=12000", "workload.random_output_len=2",
 		 "engine.enable_chunked_prefill=false", "engine.max_model_len=16384",
-		 "engine.vllm_version=0.10", NULL);
+		 "engine.vllm_version=0.8", NULL);
 	assert_int_equal(r.engine.max_num_batched_tokens, 16384);
 	const int64_t chunks[] = { 12000 };
 	assert_int_equal(ttft_ns(&r, 0), expected_ttft(&r, chunks, 1));
