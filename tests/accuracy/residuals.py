@@ -22,7 +22,7 @@ For each stage of each experiment (../shared/calibration) it runs
                                    whose chunks go into several steps; and
                                    the chunk's size (the prompt tokens the
                                    prefix cache did not hold, per request);
-  servesim explain --batch         for each dense TP1 stage, one decode step
+  servesim explain --batch         for each dense stage, one decode step
                                    of its running requests with and without
                                    such a chunk: what the chunk adds, and
                                    what it would add were its dense GEMMs at
@@ -147,10 +147,12 @@ def scenario_prompt(eid):
     return pre, pre + inp
 
 
-def batch_ms(binary, model, batch):
-    """(step time, {operator: row}) of `explain --batch` on the H100 SXM,
-    and None; or None and a one-line error naming the command."""
-    cmd = [binary, "explain", "--batch", batch, "--model", model, "--hardware", "h100-sxm", "--format", "json"]
+def batch_ms(binary, model, tp, batch):
+    """(step time, {operator: row}) of `explain --batch` on the H100 SXM at
+    tensor parallel tp, and None; or None and a one-line error naming the
+    command."""
+    cmd = [binary, "explain", "--batch", batch, "--model", model, "--hardware", "h100-sxm", "--tp", str(tp),
+           "--format", "json"]
     p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=60)
     if p.returncode != 0:
@@ -164,12 +166,13 @@ def chunk_cost(binary, r, model):
     running requests (simulated), and what it would add at the best
     measured GEMM rate (the dense GEMMs at BEST_BF16_TFLOPS, never below
     the decode step's own weight reads; every other operator as
-    simulated). Sets r's chunk_* fields; returns None or an error line."""
+    simulated), and the part of it that is the all-reduces (TP > 1). Sets
+    r's chunk_* fields; returns None or an error line."""
     dec = "decode:%dx%d" % (max(1, round(r["running"])), round(r["context"]))
-    a, err = batch_ms(binary, model, dec)
+    a, err = batch_ms(binary, model, r["tp"], dec)
     if err:
         return err
-    b, err = batch_ms(binary, model, "prefill:%d@%d,%s" % (round(r["chunk"]), r["cached"], dec))
+    b, err = batch_ms(binary, model, r["tp"], "prefill:%d@%d,%s" % (round(r["chunk"]), r["cached"], dec))
     if err:
         return err
     (t0, o0), (t1, o1) = a, b
@@ -178,6 +181,8 @@ def chunk_cost(binary, r, model):
     r["chunk_adds_ms"] = t1 - t0
     r["chunk_gemm_tflops"] = d1["flops"] / d1["time_ms"] / 1e9
     r["chunk_adds_floor_ms"] = (t1 - t0) - (d1["time_ms"] - floor)
+    ar0, ar1 = o0.get("all-reduce"), o1.get("all-reduce")
+    r["chunk_allreduce_ms"] = (ar1["time_ms"] - ar0["time_ms"]) if ar0 and ar1 else 0.0
     return None
 
 
@@ -348,16 +353,17 @@ def main(argv):
             a, b, r2 = got
             summary["fits"][label][key] = {"intercept": a, "slope": b, "r2": r2}
             print("  %-32s %+8.2f%% %+11.4f %6.2f" % (name, a, b, r2))
-    print("\nThe mixed steps of the dense TP1 stages: a chunk of the stage's size (prompt tokens the prefix"
+    print("\nThe mixed steps of the dense stages: a chunk of the stage's size (prompt tokens the prefix"
           "\ncache did not hold) in a decode step of its running requests; what it adds simulated, the"
           "\nGEMM rate it runs at, and what it would add were its GEMMs at %.1f TFLOP/s (the best BF16"
           "\nGEMM measured on an H100 SXM); the ITL the stage over-charges against the most a GEMM row"
-          "\ncould give back (prefill sharing x (adds - floor) / adds):" % BEST_BF16_TFLOPS)
-    print("%-46s %2s %6s %5s %7s %7s %7s | %7s %7s" % ("experiment", "st", "chunk", "mix/s", "adds", "TFLOP/s",
-                                                      "floor", "over", "gemm"))
+          "\ncould give back (prefill sharing x (adds - floor) / adds); ar: the all-reduces' part of adds:"
+          % BEST_BF16_TFLOPS)
+    print("%-46s %2s %2s %6s %5s %7s %7s %7s %7s | %7s %7s" % ("experiment", "st", "tp", "chunk", "mix/s", "adds",
+                                                              "TFLOP/s", "floor", "ar", "over", "gemm"))
     summary["chunks"] = []
     for r in rows:
-        if r["moe"] or r["tp"] != 1:
+        if r["moe"]:
             continue
         err = chunk_cost(opts["binary"], r, r["model"])
         if err:
@@ -365,10 +371,12 @@ def main(argv):
             return 1
         back = r["sharing_ms"] * (r["chunk_adds_ms"] - r["chunk_adds_floor_ms"]) / r["chunk_adds_ms"]
         summary["chunks"].append({k: r[k] for k in ("experiment", "stage", "chunk", "chunk_adds_ms",
-                                                    "chunk_gemm_tflops", "chunk_adds_floor_ms")})
-        print("%-46s %2d %6.0f %5.1f %5.2fms %7.0f %5.2fms | %5.2fms %5.2fms" % (
-            r["experiment"][:46], r["stage"], r["chunk"], r["rate"], r["chunk_adds_ms"],
-            r["chunk_gemm_tflops"], r["chunk_adds_floor_ms"], max(0.0, -r["itl_res_ms"]), back))
+                                                    "chunk_gemm_tflops", "chunk_adds_floor_ms",
+                                                    "chunk_allreduce_ms")})
+        print("%-46s %2d %2d %6.0f %5.1f %5.2fms %7.0f %5.2fms %5.2fms | %5.2fms %5.2fms" % (
+            r["experiment"][:46], r["stage"], r["tp"], r["chunk"], r["rate"], r["chunk_adds_ms"],
+            r["chunk_gemm_tflops"], r["chunk_adds_floor_ms"], r["chunk_allreduce_ms"],
+            max(0.0, -r["itl_res_ms"]), back))
     print("\nWithin a two-stage run (the model and GPU fixed), the second stage against the first:")
     print("%-46s %9s %12s %10s" % ("experiment", "d res%", "d sharing", "d running"))
     pairs = []
