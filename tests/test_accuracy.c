@@ -197,10 +197,12 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	 * remainder in place of the small kernels). All three bounds are
 	 * regression bounds, not goals: the measured figures plus 0.2 points
 	 * of noise. 12.0 / 10.0 / 9.9 % since the merge of 2026-12-02 05:45
-	 * UTC (see the in-sample bounds below: every fold refits 0 us). */
-	assert_true(err[0] / n <= 0.1220);
-	assert_true(err[1] / n <= 0.1020);
-	assert_true(err[2] / n <= 0.1010);
+	 * UTC; 11.4 / 9.1 / 9.1 % (crossval.py) since Scout's shared experts
+	 * run on their own stream (perf/moeshared.c; see the in-sample bounds
+	 * below: every fold refits 0 us). */
+	assert_true(err[0] / n <= 0.1160);
+	assert_true(err[1] / n <= 0.0930);
+	assert_true(err[2] / n <= 0.0930);
 }
 
 static void h100_runs_meet_the_goals(void **state)
@@ -282,10 +284,15 @@ static void h100_runs_meet_the_goals(void **state)
 	 * the padded decode all-reduce, the router skew): 11.99 / 9.96 /
 	 * 9.95 %, the remainder still 0 us: every new component is charged
 	 * and none pays it back while the mixed steps stay over-charged;
-	 * Llama-2 general at 20/s alone is +34.7 % ITL. */
-	assert_true(sum_ttft / n <= 0.1202);
-	assert_true(sum_itl / n <= 0.0999);
-	assert_true(sum_e2e / n <= 0.0998);
+	 * Llama-2 general at 20/s alone is +34.7 % ITL.
+	 * 2026-12-02 16:20 UTC, vLLM's shared experts on a second stream
+	 * (perf/moeshared.c: Scout's 1.275 ms of shared-expert reads hide
+	 * under the routed calls' fixed part in steps of <= 256 tokens):
+	 * 11.45 / 9.12 / 9.11 %, Scout ITL +13.7 / +13.0 / +18.9 / -4.5 % ->
+	 * +6.3 / +8.0 / +12.8 / -10.5 %. */
+	assert_true(sum_ttft / n <= 0.1148);
+	assert_true(sum_itl / n <= 0.0915);
+	assert_true(sum_e2e / n <= 0.0914);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }
