@@ -197,9 +197,11 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	 * remainder in place of the small kernels). All three bounds are
 	 * regression bounds, not goals: the measured figures plus 0.2 points
 	 * of noise. 12.0 / 10.0 / 9.9 % since the merge of 2026-12-02 05:45
-	 * UTC; 11.4 / 9.1 / 9.1 % (crossval.py) since Scout's shared experts
-	 * run on their own stream (perf/moeshared.c; see the in-sample bounds
-	 * below: every fold refits 0 us). */
+	 * UTC (see the in-sample bounds below: every fold refits 0 us);
+	 * 11.9 / 10.0 / 9.9 % since the prompts are vLLM's re-tokenized
+	 * count (below), crossval.py's re-simulated folds the same; 11.4 /
+	 * 9.1 / 9.1 % (crossval.py) since the shared experts run on their
+	 * own stream (perf/moeshared.c). */
 	assert_true(err[0] / n <= 0.1160);
 	assert_true(err[1] / n <= 0.0930);
 	assert_true(err[2] / n <= 0.0930);
@@ -285,12 +287,21 @@ static void h100_runs_meet_the_goals(void **state)
 	 * 9.95 %, the remainder still 0 us: every new component is charged
 	 * and none pays it back while the mixed steps stay over-charged;
 	 * Llama-2 general at 20/s alone is +34.7 % ITL.
-	 * 2026-12-02 16:20 UTC, vLLM's shared experts on a second stream
+	 * 11.91 / 9.96 / 9.94 % since the prompts are what vLLM counted:
+	 * inference-perf (e8e0aa9, shared_prefix_datagen.py) sends random
+	 * token ids decoded to text, which vLLM re-tokenizes into 1.047x
+	 * as many plus BOS (the three Llama-2 runs' measured counts;
+	 * scenarios/calibration/, docs/accuracy.md "Prompt lengths"), not
+	 * system + question + ~27 template tokens. Reasoning-lite is 1,083
+	 * tokens instead of 1,061 (TTFT -22.8 -> -20.5 % on Llama-2-7B,
+	 * -40.1 -> -39.5 % on Scout); Llama-2 general, at capacity, goes
+	 * +34.7 -> +35.7 % ITL on 2 more tokens (576, its measured 575.5).
+	 * 2026-12-02 16:35 UTC, vLLM's shared experts on a second stream
 	 * (perf/moeshared.c: Scout's 1.275 ms of shared-expert reads hide
 	 * under the routed calls' fixed part in steps of <= 256 tokens):
-	 * 11.45 / 9.12 / 9.11 %, Scout ITL +13.7 / +13.0 / +18.9 / -4.5 % ->
-	 * +6.3 / +8.0 / +12.8 / -10.5 %. */
-	assert_true(sum_ttft / n <= 0.1148);
+	 * 11.41 / 9.12 / 9.11 %, Scout ITL +6.3 / +8.0 / +12.9 / -10.3 %
+	 * (+13.7 / +13.0 / +18.9 / -4.5 % before); the other runs unchanged. */
+	assert_true(sum_ttft / n <= 0.1144);
 	assert_true(sum_itl / n <= 0.0915);
 	assert_true(sum_e2e / n <= 0.0914);
 	cross_validate(&c, base, meas);

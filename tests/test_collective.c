@@ -48,6 +48,37 @@ static void allreduce_matches_the_vllm_table(void **state)
 	assert_double_near(perf_allreduce_s(b, &h100, 1, mb, NULL), 0, 0);
 }
 
+/* Tensor parallel 2 (Yi-34B's and Mistral-Nemo's runs): vLLM's launcher
+ * runs one-shot there at every size below the 8 MiB buffer, and the row
+ * was fitted at tp 4 (above), so these are checks, not fits. vLLM PR
+ * #24111's H100 TP=2 table: ca_1stage 7 us at 0.5 MB (32 x 8192 bf16).
+ * vLLM PR #22086's H100 TP=2 benchmark_fused_collective table, hidden
+ * 8192, "Standard Allreduce Rmsnorm" (custom all-reduce, then vLLM's
+ * fused add + RMSNorm): 10 / 12 / 17 us at 32 / 64 / 128 tokens, met by
+ * the one-shot row plus the norm row's floor (4.26 us, one call of 8
+ * bytes an element inside the L2 allowance; test_elementwise) within 2 us
+ * (the tables round to the microsecond; how #22086 times, eager or in a
+ * graph, is not in its stored text). The slope disagrees more than the
+ * points: 4.7 us a MiB from 64 to 128 tokens against the row's 2.7, which
+ * would put a 7.9 MiB message (Yi's 575-token prefill) near 38 us rather
+ * than 27; PR #24111's TP=2 rows past 0.5 MB (not in the stored excerpt)
+ * would settle it, so the row stays as fitted (docs/step-model.md). */
+static void tp2_one_shot_meets_the_tp2_tables(void **state)
+{
+	(void)state;
+	const struct perf_backend *b = perf_backend_find("vllm-cuda");
+	const struct perf_collective *alg = NULL;
+	double row = 8192 * 2.0;
+	assert_double_near(perf_allreduce_s(b, &h100, 2, 32 * row, &alg) * 1e6, 7, 1.0);
+	assert_string_equal(alg->name, "custom all-reduce, one-shot");
+	const double tokens[] = { 32, 64, 128 }, ar_norm[] = { 10, 12, 17 };
+	for (int i = 0; i < 3; i++) {
+		double us = perf_allreduce_s(b, &h100, 2, tokens[i] * row, &alg) * 1e6 + 4.26;
+		assert_string_equal(alg->name, "custom all-reduce, one-shot");
+		assert_double_near(us, ar_norm[i], 2.0);
+	}
+}
+
 /* Custom all-reduce's two-shot kernel goes by grid passes: its launch is
  * 36 blocks x 512 threads x 16 bytes, 288 KiB of each GPU's 1/tp share a
  * pass (csrc/custom_all_reduce.cuh). vLLM PR #24111 and PR #24532, H100
@@ -348,6 +379,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(allreduce_matches_the_vllm_table),
 		cmocka_unit_test(two_shot_goes_by_grid_passes),
+		cmocka_unit_test(tp2_one_shot_meets_the_tp2_tables),
 		cmocka_unit_test(allreduce_symm_mem_past_the_custom_buffer),
 		cmocka_unit_test(allreduce_follows_vllms_hopper_caps),
 		cmocka_unit_test(custom_all_reduce_only_at_vllms_world_sizes),

@@ -209,6 +209,9 @@ struct engine_class {
 	 * hardware profile's request_overhead_ms. */
 	int64_t (*request_path_ns)(struct engine *eng, struct request *r, int64_t now);
 	void (*gauges)(const struct engine *eng, struct engine_gauges *out);
+	/* gauges' waiting alone, without the rest's work (the run reads it
+	 * at every step for the peak); NULL: gauges is asked. */
+	int64_t (*waiting)(const struct engine *eng);
 	/* Tokens of r's prompt this engine's prefix cache holds now (what a
 	 * prefix-aware router asks); NULL: the engine has no shared cache. */
 	int64_t (*prefix_hit_tokens)(const struct engine *eng, const struct request *r);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "iround.h"
+
 /* The sampler's paths other than top-p's sort (perf/sampling.h), shared
  * by every profile (the same PyTorch ops):
  * No top-k/top-p (random_sample): the logits to fp32, the temperature,
@@ -415,5 +417,5 @@ int64_t overhead_request_rest_ns(const struct overhead_model *o)
 
 int64_t overhead_output_ns(const struct overhead_model *o, int64_t streams)
 {
-	return llround((o->prof->output_us + o->prof->output_per_stream_us * (double)streams) * 1e3);
+	return iround((o->prof->output_us + o->prof->output_per_stream_us * (double)streams) * 1e3);
 }
