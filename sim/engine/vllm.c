@@ -407,6 +407,8 @@ static int build_perf(struct engine *g, struct err *e)
 			       cfg->pipeline_parallel_at, (long long)m->n_layers, (long long)cfg->pipeline_parallel_size);
 	perf_pipeline(&g->perf, (int)cfg->pipeline_parallel_size);
 	perf_offload(&g->perf, cfg->cpu_offload_gb, model_weight_bytes_per_gpu(m, g->setup.weights, tp, g->perf.pp));
+	const struct vllm_version *v = vllmver_find(cfg->vllm.vllm_version);
+	g->perf.shared_stream = v && v->shared_expert_stream;
 	return 0;
 }
 
