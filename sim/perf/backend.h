@@ -111,9 +111,11 @@ struct perf_kernel {
  * bandwidth term and the grid's passes. Traffic per byte
  * of message each GPU sends: one-shot tp - 1, two-shot and ring
  * 2(tp - 1)/tp, multimem 1 whatever tp (NVLink SHARP: the NVSwitch
- * reduces and multicasts; its rows run on Hopper NVLink parts only, the
- * sm90 sizes and fit of vLLM's symmetric-memory all-reduce). */
-enum perf_traffic { TRAFFIC_ONE_SHOT, TRAFFIC_TWO_SHOT, TRAFFIC_RING, TRAFFIC_MULTIMEM };
+ * reduces and multicasts). The symmetric-memory rows (multimem, and the
+ * same communicator's two-shot kernel at tp 2) run on Hopper NVLink parts
+ * with an NVSwitch only, at the sm90 sizes of vLLM's symmetric-memory
+ * all-reduce (collective.c). */
+enum perf_traffic { TRAFFIC_ONE_SHOT, TRAFFIC_TWO_SHOT, TRAFFIC_RING, TRAFFIC_MULTIMEM, TRAFFIC_SYMM_TWO_SHOT };
 
 struct perf_collective {
 	const char *name;
