@@ -52,31 +52,12 @@ struct gen {
 	int version;
 };
 
-static inline void tmp_dir(char *dir, size_t cap)
-{
-	snprintf(dir, cap, "/tmp/servesim-probefit-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-}
-
-static inline void rm_dir(const char *dir)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
-}
-
-static inline bool exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0;
-}
-
 static inline void h100(struct hw_profile *hw);
 
 /* A fresh directory (dir[64]), dir/probe.csv in path[128], and h100-sxm. */
 static inline void scratch(char *dir, char *path, struct hw_profile *hw)
 {
-	tmp_dir(dir, 64);
+	test_tmpdir(dir, 64, "probefit");
 	snprintf(path, 128, "%s/probe.csv", dir);
 	h100(hw);
 }

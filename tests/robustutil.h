@@ -8,20 +8,18 @@
 
 #include "testutil.h"
 
-static char tmpdir[] = "/tmp/servesim-robust-XXXXXX";
+static char tmpdir[64];
 
 static int setup(void **state)
 {
 	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return test_tmpdir_make(tmpdir, sizeof tmpdir, "robust");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_tmpdir_remove(tmpdir);
 }
 
 /* tmpdir/name holding text; the path in out. */

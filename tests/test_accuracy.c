@@ -197,9 +197,11 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	 * remainder in place of the small kernels). All three bounds are
 	 * regression bounds, not goals: the measured figures plus 0.2 points
 	 * of noise. 12.0 / 10.0 / 9.9 % since the merge of 2026-12-02 05:45
-	 * UTC (see the in-sample bounds below: every fold refits 0 us); 11.6 /
+	 * UTC (see the in-sample bounds below: every fold refits 0 us);
+	 * 11.9 / 10.0 / 9.9 % since the prompts are vLLM's re-tokenized
+	 * count (below), crossval.py's re-simulated folds the same; 11.4 /
 	 * 9.4 / 9.4 % since the all-reduce rows' refit (2026-12-02, below). */
-	assert_true(err[0] / n <= 0.1180);
+	assert_true(err[0] / n <= 0.1160);
 	assert_true(err[1] / n <= 0.0960);
 	assert_true(err[2] / n <= 0.0960);
 }
@@ -284,15 +286,24 @@ static void h100_runs_meet_the_goals(void **state)
 	 * 9.95 %, the remainder still 0 us: every new component is charged
 	 * and none pays it back while the mixed steps stay over-charged;
 	 * Llama-2 general at 20/s alone is +34.7 % ITL.
+	 * 11.91 / 9.96 / 9.94 % since the prompts are what vLLM counted:
+	 * inference-perf (e8e0aa9, shared_prefix_datagen.py) sends random
+	 * token ids decoded to text, which vLLM re-tokenizes into 1.047x
+	 * as many plus BOS (the three Llama-2 runs' measured counts;
+	 * scenarios/calibration/, docs/accuracy.md "Prompt lengths"), not
+	 * system + question + ~27 template tokens. Reasoning-lite is 1,083
+	 * tokens instead of 1,061 (TTFT -22.8 -> -20.5 % on Llama-2-7B,
+	 * -40.1 -> -39.5 % on Scout); Llama-2 general, at capacity, goes
+	 * +34.7 -> +35.7 % ITL on 2 more tokens (576, its measured 575.5).
 	 * 2026-12-02, the all-reduce rows refitted to aiconfigurator's table
 	 * of vLLM 0.14's own all-reduce on H100 in a CUDA graph (custom
 	 * all-reduce's two-shot 1.4x faster than PR #24111's forced kernel,
-	 * tp 2 past 8 MiB on symmetric memory's two-shot): 11.56 / 9.44 /
-	 * 9.42 % (70B TP4 TTFT +22.9 / +20.5 -> +16.3 / +18.4 %, run 61's ITL
+	 * tp 2 past 8 MiB on symmetric memory's two-shot): 11.45 / 9.43 /
+	 * 9.41 % (70B TP4 TTFT +22.9 / +20.5 -> +16.3 / +18.4 %, run 61's ITL
 	 * +17.6 -> +14.0 %; Yi TP2 TTFT +11.0 -> +12.9 %). */
-	assert_true(sum_ttft / n <= 0.1159);
-	assert_true(sum_itl / n <= 0.0947);
-	assert_true(sum_e2e / n <= 0.0946);
+	assert_true(sum_ttft / n <= 0.1148);
+	assert_true(sum_itl / n <= 0.0946);
+	assert_true(sum_e2e / n <= 0.0945);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }

@@ -301,8 +301,8 @@ static void gguf_header(void **state)
 static void names(void **state)
 {
 	(void)state;
-	char root[] = "/tmp/servesim-hf-XXXXXX";
-	assert_non_null(mkdtemp(root));
+	char root[64];
+	test_tmpdir(root, sizeof root, "hf");
 	char dir[512], cmd[4096];
 	snprintf(dir, sizeof dir, "%s/hub/models--acme--Tiny-GPT/snapshots/abc123", root);
 	snprintf(cmd, sizeof cmd, "mkdir -p '%s' '%s/hub/models--acme--Tiny-GPT/refs' && cp '%s' '%s/config.json' && "
@@ -337,8 +337,7 @@ static void names(void **state)
 	assert_int_equal(modelname_resolve("hf.co/acme/Tiny-GGUF:q4_k_m", &mn, &e), 0);
 	assert_string_equal(mn.path, g1);
 	assert_int_equal(modelname_resolve("acme/Tiny-GGUF", &mn, &e), -1);   /* two files: which? */
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
+	test_rmdir(root);
 
 	assert_int_equal(modelname_resolve("llama3.1:8b", &mn, &e), 0);
 	assert_string_equal(mn.weights, "q4_k_m");
@@ -357,8 +356,8 @@ static void names(void **state)
 static void side_quant_files(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/servesim-quant-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "quant");
 	char cmd[2048];
 	snprintf(cmd, sizeof cmd,
 		 "cp '%s/models/llama-3.1-8b.json' '%s/config.json' && printf '%%s' "
@@ -378,8 +377,7 @@ static void side_quant_files(void **state)
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(model_load_named(&m, dir, &e), 0);
 	assert_string_equal(m.weights, "int4");
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	test_rmdir(dir);
 }
 
 int main(void)

@@ -4,6 +4,7 @@
  * and `calibrate gpu` are tests/test_probefit.c.
  */
 #include "testutil.h"
+#include "calibwarn.h"
 
 #include <sys/stat.h>
 
@@ -26,34 +27,6 @@ static const struct hw_efficiency truth = {
 	.step_overhead_us = 1400, .step_overhead_per_seq_us = 4, .request_overhead_ms = 10,
 };
 
-struct tmp {
-	char dir[64];
-};
-
-static void tmp_make(struct tmp *t)
-{
-	snprintf(t->dir, sizeof t->dir, "/tmp/servesim-calib-XXXXXX");
-	assert_non_null(mkdtemp(t->dir));
-}
-
-static void tmp_path(const struct tmp *t, const char *name, char *out, size_t cap)
-{
-	snprintf(out, cap, "%s/%s", t->dir, name);
-}
-
-static void tmp_clean(struct tmp *t)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", t->dir);
-	assert_int_equal(system(cmd), 0);
-}
-
-static bool file_exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0;
-}
-
 static void load_h100(struct hw_profile *hw)
 {
 	struct err e;
@@ -64,10 +37,10 @@ static void load_h100(struct hw_profile *hw)
 static void profwrite_round_trip(void **state)
 {
 	(void)state;
-	struct tmp t;
-	tmp_make(&t);
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "calib");
 	char out[128], base[4096];
-	tmp_path(&t, "p.ini", out, sizeof out);
+	snprintf(out, sizeof out, "%s/p.ini", dir);
 	struct hw_profile hw;
 	load_h100(&hw);
 	struct err e;
@@ -95,11 +68,11 @@ static void profwrite_round_trip(void **state)
 	assert_double_near(back.eff.bandwidth, 0.5, 0);
 	/* A base that does not exist: an error, nothing written. */
 	char out2[128];
-	tmp_path(&t, "q.ini", out2, sizeof out2);
+	snprintf(out2, sizeof out2, "%s/q.ini", dir);
 	assert_int_equal(profwrite_save(out2, "/nonexistent/base.ini", &eff, "x", NULL, 0, &e), -1);
 	assert_contains(e.msg, "/nonexistent/base.ini: cannot open");
-	assert_false(file_exists(out2));
-	tmp_clean(&t);
+	assert_false(test_path_exists(out2));
+	test_rmdir(dir);
 }
 
 /* ---- calibrate runs: formats --------------------------------------------- */
@@ -276,10 +249,10 @@ static void calibcsv_reads_reported_blocks(void **state)
 	assert_int_equal(c.exps[0].gpu_kv_blocks, 19251);
 	assert_int_equal(c.exps[2].gpu_kv_blocks, 7463);
 	calibcsv_free(&c);
-	struct tmp t;
-	tmp_make(&t);
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "calib");
 	char bad[128];
-	tmp_path(&t, "bad_experiments.csv", bad, sizeof bad);
+	snprintf(bad, sizeof bad, "%s/bad_experiments.csv", dir);
 	FILE *f = fopen(bad, "w");
 	assert_non_null(f);
 	fprintf(f, "experiment,model,hardware,tp,gpu_kv_blocks\n"
@@ -289,7 +262,7 @@ static void calibcsv_reads_reported_blocks(void **state)
 	assert_int_equal(calibcsv_load(&c, bad, CAL "mini_measured.csv", &e), -1);
 	assert_contains(e.msg, "bad_experiments.csv:3: gpu_kv_blocks: expected a block count >= 1 or nothing, got 'many'");
 	calibcsv_free(&c);
-	tmp_clean(&t);
+	test_rmdir(dir);
 }
 
 static void runs_name_the_formats_they_tried(void **state)
@@ -370,10 +343,10 @@ static void runs_fit_needs_enough_values(void **state)
 static void runs_cli_fits_mixed_formats(void **state)
 {
 	(void)state;
-	struct tmp t;
-	tmp_make(&t);
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "calib");
 	char out[128];
-	tmp_path(&t, "rtx.ini", out, sizeof out);
+	snprintf(out, sizeof out, "%s/rtx.ini", dir);
 	struct cmd_result c;
 	run_cmd(&c, "'%s' calibrate runs '%s' '%s' --hardware rtx-4090 --model llama-3.1-8b --weights q4_k_m "
 		    "--max-evals 150 --tol 0.05 --out '%s'",
@@ -394,12 +367,12 @@ static void runs_cli_fits_mixed_formats(void **state)
 
 	/* Bad input: exit 2, nothing written. */
 	char out2[128];
-	tmp_path(&t, "none.ini", out2, sizeof out2);
+	snprintf(out2, sizeof out2, "%s/none.ini", dir);
 	run_cmd(&c, "'%s' calibrate runs '%s' --hardware h100-sxm --out '%s'", SERVESIM_BIN,
 		CAL "unknown_format.txt", out2);
 	assert_int_equal(c.status, 2);
 	assert_contains(c.err, "not a known format; tried:");
-	assert_false(file_exists(out2));
+	assert_false(test_path_exists(out2));
 	cmd_result_free(&c);
 	run_cmd(&c, "'%s' calibrate runs '%s' --hardware h100-sxm --holdout nosuch --out '%s'", SERVESIM_BIN,
 		CAL "mini_experiments.csv", out2);
@@ -409,7 +382,29 @@ static void runs_cli_fits_mixed_formats(void **state)
 	run_cmd(&c, "'%s' calibrate sideways", SERVESIM_BIN);
 	assert_int_equal(c.status, 2);
 	cmd_result_free(&c);
-	tmp_clean(&t);
+	test_rmdir(dir);
+}
+
+/* A fit stopped before it converges: its table is a diagnostic on stderr
+ * after a warning, stdout stays empty and nothing is written (exit 2). */
+static void runs_cli_warns_when_it_does_not_converge(void **state)
+{
+	(void)state;
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "calib");
+	char out[128];
+	snprintf(out, sizeof out, "%s/rtx.ini", dir);
+	struct cmd_result c;
+	/* 10 evaluations for 7 parameters cannot shrink the simplex to 1e-6. */
+	run_cmd(&c, "'%s' calibrate runs '%s' '%s' --hardware rtx-4090 --model llama-3.1-8b --weights q4_k_m "
+		    "--max-evals 10 --tol 0.000001 --out '%s'",
+		SERVESIM_BIN, CAL "ollama_generate.jsonl", CAL "llama_bench.jsonl", out);
+	assert_fit_did_not_converge(&c, out, "run ");
+	assert_contains(c.err, "ollama_generate.jsonl:4");
+	assert_contains(c.err, "mean |error| before → after");
+	assert_contains(c.err, "parameter ");
+	cmd_result_free(&c);
+	test_rmdir(dir);
 }
 
 int main(void)
@@ -426,6 +421,7 @@ int main(void)
 		cmocka_unit_test(runs_fit_improves_the_training_runs),
 		cmocka_unit_test(runs_fit_needs_enough_values),
 		cmocka_unit_test(runs_cli_fits_mixed_formats),
+		cmocka_unit_test(runs_cli_warns_when_it_does_not_converge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,8 +79,8 @@ static void data_dir_override(void **state)
 	bool had = env != NULL;
 	if (had)
 		snprintf(saved, sizeof saved, "%s", env);
-	char root[] = "/tmp/servesim-catalog-XXXXXX", sub[64];
-	assert_non_null(mkdtemp(root));
+	char root[64], sub[96];
+	test_tmpdir(root, sizeof root, "catalog");
 	snprintf(sub, sizeof sub, "%s/models", root);
 	assert_int_equal(mkdir(sub, 0700), 0);
 

@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include "evq.h"
+#include "iround.h"
 
 /* A 64-bit LCG (Knuth's MMIX constants), high bits out: deterministic and
  * independent of the library's RNGs. */
@@ -255,6 +256,36 @@ static void duration_rounds_as_llround(void **state)
 	assert_int_equal(evq_duration_ns(2.5e-9), 3);
 }
 
+/* iround (sim/base/iround.h) against llround over every scale, both signs,
+ * exact halves and their neighbours, and the values past 2^52 and
+ * non-finite ones it hands to llround. Fails if the fraction's test is
+ * > 0.5 (a half would round down) or the sign's half is left out. */
+static void iround_is_llround(void **state)
+{
+	(void)state;
+	uint64_t rng = 11;
+	int halves = 0;
+	for (int i = 0; i < 300000; i++) {
+		uint64_t r = lcg_next(&rng);
+		double x;
+		switch (i % 4) {
+		case 0: x = (double)(r >> 11) * 0x1p-53 * pow(2.0, (double)(r % 70)); break;
+		case 1: x = (double)((r >> 16) % 100000000) + 0.5; break;
+		case 2: x = nextafter((double)((r >> 16) % 100000000) + 0.5, (r & 1) ? 0.0 : 1e18); break;
+		default: x = (double)(r >> 12) * 1.25; break;   /* around and past 2^52 */
+		}
+		if (r & 2)
+			x = -x;
+		halves += x - floor(x) == 0.5;
+		assert_int_equal(iround(x), (int64_t)llround(x));
+	}
+	assert_true(halves > 50000);   /* the ties were tried */
+	const double edge[] = { 0.0, -0.0, 0.5, -0.5, 0.49999999999999994, -0.49999999999999994,
+				0x1p52 - 0.5, -0x1p52 + 0.5, 0x1p52, -0x1p52, 0x1p62, -0x1p62 };
+	for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+		assert_int_equal(iround(edge[i]), (int64_t)llround(edge[i]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +296,7 @@ int main(void)
 		cmocka_unit_test(reserved_seqs_order_as_pushed_early),
 		cmocka_unit_test(front_slot_matches_scanning_queue),
 		cmocka_unit_test(duration_rounds_as_llround),
+		cmocka_unit_test(iround_is_llround),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

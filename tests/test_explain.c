@@ -140,6 +140,21 @@ static void batch_step_overhead_is_the_engines(void **state)
 	assert_double_rel(step_overhead_ms("decode:64x1000 --set engine.vllm_version=0.8 --set workload.temperature=0"),
 			  one, 1e-9);
 	assert_true(step_overhead_ms("decode:1x1000 --set engine.vllm_version=0.8") < one);
+	/* vLLM 0.10 ran piecewise graphs only (cudagraph_mode PIECEWISE): a
+	 * decode step replays Llama-3.1-8B's 32 + 1 pieces at 4.7 us each
+	 * where 0.11's one full graph costs 10 us (overhead.c; both rows
+	 * synchronous, nothing else differs): 33 x 4.7 - 10 = 145.1 us more. */
+	for (int i = 0; i < 2; i++) {
+		char v10[96], v11[96];
+		snprintf(v10, sizeof v10, "decode:%dx1000 --set engine.vllm_version=0.10", seqs[i]);
+		snprintf(v11, sizeof v11, "decode:%dx1000 --set engine.vllm_version=0.11", seqs[i]);
+		double got = step_overhead_ms(v10) - step_overhead_ms(v11);
+		print_message("%d sequences: piecewise - full graph %.4f ms\n", seqs[i], got);
+		assert_double_rel(got, 0.1451, 2e-3);   /* the JSON's rounding */
+	}
+	/* A step with prefill tokens runs the pieces under either row. */
+	assert_double_rel(step_overhead_ms("prefill:1000 --set engine.vllm_version=0.10"),
+			  step_overhead_ms("prefill:1000 --set engine.vllm_version=0.11"), 1e-6);
 }
 
 /* explain --batch prefill:N times the step a run of the same scenario

@@ -211,8 +211,8 @@ static void assert_self_contained(const char *html)
  * frees it), checked self-contained. */
 static char *run_page(int num_prompts)
 {
-	char dir[] = "/tmp/servesim-html-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "html");
 	struct cmd_result r;
 	run_cmd(&r, "'%s' report c13-bench-serve --set workload.num_prompts=%d --out '%s/run.html'",
 		SERVESIM_BIN, num_prompts, dir);
@@ -222,8 +222,7 @@ static char *run_page(int num_prompts)
 	snprintf(path, sizeof path, "%s/run.html", dir);
 	char *html = slurp(path);
 	assert_self_contained(html);
-	run_cmd(&r, "rm -rf '%s'", dir);
-	cmd_result_free(&r);
+	test_rmdir(dir);
 	return html;
 }
 
@@ -344,8 +343,8 @@ static void test_accuracy_from_data(void **state)
 static void test_doc_reports(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/servesim-html-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "html");
 	struct cmd_result r;
 	run_cmd(&r,
 		"'%s' sweep --vary request_rate=2,8,16 --replications 2 --set "
@@ -400,8 +399,7 @@ static void test_doc_reports(void **state)
 	snprintf(path, sizeof path, "%s/bad.html", dir);
 	assert_int_equal(access(path, F_OK), -1);
 	cmd_result_free(&r);
-	run_cmd(&r, "rm -rf '%s'", dir);
-	cmd_result_free(&r);
+	test_rmdir(dir);
 }
 
 #ifdef HAVE_ZLIB
@@ -477,8 +475,8 @@ static void test_browser_renders(void **state)
 			      "check skipped\n");
 		skip();
 	}
-	char dir[] = "/tmp/servesim-html-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "html");
 	struct cmd_result r;
 	run_cmd(&r,
 		"'%s' report c13-bench-serve --set workload.num_prompts=80 --out '%s/run.html' && "
@@ -534,8 +532,7 @@ static void test_browser_renders(void **state)
 	assert_true(len > 20000); /* a blank page compresses to a few kB */
 #endif
 	free(png);
-	run_cmd(&r, "rm -rf '%s'", dir);
-	cmd_result_free(&r);
+	test_rmdir(dir);
 }
 
 int main(void)

@@ -26,14 +26,6 @@ static const char *write_file(const char *dir, const char *name, const char *bod
 	return p;
 }
 
-/* Removes a test folder and the plain files in it. */
-static void remove_files(const char *dir)
-{
-	char cmd[256];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
-}
-
 /* The first round of c28: the eight users' first requests, all sent at 0. */
 enum { USERS = 8 };
 
@@ -200,8 +192,8 @@ static void cold_load_and_keep_alive(void **state)
 {
 	(void)state;
 	struct run_result late, soon;
-	char dir[] = "/tmp/servesim-ollama-XXXXXX", a[128], b[128];
-	assert_non_null(mkdtemp(dir));
+	char dir[64], a[128], b[128];
+	test_tmpdir(dir, sizeof dir, "ollama");
 	snprintf(a, sizeof a, "workload.trace=%s", write_file(dir, "late.csv",
 		 "timestamp_s,input_tokens,output_tokens\n0,500,100\n400,500,100\n"));
 	snprintf(b, sizeof b, "workload.trace=%s", write_file(dir, "soon.csv",
@@ -210,7 +202,7 @@ static void cold_load_and_keep_alive(void **state)
 		 "workload.trace_format=csv", "engine.load_bandwidth_gb_s=2", NULL);
 	simulate(&soon, "c28-ollama-vs-vllm", "workload.users=0", "workload.turns=1", b,
 		 "workload.trace_format=csv", "engine.load_bandwidth_gb_s=2", NULL);
-	remove_files(dir);
+	test_rmdir(dir);
 	double load = model_weight_bytes(&late.model, late.weights) / 2e9;
 	assert_double_near((double)late.reqs.v[0].load_ns / 1e9, load, 1e-9);
 	assert_true(ttft_s(&late.reqs.v[0]) > load);
@@ -320,8 +312,8 @@ static void partial_offload_cost(void **state)
 static void batch_mixes_prompt_and_decodes(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/servesim-ollama-XXXXXX", set[200];
-	assert_non_null(mkdtemp(dir));
+	char dir[64], set[200];
+	test_tmpdir(dir, sizeof dir, "ollama");
 	snprintf(set, sizeof set, "workload.trace=%s", write_file(dir, "two.csv",
 		 "timestamp_s,input_tokens,output_tokens\n0,64,400\n1.0,6000,8\n"));
 	struct run_result lc, ol;
@@ -342,7 +334,7 @@ static void batch_mixes_prompt_and_decodes(void **state)
 	assert_true(ol.reqs.v[0].max_itl_ns < dec->max_itl_ns / 3);
 	run_result_free(&lc);
 	run_result_free(&ol);
-	remove_files(dir);
+	test_rmdir(dir);
 }
 
 /* C10: Ollama's fields give prefill and decode rates; prefill is far
@@ -384,8 +376,8 @@ static void reports(void **state)
 	assert_null(strstr(buf, "vllm:"));
 	free(buf);
 
-	char dir[] = "/tmp/servesim-ollama-XXXXXX", path[128], line[1024];
-	assert_non_null(mkdtemp(dir));
+	char dir[64], path[128], line[1024];
+	test_tmpdir(dir, sizeof dir, "ollama");
 	struct err e;
 	assert_int_equal(report_csv(dir, &r, &e), 0);
 	snprintf(path, sizeof path, "%s/requests.csv", dir);
@@ -422,8 +414,8 @@ static void reports(void **state)
  * file and line of the key and says what was expected. */
 static void bad_input(const char *body, const char *key_line, const char *const *needles)
 {
-	char dir[] = "/tmp/servesim-ollama-XXXXXX", path[128], at[160];
-	assert_non_null(mkdtemp(dir));
+	char dir[64], path[128], at[160];
+	test_tmpdir(dir, sizeof dir, "ollama");
 	snprintf(path, sizeof path, "%s/bad.ini", dir);
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);

@@ -88,7 +88,7 @@ static void max_rate_is_one_over_service_time(void **state)
 		"workload.num_prompts=200", "workload.arrival=constant",
 		"workload.random_input_len=1000", "workload.random_output_len=8",
 		"engine.max_num_seqs=1", "engine.max_num_batched_tokens=2048",
-		"engine.enable_prefix_caching=false", "engine.vllm_version=0.10", NULL,
+		"engine.enable_prefix_caching=false", "engine.vllm_version=0.8", NULL,
 	};
 	struct scenario sc;
 	load_scenario(&sc, sets);

@@ -23,16 +23,13 @@ static char tmpdir[64];
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/servesim-plan-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return test_tmpdir_make(tmpdir, sizeof tmpdir, "plan");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_tmpdir_remove(tmpdir);
 }
 
 /* Runs servesim ARGS expecting exit status want; returns stdout (owned). */

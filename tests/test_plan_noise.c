@@ -99,8 +99,8 @@ static void a100s_within_noise_l40s_apart(void **state)
 	/* The pair: the A100 80GB's own profile under another name at a
 	 * spot price (1.49 against 1.79 $/hour), so the two are as fast in
 	 * every block by construction, whatever the step model says. */
-	char dir[] = "/tmp/servesim-noise-XXXXXX", spot[256];
-	assert_non_null(mkdtemp(dir));
+	char dir[64], spot[256];
+	test_tmpdir(dir, sizeof dir, "noise");
 	snprintf(spot, sizeof spot, "%s/a100-spot.ini", dir);
 	struct cmd_result r;
 	const char *data = getenv("SERVESIM_DATA_DIR");
@@ -169,8 +169,7 @@ static void a100s_within_noise_l40s_apart(void **state)
 	json_t *doc = servesim_json(args);
 	assert_null(json_object_get(doc, "within_noise"));
 	json_decref(doc);
-	run_cmd(&r, "rm -rf '%s'", dir);
-	cmd_result_free(&r);
+	test_rmdir(dir);
 }
 
 /* compare's cost ranking reads the tuned, confirmed rate and the

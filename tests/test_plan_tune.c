@@ -210,8 +210,8 @@ static void tuning_finds_a_max_model_len_that_fits(void **state)
 static void tuned_shards_merge(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/servesim-tune-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "tune");
 	const char *plan = "plan c13-bench-serve --hardware a100-80gb-sxm,h100-sxm " SLO
 			   " --replications 1 --duration 10 --no-cost";
 	struct cmd_result whole, r;
@@ -232,8 +232,7 @@ static void tuned_shards_merge(void **state)
 	assert_string_equal(r.out, whole.out);
 	cmd_result_free(&r);
 	cmd_result_free(&whole);
-	run_cmd(&r, "rm -rf '%s'", dir);
-	cmd_result_free(&r);
+	test_rmdir(dir);
 }
 
 int main(void)

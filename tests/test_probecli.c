@@ -5,6 +5,7 @@
  * `calibrate gpu` without a GPU and with a stand-in probe, and
  * scripts/probe-on-gpu's plan.
  */
+#include "calibwarn.h"
 #include "probesynth.h"
 
 static void fit_cli_writes_a_profile_run_can_use(void **state)
@@ -80,7 +81,7 @@ static void fit_cli_writes_a_profile_run_can_use(void **state)
 	assert_int_equal(mine.eff_given & HW_EFF_BIT(attention_bandwidth), 0);
 	assert_true(mine.eff_given & HW_EFF_BIT(compute_max));
 	free(ini);
-	rm_dir(dir);
+	test_rmdir(dir);
 }
 
 /* A rerun of one family (servesim-probe --only) replaces that family's
@@ -122,7 +123,7 @@ static void fit_cli_reads_reruns(void **state)
 	assert_int_equal(c.status, 2);
 	assert_contains(c.err, "other.csv: device 'NVIDIA A100-SXM4-80GB', but");
 	cmd_result_free(&c);
-	rm_dir(dir);
+	test_rmdir(dir);
 }
 
 static void fit_cli_writes_nothing_when_it_cannot_fit(void **state)
@@ -148,25 +149,25 @@ static void fit_cli_writes_nothing_when_it_cannot_fit(void **state)
 	assert_contains(c.err, "x.ini");
 	assert_string_equal(c.out, "");
 	cmd_result_free(&c);
-	/* One iteration cannot converge. */
+	/* One iteration cannot converge: a warning, the tables on stderr
+	 * (with the rows' before and after), nothing on stdout or disk. */
 	run_cmd(&c, "'%s' calibrate fit '%s' --max-iter 1 --out '%s'", SERVESIM_BIN, csv, out);
-	assert_int_equal(c.status, 2);
-	assert_contains(c.err, "did not converge");
-	assert_contains(c.err, "nothing written");
-	assert_false(exists(out));
+	assert_fit_did_not_converge(&c, out, "kind ");
+	assert_contains(c.err, "measured_us");
+	assert_contains(c.err, "parameter ");
 	cmd_result_free(&c);
 	run_cmd(&c, "'%s' calibrate fit '%s' --out '%s'", SERVESIM_BIN, CAL "probe_too_few.csv", out);
 	assert_int_equal(c.status, 2);
 	assert_contains(c.err, "too few measurements");
-	assert_false(exists(out));
+	assert_false(test_path_exists(out));
 	cmd_result_free(&c);
 	/* Dims that are not the model's. */
 	run_cmd(&c, "'%s' calibrate fit '%s' --model llama-3.1-70b --out '%s'", SERVESIM_BIN, csv, out);
 	assert_int_equal(c.status, 2);
 	assert_contains(c.err, "the probe measured hidden=4096");
-	assert_false(exists(out));
+	assert_false(test_path_exists(out));
 	cmd_result_free(&c);
-	rm_dir(dir);
+	test_rmdir(dir);
 }
 
 /* ---- the families the probe runs and the fit reads ----------------------- */
@@ -251,16 +252,16 @@ static void gpu_without_cuda_or_without_a_device(void **state)
 {
 	(void)state;
 	char dir[64], out[128];
-	tmp_dir(dir, sizeof dir);
+	test_tmpdir(dir, sizeof dir, "probefit");
 	snprintf(out, sizeof out, "%s/gpu.ini", dir);
 	struct cmd_result c;
 	if (!proberun_available()) {
 		run_cmd(&c, "'%s' calibrate gpu --model llama-3.1-8b --out '%s'", SERVESIM_BIN, out);
 		assert_int_equal(c.status, 1);
 		assert_contains(c.err, "built without CUDA support");
-		assert_false(exists(out));
+		assert_false(test_path_exists(out));
 		cmd_result_free(&c);
-		rm_dir(dir);
+		test_rmdir(dir);
 		return;
 	}
 	/* A CUDA build: the probe's self-check needs a GPU. */
@@ -268,8 +269,8 @@ static void gpu_without_cuda_or_without_a_device(void **state)
 	snprintf(probe, sizeof probe, "%s", SERVESIM_BIN);
 	*strrchr(probe, '/') = '\0';
 	strcat(probe, "/servesim-probe");
-	if (!exists(probe)) {
-		rm_dir(dir);
+	if (!test_path_exists(probe)) {
+		test_rmdir(dir);
 		fail_msg("a CUDA build without %s", probe);
 	}
 	run_cmd(&c, "'%s' --check", probe);
@@ -282,16 +283,16 @@ static void gpu_without_cuda_or_without_a_device(void **state)
 		run_cmd(&c, "'%s' calibrate gpu --model llama-3.1-8b --out '%s'", SERVESIM_BIN, out);
 		assert_int_equal(c.status, 1);
 		assert_contains(c.err, "no usable CUDA device");
-		assert_false(exists(out));
+		assert_false(test_path_exists(out));
 		cmd_result_free(&c);
-		rm_dir(dir);
+		test_rmdir(dir);
 		skip();
 	}
 	if (c.status != 0)
 		fail_msg("servesim-probe --check: exit %d\n%s%s", c.status, c.out, c.err);
 	assert_contains(c.out, "check: all ok");
 	cmd_result_free(&c);
-	rm_dir(dir);
+	test_rmdir(dir);
 }
 
 /* A stand-in servesim-probe: copies src to its --out and exits with code. */
@@ -314,7 +315,7 @@ static void gpu_keeps_the_measurements(void **state)
 	if (!proberun_available())
 		skip();   /* calibrate gpu runs no probe in a build without CUDA */
 	char dir[64], src[128], cut[128], few[128], probe[128], out[128], kept[160];
-	tmp_dir(dir, sizeof dir);
+	test_tmpdir(dir, sizeof dir, "probefit");
 	snprintf(src, sizeof src, "%s/src.csv", dir);
 	snprintf(cut, sizeof cut, "%s/cut.csv", dir);
 	snprintf(few, sizeof few, "%s/few.csv", dir);
@@ -330,8 +331,8 @@ static void gpu_keeps_the_measurements(void **state)
 	run_cmd(&c, "'%s' calibrate gpu --model llama-3.1-8b --probe '%s' --out '%s'", SERVESIM_BIN, probe, out);
 	if (c.status != 0)
 		fail_msg("exit %d: %s", c.status, c.err);
-	assert_true(exists(out));
-	assert_true(exists(kept));
+	assert_true(test_path_exists(out));
+	assert_true(test_path_exists(kept));
 	assert_contains(c.err, "measurements kept in");
 	cmd_result_free(&c);
 	remove(out);
@@ -342,7 +343,7 @@ static void gpu_keeps_the_measurements(void **state)
 	assert_int_equal(c.status, 0);
 	assert_contains(c.err, "some families failed on the GPU");
 	assert_contains(c.err, "fitting what was measured");
-	assert_true(exists(out));
+	assert_true(test_path_exists(out));
 	cmd_result_free(&c);
 	remove(out);
 	remove(kept);
@@ -356,8 +357,8 @@ static void gpu_keeps_the_measurements(void **state)
 	assert_int_equal(c.status, 1);
 	assert_contains(c.err, "exited with status 1");
 	assert_contains(c.err, "what was measured is kept in");
-	assert_false(exists(out));
-	assert_true(exists(kept));
+	assert_false(test_path_exists(out));
+	assert_true(test_path_exists(kept));
 	cmd_result_free(&c);
 	/* ... and calibrate fit reads the cut file. */
 	run_cmd(&c, "'%s' calibrate fit '%s' --out '%s'", SERVESIM_BIN, kept, out);
@@ -373,10 +374,10 @@ static void gpu_keeps_the_measurements(void **state)
 	fake_probe(probe, few, 0);
 	run_cmd(&c, "'%s' calibrate gpu --model llama-3.1-8b --probe '%s' --out '%s'", SERVESIM_BIN, probe, out);
 	assert_int_equal(c.status, 2);
-	assert_false(exists(out));
-	assert_true(exists(kept));
+	assert_false(test_path_exists(out));
+	assert_true(test_path_exists(kept));
 	cmd_result_free(&c);
-	rm_dir(dir);
+	test_rmdir(dir);
 }
 
 /* scripts/probe-on-gpu --dry-run: the build and run commands it would

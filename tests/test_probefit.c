@@ -51,7 +51,7 @@ static void probecsv_reads_both_versions(void **state)
 		assert_string_equal(probecsv_hardware_id(d.device), "h100-sxm");
 		probecsv_free(&d);
 	}
-	rm_dir(dir);
+	test_rmdir(dir);
 }
 
 static void probecsv_errors_name_file_and_line(void **state)
@@ -161,7 +161,7 @@ static void truncated_csv_fits_what_it_holds(void **state)
 	assert_int_equal(d.n_failed, 1);
 	assert_string_equal(d.failed[0], "gemm_fp8");
 	probecsv_free(&d);
-	rm_dir(dir);
+	test_rmdir(dir);
 }
 
 /* ---- the probe fit ------------------------------------------------------- */
@@ -218,7 +218,7 @@ static void fit_recovers_known_parameters(void **state)
 	assert_double_rel(family(&r, "elementwise")->first_us, ELEM_FIXED_US, 0.06);
 	fit_result_free(&r);
 	probecsv_free(&d);
-	rm_dir(dir);
+	test_rmdir(dir);
 }
 
 /* Each family alone (with the reference rows its grade needs) recovers
@@ -273,7 +273,7 @@ static void fit_each_family_alone(void **state)
 		fit_result_free(&r);
 		probecsv_free(&d);
 	}
-	rm_dir(dir);
+	test_rmdir(dir);
 }
 
 /* The probe's attention kernels run at a stand-in's 0.20 / 0.10 of peak
@@ -334,7 +334,7 @@ static void standin_kernels_only_bound_from_below(void **state)
 	assert_double_near(r.after.attention_bandwidth, hw.eff.attention_bandwidth, 0);
 	fit_result_free(&r);
 	probecsv_free(&d);
-	rm_dir(dir);
+	test_rmdir(dir);
 }
 
 /* A windowed prompt is predicted through a sliding-window layer: its time

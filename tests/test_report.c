@@ -147,8 +147,8 @@ static char *slurp_path(const char *path)
 static void test_openmetrics_matches_end_scrape(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/servesim-report-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "report");
 	struct cmd_result prom, json;
 	const char *set = "--set workload.num_prompts=120 --set workload.request_rate=12";
 	run_cmd(&prom, "'%s' run %s --format prom --out '%s' --epoch 1700000000", SERVESIM_BIN, set,
@@ -238,9 +238,7 @@ static void test_openmetrics_matches_end_scrape(void **state)
 		print_message("promtool not found (Debian: apt-get install prometheus): format "
 			      "check only\n");
 	}
-	struct cmd_result rm;
-	run_cmd(&rm, "rm -rf '%s'", dir);
-	cmd_result_free(&rm);
+	test_rmdir(dir);
 	cmd_result_free(&prom);
 	cmd_result_free(&json);
 }
@@ -319,8 +317,8 @@ static double value_or_nan(struct scrape *s, const char *key)
 static void test_cluster_series_per_engine(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/servesim-report-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "report");
 	const char *set = "--set cluster.replicas=2 --set workload.num_prompts=80 --set workload.request_rate=8";
 	struct cmd_result prom, json;
 	run_cmd(&prom, "'%s' run %s --format prom --out '%s' --epoch 1700000000", SERVESIM_BIN, set, dir);
@@ -386,9 +384,7 @@ static void test_cluster_series_per_engine(void **state)
 			fail_msg("promtool: %s%s", pt.out, pt.err);
 		cmd_result_free(&pt);
 	}
-	struct cmd_result rm;
-	run_cmd(&rm, "rm -rf '%s'", dir);
-	cmd_result_free(&rm);
+	test_rmdir(dir);
 	cmd_result_free(&prom);
 	cmd_result_free(&json);
 }
@@ -473,8 +469,8 @@ static void test_timeline_gaps_match_one_by_one(void **state)
 static void test_openmetrics_llamacpp(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/servesim-report-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "report");
 	struct cmd_result r;
 	run_cmd(&r, "'%s' run c28-ollama-vs-vllm --set workload.num_prompts=8 --out '%s'",
 		SERVESIM_BIN, dir);
@@ -499,8 +495,7 @@ static void test_openmetrics_llamacpp(void **state)
 			fail_msg("promtool: %s%s", r.out, r.err);
 		cmd_result_free(&r);
 	}
-	run_cmd(&r, "rm -rf '%s'", dir);
-	cmd_result_free(&r);
+	test_rmdir(dir);
 }
 
 /* A bad --epoch is refused with exit 2 before anything is written. */
@@ -528,8 +523,8 @@ static void test_run_plot_svg(void **state)
 		print_message("gnuplot not found: run --plot --svg check skipped\n");
 		skip();
 	}
-	char dir[] = "/tmp/servesim-plot-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "plot");
 	run_cmd(&r,
 		"'%s' run c17-kv-pressure --set workload.num_prompts=60 --plot '%s' --svg --format "
 		"json",
@@ -548,8 +543,7 @@ static void test_run_plot_svg(void **state)
 	free(svg);
 	snprintf(path, sizeof path, "%s/timeseries.svg", dir);
 	assert_int_equal(access(path, R_OK), 0);
-	run_cmd(&r, "rm -rf '%s'", dir);
-	cmd_result_free(&r);
+	test_rmdir(dir);
 }
 
 int main(void)

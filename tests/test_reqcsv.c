@@ -89,8 +89,8 @@ static void streamed_equals_full(void **state)
 {
 	(void)state;
 	static const char *const files[] = { "requests.csv", "timeseries.csv", "itl_histogram.csv" };
-	char tmp[] = "/tmp/servesim-reqcsv-XXXXXX";
-	assert_non_null(mkdtemp(tmp));
+	char tmp[64];
+	test_tmpdir(tmp, sizeof tmp, "reqcsv");
 	int unordered = 0;
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		const char *const c[6] = { cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4], NULL };
@@ -129,10 +129,7 @@ static void streamed_equals_full(void **state)
 		reqcsv_destroy(w);
 		tsrows_destroy(ts);
 	}
-	assert_true(unordered >= 3);   /* the holding was exercised */
-	char cmd[400];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-	assert_int_equal(system(cmd), 0);
+	assert_true(unordered >= 3);   /* the holding was exercised */	test_rmdir(tmp);
 }
 
 /* json written with flags: of the full run (json_dumps) or spliced
@@ -471,8 +468,8 @@ static void out_streamed_equals_full(void **state)
 		{ "c13-bench-serve", "workload.request_rate=0.5", "workload.num_prompts=400", NULL },
 	};
 	size_t n_cases = sizeof cases / sizeof *cases, n_long = sizeof long_runs / sizeof *long_runs;
-	char tmp[] = "/tmp/servesim-reqcsv-XXXXXX";
-	assert_non_null(mkdtemp(tmp));
+	char tmp[64];
+	test_tmpdir(tmp, sizeof tmp, "reqcsv");
 	int compared = 0, coarse = 0;
 	for (size_t i = 0; i < n_cases + n_long; i++) {
 		const char *c[6] = { 0 };
@@ -514,10 +511,7 @@ static void out_streamed_equals_full(void **state)
 		compared++;
 	}
 	assert_true(compared >= 7);
-	assert_true(coarse >= 2);   /* scraped every 2 s and every 5 s at least */
-	char cmd[400];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-	assert_int_equal(system(cmd), 0);
+	assert_true(coarse >= 2);   /* scraped every 2 s and every 5 s at least */	test_rmdir(tmp);
 }
 
 /* A folder that cannot be made: an error, and nothing written. */
@@ -531,8 +525,8 @@ static void unwritable_leaves_nothing(void **state)
 	struct run_opts o = { .lean = true, .on_record = reqcsv_row, .record_ctx = w };
 	run_case(c, &lean, &o);
 	lean.rows = w;
-	char tmp[] = "/tmp/servesim-reqcsv-XXXXXX";
-	assert_non_null(mkdtemp(tmp));
+	char tmp[64];
+	test_tmpdir(tmp, sizeof tmp, "reqcsv");
 	char file[300], dir[400];
 	snprintf(file, sizeof file, "%s/a-file", tmp);
 	FILE *f = fopen(file, "w");
@@ -543,10 +537,7 @@ static void unwritable_leaves_nothing(void **state)
 	struct stat st;
 	assert_int_not_equal(stat(dir, &st), 0);
 	run_result_free(&lean);
-	reqcsv_destroy(w);
-	char cmd[400];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-	assert_int_equal(system(cmd), 0);
+	reqcsv_destroy(w);	test_rmdir(tmp);
 }
 
 int main(void)

@@ -221,8 +221,8 @@ static void write_file(const char *path, const char *text)
 static void a_snapshots_file_is_read_and_checked(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/tidy-genconfig-XXXXXX", cfg[256], gen[256];
-	assert_non_null(mkdtemp(dir));
+	char dir[64], cfg[256], gen[256];
+	test_tmpdir(dir, sizeof dir, "genconfig");
 	snprintf(cfg, sizeof cfg, "%s/config.json", dir);
 	snprintf(gen, sizeof gen, "%s/generation_config.json", dir);
 	char want[320];
@@ -271,9 +271,7 @@ static void a_snapshots_file_is_read_and_checked(void **state)
 	write_file(gen, "[1]");
 	assert_int_equal(model_load(&m, cfg, &e), -1);
 	assert_non_null(strstr(e.msg, "expected a JSON object"));
-	remove(gen);
-	remove(cfg);
-	assert_int_equal(rmdir(dir), 0);
+	test_rmdir(dir);
 }
 
 int main(void)

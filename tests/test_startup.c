@@ -101,6 +101,63 @@ static void the_pool_must_hold_max_model_len(void **state)
 	refused(args, "estimated maximum model length is", NULL);
 }
 
+/* vLLM's hybrid KV cache manager (vllm/v1/core/kv_cache_utils.py,
+ * _get_kv_cache_groups_uniform_page_size; engine/vllmpool.c): gpt-oss-120b's
+ * 18 sliding-window layers (window 128) and 18 full-attention ones make two
+ * groups of 18 layers, a pool block one block of 18 layers, 16 tokens × 2
+ * (K, V) × 8 KV heads × 64 × 2 bytes × 18 = 589,824 bytes, half of one
+ * group of 36: twice the blocks in the same memory. Its 131072-token
+ * request needs 8192 blocks of the full group and cdiv(127 + 8192, 16) + 1
+ * = 521 of the sliding one (SlidingWindowSpec.max_memory_usage_bytes;
+ * max_num_batched_tokens 8192): 8713 × 576 KiB = 4.79 GiB, which fits the
+ * 8.67 GiB pool of one H100; the single group's 9.00 GiB would not, as
+ * with a KV connector (kv_offload_gib), which turns the manager off, or
+ * before vLLM 0.10. */
+static void sliding_layers_get_their_window(void **state)
+{
+	(void)state;
+	const char *oss = "--model gpt-oss-120b --set engine.max_model_len=131072";
+	char args[256];
+	struct cmd_result r;
+	run_cmd(&r, "'%s' run --set workload.num_prompts=4 %s --format json", SERVESIM_BIN, oss);
+	assert_int_equal(r.status, 0);
+	assert_contains(r.out, "\"kv_bytes_per_block\": 589824.0");
+	const char *p = strstr(r.out, "\"num_gpu_blocks\": ");
+	assert_non_null(p);
+	long long blocks = atoll(p + strlen("\"num_gpu_blocks\": "));
+	cmd_result_free(&r);
+	/* 8.67 GiB of 576 KiB blocks (15,780 when the pool was measured). */
+	assert_in_range(blocks, 15700, 15860);
+	assert_true(blocks >= 8713);
+	/* One group of all 36 layers (a KV connector): half the blocks, too
+	 * few for 131072 tokens. */
+	snprintf(args, sizeof args, "%s --set engine.kv_offload_gib=10", oss);
+	refused(args, "9.00 GiB KV cache is needed", "larger than the available KV cache memory (8.67 GiB)");
+	/* So does vLLM before 0.10 (the version row's hybrid_kv;
+	 * vllm-project/vllm#14097 kept such models full attention). */
+	snprintf(args, sizeof args, "%s --set engine.vllm_version=0.9", oss);
+	refused(args, "9.00 GiB KV cache is needed", NULL);
+	/* At 0.85 of the memory the pool (about 8570 blocks, 4.71 GiB) holds
+	 * less than 8713: refused with the hybrid sum, and the largest length
+	 * it names is (blocks − 521) × 16, which runs; 16 more do not. */
+	snprintf(args, sizeof args, "%s --set engine.gpu_memory_utilization=0.85", oss);
+	run_cmd(&r, "'%s' run --set workload.num_prompts=4 %s", SERVESIM_BIN, args);
+	assert_int_equal(r.status, 2);
+	assert_contains(r.err, "(4.79 GiB KV cache is needed");
+	p = strstr(r.err, "estimated maximum model length is ");
+	assert_non_null(p);
+	long long fits = atoll(p + strlen("estimated maximum model length is "));
+	cmd_result_free(&r);
+	assert_true(fits > 120000 && fits < 131072);
+	assert_int_equal(fits % 16, 0);
+	snprintf(args, sizeof args, "--model gpt-oss-120b --set engine.gpu_memory_utilization=0.85 --set engine.max_model_len=%lld",
+		 fits);
+	assert_int_equal(runs(args), 0);
+	snprintf(args, sizeof args, "--model gpt-oss-120b --set engine.gpu_memory_utilization=0.85 --set engine.max_model_len=%lld",
+		 fits + 16);
+	refused(args, "estimated maximum model length is", NULL);
+}
+
 static void token_budget_checks(void **state)
 {
 	(void)state;
@@ -148,6 +205,7 @@ int main(void)
 		cmocka_unit_test(one_node_holds_eight_gpus),
 		cmocka_unit_test(the_link_domain_bounds_the_world),
 		cmocka_unit_test(the_pool_must_hold_max_model_len),
+		cmocka_unit_test(sliding_layers_get_their_window),
 		cmocka_unit_test(token_budget_checks),
 		cmocka_unit_test(llama_cpp_has_no_fp8_cache),
 		cmocka_unit_test(plan_lists_refused_candidates),

@@ -2,9 +2,10 @@
  * The vLLM V1 engine's scheduling rules (formats.md §3), each seen in a
  * small run where the answer is known exactly: chunking by the token
  * budget and by long_prefill_token_threshold, prefill without chunking,
- * max_num_seqs, the preemption order (the last admitted goes first) and the
- * prefix-cache hit limit. The exact TTFTs are servesim 1's timing
- * (engine.vllm_version = 0.10): one step after another, no output path;
+ * max_num_seqs, the preemption order (the last admitted goes first), the
+ * prefix-cache hit limit and the running requests' claim on the budget
+ * before any waiting request's prefill chunk. The exact TTFTs are servesim 1's timing
+ * (engine.vllm_version = 0.8): one step after another, no output path;
  * test_vllm_timing.c has the newer versions' timing.
  */
 #include "simutil.h"
@@ -41,7 +42,7 @@ static void chunked_by_the_token_budget(void **state)
 	struct run_result r;
 	simulate(&r, NULL, "workload.num_prompts=1", "workload.request_rate=inf",
 		 "workload.random_input_len=5000", "workload.random_output_len=2",
-		 "engine.max_num_batched_tokens=2048", "engine.vllm_version=0.10", NULL);
+		 "engine.max_num_batched_tokens=2048", "engine.vllm_version=0.8", NULL);
 	const int64_t chunks[] = { 2048, 2048, 904 };
 	assert_int_equal(ttft_ns(&r, 0), expected_ttft(&r, chunks, 3));
 	run_result_free(&r);
@@ -54,7 +55,7 @@ static void chunked_by_the_long_prefill_threshold(void **state)
 	struct run_result r;
 	simulate(&r, NULL, "workload.num_prompts=1", "workload.request_rate=inf",
 		 "workload.random_input_len=2000", "workload.random_output_len=2",
-		 "engine.long_prefill_token_threshold=512", "engine.vllm_version=0.10", NULL);
+		 "engine.long_prefill_token_threshold=512", "engine.vllm_version=0.8", NULL);
 	const int64_t chunks[] = { 512, 512, 512, 464 };
 	assert_int_equal(ttft_ns(&r, 0), expected_ttft(&r, chunks, 4));
 	run_result_free(&r);
@@ -69,7 +70,7 @@ static void unchunked_prefill_is_one_step(void **state)
 	simulate(&r, NULL, "workload.num_prompts=1", "workload.request_rate=inf",
 		 "workload.random_input_len=12000", "workload.random_output_len=2",
 		 "engine.enable_chunked_prefill=false", "engine.max_model_len=16384",
-		 "engine.vllm_version=0.10", NULL);
+		 "engine.vllm_version=0.8", NULL);
 	assert_int_equal(r.engine.max_num_batched_tokens, 16384);
 	const int64_t chunks[] = { 12000 };
 	assert_int_equal(ttft_ns(&r, 0), expected_ttft(&r, chunks, 1));
@@ -212,6 +213,39 @@ static void evicted_prefixes_hit_the_cpu_tier(void **state)
 	run_result_free(&on);
 }
 
+/* vLLM V1's scheduler (vllm/v1/core/sched/scheduler.py, schedule()) takes
+ * the running requests first, each its decode token, and only then lets
+ * waiting requests' prefill chunks take what is left of
+ * max_num_batched_tokens: a chunk never crowds out a decode. Four requests
+ * decode (16-token prompts, 300 tokens out); at 100 ms a 2,000-token
+ * prompt arrives with a budget of 512: its chunks are 508, 508, 508 and
+ * 476, each sharing its step with the four decodes (steps of 512, 512,
+ * 512, 480 tokens), then the five decode together (5). Seen in the time
+ * series, one row a step (sampled every 1 ns, a row at each step's start).
+ */
+static void prefill_chunks_share_the_budget_with_running(void **state)
+{
+	(void)state;
+	struct run_result r;
+	simulate(&r, NULL, "workload.trace=" TEST_DATA_DIR "/run/decodes_then_long_prompt.jsonl",
+		 "engine.max_num_batched_tokens=512", "engine.enable_prefix_caching=false",
+		 "run.timeseries_interval_s=0.000000001", NULL);
+	assert_int_equal(r.all.completed, 5);
+	const int64_t want[] = { 512, 512, 512, 480, 5 };
+	size_t i = 0, mixed = 0;
+	while (i < r.n_ts && (r.ts[i].t_s < 0.1 || r.ts[i].step_tokens == 4))
+		i++;
+	assert_true(i + 5 <= r.n_ts);
+	for (size_t k = 0; k < 5; k++)
+		assert_int_equal(r.ts[i + k].step_tokens, want[k]);
+	/* From 100 ms on, only those four steps carry prefill tokens (more
+	 * than the five decodes); the short prompts were prefilled before. */
+	for (size_t j = 0; j < r.n_ts; j++)
+		mixed += r.ts[j].t_s >= 0.1 && r.ts[j].step_tokens > 5;
+	assert_int_equal(mixed, 4);
+	run_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +258,7 @@ int main(void)
 		cmocka_unit_test(defaults_follow_the_device),
 		cmocka_unit_test(evicted_prefixes_hit_the_cpu_tier),
 		cmocka_unit_test(pipeline_stages_split_the_pool),
+		cmocka_unit_test(prefill_chunks_share_the_budget_with_running),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

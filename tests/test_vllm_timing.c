@@ -226,12 +226,12 @@ static void async_frees_a_finished_slot_one_step_later(void **state)
 
 /* KVCacheManager.allocate_slots registers a block's hash when it
  * allocates it: a second request with the same 256-token prefix,
- * admitted in the same step, hits 256 tokens. servesim 1 (0.10)
+ * admitted in the same step, hits 256 tokens. servesim 1 (0.8)
  * registered hashes when the step ended: no hit. */
 static void blocks_hit_in_the_step_that_allocates_them(void **state)
 {
 	(void)state;
-	const char *const versions[] = { "engine.vllm_version=0.15", "engine.vllm_version=0.10" };
+	const char *const versions[] = { "engine.vllm_version=0.15", "engine.vllm_version=0.8" };
 	const int32_t want[] = { 256, 0 };
 	for (int v = 0; v < 2; v++) {
 		struct bench b;
@@ -312,7 +312,7 @@ static size_t submit_shared(struct bench *b, int32_t prompt, uint64_t group, int
  * no step is slowed by the transfer; then it runs with them as cached.
  * With nothing else to run the engine loop passes with empty steps.
  * A's 320-token prefix is pushed out of a 39-block pool by B and found
- * again in host memory by C. servesim 1 (0.10) instead ran C at once and
+ * again in host memory by C. servesim 1 (0.8) instead ran C at once and
  * added the transfer to its step. */
 static void cpu_tier_hits_park_until_loaded(void **state)
 {
@@ -321,7 +321,7 @@ static void cpu_tier_hits_park_until_loaded(void **state)
 		struct bench b;
 		const char *sets[] = { "engine.num_gpu_blocks_override=40", "engine.kv_offload_gib=1",
 				       "engine.async_scheduling=false",
-				       v ? "engine.vllm_version=0.10" : "engine.vllm_version=0.15", NULL };
+				       v ? "engine.vllm_version=0.8" : "engine.vllm_version=0.15", NULL };
 		bench_open(&b, sets);
 		submit_shared(&b, 330, 5, 320);
 		drain(&b);
@@ -572,7 +572,7 @@ static void stream_interval_bunches_tokens(void **state)
 
 /* EngineCore drains its whole input queue before it schedules: two
  * requests reaching an idle engine at the same instant share its first
- * step. servesim 1 (0.10) started a step at the first and left the second
+ * step. servesim 1 (0.8) started a step at the first and left the second
  * for the next. (Two API servers, so that the two reach the engine at
  * once: one server does one request after the other.) */
 static void same_instant_arrivals_share_the_first_step(void **state)
@@ -582,7 +582,7 @@ static void same_instant_arrivals_share_the_first_step(void **state)
 	simulate(&now, NULL, "workload.num_prompts=2", "workload.request_rate=inf",
 		 "engine.api_server_count=2", NULL);
 	simulate(&old, NULL, "workload.num_prompts=2", "workload.request_rate=inf",
-		 "engine.vllm_version=0.10", NULL);
+		 "engine.vllm_version=0.8", NULL);
 	assert_int_equal(now.reqs.v[0].enqueue_ns, now.reqs.v[1].enqueue_ns);
 	assert_int_equal(now.reqs.v[1].first_launch_ns, now.reqs.v[0].first_launch_ns);
 	assert_int_equal(now.reqs.v[1].first_launch_ns, now.reqs.v[1].enqueue_ns);
@@ -599,7 +599,15 @@ static void versions_pick_the_defaults(void **state)
 	assert_true(vllmver_find("v0.13.0")->async_scheduling);
 	assert_false(vllmver_find("0.12")->async_scheduling);
 	assert_true(vllmver_find("0.12")->timing);
-	assert_false(vllmver_find("0.10.2")->timing);
+	assert_false(vllmver_find("0.9.2")->timing);
+	/* 0.10: V1's timing with piecewise graphs only, and the hybrid KV
+	 * cache manager; servesim 1's row (0.8, 0.9) has neither. */
+	assert_true(vllmver_find("0.10.2")->timing);
+	assert_true(vllmver_find("0.10.2")->piecewise_only);
+	assert_true(vllmver_find("0.10")->cache_at_alloc);
+	assert_false(vllmver_find("0.11")->piecewise_only);
+	assert_true(vllmver_find("0.10")->hybrid_kv);
+	assert_false(vllmver_find("0.9")->hybrid_kv);
 	assert_ptr_equal(vllmver_find(""), vllmver_newest());
 	assert_ptr_equal(vllmver_find("0.99"), vllmver_newest());
 	assert_null(vllmver_find("0.4"));

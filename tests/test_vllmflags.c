@@ -300,8 +300,8 @@ static void flags_equal_keys(void **state)
 static void save_and_append(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/servesim-save-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	test_tmpdir(dir, sizeof dir, "save");
 	struct cmd_result r;
 	for (int i = 0; i < 2; i++) {
 		run_cmd(&r, "'%s' run --model llama-3.2-1b --num-prompts 10 --request-rate %d --save-result --append-result "
@@ -323,8 +323,7 @@ static void save_and_append(void **state)
 	run_cmd(&r, "grep -c '\"label\": \"mine\"' '%s'; grep -c '\"gpu\": \"h100\"' '%s'", path, path);
 	assert_string_equal(r.out, "2\n2\n");
 	cmd_result_free(&r);
-	run_cmd(&r, "rm -rf '%s'", dir);
-	cmd_result_free(&r);
+	test_rmdir(dir);
 }
 
 /* Every scenario key the table maps a flag to is a key the scenario

@@ -19,6 +19,9 @@
  * test_tmpdir_make(dir, cap, stem) / test_tmpdir_remove(dir): a fresh
  * folder /tmp/servesim-STEM-XXXXXX for a group's files (cmocka setup)
  * and its removal with everything in it (teardown); 0 or -1 each.
+ * test_tmpdir(dir, cap, stem) / test_rmdir(dir): the same inside a test,
+ * failing it (the folder named) when they cannot. test_path_exists(path):
+ * whether stat finds it. The tests' one home for scratch folders.
  */
 #ifndef SERVESIM_TESTUTIL_H
 #define SERVESIM_TESTUTIL_H
@@ -30,6 +33,7 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +155,24 @@ static inline int test_tmpdir_remove(const char *dir)
 	char cmd[PATH_MAX + 16];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	return system(cmd) == 0 ? 0 : -1;
+}
+
+static inline void test_tmpdir(char *dir, size_t cap, const char *stem)
+{
+	if (test_tmpdir_make(dir, cap, stem))
+		fail_msg("cannot make a folder /tmp/servesim-%s-XXXXXX", stem);
+}
+
+static inline void test_rmdir(const char *dir)
+{
+	if (test_tmpdir_remove(dir))
+		fail_msg("cannot remove %s", dir);
+}
+
+static inline bool test_path_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
 }
 
 #endif

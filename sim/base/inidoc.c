@@ -136,25 +136,40 @@ int inidoc_add_override_from(struct inidoc *doc, const char *assignment, const c
 	return 0;
 }
 
-int inidoc_add_overridef(struct inidoc *doc, struct err *e, const char *fmt, ...)
+/* inidoc_add_override_from of a formatted assignment: the one place that
+ * formats one and checks its length. */
+static int add_override_vf(struct inidoc *doc, const char *origin, struct err *e, const char *fmt, va_list ap)
 {
 	char buf[2 * INI_NAME_MAX + INI_VALUE_MAX + 8];
-	va_list ap;
-	va_start(ap, fmt);
 	int n = vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof buf)
 		return err_set(e, "--set: '%.60s…' is too long", buf);
-	return inidoc_add_override(doc, buf, e);
+	return inidoc_add_override_from(doc, buf, origin, e);
+}
+
+static int add_override_f(struct inidoc *doc, const char *origin, struct err *e, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int add_override_f(struct inidoc *doc, const char *origin, struct err *e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = add_override_vf(doc, origin, e, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int inidoc_add_overridef(struct inidoc *doc, struct err *e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = add_override_vf(doc, NULL, e, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 int inidoc_add_option(struct inidoc *doc, const char *option, const char *key, const char *value, struct err *e)
 {
-	if (inidoc_add_overridef(doc, e, "%s=%s", key, value))
-		return -1;
-	struct inidoc_entry *en = &doc->entries[doc->len - 1];
-	snprintf(en->origin, sizeof en->origin, "%s", option);
-	return 0;
+	return add_override_f(doc, option, e, "%s=%s", key, value);
 }
 
 void inidoc_add_overrides(struct inidoc *doc, const struct inidoc *src)

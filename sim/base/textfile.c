@@ -50,3 +50,16 @@ char *textfile_read(const char *path, size_t max_bytes, struct err *e)
 	buf[n] = '\0';
 	return buf;
 }
+
+bool textfile_next_line(const char **cur, const char **line, size_t *len)
+{
+	const char *p = *cur;
+	if (!p || !*p)
+		return false;
+	const char *nl = strchr(p, '\n');
+	size_t n = nl ? (size_t)(nl - p) : strlen(p);
+	*line = p;
+	*len = n;
+	*cur = p + n + (nl ? 1 : 0);
+	return true;
+}

@@ -5,6 +5,7 @@
 
 #include "csv.h"
 #include "num.h"
+#include "textfile.h"
 #include "xalloc.h"
 
 #define MAX_FIELDS 96
@@ -45,15 +46,12 @@ int llamabench_parse_csv(struct llamabench_list *out, const char *text, const ch
 	int col[N_COLS], line = 0, n_head = 0, rc = 0;
 	for (int c = 0; c < N_COLS; c++)
 		col[c] = -1;
-	for (const char *p = text; *p && !rc;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+	const char *cur = text, *p;
+	size_t len;
+	while (!rc && textfile_next_line(&cur, &p, &len)) {
 		line++;
-		const char *next = p + len + (nl ? 1 : 0);
-		if (len == 0 || (len == 1 && p[0] == '\r')) {
-			p = next;
+		if (len == 0 || (len == 1 && p[0] == '\r'))
 			continue;
-		}
 		int n = csv_split(p, len, &row);   /* RFC 4180 (csv.h) */
 		f = row.f;
 		if (n < 0 || n > MAX_FIELDS) {
@@ -71,7 +69,6 @@ int llamabench_parse_csv(struct llamabench_list *out, const char *text, const ch
 				if (col_required[c] && col[c] < 0)
 					rc = err_set(e, "%s:1: %s: missing column (a llama-bench CSV has n_prompt, n_gen, avg_ns)",
 						     path, col_names[c]);
-			p = next;
 			continue;
 		}
 		if (n != n_head) {
@@ -96,7 +93,6 @@ int llamabench_parse_csv(struct llamabench_list *out, const char *text, const ch
 			break;
 		xgrow(&out->v, &out->cap, out->len + 1, sizeof *out->v);
 		out->v[out->len++] = t;
-		p = next;
 	}
 	csv_row_free(&row);
 	if (!rc && out->len == 0)
@@ -161,9 +157,9 @@ int llamabench_parse_jsonl(struct llamabench_list *out, const char *text, const 
 {
 	memset(out, 0, sizeof *out);
 	int line = 0;
-	for (const char *p = text; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+	const char *cur = text, *p;
+	size_t len;
+	while (textfile_next_line(&cur, &p, &len)) {
 		line++;
 		if (strspn(p, " \t\r") < len) {
 			json_error_t je;
@@ -175,7 +171,6 @@ int llamabench_parse_jsonl(struct llamabench_list *out, const char *text, const 
 			if (rc)
 				return -1;
 		}
-		p += len + (nl ? 1 : 0);
 	}
 	if (out->len == 0)
 		return err_set(e, "%s: no llama-bench tests", path);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "num.h"
+#include "textfile.h"
 #include "xalloc.h"
 
 struct buf {
@@ -54,9 +55,9 @@ bool llamabenchtext_sniff_md(const char *text)
 {
 	/* The table's header line, anywhere: llama-bench's device lines
 	 * (ggml_cuda_init: …) come first when stderr was captured too. */
-	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+	const char *cur = text, *p;
+	size_t n;
+	while (textfile_next_line(&cur, &p, &n)) {
 		char line[1024];
 		snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
 		if (line[0] == '|' && strstr(line, " model ") && strstr(line, " test ") && strstr(line, " t/s "))
@@ -135,11 +136,9 @@ char *llamabenchtext_md_to_csv(const char *text, const char *path, struct err *e
 	struct buf b = { .line = 1 };
 	char(*cells)[256] = xmalloc(64 * sizeof *cells);
 	int col_model = -1, col_test = -1, col_ts = -1, col_ub = -1, n_head = 0, line = 0, rows = 0;
-	for (const char *p = text; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		const char *row = p;
-		p += n + (nl ? 1 : 0);
+	const char *cur = text, *row;
+	size_t n;
+	while (textfile_next_line(&cur, &row, &n)) {
 		line++;
 		trim(&row, &n);
 		if (n == 0 || row[0] != '|')
@@ -273,11 +272,9 @@ char *llamabenchtext_sql_to_csv(const char *text, const char *path, struct err *
 	char(*cols)[256] = xmalloc(128 * sizeof *cols), (*vals)[256] = xmalloc(128 * sizeof *vals);
 	int n_cols = 0, line = 0, rows = 0;
 	char *err_at = NULL;
-	for (const char *p = text; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		const char *row = p;
-		p += n + (nl ? 1 : 0);
+	const char *cur = text, *row;
+	size_t n;
+	while (textfile_next_line(&cur, &row, &n)) {
 		line++;
 		static const char ins[] = "INSERT INTO test ";
 		if (strncmp(row, ins, sizeof ins - 1))

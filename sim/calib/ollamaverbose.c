@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "num.h"
+#include "textfile.h"
 #include "xalloc.h"
 
 bool ollamaverbose_sniff(const char *text)
@@ -87,14 +88,13 @@ char *ollamaverbose_to_jsonl(const char *text, const char *path, struct err *e)
 	bool open = false;
 	xgrow(&out, &cap, 1, 1);
 	out[0] = '\0';
-	for (const char *p = text; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+	const char *cur = text, *p;
+	size_t n;
+	while (textfile_next_line(&cur, &p, &n)) {
 		line++;
 		char row[512];
 		snprintf(row, sizeof row, "%.*s", (int)(n < sizeof row ? n : sizeof row - 1), p);
 		row[strcspn(row, "\r")] = '\0';
-		p += n + (nl ? 1 : 0);
 		int k = -1;
 		for (int i = 0; i < 6; i++)
 			if (!strncmp(row, labels[i], strlen(labels[i])))

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "num.h"
+#include "textfile.h"
 #include "xalloc.h"
 
 static bool name_char(int c, bool first)
@@ -16,8 +17,9 @@ static bool name_char(int c, bool first)
 bool promscrape_sniff(const char *text, const char *prefix)
 {
 	size_t plen = strlen(prefix);
-	int lines = 0;
-	for (const char *p = text; *p && lines < 64; lines++) {
+	const char *cur = text, *p;
+	size_t len;
+	for (int lines = 0; lines < 64 && textfile_next_line(&cur, &p, &len); lines++) {
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (!strncmp(p, "# HELP ", 7) || !strncmp(p, "# TYPE ", 7)) {
@@ -26,10 +28,6 @@ bool promscrape_sniff(const char *text, const char *prefix)
 		} else if (!strncmp(p, prefix, plen)) {
 			return true;
 		}
-		const char *nl = strchr(p, '\n');
-		if (!nl)
-			break;
-		p = nl + 1;
 	}
 	return false;
 }
@@ -79,17 +77,14 @@ int promscrape_parse(struct promscrape *out, const char *text, const char *path,
 {
 	memset(out, 0, sizeof *out);
 	int line = 0;
-	for (const char *p = text; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		const char *next = p + len + (nl ? 1 : 0);
+	const char *cur = text, *p;
+	size_t len;
+	while (textfile_next_line(&cur, &p, &len)) {
 		line++;
 		while (*p == ' ' || *p == '\t')
 			p++;
-		if (*p == '#' || *p == '\n' || *p == '\r' || !*p) {
-			p = next;
+		if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
 			continue;
-		}
 		struct promscrape_sample s = { .line = line };
 		size_t n = 0;
 		if (!name_char((unsigned char)*p, true))
@@ -120,7 +115,6 @@ int promscrape_parse(struct promscrape *out, const char *text, const char *path,
 		}
 		xgrow(&out->v, &out->cap, out->len + 1, sizeof *out->v);
 		out->v[out->len++] = s;
-		p = next;
 	}
 	return 0;
 }

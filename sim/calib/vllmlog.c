@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "textfile.h"
+
 bool vllmlog_sniff(const char *text)
 {
 	return strstr(text, "Model loading took") || strstr(text, "Available KV cache memory:") ||
@@ -49,12 +51,11 @@ int vllmlog_parse(struct vllmlog *out, const char *text, const char *path, struc
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		*all[i] = NAN;
 	out->n_found = 0;
-	for (const char *p = text; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+	const char *cur = text, *p;
+	size_t n;
+	while (textfile_next_line(&cur, &p, &n)) {
 		char line[2048];
 		snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
-		p += n + (nl ? 1 : 0);
 		int f = 0;
 		take(&out->weights_gib, after(line, "Model loading took"), &f);
 		take(&out->weights_gib, after(line, "model weights take"), &f);

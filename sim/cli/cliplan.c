@@ -41,7 +41,22 @@ int cliplan_args(struct cliplan *c, const struct option *opts, int *argc, char *
 			       c->verb);
 	*argc = c->vllm.argc;
 	*argv = c->vllm.argv;
+	optind = 1;
 	return 0;
+}
+
+int cliplan_next(struct cliplan *c, int argc, char **argv, const struct option *opts, struct err *e)
+{
+	for (;;) {
+		int opt = getopt_long(argc, argv, "", opts, NULL);
+		if (opt == -1)
+			return -1;
+		int r = cliplan_option(c, opt, optarg, e);
+		if (r < 0)
+			return CLIPLAN_BAD;
+		if (r == 0)
+			return opt;
+	}
 }
 
 int cliplan_int(const char *flag, const char *s, int64_t min, int64_t max, const char *what,

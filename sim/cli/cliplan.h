@@ -123,8 +123,16 @@ void cliplan_free(struct cliplan *c);
 /* Rewrites vLLM's flags in argc and argv into --set (vllmflags.h) against
  * the verb's table; the new argv lives in c. vllm bench serve's output
  * flags (--save-result, …) are refused: only servesim run writes them.
- * Returns 0 or -1 with e. */
+ * Sets optind = 1 for the walk over the new argv. Returns 0 or -1 with e. */
 int cliplan_args(struct cliplan *c, const struct option *opts, int *argc, char ***argv, struct err *e);
+
+/* The walk over the options after cliplan_args: getopt_long with opts,
+ * the shared options (CLIPLAN_OPTIONS, CLIPLAN_SEARCH_OPTIONS) handled by
+ * cliplan_option on the way. Returns the next option that is the verb's
+ * own (or getopt's '?'), with optarg set; -1 when the options are done;
+ * CLIPLAN_BAD with e naming the flag when a shared option's value is bad. */
+#define CLIPLAN_BAD (-2)
+int cliplan_next(struct cliplan *c, int argc, char **argv, const struct option *opts, struct err *e);
 
 /* Handles option code opt (from CLIPLAN_OPTIONS) with its argument.
  * Returns 1 when it was a shared option and was fine, 0 when it is not a

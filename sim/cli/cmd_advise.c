@@ -120,7 +120,6 @@ int cmd_advise(int argc, char **argv)
 	cliplan_init(&cp, "advise", 3);
 	if (cliplan_args(&cp, opts, &argc, &argv, &e))   /* vLLM's flags (vllmflags.h) */
 		goto fail;
-	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		int bad = 0;
 		switch (c) {

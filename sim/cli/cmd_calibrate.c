@@ -7,7 +7,8 @@
  *                   responses, llama-bench, vLLM /metrics scrapes, the
  *                   calibration CSVs (runobs.h, runfit.h)
  * Exit: 0 written; 2 bad input, too few measurements or a fit that did not
- * converge (nothing written); 1 a failure of the machine (cannot write, the
+ * converge (nothing written; its table, a diagnostic, on stderr after a
+ * warning, stdout empty); 1 a failure of the machine (cannot write, the
  * probe failed, or a build without CUDA support for `gpu`).
  */
 #include <getopt.h>
@@ -72,7 +73,8 @@ void calib_help(FILE *f)
 		"      --tol X          stop when the simplex is smaller (default 0.02)\n"
 		"      --set S.K=V      scenario override for every run (e.g. engine settings)\n"
 		"Exit: 0 written; 2 bad input, too few measurements or no convergence (nothing\n"
-		"written); 1 cannot write, the probe failed, or no CUDA support (gpu).\n",
+		"written; without convergence a warning and the table go to stderr, stdout stays\n"
+		"empty); 1 cannot write, the probe failed, or no CUDA support (gpu).\n",
 		DEFAULT_MAX_REQUESTS);
 }
 
@@ -147,20 +149,20 @@ static void mape_add(struct mape *m, int metric, double err_pct)
 	m->n[metric]++;
 }
 
-static void print_mape_row(const char *label, const struct mape *before, const struct mape *after)
+static void print_mape_row(FILE *f, const char *label, const struct mape *before, const struct mape *after)
 {
-	printf("%-26s", label);
+	fprintf(f, "%-26s", label);
 	for (int k = 0; k < OBS_N_METRICS; k++) {
 		if (!before->n[k]) {
-			printf(" %17s", "-");
+			fprintf(f, " %17s", "-");
 			continue;
 		}
-		printf("   %6.1f%% → %5.1f%%", before->sum[k] / before->n[k], after->sum[k] / after->n[k]);
+		fprintf(f, "   %6.1f%% → %5.1f%%", before->sum[k] / before->n[k], after->sum[k] / after->n[k]);
 	}
-	printf("\n");
+	fprintf(f, "\n");
 }
 
-static void print_runs_table(const struct runobs_set *set, const struct runfit_result *r)
+static void print_runs_table(FILE *f, const struct runobs_set *set, const struct runfit_result *r)
 {
 	size_t w = 10;
 	for (size_t i = 0; i < set->len; i++)
@@ -168,26 +170,26 @@ static void print_runs_table(const struct runobs_set *set, const struct runfit_r
 			w = strlen(set->v[i].id);
 	if (w > 60)
 		w = 60;
-	printf("%-*s %5s %-6s %10s %10s %9s %10s %9s\n", (int)w, "run", "stage", "metric", "measured",
+	fprintf(f, "%-*s %5s %-6s %10s %10s %9s %10s %9s\n", (int)w, "run", "stage", "metric", "measured",
 	       "before", "error", "after", "error");
 	struct mape tb = { 0 }, ta = { 0 }, hb = { 0 }, ha = { 0 };
 	for (size_t k = 0; k < r->n_vals; k++) {
 		const struct runfit_value *v = &r->vals[k];
 		const struct runobs *ob = &set->v[v->obs];
 		double eb = calib_pct(v->before_ms, v->measured_ms), ea = calib_pct(v->after_ms, v->measured_ms);
-		printf("%-*.*s %5d %-6s %10.2f %10.2f", (int)w, (int)w, ob->id, ob->pts[v->point].stage,
+		fprintf(f, "%-*.*s %5d %-6s %10.2f %10.2f", (int)w, (int)w, ob->id, ob->pts[v->point].stage,
 		       runobs_metric_names[v->metric], v->measured_ms, v->before_ms);
-		calib_put_pct(stdout, eb);
-		printf(" %10.2f", v->after_ms);
-		calib_put_pct(stdout, ea);
-		printf("%s\n", v->holdout ? "  held out" : "");
+		calib_put_pct(f, eb);
+		fprintf(f, " %10.2f", v->after_ms);
+		calib_put_pct(f, ea);
+		fprintf(f, "%s\n", v->holdout ? "  held out" : "");
 		mape_add(v->holdout ? &hb : &tb, v->metric, eb);
 		mape_add(v->holdout ? &ha : &ta, v->metric, ea);
 	}
-	printf("\nmean |error| before → after  %19s %19s %19s\n", "TTFT", "ITL", "E2E");
-	print_mape_row("fitted runs", &tb, &ta);
+	fprintf(f, "\nmean |error| before → after  %19s %19s %19s\n", "TTFT", "ITL", "E2E");
+	print_mape_row(f, "fitted runs", &tb, &ta);
 	if (r->n_holdout)
-		print_mape_row("held-out runs", &hb, &ha);
+		print_mape_row(f, "held-out runs", &hb, &ha);
 }
 
 static int parse_holdout(const char *list, const struct runobs_set *set, bool *holdout, struct err *e)
@@ -340,13 +342,18 @@ static int calibrate_runs(int argc, char **argv)
 			goto out;
 		}
 	}
-	print_runs_table(&set, &r);
-	printf("\nmean |ln(simulated/measured)|: fitted runs %.4f → %.4f", r.cost_before, r.cost_after);
+	/* A fit that did not converge is no result: its table is a
+	 * diagnostic, on stderr after a warning, and stdout stays empty. */
+	FILE *tab = r.converged ? stdout : stderr;
+	if (!r.converged)
+		fprintf(stderr, "servesim calibrate runs: warning: the fit %s; its table follows:\n", r.status);
+	print_runs_table(tab, &set, &r);
+	fprintf(tab, "\nmean |ln(simulated/measured)|: fitted runs %.4f → %.4f", r.cost_before, r.cost_after);
 	if (r.n_holdout)
-		printf(", held-out runs %.4f → %.4f", r.holdout_before, r.holdout_after);
-	printf("\n%s\n\n", r.status);
-	calib_print_eff_change(stdout, &r.before, &r.after, r.fitted, NULL, NULL);
-	fflush(stdout);
+		fprintf(tab, ", held-out runs %.4f → %.4f", r.holdout_before, r.holdout_after);
+	fprintf(tab, "\n%s\n\n", r.status);
+	calib_print_eff_change(tab, &r.before, &r.after, r.fitted, NULL, NULL);
+	fflush(tab);
 	if (!r.converged) {
 		fprintf(stderr, "servesim calibrate runs: the fit %s; nothing written\n", r.status);
 		goto out;

@@ -28,36 +28,36 @@
 
 /* ---- fit ------------------------------------------------------------------- */
 
-static void put_us(double us)
+static void put_us(FILE *f, double us)
 {
 	if (isfinite(us))
-		printf(" %12.2f", us);
+		fprintf(f, " %12.2f", us);
 	else
-		printf(" %12s", "-");
+		fprintf(f, " %12s", "-");
 }
 
-static void print_probe_table(const struct probe_data *d, const struct fit_result *r)
+static void print_probe_table(FILE *f, const struct probe_data *d, const struct fit_result *r)
 {
-	printf("%-13s %-22s %7s %7s %-5s %12s %12s %9s %12s %9s\n", "kind", "shape", "tokens", "context",
+	fprintf(f, "%-13s %-22s %7s %7s %-5s %12s %12s %9s %12s %9s\n", "kind", "shape", "tokens", "context",
 	       "dtype", "measured_us", "before_us", "error", "after_us", "error");
 	for (size_t i = 0; i < d->len; i++) {
 		const struct probe_row *row = &d->rows[i];
-		printf("%-13s %-22s %7lld %7lld %-5s %12.2f", probe_kind_names[row->kind], row->shape,
+		fprintf(f, "%-13s %-22s %7lld %7lld %-5s %12.2f", probe_kind_names[row->kind], row->shape,
 		       (long long)row->tokens, (long long)row->context, probe_dtype_names[row->dtype], row->time_us);
-		put_us(r->before_us[i]);
-		calib_put_pct(stdout, calib_pct(r->before_us[i], row->time_us));
-		put_us(r->after_us[i]);
-		calib_put_pct(stdout, calib_pct(r->after_us[i], row->time_us));
-		printf("%s%s\n", r->use[i] ? "  not fitted: " : "", fit_row_use_names[r->use[i]]);
+		put_us(f, r->before_us[i]);
+		calib_put_pct(f, calib_pct(r->before_us[i], row->time_us));
+		put_us(f, r->after_us[i]);
+		calib_put_pct(f, calib_pct(r->after_us[i], row->time_us));
+		fprintf(f, "%s%s\n", r->use[i] ? "  not fitted: " : "", fit_row_use_names[r->use[i]]);
 	}
 }
 
 /* Per family: rows, grade, what it set (value ± s.e.) and its residual. */
-static void print_family_table(const struct fit_result *r, int dtype)
+static void print_family_table(FILE *out, const struct fit_result *r, int dtype)
 {
 	size_t n_tab;
 	const struct fitfam *tab = fitfamily_table(&n_tab);
-	printf("%-12s %5s %5s %-22s %-9s %s\n", "family", "rows", "used", "kernel grade", "RMS ln", "sets");
+	fprintf(out, "%-12s %5s %5s %-22s %-9s %s\n", "family", "rows", "used", "kernel grade", "RMS ln", "sets");
 	for (size_t k = 0; k < r->n_fams; k++) {
 		const struct fit_family_result *fr = &r->fams[k];
 		const struct fitfam *f = &tab[fr->family];
@@ -67,52 +67,52 @@ static void print_family_table(const struct fit_result *r, int dtype)
 				 f->ref == FITFAM_REF_STREAM ? "stream" : "GEMM", fr->bound ? " (low)" : "");
 		else if (f->ref != FITFAM_REF_NONE)
 			snprintf(grade, sizeof grade, "unknown (no reference)");
-		printf("%-12s %5zu %5zu %-22s ", f->name, fr->n_rows, fr->n_used + fr->n_bound, grade);
+		fprintf(out, "%-12s %5zu %5zu %-22s ", f->name, fr->n_rows, fr->n_used + fr->n_bound, grade);
 		if (fr->n_used + fr->n_bound)
-			printf("%-9.3f", fr->rms_after);
+			fprintf(out, "%-9.3f", fr->rms_after);
 		else
-			printf("%-9s", "-");
+			fprintf(out, "%-9s", "-");
 		int ps[FITFAM_MAX_PARAMS], np = fitfamily_params(fr->family, dtype, ps);
 		if (np == 0 || fr->n_used + fr->n_bound == 0) {
 			if (!f->report)   /* a family with parameters, none of them set here */
-				printf(" none: reported (%s)\n", f->kind == PROBE_GEMM
+				fprintf(out, " none: reported (%s)\n", f->kind == PROBE_GEMM
 					? "a GEMM of another dtype than --weights"
 					: "launch-bound rows, or stand-in attention kernels inside");
 			else if (fr->median_ratio > 0 && f->kind == PROBE_ELEMENTWISE)
-				printf(" none: reached %.2f of %s (median); %.1f us at %lld token%s\n",
+				fprintf(out, " none: reached %.2f of %s (median); %.1f us at %lld token%s\n",
 				       1 / fr->median_ratio, f->report, fr->first_us, (long long)fr->first_tokens,
 				       fr->first_tokens == 1 ? "" : "s");
 			else if (fr->median_ratio > 0)
-				printf(" none: reached %.2f of %s\n", 1 / fr->median_ratio, f->report);
+				fprintf(out, " none: reached %.2f of %s\n", 1 / fr->median_ratio, f->report);
 			else
-				printf(" none: %s\n", f->report);
+				fprintf(out, " none: %s\n", f->report);
 			continue;
 		}
 		const char *sep = " ";
 		for (int i = 0; i < np; i++) {
 			double v = effparam_value(&r->after, ps[i]);
 			if (fr->bound && r->bounded[ps[i]])
-				printf("%s%s >= %.4g (lower bound; %s %.4g)", sep, effparam_get(ps[i])->key, r->bound[ps[i]],
+				fprintf(out, "%s%s >= %.4g (lower bound; %s %.4g)", sep, effparam_get(ps[i])->key, r->bound[ps[i]],
 				       r->bound[ps[i]] > effparam_value(&r->before, ps[i]) ? "raised to" : "kept",
 				       v);
 			else if (fr->bound)
 				continue;
 			else if (r->fitted[ps[i]])
-				printf("%s%s %.4g ± %.2g", sep, effparam_get(ps[i])->key, v, r->stderr_after[ps[i]]);
+				fprintf(out, "%s%s %.4g ± %.2g", sep, effparam_get(ps[i])->key, v, r->stderr_after[ps[i]]);
 			else
-				printf("%s%s kept %.4g", sep, effparam_get(ps[i])->key, v);
+				fprintf(out, "%s%s kept %.4g", sep, effparam_get(ps[i])->key, v);
 			sep = ", ";
 		}
-		printf("\n");
+		fprintf(out, "\n");
 		if (fr->bound)
-			printf("%12s   %s; this kernel reached %s: its rows bound the efficiency from below\n", "",
+			fprintf(out, "%12s   %s; this kernel reached %s: its rows bound the efficiency from below\n", "",
 			       f->production, fr->grade >= 0 ? "less" : "an unknown fraction");
 	}
 }
 
 /* The SM clock range over the families, and the families that ran
  * throttled (their rows may read slow). */
-static void print_clocks(const struct probe_data *d)
+static void print_clocks(FILE *f, const struct probe_data *d)
 {
 	double lo = 0, hi = 0;
 	for (int i = 0; i < d->n_clocks; i++) {
@@ -122,11 +122,11 @@ static void print_clocks(const struct probe_data *d)
 			hi = fmax(hi, c->sm_mhz);
 		}
 		if (probecsv_throttled(c))
-			printf("%s: family %s ran throttled (%s, SM %.0f MHz): its rows may read slow\n", d->path,
+			fprintf(f, "%s: family %s ran throttled (%s, SM %.0f MHz): its rows may read slow\n", d->path,
 			       c->family, c->throttle, c->sm_mhz);
 	}
 	if (hi > 0)
-		printf("%s: SM clock %.0f-%.0f MHz over %d families\n", d->path, lo, hi, d->n_clocks);
+		fprintf(f, "%s: SM clock %.0f-%.0f MHz over %d families\n", d->path, lo, hi, d->n_clocks);
 }
 
 static int print_fit_families(void)
@@ -262,20 +262,27 @@ static int fit_and_write(const char *const *paths, int n, const char *hardware, 
 			goto out;
 		}
 	}
-	print_probe_table(&d, &r);
-	printf("\n");
-	print_family_table(&r, dtype);
+	/* A fit that did not converge is no result: its tables are a
+	 * diagnostic, on stderr after a warning, and stdout stays empty. */
+	FILE *tab = r.converged ? stdout : stderr;
+	if (!r.converged)
+		fprintf(stderr, "servesim calibrate fit: %s: warning: the fit %s; its tables follow:\n", probe_path,
+			r.status);
+	print_probe_table(tab, &d, &r);
+	fprintf(tab, "\n");
+	print_family_table(tab, &r, dtype);
 	if (d.truncated)
-		printf("\n%s: the last line was cut short (the probe stopped mid-row) and was dropped\n", probe_path);
+		fprintf(tab, "\n%s: the last line was cut short (the probe stopped mid-row) and was dropped\n",
+			probe_path);
 	for (int i = 0; i < d.n_failed; i++)
-		printf("%s: family %s failed on the GPU (its rows are missing)\n", probe_path, d.failed[i]);
-	print_clocks(&d);
-	printf("\n%zu rows, %zu fitted; RMS of ln(predicted/measured) over them: %.3f before, %.3f after\n",
-	       d.len, r.n_used, r.rms_before, r.rms_after);
-	printf("base profile %s (%s); %s\n\n", hw.id, hw.calibrated ? "its own [efficiency]" : "class defaults",
-	       r.status);
-	calib_print_eff_change(stdout, &r.before, &r.after, r.fitted, r.stderr_after, r.bounded);
-	fflush(stdout);
+		fprintf(tab, "%s: family %s failed on the GPU (its rows are missing)\n", probe_path, d.failed[i]);
+	print_clocks(tab, &d);
+	fprintf(tab, "\n%zu rows, %zu fitted; RMS of ln(predicted/measured) over them: %.3f before, %.3f after\n",
+		d.len, r.n_used, r.rms_before, r.rms_after);
+	fprintf(tab, "base profile %s (%s); %s\n\n", hw.id,
+		hw.calibrated ? "its own [efficiency]" : "class defaults", r.status);
+	calib_print_eff_change(tab, &r.before, &r.after, r.fitted, r.stderr_after, r.bounded);
+	fflush(tab);
 	if (!r.converged) {
 		fprintf(stderr, "servesim calibrate fit: %s: the fit %s; nothing written\n", probe_path, r.status);
 		fit_result_free(&r);

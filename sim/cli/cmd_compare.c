@@ -71,13 +71,9 @@ int cmd_compare(int argc, char **argv)
 	cliplan_init(&cp, "compare", 3);
 	if (cliplan_args(&cp, opts, &argc, &argv, &e))
 		goto fail;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		int r = cliplan_option(&cp, c, optarg, &e);
-		if (r < 0)
+	while ((c = cliplan_next(&cp, argc, argv, opts, &e)) != -1) {
+		if (c == CLIPLAN_BAD)
 			goto fail;
-		if (r > 0)
-			continue;
 		if (c == 'h') {
 			help();
 			rc = EXIT_OK;

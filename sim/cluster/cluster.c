@@ -207,6 +207,16 @@ static int64_t kv_pull(void *ctx, size_t idx, int64_t now)
 	return ready;
 }
 
+/* The replica's gauges' waiting, by the class's own call where it has one. */
+static int64_t replica_waiting(const struct replica *r)
+{
+	if (r->cls->waiting)
+		return r->cls->waiting(r->eng);
+	struct engine_gauges g;
+	r->cls->gauges(r->eng, &g);
+	return g.waiting;
+}
+
 static void start_step(struct cluster *c, int i, int64_t now)
 {
 	struct replica *r = &c->rep[i];
@@ -221,10 +231,9 @@ static void start_step(struct cluster *c, int i, int64_t now)
 	}
 	if (d >= 0) {
 		if (c->n > 1) {
-			struct engine_gauges gg;
-			r->cls->gauges(r->eng, &gg);
-			if (gg.waiting > r->peak_waiting)
-				r->peak_waiting = gg.waiting;
+			int64_t w = replica_waiting(r);
+			if (w > r->peak_waiting)
+				r->peak_waiting = w;
 		}
 		c->last_stepped = i;
 		c->s.on_step(c->s.hooks.ctx, i, now, d);
@@ -514,6 +523,14 @@ void cluster_gauges(const struct cluster *c, struct engine_gauges *out)
 			out->step_tokens = g.step_tokens;
 	}
 	out->kv_usage = kv / c->n;
+}
+
+int64_t cluster_waiting(const struct cluster *c)
+{
+	int64_t w = 0;
+	for (int i = 0; i < c->n; i++)
+		w += replica_waiting(&c->rep[i]);
+	return w;
 }
 
 void cluster_replica_gauges(const struct cluster *c, int i, struct engine_gauges *out)

@@ -103,6 +103,10 @@ int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_n
  * replica that stepped last). With one replica, that engine's own. */
 void cluster_gauges(const struct cluster *c, struct engine_gauges *out);
 
+/* cluster_gauges' waiting alone (what it costs: a call per replica).
+ * Cannot fail. */
+int64_t cluster_waiting(const struct cluster *c);
+
 /* Replica i's own gauges. Cannot fail. */
 void cluster_replica_gauges(const struct cluster *c, int i, struct engine_gauges *out);
 

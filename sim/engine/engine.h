@@ -79,6 +79,12 @@ struct engine_stats {
 	int64_t max_num_batched_tokens, max_num_seqs, max_model_len, block_size;
 	int64_t num_gpu_blocks, num_cpu_blocks;
 	double weight_bytes_per_gpu, activation_bytes, non_torch_bytes, kv_bytes_per_block;
+	/* vLLM's KV cache groups (vllmpool.c kv_groups): layers a group
+	 * holds, the full-attention and sliding-window groups (0 without
+	 * vLLM's hybrid manager: one group of every layer) and the sliding
+	 * groups' window in tokens (0: none). A pool block is one block of
+	 * each full group. */
+	int64_t kv_group_layers, kv_full_groups, kv_window_groups, kv_window;
 	double peak_kv_usage;
 	int64_t preemptions;
 	int64_t prefix_queries, prefix_hits, prefix_cpu_hits;   /* tokens */
@@ -203,6 +209,9 @@ struct engine_class {
 	 * hardware profile's request_overhead_ms. */
 	int64_t (*request_path_ns)(struct engine *eng, struct request *r, int64_t now);
 	void (*gauges)(const struct engine *eng, struct engine_gauges *out);
+	/* gauges' waiting alone, without the rest's work (the run reads it
+	 * at every step for the peak); NULL: gauges is asked. */
+	int64_t (*waiting)(const struct engine *eng);
 	/* Tokens of r's prompt this engine's prefix cache holds now (what a
 	 * prefix-aware router asks); NULL: the engine has no shared cache. */
 	int64_t (*prefix_hit_tokens)(const struct engine *eng, const struct request *r);

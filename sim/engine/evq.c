@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "heap.h"
+#include "iround.h"
 #include "simassert.h"
 #include "xalloc.h"
 
@@ -115,24 +116,10 @@ int evq_ns_of_s(double s, int64_t *ns)
 	return 0;
 }
 
-/* llround(x), for |x| < 2^52 without the libm call (one a step: 1.5% of
- * a rate-1 sweep point): the truncation is exact, so is the fraction x - t
- * (x and t are within 1 of each other and share x's exponent or less), and
- * a fraction of at least one half rounds away from zero, as llround does.
- * Beyond (or NaN, infinite) llround itself. */
-static int64_t round_ns(double x)
-{
-	if (!(x > -0x1p52 && x < 0x1p52))
-		return (int64_t)llround(x);
-	int64_t t = (int64_t)x;
-	double f = x - (double)t;
-	return t + (f >= 0.5) - (f <= -0.5);
-}
-
 int64_t evq_duration_ns(double s)
 {
 	if (!(s <= EVQ_HORIZON_S))   /* NaN too */
 		return EVQ_HORIZON_NS + 1;
-	int64_t ns = round_ns(s * 1e9);
+	int64_t ns = iround(s * 1e9);
 	return ns > 0 ? ns : 1;
 }

@@ -61,6 +61,44 @@ static int gguf_setup(const struct engine_setup *su, struct err *e)
 	return 0;
 }
 
+/* The blocks of one KV cache group (a pool block is kv_full_groups of
+ * them) that one request of len tokens needs at most, as
+ * kv_cache_utils.py's _max_memory_usage_bytes_from_groups sums them:
+ * cdiv(len, block_size) for each full-attention group and, for each
+ * sliding-window group, cdiv(min(window − 1 + max_num_batched_tokens,
+ * len), block_size) + 1 (SlidingWindowSpec.max_memory_usage_bytes: the
+ * window's tokens plus a step's, and one block for a window that does
+ * not start at a block's start). */
+static int64_t kv_blocks_needed(const struct engine_stats *st, int64_t len)
+{
+	int64_t bs = st->block_size;
+	int64_t need = st->kv_full_groups * ((len + bs - 1) / bs);
+	if (st->kv_window_groups > 0) {
+		int64_t w = st->kv_window - 1 + st->max_num_batched_tokens;
+		if (w > len)
+			w = len;
+		need += st->kv_window_groups * ((w + bs - 1) / bs + 1);
+	}
+	return need;
+}
+
+/* The largest length up to max_model_len whose request fits avail group
+ * blocks, by bisection over kv_blocks_needed as vLLM's
+ * _estimate_max_model_len_from_groups does (one group: every block's
+ * tokens, blocks × block_size). */
+static int64_t max_len_fitting(const struct engine_stats *st, int64_t avail)
+{
+	int64_t lo = 0, hi = st->max_model_len;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo + 1) / 2;
+		if (kv_blocks_needed(st, mid) <= avail)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 int startup_check(const struct engine_setup *setup, const struct engine_stats *st, struct err *e)
 {
 	const struct engine_config *cfg = setup->cfg;
@@ -78,11 +116,15 @@ int startup_check(const struct engine_setup *setup, const struct engine_stats *s
 			       (long long)st->max_model_len, (long long)st->max_num_batched_tokens);
 	/* A pool forced with num_gpu_blocks_override is the user's own
 	 * statement of its size (a testing knob): no refusal. */
-	int64_t fits = st->num_gpu_blocks * st->block_size;
-	if (cfg->num_gpu_blocks_override <= 0 && fits < st->max_model_len) {
-		double gib = GIB, per_token = st->kv_bytes_per_block / (double)st->block_size;
+	if (cfg->num_gpu_blocks_override > 0)
+		return 0;
+	int64_t avail = st->num_gpu_blocks * st->kv_full_groups;
+	if (kv_blocks_needed(st, st->max_model_len) > avail) {
+		double gib = GIB, group_block = st->kv_bytes_per_block / (double)st->kv_full_groups;
+		int64_t fits = max_len_fitting(st, avail);
 		return err_set(e, "%s: [engine] max_model_len: To serve at least one request with the models's max seq len (%lld), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %lld. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine; expected max_model_len <= %lld",
-			       setup->path, (long long)st->max_model_len, per_token * (double)st->max_model_len / gib,
+			       setup->path, (long long)st->max_model_len,
+			       group_block * (double)kv_blocks_needed(st, st->max_model_len) / gib,
 			       st->kv_bytes_per_block * (double)st->num_gpu_blocks / gib, (long long)fits,
 			       (long long)fits);
 	}

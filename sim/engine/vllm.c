@@ -284,10 +284,15 @@ static int64_t vllm_request_path_ns(struct engine *g, struct request *r, int64_t
 	return t - now + overhead_request_rest_ns(&g->ovh);
 }
 
+static int64_t vllm_waiting(const struct engine *g)
+{
+	return (int64_t)(g->waiting.len + g->parked.len);
+}
+
 static void vllm_gauges(const struct engine *g, struct engine_gauges *out)
 {
 	out->running = (int64_t)g->n_running;
-	out->waiting = (int64_t)(g->waiting.len + g->parked.len);
+	out->waiting = vllm_waiting(g);
 	out->kv_usage = kvpool_usage(g->pool);
 	out->step_tokens = g->step_tokens;
 }
@@ -367,6 +372,7 @@ static int resolve_timing(struct engine *g, struct err *e)
 	/* --generation-config's default is auto from vLLM 0.8 (vllm-project/
 	 * vllm#12622, "Default to generation_config from model"), none before. */
 	bool gen_auto = cfg->vllm.generation_config_given ? cfg->vllm.generation_config == 0 : v->minor >= 8;
+	g->ovh.piecewise_only = v->piecewise_only && !prof->decode_only_graphs;
 	g->ovh.sampler = sampling_path(&sp, gen_auto, &g->setup.model->gen, (double)g->setup.model->vocab);
 	g->ovh.penalties = sampling_penalties(gen_auto, &g->setup.model->gen);
 	g->ovh.min_p = sampling_min_p(&sp, gen_auto, &g->setup.model->gen, g->ovh.sampler);
@@ -513,6 +519,7 @@ const struct engine_class vllm_engine_class = {
 	.end_step = vllm_end_step,
 	.request_path_ns = vllm_request_path_ns,
 	.gauges = vllm_gauges,
+	.waiting = vllm_waiting,
 	.prefix_hit_tokens = vllm_prefix_hit_tokens,
 	.stats = vllm_stats,
 	.release_kv = vllm_release_kv,

@@ -14,6 +14,52 @@
 
 #include "num.h"
 #include "vllm_int.h"
+#include "vllmver.h"
+
+/* vLLM's hybrid KV cache manager, for a model with both sliding-window
+ * and full-attention layers (vllm/v1/core/kv_cache_utils.py,
+ * get_kv_cache_groups → _get_kv_cache_groups_uniform_page_size): the
+ * layers of each attention type are split into KV cache groups of
+ * group_size layers (the fewer type's count, or the larger one's when it
+ * is under 1.5 times that; the last group of a type padded), every group
+ * with a block table of its own over one pool whose blocks hold one
+ * block of group_size layers (get_kv_cache_config_from_groups:
+ * available // page_size // group_size). A full-attention group's
+ * request holds a block per block_size tokens; a sliding group's
+ * (SlidingWindowManager) at most cdiv(min(window − 1 +
+ * max_num_batched_tokens, max_model_len), block_size) + 1
+ * (SlidingWindowSpec.max_memory_usage_bytes). servesim's pool block is
+ * one block of every full group, so a request draws its blocks as with a
+ * single group. vLLM turns the manager off when a KV connector is set
+ * (VllmConfig.__post_init__: "Turning off hybrid kv cache manager because
+ * `--kv-transfer-config` is set"): the CPU tier (kv_offload_gib, the
+ * offloading connector) and a disaggregated prefill side (NixlConnector)
+ * keep one group of all layers, as does
+ * a disaggregated decode side. Chunked local attention (Llama 4), which
+ * vLLM also keeps out of the manager by default, is not a sliding window
+ * here. Before vLLM 0.10 (the version row's hybrid_kv) such models were
+ * full attention to the KV cache manager (vllm-project/vllm#14097).
+ * Without sliding layers, or with only sliding ones: one group of every
+ * layer (full_groups 1, window_groups 0). */
+static void kv_groups(struct engine *g)
+{
+	const struct model *m = g->setup.model;
+	int64_t slide = m->n_sliding_layers, full = m->n_layers - slide;
+	g->st.kv_group_layers = m->n_layers;
+	g->st.kv_full_groups = 1;
+	g->st.kv_window_groups = 0;
+	g->st.kv_window = 0;
+	const struct vllm_version *v = vllmver_find(g->setup.cfg->vllm.vllm_version);
+	if (!v || !v->hybrid_kv || slide <= 0 || full <= 0 || g->setup.cfg->vllm.kv_offload_gib > 0 ||
+	    g->setup.hold_finished_kv || g->setup.hooks.kv_pull)
+		return;
+	int64_t lo = slide < full ? slide : full, hi = slide < full ? full : slide;
+	int64_t size = (double)hi < 1.5 * (double)lo ? hi : lo;
+	g->st.kv_group_layers = size;
+	g->st.kv_full_groups = (full + size - 1) / size;
+	g->st.kv_window_groups = (slide + size - 1) / size;
+	g->st.kv_window = m->sliding_window;
+}
 
 /* Sizes the pool as gpu_worker.py does: utilization × memory minus the
  * weights (a vision tower's included), the rotary cache, the activation
@@ -32,6 +78,12 @@ int vllm_size_pool(struct engine *g, struct err *e)
 	 * sampler (model_weight_bytes_per_gpu). */
 	double stage = g->perf.stage_layers / (double)m->n_layers;
 	double kv_token_gpu = model_kv_bytes_per_token_per_rank(m, kv_elem, (int)tp) * stage;
+	/* With the hybrid manager a pool block holds a block of each full
+	 * group: full_groups × group_size layers (kv_groups). */
+	kv_groups(g);
+	if (g->st.kv_window_groups > 0)
+		kv_token_gpu = kv_token_gpu / (double)m->n_layers *
+			       (double)(g->st.kv_group_layers * g->st.kv_full_groups);
 	/* A drafter's weights and its layers' KV in the same blocks (specdec.h). */
 	double draft_w, draft_kv;
 	specdec_memory(&g->spec, m, g->setup.weights, (int)tp, kv_elem, &draft_w, &draft_kv);

@@ -16,6 +16,21 @@
 #include "evq.h"
 #include "vllm_int.h"
 
+/* memcmp(a, b, sizeof *a) == 0 without the call (it was a call a step),
+ * word by word: struct perf_step is 8-byte fields, no padding. */
+static inline bool same_step_bytes(const struct perf_step *a, const struct perf_step *b)
+{
+	_Static_assert(sizeof *a % sizeof(uint64_t) == 0, "perf_step is whole words");
+	uint64_t diff = 0;
+	for (size_t i = 0; i < sizeof *a / sizeof(uint64_t); i++) {
+		uint64_t x, y;
+		memcpy(&x, (const char *)a + i * sizeof x, sizeof x);
+		memcpy(&y, (const char *)b + i * sizeof y, sizeof y);
+		diff |= x ^ y;
+	}
+	return diff == 0;
+}
+
 /* Attributes a step of s seconds: to the decode tokens it produces (what
  * their steps are made of) and to the prefills in it (their own share by
  * tokens, and the rest; pad_s of it is CUDA-graph padding). model_s and
@@ -33,18 +48,19 @@ static void account_step(struct engine *g, const struct batch *b, double s, doub
 		/* Equal bytes are equal inputs to a pure function: the same
 		 * answer (a -0.0 against 0.0 only asks again). */
 		double alone;
-		if (memcmp(&dec, step, sizeof dec) == 0) {
+		const struct perf_breakdown *dp = bd;
+		if (same_step_bytes(&dec, step)) {
 			alone = model_s;
-			d = *bd;
 		} else {
 			alone = perf_step_time(&g->perf, &dec, &d);
+			dp = &d;
 		}
 		double n = (double)step->dec_seqs;
-		g->st.itl_weights_s += n * (d.dense + d.experts + d.lm_head + d.allreduce + d.offload);
-		g->st.itl_kv_s += n * d.attn_decode;
+		g->st.itl_weights_s += n * (dp->dense + dp->experts + dp->lm_head + dp->allreduce + dp->offload);
+		g->st.itl_kv_s += n * dp->attn_decode;
 		/* The small kernels: per step work, not weights. */
-		g->st.itl_overhead_s += n * (d.overhead + d.elementwise);
-		g->st.itl_pipeline_s += n * d.pipeline;
+		g->st.itl_overhead_s += n * (dp->overhead + dp->elementwise);
+		g->st.itl_pipeline_s += n * dp->pipeline;
 		g->st.itl_prefill_s += n * (s - alone);
 		g->st.itl_tokens += step->dec_seqs;
 	}

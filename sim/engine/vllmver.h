@@ -6,7 +6,7 @@
  * overrides the row.
  *
  * Rows are ordered oldest first; a version between two rows takes the
- * older one, a version past the last row the newest. The 0.8-0.10 row is
+ * older one, a version past the last row the newest. The 0.8-0.9 row is
  * servesim 1's timing: synchronous scheduling, one fitted per-step
  * overhead and request overhead from the hardware profile, no CUDA-graph
  * padding, blocks hittable once their step ends. The two rows before it
@@ -28,6 +28,11 @@ struct vllm_version {
 				      * allocated (same-step prefix hits) */
 	const char *overhead;        /* overhead profile (overhead_profile_find);
 				      * NULL without timing */
+	bool piecewise_only;         /* cudagraph_mode PIECEWISE: a decode-only
+				      * step replays the pieces too (no full graph) */
+	bool hybrid_kv;              /* the hybrid KV cache manager: sliding-window
+				      * layers in KV cache groups of their own
+				      * (engine/vllmpool.c) */
 	const char *source;
 };
 

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "iround.h"
+
 /* The sampler's paths other than top-p's sort (perf/sampling.h), shared
  * by every profile (the same PyTorch ops):
  * No top-k/top-p (random_sample): the logits to fp32, the temperature,
@@ -369,6 +371,12 @@ double overhead_step_s(const struct overhead_model *o, double tokens, double seq
 		 * of the GPU like eager launches (the first always shows). */
 		double piece = p->piece_launch_us * 1e-6;
 		launch = tokens <= seqs ? p->graph_launch_us * 1e-6 : fmax(piece, o->pieces * piece - gpu_s);
+		/* PIECEWISE only (vLLM 0.10): a decode-only step replays the
+		 * pieces as well, and they all show: vllm-project/vllm#51167's
+		 * decode steps took 0.27 ms more piecewise than full, 58 more
+		 * launches, on which piece_launch_us rests. */
+		if (o->piecewise_only && tokens <= seqs)
+			launch = o->pieces * piece;
 		pad = ((double)padded - tokens) * dense_tok_s;
 	} else {
 		/* Eager kernels queue ahead of the GPU: only launches that
@@ -409,5 +417,5 @@ int64_t overhead_request_rest_ns(const struct overhead_model *o)
 
 int64_t overhead_output_ns(const struct overhead_model *o, int64_t streams)
 {
-	return llround((o->prof->output_us + o->prof->output_per_stream_us * (double)streams) * 1e3);
+	return iround((o->prof->output_us + o->prof->output_per_stream_us * (double)streams) * 1e3);
 }

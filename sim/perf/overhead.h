@@ -104,6 +104,8 @@ struct overhead_model {
 	enum sampler_path sampler;     /* the sampler's path (0: top-p, the default) */
 	bool penalties;                /* repetition/frequency/presence penalties applied */
 	bool min_p;                    /* the min-p filter runs */
+	bool piecewise_only;           /* cudagraph_mode PIECEWISE (vLLM 0.10): a
+					* decode-only step replays the pieces too */
 };
 
 /* The profile named name, or NULL. */

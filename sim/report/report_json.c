@@ -102,7 +102,7 @@ json_t *report_ttft_breakdown(const struct group_metrics *g)
 	json_object_set_new(o, "shared_steps_ms", json_real(1e3 * g->sum_ttft_shared_s / n));
 	json_object_set_new(o, "between_chunks_ms", json_real(1e3 * g->sum_ttft_between_s / n));
 	/* vLLM's newer timing (issue 18); absent where it is off, so servesim
-	 * 1's timing (engine.vllm_version = 0.10) keeps its output. */
+	 * 1's timing (engine.vllm_version = 0.8) keeps its output. */
 	if (g->sum_ttft_batch_queue_s > 0 || g->sum_ttft_graph_pad_s > 0 || g->sum_ttft_output_s > 0) {
 		json_object_set_new(o, "batch_queue_ms", json_real(1e3 * g->sum_ttft_batch_queue_s / n));
 		json_object_set_new(o, "graph_padding_ms", json_real(1e3 * g->sum_ttft_graph_pad_s / n));

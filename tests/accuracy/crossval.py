@@ -75,15 +75,19 @@ def whole_run(doc, counted):
     return {"ttft_mean": ttft, "itl_mean": derived_itl(ttft, e2e, counted), "e2e_mean": e2e}
 
 
-def simulate_all(binary, exps, params, sets=(), meas=None):
+def simulate_all(binary, exps, params, sets=(), meas=None, run_sets=None):
     """{experiment: whole-run metrics} at params; raises on a failed run.
     meas ({(experiment, metric): whole-run value}) gives the counted output
-    lengths the ITL is derived with; without it, the simulated ones."""
+    lengths the ITL is derived with; without it, the simulated ones.
+    sets go to every run, then run_sets ({experiment: [S.K=V, ...]}) to
+    the named runs only (after sets and the candidate profile, so they win
+    over both)."""
     path = profile_with(params)
     try:
         def one(e):
             scen = os.path.join("scenarios", "calibration", e["experiment"] + ".ini")
-            doc, err = run_json(binary, [scen], list(sets) + ["run.hardware=" + path])
+            extra = (run_sets or {}).get(e["experiment"], [])
+            doc, err = run_json(binary, [scen], list(sets) + ["run.hardware=" + path] + list(extra))
             if err:
                 raise RuntimeError(err)
             i = e["experiment"]
@@ -127,21 +131,22 @@ def best_on_grid(grid, sims, meas, ids):
     return grid[k]
 
 
-def cross_validate(binary, exps, meas, defaults, sets=(), log=print):
+def cross_validate(binary, exps, meas, defaults, sets=(), log=print, run_sets=None):
     """Per-fold and overall held-out errors; returns (folds, cv, in-sample
     params, in-sample errors). FIT is one term, step_overhead_us: every
     run is simulated once at each point of GRID_US, each fold takes the
     value that fits its training runs best on that grid (refined by a
     parabola) and its held-out runs are simulated at that value. The same
     procedure on all 15 runs is "fit on all 15 runs": no linearization,
-    no dependence on the starting point."""
+    no dependence on the starting point. sets and run_sets (per run)
+    are simulate_all's."""
     assert FIT == ["step_overhead_us"]
     allids = [e["experiment"] for e in exps]
     sims = []
     for v in GRID_US:
         params = dict(defaults)
         params["step_overhead_us"] = v
-        sims.append(simulate_all(binary, exps, params, sets, meas))
+        sims.append(simulate_all(binary, exps, params, sets, meas, run_sets))
     fams = {}
     for e in exps:
         fams.setdefault(family(e["model"]), []).append(e["experiment"])
@@ -151,7 +156,8 @@ def cross_validate(binary, exps, meas, defaults, sets=(), log=print):
         train = [i for i in allids if i not in out]
         params = dict(defaults)
         params["step_overhead_us"] = best_on_grid(GRID_US, sims, meas, train)
-        pred = simulate_all(binary, [e for e in exps if e["experiment"] in out], params, sets, meas)
+        pred = simulate_all(binary, [e for e in exps if e["experiment"] in out], params, sets, meas,
+                            run_sets)
         held.update(pred)
         err = mape(pred, meas, out)
         folds.append((fam, len(out), params, err))
@@ -163,5 +169,5 @@ def cross_validate(binary, exps, meas, defaults, sets=(), log=print):
     cv = mape(held, meas, allids)
     full = dict(defaults)
     full["step_overhead_us"] = best_on_grid(GRID_US, sims, meas, allids)
-    fullsim = simulate_all(binary, exps, full, sets, meas)
+    fullsim = simulate_all(binary, exps, full, sets, meas, run_sets)
     return folds, cv, full, mape(fullsim, meas, allids)

@@ -14,10 +14,12 @@ For each stage of each experiment (../shared/calibration) it runs
                                    chunks sharing a step, step overhead;
                                    queue, batch queue, own prefill);
   servesim run (the same stage alone): engine steps and requests, whence the
-                                   share of steps that carry a prefill chunk
-                                   (requests ÷ steps: a ~600-token prompt is
-                                   one chunk at these budgets, an upper bound
-                                   otherwise).
+                                   share of steps that carry a prefill chunk,
+                                   taken as requests ÷ steps: exact when each
+                                   prompt is one chunk (a ~600-token prompt
+                                   at these budgets) and no two share a step;
+                                   a lower bound for multi-chunk prompts,
+                                   whose chunks go into several steps.
 and derives the stage's load from the measurements: running requests
 (Little's law: rate × measured mean E2E), the mean context a decode step
 reads (prompt + half the output), the output length.
@@ -27,9 +29,14 @@ are listed, not regressed: their rows are issue 11's MoE work), a least
 squares line of the ITL residual (measured − simulated, in % of measured)
 on one quantity at a time, with its r².
 
-usage: residuals.py [SERVESIM] [--json]
-Exits 0, 1 if a simulation fails, 2 on bad usage or missing data.
+usage: residuals.py [SERVESIM] [--json] [--calibration DIR]
+  --calibration   the folder holding the two CSVs (default ../shared/calibration
+                  next to the repo, else shared/calibration inside it)
+Exits 0, 1 if a simulation fails, 2 on bad usage or missing data: a value
+the rows need that is missing or not a number is one line naming the
+file, its line and the column.
 """
+import csv
 import json
 import os
 import subprocess
@@ -42,6 +49,76 @@ from vllm_h100 import load_csvs, sim_metrics
 CAL = next((c for c in (os.path.join(os.path.dirname(ROOT), "shared", "calibration"),
                         os.path.join(ROOT, "shared", "calibration"))
             if os.path.isfile(os.path.join(c, "vllm_h100_experiments.csv"))), None)
+EXPERIMENTS_CSV, MEASURED_CSV = "vllm_h100_experiments.csv", "vllm_h100_measured.csv"
+MEASURED_METRICS = ("itl_mean", "ttft_mean", "e2e_mean")
+
+
+class BadInput(Exception):
+    """One line: PATH:LINE: COLUMN: expected WHAT, got 'VALUE'."""
+
+
+def _number(path, line, key, text, optional=False, integer=False):
+    if optional and (text is None or text.strip() == ""):
+        return 0.0
+    try:
+        v = int(text) if integer else float(text)
+    except (TypeError, ValueError):
+        v = None
+    if v is None or v != v or v in (float("inf"), float("-inf")):
+        raise BadInput("%s:%d: %s: expected %s, got '%s'" % (
+            path, line, key, "an integer" if integer else "a number", "" if text is None else text))
+    return v
+
+
+def _pairs(path, line, key, text, sep, check_key):
+    """'A<sep>B;A<sep>B…' with each B a number (and each A too where
+    check_key)."""
+    out = []
+    for part in (text or "").split(";"):
+        k, found, v = part.partition(sep)
+        if not found or not k.strip():
+            raise BadInput("%s:%d: %s: expected 'X%sNUMBER;…', got '%s'" % (path, line, key, sep, text or ""))
+        if check_key:
+            _number(path, line, key, k)
+        _number(path, line, key, v)
+        out.append((k.strip(), v))
+    return out
+
+
+def check_inputs(cal):
+    """Reads the two CSVs of cal as stage_rows will use them. Returns
+    (experiments, measured) as vllm_h100.load_csvs does; raises BadInput
+    at the first missing or malformed value the rows need, and for a
+    stage without its itl_mean, ttft_mean or e2e_mean row."""
+    got = {}
+    path = os.path.join(cal, MEASURED_CSV)
+    with open(path, newline="") as f:
+        rd = csv.DictReader(f)
+        for row in rd:
+            key = (row.get("experiment"), _number(path, rd.line_num, "stage", row.get("stage"), integer=True),
+                   row.get("metric"))
+            _number(path, rd.line_num, "value_ms", row.get("value_ms"))
+            got[key] = True
+    path = os.path.join(cal, EXPERIMENTS_CSV)
+    with open(path, newline="") as f:
+        rd = csv.DictReader(f)
+        for row in rd:
+            ln = rd.line_num
+            if not (row.get("experiment") or "").strip():
+                raise BadInput("%s:%d: experiment: expected a name, got ''" % (path, ln))
+            _number(path, ln, "tp", row.get("tp"), integer=True)
+            for k in ("system_prompt_len", "question_len", "output_len_target"):
+                _number(path, ln, k, row.get(k))
+            for k in ("measured_prompt_len", "kv_cpu_offload_gib"):
+                _number(path, ln, k, row.get(k), optional=True)
+            stages = _pairs(path, ln, "stages", row.get("stages"), ":", True)
+            _pairs(path, ln, "mean_output_len_per_stage", row.get("mean_output_len_per_stage"), "=", False)
+            for s in range(len(stages)):
+                for m in MEASURED_METRICS:
+                    if (row["experiment"], s, m) not in got:
+                        raise BadInput("%s: experiment %s stage %d: no %s row (%s:%d names the stage)" % (
+                            os.path.join(cal, MEASURED_CSV), row["experiment"], s, m, path, ln))
+    return load_csvs(cal)
 
 
 def explain_json(binary, scen, stage_spec):
@@ -74,7 +151,9 @@ def stage_rows(binary, exp, measured):
         if err:
             return None, err
         sm = sim_metrics(blocks[s])
-        m = {k: measured.get((eid, s, k)) for k in ("itl_mean", "ttft_mean", "e2e_mean")}
+        m = {k: measured[(eid, s, k)] for k in MEASURED_METRICS}   # check_inputs: present
+        if sm["itl_mean"] is None or sm["ttft_mean"] is None:
+            return None, "%s stage %d: the simulation gave no mean ITL or TTFT" % (eid, s)
         # Per generated token, as the step parts are: the measured ITL was
         # derived with the client's count (simrun.counted_len), the
         # simulated one with the tokens the scenario generates.
@@ -120,8 +199,11 @@ def stage_rows(binary, exp, measured):
 
 
 def fit(xs, ys):
-    """Least squares y = a + b x; returns (a, b, r²)."""
+    """Least squares y = a + b x; returns (a, b, r²), or None for no points
+    (b and r² are 0 where x or y does not vary)."""
     n = len(xs)
+    if n == 0:
+        return None
     mx, my = sum(xs) / n, sum(ys) / n
     sxx = sum((x - mx) ** 2 for x in xs)
     syy = sum((y - my) ** 2 for y in ys)
@@ -139,11 +221,25 @@ FACTORS = [("running", "running requests"), ("context", "decode context, tokens"
 
 
 def main(argv):
-    opts = parse_check_args(argv, __doc__, "residuals.py")
-    if CAL is None:
-        sys.stderr.write("residuals.py: cannot find shared/calibration/vllm_h100_experiments.csv\n")
+    opts = parse_check_args(argv, __doc__, "residuals.py",
+                            values={"--calibration": ("calibration", "a folder", False)})
+    cal = opts["calibration"] or CAL
+    if cal is None:
+        sys.stderr.write("residuals.py: cannot find shared/calibration/%s; pass --calibration DIR\n"
+                         % EXPERIMENTS_CSV)
         return 2
-    experiments, measured = load_csvs(CAL)
+    for name in (EXPERIMENTS_CSV, MEASURED_CSV):
+        if not os.path.isfile(os.path.join(cal, name)):
+            sys.stderr.write("residuals.py: no %s in %s\n" % (name, cal))
+            return 2
+    try:
+        experiments, measured = check_inputs(cal)
+    except BadInput as ex:
+        sys.stderr.write("residuals.py: %s\n" % ex)
+        return 2
+    except (OSError, csv.Error) as ex:
+        sys.stderr.write("residuals.py: %s: %s\n" % (cal, ex))
+        return 2
     with ThreadPoolExecutor(max_workers=2) as pool:
         got = list(pool.map(lambda e: stage_rows(opts["binary"], e, measured), experiments))
     rows = []
@@ -179,7 +275,12 @@ def main(argv):
         print("  %-32s %9s %11s %6s" % ("quantity", "intercept", "slope", "r2"))
         summary["fits"][label] = {}
         for key, name in FACTORS:
-            a, b, r2 = fit([r[key] for r in pick], [r["itl_res_pct"] for r in pick])
+            got = fit([r[key] for r in pick], [r["itl_res_pct"] for r in pick])
+            if got is None:
+                summary["fits"][label][key] = None
+                print("  %-32s (no stages: nothing to fit)" % name)
+                continue
+            a, b, r2 = got
             summary["fits"][label][key] = {"intercept": a, "slope": b, "r2": r2}
             print("  %-32s %+8.2f%% %+11.4f %6.2f" % (name, a, b, r2))
     print("\nWithin a two-stage run (the model and GPU fixed), the second stage against the first:")

@@ -18,6 +18,7 @@ Also checks the simulated GPU KV pool (servesim.num_gpu_blocks) against the
 block count vLLM reported at start-up (within 3%).
 
 usage: vllm_h100.py [SERVESIM] [--json] [--summary-only] [--cross-validate] [--calibration DIR] [--set S.K=V]…
+                    [--run-set EXPERIMENT:S.K=V]…
   SERVESIM        the binary (default build/sim/servesim in the repo root)
   --json          also print the summary as JSON (last thing on stdout)
   --summary-only  leave out the per-stage table
@@ -26,6 +27,8 @@ usage: vllm_h100.py [SERVESIM] [--json] [--summary-only] [--cross-validate] [--c
                   families, predict the one left out (crossval.py); prints
                   one line per fold and last `cv ttft X% itl Y% e2e Z%`
   --set S.K=V     passed to every `servesim run` (e.g. run.hardware=PROFILE.ini)
+  --run-set EXPERIMENT:S.K=V  passed to that experiment's runs only, after
+                  the --set ones (an A/B on one run, also in every fold)
   --calibration   the folder holding the two CSVs (default ../shared/calibration
                   next to the repo, else shared/calibration inside it)
 Exits 0 unless a simulation run fails (then 1); 2 on bad usage or missing data.
@@ -55,6 +58,7 @@ def parse_args(argv):
     opts = parse_check_args(argv, __doc__, "vllm_h100.py",
                             flags={"--summary-only": "summary_only", "--cross-validate": "cross_validate"},
                             values={"--set": ("sets", "SECTION.KEY=VALUE", True),
+                                    "--run-set": ("run_set_args", "EXPERIMENT:SECTION.KEY=VALUE", True),
                                     "--calibration": ("calibration", "a folder", False)})
     if opts["calibration"] is None:
         for cand in (os.path.join(os.path.dirname(ROOT), "shared", "calibration"),
@@ -67,6 +71,12 @@ def parse_args(argv):
     for f in ("vllm_h100_experiments.csv", "vllm_h100_measured.csv"):
         if not os.path.isfile(os.path.join(opts["calibration"], f)):
             usage("no %s in %s" % (f, opts["calibration"]))
+    opts["run_sets"] = {}
+    for a in opts["run_set_args"]:
+        eid, sep, kv = a.partition(":")
+        if not sep or not eid or "=" not in kv:
+            usage("--run-set: expected EXPERIMENT:SECTION.KEY=VALUE, got '%s'" % a)
+        opts["run_sets"].setdefault(eid, []).append(kv)
     return opts
 
 
@@ -112,11 +122,16 @@ def fmt(v, width, prec=1):
 def main(argv):
     opts = parse_args(argv)
     experiments, measured = load_csvs(opts["calibration"])
+    unknown = sorted(set(opts["run_sets"]) - {e["experiment"] for e in experiments})
+    if unknown:
+        usage("--run-set: no experiment %s in vllm_h100_experiments.csv" % unknown[0])
     if opts["cross_validate"]:
         return cross_validate_main(opts, experiments, measured)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda e: simulate(opts["binary"], e["experiment"], opts["sets"]), experiments))
+        results = list(pool.map(lambda e: simulate(opts["binary"], e["experiment"],
+                                                   opts["sets"] + opts["run_sets"].get(e["experiment"], [])),
+                                experiments))
 
     rows = []            # one per (experiment, stage, metric)
     kv = []              # one per experiment
@@ -223,7 +238,7 @@ def cross_validate_main(opts, experiments, measured):
           ", ".join("%s %g" % kv for kv in defaults.items()))
     try:
         folds, cv, full, insample = crossval.cross_validate(opts["binary"], experiments, meas, defaults,
-                                                            sets=opts["sets"])
+                                                            sets=opts["sets"], run_sets=opts["run_sets"])
     except RuntimeError as ex:
         sys.stderr.write("vllm_h100.py: run failed: %s\n" % ex)
         return 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every scenario in scenarios/ and scenarios/calibration/, run with the
-engine's new timing off (engine.vllm_version = 0.10: synchronous scheduling,
+engine's new timing off (engine.vllm_version = 0.8: synchronous scheduling,
 no CUDA-graph padding, one step overhead, blocks hittable after their step),
 must give the JSON servesim 1 gave, byte for byte but for "date" and
 "servesim.version".
@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 # What turns every issue-18 behaviour off (empty when the references are
 # made by servesim 1 itself, which knows no such key).
-LEGACY = os.environ.get("ENGINE_REF_LEGACY", "engine.vllm_version=0.10")
+LEGACY = os.environ.get("ENGINE_REF_LEGACY", "engine.vllm_version=0.8")
 
 
 def scenarios():
