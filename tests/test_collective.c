@@ -144,7 +144,7 @@ static void two_shot_goes_by_grid_passes(void **state)
 		assert_in_range((long)(100 * y2[i] / us), 137, 148);
 	}
 	struct hw_profile no_symm = h100;
-	no_symm.arch.tensor_gen = HW_TC_AMPERE;
+	no_symm.arch.tensor_gen = HW_TC_ADA; /* no sm90 symmetric memory, no Ampere grid entry */
 	const double y6[] = { 15, 17, 20, 26, 29, 37 };
 	for (int i = 0; i < 6; i++) {
 		double us = perf_allreduce_s(b, &no_symm, 6, x[i] * mib, &alg) * 1e6;
@@ -155,6 +155,34 @@ static void two_shot_goes_by_grid_passes(void **state)
 		perf_allreduce_s(b, &h100, 2, m * mib, &alg);
 		assert_string_equal(alg->name, "custom all-reduce, one-shot");
 	}
+}
+
+/* Ampere's two-shot passes, against aiconfigurator's A100 SXM 80GB table
+ * of vLLM 0.14.0's all-reduce (comm/vllm/0.14.0, CUDA graph): tp 4 at 0.5
+ * / 1 / 2 / 4 MiB 14.55 / 18.34 / 26.05 / 41.48 us, the points its grid
+ * entry was fitted to (8.4 us + 8.35 us a pass), within 2.3 us; tp 8 at 2
+ * / 4 MiB 27.93 / 45.37 us (the link floor binding), within 8%. H100's
+ * entry stays H100's (30.46 us at tp 4 and 4 MiB), and perf_coll_grid_of
+ * gives the generic entry. */
+static void ampere_two_shot_takes_its_own_passes(void **state)
+{
+	(void)state;
+	const struct perf_backend *b = perf_backend_find("vllm-cuda");
+	const struct perf_collective *alg = NULL;
+	double mib = 1024.0 * 1024.0;
+	struct hw_profile a100;
+	load_hw(&a100, "a100-80gb-sxm");
+	const double x4[] = { 0.5, 1, 2, 4 }, y4[] = { 14.55, 18.34, 26.05, 41.48 };
+	for (int i = 0; i < 4; i++) {
+		assert_double_near(perf_allreduce_s(b, &a100, 4, x4[i] * mib, &alg) * 1e6, y4[i], 2.3);
+		assert_string_equal(alg->name, "custom all-reduce, two-shot");
+	}
+	assert_double_rel(perf_allreduce_s(b, &a100, 8, 2 * mib, &alg) * 1e6, 27.93, 0.08);
+	assert_double_rel(perf_allreduce_s(b, &a100, 8, 4 * mib, &alg) * 1e6, 45.37, 0.08);
+	assert_string_equal(alg->name, "custom all-reduce, two-shot");
+	assert_true(perf_coll_grid_for(alg, &a100) != perf_coll_grid_of(alg));
+	assert_true(perf_coll_grid_for(alg, &h100) == perf_coll_grid_of(alg));
+	assert_double_near(perf_allreduce_s(b, &h100, 4, 4 * mib, NULL) * 1e6, 30.46, 0.01);
 }
 
 /* PyTorch symmetric-memory multimem all-reduce (vLLM's SymmMemCommunicator
@@ -420,6 +448,7 @@ int main(void)
 		cmocka_unit_test(allreduce_matches_the_vllm_table),
 		cmocka_unit_test(two_shot_goes_by_grid_passes),
 		cmocka_unit_test(tp2_one_shot_meets_the_tp2_tables),
+		cmocka_unit_test(ampere_two_shot_takes_its_own_passes),
 		cmocka_unit_test(allreduce_symm_mem_past_the_custom_buffer),
 		cmocka_unit_test(allreduce_follows_vllms_hopper_caps),
 		cmocka_unit_test(custom_all_reduce_only_at_vllms_world_sizes),

@@ -525,15 +525,39 @@ static const struct perf_collective nvlink_coll[] = {
 static const struct perf_coll_grid nvlink_grids[] = {
 	{ &nvlink_coll[CA_TWO_SHOT], 36.0 * 512 * 16, 6.11,
 	  "aiconfigurator H100 SXM vLLM 0.14.0 all-reduce table, tp 4: 6.02 us + 6.11 us a 288 KiB pass "
-	  "(custom_all_reduce.cuh grid)" },
+	  "(custom_all_reduce.cuh grid)",
+	  HW_TC_NONE, 0 },
+	/* Ampere: the same grid, slower passes. aiconfigurator's A100 SXM 80GB
+	 * table of vLLM 0.14.0's all-reduce (comm/vllm/0.14.0, CUDA graph), tp
+	 * 4: 14.6 / 18.3 / 26.1 / 41.5 us at 0.5 / 1 / 2 / 4 MiB (one, one, two,
+	 * four passes): least squares 8.4 us + 8.35 us a pass, residuals <= 2.2
+	 * us (the two one-pass points straddle the line); H100's line was 12-26%
+	 * under them. Check: its tp-8 points (17.1 / 18.9 / 21.7 / 27.9 / 45.4 us
+	 * at 0.25-4 MiB, where the 0.69 link floor binds from 2 MiB) within 21%,
+	 * 7% from 2 MiB. The ratio to H100, 1.3-1.4 at every size, is about
+	 * their clocks' (1,830 against 1,410 MHz): a grid sweep bound by
+	 * latency, not the link. Ada and older parts on NVLink bridges take
+	 * the first row (uncertain: no table of theirs). */
+	{ &nvlink_coll[CA_TWO_SHOT], 36.0 * 512 * 16, 8.35,
+	  "aiconfigurator A100 SXM vLLM 0.14.0 all-reduce table, tp 4: 8.4 us + 8.35 us a 288 KiB pass",
+	  HW_TC_AMPERE, 8.4 },
 };
 
 const struct perf_coll_grid *perf_coll_grid_of(const struct perf_collective *c)
 {
 	for (int i = 0; i < N_OF(nvlink_grids); i++)
-		if (nvlink_grids[i].row == c)
+		if (nvlink_grids[i].row == c && nvlink_grids[i].gen == HW_TC_NONE)
 			return &nvlink_grids[i];
 	return NULL;
+}
+
+const struct perf_coll_grid *perf_coll_grid_for(const struct perf_collective *c, const struct hw_profile *hw)
+{
+	for (int i = 0; i < N_OF(nvlink_grids); i++)
+		if (nvlink_grids[i].row == c && nvlink_grids[i].gen != HW_TC_NONE && hw->arch.present &&
+		    (int)hw->arch.tensor_gen == nvlink_grids[i].gen)
+			return &nvlink_grids[i];
+	return perf_coll_grid_of(c);
 }
 
 /* llama.cpp splits layers across GPUs (-sm layer) and never all-reduces;

@@ -140,10 +140,17 @@ struct perf_coll_grid {
 	double pass_bytes;
 	double pass_us;
 	const char *source;
+	int gen;           /* enum hw_tensor_gen it is for; HW_TC_NONE: parts without their own */
+	double latency_us; /* for that generation, in place of the row's; 0: the row's */
 };
 
-/* The grid of row c, or NULL (a row timed by its bytes alone). */
+/* The grid of row c, or NULL (a row timed by its bytes alone): the entry
+ * for parts without their own. */
 const struct perf_coll_grid *perf_coll_grid_of(const struct perf_collective *c);
+
+/* The grid of row c on hw: the entry of hw's tensor-core generation where
+ * one exists, else perf_coll_grid_of's; NULL as it. */
+const struct perf_coll_grid *perf_coll_grid_for(const struct perf_collective *c, const struct hw_profile *hw);
 
 struct perf_backend {
 	const char *name;            /* "vllm-cuda" … */

@@ -38,13 +38,21 @@ static double traffic(int kind, double tp)
 /* The time a row's grid takes over its passes (perf_coll_grid: each GPU's
  * share, 1/tp of the message for two-shot, swept in whole passes, a
  * part-filled last one costing a full one); 0 for a row without one. */
-static double grid_s(const struct perf_collective *c, double tp, double bytes)
+static double grid_s(const struct perf_collective *c, const struct hw_profile *hw, double tp, double bytes)
 {
-	const struct perf_coll_grid *g = perf_coll_grid_of(c);
+	const struct perf_coll_grid *g = perf_coll_grid_for(c, hw);
 	if (!g)
 		return 0;
 	double share = c->traffic == TRAFFIC_TWO_SHOT ? bytes / tp : bytes;
 	return ceil(share / g->pass_bytes) * g->pass_us * 1e-6;
+}
+
+/* Row c's fixed time on hw (us): its grid's for hw's generation where
+ * that sets one, else the row's. */
+static double row_latency_us(const struct perf_collective *c, const struct hw_profile *hw)
+{
+	const struct perf_coll_grid *g = perf_coll_grid_for(c, hw);
+	return g && g->latency_us > 0 ? g->latency_us : c->latency_us;
 }
 
 /* Whether c is one of vLLM's custom all-reduce rows (one-shot or
@@ -233,7 +241,7 @@ double perf_allreduce_frac(const struct perf_collective *c, const struct hw_prof
 {
 	if (tp <= 1)
 		return c->link_frac;
-	double move = move_s(c, NULL, hw, tp, bytes), grid = grid_s(c, tp, bytes);
+	double move = move_s(c, NULL, hw, tp, bytes), grid = grid_s(c, hw, tp, bytes);
 	return grid > move ? c->link_frac * move / grid : c->link_frac;
 }
 
@@ -270,7 +278,8 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 		    (!custom && symm && !symm_row(c)) || (one_shot && c->traffic == TRAFFIC_TWO_SHOT))
 			continue;
 		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
-		double s = (c->latency_us + hops) * 1e-6 + fmax(move_s(c, ring, hw, tp, bytes), grid_s(c, t, bytes));
+		double s = (row_latency_us(c, hw) + hops) * 1e-6 +
+			   fmax(move_s(c, ring, hw, tp, bytes), grid_s(c, hw, t, bytes));
 		if (s < best) {
 			best = s;
 			if (alg)
