@@ -39,12 +39,6 @@ void runobs_note(struct runobs_set *set, const char *fmt, ...)
 	set->notes[set->n_notes++] = xstrdup(buf);
 }
 
-const char *runobs_base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
 static char *slurp(const char *path, struct err *e)
 {
 	return textfile_read(path, MAX_FILE_BYTES, e);

@@ -23,6 +23,7 @@
 #include "effparam.h"
 #include "list.h"
 #include "num.h"
+#include "pathname.h"
 #include "profwrite.h"
 #include "progress.h"
 #include "runfit.h"
@@ -77,12 +78,6 @@ void calib_help(FILE *f)
 		"written; without convergence a warning and the table go to stderr, stdout stays\n"
 		"empty); 1 cannot write, the probe failed, or no CUDA support (gpu).\n",
 		DEFAULT_MAX_REQUESTS);
-}
-
-const char *calib_base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
 }
 
 int calib_parse_int(const char *name, const char *s, long long lo, long long hi, long long *out,
@@ -320,11 +315,11 @@ static int calibrate_runs(int argc, char **argv)
 		if (argc - optind > 1)
 			snprintf(source, sizeof source,
 				 "fitted by servesim calibrate from %s and %d more files on %s",
-				 calib_base_name(argv[optind]), argc - optind - 1, date);
+				 pathname_base(argv[optind]), argc - optind - 1, date);
 		else
 			snprintf(source, sizeof source,
 				 "fitted by servesim calibrate from %s on %s",
-				 calib_base_name(argv[optind]), date);
+				 pathname_base(argv[optind]), date);
 		snprintf(c0, sizeof c0,
 			 "Calibrated copy of %s: [efficiency] fitted by `servesim calibrate runs` "
 			 "to %zu real runs (%zu values, %zu held out)",

@@ -19,6 +19,7 @@
 #include "fit.h"
 #include "fitfamily.h"
 #include "num.h"
+#include "pathname.h"
 #include "probecsv.h"
 #include "proberun.h"
 #include "profwrite.h"
@@ -217,7 +218,7 @@ static int fit_and_write(const char *const *paths, int n, const char *hardware, 
 		if (n > 1)
 			snprintf(more, sizeof more, " and %d more file%s", n - 1, n > 2 ? "s" : "");
 		snprintf(source, sizeof source, "fitted by servesim calibrate from %s%s on %s",
-			 calib_base_name(probe_path), more, date);
+			 pathname_base(probe_path), more, date);
 		int n_bounded = 0;
 		for (int id = 0; id < EFF_N_PARAMS; id++)
 			if (r.bounded[id] && strlen(c3) < 180) {
