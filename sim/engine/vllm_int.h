@@ -269,6 +269,13 @@ void vllm_ff_catch_up(struct engine *g, struct request *r);
  * every request is explicit again and the pass runs over all of them. */
 bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget);
 
+/* A pass with nothing to visit (no explicit request, none due, nobody
+ * waiting: most passes of a low-rate point) in one call: the lazy sums
+ * into b and the pass counter on, as begin_pass, an empty running part
+ * and waiting queue and end_pass would leave them; false (nothing done)
+ * otherwise. */
+bool vllm_ff_quiet_pass(struct engine *g, struct batch *b, int64_t *budget);
+
 /* Request idx, a victim of FCFS preemption in pass b, which began over
  * the explicit set (vllm_ff_begin_pass let it through short of blocks),
  * out of fast-forward's sets before preempt_at takes it out of running:

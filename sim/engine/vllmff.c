@@ -292,6 +292,8 @@ static void take_due(struct engine *g)
 	d->len = 0;
 }
 
+static void add_lazy_sums(struct engine *g, struct batch *b, int64_t *budget);
+
 bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
 {
 	struct vllm_ff *f = &g->ff;
@@ -318,6 +320,30 @@ bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
 		sync_all(g);
 		return false;
 	}
+	add_lazy_sums(g, b, budget);
+	return true;
+}
+
+bool vllm_ff_quiet_pass(struct engine *g, struct batch *b, int64_t *budget)
+{
+	struct vllm_ff *f = &g->ff;
+	/* begin_pass would take nobody due, check no explicit request (the
+	 * lazy tokens alone against the budget) and add the lazy sums; the
+	 * running part and the waiting queue schedule nobody; end_pass
+	 * would make nobody lazy and add nobody to the explicit set. */
+	if (f->expl.len || !f->n_lazy || f->due[f->passes % FF_RING].len || g->waiting.len ||
+	    (int64_t)f->n_lazy > *budget)
+		return false;
+	add_lazy_sums(g, b, budget);
+	f->passes++;
+	return true;
+}
+
+/* The lazy requests into pass b: their decodes' sums, their count by
+ * stage, their tokens off *budget. */
+static void add_lazy_sums(struct engine *g, struct batch *b, int64_t *budget)
+{
+	struct vllm_ff *f = &g->ff;
 	int64_t n = (int64_t)f->n_lazy, nw = (int64_t)f->n_win;
 	/* Σ (context + 1) and Σ min(context + 1, window): integers, so the
 	 * same doubles as the reference's sums one by one (below 2^53). */
@@ -339,7 +365,6 @@ bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
 	else
 		memcpy(b->lazy_stage, f->by_stage, (size_t)f->n_stages * sizeof *f->by_stage);
 	*budget -= n;
-	return true;
 }
 
 void vllm_ff_unrun(struct engine *g, struct batch *b, int64_t *budget, size_t idx)

@@ -420,6 +420,8 @@ void vllm_schedule(struct engine *g, struct batch *b, int64_t now)
 	b->n_lazy = 0;
 	b->pass = g->ff.passes;
 	int64_t budget = g->mnbt;
+	if (g->ff.on && vllm_ff_quiet_pass(g, b, &budget))
+		return;
 	size_t had = g->n_running;
 	if (g->ff.on && vllm_ff_begin_pass(g, b, &budget)) {
 		bool whole = schedule_explicit(g, b, &budget);
