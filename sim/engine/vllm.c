@@ -35,7 +35,8 @@
 static int64_t vllm_start_step(struct engine *g, int64_t now)
 {
 	struct batch *run = &g->batch[g->cur];
-	vllm_unpark(g, now);
+	if (g->parked.len)
+		vllm_unpark(g, now);
 	if (!g->queued)
 		vllm_schedule(g, run, now);
 	g->queued = false;
@@ -87,6 +88,8 @@ static void output_path(struct engine *g, const struct batch *b, int64_t now, in
 static void flush_tokens(struct engine *g, int64_t seen)
 {
 	const struct engine_hooks *h = &g->setup.hooks;
+	if (g->n_emitted == 0)   /* (most steps of a fast-forwarded run) */
+		return;
 	if (h->on_tokens)
 		h->on_tokens(h->ctx, g->emitted, g->n_emitted, seen);
 	else

@@ -111,9 +111,11 @@ struct perf_kernel {
  * bandwidth term and the grid's passes. Traffic per byte
  * of message each GPU sends: one-shot tp - 1, two-shot and ring
  * 2(tp - 1)/tp, multimem 1 whatever tp (NVLink SHARP: the NVSwitch
- * reduces and multicasts; its rows run on Hopper NVLink parts only, the
- * sm90 sizes and fit of vLLM's symmetric-memory all-reduce). */
-enum perf_traffic { TRAFFIC_ONE_SHOT, TRAFFIC_TWO_SHOT, TRAFFIC_RING, TRAFFIC_MULTIMEM };
+ * reduces and multicasts). The symmetric-memory rows (multimem, and the
+ * same communicator's two-shot kernel at tp 2) run on Hopper NVLink parts
+ * with an NVSwitch only, at the sm90 sizes of vLLM's symmetric-memory
+ * all-reduce (collective.c). */
+enum perf_traffic { TRAFFIC_ONE_SHOT, TRAFFIC_TWO_SHOT, TRAFFIC_RING, TRAFFIC_MULTIMEM, TRAFFIC_SYMM_TWO_SHOT };
 
 struct perf_collective {
 	const char *name;
@@ -138,10 +140,17 @@ struct perf_coll_grid {
 	double pass_bytes;
 	double pass_us;
 	const char *source;
+	int gen;           /* enum hw_tensor_gen it is for; HW_TC_NONE: parts without their own */
+	double latency_us; /* for that generation, in place of the row's; 0: the row's */
 };
 
-/* The grid of row c, or NULL (a row timed by its bytes alone). */
+/* The grid of row c, or NULL (a row timed by its bytes alone): the entry
+ * for parts without their own. */
 const struct perf_coll_grid *perf_coll_grid_of(const struct perf_collective *c);
+
+/* The grid of row c on hw: the entry of hw's tensor-core generation where
+ * one exists, else perf_coll_grid_of's; NULL as it. */
+const struct perf_coll_grid *perf_coll_grid_for(const struct perf_collective *c, const struct hw_profile *hw);
 
 struct perf_backend {
 	const char *name;            /* "vllm-cuda" … */

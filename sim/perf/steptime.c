@@ -483,16 +483,12 @@ double perf_step_ops(const struct perf *p, const struct perf_step *s, struct per
 	return step_ops(p, s, ops, NULL);
 }
 
-double perf_step_time(const struct perf *p, const struct perf_step *s, struct perf_breakdown *b)
+/* perf_step_time when the whole-step memo has no answer: out of line, so
+ * a hit (most steps of a low-rate point) sets up no frame for the rows. */
+__attribute__((noinline)) static double step_time_computed(const struct perf *p, const struct perf_step *s,
+							   struct perf_breakdown *b, struct stepcache *c,
+							   struct stepcache_answer *memo)
 {
-	struct stepcache *c = stepcache_for(p->cache, p) ? p->cache : NULL;
-	bool found = false;
-	struct stepcache_answer *memo = c ? stepcache_step(c, s, &found) : NULL;
-	if (found) {
-		if (b)
-			*b = memo->b;
-		return memo->total;
-	}
 	struct perf_op ops[PERF_N_OPS];
 	struct stepcache_answer a;
 	a.total = step_ops(p, s, ops, c);
@@ -504,4 +500,17 @@ double perf_step_time(const struct perf *p, const struct perf_step *s, struct pe
 			*memo = a;   /* step_ops made no other call on c's whole steps */
 	}
 	return a.total;
+}
+
+double perf_step_time(const struct perf *p, const struct perf_step *s, struct perf_breakdown *b)
+{
+	struct stepcache *c = stepcache_for(p->cache, p) ? p->cache : NULL;
+	bool found = false;
+	struct stepcache_answer *memo = c ? stepcache_step(c, s, &found) : NULL;
+	if (found) {
+		if (b)
+			*b = memo->b;
+		return memo->total;
+	}
+	return step_time_computed(p, s, b, c, memo);
 }
