@@ -22,11 +22,12 @@ static const struct vllm_version rows[] = {
 		    "--async-scheduling existed); sliding-window layers beside full ones kept as full "
 		    "attention in the KV cache manager (vllm-project/vllm#14097)" },
 	{ .name = "0.10", .minor = 10, .async_scheduling = false, .timing = true, .cache_at_alloc = true,
-	  .overhead = "vllm-v1", .piecewise_only = true, .hybrid_kv = true,
+	  .overhead = "vllm-v1", .piecewise_only = true, .capture_grid8 = true, .hybrid_kv = true,
 	  .source = "v0.10: V1 with piecewise CUDA graphs only (CompilationConfig.full_cuda_graph off; "
 		    "vllm-project/vllm#20059's cudagraph_mode, v0.10.2, defaults to PIECEWISE); the hybrid "
 		    "KV cache manager for sliding-window models (its pieces through v0.9: #17394 ... #18593); "
-		    "allocate_slots caches blocks as it allocates; async scheduling opt-in" },
+		    "allocate_slots caches blocks as it allocates; async scheduling opt-in; capture sizes "
+		    "[1, 2, 4] + range(8, min(2 x max_num_seqs, 512) + 1, 8) (VllmConfig._set_cudagraph_sizes)" },
 	{ .name = "0.11", .minor = 11, .async_scheduling = false, .timing = true, .cache_at_alloc = true,
 	  .overhead = "vllm-v1", .hybrid_kv = true,
 	  .source = "v0.11.0: cudagraph_mode FULL_AND_PIECEWISE by default (config/compilation.py); "
