@@ -122,6 +122,11 @@ static void sliding_layers_get_their_window(void **state)
 	run_cmd(&r, "'%s' run --set workload.num_prompts=4 %s --format json", SERVESIM_BIN, oss);
 	assert_int_equal(r.status, 0);
 	assert_contains(r.out, "\"kv_bytes_per_block\": 589824.0");
+	/* The groups in the result (absent for one group of every layer). */
+	assert_contains(r.out, "\"layers_per_group\": 18,");
+	assert_contains(r.out, "\"full_attention\": 1,");
+	assert_contains(r.out, "\"sliding_window\": 1,");
+	assert_contains(r.out, "\"window_tokens\": 128");
 	const char *p = strstr(r.out, "\"num_gpu_blocks\": ");
 	assert_non_null(p);
 	long long blocks = atoll(p + strlen("\"num_gpu_blocks\": "));
@@ -133,6 +138,11 @@ static void sliding_layers_get_their_window(void **state)
 	 * few for 131072 tokens. */
 	snprintf(args, sizeof args, "%s --set engine.kv_offload_gib=10", oss);
 	refused(args, "9.00 GiB KV cache is needed", "larger than the available KV cache memory (8.67 GiB)");
+	run_cmd(&r, "'%s' run --set workload.num_prompts=4 --model gpt-oss-120b --set engine.max_model_len=65536 --set engine.kv_offload_gib=10 --format json",
+		SERVESIM_BIN);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "kv_cache_groups"));
+	cmd_result_free(&r);
 	/* So does vLLM before 0.10 (the version row's hybrid_kv;
 	 * vllm-project/vllm#14097 kept such models full attention). */
 	snprintf(args, sizeof args, "%s --set engine.vllm_version=0.9", oss);

@@ -219,11 +219,60 @@ static void ff_conserves_tokens_and_clocks(void **state)
 	run_result_free(&r);
 }
 
+/* Short of blocks under FCFS, a pass stays over the explicit set: the
+ * victims (the tail of running) leave it one by one and every other lazy
+ * request stays lazy (vllmff.c), where a sync visited all of them again.
+ * A pool short enough to preempt hundreds of times: the same report and
+ * records as the reference, far fewer syncs than preemptions, the
+ * victims' lost passes counted (tokens = planned - lost). Under the
+ * priority policy a victim may be one scheduled earlier in the pass: the
+ * pass syncs (at least a sync for most preemptions). Fails if a
+ * preemption syncs again (the first count) or if a lazy victim's decode
+ * stays in the step (the reports differ). */
+static void preemption_keeps_the_lazy(void **state)
+{
+	(void)state;
+	for (int priority = 0; priority <= 1; priority++) {
+		const char *const sets[] = { "c13-bench-serve", "workload.num_prompts=600",
+					     "engine.num_gpu_blocks_override=400", "workload.request_rate=inf",
+					     priority ? "engine.scheduling_policy=priority" : NULL, NULL };
+		struct run_result ff, ref;
+		run_ff(&ff, true, sets, false);
+		run_ff(&ref, false, sets, false);
+		char *a = ff_report(&ff), *b = ff_report(&ref);
+		if (strcmp(a, b))
+			fail_msg("priority %d: the reports differ", priority);
+		for (size_t i = 0; i < ff.reqs.len; i++)
+			assert_same_request(&ff.reqs.v[i], &ref.reqs.v[i], i);
+		const struct engine_stats *st = &ff.engine;
+		int64_t passes = 0;
+		for (int x = 0; x < FF_CUTS; x++)
+			passes += st->ff_run_passes[x];
+		assert_int_equal(st->ff_tokens, passes - st->ff_sync_lost);
+		if (st->preemptions < 100)
+			fail_msg("priority %d: %lld preemptions, the case needs more", priority,
+				 (long long)st->preemptions);
+		if (!priority && st->ff_syncs * 10 > st->preemptions)
+			fail_msg("FCFS: %lld syncs for %lld preemptions", (long long)st->ff_syncs,
+				 (long long)st->preemptions);
+		if (!priority)
+			assert_true(st->ff_sync_cut > 0 && st->ff_tokens * 2 > ff.all.total_output);
+		if (priority && st->ff_syncs * 2 < st->preemptions / 4)
+			fail_msg("priority: %lld syncs for %lld preemptions", (long long)st->ff_syncs,
+				 (long long)st->preemptions);
+		free(a);
+		free(b);
+		run_result_free(&ff);
+		run_result_free(&ref);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ff_equals_reference),
 		cmocka_unit_test(ff_conserves_tokens_and_clocks),
+		cmocka_unit_test(preemption_keeps_the_lazy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

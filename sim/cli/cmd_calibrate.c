@@ -28,6 +28,7 @@
 #include "runfit.h"
 #include "runobs.h"
 #include "wholefile.h"
+#include "xalloc.h"
 
 #define DEFAULT_MAX_REQUESTS 5000
 
@@ -171,14 +172,14 @@ static void print_runs_table(FILE *f, const struct runobs_set *set, const struct
 	if (w > 60)
 		w = 60;
 	fprintf(f, "%-*s %5s %-6s %10s %10s %9s %10s %9s\n", (int)w, "run", "stage", "metric", "measured",
-	       "before", "error", "after", "error");
+	        "before", "error", "after", "error");
 	struct mape tb = { 0 }, ta = { 0 }, hb = { 0 }, ha = { 0 };
 	for (size_t k = 0; k < r->n_vals; k++) {
 		const struct runfit_value *v = &r->vals[k];
 		const struct runobs *ob = &set->v[v->obs];
 		double eb = calib_pct(v->before_ms, v->measured_ms), ea = calib_pct(v->after_ms, v->measured_ms);
 		fprintf(f, "%-*.*s %5d %-6s %10.2f %10.2f", (int)w, (int)w, ob->id, ob->pts[v->point].stage,
-		       runobs_metric_names[v->metric], v->measured_ms, v->before_ms);
+		        runobs_metric_names[v->metric], v->measured_ms, v->before_ms);
 		calib_put_pct(f, eb);
 		fprintf(f, " %10.2f", v->after_ms);
 		calib_put_pct(f, ea);
@@ -295,9 +296,7 @@ static int calibrate_runs(int argc, char **argv)
 		}
 	for (size_t i = 0; i < set.n_notes; i++)
 		fprintf(stderr, "servesim calibrate runs: note: %s\n", set.notes[i]);
-	holdout = calloc(set.len ? set.len : 1, sizeof *holdout);
-	if (!holdout)
-		abort();
+	holdout = xcalloc(set.len ? set.len : 1, sizeof *holdout);
 	if (holdout_list && parse_holdout(holdout_list, &set, holdout, &e)) {
 		cli_fail("calibrate runs", &e);
 		goto out;

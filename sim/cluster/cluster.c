@@ -527,6 +527,8 @@ void cluster_gauges(const struct cluster *c, struct engine_gauges *out)
 
 int64_t cluster_waiting(const struct cluster *c)
 {
+	if (c->n == 1)   /* (a lone engine: a tail call, no loop's frame) */
+		return replica_waiting(&c->rep[0]);
 	int64_t w = 0;
 	for (int i = 0; i < c->n; i++)
 		w += replica_waiting(&c->rep[i]);

@@ -35,7 +35,8 @@
 static int64_t vllm_start_step(struct engine *g, int64_t now)
 {
 	struct batch *run = &g->batch[g->cur];
-	vllm_unpark(g, now);
+	if (g->parked.len)
+		vllm_unpark(g, now);
 	if (!g->queued)
 		vllm_schedule(g, run, now);
 	g->queued = false;
@@ -87,6 +88,8 @@ static void output_path(struct engine *g, const struct batch *b, int64_t now, in
 static void flush_tokens(struct engine *g, int64_t seen)
 {
 	const struct engine_hooks *h = &g->setup.hooks;
+	if (g->n_emitted == 0)   /* (most steps of a fast-forwarded run) */
+		return;
 	if (h->on_tokens)
 		h->on_tokens(h->ctx, g->emitted, g->n_emitted, seen);
 	else
@@ -404,6 +407,8 @@ static int build_perf(struct engine *g, struct err *e)
 			       cfg->pipeline_parallel_at, (long long)m->n_layers, (long long)cfg->pipeline_parallel_size);
 	perf_pipeline(&g->perf, (int)cfg->pipeline_parallel_size);
 	perf_offload(&g->perf, cfg->cpu_offload_gb, model_weight_bytes_per_gpu(m, g->setup.weights, tp, g->perf.pp));
+	const struct vllm_version *v = vllmver_find(cfg->vllm.vllm_version);
+	g->perf.shared_stream = v && v->shared_expert_stream;
 	return 0;
 }
 

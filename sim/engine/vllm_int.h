@@ -269,6 +269,14 @@ void vllm_ff_catch_up(struct engine *g, struct request *r);
  * every request is explicit again and the pass runs over all of them. */
 bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget);
 
+/* Request idx, a victim of FCFS preemption in pass b, which began over
+ * the explicit set (vllm_ff_begin_pass let it through short of blocks),
+ * out of fast-forward's sets before preempt_at takes it out of running:
+ * lazy, it is caught up to the pass (as a sync would) and its decode
+ * taken out of b's sums and *budget; explicit, it leaves the explicit set
+ * and its demand. */
+void vllm_ff_unrun(struct engine *g, struct batch *b, int64_t *budget, size_t idx);
+
 /* After pass b: its entries that will only decode for a while become
  * lazy from the next pass; admissions join the explicit set (all of
  * running after a pass over all of it); the pass counter moves on. */

@@ -15,12 +15,21 @@
  * on_tokens_steady: --no-fast-forward). What keeps them so:
  * - the step's sums over decodes are sums of integers (exact in any order);
  * - a pass runs over the explicit set only when every running request's
- *   tokens fit max_num_batched_tokens and their new blocks the free pool
- *   (so no budget clips anybody and nobody is preempted, and the position
- *   of the lazy ones in the order does not matter), and no explicit
- *   running request's token has a gap other than the step's (ITL sums are
- *   then sums of one value, in any order); else every request becomes
- *   explicit again and the pass is the reference one;
+ *   tokens fit max_num_batched_tokens (so no budget clips anybody, and the
+ *   position of the lazy ones in the order does not matter), and no
+ *   explicit running request's token has a gap other than the step's (ITL
+ *   sums are then sums of one value, in any order); else every request
+ *   becomes explicit again and the pass is the reference one;
+ * - when their new blocks do not fit the free pool, under FCFS, the pass
+ *   still runs over the explicit set: the reference preempts from the
+ *   tail of running while the request in turn (an explicit one: the lazy
+ *   need no block) cannot have its blocks, so a victim is one the
+ *   reference has not scheduled yet; a lazy victim is caught up as a
+ *   sync would and its decode taken out of the step's sums (integers,
+ *   exact), an explicit one leaves the explicit set (vllm_ff_unrun), and
+ *   the pass admits nobody, as the reference's. Under the priority policy
+ *   a victim may be one scheduled earlier in the pass: every request
+ *   becomes explicit again;
  * - the lazy tokens go to the run before the step's other tokens, and
  *   admitted requests' tokens come last, as in the reference order;
  * - requests touch the pool and the hooks in running order.
@@ -305,7 +314,7 @@ bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
 		odd = samples && (r->first_token_ns >= 0 || r->generated > 0 || r->pending > 0) &&
 		      r->ff_sample != b->pass - 1;
 	}
-	if (odd || tokens > g->mnbt || blocks > kvpool_num_free(g->pool)) {
+	if (odd || tokens > g->mnbt || (g->priority && blocks > kvpool_num_free(g->pool))) {
 		sync_all(g);
 		return false;
 	}
@@ -325,9 +334,53 @@ bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
 	while (f->n_stages > 1 && f->by_stage[f->n_stages - 1] == 0)
 		f->n_stages--;
 	b->n_stages = f->n_stages;
-	memcpy(b->lazy_stage, f->by_stage, (size_t)f->n_stages * sizeof *f->by_stage);
+	if (f->n_stages == 1)   /* (most runs: a store, not a memcpy call) */
+		b->lazy_stage[0] = f->by_stage[0];
+	else
+		memcpy(b->lazy_stage, f->by_stage, (size_t)f->n_stages * sizeof *f->by_stage);
 	*budget -= n;
 	return true;
+}
+
+void vllm_ff_unrun(struct engine *g, struct batch *b, int64_t *budget, size_t idx)
+{
+	struct vllm_ff *f = &g->ff;
+	struct request *r = req(g, idx);
+	if (!is_lazy(r)) {
+		struct idxvec *x = &f->expl;
+		size_t i = x->len;
+		while (i-- > 0 && x->v[i] != idx) {
+		}
+		SIM_ASSERT(i < x->len, SIM_NO_TIME, idx);
+		memmove(&x->v[i], &x->v[i + 1], (x->len - i - 1) * sizeof *x->v);
+		memmove(&f->demand[i], &f->demand[i + 1], (x->len - i - 1) * sizeof *f->demand);
+		x->len--;
+		return;
+	}
+	/* Its decode in b: KV read base + pass (leave_lazy's terms), the
+	 * window's share all of it below the window, else the window. */
+	int64_t base = r->num_computed - r->ff_sched + 1;
+	bool below = base + r->ff_p1 - 1 <= window_of(g);
+	double kv = (double)(base + b->pass);
+	struct idxvec *d = &f->due[r->ff_p1 % FF_RING];
+	size_t k = d->len;
+	while (k-- > 0 && d->v[k] != idx) {
+	}
+	SIM_ASSERT(k < d->len, SIM_NO_TIME, idx);
+	d->v[k] = d->v[--d->len];   /* (take_due sorts its bucket) */
+	g->st.ff_sync_cut++;
+	g->st.ff_sync_lost += r->ff_p1 - f->passes;
+	leave_lazy(g, idx);
+	struct perf_step *s = &b->step;
+	s->tokens--;
+	s->seqs--;
+	s->sampled--;
+	s->dec_seqs--;
+	s->dec_ctx_full -= kv;
+	s->dec_ctx_win -= below ? kv : (double)window_of(g);
+	b->n_lazy--;
+	b->lazy_stage[r->stage]--;
+	++*budget;
 }
 
 void vllm_ff_end_step(struct engine *g, const struct batch *b, int64_t seen)

@@ -291,27 +291,44 @@ static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
 	return !preempted;
 }
 
-/* A fast-forward pass's running part: the explicit set alone, in order.
- * vllm_ff_begin_pass saw that every request's tokens fit the budget and
- * their blocks the pool, so nothing is clipped and nobody is preempted:
- * the same as schedule_running with the lazy requests in their places.
- * Each request's demand is the check's (it reads the request alone, and
- * scheduling one changes no other). */
-static void schedule_explicit(struct engine *g, struct batch *b, int64_t *budget)
+/* A fast-forward pass's running part: the explicit set alone, in order;
+ * false when one was preempted. vllm_ff_begin_pass saw that every
+ * request's tokens fit the budget, so nothing is clipped: the same as
+ * schedule_running with the lazy requests in their places (they need no
+ * block). Short of blocks (FCFS only: begin_pass syncs under priority),
+ * the victims are schedule_running's, from the tail of running, after
+ * the request in turn: not scheduled yet there either (vllm_ff_unrun
+ * takes a lazy one out of the step's sums). Each request's demand is the
+ * check's (it reads the request alone, and scheduling one changes no
+ * other). */
+static bool schedule_explicit(struct engine *g, struct batch *b, int64_t *budget)
 {
 	const struct idxvec *x = &g->ff.expl;
+	bool preempted = false;
 	for (size_t i = 0; i < x->len; i++) {
 		size_t idx = x->v[i];
 		struct request *r = req(g, idx);
 		int64_t n = g->ff.demand[i];   /* vllm_demand's, taken by vllm_ff_begin_pass */
 		if (n <= 0)
 			continue;
-		bool ok = grow_to(g, r, r->num_computed + n);
-		SIM_ASSERT(ok && n <= *budget, SIM_NO_TIME, idx);
-		(void)ok;
+		SIM_ASSERT(n <= *budget, SIM_NO_TIME, idx);
+		bool got;
+		while (!(got = grow_to(g, r, r->num_computed + n))) {
+			SIM_ASSERT(!g->priority, SIM_NO_TIME, idx);
+			size_t pos = g->n_running - 1;   /* victim_at under FCFS */
+			bool self = g->running[pos] == idx;
+			vllm_ff_unrun(g, b, budget, g->running[pos]);
+			preempt_at(g, pos);
+			preempted = true;
+			if (self)
+				break;
+		}
+		if (!got)
+			break;
 		add_to_step(g, b, idx, n, 0);
 		*budget -= n;
 	}
+	return !preempted;
 }
 
 static void schedule_waiting(struct engine *g, struct batch *b, int64_t *budget, int64_t now)
@@ -405,9 +422,10 @@ void vllm_schedule(struct engine *g, struct batch *b, int64_t now)
 	int64_t budget = g->mnbt;
 	size_t had = g->n_running;
 	if (g->ff.on && vllm_ff_begin_pass(g, b, &budget)) {
-		schedule_explicit(g, b, &budget);
+		bool whole = schedule_explicit(g, b, &budget);
 		had = g->n_running;
-		schedule_waiting(g, b, &budget, now);
+		if (whole)   /* nobody preempted: admissions, as schedule_running's caller */
+			schedule_waiting(g, b, &budget, now);
 	} else if (schedule_running(g, b, &budget)) {
 		schedule_waiting(g, b, &budget, now);
 	}

@@ -80,10 +80,11 @@ static void account_step(struct engine *g, const struct batch *b, double s, doub
 
 /* The CUDA-graph padding of a step (seconds), for the TTFT parts: the
  * step's operator rows again, only for steps that pad and hold a request
- * before its first token (never a plain decode step). */
-static double graph_pad_s(struct engine *g, const struct batch *b)
+ * before its first token (never a plain decode step). padded: the step's
+ * overhead_padded (0 without timing). */
+static double graph_pad_s(struct engine *g, const struct batch *b, int64_t padded)
 {
-	if (!g->timing || overhead_padded(&g->ovh, b->step.tokens, b->step.seqs) <= b->step.tokens)
+	if (!g->timing || padded <= b->step.tokens)
 		return 0;
 	bool first = false;
 	for (size_t k = 0; k < b->len && !first; k++)
@@ -126,13 +127,14 @@ int64_t vllm_launch(struct engine *g, const struct batch *b, int64_t now)
 	g->st.steps++;
 	g->st.busy_s += s;
 	engine_time_add(&g->st.time, &bd, b->extra_s, s);
+	int64_t padded = 0;
 	if (g->timing) {
-		int64_t padded = overhead_padded(&g->ovh, step->tokens, step->seqs);
+		padded = overhead_padded(&g->ovh, step->tokens, step->seqs);
 		g->st.graph_steps += padded > 0;
 		g->st.eager_steps += padded == 0;
 		g->st.padded_tokens += padded > 0 ? padded - step->tokens : 0;
 	}
-	account_step(g, b, s, graph_pad_s(g, b), model_s, &bd, now);
+	account_step(g, b, s, graph_pad_s(g, b, padded), model_s, &bd, now);
 	/* The peak usage is the usage at the fewest free blocks (vllm_stats):
 	 * a compare a step, not a division. */
 	int64_t free_now = kvpool_num_free(g->pool);

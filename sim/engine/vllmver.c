@@ -31,12 +31,16 @@ static const struct vllm_version rows[] = {
 	  .overhead = "vllm-v1", .hybrid_kv = true,
 	  .source = "v0.11.0: cudagraph_mode FULL_AND_PIECEWISE by default (config/compilation.py); "
 		    "async scheduling opt-in; KVCacheManager.allocate_slots caches blocks as it allocates" },
+	{ .name = "0.12", .minor = 12, .async_scheduling = false, .timing = true, .cache_at_alloc = true,
+	  .overhead = "vllm-v1", .hybrid_kv = true, .shared_expert_stream = true,
+	  .source = "v0.12: 0.11's defaults, and a MoE layer's shared experts on a second CUDA stream "
+		    "beside the routed ones for steps of <= 256 tokens (vllm-project/vllm#26440, #28406)" },
 	{ .name = "0.13", .minor = 13, .async_scheduling = true, .timing = true, .cache_at_alloc = true,
-	  .overhead = "vllm-v1", .hybrid_kv = true,
+	  .overhead = "vllm-v1", .hybrid_kv = true, .shared_expert_stream = true,
 	  .source = "vllm-project/vllm#27614: async scheduling on by default (off with pipeline "
 		    "parallelism and speculative decoding)" },
 	{ .name = "0.15", .minor = 15, .async_scheduling = true, .timing = true, .cache_at_alloc = true,
-	  .overhead = "vllm-v1", .hybrid_kv = true,
+	  .overhead = "vllm-v1", .hybrid_kv = true, .shared_expert_stream = true,
 	  .source = "v0.15.1, the version of the 15 calibration runs (../shared/calibration)" },
 };
 

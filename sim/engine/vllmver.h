@@ -33,6 +33,8 @@ struct vllm_version {
 	bool hybrid_kv;              /* the hybrid KV cache manager: sliding-window
 				      * layers in KV cache groups of their own
 				      * (engine/vllmpool.c) */
+	bool shared_expert_stream;   /* shared experts on a second stream beside the
+				      * routed ones (perf/moeshared.c) */
 	const char *source;
 };
 

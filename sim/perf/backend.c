@@ -55,19 +55,14 @@ static const struct perf_curve fp8_grouped_tpe = { 3, { 160, 1024, 4096 }, { 0.4
  * batch 1-16 (expected experts touched at uniform routing, as the tables'
  * random gating), residuals <= 7 us:
  *   N 256: 2.88 TB/s = 0.667 of the H200's 4.32, 23.6 us a call: vLLM PR
- *     #36559 (merged; swap-AB in fused_moe_kernel), its description's H200
- *     "Main" (before the change) benchmark_moe table for
- *     Qwen3-Next-80B-A3B-Instruct-FP8 (block FP8; the script's default TP2:
- *     E 512, top-10, K 2048, N 256):
- *     29.97 / 33.00 / 46.43 / 62.29 / 99.91 us at batch 1 / 2 / 4 / 8 / 16;
+ *     #36559's (swap-AB, merged) H200 "Main" (before it) benchmark_moe table,
+ *     Qwen3-Next-80B-A3B-Instruct-FP8 (block FP8; default TP2: E 512, top-10,
+ *     K 2048): 29.97 / 33.00 / 46.43 / 62.29 / 99.91 us at batch 1-16;
  *   N 768: 0.848 of the H100's 3.0, 32.3 us: PR #24700's Qwen3-30B-A3B
  *     fp8_w8a8 H100 table (TP1: E 128, top-8, K 2048), batch 1-128;
- *   N 1024: 3.95 TB/s = 0.914 of 4.32, 27.1 us: PR #36554 (the same
- *     change, closed for #36559), its description's H200 "Main" table for
- *     DeepSeek-R1-0528 (block FP8, default TP2: E 256, top-8, K 7168,
- *     N 1024): 77.42 / 112.23 / 190.77 / 350.54 us at batch 1 / 2 / 4 / 8.
- *     (Both "Main" tables time the kernel before swap-AB; the PRs' own
- *     columns are 5-11% faster at batch 1, e.g. 26.72 and 73.41 us.)
+ *   N 1024: 3.95 TB/s = 0.914 of 4.32, 27.1 us: PR #36554's (the same
+ *     change, closed for #36559) H200 "Main" table, DeepSeek-R1-0528 (block
+ *     FP8, TP2: E 256, top-8, K 7168): 77.42 / 112.23 / 190.77 / 350.54 us at batch 1-8.
  * Wider slices keep 0.914 (uncertain: no FP8 table above N 1024 here; PR
  * #44152's H20 BF16 Mixtral w13 kernel, N 14336, streams at 0.86). The
  * width stands for the whole shape (uncertain: DeepSeek-V3's N 256 slices
