@@ -185,6 +185,28 @@ static void ampere_two_shot_takes_its_own_passes(void **state)
 	assert_double_near(perf_allreduce_s(b, &h100, 4, 4 * mib, NULL) * 1e6, 30.46, 0.01);
 }
 
+/* H200 SXM (the H100's GH100 die and NVLink 4) takes H100's rows, checked
+ * against aiconfigurator's H200 table of vLLM 0.14.0's all-reduce (CUDA
+ * graph), not fitted: tp 2 6.31 / 12.43 / 20.43 us one-shot at 0.5 / 2 / 4
+ * MiB and 48.44 symmetric-memory two-shot at 8 MiB; tp 4 6.96 one-shot at
+ * 256 KiB, 12.00 / 29.88 two-shot at 1 / 4 MiB, 98.39 multimem at 16 MiB;
+ * each within 8%. */
+static void h200_takes_h100s_rows(void **state)
+{
+	(void)state;
+	const struct perf_backend *b = perf_backend_find("vllm-cuda");
+	double mib = 1024.0 * 1024.0;
+	struct hw_profile h200;
+	load_hw(&h200, "h200-sxm");
+	const struct {
+		int tp;
+		double mib, us;
+	} pt[] = { { 2, 0.5, 6.31 }, { 2, 2, 12.43 }, { 2, 4, 20.43 },  { 2, 8, 48.44 },
+		   { 4, 0.25, 6.96 }, { 4, 1, 12.00 }, { 4, 4, 29.88 }, { 4, 16, 98.39 } };
+	for (size_t i = 0; i < sizeof pt / sizeof *pt; i++)
+		assert_double_rel(perf_allreduce_s(b, &h200, pt[i].tp, pt[i].mib * mib, NULL) * 1e6, pt[i].us, 0.08);
+}
+
 /* PyTorch symmetric-memory multimem all-reduce (vLLM's SymmMemCommunicator
  * on Hopper) against vLLM PR #24111's H100 symm_mem_multimem columns
  * (benchmark_device_communicators.py, bf16): tp 4: 16 / 23 / 33 us and
@@ -449,6 +471,7 @@ int main(void)
 		cmocka_unit_test(two_shot_goes_by_grid_passes),
 		cmocka_unit_test(tp2_one_shot_meets_the_tp2_tables),
 		cmocka_unit_test(ampere_two_shot_takes_its_own_passes),
+		cmocka_unit_test(h200_takes_h100s_rows),
 		cmocka_unit_test(allreduce_symm_mem_past_the_custom_buffer),
 		cmocka_unit_test(allreduce_follows_vllms_hopper_caps),
 		cmocka_unit_test(custom_all_reduce_only_at_vllms_world_sizes),
