@@ -207,6 +207,52 @@ static void h200_takes_h100s_rows(void **state)
 		assert_double_rel(perf_allreduce_s(b, &h200, pt[i].tp, pt[i].mib * mib, NULL) * 1e6, pt[i].us, 0.08);
 }
 
+/* Blackwell (sm100) takes vLLM's sm100 sizes and its own row parameters,
+ * against aiconfigurator's B200 table of vLLM 0.19.0's all-reduce (CUDA
+ * graph), the points they were fitted to: one-shot 7.44 / 13.10 us at tp 2
+ * and 0.125 / 1 MiB (the line's worst, 19%: 20%); custom two-shot 18.96 at
+ * tp 4 and 1 MiB (25%); symmetric memory's two-shot 25.42 at tp 2 and 2 MiB
+ * (past custom all-reduce's 2 MiB there), 43.47 / 67.84 at tp 4 and 8 / 16
+ * MiB (20%); multimem at tp 8 16.67 / 38.87 / 222.48 at 1 / 8 / 64 MiB
+ * (5%). vLLM's sm100 caps: custom all-reduce below 2 MiB at tp 2 and 4 and
+ * 1 MiB at 8; symmetric memory below 8 MiB at tp 2 (NCCL from there), two-
+ * shot at tp 4 (no multimem below tp 6 on sm100). */
+static void blackwell_takes_vllms_sm100_sizes(void **state)
+{
+	(void)state;
+	const struct perf_backend *b = perf_backend_find("vllm-cuda");
+	const struct perf_collective *alg = NULL;
+	double mib = 1024.0 * 1024.0;
+	struct hw_profile b200;
+	load_hw(&b200, "b200");
+	const struct {
+		int tp;
+		double mib, us, tol;
+		const char *name;
+	} pt[] = { { 2, 0.125, 7.44, 0.20, "custom all-reduce, one-shot" },
+		   { 2, 1, 13.10, 0.20, "custom all-reduce, one-shot" },
+		   { 4, 1, 18.96, 0.25, "custom all-reduce, two-shot" },
+		   { 2, 2, 25.42, 0.20, "symmetric-memory two-shot all-reduce" },
+		   { 4, 8, 43.47, 0.20, "symmetric-memory two-shot all-reduce" },
+		   { 4, 16, 67.84, 0.20, "symmetric-memory two-shot all-reduce" },
+		   { 8, 1, 16.67, 0.05, "symmetric-memory multimem all-reduce" },
+		   { 8, 8, 38.87, 0.05, "symmetric-memory multimem all-reduce" },
+		   { 8, 64, 222.48, 0.05, "symmetric-memory multimem all-reduce" } };
+	for (size_t i = 0; i < sizeof pt / sizeof *pt; i++) {
+		double us = perf_allreduce_s(b, &b200, pt[i].tp, pt[i].mib * mib, &alg) * 1e6;
+		assert_string_equal(alg->name, pt[i].name);
+		assert_double_rel(us, pt[i].us, pt[i].tol);
+	}
+	perf_allreduce_s(b, &b200, 2, 2 * mib - 16, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, one-shot");
+	perf_allreduce_s(b, &b200, 8, 1 * mib - 16, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, two-shot");
+	perf_allreduce_s(b, &b200, 2, 8 * mib, &alg);
+	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
+	perf_allreduce_s(b, &b200, 4, 32 * mib, &alg);
+	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
+}
+
 /* PyTorch symmetric-memory multimem all-reduce (vLLM's SymmMemCommunicator
  * on Hopper) against vLLM PR #24111's H100 symm_mem_multimem columns
  * (benchmark_device_communicators.py, bf16): tp 4: 16 / 23 / 33 us and
@@ -472,6 +518,7 @@ int main(void)
 		cmocka_unit_test(tp2_one_shot_meets_the_tp2_tables),
 		cmocka_unit_test(ampere_two_shot_takes_its_own_passes),
 		cmocka_unit_test(h200_takes_h100s_rows),
+		cmocka_unit_test(blackwell_takes_vllms_sm100_sizes),
 		cmocka_unit_test(allreduce_symm_mem_past_the_custom_buffer),
 		cmocka_unit_test(allreduce_follows_vllms_hopper_caps),
 		cmocka_unit_test(custom_all_reduce_only_at_vllms_world_sizes),
