@@ -251,6 +251,10 @@ static void blackwell_takes_vllms_sm100_sizes(void **state)
 	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
 	perf_allreduce_s(b, &b200, 4, 32 * mib, &alg);
 	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
+	/* explain cites the generation's table where it has one. */
+	perf_allreduce_s(b, &b200, 2, 1 * mib, &alg);
+	assert_non_null(strstr(perf_allreduce_source(alg, &b200), "B200"));
+	assert_ptr_equal(perf_allreduce_source(alg, &h100), alg->source);
 }
 
 /* PyTorch symmetric-memory multimem all-reduce (vLLM's SymmMemCommunicator

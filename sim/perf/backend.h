@@ -202,4 +202,9 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
  * (explain's efficiency of the all-reduce row). */
 double perf_allreduce_frac(const struct perf_collective *c, const struct hw_profile *hw, int tp, double bytes);
 
+/* Where row c's figures on hw come from (explain's source): its
+ * generation's entry where hw's tensor-core generation has one, else the
+ * row's own. */
+const char *perf_allreduce_source(const struct perf_collective *c, const struct hw_profile *hw);
+
 #endif

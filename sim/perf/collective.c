@@ -273,6 +273,12 @@ double perf_allreduce_frac(const struct perf_collective *c, const struct hw_prof
 	return grid > move ? frac * move / grid : frac;
 }
 
+const char *perf_allreduce_source(const struct perf_collective *c, const struct hw_profile *hw)
+{
+	const struct perf_coll_grid *g = perf_coll_grid_for(c, hw);
+	return g && g->gen != HW_TC_NONE ? g->source : c->source;
+}
+
 double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
 			const struct perf_collective **alg)
 {
