@@ -157,7 +157,7 @@ static void two_shot_goes_by_grid_passes(void **state)
 	}
 }
 
-/* Ampere's two-shot passes, against aiconfigurator's A100 SXM 80GB table
+/* Ampere's two-shot passes and one-shot, against aiconfigurator's A100 SXM 80GB table
  * of vLLM 0.14.0's all-reduce (comm/vllm/0.14.0, CUDA graph): tp 4 at 0.5
  * / 1 / 2 / 4 MiB 14.55 / 18.34 / 26.05 / 41.48 us, the points its grid
  * entry was fitted to (8.4 us + 8.35 us a pass), within 2.3 us; tp 8 at 2
@@ -183,6 +183,17 @@ static void ampere_two_shot_takes_its_own_passes(void **state)
 	assert_true(perf_coll_grid_for(alg, &a100) != perf_coll_grid_of(alg));
 	assert_true(perf_coll_grid_for(alg, &h100) == perf_coll_grid_of(alg));
 	assert_double_near(perf_allreduce_s(b, &h100, 4, 4 * mib, NULL) * 1e6, 30.46, 0.01);
+	/* Its one-shot too: 5.50 / 10.70 / 25.24 us at tp 2 and 64 KiB / 1 /
+	 * 4 MiB, 9.91 at tp 4 and 256 KiB, 11.35 at tp 8 and 128 KiB, the
+	 * points its entry was fitted to (5.4 us + bytes at 0.655): 12%. */
+	const struct {
+		int tp;
+		double mib, us;
+	} os[] = { { 2, 1.0 / 16, 5.50 }, { 2, 1, 10.70 }, { 2, 4, 25.24 }, { 4, 0.25, 9.91 }, { 8, 0.125, 11.35 } };
+	for (size_t i = 0; i < sizeof os / sizeof *os; i++) {
+		assert_double_rel(perf_allreduce_s(b, &a100, os[i].tp, os[i].mib * mib, &alg) * 1e6, os[i].us, 0.12);
+		assert_string_equal(alg->name, "custom all-reduce, one-shot");
+	}
 }
 
 /* H200 SXM (the H100's GH100 die and NVLink 4) takes H100's rows, checked

@@ -536,6 +536,16 @@ static const struct perf_coll_grid nvlink_grids[] = {
 	{ &nvlink_coll[CA_TWO_SHOT], 36.0 * 512 * 16, 8.35,
 	  "aiconfigurator A100 SXM vLLM 0.14.0 all-reduce table, tp 4: 8.4 us + 8.35 us a 288 KiB pass",
 	  HW_TC_AMPERE, 8.4, 0 },
+	/* Ampere's one-shot, from the same A100 table: 5.4 us + (tp - 1) x
+	 * bytes at 0.655 of NVLink 3 (15 points from 32 KiB to vLLM's one-shot
+	 * limits at tp 2 / 4 / 8, residuals <= 11%; H100's line was 10-17%
+	 * under the small ones). */
+	{ &nvlink_coll[0], 0, 0, "aiconfigurator A100 SXM vLLM 0.14.0 all-reduce table, one-shot points", HW_TC_AMPERE,
+	  5.4, 0.655 },
+	{ &nvlink_coll[1], 0, 0, "aiconfigurator A100 SXM vLLM 0.14.0 all-reduce table, one-shot points", HW_TC_AMPERE,
+	  5.4, 0.655 },
+	{ &nvlink_coll[2], 0, 0, "aiconfigurator A100 SXM vLLM 0.14.0 all-reduce table, one-shot points", HW_TC_AMPERE,
+	  5.4, 0.655 },
 	/* Blackwell (sm100, NVLink 5 at 900 GB/s): vLLM gives it its own sizes
 	 * (collective.c: custom all-reduce below 2 / 2 / 1 / 1 MiB at tp 2 / 4 /
 	 * 6 / 8, symmetric memory below 8 / 32 / 128 / 128 MiB, multimem at 6
