@@ -157,7 +157,7 @@ static void two_shot_goes_by_grid_passes(void **state)
 	}
 }
 
-/* Ampere's two-shot passes, against aiconfigurator's A100 SXM 80GB table
+/* Ampere's two-shot passes and one-shot, against aiconfigurator's A100 SXM 80GB table
  * of vLLM 0.14.0's all-reduce (comm/vllm/0.14.0, CUDA graph): tp 4 at 0.5
  * / 1 / 2 / 4 MiB 14.55 / 18.34 / 26.05 / 41.48 us, the points its grid
  * entry was fitted to (8.4 us + 8.35 us a pass), within 2.3 us; tp 8 at 2
@@ -183,6 +183,89 @@ static void ampere_two_shot_takes_its_own_passes(void **state)
 	assert_true(perf_coll_grid_for(alg, &a100) != perf_coll_grid_of(alg));
 	assert_true(perf_coll_grid_for(alg, &h100) == perf_coll_grid_of(alg));
 	assert_double_near(perf_allreduce_s(b, &h100, 4, 4 * mib, NULL) * 1e6, 30.46, 0.01);
+	/* Its one-shot too: 5.50 / 10.70 / 25.24 us at tp 2 and 64 KiB / 1 /
+	 * 4 MiB, 9.91 at tp 4 and 256 KiB, 11.35 at tp 8 and 128 KiB, the
+	 * points its entry was fitted to (5.4 us + bytes at 0.655): 12%. */
+	const struct {
+		int tp;
+		double mib, us;
+	} os[] = { { 2, 1.0 / 16, 5.50 }, { 2, 1, 10.70 }, { 2, 4, 25.24 }, { 4, 0.25, 9.91 }, { 8, 0.125, 11.35 } };
+	for (size_t i = 0; i < sizeof os / sizeof *os; i++) {
+		assert_double_rel(perf_allreduce_s(b, &a100, os[i].tp, os[i].mib * mib, &alg) * 1e6, os[i].us, 0.12);
+		assert_string_equal(alg->name, "custom all-reduce, one-shot");
+	}
+}
+
+/* H200 SXM (the H100's GH100 die and NVLink 4) takes H100's rows, checked
+ * against aiconfigurator's H200 table of vLLM 0.14.0's all-reduce (CUDA
+ * graph), not fitted: tp 2 6.31 / 12.43 / 20.43 us one-shot at 0.5 / 2 / 4
+ * MiB and 48.44 symmetric-memory two-shot at 8 MiB; tp 4 6.96 one-shot at
+ * 256 KiB, 12.00 / 29.88 two-shot at 1 / 4 MiB, 98.39 multimem at 16 MiB;
+ * each within 8%. */
+static void h200_takes_h100s_rows(void **state)
+{
+	(void)state;
+	const struct perf_backend *b = perf_backend_find("vllm-cuda");
+	double mib = 1024.0 * 1024.0;
+	struct hw_profile h200;
+	load_hw(&h200, "h200-sxm");
+	const struct {
+		int tp;
+		double mib, us;
+	} pt[] = { { 2, 0.5, 6.31 }, { 2, 2, 12.43 }, { 2, 4, 20.43 },  { 2, 8, 48.44 },
+		   { 4, 0.25, 6.96 }, { 4, 1, 12.00 }, { 4, 4, 29.88 }, { 4, 16, 98.39 } };
+	for (size_t i = 0; i < sizeof pt / sizeof *pt; i++)
+		assert_double_rel(perf_allreduce_s(b, &h200, pt[i].tp, pt[i].mib * mib, NULL) * 1e6, pt[i].us, 0.08);
+}
+
+/* Blackwell (sm100) takes vLLM's sm100 sizes and its own row parameters,
+ * against aiconfigurator's B200 table of vLLM 0.19.0's all-reduce (CUDA
+ * graph), the points they were fitted to: one-shot 7.44 / 13.10 us at tp 2
+ * and 0.125 / 1 MiB (the line's worst, 19%: 20%); custom two-shot 18.96 at
+ * tp 4 and 1 MiB (25%); symmetric memory's two-shot 25.42 at tp 2 and 2 MiB
+ * (past custom all-reduce's 2 MiB there), 43.47 / 67.84 at tp 4 and 8 / 16
+ * MiB (20%); multimem at tp 8 16.67 / 38.87 / 222.48 at 1 / 8 / 64 MiB
+ * (5%). vLLM's sm100 caps: custom all-reduce below 2 MiB at tp 2 and 4 and
+ * 1 MiB at 8; symmetric memory below 8 MiB at tp 2 (NCCL from there), two-
+ * shot at tp 4 (no multimem below tp 6 on sm100). */
+static void blackwell_takes_vllms_sm100_sizes(void **state)
+{
+	(void)state;
+	const struct perf_backend *b = perf_backend_find("vllm-cuda");
+	const struct perf_collective *alg = NULL;
+	double mib = 1024.0 * 1024.0;
+	struct hw_profile b200;
+	load_hw(&b200, "b200");
+	const struct {
+		int tp;
+		double mib, us, tol;
+		const char *name;
+	} pt[] = { { 2, 0.125, 7.44, 0.20, "custom all-reduce, one-shot" },
+		   { 2, 1, 13.10, 0.20, "custom all-reduce, one-shot" },
+		   { 4, 1, 18.96, 0.25, "custom all-reduce, two-shot" },
+		   { 2, 2, 25.42, 0.20, "symmetric-memory two-shot all-reduce" },
+		   { 4, 8, 43.47, 0.20, "symmetric-memory two-shot all-reduce" },
+		   { 4, 16, 67.84, 0.20, "symmetric-memory two-shot all-reduce" },
+		   { 8, 1, 16.67, 0.05, "symmetric-memory multimem all-reduce" },
+		   { 8, 8, 38.87, 0.05, "symmetric-memory multimem all-reduce" },
+		   { 8, 64, 222.48, 0.05, "symmetric-memory multimem all-reduce" } };
+	for (size_t i = 0; i < sizeof pt / sizeof *pt; i++) {
+		double us = perf_allreduce_s(b, &b200, pt[i].tp, pt[i].mib * mib, &alg) * 1e6;
+		assert_string_equal(alg->name, pt[i].name);
+		assert_double_rel(us, pt[i].us, pt[i].tol);
+	}
+	perf_allreduce_s(b, &b200, 2, 2 * mib - 16, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, one-shot");
+	perf_allreduce_s(b, &b200, 8, 1 * mib - 16, &alg);
+	assert_string_equal(alg->name, "custom all-reduce, two-shot");
+	perf_allreduce_s(b, &b200, 2, 8 * mib, &alg);
+	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
+	perf_allreduce_s(b, &b200, 4, 32 * mib, &alg);
+	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
+	/* explain cites the generation's table where it has one. */
+	perf_allreduce_s(b, &b200, 2, 1 * mib, &alg);
+	assert_non_null(strstr(perf_allreduce_source(alg, &b200), "B200"));
+	assert_ptr_equal(perf_allreduce_source(alg, &h100), alg->source);
 }
 
 /* PyTorch symmetric-memory multimem all-reduce (vLLM's SymmMemCommunicator
@@ -449,6 +532,8 @@ int main(void)
 		cmocka_unit_test(two_shot_goes_by_grid_passes),
 		cmocka_unit_test(tp2_one_shot_meets_the_tp2_tables),
 		cmocka_unit_test(ampere_two_shot_takes_its_own_passes),
+		cmocka_unit_test(h200_takes_h100s_rows),
+		cmocka_unit_test(blackwell_takes_vllms_sm100_sizes),
 		cmocka_unit_test(allreduce_symm_mem_past_the_custom_buffer),
 		cmocka_unit_test(allreduce_follows_vllms_hopper_caps),
 		cmocka_unit_test(custom_all_reduce_only_at_vllms_world_sizes),

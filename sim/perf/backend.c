@@ -521,7 +521,7 @@ static const struct perf_coll_grid nvlink_grids[] = {
 	{ &nvlink_coll[CA_TWO_SHOT], 36.0 * 512 * 16, 6.11,
 	  "aiconfigurator H100 SXM vLLM 0.14.0 all-reduce table, tp 4: 6.02 us + 6.11 us a 288 KiB pass "
 	  "(custom_all_reduce.cuh grid)",
-	  HW_TC_NONE, 0 },
+	  HW_TC_NONE, 0, 0 },
 	/* Ampere: the same grid, slower passes. aiconfigurator's A100 SXM 80GB
 	 * table of vLLM 0.14.0's all-reduce (comm/vllm/0.14.0, CUDA graph), tp
 	 * 4: 14.6 / 18.3 / 26.1 / 41.5 us at 0.5 / 1 / 2 / 4 MiB (one, one, two,
@@ -535,7 +535,49 @@ static const struct perf_coll_grid nvlink_grids[] = {
 	 * the first row (uncertain: no table of theirs). */
 	{ &nvlink_coll[CA_TWO_SHOT], 36.0 * 512 * 16, 8.35,
 	  "aiconfigurator A100 SXM vLLM 0.14.0 all-reduce table, tp 4: 8.4 us + 8.35 us a 288 KiB pass",
-	  HW_TC_AMPERE, 8.4 },
+	  HW_TC_AMPERE, 8.4, 0 },
+	/* Ampere's one-shot, from the same A100 table: 5.4 us + (tp - 1) x
+	 * bytes at 0.655 of NVLink 3 (15 points from 32 KiB to vLLM's one-shot
+	 * limits at tp 2 / 4 / 8, residuals <= 11%; H100's line was 10-17%
+	 * under the small ones). */
+	{ &nvlink_coll[0], 0, 0, "aiconfigurator A100 SXM vLLM 0.14.0 all-reduce table, one-shot points", HW_TC_AMPERE,
+	  5.4, 0.655 },
+	{ &nvlink_coll[1], 0, 0, "aiconfigurator A100 SXM vLLM 0.14.0 all-reduce table, one-shot points", HW_TC_AMPERE,
+	  5.4, 0.655 },
+	{ &nvlink_coll[2], 0, 0, "aiconfigurator A100 SXM vLLM 0.14.0 all-reduce table, one-shot points", HW_TC_AMPERE,
+	  5.4, 0.655 },
+	/* Blackwell (sm100, NVLink 5 at 900 GB/s): vLLM gives it its own sizes
+	 * (collective.c: custom all-reduce below 2 / 2 / 1 / 1 MiB at tp 2 / 4 /
+	 * 6 / 8, symmetric memory below 8 / 32 / 128 / 128 MiB, multimem at 6
+	 * and 8 only, two-shot at 2 and 4), and its kernels run slower than the
+	 * link would say. Fitted to aiconfigurator's B200 table of vLLM's
+	 * all-reduce (comm/vllm/0.19.0 and 0.24.0, CUDA graph, within 5% of each
+	 * other; no 0.14 collection): one-shot 7.0 us + (tp - 1) x bytes at
+	 * 0.325 of the link (26 points at 32 KiB to each one-shot limit, <= 19%;
+	 * tp 2 is the slow side: 13.1 us at 1 MiB against H100's 8.4);
+	 * symmetric memory's two-shot at tp 2 and 4, 20.5 us + 2(tp - 1)/tp x
+	 * bytes at 0.605 (12 points, 2-16 MiB, <= 19%); multimem at tp 8, 14.1 us
+	 * + bytes at 0.375 (14 points, 1-64 MiB, <= 4.4%); custom two-shot's
+	 * one-pass points (18.0-19.0 us at tp 4, 25.8-26.2 at tp 8) by 16.1 us +
+	 * H100's 6.11 us a pass (within 21%: the table has no two-pass point
+	 * below the 2 MiB cap). NCCL keeps the ring row (uncertain: it is 6-20%
+	 * under B200's points past the caps at tp 4, 18-57% at tp 2, 6-12% over
+	 * at tp 8). B300 (sm103) takes these (uncertain: vLLM 0.15 has no
+	 * "10.3" sizes). */
+	{ &nvlink_coll[0], 0, 0, "aiconfigurator B200 vLLM 0.19/0.24 all-reduce tables, one-shot points", HW_TC_BLACKWELL,
+	  7.0, 0.325 },
+	{ &nvlink_coll[1], 0, 0, "aiconfigurator B200 vLLM 0.19/0.24 all-reduce tables, one-shot points", HW_TC_BLACKWELL,
+	  7.0, 0.325 },
+	{ &nvlink_coll[2], 0, 0, "aiconfigurator B200 vLLM 0.19/0.24 all-reduce tables, one-shot points", HW_TC_BLACKWELL,
+	  7.0, 0.325 },
+	{ &nvlink_coll[CA_TWO_SHOT], 36.0 * 512 * 16, 6.11,
+	  "aiconfigurator B200 vLLM 0.19/0.24 all-reduce tables, one-pass two-shot points: 16.1 us + H100's pass",
+	  HW_TC_BLACKWELL, 16.1, 0 },
+	{ &nvlink_coll[CA_TWO_SHOT + 1], 0, 0, "aiconfigurator B200 vLLM 0.19/0.24 all-reduce tables, tp-8 multimem points",
+	  HW_TC_BLACKWELL, 14.1, 0.375 },
+	{ &nvlink_coll[CA_TWO_SHOT + 2], 0, 0,
+	  "aiconfigurator B200 vLLM 0.19/0.24 all-reduce tables, tp 2 / 4 symmetric-memory two-shot points", HW_TC_BLACKWELL,
+	  20.5, 0.605 },
 };
 
 const struct perf_coll_grid *perf_coll_grid_of(const struct perf_collective *c)

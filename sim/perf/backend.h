@@ -134,7 +134,9 @@ struct perf_collective {
 
 /* A collective kernel launched on a fixed grid, which sweeps each GPU's
  * share of a message (two-shot: message / tp; one-shot: all of it) in
- * whole passes of pass_bytes, each costing pass_us however full. */
+ * whole passes of pass_bytes, each costing pass_us however full; and a
+ * generation's own parameters for a row (pass_bytes 0: no grid, only
+ * latency_us and link_frac in place of the row's). */
 struct perf_coll_grid {
 	const struct perf_collective *row;
 	double pass_bytes;
@@ -142,6 +144,7 @@ struct perf_coll_grid {
 	const char *source;
 	int gen;           /* enum hw_tensor_gen it is for; HW_TC_NONE: parts without their own */
 	double latency_us; /* for that generation, in place of the row's; 0: the row's */
+	double link_frac;  /* likewise; 0: the row's */
 };
 
 /* The grid of row c, or NULL (a row timed by its bytes alone): the entry
@@ -198,5 +201,10 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
  * link_frac, less where its grid's passes take longer than the bytes
  * (explain's efficiency of the all-reduce row). */
 double perf_allreduce_frac(const struct perf_collective *c, const struct hw_profile *hw, int tp, double bytes);
+
+/* Where row c's figures on hw come from (explain's source): its
+ * generation's entry where hw's tensor-core generation has one, else the
+ * row's own. */
+const char *perf_allreduce_source(const struct perf_collective *c, const struct hw_profile *hw);
 
 #endif

@@ -10,7 +10,8 @@
  * group limit, so a choice always exists; time rises with the message and
  * falls with link and NIC bandwidth except at vLLM's own switches: a
  * message past custom all-reduce's buffer onto the cheaper multimem
- * kernel, and at tp 2 one past symmetric memory's 64 MiB onto NCCL.
+ * kernel, and one past symmetric memory's two-shot buffer onto NCCL (tp 2:
+ * 64 MiB on Hopper, 8 MiB on Blackwell).
  */
 #include "backend.h"
 
@@ -41,7 +42,7 @@ static double traffic(int kind, double tp)
 static double grid_s(const struct perf_collective *c, const struct hw_profile *hw, double tp, double bytes)
 {
 	const struct perf_coll_grid *g = perf_coll_grid_for(c, hw);
-	if (!g)
+	if (!g || g->pass_bytes <= 0)
 		return 0;
 	double share = c->traffic == TRAFFIC_TWO_SHOT ? bytes / tp : bytes;
 	return ceil(share / g->pass_bytes) * g->pass_us * 1e-6;
@@ -53,6 +54,14 @@ static double row_latency_us(const struct perf_collective *c, const struct hw_pr
 {
 	const struct perf_coll_grid *g = perf_coll_grid_for(c, hw);
 	return g && g->latency_us > 0 ? g->latency_us : c->latency_us;
+}
+
+/* Row c's link fraction on hw: its generation's where that sets one,
+ * else the row's. */
+static double row_frac(const struct perf_collective *c, const struct hw_profile *hw)
+{
+	const struct perf_coll_grid *g = perf_coll_grid_for(c, hw);
+	return g && g->link_frac > 0 ? g->link_frac : c->link_frac;
 }
 
 /* Whether c is one of vLLM's custom all-reduce rows (one-shot or
@@ -87,6 +96,14 @@ static bool hopper_multicast(const struct hw_profile *hw)
 	return hw->arch.present && hw->arch.tensor_gen == HW_TC_HOPPER && nvlink_kind(hw) && hw->nvswitch;
 }
 
+/* Blackwell (sm100: B200, GB200) over NVLink through an NVSwitch, where
+ * vLLM's symmetric-memory all-reduce runs with its sm100 sizes ("10.0" in
+ * all_reduce_utils.py and _WORLD_SIZES_MULTIMEM). */
+static bool sm100_multicast(const struct hw_profile *hw)
+{
+	return hw->arch.present && hw->arch.tensor_gen == HW_TC_BLACKWELL && nvlink_kind(hw) && hw->nvswitch;
+}
+
 /* Custom all-reduce's buffer: a message must fit in it. 8 MiB by
  * default; where symmetric memory runs (Hopper on an NVSwitch) vLLM takes
  * the smaller of that and CUSTOM_ALL_REDUCE_MAX_SIZES["9.0"] (64 / 32 MiB
@@ -112,6 +129,9 @@ static double custom_ar_buffer(const struct hw_profile *hw, int tp)
 	 * 16MB buffer size for ROCm"; backend_rocm.c's rows take 16 MiB). */
 	if (!strcmp(hw_link_names[hw->ic_kind], "infinity-fabric"))
 		return 2 * MIB_8;
+	/* sm100: CUSTOM_ALL_REDUCE_MAX_SIZES["10.0"], 2 / 2 / 1 / 1 MiB. */
+	if (sm100_multicast(hw))
+		return tp >= 6 ? MIB : 2 * MIB;
 	if (!hopper_multicast(hw))
 		return MIB_8;
 	return tp >= 8 ? MIB / 4 : tp >= 6 ? MIB / 2 : MIB_8;
@@ -123,6 +143,9 @@ static double custom_ar_buffer(const struct hw_profile *hw, int tp)
  * (0). A message must be strictly smaller (should_use_symm_mem). */
 static double symm_mem_cap(const struct hw_profile *hw, int tp)
 {
+	/* sm100 (SYMM_MEM_ALL_REDUCE_MAX_SIZES["10.0"]): 8 / 32 / 128 / 128 MiB. */
+	if (sm100_multicast(hw))
+		return tp == 2 ? 8 * MIB : tp == 4 ? 32 * MIB : tp == 6 || tp == 8 ? 128 * MIB : 0;
 	if (!hopper_multicast(hw))
 		return 0;
 	switch (tp) {
@@ -169,9 +192,9 @@ static double row_busbw(const struct perf_collective *c, const struct perf_colle
 {
 	double link = group_link(hw, tp);
 	if (!c->scale_out)
-		return link * c->link_frac;
-	double nics = c->link_frac * hw->network_gbit_s / 8 * 1e9 * (double)hw->gpus_per_node;
-	return ring ? fmin(nics, link * ring->link_frac) : nics;
+		return link * row_frac(c, hw);
+	double nics = row_frac(c, hw) * hw->network_gbit_s / 8 * 1e9 * (double)hw->gpus_per_node;
+	return ring ? fmin(nics, link * row_frac(ring, hw)) : nics;
 }
 
 /* The GPUs one GPU-to-GPU link domain joins: the node's, or more (an
@@ -223,8 +246,12 @@ static bool coll_eligible(const struct perf_collective *c, const struct hw_profi
 	/* vLLM's SymmMemCommunicator below its buffer: the multimem kernel at
 	 * world sizes 4, 6 and 8 on sm90 (_WORLD_SIZES_MULTIMEM["9.0"]), its
 	 * two-shot kernel at the one other size it takes, 2. */
-	if (symm_row(c))
-		return bytes < symm_mem_cap(hw, tp) && (c->traffic == TRAFFIC_MULTIMEM ? tp >= 4 : tp == 2);
+	if (symm_row(c)) {
+		/* sm100 takes multimem at 6 and 8 only, two-shot at 2 and 4. */
+		int multimem_min = sm100_multicast(hw) ? 6 : 4;
+		return bytes < symm_mem_cap(hw, tp) &&
+		       (c->traffic == TRAFFIC_MULTIMEM ? tp >= multimem_min : tp < multimem_min);
+	}
 	return true;
 }
 
@@ -239,10 +266,17 @@ static double move_s(const struct perf_collective *c, const struct perf_collecti
 
 double perf_allreduce_frac(const struct perf_collective *c, const struct hw_profile *hw, int tp, double bytes)
 {
+	double frac = row_frac(c, hw);
 	if (tp <= 1)
-		return c->link_frac;
+		return frac;
 	double move = move_s(c, NULL, hw, tp, bytes), grid = grid_s(c, hw, tp, bytes);
-	return grid > move ? c->link_frac * move / grid : c->link_frac;
+	return grid > move ? frac * move / grid : frac;
+}
+
+const char *perf_allreduce_source(const struct perf_collective *c, const struct hw_profile *hw)
+{
+	const struct perf_coll_grid *g = perf_coll_grid_for(c, hw);
+	return g && g->gen != HW_TC_NONE ? g->source : c->source;
 }
 
 double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,

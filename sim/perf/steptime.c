@@ -276,7 +276,8 @@ static void ops_tokens(const struct perf *p0, const struct perf *q, bool kernels
 		ops[PERF_ALLREDUCE].peak_bytes_s = p->hw->ic_bandwidth_gb_s * 1e9;
 		ops[PERF_ALLREDUCE].kernel = alg ? alg->name : "ring all-reduce (scalar model)";
 		ops[PERF_ALLREDUCE].eff = alg ? perf_allreduce_frac(alg, p->hw, p->tp, bytes) : 1;
-		ops[PERF_ALLREDUCE].source = alg ? alg->source : "profile interconnect latency_us and bandwidth";
+		ops[PERF_ALLREDUCE].source =
+			alg ? perf_allreduce_source(alg, p->hw) : "profile interconnect latency_us and bandwidth";
 	}
 	if (p->offload_bytes > 0) {
 		/* The offloaded weights cross the host link each forward pass; the
