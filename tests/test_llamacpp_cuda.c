@@ -186,6 +186,29 @@ static void mmq_mid_microbatches_check(void **state)
 	}
 }
 
+/* MMQ's mma.sync on a wgmma-quoted peak: the H100 row is Ampere's
+ * fraction times FA2's H100 / A100 plateau ratio (0.374 FA3 paper / 0.73
+ * FA2 paper), so an H100 SXM's int8 MMA rate is 1.6x an A100's (not the
+ * 3.2x of their datasheet INT8 peaks), and its pp512 at microbatch 512
+ * faster than the A100's by less than 2x (uncertain: no H100 MMQ table). */
+static void mmq_on_hopper_is_mma_sync(void **state)
+{
+	(void)state;
+	struct hw_profile ha, hh;
+	struct perf a, h;
+	load_hw(&ha, "a100-80gb-sxm");
+	load_hw(&hh, "h100-sxm");
+	llama_perf(&a, &ha, "q4_0");
+	llama_perf(&h, &hh, "q4_0");
+	double ra = pp_tok_s(&a, 512, 512), rh = pp_tok_s(&h, 512, 512);
+	print_message("q4_0 pp512 ub512: a100 %.1f, h100 %.1f t/s\n", ra, rh);
+	double mma_h = h.gemm_cmax * hw_peak_flops(&hh, MATMUL_BF16);   /* gemm_cmax: of the BF16 peak */
+	double mma_a = a.gemm_cmax * hw_peak_flops(&ha, MATMUL_BF16);
+	print_message("int8 MMA rate: a100 %.0f, h100 %.0f TOPS\n", mma_a / 1e12, mma_h / 1e12);
+	assert_double_rel(mma_h / mma_a, 1.6, 0.15);
+	assert_true(rh > 1.2 * ra && rh < 2.0 * ra);
+}
+
 /* ggml's mma flash attention on Ampere: RTX 3090 Q4_0 pp512 at depth
  * 32768, microbatch 512, 1448.12 t/s (PR #17505), the row's fit point
  * with PR #7676's depth-0 rate; 5%. At depth 0 the same prompt is 2.5x
@@ -309,6 +332,7 @@ int main(void)
 		cmocka_unit_test(mmvq_meets_the_microbatch_table),
 		cmocka_unit_test(mmq_small_batches_meet_their_table),
 		cmocka_unit_test(mmq_mid_microbatches_check),
+		cmocka_unit_test(mmq_on_hopper_is_mma_sync),
 		cmocka_unit_test(ggml_fa_meets_the_depth_point),
 		cmocka_unit_test(kquants_cost_mmq_by_generation),
 		cmocka_unit_test(slower_clock_or_fewer_sms_never_speed_a_step),

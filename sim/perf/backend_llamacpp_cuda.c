@@ -80,6 +80,9 @@ static const struct perf_curve ggml_fa_ampere_ada = {
  * stream with the per-kernel floor below (PR #4766, RTX 4090). */
 #define MMQ_ADA 0.261
 #define MMQ_AMPERE 0.1925
+/* Hopper / datacenter Blackwell: Ampere's fraction times what mma.sync
+ * reaches of a wgmma-quoted peak (the row below says where from). */
+#define MMQ_MMA_SYNC_ON_WGMMA 0.0986
 
 /* MMVQ, the mat-vec kernel quantized weights take at 1 to 8 tokens
  * (MMVQ_MAX_BATCH_SIZE, mmvq.cuh): dp4a dot products on the CUDA cores,
@@ -134,14 +137,23 @@ static const struct perf_kernel llamacpp_cuda_rows[] = {
 	  .source = "uncertain: Ada's MMQ fraction (PR #7676 RTX 4090) on sm120's mma.sync int8 peak; weights' read 0.90 of stream added (PR #15131, #7676 ub 16-256); "
 		    "MMVQ 0.0345 of INT8 (PR #15802, RTX 3090), stream 0.90 (PR #4766 tg128)" },
 	/* Hopper, datacenter Blackwell (and any later part): the same mma.sync
-	 * kernel; no llama-bench MMQ table on an H100 / B200 was found, so Ada's
-	 * fraction of the quoted INT8 peak, which on Hopper and datacenter
-	 * Blackwell only wgmma / tcgen05 reach: uncertain, likely fast. */
+	 * kernel, whose quoted INT8 peak only wgmma / tcgen05 reach. No
+	 * llama-bench MMQ table on an H100 / B200 was found; what mma.sync
+	 * reaches there is scaled from another mma.sync kernel measured on both
+	 * generations, FlashAttention-2: 0.374 of H100's 16-bit peak at head
+	 * dim 128 (FA3 paper, arXiv 2407.08608, its FA2 curve, fa2_on_hopper
+	 * above) against up to 0.73 of A100's (FA2 paper, arXiv 2307.08691:
+	 * forward pass "up to 73% of the theoretical maximum"), 0.512; times
+	 * Ampere's MMQ fraction (A100 is an Ampere part): 0.1925 x 0.512 =
+	 * 0.0986 of the INT8 peak, 195 TOPS on an H100 SXM (1.6x an A100's
+	 * 120). Uncertain (a ratio of two papers' plateaus; datacenter
+	 * Blackwell takes Hopper's ratio, unmeasured). Ada's 0.261 before:
+	 * 516 TOPS, 4.3x an A100. */
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = KGEN_ANY, .kernel = "MMQ (int8 mma.sync) / MMVQ",
-	  .peak = KPEAK_INT8, .waves = false, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = MMQ_BW, .serial_load = true,
+	  .peak = KPEAK_INT8, .waves = false, .compute_frac = MMQ_MMA_SYNC_ON_WGMMA, .tile_m = 8, .bw_frac = MMQ_BW, .serial_load = true,
 	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
-	  .source = "uncertain: Ada's MMQ fraction (PR #7676 RTX 4090) of a peak only wgmma/tcgen05 reach; weights' read 0.90 of stream added (PR #15131, #7676 ub 16-256); "
-		    "MMVQ 0.0345 of INT8 (PR #15802, RTX 3090), stream 0.90 (PR #4766 tg128)" },
+	  .source = "uncertain: Ampere's MMQ fraction (PR #7676 RTX 3090) x FA2's mma.sync plateau H100/A100 (0.374 FA3 paper / 0.73 FA2 paper); "
+		    "weights' read 0.90 of stream added; MMVQ 0.0345 of INT8 (PR #15802, RTX 3090), stream 0.90 (PR #4766 tg128)" },
 	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "mul_mat_id (MMQ/MMVQ per expert)",
 	  .peak = KPEAK_INT8, .compute_frac = 0.22, .half = 0, .bw_frac = 0.85, .source = "uncertain: the MMQ row, a little lower" },
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_AMPERE, .kernel = "ggml flash-attention (fattn-mma, sm80)",
