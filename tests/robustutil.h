@@ -8,19 +8,7 @@
 
 #include "testutil.h"
 
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-	(void)state;
-	return test_tmpdir_make(tmpdir, sizeof tmpdir, "robust");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return test_tmpdir_remove(tmpdir);
-}
+TEST_TMPDIR_GROUP("robust")
 
 /* tmpdir/name holding text; the path in out. */
 static void write_file(char *out, size_t cap, const char *name, const char *text, size_t len)

@@ -199,10 +199,13 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	 * of noise. 12.0 / 10.0 / 9.9 % since the merge of 2026-12-02 05:45
 	 * UTC (see the in-sample bounds below: every fold refits 0 us);
 	 * 11.9 / 10.0 / 9.9 % since the prompts are vLLM's re-tokenized
-	 * count (below), crossval.py's re-simulated folds the same. */
-	assert_true(err[0] / n <= 0.1210);
-	assert_true(err[1] / n <= 0.1020);
-	assert_true(err[2] / n <= 0.1010);
+	 * count (below), crossval.py's re-simulated folds the same; 11.4 /
+	 * 9.1 / 9.1 % (crossval.py) since the shared experts run on their
+	 * own stream (perf/moeshared.c); 11.4 / 9.4 / 9.4 % on its own since
+	 * the all-reduce rows' refit (2026-12-02, below); both (merged 16:45 UTC): 10.9 / 8.6 / 8.6 %. */
+	assert_true(err[0] / n <= 0.1110);
+	assert_true(err[1] / n <= 0.0880);
+	assert_true(err[2] / n <= 0.0880);
 }
 
 static void h100_runs_meet_the_goals(void **state)
@@ -293,10 +296,22 @@ static void h100_runs_meet_the_goals(void **state)
 	 * system + question + ~27 template tokens. Reasoning-lite is 1,083
 	 * tokens instead of 1,061 (TTFT -22.8 -> -20.5 % on Llama-2-7B,
 	 * -40.1 -> -39.5 % on Scout); Llama-2 general, at capacity, goes
-	 * +34.7 -> +35.7 % ITL on 2 more tokens (576, its measured 575.5). */
-	assert_true(sum_ttft / n <= 0.1194);
-	assert_true(sum_itl / n <= 0.0999);
-	assert_true(sum_e2e / n <= 0.0997);
+	 * +34.7 -> +35.7 % ITL on 2 more tokens (576, its measured 575.5).
+	 * 2026-12-02 16:35 UTC, vLLM's shared experts on a second stream
+	 * (perf/moeshared.c: Scout's 1.275 ms of shared-expert reads hide
+	 * under the routed calls' fixed part in steps of <= 256 tokens):
+	 * 11.41 / 9.12 / 9.11 %, Scout ITL +6.3 / +8.0 / +12.9 / -10.3 %
+	 * (+13.7 / +13.0 / +18.9 / -4.5 % before); the other runs unchanged.
+	 * 2026-12-02, the all-reduce rows refitted to aiconfigurator's table
+	 * of vLLM 0.14's own all-reduce on H100 in a CUDA graph (custom
+	 * all-reduce's two-shot 1.4x faster than PR #24111's forced kernel,
+	 * tp 2 past 8 MiB on symmetric memory's two-shot): 11.45 / 9.43 /
+	 * 9.41 % (70B TP4 TTFT +22.9 / +20.5 -> +16.3 / +18.4 %, run 61's ITL
+	 * +17.6 -> +14.0 %; Yi TP2 TTFT +11.0 -> +12.9 %) on its own.
+	 * Both, merged 16:45 UTC: 10.94 / 8.58 / 8.58 %. */
+	assert_true(sum_ttft / n <= 0.1100);
+	assert_true(sum_itl / n <= 0.0862);
+	assert_true(sum_e2e / n <= 0.0862);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }

@@ -340,17 +340,25 @@ static void runs_fit_needs_enough_values(void **state)
 	runobs_set_free(&set);
 }
 
+/* `calibrate runs` of the Ollama responses and llama-bench JSONL on an
+ * RTX 4090 with fit options opts, into DIR/rtx.ini (dir made here, out
+ * its path). */
+static void run_rtx_fit(struct cmd_result *c, char *dir, size_t dir_cap, char *out, size_t out_cap,
+			const char *opts)
+{
+	test_tmpdir(dir, dir_cap, "calib");
+	snprintf(out, out_cap, "%s/rtx.ini", dir);
+	run_cmd(c, "'%s' calibrate runs '%s' '%s' --hardware rtx-4090 --model llama-3.1-8b --weights q4_k_m "
+		   "%s --out '%s'",
+		SERVESIM_BIN, CAL "ollama_generate.jsonl", CAL "llama_bench.jsonl", opts, out);
+}
+
 static void runs_cli_fits_mixed_formats(void **state)
 {
 	(void)state;
-	char dir[64];
-	test_tmpdir(dir, sizeof dir, "calib");
-	char out[128];
-	snprintf(out, sizeof out, "%s/rtx.ini", dir);
+	char dir[64], out[128];
 	struct cmd_result c;
-	run_cmd(&c, "'%s' calibrate runs '%s' '%s' --hardware rtx-4090 --model llama-3.1-8b --weights q4_k_m "
-		    "--max-evals 150 --tol 0.05 --out '%s'",
-		SERVESIM_BIN, CAL "ollama_generate.jsonl", CAL "llama_bench.jsonl", out);
+	run_rtx_fit(&c, dir, sizeof dir, out, sizeof out, "--max-evals 150 --tol 0.05");
 	if (c.status != 0)
 		fail_msg("exit %d\n%s\n%s", c.status, c.out, c.err);
 	assert_contains(c.out, "ollama_generate.jsonl:4");
@@ -390,15 +398,10 @@ static void runs_cli_fits_mixed_formats(void **state)
 static void runs_cli_warns_when_it_does_not_converge(void **state)
 {
 	(void)state;
-	char dir[64];
-	test_tmpdir(dir, sizeof dir, "calib");
-	char out[128];
-	snprintf(out, sizeof out, "%s/rtx.ini", dir);
+	char dir[64], out[128];
 	struct cmd_result c;
 	/* 10 evaluations for 7 parameters cannot shrink the simplex to 1e-6. */
-	run_cmd(&c, "'%s' calibrate runs '%s' '%s' --hardware rtx-4090 --model llama-3.1-8b --weights q4_k_m "
-		    "--max-evals 10 --tol 0.000001 --out '%s'",
-		SERVESIM_BIN, CAL "ollama_generate.jsonl", CAL "llama_bench.jsonl", out);
+	run_rtx_fit(&c, dir, sizeof dir, out, sizeof out, "--max-evals 10 --tol 0.000001");
 	assert_fit_did_not_converge(&c, out, "run ");
 	assert_contains(c.err, "ollama_generate.jsonl:4");
 	assert_contains(c.err, "mean |error| before → after");

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "testjson.h"
 #include "hwprofile.h"
 #include "measure.h"
 #include "plan.h"
@@ -72,28 +73,6 @@ static void plan_simulates_the_cluster_for_its_replicas(void **state)
 		plan_cand_free(&c);
 	}
 	assert_true(got[1] <= got[0]);   /* least_requests never needs more here */
-}
-
-/* Runs servesim ARGS expecting exit status want; returns stdout (owned). */
-static char *servesim(int want, const char *args)
-{
-	struct cmd_result r;
-	run_cmd(&r, "'%s' %s", SERVESIM_BIN, args);
-	if (r.status != want)
-		fail_msg("servesim %s: exit %d, expected %d\nstderr: %s", args, r.status, want, r.err);
-	free(r.err);
-	return r.out;
-}
-
-static json_t *servesim_json(const char *args)
-{
-	char *out = servesim(0, args);
-	json_error_t je;
-	json_t *j = json_loads(out, 0, &je);
-	if (!j)
-		fail_msg("servesim %s: not JSON: %s", args, je.text);
-	free(out);
-	return j;
 }
 
 /* servesim ARGS exits 2 with msg on stderr. */
@@ -214,7 +193,7 @@ static void plan_lays_out_a_gpu_budget(void **state)
 	json_decref(doc);
 	/* The text names the best layout, how to reproduce it, and two
 	 * runners-up (short runs: only its form is checked). */
-	char *text = servesim(0, "plan c25-disagg-small --slo ttft_p99_ms=2000,itl_p99_ms=50 --fixed --no-cost "
+	char *text = test_servesim(0, "plan c25-disagg-small --slo ttft_p99_ms=2000,itl_p99_ms=50 --fixed --no-cost "
 				 "--replications 1 --gpu-budget 4 --duration 3");
 	assert_contains(text, "layouts of 4 GPUs");
 	const char *sec = strstr(text, "layouts of 4 GPUs");

@@ -280,5 +280,5 @@ int main(void)
 		cmocka_unit_test(outputs_before_the_table),
 		cmocka_unit_test(exit_codes_io_and_input),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -20,16 +20,6 @@
 #include <zlib.h>
 #endif
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		fail_msg("%s: cannot open", path);
-	char *s = test_slurp(f);
-	fclose(f);
-	return s;
-}
-
 static size_t count(const char *hay, const char *needle)
 {
 	size_t n = 0;
@@ -220,7 +210,7 @@ static char *run_page(int num_prompts)
 	cmd_result_free(&r);
 	char path[512];
 	snprintf(path, sizeof path, "%s/run.html", dir);
-	char *html = slurp(path);
+	char *html = test_slurp_path(path);
 	assert_self_contained(html);
 	test_rmdir(dir);
 	return html;
@@ -282,7 +272,7 @@ __attribute__((format(printf, 3, 4))) static char *page_of(const char *dir, cons
 	cmd_result_free(&r);
 	char path[512];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return slurp(path);
+	return test_slurp_path(path);
 }
 
 static void test_accuracy_from_data(void **state)
@@ -366,7 +356,7 @@ static void test_doc_reports(void **state)
 	cmd_result_free(&r);
 	char path[512];
 	snprintf(path, sizeof path, "%s/docs.html", dir);
-	char *html = slurp(path);
+	char *html = test_slurp_path(path);
 	assert_self_contained(html);
 	/* sweep: TTFT, ITL, E2E, throughput, requests; compare: three bars;
 	 * plan: the search, load and cost bars. */

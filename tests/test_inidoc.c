@@ -175,6 +175,27 @@ static void allow_inf(void **state)
 }
 
 /* Range and type checks, through overrides on the valid file. */
+/* The range rule that binding and the key reference (keydoc) share:
+ * min included unless INI_MIN_EXCLUSIVE, max included, +inf only with
+ * INI_ALLOW_INF, -inf and NaN never. */
+static void key_range_edges(void **state)
+{
+	(void)state;
+	struct inidoc_key k = { .type = INI_DOUBLE, .min = 0, .max = 10 };
+	assert_true(inidoc_key_in_range(&k, 0));
+	assert_true(inidoc_key_in_range(&k, 10));
+	assert_false(inidoc_key_in_range(&k, -1e-300));
+	assert_false(inidoc_key_in_range(&k, nextafter(10, 11)));
+	assert_false(inidoc_key_in_range(&k, INFINITY));
+	assert_false(inidoc_key_in_range(&k, NAN));
+	k.flags = INI_MIN_EXCLUSIVE | INI_ALLOW_INF;
+	assert_false(inidoc_key_in_range(&k, 0));
+	assert_true(inidoc_key_in_range(&k, 1e-300));
+	assert_true(inidoc_key_in_range(&k, INFINITY));
+	assert_false(inidoc_key_in_range(&k, -INFINITY));
+	assert_false(inidoc_key_in_range(&k, NAN));
+}
+
 static void rejects_bad_values(void **state)
 {
 	(void)state;
@@ -344,6 +365,7 @@ int main(void)
 		cmocka_unit_test(duplicate_key),
 		cmocka_unit_test(enum_rejects_unknown),
 		cmocka_unit_test(allow_inf),
+		cmocka_unit_test(key_range_edges),
 		cmocka_unit_test(rejects_bad_values),
 		cmocka_unit_test(unknown_section_and_key),
 		cmocka_unit_test(missing_required),

@@ -506,6 +506,54 @@ static void mxfp4_moe_streams_at_triton_kernels_rate(void **state)
 	}
 }
 
+/* vLLM's SharedFusedMoE runs a layer's shared experts on a second stream
+ * beside the routed ones for steps of at most 256 tokens (vllm-project/
+ * vllm#26440, #28406; perf/moeshared.c): the routed calls' fixed part
+ * (the CUTLASS row's 71 us a layer) hides the shared experts' reads.
+ * Llama-4-Scout FP8 at TP2 on the H100 profile: 48 shared experts of
+ * 3 x 5120 x 8192 / 2 bytes (62.9 MB) a GPU, two kernels each, on the
+ * profile's mat-vec curve (3.25 us a kernel + bytes at 3136 GB/s):
+ * 96 x 3.25 + 3.02e9 / 3136e3 = 1275.0 us a step, under the 48 x 71 us
+ * the calls' fixed part allows; nothing at 257 tokens, nothing for a
+ * model without shared experts (Qwen3-30B-A3B). */
+static void shared_experts_hide_under_the_routed_calls(void **state)
+{
+	(void)state;
+	struct model m;
+	load_model(&m, "llama-4-scout-17b-16e");
+	struct perf p;
+	init(&p, &m, "fp8", 2, false);
+	double shared = 48.0 * 3 * 5120 * 8192 / 2;
+	assert_double_rel(p.shared_bytes, shared, 1e-9);
+	double want = 96 * 3.25e-6 + shared / 3136e9;
+	assert_true(want < 48 * p.moe_fixed_s);
+	static const int64_t T[] = { 1, 32, 256, 257 };
+	for (int i = 0; i < 4; i++) {
+		struct perf_breakdown one, two;
+		p.shared_stream = false;
+		step(&p, 1, T[i], 0, &one);
+		p.shared_stream = true;
+		step(&p, 1, T[i], 0, &two);
+		double hidden = one.experts - two.experts;
+		print_message("Scout TP2 T=%-3lld shared experts hidden %.1f us (%.1f expected)\n",
+			      (long long)T[i], hidden * 1e6, T[i] <= 256 ? want * 1e6 : 0.0);
+		if (T[i] <= 256)
+			assert_double_rel(hidden, want, 1e-6);
+		else
+			assert_double_near(hidden, 0, 1e-12);
+		assert_double_near(one.dense, two.dense, 1e-12);   /* the shared experts' row keeps its time */
+	}
+	struct model q;
+	load_model(&q, "qwen3-30b-a3b");
+	init(&p, &q, "bf16", 1, false);
+	assert_double_near(p.shared_bytes, 0, 0);
+	struct perf_breakdown a, b;
+	step(&p, 1, 32, 0, &a);
+	p.shared_stream = true;
+	step(&p, 1, 32, 0, &b);
+	assert_double_near(a.experts, b.experts, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -523,6 +571,7 @@ int main(void)
 		cmocka_unit_test(router_skew_by_family),
 		cmocka_unit_test(mxfp4_row_only_on_hopper),
 		cmocka_unit_test(mxfp4_moe_streams_at_triton_kernels_rate),
+		cmocka_unit_test(shared_experts_hide_under_the_routed_calls),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -36,6 +36,48 @@ static void capture_sizes_follow_vllm(void **state)
 	}
 }
 
+/* vLLM 0.10's capture sizes: [1, 2, 4] and multiples of 8 up to
+ * min(2 × max_num_seqs, 512) (VllmConfig._set_cudagraph_sizes then), so a
+ * step past 256 tokens pads to the next 8, not 16; the engine takes them
+ * for engine.vllm_version 0.10 (its max_capture_size: 512 at the default
+ * max_num_seqs of 1024). */
+static void v010_capture_sizes_go_by_8(void **state)
+{
+	(void)state;
+	static const struct {
+		int64_t seqs, mnbt;
+		int n, last;
+	} cases[] = {
+		{ 128, 8192, 3 + 32, 256 },      /* the newer list's too */
+		{ 256, 8192, 3 + 64, 512 },      /* 8..512 by 8 */
+		{ 160, 8192, 3 + 40, 320 },
+		{ 128, 100, 3 + 12, 96 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		int32_t sz[OVERHEAD_MAX_CAPTURE];
+		int n = overhead_capture_sizes_grid8(cases[i].seqs, cases[i].mnbt, sz, OVERHEAD_MAX_CAPTURE);
+		assert_int_equal(n, cases[i].n);
+		assert_int_equal(sz[n - 1], cases[i].last);
+		for (int k = 4; k < n; k++)
+			assert_int_equal(sz[k] - sz[k - 1], 8);
+	}
+	const struct overhead_profile *p = overhead_profile_find("vllm-v1");
+	struct hw_profile hw = { 0 };
+	struct overhead_model o;
+	overhead_model_init(&o, p, &hw, false, false, 256, 8192, 32, 0, 32000);
+	assert_int_equal(overhead_padded(&o, 260, 260), 272);
+	o.n_capture = overhead_capture_sizes_grid8(256, 8192, o.capture, OVERHEAD_MAX_CAPTURE);
+	o.grid16_from = INT32_MAX;
+	assert_int_equal(overhead_padded(&o, 260, 260), 264);
+	assert_int_equal(overhead_padded(&o, 512, 512), 512);
+	assert_int_equal(overhead_padded(&o, 513, 513), 0);
+	struct cmd_result c;
+	run_cmd(&c, "'%s' run --set workload.num_prompts=4 --set engine.vllm_version=0.10 --format json", SERVESIM_BIN);
+	assert_int_equal(c.status, 0);
+	assert_contains(c.out, "\"max_cudagraph_capture_size\": 512");
+	cmd_result_free(&c);
+}
+
 /* vLLM V0's capture sizes: [1, 2, 4], multiples of 8 up to min(256,
  * max_num_seqs rounded up); only decode-only steps replay them. */
 static void v0_graphs_decode_steps_only(void **state)
@@ -465,6 +507,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(capture_sizes_follow_vllm),
+		cmocka_unit_test(v010_capture_sizes_go_by_8),
 		cmocka_unit_test(steps_pad_to_the_next_capture_size),
 		cmocka_unit_test(v0_graphs_decode_steps_only),
 		cmocka_unit_test(v0_steps_are_slower_than_v1s),

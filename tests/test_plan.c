@@ -143,13 +143,20 @@ static void max_rate_is_one_over_service_time(void **state)
 /* More GPUs (tensor parallelism 1, 2, 4 on H100 SXM) never lower the
  * highest rate within the SLO: each step is shorter and the KV pool larger
  * at every load, and the search sees the same seeds at the same loads.
- * Within 3%: every GPU runs the norms on the whole hidden state
- * (perf/elementwise.c), so past TP2 this 8B model's steps barely shorten
- * (TP4 31.0 against TP2 31.5 req/s). */
+ * Within 3% (every GPU runs the norms on the whole hidden state,
+ * perf/elementwise.c, so a step never shortens by the full TP factor).
+ * On the mean of three disjoint seed blocks (seeds 0-1, 2-3, 4-5: 12.8,
+ * 32.2, 60.0 req/s): one block of two 120-request runs moves the rate it
+ * finds by up to ~10% with its seeds (ten blocks: TP1 10.4-14.0, TP2
+ * 30.5-37.0, TP4 51-64 req/s; docs/planning.md, "Noise"), so a lone block
+ * could order two close configurations either way; the mean of three
+ * narrows that by about sqrt(3), and the bound is the same 3% as on one
+ * block. Nine searches, under a second. */
 static void more_gpus_never_lower_the_rate(void **state)
 {
 	(void)state;
 	static const char *const sets[] = { "workload.num_prompts=120", NULL };
+	enum { REPS = 3 };
 	struct scenario sc;
 	load_scenario(&sc, sets);
 	struct plan_slo slo;
@@ -160,19 +167,30 @@ static void more_gpus_never_lower_the_rate(void **state)
 	o.replications = 2;
 	o.duration_s = 10;
 	o.jobs = 2;
-	struct plan_cand c[3];
-	for (int i = 0; i < 3; i++) {
-		sc.engine.tensor_parallel_size = 1 << i;
-		assert_int_equal(plan_cand_init(&c[i], (size_t)i, &sc, false, "test", &e), 0);
+	double mean[3] = { 0 }, rate[REPS][3];
+	for (int k = 0; k < REPS; k++) {
+		struct plan_cand c[3];
+		for (int i = 0; i < 3; i++) {
+			sc.engine.tensor_parallel_size = 1 << i;
+			assert_int_equal(plan_cand_init(&c[i], (size_t)i, &sc, false, "test", &e), 0);
+			c[i].seed_offset = (int64_t)k * o.replications;
+		}
+		plan_search(c, 3, &slo, &o);
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(c[i].status, PLAN_OK);
+			rate[k][i] = plan_sustained_rate(&c[i], &o);
+			mean[i] += rate[k][i] / REPS;
+			plan_cand_free(&c[i]);
+		}
+		if (getenv("TEST_PLAN_VERBOSE"))
+			print_message("seeds %d-%d: tp1 %.3f tp2 %.3f tp4 %.3f req/s\n", k * 2, k * 2 + 1, rate[k][0],
+				      rate[k][1], rate[k][2]);
 	}
-	plan_search(c, 3, &slo, &o);
-	for (int i = 0; i < 3; i++) {
-		assert_int_equal(c[i].status, PLAN_OK);
-		if (i && !(plan_sustained_rate(&c[i], &o) >= 0.97 * plan_sustained_rate(&c[i - 1], &o)))
-			fail_msg("tp %d sustains %g req/s, tp %d %g req/s", 1 << i, plan_sustained_rate(&c[i], &o),
-				 1 << (i - 1), plan_sustained_rate(&c[i - 1], &o));
-		plan_cand_free(&c[i]);
-	}
+	for (int i = 1; i < 3; i++)
+		if (!(mean[i] >= 0.97 * mean[i - 1]))
+			fail_msg("tp %d sustains %g req/s, tp %d %g req/s (means over %d seed blocks: %g %g %g / %g %g %g)",
+				 1 << i, mean[i], 1 << (i - 1), mean[i - 1], REPS, rate[0][i], rate[1][i], rate[2][i],
+				 rate[0][i - 1], rate[1][i - 1], rate[2][i - 1]);
 }
 
 /* The search's edges: an SLO below one request's own latency, and one that

@@ -18,30 +18,7 @@
 #define COMPARE "compare --set workload.num_prompts=60 --hardware a100-80gb-sxm,h100-sxm,l40s " \
 		"--slo ttft_p99_ms=500,itl_p99_ms=80 --replications 2 --duration 5 --fixed"
 
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-	(void)state;
-	return test_tmpdir_make(tmpdir, sizeof tmpdir, "plan");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return test_tmpdir_remove(tmpdir);
-}
-
-/* Runs servesim ARGS expecting exit status want; returns stdout (owned). */
-static char *servesim(int want, const char *args)
-{
-	struct cmd_result r;
-	run_cmd(&r, "'%s' %s", SERVESIM_BIN, args);
-	if (r.status != want)
-		fail_msg("servesim %s: exit %d, expected %d\nstderr: %s", args, r.status, want, r.err);
-	free(r.err);
-	return r.out;
-}
+TEST_TMPDIR_GROUP("plan")
 
 static void same_bytes(const char *what, const char *a, const char *b)
 {
@@ -60,9 +37,9 @@ static void jobs_do_not_change_the_output(void **state)
 	for (size_t v = 0; v < 3; v++) {
 		char args[1024];
 		snprintf(args, sizeof args, "%s --jobs 1", verbs[v]);
-		char *one = servesim(0, args);
+		char *one = test_servesim(0, args);
 		snprintf(args, sizeof args, "%s --jobs 2", verbs[v]);
-		char *two = servesim(0, args);
+		char *two = test_servesim(0, args);
 		assert_true(strlen(one) > 200);
 		same_bytes(verbs[v], one, two);
 		free(one);
@@ -84,15 +61,15 @@ static void shards_merge_into_the_whole(void **state)
 		for (int k = runs[v].n; k >= 1; k--) {
 			snprintf(args, sizeof args, "%s --shard %d/%d --format json > '%s/shard%d.json'",
 				 runs[v].args, k, runs[v].n, tmpdir, k);
-			free(servesim(0, args));
+			free(test_servesim(0, args));
 			size_t len = strlen(files);
 			snprintf(files + len, sizeof files - len, " '%s/shard%d.json'", tmpdir, k);
 		}
 		for (size_t f = 0; f < 3; f++) {
 			snprintf(args, sizeof args, "%s --format %s", runs[v].args, formats[f]);
-			char *whole = servesim(0, args);
+			char *whole = test_servesim(0, args);
 			snprintf(args, sizeof args, "merge%s --format %s", files, formats[f]);
-			char *merged = servesim(0, args);
+			char *merged = test_servesim(0, args);
 			same_bytes(args, whole, merged);
 			free(whole);
 			free(merged);
@@ -101,7 +78,7 @@ static void shards_merge_into_the_whole(void **state)
 	/* A missing shard, or one of another run, is refused. */
 	char args[1024];
 	snprintf(args, sizeof args, "merge '%s/shard1.json'", tmpdir);
-	free(servesim(2, args));
+	free(test_servesim(2, args));
 }
 
 static bool have_gnuplot(void)
@@ -137,30 +114,30 @@ static void plots_are_pngs(void **state)
 	char args[2048], dir[256];
 	snprintf(dir, sizeof dir, "%s/sweep", tmpdir);
 	snprintf(args, sizeof args, "%s --plot '%s'", SWEEP, dir);
-	free(servesim(0, args));
+	free(test_servesim(0, args));
 	assert_png(dir, "latency_vs_rate.png");
 	assert_png(dir, "throughput_vs_rate.png");
 	/* servesim plot redraws from the JSON alone. */
 	snprintf(args, sizeof args, "plot '%s/result.json' --out '%s/again'", dir, tmpdir);
-	free(servesim(0, args));
+	free(test_servesim(0, args));
 	snprintf(dir, sizeof dir, "%s/again", tmpdir);
 	assert_png(dir, "latency_vs_rate.png");
 
 	snprintf(dir, sizeof dir, "%s/plan", tmpdir);
 	snprintf(args, sizeof args, "%s --plot '%s'", PLAN, dir);
-	free(servesim(0, args));
+	free(test_servesim(0, args));
 	assert_png(dir, "plan_search.png");
 	assert_png(dir, "goodput_vs_cost.png");
 
 	snprintf(dir, sizeof dir, "%s/compare", tmpdir);
 	snprintf(args, sizeof args, "%s --plot '%s'", COMPARE, dir);
-	free(servesim(0, args));
+	free(test_servesim(0, args));
 	assert_png(dir, "compare.png");
 	assert_png(dir, "goodput_vs_cost.png");
 
 	snprintf(dir, sizeof dir, "%s/run", tmpdir);
 	snprintf(args, sizeof args, "run --set workload.num_prompts=60 --plot '%s'", dir);
-	free(servesim(0, args));
+	free(test_servesim(0, args));
 	assert_png(dir, "latency_cdf.png");
 	assert_png(dir, "timeseries.png");
 }
@@ -278,7 +255,7 @@ static void bad_input(void **state)
 		cmd_result_free(&r);
 	}
 	/* Without a price, --no-cost compares anyway. */
-	free(servesim(0, "compare --set workload.num_prompts=20 --hardware m3-max,h100-sxm --no-cost "
+	free(test_servesim(0, "compare --set workload.num_prompts=20 --hardware m3-max,h100-sxm --no-cost "
 			 "--replications 1"));
 }
 
@@ -292,5 +269,5 @@ int main(void)
 		cmocka_unit_test(without_gnuplot_the_data_is_written),
 		cmocka_unit_test(bad_input),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

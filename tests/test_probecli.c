@@ -68,11 +68,7 @@ static void fit_cli_writes_a_profile_run_can_use(void **state)
 	assert_contains(c.out, "(kept: lower bound from a stand-in kernel)");
 	assert_contains(c.out, "layer            7     0 -                      -         none: reported");
 	cmd_result_free(&c);
-	char *ini = NULL;
-	FILE *f = fopen(out, "r");
-	assert_non_null(f);
-	ini = test_slurp(f);
-	fclose(f);
+	char *ini = test_slurp_path(out);
 	assert_contains(ini, "lower bounds from stand-in kernels: attention_bandwidth >= 0.");
 	/* The kept attention_bandwidth is not written: the step model's own
 	 * derivation for the engine's decode kernel still applies. */

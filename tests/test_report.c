@@ -132,16 +132,6 @@ static double value_of(struct scrape *s, const char *key)
 	return 0;
 }
 
-static char *slurp_path(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		fail_msg("%s: cannot open", path);
-	char *s = test_slurp(f);
-	fclose(f);
-	return s;
-}
-
 #define L "{model_name=\"llama-3.1-8b\",engine=\"0\""
 
 static void test_openmetrics_matches_end_scrape(void **state)
@@ -158,7 +148,7 @@ static void test_openmetrics_matches_end_scrape(void **state)
 	assert_int_equal(json.status, 0);
 	char path[512];
 	snprintf(path, sizeof path, "%s/openmetrics.txt", dir);
-	char *om_text = slurp_path(path);
+	char *om_text = test_slurp_path(path);
 
 	struct scrape end, om;
 	parse(prom.out, &end);
@@ -327,7 +317,7 @@ static void test_cluster_series_per_engine(void **state)
 	assert_int_equal(json.status, 0);
 	char path[512];
 	snprintf(path, sizeof path, "%s/openmetrics.txt", dir);
-	char *om_text = slurp_path(path);
+	char *om_text = test_slurp_path(path);
 	struct scrape end, om;
 	parse(prom.out, &end);
 	parse(om_text, &om);
@@ -478,7 +468,7 @@ static void test_openmetrics_llamacpp(void **state)
 	cmd_result_free(&r);
 	char path[512];
 	snprintf(path, sizeof path, "%s/openmetrics.txt", dir);
-	char *text = slurp_path(path);
+	char *text = test_slurp_path(path);
 	struct scrape om;
 	parse(text, &om);
 	assert_true(om.eof);
@@ -534,7 +524,7 @@ static void test_run_plot_svg(void **state)
 	cmd_result_free(&r);
 	char path[512];
 	snprintf(path, sizeof path, "%s/latency_cdf.svg", dir);
-	char *svg = slurp_path(path);
+	char *svg = test_slurp_path(path);
 	assert_contains(svg, "<svg");
 	assert_contains(svg, "llama-3.1-8b on h100-sxm, c17-kv-pressure.ini, 60 requests");
 	assert_null(strstr(svg, dir));

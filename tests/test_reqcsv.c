@@ -48,16 +48,7 @@ static char *slurp(const char *dir, const char *name)
 {
 	char path[4200];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		fail_msg("%s: cannot open", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = calloc((size_t)n + 1, 1);
-	assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	return s;
+	return test_slurp_path(path);
 }
 
 /* Some request finished before one made earlier: the rows must be held. */

@@ -449,5 +449,5 @@ int main(void)
 		cmocka_unit_test(a_lengths_file_is_read),
 		cmocka_unit_test(pool_keys_name_their_pool),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

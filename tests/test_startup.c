@@ -122,6 +122,11 @@ static void sliding_layers_get_their_window(void **state)
 	run_cmd(&r, "'%s' run --set workload.num_prompts=4 %s --format json", SERVESIM_BIN, oss);
 	assert_int_equal(r.status, 0);
 	assert_contains(r.out, "\"kv_bytes_per_block\": 589824.0");
+	/* The groups in the result (absent for one group of every layer). */
+	assert_contains(r.out, "\"layers_per_group\": 18,");
+	assert_contains(r.out, "\"full_attention\": 1,");
+	assert_contains(r.out, "\"sliding_window\": 1,");
+	assert_contains(r.out, "\"window_tokens\": 128");
 	const char *p = strstr(r.out, "\"num_gpu_blocks\": ");
 	assert_non_null(p);
 	long long blocks = atoll(p + strlen("\"num_gpu_blocks\": "));
@@ -133,6 +138,11 @@ static void sliding_layers_get_their_window(void **state)
 	 * few for 131072 tokens. */
 	snprintf(args, sizeof args, "%s --set engine.kv_offload_gib=10", oss);
 	refused(args, "9.00 GiB KV cache is needed", "larger than the available KV cache memory (8.67 GiB)");
+	run_cmd(&r, "'%s' run --set workload.num_prompts=4 --model gpt-oss-120b --set engine.max_model_len=65536 --set engine.kv_offload_gib=10 --format json",
+		SERVESIM_BIN);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "kv_cache_groups"));
+	cmd_result_free(&r);
 	/* So does vLLM before 0.10 (the version row's hybrid_kv;
 	 * vllm-project/vllm#14097 kept such models full attention). */
 	snprintf(args, sizeof args, "%s --set engine.vllm_version=0.9", oss);
@@ -156,6 +166,48 @@ static void sliding_layers_get_their_window(void **state)
 	snprintf(args, sizeof args, "--model gpt-oss-120b --set engine.gpu_memory_utilization=0.85 --set engine.max_model_len=%lld",
 		 fits + 16);
 	refused(args, "estimated maximum model length is", NULL);
+}
+
+/* _get_kv_cache_groups_uniform_page_size's grouping on the shipped
+ * hybrid configs: group_size is the fewer type's layer count unless the
+ * larger is under 1.5 times it, each type's layers split into groups of
+ * that size (the last padded), a pool block one 16-token block of
+ * group_size layers (2 × KV heads × head_dim × 2 bytes a token a layer).
+ * gemma-3-1b: 26 layers, every 6th global (4 full, 22 sliding, window
+ * 512), 1 KV head of 256: groups of 4, 1 + cdiv(22, 4) = 6, blocks of
+ * 4 × 16 × 1024 = 65,536 bytes. gemma-2-9b: 21 + 21 (window 4096), 8 KV
+ * heads of 256: 1 + 1 of 21, 21 × 16 × 8192 = 2,752,512. gpt-oss-20b:
+ * 12 + 12 (window 128), 8 of 64: 1 + 1 of 12, 12 × 16 × 2048 = 393,216. */
+static void kv_cache_groups_follow_vllms_grouping(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *model;
+		int layers, full, sliding, window;
+		double block_bytes;
+	} cases[] = {
+		{ "gemma-3-1b", 4, 1, 6, 512, 65536 },
+		{ "gemma-2-9b", 21, 1, 1, 4096, 2752512 },
+		{ "gpt-oss-20b", 12, 1, 1, 128, 393216 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct cmd_result r;
+		run_cmd(&r, "'%s' run --set workload.num_prompts=4 --model %s --format json", SERVESIM_BIN,
+			cases[i].model);
+		assert_int_equal(r.status, 0);
+		char want[160];
+		snprintf(want, sizeof want, "\"layers_per_group\": %d,", cases[i].layers);
+		assert_contains(r.out, want);
+		snprintf(want, sizeof want, "\"full_attention\": %d,", cases[i].full);
+		assert_contains(r.out, want);
+		snprintf(want, sizeof want, "\"sliding_window\": %d,", cases[i].sliding);
+		assert_contains(r.out, want);
+		snprintf(want, sizeof want, "\"window_tokens\": %d", cases[i].window);
+		assert_contains(r.out, want);
+		snprintf(want, sizeof want, "\"kv_bytes_per_block\": %.1f", cases[i].block_bytes);
+		assert_contains(r.out, want);
+		cmd_result_free(&r);
+	}
 }
 
 static void token_budget_checks(void **state)
@@ -206,6 +258,7 @@ int main(void)
 		cmocka_unit_test(the_link_domain_bounds_the_world),
 		cmocka_unit_test(the_pool_must_hold_max_model_len),
 		cmocka_unit_test(sliding_layers_get_their_window),
+		cmocka_unit_test(kv_cache_groups_follow_vllms_grouping),
 		cmocka_unit_test(token_budget_checks),
 		cmocka_unit_test(llama_cpp_has_no_fp8_cache),
 		cmocka_unit_test(plan_lists_refused_candidates),

@@ -8,19 +8,7 @@
 
 #include "textfile.h"
 
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-	(void)state;
-	return test_tmpdir_make(tmpdir, sizeof tmpdir, "textfile");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return test_tmpdir_remove(tmpdir);
-}
+TEST_TMPDIR_GROUP("textfile")
 
 /* The lines of text, walked, each followed by '\n' into out (cap bytes):
  * returns how many. */
@@ -152,5 +140,5 @@ int main(void)
 		cmocka_unit_test(lines_at_the_edges),
 		cmocka_unit_test(read_is_whole_or_one_line),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

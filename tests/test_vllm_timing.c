@@ -608,6 +608,10 @@ static void versions_pick_the_defaults(void **state)
 	assert_false(vllmver_find("0.11")->piecewise_only);
 	assert_true(vllmver_find("0.10")->hybrid_kv);
 	assert_false(vllmver_find("0.9")->hybrid_kv);
+	/* Shared experts on a second stream from 0.12 (#26440, #28406). */
+	assert_true(vllmver_find("0.12.0")->shared_expert_stream);
+	assert_true(vllmver_find("0.15.1")->shared_expert_stream);
+	assert_false(vllmver_find("0.11.2")->shared_expert_stream);
 	assert_ptr_equal(vllmver_find(""), vllmver_newest());
 	assert_ptr_equal(vllmver_find("0.99"), vllmver_newest());
 	assert_null(vllmver_find("0.4"));

@@ -11,19 +11,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-	(void)state;
-	return test_tmpdir_make(tmpdir, sizeof tmpdir, "wholefile");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return test_tmpdir_remove(tmpdir);
-}
+TEST_TMPDIR_GROUP("wholefile")
 
 static void put(const char *dir, const char *name, const char *text)
 {
@@ -216,5 +204,5 @@ int main(void)
 		cmocka_unit_test(a_fifo_is_written_in_place),
 		cmocka_unit_test(a_symlink_keeps_pointing),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

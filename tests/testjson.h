@@ -14,15 +14,12 @@
 /* servesim ARGS --format json's document; the caller json_decref()s it. */
 static inline json_t *servesim_json(const char *args)
 {
-	struct cmd_result r;
-	run_cmd(&r, "'%s' %s", SERVESIM_BIN, args);
-	if (r.status != 0)
-		fail_msg("servesim %s: exit %d\nstderr: %s", args, r.status, r.err);
+	char *out = test_servesim(0, args);
 	json_error_t je;
-	json_t *doc = json_loads(r.out, 0, &je);
+	json_t *doc = json_loads(out, 0, &je);
 	if (!doc)
 		fail_msg("servesim %s: not JSON: %s", args, je.text);
-	cmd_result_free(&r);
+	free(out);
 	return doc;
 }
 

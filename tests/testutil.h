@@ -15,13 +15,22 @@
  *
  * run_cmd(&r, fmt, …): runs a shell command, capturing stdout, stderr and
  * the exit status; free with cmd_result_free. For the CLI tests.
+ * test_servesim(want, args): `SERVESIM_BIN ARGS` (args as the shell reads
+ * them) must exit with status want; returns its stdout (owned), or fails
+ * the test showing stderr.
+ *
+ * test_slurp_path(path): a file's whole text, NUL-terminated (owned);
+ * fails the test when it cannot be opened.
  *
  * test_tmpdir_make(dir, cap, stem) / test_tmpdir_remove(dir): a fresh
  * folder /tmp/servesim-STEM-XXXXXX for a group's files (cmocka setup)
  * and its removal with everything in it (teardown); 0 or -1 each.
  * test_tmpdir(dir, cap, stem) / test_rmdir(dir): the same inside a test,
  * failing it (the folder named) when they cannot. test_path_exists(path):
- * whether stat finds it. The tests' one home for scratch folders.
+ * whether stat finds it. TEST_TMPDIR_GROUP("stem"): a group's folder,
+ * static char tmpdir[64], made by the group fixture tmpdir_setup and
+ * removed by tmpdir_teardown (cmocka_run_group_tests(tests, tmpdir_setup,
+ * tmpdir_teardown)). The tests' one home for scratch folders.
  */
 #ifndef SERVESIM_TESTUTIL_H
 #define SERVESIM_TESTUTIL_H
@@ -144,6 +153,28 @@ static inline void cmd_result_free(struct cmd_result *r)
 	r->out = r->err = NULL;
 }
 
+static inline char *test_slurp_path(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		fail_msg("%s: cannot open", path);
+	char *s = test_slurp(f);
+	fclose(f);
+	return s;
+}
+
+#ifdef SERVESIM_BIN
+static inline char *test_servesim(int want, const char *args)
+{
+	struct cmd_result r;
+	run_cmd(&r, "'%s' %s", SERVESIM_BIN, args);
+	if (r.status != want)
+		fail_msg("servesim %s: exit %d, expected %d\nstderr: %s", args, r.status, want, r.err);
+	free(r.err);
+	return r.out;
+}
+#endif
+
 static inline int test_tmpdir_make(char *dir, size_t cap, const char *stem)
 {
 	int n = snprintf(dir, cap, "/tmp/servesim-%s-XXXXXX", stem);
@@ -174,5 +205,18 @@ static inline bool test_path_exists(const char *path)
 	struct stat st;
 	return stat(path, &st) == 0;
 }
+
+#define TEST_TMPDIR_GROUP(stem)                                          \
+	static char tmpdir[64];                                          \
+	static int tmpdir_setup(void **state)                            \
+	{                                                                \
+		(void)state;                                             \
+		return test_tmpdir_make(tmpdir, sizeof tmpdir, (stem));  \
+	}                                                                \
+	static int tmpdir_teardown(void **state)                         \
+	{                                                                \
+		(void)state;                                             \
+		return test_tmpdir_remove(tmpdir);                       \
+	}
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "inidoc.h"
 #include "modelname.h"
+#include "pathname.h"
 #include "xalloc.h"
 
 #ifndef SERVESIM_SOURCE_DIR
@@ -107,9 +108,7 @@ const char *catalog_dir(enum catalog_kind kind, char *buf, size_t cap)
 
 void catalog_id_of(const char *path, char *out, size_t cap)
 {
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	snprintf(out, cap, "%s", base);
+	snprintf(out, cap, "%s", pathname_base(path));
 	char *dot = strrchr(out, '.');
 	if (dot && (!strcmp(dot, ".json") || !strcmp(dot, ".ini") || !strcmp(dot, ".gp")))
 		*dot = '\0';

@@ -218,7 +218,7 @@ static int bad_value(const struct inidoc *doc, const struct inidoc_entry *en,
 		       en->key, k->expect, en->value);
 }
 
-static bool in_range(const struct inidoc_key *k, double v)
+bool inidoc_key_in_range(const struct inidoc_key *k, double v)
 {
 	if (k->flags & INI_MIN_EXCLUSIVE ? v <= k->min : v < k->min)
 		return false;
@@ -232,14 +232,14 @@ static int store(const struct inidoc *doc, const struct inidoc_entry *en,
 	switch (k->type) {
 	case INI_DOUBLE: {
 		double v;
-		if (num_parse_double(en->value, &v) || !in_range(k, v))
+		if (num_parse_double(en->value, &v) || !inidoc_key_in_range(k, v))
 			return bad_value(doc, en, k, e);
 		*(double *)field = v;
 		return 0;
 	}
 	case INI_INT: {
 		int64_t v;
-		if (num_parse_int64(en->value, &v) || !in_range(k, (double)v))
+		if (num_parse_int64(en->value, &v) || !inidoc_key_in_range(k, (double)v))
 			return bad_value(doc, en, k, e);
 		*(int64_t *)field = v;
 		return 0;

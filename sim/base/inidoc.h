@@ -96,6 +96,12 @@ struct inidoc_key {
 	const char *const *choices;   /* INI_ENUM: NULL-terminated names */
 };
 
+/* Whether v is within key k's range: from min (excluded with
+ * INI_MIN_EXCLUSIVE) to max, or +inf where INI_ALLOW_INF; NaN never is.
+ * What inidoc_bind accepts for a number, and what keydoc shows as a
+ * default (a sentinel outside it is "unset"). Cannot fail. */
+bool inidoc_key_in_range(const struct inidoc_key *k, double v);
+
 /* Binds every entry of doc whose section is one of the table's sections
  * into obj. Entries in sections the table does not know are errors unless
  * allow_other_sections. Returns 0 or -1 with e set. seen, when not NULL,

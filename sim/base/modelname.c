@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "catalog.h"
+#include "xalloc.h"
 
 static bool set_path(struct modelname *out, const char *a, const char *b)
 {
@@ -112,14 +113,14 @@ static bool from_hf_cache(const char *name, const char *quant, const char *cache
 	struct dirent *de;
 	while ((de = readdir(d)) && n < 256)
 		if (de->d_name[0] != '.')
-			names[n++] = strdup(de->d_name);
+			names[n++] = xstrdup(de->d_name);
 	closedir(d);
 	qsort(names, (size_t)n, sizeof *names, cmp_str);
 	bool ok = false;
 	for (int i = 0; i < n; i++) {
 		char dir[4096 + 900];
 		snprintf(dir, sizeof dir, "%s/snapshots/%s", repo, names[i]);
-		if (!ok && names[i] && from_folder_quant(dir, quant, out))
+		if (!ok && from_folder_quant(dir, quant, out))
 			ok = true;
 		free(names[i]);
 	}

@@ -1,4 +1,5 @@
 #include "wholefile.h"
+#include "pathname.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -133,17 +134,6 @@ int wholefile_mkdirs(const char *dir, struct err *e)
 	return 0;
 }
 
-/* path's parent folder in out ("." when it has none). */
-static void parent_of(const char *path, char *out, size_t cap)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(out, cap, ".");
-	else if (slash == path)
-		snprintf(out, cap, "/");
-	else
-		snprintf(out, cap, "%.*s", (int)(slash - path), path);
-}
 
 int wholefile_check(const char *path, struct err *e)
 {
@@ -155,7 +145,7 @@ int wholefile_check(const char *path, struct err *e)
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return err_set(e, "%s: cannot write: a folder of that name exists", given);
-	parent_of(path, dir, sizeof dir);
+	pathname_parent(path, dir, sizeof dir);
 	if (stat(dir, &st) != 0)
 		return err_set(e, "%s: cannot write: its folder %s: %s", given, dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
@@ -178,7 +168,7 @@ static int prepare(struct wholedir *d, const char *dir, struct err *e)
 	memcpy(d->dir, dir, len);
 	d->dir[len] = '\0';
 	char parent[PATH_MAX];
-	parent_of(d->dir, parent, sizeof parent);
+	pathname_parent(d->dir, parent, sizeof parent);
 	if (wholefile_mkdirs(parent, e))
 		return -1;
 	struct stat st;

@@ -21,7 +21,6 @@
 
 const char *const runobs_metric_names[] = { "ttft", "itl", "e2e", NULL };
 
-#define MAX_FILE_BYTES ((size_t)1 << 30)
 #define TRIED "vllm bench serve result JSON (one or --append-result's several), SGLang bench_serving JSON lines, " \
 	      "Ollama /api/generate or /api/chat JSON, `ollama run --verbose` text, llama-server responses, llama-bench Markdown/CSV/JSON/JSONL/SQL, " \
 	      "LLMPerf, trtllm-bench, GenAI-Perf or GuideLLM summary JSON, " \
@@ -39,15 +38,9 @@ void runobs_note(struct runobs_set *set, const char *fmt, ...)
 	set->notes[set->n_notes++] = xstrdup(buf);
 }
 
-const char *runobs_base_name(const char *path)
+char *runobs_read_text(const char *path, struct err *e)
 {
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
-static char *slurp(const char *path, struct err *e)
-{
-	return textfile_read(path, MAX_FILE_BYTES, e);
+	return textfile_read(path, RUNOBS_MAX_FILE_BYTES, e);
 }
 
 /* ---- building a scenario ----------------------------------------------- */
@@ -141,7 +134,7 @@ int runobs_add_single_request(struct inidoc *ov, long long in, long long out, st
 
 int runobs_load(struct runobs_set *set, const char *path, const struct runobs_opts *o, struct err *e)
 {
-	char *text = slurp(path, e);
+	char *text = runobs_read_text(path, e);
 	if (!text)
 		return -1;
 	const char *p = text;

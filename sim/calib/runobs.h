@@ -96,6 +96,12 @@ struct runobs_opts {
 	long long max_requests;          /* 0: no subsampling */
 };
 
+/* A measurement file's text as runobs_load reads it (textfile_read, at
+ * most 1 GiB): the caller's to free; NULL with e naming the file. The
+ * limit validate's readers share (validateany.c). */
+#define RUNOBS_MAX_FILE_BYTES ((size_t)1 << 30)
+char *runobs_read_text(const char *path, struct err *e);
+
 /* Appends path's observations to *set. Returns 0, or -1 with e naming the
  * file (and line, key) and *set holding what earlier files added. */
 int runobs_load(struct runobs_set *set, const char *path, const struct runobs_opts *opts,

@@ -9,6 +9,7 @@
 
 #include "calibcsv.h"
 #include "catalog.h"
+#include "pathname.h"
 #include "promscrape.h"
 #include "runobs_int.h"
 
@@ -70,7 +71,7 @@ int runobs_from_prometheus(struct runobs_set *set, const char *text, const char 
 		promscrape_label(&s, "vllm:time_to_first_token_seconds_count", "model_name", model, sizeof model);
 	struct runobs ob;
 	runobs_init(&ob, "prometheus", OBS_CLOCK_ENGINE, OBS_ITL_GAPS);
-	snprintf(ob.id, sizeof ob.id, "%s", runobs_base_name(path));
+	snprintf(ob.id, sizeof ob.id, "%s", pathname_base(path));
 	struct runobs_point *p = runobs_add_point(&ob, -1);
 	p->ms[OBS_TTFT] = hist_mean_ms(&s, "vllm:time_to_first_token_seconds");
 	p->ms[OBS_ITL] = hist_mean_ms(&s, "vllm:inter_token_latency_seconds");

@@ -13,6 +13,7 @@
 #include "llamaserver.h"
 #include "ollamaresp.h"
 #include "otherbench.h"
+#include "pathname.h"
 #include "runobs_int.h"
 
 /* ---- vllm bench serve ---------------------------------------------------- */
@@ -37,7 +38,7 @@ int runobs_from_vllm(struct runobs_set *set, const json_t *top, const char *path
 	struct runobs ob;
 	bool sglang = !strcmp(b.version, "sglang bench_serving");
 	runobs_init(&ob, sglang ? "sglang-bench" : "vllm-bench", OBS_CLOCK_CLIENT, OBS_ITL_GAPS);
-	snprintf(ob.id, sizeof ob.id, "%s", runobs_base_name(path));
+	snprintf(ob.id, sizeof ob.id, "%s", pathname_base(path));
 	struct inidoc ov = { 0 };
 	int rc = runobs_add_run(&ov, model, o->weights, o, e);
 	bool arrays = b.has_input_lens && b.has_output_lens;
@@ -141,7 +142,7 @@ int runobs_from_json_text(struct runobs_set *set, const char *text, const char *
 					     (long long)ob->sc.output.mean);
 				}
 				if (json_array_size(runs) > 1)
-					snprintf(set->v[set->len - 1].id, sizeof set->v->id, "%s#%zu", runobs_base_name(path), k);
+					snprintf(set->v[set->len - 1].id, sizeof set->v->id, "%s#%zu", pathname_base(path), k);
 			}
 			json_decref(runs);
 		} else if (llamabench_sniff_json(top)) {
@@ -194,7 +195,7 @@ int runobs_from_json_text(struct runobs_set *set, const char *text, const char *
 			if (rc)
 				err_prefix(e, "%s:%d: result %zu of %zu", path, vals.line[i], i + 1, vals.len);
 			if (!rc)
-				snprintf(set->v[set->len - 1].id, sizeof set->v->id, "%s:%d", runobs_base_name(path), vals.line[i]);
+				snprintf(set->v[set->len - 1].id, sizeof set->v->id, "%s:%d", pathname_base(path), vals.line[i]);
 		}
 	} else {
 		*handled = false;

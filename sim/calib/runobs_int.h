@@ -25,7 +25,6 @@
 
 /* What a reader had to assume or skip, kept in set->notes. */
 void runobs_note(struct runobs_set *set, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-const char *runobs_base_name(const char *path);
 /* Whether the user's --set gives section.key. */
 bool runobs_user_sets(const struct runobs_opts *o, const char *section, const char *key);
 

@@ -9,6 +9,7 @@
 #include "llamabench.h"
 #include "llamaserver.h"
 #include "ollamaresp.h"
+#include "pathname.h"
 #include "runobs_int.h"
 
 /* ---- Ollama ------------------------------------------------------------------ */
@@ -37,7 +38,7 @@ int runobs_from_ollama(struct runobs_set *set, const char *text, const char *pat
 		}
 		struct runobs ob;
 		runobs_init(&ob, "ollama", OBS_CLOCK_ENGINE, OBS_ITL_GAPS);
-		snprintf(ob.id, sizeof ob.id, "%s:%d", runobs_base_name(path), r->line);
+		snprintf(ob.id, sizeof ob.id, "%s:%d", pathname_base(path), r->line);
 		struct inidoc ov = { 0 };
 		if (runobs_add_run(&ov, o->model, o->weights, o, e) ||
 		    runobs_add_single_request(&ov, r->prompt_eval_count, r->eval_count, e) ||
@@ -97,7 +98,7 @@ int runobs_from_llamabench(struct runobs_set *set, struct llamabench_list *l, co
 			snprintf(test, sizeof test, "tg%lld", (long long)t->n_gen);
 		else
 			snprintf(test, sizeof test, "pp%lld+tg%lld", (long long)t->n_prompt, (long long)t->n_gen);
-		snprintf(ob.id, sizeof ob.id, "%s:%d (%s)", runobs_base_name(path), t->line, test);
+		snprintf(ob.id, sizeof ob.id, "%s:%d (%s)", pathname_base(path), t->line, test);
 		long long in = t->n_prompt > 0 ? t->n_prompt : 1, out = t->n_gen + 1;
 		struct inidoc ov = { 0 };
 		if (runobs_add_run(&ov, o->model, weights, o, e) || runobs_add_single_request(&ov, in, out, e) ||

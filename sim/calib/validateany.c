@@ -11,22 +11,13 @@
 #include "run.h"
 #include "runfit.h"
 #include "runobs.h"
-#include "textfile.h"
 #include "vllmlog.h"
 #include "xalloc.h"
-
-/* The files runobs reads are at most 1 GiB, as it reads them. */
-#define MAX_FILE_BYTES ((size_t)1 << 30)
-
-static char *read_text(const char *path, struct err *e)
-{
-	return textfile_read(path, MAX_FILE_BYTES, e);
-}
 
 bool validateany_is_vllm_result(const char *path)
 {
 	struct err e;
-	char *text = read_text(path, &e);
+	char *text = runobs_read_text(path, &e);
 	if (!text)
 		return true;   /* validate_run reports it */
 	struct jsonvals v;
@@ -165,7 +156,7 @@ static json_t *observations(const char *path, const struct validate_opts *o, str
 
 json_t *validateany_run(const char *path, const struct validate_opts *o, struct err *e)
 {
-	char *text = read_text(path, e);
+	char *text = runobs_read_text(path, e);
 	if (!text)
 		return NULL;
 	json_t *d = vllmlog_sniff(text) ? startup_log(path, text, o, e) : observations(path, o, e);

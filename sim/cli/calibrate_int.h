@@ -13,7 +13,6 @@
 #include "hwprofile.h"
 
 void calib_help(FILE *f);                      /* the verb's usage and options */
-const char *calib_base_name(const char *path); /* borrowed: the part after the last '/' */
 
 /* An integer option in [lo, hi]; -1 with e naming the option otherwise. */
 int calib_parse_int(const char *name, const char *s, long long lo, long long hi, long long *out,

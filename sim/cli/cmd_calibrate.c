@@ -23,11 +23,13 @@
 #include "effparam.h"
 #include "list.h"
 #include "num.h"
+#include "pathname.h"
 #include "profwrite.h"
 #include "progress.h"
 #include "runfit.h"
 #include "runobs.h"
 #include "wholefile.h"
+#include "xalloc.h"
 
 #define DEFAULT_MAX_REQUESTS 5000
 
@@ -76,12 +78,6 @@ void calib_help(FILE *f)
 		"written; without convergence a warning and the table go to stderr, stdout stays\n"
 		"empty); 1 cannot write, the probe failed, or no CUDA support (gpu).\n",
 		DEFAULT_MAX_REQUESTS);
-}
-
-const char *calib_base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
 }
 
 int calib_parse_int(const char *name, const char *s, long long lo, long long hi, long long *out,
@@ -171,14 +167,14 @@ static void print_runs_table(FILE *f, const struct runobs_set *set, const struct
 	if (w > 60)
 		w = 60;
 	fprintf(f, "%-*s %5s %-6s %10s %10s %9s %10s %9s\n", (int)w, "run", "stage", "metric", "measured",
-	       "before", "error", "after", "error");
+	        "before", "error", "after", "error");
 	struct mape tb = { 0 }, ta = { 0 }, hb = { 0 }, ha = { 0 };
 	for (size_t k = 0; k < r->n_vals; k++) {
 		const struct runfit_value *v = &r->vals[k];
 		const struct runobs *ob = &set->v[v->obs];
 		double eb = calib_pct(v->before_ms, v->measured_ms), ea = calib_pct(v->after_ms, v->measured_ms);
 		fprintf(f, "%-*.*s %5d %-6s %10.2f %10.2f", (int)w, (int)w, ob->id, ob->pts[v->point].stage,
-		       runobs_metric_names[v->metric], v->measured_ms, v->before_ms);
+		        runobs_metric_names[v->metric], v->measured_ms, v->before_ms);
 		calib_put_pct(f, eb);
 		fprintf(f, " %10.2f", v->after_ms);
 		calib_put_pct(f, ea);
@@ -295,9 +291,7 @@ static int calibrate_runs(int argc, char **argv)
 		}
 	for (size_t i = 0; i < set.n_notes; i++)
 		fprintf(stderr, "servesim calibrate runs: note: %s\n", set.notes[i]);
-	holdout = calloc(set.len ? set.len : 1, sizeof *holdout);
-	if (!holdout)
-		abort();
+	holdout = xcalloc(set.len ? set.len : 1, sizeof *holdout);
 	if (holdout_list && parse_holdout(holdout_list, &set, holdout, &e)) {
 		cli_fail("calibrate runs", &e);
 		goto out;
@@ -321,11 +315,11 @@ static int calibrate_runs(int argc, char **argv)
 		if (argc - optind > 1)
 			snprintf(source, sizeof source,
 				 "fitted by servesim calibrate from %s and %d more files on %s",
-				 calib_base_name(argv[optind]), argc - optind - 1, date);
+				 pathname_base(argv[optind]), argc - optind - 1, date);
 		else
 			snprintf(source, sizeof source,
 				 "fitted by servesim calibrate from %s on %s",
-				 calib_base_name(argv[optind]), date);
+				 pathname_base(argv[optind]), date);
 		snprintf(c0, sizeof c0,
 			 "Calibrated copy of %s: [efficiency] fitted by `servesim calibrate runs` "
 			 "to %zu real runs (%zu values, %zu held out)",

@@ -19,6 +19,7 @@
 #include "fit.h"
 #include "fitfamily.h"
 #include "num.h"
+#include "pathname.h"
 #include "probecsv.h"
 #include "proberun.h"
 #include "profwrite.h"
@@ -39,11 +40,11 @@ static void put_us(FILE *f, double us)
 static void print_probe_table(FILE *f, const struct probe_data *d, const struct fit_result *r)
 {
 	fprintf(f, "%-13s %-22s %7s %7s %-5s %12s %12s %9s %12s %9s\n", "kind", "shape", "tokens", "context",
-	       "dtype", "measured_us", "before_us", "error", "after_us", "error");
+	        "dtype", "measured_us", "before_us", "error", "after_us", "error");
 	for (size_t i = 0; i < d->len; i++) {
 		const struct probe_row *row = &d->rows[i];
 		fprintf(f, "%-13s %-22s %7lld %7lld %-5s %12.2f", probe_kind_names[row->kind], row->shape,
-		       (long long)row->tokens, (long long)row->context, probe_dtype_names[row->dtype], row->time_us);
+		        (long long)row->tokens, (long long)row->context, probe_dtype_names[row->dtype], row->time_us);
 		put_us(f, r->before_us[i]);
 		calib_put_pct(f, calib_pct(r->before_us[i], row->time_us));
 		put_us(f, r->after_us[i]);
@@ -80,8 +81,8 @@ static void print_family_table(FILE *out, const struct fit_result *r, int dtype)
 					: "launch-bound rows, or stand-in attention kernels inside");
 			else if (fr->median_ratio > 0 && f->kind == PROBE_ELEMENTWISE)
 				fprintf(out, " none: reached %.2f of %s (median); %.1f us at %lld token%s\n",
-				       1 / fr->median_ratio, f->report, fr->first_us, (long long)fr->first_tokens,
-				       fr->first_tokens == 1 ? "" : "s");
+				        1 / fr->median_ratio, f->report, fr->first_us, (long long)fr->first_tokens,
+				        fr->first_tokens == 1 ? "" : "s");
 			else if (fr->median_ratio > 0)
 				fprintf(out, " none: reached %.2f of %s\n", 1 / fr->median_ratio, f->report);
 			else
@@ -93,8 +94,8 @@ static void print_family_table(FILE *out, const struct fit_result *r, int dtype)
 			double v = effparam_value(&r->after, ps[i]);
 			if (fr->bound && r->bounded[ps[i]])
 				fprintf(out, "%s%s >= %.4g (lower bound; %s %.4g)", sep, effparam_get(ps[i])->key, r->bound[ps[i]],
-				       r->bound[ps[i]] > effparam_value(&r->before, ps[i]) ? "raised to" : "kept",
-				       v);
+				        r->bound[ps[i]] > effparam_value(&r->before, ps[i]) ? "raised to" : "kept",
+				        v);
 			else if (fr->bound)
 				continue;
 			else if (r->fitted[ps[i]])
@@ -106,7 +107,7 @@ static void print_family_table(FILE *out, const struct fit_result *r, int dtype)
 		fprintf(out, "\n");
 		if (fr->bound)
 			fprintf(out, "%12s   %s; this kernel reached %s: its rows bound the efficiency from below\n", "",
-			       f->production, fr->grade >= 0 ? "less" : "an unknown fraction");
+			        f->production, fr->grade >= 0 ? "less" : "an unknown fraction");
 	}
 }
 
@@ -123,7 +124,7 @@ static void print_clocks(FILE *f, const struct probe_data *d)
 		}
 		if (probecsv_throttled(c))
 			fprintf(f, "%s: family %s ran throttled (%s, SM %.0f MHz): its rows may read slow\n", d->path,
-			       c->family, c->throttle, c->sm_mhz);
+			        c->family, c->throttle, c->sm_mhz);
 	}
 	if (hi > 0)
 		fprintf(f, "%s: SM clock %.0f-%.0f MHz over %d families\n", d->path, lo, hi, d->n_clocks);
@@ -217,7 +218,7 @@ static int fit_and_write(const char *const *paths, int n, const char *hardware, 
 		if (n > 1)
 			snprintf(more, sizeof more, " and %d more file%s", n - 1, n > 2 ? "s" : "");
 		snprintf(source, sizeof source, "fitted by servesim calibrate from %s%s on %s",
-			 calib_base_name(probe_path), more, date);
+			 pathname_base(probe_path), more, date);
 		int n_bounded = 0;
 		for (int id = 0; id < EFF_N_PARAMS; id++)
 			if (r.bounded[id] && strlen(c3) < 180) {

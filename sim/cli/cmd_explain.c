@@ -125,6 +125,9 @@ static void print_kernels(const struct perf *p, const struct perf_op *ops)
 		char measured[INI_VALUE_MAX + 256];
 		if (measured_gemm(p, i, op, measured, sizeof measured))
 			printf("  %-18s   %s\n", "", measured);
+		if (i == PERF_EXPERTS && p->shared_stream && p->shared_bytes > 0)
+			printf("  %-18s   %s\n", "",
+			       "less the shared experts' time on their second stream, up to the calls' fixed part, in steps of <= 256 tokens (perf/moeshared.c: vllm-project/vllm#26440, #28406; estimate)");
 	}
 	if (p->backend->kernel_us > 0)
 		printf("  %-18s %.0f + %.0f kernels a layer at %.1f us each\n  %-18s   %s\n", "launch floor",

@@ -376,6 +376,11 @@ static int resolve_timing(struct engine *g, struct err *e)
 	 * vllm#12622, "Default to generation_config from model"), none before. */
 	bool gen_auto = cfg->vllm.generation_config_given ? cfg->vllm.generation_config == 0 : v->minor >= 8;
 	g->ovh.piecewise_only = v->piecewise_only && !prof->decode_only_graphs;
+	if (v->capture_grid8 && !prof->decode_only_graphs && g->ovh.n_capture > 0) {
+		g->ovh.n_capture = overhead_capture_sizes_grid8(g->max_seqs, g->mnbt, g->ovh.capture,
+								 OVERHEAD_MAX_CAPTURE);
+		g->ovh.grid16_from = INT32_MAX;
+	}
 	g->ovh.sampler = sampling_path(&sp, gen_auto, &g->setup.model->gen, (double)g->setup.model->vocab);
 	g->ovh.penalties = sampling_penalties(gen_auto, &g->setup.model->gen);
 	g->ovh.min_p = sampling_min_p(&sp, gen_auto, &g->setup.model->gen, g->ovh.sampler);
@@ -407,6 +412,8 @@ static int build_perf(struct engine *g, struct err *e)
 			       cfg->pipeline_parallel_at, (long long)m->n_layers, (long long)cfg->pipeline_parallel_size);
 	perf_pipeline(&g->perf, (int)cfg->pipeline_parallel_size);
 	perf_offload(&g->perf, cfg->cpu_offload_gb, model_weight_bytes_per_gpu(m, g->setup.weights, tp, g->perf.pp));
+	const struct vllm_version *v = vllmver_find(cfg->vllm.vllm_version);
+	g->perf.shared_stream = v && v->shared_expert_stream;
 	return 0;
 }
 

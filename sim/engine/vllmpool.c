@@ -32,12 +32,11 @@
  * one block of every full group, so a request draws its blocks as with a
  * single group. vLLM turns the manager off when a KV connector is set
  * (VllmConfig.__post_init__: "Turning off hybrid kv cache manager because
- * `--kv-transfer-config` is set"): the CPU tier (kv_offload_gib, the
- * offloading connector) and a disaggregated prefill side (NixlConnector)
- * keep one group of all layers, as does
- * a disaggregated decode side. Chunked local attention (Llama 4), which
- * vLLM also keeps out of the manager by default, is not a sliding window
- * here. Before vLLM 0.10 (the version row's hybrid_kv) such models were
+ * `--kv-transfer-config` is set"): with the CPU tier (kv_offload_gib,
+ * the offloading connector) and on either side of a disaggregated pair
+ * (NixlConnector) every layer stays in one group. Chunked local
+ * attention (Llama 4), which vLLM also keeps out of the manager by
+ * default, is not a sliding window here. Before vLLM 0.10 (the version row's hybrid_kv) such models were
  * full attention to the KV cache manager (vllm-project/vllm#14097).
  * Without sliding layers, or with only sliding ones: one group of every
  * layer (full_groups 1, window_groups 0). */

@@ -30,9 +30,14 @@ struct vllm_version {
 				      * NULL without timing */
 	bool piecewise_only;         /* cudagraph_mode PIECEWISE: a decode-only
 				      * step replays the pieces too (no full graph) */
+	bool capture_grid8;          /* CUDA-graph sizes every 8 up to 512
+				      * (overhead_capture_sizes_grid8), not by 16
+				      * from 256 */
 	bool hybrid_kv;              /* the hybrid KV cache manager: sliding-window
 				      * layers in KV cache groups of their own
 				      * (engine/vllmpool.c) */
+	bool shared_expert_stream;   /* shared experts on a second stream beside the
+				      * routed ones (perf/moeshared.c) */
 	const char *source;
 };
 

@@ -111,9 +111,11 @@ struct perf_kernel {
  * bandwidth term and the grid's passes. Traffic per byte
  * of message each GPU sends: one-shot tp - 1, two-shot and ring
  * 2(tp - 1)/tp, multimem 1 whatever tp (NVLink SHARP: the NVSwitch
- * reduces and multicasts; its rows run on Hopper NVLink parts only, the
- * sm90 sizes and fit of vLLM's symmetric-memory all-reduce). */
-enum perf_traffic { TRAFFIC_ONE_SHOT, TRAFFIC_TWO_SHOT, TRAFFIC_RING, TRAFFIC_MULTIMEM };
+ * reduces and multicasts). The symmetric-memory rows (multimem, and the
+ * same communicator's two-shot kernel at tp 2) run on Hopper NVLink parts
+ * with an NVSwitch only, at the sm90 sizes of vLLM's symmetric-memory
+ * all-reduce (collective.c). */
+enum perf_traffic { TRAFFIC_ONE_SHOT, TRAFFIC_TWO_SHOT, TRAFFIC_RING, TRAFFIC_MULTIMEM, TRAFFIC_SYMM_TWO_SHOT };
 
 struct perf_collective {
 	const char *name;
@@ -132,16 +134,26 @@ struct perf_collective {
 
 /* A collective kernel launched on a fixed grid, which sweeps each GPU's
  * share of a message (two-shot: message / tp; one-shot: all of it) in
- * whole passes of pass_bytes, each costing pass_us however full. */
+ * whole passes of pass_bytes, each costing pass_us however full; and a
+ * generation's own parameters for a row (pass_bytes 0: no grid, only
+ * latency_us and link_frac in place of the row's). */
 struct perf_coll_grid {
 	const struct perf_collective *row;
 	double pass_bytes;
 	double pass_us;
 	const char *source;
+	int gen;           /* enum hw_tensor_gen it is for; HW_TC_NONE: parts without their own */
+	double latency_us; /* for that generation, in place of the row's; 0: the row's */
+	double link_frac;  /* likewise; 0: the row's */
 };
 
-/* The grid of row c, or NULL (a row timed by its bytes alone). */
+/* The grid of row c, or NULL (a row timed by its bytes alone): the entry
+ * for parts without their own. */
 const struct perf_coll_grid *perf_coll_grid_of(const struct perf_collective *c);
+
+/* The grid of row c on hw: the entry of hw's tensor-core generation where
+ * one exists, else perf_coll_grid_of's; NULL as it. */
+const struct perf_coll_grid *perf_coll_grid_for(const struct perf_collective *c, const struct hw_profile *hw);
 
 struct perf_backend {
 	const char *name;            /* "vllm-cuda" … */
@@ -189,5 +201,10 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
  * link_frac, less where its grid's passes take longer than the bytes
  * (explain's efficiency of the all-reduce row). */
 double perf_allreduce_frac(const struct perf_collective *c, const struct hw_profile *hw, int tp, double bytes);
+
+/* Where row c's figures on hw come from (explain's source): its
+ * generation's entry where hw's tensor-core generation has one, else the
+ * row's own. */
+const char *perf_allreduce_source(const struct perf_collective *c, const struct hw_profile *hw);
 
 #endif

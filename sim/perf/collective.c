@@ -8,8 +8,10 @@
  *
  * Invariants: a backend's collectives include a ring row with no size or
  * group limit, so a choice always exists; time rises with the message and
- * falls with link and NIC bandwidth except where vLLM's own switch moves a
- * message past custom all-reduce's buffer onto the cheaper multimem kernel.
+ * falls with link and NIC bandwidth except at vLLM's own switches: a
+ * message past custom all-reduce's buffer onto the cheaper multimem
+ * kernel, and one past symmetric memory's two-shot buffer onto NCCL (tp 2:
+ * 64 MiB on Hopper, 8 MiB on Blackwell).
  */
 #include "backend.h"
 
@@ -37,13 +39,29 @@ static double traffic(int kind, double tp)
 /* The time a row's grid takes over its passes (perf_coll_grid: each GPU's
  * share, 1/tp of the message for two-shot, swept in whole passes, a
  * part-filled last one costing a full one); 0 for a row without one. */
-static double grid_s(const struct perf_collective *c, double tp, double bytes)
+static double grid_s(const struct perf_collective *c, const struct hw_profile *hw, double tp, double bytes)
 {
-	const struct perf_coll_grid *g = perf_coll_grid_of(c);
-	if (!g)
+	const struct perf_coll_grid *g = perf_coll_grid_for(c, hw);
+	if (!g || g->pass_bytes <= 0)
 		return 0;
 	double share = c->traffic == TRAFFIC_TWO_SHOT ? bytes / tp : bytes;
 	return ceil(share / g->pass_bytes) * g->pass_us * 1e-6;
+}
+
+/* Row c's fixed time on hw (us): its grid's for hw's generation where
+ * that sets one, else the row's. */
+static double row_latency_us(const struct perf_collective *c, const struct hw_profile *hw)
+{
+	const struct perf_coll_grid *g = perf_coll_grid_for(c, hw);
+	return g && g->latency_us > 0 ? g->latency_us : c->latency_us;
+}
+
+/* Row c's link fraction on hw: its generation's where that sets one,
+ * else the row's. */
+static double row_frac(const struct perf_collective *c, const struct hw_profile *hw)
+{
+	const struct perf_coll_grid *g = perf_coll_grid_for(c, hw);
+	return g && g->link_frac > 0 ? g->link_frac : c->link_frac;
 }
 
 /* Whether c is one of vLLM's custom all-reduce rows (one-shot or
@@ -51,6 +69,14 @@ static double grid_s(const struct perf_collective *c, double tp, double bytes)
 static bool custom_row(const struct perf_collective *c)
 {
 	return c->traffic == TRAFFIC_ONE_SHOT || c->traffic == TRAFFIC_TWO_SHOT;
+}
+
+/* Whether c is one of the symmetric-memory rows (vLLM's
+ * SymmMemCommunicator: multimem, or its two-shot kernel), which run
+ * wherever they may once custom all-reduce may not, before NCCL. */
+static bool symm_row(const struct perf_collective *c)
+{
+	return c->traffic == TRAFFIC_MULTIMEM || c->traffic == TRAFFIC_SYMM_TWO_SHOT;
 }
 
 /* Whether the GPU-to-GPU link is NVLink (nvlink3/4/5; NVLink-C2C joins a
@@ -68,6 +94,14 @@ static bool nvlink_kind(const struct hw_profile *hw)
 static bool hopper_multicast(const struct hw_profile *hw)
 {
 	return hw->arch.present && hw->arch.tensor_gen == HW_TC_HOPPER && nvlink_kind(hw) && hw->nvswitch;
+}
+
+/* Blackwell (sm100: B200, GB200) over NVLink through an NVSwitch, where
+ * vLLM's symmetric-memory all-reduce runs with its sm100 sizes ("10.0" in
+ * all_reduce_utils.py and _WORLD_SIZES_MULTIMEM). */
+static bool sm100_multicast(const struct hw_profile *hw)
+{
+	return hw->arch.present && hw->arch.tensor_gen == HW_TC_BLACKWELL && nvlink_kind(hw) && hw->nvswitch;
 }
 
 /* Custom all-reduce's buffer: a message must fit in it. 8 MiB by
@@ -95,9 +129,35 @@ static double custom_ar_buffer(const struct hw_profile *hw, int tp)
 	 * 16MB buffer size for ROCm"; backend_rocm.c's rows take 16 MiB). */
 	if (!strcmp(hw_link_names[hw->ic_kind], "infinity-fabric"))
 		return 2 * MIB_8;
+	/* sm100: CUSTOM_ALL_REDUCE_MAX_SIZES["10.0"], 2 / 2 / 1 / 1 MiB. */
+	if (sm100_multicast(hw))
+		return tp >= 6 ? MIB : 2 * MIB;
 	if (!hopper_multicast(hw))
 		return MIB_8;
 	return tp >= 8 ? MIB / 4 : tp >= 6 ? MIB / 2 : MIB_8;
+}
+
+/* vLLM's symmetric-memory all-reduce's buffer on Hopper with an NVSwitch
+ * (SYMM_MEM_ALL_REDUCE_MAX_SIZES["9.0"], all_reduce_utils.py): 64 MiB at tp
+ * 2, 32 at 4, 64 at 6 and 8; no other group size and no other device
+ * (0). A message must be strictly smaller (should_use_symm_mem). */
+static double symm_mem_cap(const struct hw_profile *hw, int tp)
+{
+	/* sm100 (SYMM_MEM_ALL_REDUCE_MAX_SIZES["10.0"]): 8 / 32 / 128 / 128 MiB. */
+	if (sm100_multicast(hw))
+		return tp == 2 ? 8 * MIB : tp == 4 ? 32 * MIB : tp == 6 || tp == 8 ? 128 * MIB : 0;
+	if (!hopper_multicast(hw))
+		return 0;
+	switch (tp) {
+	case 2:
+	case 6:
+	case 8:
+		return 64 * MIB;
+	case 4:
+		return 32 * MIB;
+	default:
+		return 0;
+	}
 }
 
 /* Whether every pair of a group of tp GPUs has its own GPU-to-GPU link:
@@ -132,9 +192,9 @@ static double row_busbw(const struct perf_collective *c, const struct perf_colle
 {
 	double link = group_link(hw, tp);
 	if (!c->scale_out)
-		return link * c->link_frac;
-	double nics = c->link_frac * hw->network_gbit_s / 8 * 1e9 * (double)hw->gpus_per_node;
-	return ring ? fmin(nics, link * ring->link_frac) : nics;
+		return link * row_frac(c, hw);
+	double nics = row_frac(c, hw) * hw->network_gbit_s / 8 * 1e9 * (double)hw->gpus_per_node;
+	return ring ? fmin(nics, link * row_frac(ring, hw)) : nics;
 }
 
 /* The GPUs one GPU-to-GPU link domain joins: the node's, or more (an
@@ -183,7 +243,16 @@ static bool coll_eligible(const struct perf_collective *c, const struct hw_profi
 	 * two-shot row runs there. */
 	if (c->traffic == TRAFFIC_TWO_SHOT && tp <= 2)
 		return false;
-	return c->traffic != TRAFFIC_MULTIMEM || hopper_multicast(hw);
+	/* vLLM's SymmMemCommunicator below its buffer: the multimem kernel at
+	 * world sizes 4, 6 and 8 on sm90 (_WORLD_SIZES_MULTIMEM["9.0"]), its
+	 * two-shot kernel at the one other size it takes, 2. */
+	if (symm_row(c)) {
+		/* sm100 takes multimem at 6 and 8 only, two-shot at 2 and 4. */
+		int multimem_min = sm100_multicast(hw) ? 6 : 4;
+		return bytes < symm_mem_cap(hw, tp) &&
+		       (c->traffic == TRAFFIC_MULTIMEM ? tp >= multimem_min : tp < multimem_min);
+	}
+	return true;
 }
 
 /* The seconds row c takes to move its traffic for bytes at its bus
@@ -197,10 +266,17 @@ static double move_s(const struct perf_collective *c, const struct perf_collecti
 
 double perf_allreduce_frac(const struct perf_collective *c, const struct hw_profile *hw, int tp, double bytes)
 {
+	double frac = row_frac(c, hw);
 	if (tp <= 1)
-		return c->link_frac;
-	double move = move_s(c, NULL, hw, tp, bytes), grid = grid_s(c, tp, bytes);
-	return grid > move ? c->link_frac * move / grid : c->link_frac;
+		return frac;
+	double move = move_s(c, NULL, hw, tp, bytes), grid = grid_s(c, hw, tp, bytes);
+	return grid > move ? frac * move / grid : frac;
+}
+
+const char *perf_allreduce_source(const struct perf_collective *c, const struct hw_profile *hw)
+{
+	const struct perf_coll_grid *g = perf_coll_grid_for(c, hw);
+	return g && g->gen != HW_TC_NONE ? g->source : c->source;
 }
 
 double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *hw, int tp, double bytes,
@@ -212,7 +288,7 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 		return 0;
 	double t = tp, best = INFINITY;
 	const struct perf_collective *ring = NULL;
-	bool has_scale_out = false, custom = false, one_shot = false;
+	bool has_scale_out = false, custom = false, one_shot = false, symm = false;
 	for (int i = 0; i < b->n_coll; i++) {
 		has_scale_out |= b->coll[i].scale_out;
 		if (!ring && b->coll[i].traffic == TRAFFIC_RING && !b->coll[i].scale_out)
@@ -221,20 +297,23 @@ double perf_allreduce_s(const struct perf_backend *b, const struct hw_profile *h
 	/* vLLM runs custom all-reduce wherever it may
 	 * (CudaCommunicator.all_reduce tries it before symmetric memory and
 	 * NCCL): then only its rows run, one-shot where its launcher picks it
-	 * (coll_eligible), else two-shot. */
+	 * (coll_eligible), else two-shot. Where it may not, symmetric memory
+	 * wherever that may, else NCCL. */
 	for (int i = 0; i < b->n_coll; i++) {
 		const struct perf_collective *c = &b->coll[i];
 		bool ok = coll_eligible(c, hw, tp, bytes, has_scale_out);
 		custom |= custom_row(c) && ok;
 		one_shot |= c->traffic == TRAFFIC_ONE_SHOT && ok;
+		symm |= symm_row(c) && ok;
 	}
 	for (int i = 0; i < b->n_coll; i++) {
 		const struct perf_collective *c = &b->coll[i];
 		if (!coll_eligible(c, hw, tp, bytes, has_scale_out) || (custom && !custom_row(c)) ||
-		    (one_shot && c->traffic == TRAFFIC_TWO_SHOT))
+		    (!custom && symm && !symm_row(c)) || (one_shot && c->traffic == TRAFFIC_TWO_SHOT))
 			continue;
 		double hops = c->ring_hops ? 2 * (t - 1) * hw->ic_latency_us : 0;
-		double s = (c->latency_us + hops) * 1e-6 + fmax(move_s(c, ring, hw, tp, bytes), grid_s(c, t, bytes));
+		double s = (row_latency_us(c, hw) + hops) * 1e-6 +
+			   fmax(move_s(c, ring, hw, tp, bytes), grid_s(c, hw, t, bytes));
 		if (s < best) {
 			best = s;
 			if (alg)

@@ -292,6 +292,20 @@ int overhead_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens,
 	return n;
 }
 
+int overhead_capture_sizes_grid8(int64_t max_num_seqs, int64_t max_num_batched_tokens, int32_t *out,
+				 int cap)
+{
+	int64_t max = 2 * max_num_seqs < 512 ? 2 * max_num_seqs : 512;
+	if (max_num_batched_tokens < max)
+		max = max_num_batched_tokens;
+	int n = 0;
+	for (int64_t s = 1; s <= 4 && s <= max && n < cap; s *= 2)
+		out[n++] = (int32_t)s;
+	for (int64_t s = 8; s <= max && n < cap; s += 8)
+		out[n++] = (int32_t)s;
+	return n;
+}
+
 int overhead_capture_sizes_v0(int64_t max_num_seqs, int32_t *out, int cap)
 {
 	int64_t max = max_num_seqs <= 4 ? (max_num_seqs <= 1 ? 1 : max_num_seqs <= 2 ? 2 : 4) :
@@ -321,6 +335,7 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 	o->step_overhead_per_seq_us = given & HW_GIVEN_STEP_PER_SEQ ? hw->eff.step_overhead_per_seq_us :
 				      prof->step_overhead_per_seq_us;
 	o->async = async;
+	o->grid16_from = 256;
 	if (!eager)
 		o->n_capture = prof->decode_only_graphs ? overhead_capture_sizes_v0(max_num_seqs, o->capture,
 									   OVERHEAD_MAX_CAPTURE) :

@@ -88,7 +88,7 @@ struct overhead_profile {
 	const char *source;
 };
 
-#define OVERHEAD_MAX_CAPTURE 64
+#define OVERHEAD_MAX_CAPTURE 72   /* 0.10's list: 3 + 64 */
 
 struct overhead_model {
 	const struct overhead_profile *prof;
@@ -98,6 +98,7 @@ struct overhead_model {
 	bool async;                    /* CPU work overlaps the GPU step */
 	int n_capture;                 /* 0: eager always (--enforce-eager) */
 	int32_t capture[OVERHEAD_MAX_CAPTURE];   /* ascending capture sizes, tokens */
+	int32_t grid16_from;           /* the sizes go by 16 from here (256), by 8 below */
 	double eager_launch_s;         /* host time to launch one eager forward */
 	double pieces;                 /* pieces of a piecewise graph: layers + 1 */
 	double vocab;                  /* the logits a sampled sequence has */
@@ -121,6 +122,14 @@ void overhead_profile_names(char *buf, size_t size);
 int overhead_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int32_t *out,
 			   int cap);
 
+/* vLLM 0.10's capture sizes (VllmConfig._set_cudagraph_sizes then:
+ * [1, 2, 4] + range(8, cuda_graph_sizes[0] + 1, 8), cuda_graph_sizes
+ * [min(2 × max_num_seqs, 512)]): multiples of 8 throughout, cut at
+ * max_num_batched_tokens as the newer list is (no step is larger). Writes
+ * at most cap sizes; returns how many. */
+int overhead_capture_sizes_grid8(int64_t max_num_seqs, int64_t max_num_batched_tokens, int32_t *out,
+				 int cap);
+
 /* vLLM V0's capture sizes (worker/model_runner.py _BATCH_SIZES_TO_CAPTURE):
  * [1, 2, 4] and multiples of 8 up to min(256, max_num_seqs rounded up to
  * the next of them). Writes at most cap sizes; returns how many. */
@@ -143,7 +152,7 @@ static inline int64_t overhead_padded(const struct overhead_model *o, int64_t to
 	    (o->prof->decode_only_graphs && tokens > seqs))
 		return 0;
 	int64_t p = tokens <= 4 ? (tokens <= 1 ? 1 : tokens <= 2 ? 2 : 4) :
-		    tokens < 256 ? (tokens + 7) / 8 * 8 : (tokens + 15) / 16 * 16;
+		    tokens < o->grid16_from ? (tokens + 7) / 8 * 8 : (tokens + 15) / 16 * 16;
 	/* The regular grid, unless max_num_batched_tokens cut the list. */
 	return p <= o->capture[o->n_capture - 1] ? p : o->capture[o->n_capture - 1];
 }

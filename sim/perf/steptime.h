@@ -10,6 +10,9 @@
  *     weights are read once per step whatever the batch (C19);
  *   - routed experts: E·(1-(1-k/E)^T) distinct experts touched by T tokens,
  *     each read once, at moe_efficiency of a dense matmul's efficiencies;
+ *     with the shared experts on a second stream (vLLM 0.12+, steps of at
+ *     most 256 tokens) the routed calls' fixed part hides under the shared
+ *     experts' reads (moeshared.c);
  *   - LM head, only for the sequences that sample a token;
  *   - prefill attention: causal pairs of the chunk against its context (C5);
  *   - decode attention: every sequence reads its whole KV cache (C16), at
@@ -38,6 +41,9 @@
  * grouped GEMM's BLOCK_SIZE_M. All-reduce: the backend's collective rows
  * by message size, group size and link. With every efficiency at 1 and no
  * overhead (perf_ideal), a batch-1 decode step is weight bytes ÷ bandwidth (C8).
+ *
+ * perfsetup.c builds struct perf (perf_init, the backend, pipeline stages,
+ * offload); steptime.c times steps on it.
  *
  * The accumulation struct is built incrementally by the scheduler, so the
  * cost of a step is O(sequences in it), with no allocation.
@@ -126,6 +132,9 @@ struct perf {
 					* instead of gemm_bw / gemm_vec_bw */
 	double dense_kernels;          /* weight matmul kernels of the dense row, all layers (qkv, o,
 					* gate/up, down; a MoE layer's shared experts and router) */
+	double shared_bytes;           /* the MoE layers' shared experts' weights (part of dense_bytes) */
+	bool shared_stream;            /* they run on a second stream beside the routed experts
+					* (vLLM's SharedFusedMoE from 0.12, steps of <= 256 tokens) */
 	double moe_cmax, moe_bw;       /* grouped GEMM: fraction of peak, bytes/s */
 	const struct perf_curve *moe_bw_curve;  /* moe_bw is moe_stream × this at expert_n (NULL:
 						 * a fixed fraction); perf_expert_parallel re-reads it */
@@ -219,6 +228,12 @@ double perf_moe_first_gpu(const struct perf *p, double tokens, double *routed);
 /* Expert i's (1-based, most popular first) chance to be among one token's
  * picks; the E of them sum to experts_per_token. 0 for a dense model. */
 double perf_moe_pick(const struct perf *p, int i);
+
+/* The routed experts' row time that the shared experts' second stream
+ * hides (their reads run in the routed calls' fixed time): the shared
+ * experts' part of the dense row's dense_s, at most the routed calls'
+ * fixed time (moeshared.c); 0 without shared_stream. */
+double perf_moe_shared_hidden_s(const struct perf *p, const struct perf *q, double dense_s);
 
 /* Expected distinct experts a batch of tokens touches, and (when busiest
  * is not NULL) the expected tokens of the most popular expert. */

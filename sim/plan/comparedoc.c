@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pathname.h"
 #include "plandoc.h"
 #include "planreplicas.h"
 #include "plot.h"
@@ -308,7 +309,7 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 			 json_number_value(v));
 	}
 	snprintf(sub, sizeof sub, "%s, %s%s%s", resultdoc_str(doc, "model") ? resultdoc_str(doc, "model") : "",
-		 plot_basename(resultdoc_str(doc, "scenario")), limits,
+		 pathname_base(resultdoc_str(doc, "scenario")), limits,
 		 json_object_get(search, "tune") ? "; each device at its tuned vLLM settings" : "");
 	if (plot_var(vars, sizeof vars, "data", path) || plot_text(vars, sizeof vars, "subtitle", sub) ||
 	    plot_var(vars, sizeof vars, "slo", slo ? "1" : "0") ||

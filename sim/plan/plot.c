@@ -14,6 +14,7 @@
 #include "csv.h"
 #include "num.h"
 #include "outfmt.h"
+#include "pathname.h"
 #include "resultdoc.h"
 #include "run.h"
 #include "stats.h"
@@ -382,7 +383,7 @@ int plot_run(const struct run_result *res, plot_csv_writer *write_csv, const cha
 	o->n_data += 3;
 	char sub[512];
 	snprintf(sub, sizeof sub, "%s on %s, %s", res->model.id, res->hw.id,
-		 res->sc.path[0] ? plot_basename(res->sc.path) : "built-in default");
+		 res->sc.path[0] ? pathname_base(res->sc.path) : "built-in default");
 	return stage_end(&d, plot_run_dir(d.stage, d.stage, sub, o, e), e);
 }
 
@@ -419,10 +420,7 @@ int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct
 	if (out_dir) {
 		snprintf(dir, cap, "%s", out_dir);
 	} else {
-		const char *slash = strrchr(path, '/');
-		snprintf(dir, cap, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-		if (!dir[0])
-			snprintf(dir, cap, "/");
+		pathname_parent(path, dir, cap);
 	}
 	const struct resultdoc_kind *k = resultdoc_kind_of(doc, e);
 	struct wholedir d;
@@ -436,12 +434,6 @@ int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct
 	}
 	json_decref(doc);
 	return rc;
-}
-
-const char *plot_basename(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-	return slash ? slash + 1 : path ? path : "";
 }
 
 void plot_note(const char *verb, const char *dir, const struct plot_opts *o)

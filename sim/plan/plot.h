@@ -88,11 +88,6 @@ int plot_run(const struct run_result *res, plot_csv_writer *write_csv, const cha
  * not a result. */
 int plot_path(const char *path, const char *out_dir, struct plot_opts *o, struct err *e);
 
-/* The file name of path (after its last '/'), for a subtitle or a page:
- * no folder of the machine a result was made on. NULL gives "". Cannot
- * fail. */
-const char *plot_basename(const char *path);
-
 /* One line to stderr: how many pictures were written where, or that
  * gnuplot is missing and how to install it. Cannot fail. */
 void plot_note(const char *verb, const char *dir, const struct plot_opts *o);

@@ -8,6 +8,7 @@
 
 #include "num.h"
 #include "outfmt.h"
+#include "pathname.h"
 #include "plot.h"
 #include "xalloc.h"
 
@@ -368,7 +369,7 @@ static int plot(json_t *doc, const char *dir, struct plot_opts *o, struct err *e
 	bool goodput = false;
 	for (size_t p = 0; p < np; p++)
 		goodput |= !isnan(resultdoc_num(json_array_get(points, p), "request_goodput"));
-	snprintf(title, sizeof title, "%s%s", plot_basename(resultdoc_str(doc, "scenario")),
+	snprintf(title, sizeof title, "%s%s", pathname_base(resultdoc_str(doc, "scenario")),
 		 reps > 1 ? " (error bars: 95% CI over replications)" : "");
 	snprintf(path, sizeof path, "%s/sweep.dat", dir);
 	if (plot_var(vars, sizeof vars, "data", path) || plot_text(vars, sizeof vars, "series", series) ||

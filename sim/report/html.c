@@ -6,6 +6,7 @@
 
 #include "accdata.h"
 #include "hwprofile.h"
+#include "pathname.h"
 #include "run.h"
 #include "wholefile.h"
 
@@ -294,7 +295,7 @@ static int write_page(FILE *f, struct html_source *sources, size_t n, struct err
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputs(", ", f);
-		svg_escape(f, plot_basename(sources[i].label));
+		svg_escape(f, pathname_base(sources[i].label));
 	}
 	fputs("</p></header>\n", f);
 	for (size_t i = 0; i < n; i++) {

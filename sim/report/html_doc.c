@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "latmetric.h"
+#include "pathname.h"
 #include "resultdoc.h"
 #include "run.h"
 #include "model.h"
@@ -76,7 +77,7 @@ void html_doc_configuration(FILE *f, json_t *doc)
 {
 	fputs("<h3>Configuration</h3>\n<p>", f);
 	const char *sc = str(doc, "scenario");
-	html_text(f, "Scenario: %s.", sc ? plot_basename(sc) : "not recorded");
+	html_text(f, "Scenario: %s.", sc ? pathname_base(sc) : "not recorded");
 	fputs("</p>\n", f);
 	json_t *set = json_object_get(doc, "set");
 	if (json_array_size(set)) {
@@ -210,7 +211,7 @@ static int run_json_section(FILE *f, json_t *doc, struct err *e)
 	json_t *ss = json_object_get(doc, "servesim");
 	fputs("<h3>Configuration</h3>\n<p>", f);
 	html_text(f, "Scenario: %s; seed %g; tensor parallel %g.",
-		  plot_basename(str(ss, "scenario")), num(ss, "seed"),
+		  pathname_base(str(ss, "scenario")), num(ss, "seed"),
 		  num(ss, "tensor_parallel_size"));
 	fputs("</p>\n<h3>What the numbers rest on</h3>\n", f);
 	if (str(ss, "hardware"))
@@ -268,5 +269,5 @@ void html_doc_title(char *out, size_t cap, const struct html_source *s)
 	if (k)
 		k->title(out, cap, s->doc);
 	else
-		snprintf(out, cap, "%s", plot_basename(s->label));
+		snprintf(out, cap, "%s", pathname_base(s->label));
 }

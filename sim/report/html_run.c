@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "num.h"
+#include "pathname.h"
 #include "report.h"
 #include "resultdoc.h"
 #include "run.h"
@@ -31,7 +32,7 @@ static void workload_words(char *out, size_t cap, const struct run_result *res)
 	size_t n = res->reqs.len;
 	if (sc->trace[0])
 		snprintf(out, cap, "%zu requests replayed from the trace %s", n,
-			 plot_basename(sc->trace));
+			 pathname_base(sc->trace));
 	else if (sc->users > 0)
 		snprintf(out, cap, "%zu requests from %lld closed-loop users", n,
 			 (long long)sc->users);
@@ -442,7 +443,7 @@ static void configuration(FILE *f, const struct html_source *s)
 	const struct run_result *res = s->run;
 	fputs("<h3>Configuration</h3>\n<p>", f);
 	html_text(f, "Scenario: %s; seed %lld.",
-		  s->scenario_path ? plot_basename(s->scenario_path) : "the built-in default",
+		  s->scenario_path ? pathname_base(s->scenario_path) : "the built-in default",
 		  (long long)res->sc.seed);
 	fputs("</p>\n", f);
 	if (s->overrides && s->overrides->len) {

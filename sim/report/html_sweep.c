@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pathname.h"
 #include "resultdoc.h"
 #include "xalloc.h"
 
@@ -146,7 +147,7 @@ static void sweep_plot(FILE *f, json_t *doc, const char *title, const char *ylab
 void html_sweep_title(char *out, size_t cap, json_t *doc)
 {
 	size_t n = (size_t)snprintf(out, cap, "Sweep of %s over ",
-				    plot_basename(str(doc, "scenario")));
+				    pathname_base(str(doc, "scenario")));
 	size_t i;
 	json_t *v;
 	json_array_foreach(json_object_get(doc, "vary"), i, v)
@@ -170,7 +171,7 @@ int html_sweep_section(FILE *f, json_t *doc, struct err *e)
 					       ki ? " and " : "", str(kv, "key"));
 	}
 	snprintf(question, sizeof question, "How do latency and throughput change with %s (%s)?",
-		 varied, plot_basename(str(doc, "scenario")));
+		 varied, pathname_base(str(doc, "scenario")));
 	html_question(f, question);
 	json_t *points = json_object_get(doc, "points");
 	const char *xkey = sweep_x_key(doc);

@@ -127,15 +127,6 @@ static const char *type_name(enum ini_type t)
 	return "?";
 }
 
-static bool in_range(const struct inidoc_key *k, double v)
-{
-	if (isinf(v))
-		return (k->flags & INI_ALLOW_INF) != 0;
-	if (k->flags & INI_MIN_EXCLUSIVE ? v <= k->min : v < k->min)
-		return false;
-	return v <= k->max;
-}
-
 /* The value of key k in obj, as a scenario file would write it. */
 static void value_text(char *buf, size_t cap, const struct inidoc_key *k, const void *obj)
 {
@@ -144,7 +135,7 @@ static void value_text(char *buf, size_t cap, const struct inidoc_key *k, const 
 	case INI_DOUBLE: {
 		double v;
 		memcpy(&v, p, sizeof v);
-		if (!in_range(k, v))
+		if (!inidoc_key_in_range(k, v))
 			snprintf(buf, cap, "unset");
 		else if (isinf(v))
 			snprintf(buf, cap, "inf");
@@ -155,7 +146,7 @@ static void value_text(char *buf, size_t cap, const struct inidoc_key *k, const 
 	case INI_INT: {
 		int64_t v;
 		memcpy(&v, p, sizeof v);
-		if (!in_range(k, (double)v))
+		if (!inidoc_key_in_range(k, (double)v))
 			snprintf(buf, cap, "unset");
 		else
 			snprintf(buf, cap, "%lld", (long long)v);

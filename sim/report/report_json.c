@@ -190,6 +190,16 @@ json_t *report_json(struct run_result *res, const struct report_opts *opts)
 	json_object_set_new(ss, "num_cpu_blocks", json_integer(es->num_cpu_blocks));
 	json_object_set_new(ss, "weight_bytes_per_gpu", json_real(es->weight_bytes_per_gpu));
 	json_object_set_new(ss, "kv_bytes_per_block", json_real(es->kv_bytes_per_block));
+	if (es->kv_window_groups > 0) {
+		/* vLLM's hybrid KV cache manager (engine/vllmpool.c); absent
+		 * with one group of every layer, so other outputs keep theirs. */
+		json_t *groups = json_object();
+		json_object_set_new(groups, "layers_per_group", json_integer(es->kv_group_layers));
+		json_object_set_new(groups, "full_attention", json_integer(es->kv_full_groups));
+		json_object_set_new(groups, "sliding_window", json_integer(es->kv_window_groups));
+		json_object_set_new(groups, "window_tokens", json_integer(es->kv_window));
+		json_object_set_new(ss, "kv_cache_groups", groups);
+	}
 	json_object_set_new(ss, "peak_kv_cache_usage", json_real(es->peak_kv_usage));
 	json_object_set_new(ss, "peak_num_requests_waiting", json_integer(res->peak_waiting));
 	json_object_set_new(ss, "peak_in_flight_requests", json_integer(res->max_concurrent));

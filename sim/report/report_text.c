@@ -147,6 +147,15 @@ static void vllm_engine_text(FILE *f, const struct run_result *res)
 	line_int(f, "GPU KV blocks:", es->num_gpu_blocks);
 	line_int(f, "Block size (tokens):", es->block_size);
 	line_f(f, "KV pool (GiB per GPU):", (double)es->num_gpu_blocks * es->kv_bytes_per_block / GIB);
+	if (es->kv_window_groups > 0) {
+		/* vLLM's hybrid KV cache manager (engine/vllmpool.c). */
+		char groups[96];
+		snprintf(groups, sizeof groups, "%lld full + %lld sliding, %lld layers each",
+			 (long long)es->kv_full_groups, (long long)es->kv_window_groups,
+			 (long long)es->kv_group_layers);
+		fprintf(f, "%-40s %s\n", "KV cache groups:", groups);
+		line_int(f, "Sliding window (tokens):", es->kv_window);
+	}
 	if (es->num_cpu_blocks)
 		line_int(f, "CPU offload blocks:", es->num_cpu_blocks);
 	line_f(f, "Peak KV cache usage (%):", 100 * es->peak_kv_usage);

@@ -19,7 +19,16 @@ For each stage of each experiment (../shared/calibration) it runs
                                    prompt is one chunk (a ~600-token prompt
                                    at these budgets) and no two share a step;
                                    a lower bound for multi-chunk prompts,
-                                   whose chunks go into several steps.
+                                   whose chunks go into several steps; and
+                                   the chunk's size (the prompt tokens the
+                                   prefix cache did not hold, per request);
+  servesim explain --batch         for each dense stage, one decode step
+                                   of its running requests with and without
+                                   such a chunk: what the chunk adds, and
+                                   what it would add were its dense GEMMs at
+                                   the best BF16 rate measured on an H100 SXM
+                                   (BEST_BF16_TFLOPS), the floor no GEMM row
+                                   fitted to kernel data can go below.
 and derives the stage's load from the measurements: running requests
 (Little's law: rate × measured mean E2E), the mean context a decode step
 reads (prompt + half the output), the output length.
@@ -39,6 +48,7 @@ file, its line and the column.
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -121,6 +131,61 @@ def check_inputs(cal):
     return load_csvs(cal)
 
 
+# torch.matmul BF16 on an H100 SXM at 8192^3 (zzc0721/torch-performance-test-data
+# #79; 788.7 at 4096^3): the best dense BF16 rate measured on the part, a
+# ceiling for a chunk's GEMMs at M = 500-650 (vLLM PR #49363's H100 table
+# runs below the roofline at M <= 256; sim/perf/backend.c).
+BEST_BF16_TFLOPS = 797.5
+
+
+def scenario_prompt(eid):
+    """(shared prefix, whole prompt) in tokens, as the calibration scenario
+    simulates them (vLLM's re-tokenized count, docs/accuracy.md)."""
+    text = open(os.path.join(ROOT, "scenarios", "calibration", eid + ".ini")).read()
+    pre = int(re.search(r"^random_prefix_len = (\d+)", text, re.M).group(1))
+    inp = int(re.search(r"^random_input_len = (\d+)", text, re.M).group(1))
+    return pre, pre + inp
+
+
+def batch_ms(binary, model, tp, batch):
+    """(step time, {operator: row}) of `explain --batch` on the H100 SXM at
+    tensor parallel tp, and None; or None and a one-line error naming the
+    command."""
+    cmd = [binary, "explain", "--batch", batch, "--model", model, "--hardware", "h100-sxm", "--tp", str(tp),
+           "--format", "json"]
+    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=60)
+    if p.returncode != 0:
+        return None, "%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-300:])
+    d = json.loads(p.stdout)
+    return (sum(o["time_ms"] for o in d["operators"]), {o["operator"]: o for o in d["operators"]}), None
+
+
+def chunk_cost(binary, r, model):
+    """What one prefill chunk of r's size adds to a decode step of r's
+    running requests (simulated), and what it would add at the best
+    measured GEMM rate (the dense GEMMs at BEST_BF16_TFLOPS, never below
+    the decode step's own weight reads; every other operator as
+    simulated), and the part of it that is the all-reduces (TP > 1). Sets
+    r's chunk_* fields; returns None or an error line."""
+    dec = "decode:%dx%d" % (max(1, round(r["running"])), round(r["context"]))
+    a, err = batch_ms(binary, model, r["tp"], dec)
+    if err:
+        return err
+    b, err = batch_ms(binary, model, r["tp"], "prefill:%d@%d,%s" % (round(r["chunk"]), r["cached"], dec))
+    if err:
+        return err
+    (t0, o0), (t1, o1) = a, b
+    d0, d1 = o0["dense matmuls"], o1["dense matmuls"]
+    floor = max(d1["flops"] / (BEST_BF16_TFLOPS * 1e12) * 1e3, d0["time_ms"])
+    r["chunk_adds_ms"] = t1 - t0
+    r["chunk_gemm_tflops"] = d1["flops"] / d1["time_ms"] / 1e9
+    r["chunk_adds_floor_ms"] = (t1 - t0) - (d1["time_ms"] - floor)
+    ar0, ar1 = o0.get("all-reduce"), o1.get("all-reduce")
+    r["chunk_allreduce_ms"] = (ar1["time_ms"] - ar0["time_ms"]) if ar0 and ar1 else 0.0
+    return None
+
+
 def explain_json(binary, scen, stage_spec):
     cmd = [binary, "explain", scen, "--set", "workload.stages=" + stage_spec, "--format", "json"]
     p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -139,8 +204,7 @@ def stage_rows(binary, exp, measured):
     blocks = {int(s["stage"]): s for s in whole.get("stages") or []}
     specs = exp["stages"].split(";")
     outs = dict(kv.split("=") for kv in exp["mean_output_len_per_stage"].split(";"))
-    prompt = float(exp["measured_prompt_len"] or 0) or (
-        float(exp["system_prompt_len"]) + float(exp["question_len"]) + 27)
+    prefix, prompt = scenario_prompt(eid)
     rows = []
     for s, spec in enumerate(specs):
         rate = float(spec.split(":")[0])
@@ -161,13 +225,19 @@ def stage_rows(binary, exp, measured):
         if cnt and sm["output_len"] and sm["output_len"] > 1:
             m["itl_mean"] *= (cnt - 1) / (sm["output_len"] - 1)
         out = sm["output_len"] or float(outs.get("s%d" % s, exp["output_len_target"]))   # generated
-        steps = alone["servesim"]["engine_steps"] or 1
+        sv = alone["servesim"]
+        steps = sv["engine_steps"] or 1
+        done = alone["completed"] or 1
         ip, tp = ex["mean_itl_breakdown"], ex["mean_ttft_breakdown"]
         rows.append({
             "experiment": eid, "stage": s, "tp": int(exp["tp"]), "rate": rate,
             "moe": "scout" in eid, "offload": float(exp["kv_cpu_offload_gib"] or 0) > 0,
             "running": rate * m["e2e_mean"] / 1000.0, "context": prompt + out / 2, "output": out,
             "mixed_share": min(1.0, alone["completed"] / steps),
+            # prompt tokens computed per request: the chunk (one a request)
+            "chunk": (sv["prefix_cache_queries"] - sv["prefix_cache_hits"]) / done,
+            "cached": sv["prefix_cache_hits"] // done // 16 * 16,
+            "model": exp["model"],
             "itl_meas": m["itl_mean"], "itl_sim": sm["itl_mean"],
             "ttft_meas": m["ttft_mean"], "ttft_sim": sm["ttft_mean"],
             "weights_ms": ip["weights_ms"], "kv_ms": ip["kv_cache_ms"],
@@ -283,6 +353,30 @@ def main(argv):
             a, b, r2 = got
             summary["fits"][label][key] = {"intercept": a, "slope": b, "r2": r2}
             print("  %-32s %+8.2f%% %+11.4f %6.2f" % (name, a, b, r2))
+    print("\nThe mixed steps of the dense stages: a chunk of the stage's size (prompt tokens the prefix"
+          "\ncache did not hold) in a decode step of its running requests; what it adds simulated, the"
+          "\nGEMM rate it runs at, and what it would add were its GEMMs at %.1f TFLOP/s (the best BF16"
+          "\nGEMM measured on an H100 SXM); the ITL the stage over-charges against the most a GEMM row"
+          "\ncould give back (prefill sharing x (adds - floor) / adds); ar: the all-reduces' part of adds:"
+          % BEST_BF16_TFLOPS)
+    print("%-46s %2s %2s %6s %5s %7s %7s %7s %7s | %7s %7s" % ("experiment", "st", "tp", "chunk", "mix/s", "adds",
+                                                              "TFLOP/s", "floor", "ar", "over", "gemm"))
+    summary["chunks"] = []
+    for r in rows:
+        if r["moe"]:
+            continue
+        err = chunk_cost(opts["binary"], r, r["model"])
+        if err:
+            sys.stderr.write("residuals.py: run failed: %s\n" % err)
+            return 1
+        back = r["sharing_ms"] * (r["chunk_adds_ms"] - r["chunk_adds_floor_ms"]) / r["chunk_adds_ms"]
+        summary["chunks"].append({k: r[k] for k in ("experiment", "stage", "chunk", "chunk_adds_ms",
+                                                    "chunk_gemm_tflops", "chunk_adds_floor_ms",
+                                                    "chunk_allreduce_ms")})
+        print("%-46s %2d %2d %6.0f %5.1f %5.2fms %7.0f %5.2fms %5.2fms | %5.2fms %5.2fms" % (
+            r["experiment"][:46], r["stage"], r["tp"], r["chunk"], r["rate"], r["chunk_adds_ms"],
+            r["chunk_gemm_tflops"], r["chunk_adds_floor_ms"], r["chunk_allreduce_ms"],
+            max(0.0, -r["itl_res_ms"]), back))
     print("\nWithin a two-stage run (the model and GPU fixed), the second stage against the first:")
     print("%-46s %9s %12s %10s" % ("experiment", "d res%", "d sharing", "d running"))
     pairs = []
