@@ -151,6 +151,7 @@ void perf_use_engine(struct perf *p, const char *engine)
 	p->gemm_vec_cmax = k->vec_frac * clock * peak_gain(hw, k);
 	p->gemm_bw = GIVEN(bandwidth) || k->fallback ? p->bw * e->bandwidth : stream * k->bw_frac;
 	p->gemm_vec_bw = GIVEN(bandwidth) || k->fallback || k->vec_bw_frac <= 0 ? p->gemm_bw : stream * k->vec_bw_frac;
+	p->gemm_serial = !k->fallback && k->serial_load;
 	/* A measured mat-vec curve ([arch] gemv_*, hwprofile.h) times vLLM's
 	 * weight reads (cuBLAS / CUTLASS, whose memory-bound time at M up to
 	 * ~128 is the M = 1 kernel's: vLLM PR #49363's H100 table); llama.cpp's
