@@ -92,9 +92,16 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->tiles_n_expert = ceil(2 * (double)m->expert_ffn_width / t / 128);
 	/* vLLM's fused linear layers: QKV and o on every layer, gate/up and
 	 * down on a dense one, a MoE layer's shared experts (two) and router
-	 * (one). estimate for MLA, whose attention runs more projections. */
-	p->dense_kernels = 2 * L + 2 * (L - Lm) + Lm * ((mp.shared_per_layer > 0 ? 2 : 0) +
-						     (mp.router_per_layer > 0 ? 1 : 0));
+	 * (one). An MLA layer's decode runs five weight matmuls, not two
+	 * (vLLM's DeepseekV2MLAAttention + MLACommonImpl._forward_decode):
+	 * the fused q/kv down projection (fused_qkv_a_proj; q_proj and
+	 * kv_a_proj_with_mqa without a q LoRA, then q_proj comes in place of
+	 * q_b_proj), q_b_proj, the absorbed W_UK_T bmm before attention, the
+	 * W_UV bmm after it (_v_up_proj), o_proj: each a weight-streaming
+	 * kernel at the mat-vec floor. */
+	double attn_kernels = m->mla ? 5 : 2;
+	p->dense_kernels = attn_kernels * L + 2 * (L - Lm) +
+			   Lm * ((mp.shared_per_layer > 0 ? 2 : 0) + (mp.router_per_layer > 0 ? 1 : 0));
 	elementwise_shape(&p->ew_shape, m, w, tp, kv_bytes_per_elem);
 	perf_pipeline(p, 1);
 	p->ep = 1;
