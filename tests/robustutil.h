@@ -14,10 +14,7 @@ TEST_TMPDIR_GROUP("robust")
 static void write_file(char *out, size_t cap, const char *name, const char *text, size_t len)
 {
 	snprintf(out, cap, "%s/%s", tmpdir, name);
-	FILE *f = fopen(out, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(text, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
+	test_write_file(out, text, len);
 }
 
 static size_t count_lines(const char *s)

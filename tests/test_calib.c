@@ -253,12 +253,9 @@ static void calibcsv_reads_reported_blocks(void **state)
 	test_tmpdir(dir, sizeof dir, "calib");
 	char bad[128];
 	snprintf(bad, sizeof bad, "%s/bad_experiments.csv", dir);
-	FILE *f = fopen(bad, "w");
-	assert_non_null(f);
-	fprintf(f, "experiment,model,hardware,tp,gpu_kv_blocks\n"
-		   "a,meta-llama/Llama-2-7b-hf,H100-SXM-80GB,1,\n"
-		   "b,meta-llama/Llama-2-7b-hf,H100-SXM-80GB,1,many\n");
-	assert_int_equal(fclose(f), 0);
+	test_write_text(bad, "experiment,model,hardware,tp,gpu_kv_blocks\n"
+			     "a,meta-llama/Llama-2-7b-hf,H100-SXM-80GB,1,\n"
+			     "b,meta-llama/Llama-2-7b-hf,H100-SXM-80GB,1,many\n");
 	assert_int_equal(calibcsv_load(&c, bad, CAL "mini_measured.csv", &e), -1);
 	assert_contains(e.msg, "bad_experiments.csv:3: gpu_kv_blocks: expected a block count >= 1 or nothing, got 'many'");
 	calibcsv_free(&c);

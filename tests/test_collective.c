@@ -227,7 +227,7 @@ static void h200_takes_h100s_rows(void **state)
  * MiB (20%); multimem at tp 8 16.67 / 38.87 / 222.48 at 1 / 8 / 64 MiB
  * (5%). vLLM's sm100 caps: custom all-reduce below 2 MiB at tp 2 and 4 and
  * 1 MiB at 8; symmetric memory below 8 MiB at tp 2 (NCCL from there), two-
- * shot at tp 4 (no multimem below tp 6 on sm100). */
+ * shot at tp 4 (no multimem below tp 6 on sm100); NCCL's ring past them. */
 static void blackwell_takes_vllms_sm100_sizes(void **state)
 {
 	(void)state;
@@ -262,6 +262,15 @@ static void blackwell_takes_vllms_sm100_sizes(void **state)
 	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
 	perf_allreduce_s(b, &b200, 4, 32 * mib, &alg);
 	assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
+	/* NCCL past the caps, its own entry (28 us + hops, 0.705): 57.59 /
+	 * 193.06 / 396.08 us at tp 2 / 4 / 8 and 16 / 64 / 128 MiB, 15%; at tp 2
+	 * it now rises past symmetric memory's 8 MiB, as B200's table does. */
+	const double nt[] = { 2, 4, 8 }, nm[] = { 16, 64, 128 }, nu[] = { 57.59, 193.06, 396.08 };
+	for (int i = 0; i < 3; i++) {
+		assert_double_rel(perf_allreduce_s(b, &b200, (int)nt[i], nm[i] * mib, &alg) * 1e6, nu[i], 0.15);
+		assert_string_equal(alg->name, "NCCL (RCCL on ROCm) ring all-reduce");
+	}
+	assert_true(perf_allreduce_s(b, &b200, 2, 8 * mib, NULL) > perf_allreduce_s(b, &b200, 2, 8 * mib - 16, NULL));
 	/* explain cites the generation's table where it has one. */
 	perf_allreduce_s(b, &b200, 2, 1 * mib, &alg);
 	assert_non_null(strstr(perf_allreduce_source(alg, &b200), "B200"));

@@ -106,6 +106,40 @@ static void the_shape_counts_a_llama_layer(void **state)
 	assert_true(m.calls[EW_ACT] == 0);
 }
 
+/* MLA's latents have RMSNorms of their own (vLLM's DeepseekV2MLAAttention:
+ * kv_a_layernorm every layer, q_a_layernorm with a q LoRA), no residual:
+ * DeepSeek-V3, 61 layers, 2 x 61 + 1 residual norms and 2 x 61 latent
+ * ones; their bytes (read + write 16-bit: 4 x (512 + 1536) a token) are
+ * averaged into the call's. Without a q LoRA (DeepSeek-V2-Lite's shape),
+ * one latent norm a layer. At 16 decodes each costs the norm's floor (the
+ * bytes sit in L2): 2 x 61 x 4.26 us = 0.52 ms a step more. */
+static void mla_adds_its_latent_norms(void **state)
+{
+	(void)state;
+	struct model ds;
+	struct err e = { { 0 } };
+	if (model_load_named(&ds, "deepseek-v3", &e))
+		fail_msg("deepseek-v3: %s", e.msg);
+	assert_true(ds.mla && ds.q_lora_rank == 1536 && ds.kv_lora_rank == 512);
+	struct ew_shape s;
+	elementwise_shape(&s, &ds, precision_find("fp8"), 8, 1);
+	assert_true(s.calls[EW_NORM] == 4 * 61 + 1);
+	double want = ((2 * 61 + 1) * 8 * 7168.0 + 61 * 4 * (512.0 + 1536.0)) / (4 * 61 + 1);
+	assert_true(fabs(s.bytes_per_token[EW_NORM] / want - 1) < 1e-12);
+	struct ew_shape base = s;
+	base.calls[EW_NORM] = 2 * 61 + 1;
+	double extra_us = 1e6 * (elementwise_step_s(cuda(), &s, 16, h100_stream(), h100_l2(), NULL) -
+				 elementwise_step_s(cuda(), &base, 16, h100_stream(), h100_l2(), NULL));
+	near(extra_us, 2 * 61 * (1.26 + 3.0), 1e-9, "two latent norms a layer at 16 decodes (us)");
+	struct model lite = ds;
+	lite.q_lora_rank = 0;
+	elementwise_shape(&s, &lite, precision_find("fp8"), 8, 1);
+	assert_true(s.calls[EW_NORM] == 3 * 61 + 1);
+	/* A GQA model has none. */
+	elementwise_shape(&s, &llama, precision_find("fp8"), 1, 1);
+	assert_true(s.calls[EW_NORM] == 2 * 32 + 1);
+}
+
 /* Monotone in tokens and in layers; never faster than streaming the bytes
  * past the L2 allowance at the full stream rate. */
 static void it_grows_and_stays_above_the_streaming_bound(void **state)
@@ -243,6 +277,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(the_row_meets_its_kernel_timings),
 		cmocka_unit_test(the_shape_counts_a_llama_layer),
+		cmocka_unit_test(mla_adds_its_latent_norms),
 		cmocka_unit_test(it_grows_and_stays_above_the_streaming_bound),
 		cmocka_unit_test(the_norm_l2_rule_at_the_runs_prefill_steps),
 		cmocka_unit_test(the_step_counts_it_on_vllm_cuda_only),

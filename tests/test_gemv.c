@@ -173,6 +173,42 @@ static void moe_layers_count_router_and_shared_experts(void **state)
 	assert_double_rel(p.dense_kernels, 48 * 5, 1e-12);
 }
 
+/* An MLA layer's decode runs five weight matmuls (vLLM's
+ * DeepseekV2MLAAttention and MLACommonImpl._forward_decode: the fused q/kv
+ * down projection, q_b_proj, the W_UK_T bmm, the W_UV bmm, o_proj), each at
+ * the mat-vec floor. DeepSeek-V3: 61 layers x 5, its 3 dense FFN layers'
+ * gate/up and down, its 58 MoE layers' shared expert (2) and router (1):
+ * 485. At TP8 on an H200, 16 decodes: the dense row is those floors plus
+ * the bytes at the slope, exactly; 3 x 61 floors (0.59 ms) more than a
+ * two-matmul attention would pay. */
+static void mla_layers_run_five_weight_matmuls(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	load_hw(&hw, "h200-sxm");
+	struct model m;
+	load_model(&m, "deepseek-v3");
+	assert_true(m.mla);
+	struct perf p;
+	perf_init(&p, &m, &hw, precision_find("fp8"), 8, 1);
+	assert_true(p.gemv_curve);
+	assert_double_rel(p.dense_kernels, 61 * 5 + 3 * 2 + 58 * 3, 1e-12);
+	struct perf_step s;
+	perf_step_clear(&s);
+	for (int k = 0; k < 16; k++)
+		perf_step_add(&s, &p, 1, 50, true);
+	struct perf_op ops[PERF_N_OPS];
+	perf_step_ops(&p, &s, ops);
+	double floor_s = hw.arch.gemv_floor_us * 1e-6, slope = hw.arch.gemv_bandwidth_gb_s * 1e9;
+	assert_false(ops[PERF_DENSE].compute_bound);
+	assert_double_rel(ops[PERF_DENSE].time_s, 485 * floor_s + p.dense_bytes / slope, 1e-9);
+	/* A GQA model keeps two attention matmuls a layer (the test above). */
+	struct model g;
+	load_model(&g, "llama-3.1-8b");
+	perf_init(&p, &g, &hw, precision_find("fp8"), 1, 1);
+	assert_double_rel(p.dense_kernels, 32 * 4, 1e-12);
+}
+
 /* More bandwidth never slows a step: the same profile with a faster
  * slope, or a lower floor, gives a batch-1 decode no longer. */
 static void a_faster_curve_never_slows_decode(void **state)
@@ -225,6 +261,7 @@ int main(void)
 		cmocka_unit_test(achieved_bandwidth_follows_bytes_per_kernel),
 		cmocka_unit_test(the_dense_row_pays_a_floor_a_kernel),
 		cmocka_unit_test(moe_layers_count_router_and_shared_experts),
+		cmocka_unit_test(mla_layers_run_five_weight_matmuls),
 		cmocka_unit_test(a_faster_curve_never_slows_decode),
 		cmocka_unit_test(nightly_h200_check),
 	};

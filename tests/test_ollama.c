@@ -19,10 +19,7 @@ static const char *write_file(const char *dir, const char *name, const char *bod
 	static int which;
 	char *p = path[which ^= 1];
 	snprintf(p, sizeof path[0], "%s/%s", dir, name);
-	FILE *f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(body, f);
-	fclose(f);
+	test_write_text(p, body);
 	return p;
 }
 
@@ -417,10 +414,7 @@ static void bad_input(const char *body, const char *key_line, const char *const 
 	char dir[64], path[128], at[160];
 	test_tmpdir(dir, sizeof dir, "ollama");
 	snprintf(path, sizeof path, "%s/bad.ini", dir);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(body, f);
-	fclose(f);
+	test_write_text(path, body);
 	/* The line of key_line in body. */
 	int line = 1;
 	const char *hit = strstr(body, key_line);

@@ -520,9 +520,7 @@ static void unwritable_leaves_nothing(void **state)
 	test_tmpdir(tmp, sizeof tmp, "reqcsv");
 	char file[300], dir[400];
 	snprintf(file, sizeof file, "%s/a-file", tmp);
-	FILE *f = fopen(file, "w");
-	assert_non_null(f);
-	fclose(f);
+	test_write_text(file, "");
 	snprintf(dir, sizeof dir, "%s/out", file);   /* under a file: cannot be made */
 	assert_int_equal(report_csv(dir, &lean, &e), -1);
 	struct stat st;

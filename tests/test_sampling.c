@@ -207,14 +207,6 @@ static void the_shipped_files_hold_the_publishers_values(void **state)
 	assert_double_near(a.top_p, 0.9, 0);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
 /* A Hugging Face snapshot folder: generation_config.json beside
  * config.json is read, as transformers and vLLM read it; a bad value is
  * one line naming the file and the key, and the model does not load. */
@@ -230,13 +222,13 @@ static void a_snapshots_file_is_read_and_checked(void **state)
 	assert_string_equal(want, gen);
 	assert_int_equal(genconfig_path("models/yi-34b.json", want, sizeof want), 0);
 	assert_string_equal(want, "models/generation_config/yi-34b.json");
-	write_file(cfg, "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+	test_write_text(cfg, "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
 			"\"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 1000}");
 	struct model m;
 	struct err e;
 	assert_int_equal(model_load(&m, cfg, &e), 0);
 	assert_false(m.gen.present);
-	write_file(gen, "{\"top_k\": 40, \"temperature\": null, \"repetition_penalty\": 1.0}");
+	test_write_text(gen, "{\"top_k\": 40, \"temperature\": null, \"repetition_penalty\": 1.0}");
 	assert_int_equal(model_load(&m, cfg, &e), 0);
 	assert_true(m.gen.present);
 	assert_int_equal(m.gen.top_k, 40);
@@ -257,18 +249,18 @@ static void a_snapshots_file_is_read_and_checked(void **state)
 		{ "{\"repetition_penalty\": 0}", "repetition_penalty" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		write_file(gen, bad[i].text);
+		test_write_text(gen, bad[i].text);
 		assert_int_equal(model_load(&m, cfg, &e), -1);
 		char head[300];
 		snprintf(head, sizeof head, "%s: %s: expected ", gen, bad[i].key);
 		assert_non_null(strstr(e.msg, head));
 		assert_null(strchr(e.msg, '\n'));
 	}
-	write_file(gen, "{\"top_p\": 0.9,");
+	test_write_text(gen, "{\"top_p\": 0.9,");
 	assert_int_equal(model_load(&m, cfg, &e), -1);
 	snprintf(want, sizeof want, "%s:1:", gen);
 	assert_non_null(strstr(e.msg, want));
-	write_file(gen, "[1]");
+	test_write_text(gen, "[1]");
 	assert_int_equal(model_load(&m, cfg, &e), -1);
 	assert_non_null(strstr(e.msg, "expected a JSON object"));
 	test_rmdir(dir);

@@ -97,10 +97,7 @@ static void lines_at_the_edges(void **state)
 static void put(const char *name, const void *bytes, size_t n, char *path, size_t cap)
 {
 	snprintf(path, cap, "%s/%s", tmpdir, name);
-	FILE *f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(bytes, 1, n, f), n);
-	fclose(f);
+	test_write_file(path, bytes, n);
 }
 
 static void read_is_whole_or_one_line(void **state)

@@ -17,10 +17,7 @@ static void put(const char *dir, const char *name, const char *text)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	test_write_text(path, text);
 }
 
 /* The names in dir, sorted, one a line ("" when empty or absent). */
@@ -164,12 +161,9 @@ static void a_symlink_keeps_pointing(void **state)
 	struct err e;
 	snprintf(real, sizeof real, "%s/real.txt", tmpdir);
 	snprintf(link, sizeof link, "%s/link.txt", tmpdir);
-	FILE *f = fopen(real, "w");
-	assert_non_null(f);
-	fputs("old\n", f);
-	assert_int_equal(fclose(f), 0);
+	test_write_text(real, "old\n");
 	assert_int_equal(symlink("real.txt", link), 0);
-	f = wholefile_open(link, &e);
+	FILE *f = wholefile_open(link, &e);
 	assert_non_null(f);
 	fputs("new\n", f);
 	assert_int_equal(wholefile_commit(f, link, &e), 0);

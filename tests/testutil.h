@@ -20,7 +20,9 @@
  * the test showing stderr.
  *
  * test_slurp_path(path): a file's whole text, NUL-terminated (owned);
- * fails the test when it cannot be opened.
+ * fails the test when it cannot be opened. test_write_file(path, bytes, n)
+ * / test_write_text(path, text): the other way, a fixture written whole
+ * (replacing the file), failing the test when it cannot be.
  *
  * test_tmpdir_make(dir, cap, stem) / test_tmpdir_remove(dir): a fresh
  * folder /tmp/servesim-STEM-XXXXXX for a group's files (cmocka setup)
@@ -161,6 +163,21 @@ static inline char *test_slurp_path(const char *path)
 	char *s = test_slurp(f);
 	fclose(f);
 	return s;
+}
+
+static inline void test_write_file(const char *path, const void *bytes, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		fail_msg("%s: cannot create", path);
+	size_t put = fwrite(bytes, 1, n, f);
+	if (fclose(f) != 0 || put != n)
+		fail_msg("%s: cannot write %zu bytes", path, n);
+}
+
+static inline void test_write_text(const char *path, const char *text)
+{
+	test_write_file(path, text, strlen(text));
 }
 
 #ifdef SERVESIM_BIN

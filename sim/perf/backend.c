@@ -560,10 +560,10 @@ static const struct perf_coll_grid nvlink_grids[] = {
 	 * + bytes at 0.375 (14 points, 1-64 MiB, <= 4.4%); custom two-shot's
 	 * one-pass points (18.0-19.0 us at tp 4, 25.8-26.2 at tp 8) by 16.1 us +
 	 * H100's 6.11 us a pass (within 21%: the table has no two-pass point
-	 * below the 2 MiB cap). NCCL keeps the ring row (uncertain: it is 6-20%
-	 * under B200's points past the caps at tp 4, 18-57% at tp 2, 6-12% over
-	 * at tp 8). B300 (sm103) takes these (uncertain: vLLM 0.15 has no
-	 * "10.3" sizes). */
+	 * below the 2 MiB cap); NCCL's ring past the caps, 28 us + its hops +
+	 * 2(tp - 1)/tp x bytes at 0.705 (24 points at tp 2 / 4 / 8 and 8-256 MiB,
+	 * -14..+13%; H100's ring row was 61% under B200's tp-2 points). B300
+	 * (sm103) takes these (uncertain: vLLM 0.15 has no "10.3" sizes). */
 	{ &nvlink_coll[0], 0, 0, "aiconfigurator B200 vLLM 0.19/0.24 all-reduce tables, one-shot points", HW_TC_BLACKWELL,
 	  7.0, 0.325 },
 	{ &nvlink_coll[1], 0, 0, "aiconfigurator B200 vLLM 0.19/0.24 all-reduce tables, one-shot points", HW_TC_BLACKWELL,
@@ -578,6 +578,8 @@ static const struct perf_coll_grid nvlink_grids[] = {
 	{ &nvlink_coll[CA_TWO_SHOT + 2], 0, 0,
 	  "aiconfigurator B200 vLLM 0.19/0.24 all-reduce tables, tp 2 / 4 symmetric-memory two-shot points", HW_TC_BLACKWELL,
 	  20.5, 0.605 },
+	{ &nvlink_coll[CA_TWO_SHOT + 3], 0, 0, "aiconfigurator B200 vLLM 0.19/0.24 all-reduce tables, NCCL points past the caps",
+	  HW_TC_BLACKWELL, 28.0, 0.705 },
 };
 
 const struct perf_coll_grid *perf_coll_grid_of(const struct perf_collective *c)

@@ -90,6 +90,10 @@ struct perf_kernel {
 	double vec_frac;
 	double vec_bw_frac;          /* … and the mat-vec kernel's fraction of the stream (0: bw_frac,
 				      * which is then the tiled kernel's) */
+	bool serial_load;            /* matmul: the tiled kernel's weight reads and its MMAs add
+				      * (bytes / bw + FLOPs / rate) instead of overlapping (the larger
+				      * of the two): llama.cpp's MMQ loads and unpacks each weight
+				      * tile before its int8 MMAs */
 	double fixed_us;             /* decode attention, MoE: fixed time of one call (a layer), on
 				      * top of its bytes at bw_frac of stream */
 	double unit_us;              /* decode attention: time of one (sequence, KV head) work unit's

@@ -64,15 +64,25 @@ static const struct perf_curve ggml_fa_ampere_ada = {
  * set so that the step model (which adds those) meets the point.
  *   Ada: RTX 4090, Q4_0, pp512 at microbatch 512: 10358.75 t/s (llama.cpp
  *   PR #7676, "CUDA: use tensor cores for MMQ", its table's PR column) =
- *   155 TOPS, 0.235 of 660.6.
+ *   155 TOPS over the pass.
  *   Ampere: RTX 3090, Q5_0 (a 32-block type as Q4_0: on the RTX 4090 of
  *   PR #8062 Q5_0 pp2048 runs at 10491.78, 1.01 × Q4_0's pp512), pp512 at
- *   microbatch 512: 3654.78 t/s (PR #7676) = 54.8 TOPS, 0.193 of 284.7.
- * MMQ picks its token tile (mmq_x) in steps of 8 (mmq.cuh), so M pads to
- * 8. Decode (MMVQ): Q8_0 tg128 98 t/s × 7.16 GB = 703 GB/s, 0.73 of the
+ *   microbatch 512: 3654.78 t/s (PR #7676) = 54.8 TOPS over the pass.
+ * MMQ reads and unpacks each weight tile to int8 in shared memory, then
+ * runs its MMAs on it: the two add (serial_load). PR #7676's RTX 4090
+ * Q4_0 column at microbatch 16 … 256 (1937.21, 3427.61, 5420.06, 7443.66,
+ * 9601.53 t/s) is 7.1 ms + 76.5 us a token a microbatch, linear within
+ * 2%: a fixed read and the MMAs on top, not the larger of the two. With
+ * that sum the fractions set at microbatch 512 are 0.261 (Ada) and 0.1925
+ * (Ampere) of the INT8 peak. MMQ has used stream-k since PR #8018 (its
+ * tiles split along K over all SMs): no wave steps (waves = false). It
+ * picks its token tile (mmq_x) in steps of 8 (mmq.cuh), so M pads to 8. Decode (MMVQ): Q8_0 tg128 98 t/s × 7.16 GB = 703 GB/s, 0.73 of the
  * stream with the per-kernel floor below (PR #4766, RTX 4090). */
-#define MMQ_ADA 0.235
-#define MMQ_AMPERE 0.186
+#define MMQ_ADA 0.261
+#define MMQ_AMPERE 0.1925
+/* Hopper / datacenter Blackwell: Ampere's fraction times what mma.sync
+ * reaches of a wgmma-quoted peak (the row below says where from). */
+#define MMQ_MMA_SYNC_ON_WGMMA 0.0986
 
 /* MMVQ, the mat-vec kernel quantized weights take at 1 to 8 tokens
  * (MMVQ_MAX_BATCH_SIZE, mmvq.cuh): dp4a dot products on the CUDA cores,
@@ -89,10 +99,10 @@ static const struct perf_curve ggml_fa_ampere_ada = {
  * the tokens, at less than MMVQ's stream: RTX 4090 Q4_0 pp512 at
  * microbatch 10 … 16 (llama.cpp PR #15131, FlashAttention off, its PR
  * column: 1216.63, 1340.94, 1460.17, 1564.21, 1684.51, 1785.59, 1930.50
- * t/s) is a flat 8.2-8.3 ms a microbatch, the weights at about 0.69 of
- * the stream after the per-node floor; set so the step model meets
- * microbatch 16. MMVQ keeps the 0.90 of PR #4766's tg128. */
-#define MMQ_BW 0.69
+ * t/s) is a flat 8.2-8.3 ms a microbatch: the weights' read plus the
+ * MMAs (serial_load) meets it with the read at MMVQ's 0.90 of the stream
+ * (PR #4766's tg128; 0.69 when the two were taken as overlapping). */
+#define MMQ_BW 0.90
 #define MMVQ_MAX_BATCH 8
 #define MMVQ_FRAC 0.0345
 
@@ -108,33 +118,42 @@ static const struct perf_kernel llamacpp_cuda_rows[] = {
 	  .peak = KPEAK_ACC16, .waves = true, .compute_frac = 0.478, .tile_m = 64, .bw_frac = 1.0,
 	  .source = "llama.cpp PR #4766 RTX 4090 F16 pp512 (0.45 of acc16 peak at M=512); GEMV 0.95 of peak = stream (PR #15131)" },
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_AMPERE, .kernel = "MMQ (int8 mma.sync, sm80) / MMVQ",
-	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_AMPERE, .tile_m = 8, .bw_frac = MMQ_BW,
+	  .peak = KPEAK_INT8, .waves = false, .compute_frac = MMQ_AMPERE, .tile_m = 8, .bw_frac = MMQ_BW, .serial_load = true,
 	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
-	  .source = "llama.cpp PR #7676 RTX 3090 Q5_0 pp512 (ub 512): 0.193 of the INT8 peak; MMQ stream 0.69 (PR #15131 ub 10-16); "
+	  .source = "llama.cpp PR #7676 RTX 3090 Q5_0 pp512 (ub 512): 0.1925 of INT8, the weights' read (0.90 of stream) added; stream-k (PR #8018); "
 		    "MMVQ at 1-8 tokens 0.0345 of INT8 (PR #15802 RTX 3090 ub 1-8), stream 0.90 (PR #4766 tg128)" },
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_ADA, .kernel = "MMQ (int8 mma.sync, sm89) / MMVQ",
-	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = MMQ_BW,
+	  .peak = KPEAK_INT8, .waves = false, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = MMQ_BW, .serial_load = true,
 	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
-	  .source = "llama.cpp PR #7676 RTX 4090 Q4_0 pp512 (ub 512): 0.235 of the INT8 peak; MMQ stream 0.69 (PR #15131 ub 10-16); "
+	  .source = "llama.cpp PR #7676 RTX 4090 Q4_0 pp512 (ub 512): 0.261 of INT8, the weights' read (0.90 of stream) added; stream-k (PR #8018); "
 		    "MMVQ at 1-8 tokens 0.0345 of INT8 (PR #15802 RTX 3090 ub 1-8), stream 0.90 (PR #4766 tg128)" },
 	/* RTX / GeForce Blackwell (sm_120): MMQ's mma.sync int8 is the
 	 * instruction its INT8 peak is quoted for (no tcgen05 there), as on
 	 * Ada, so Ada's fraction (uncertain: no sm120 llama-bench MMQ table
 	 * was found). */
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = HW_TC_BLACKWELL_SM120, .kernel = "MMQ (int8 mma.sync, sm120) / MMVQ",
-	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = MMQ_BW,
+	  .peak = KPEAK_INT8, .waves = false, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = MMQ_BW, .serial_load = true,
 	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
-	  .source = "uncertain: Ada's MMQ fraction (PR #7676 RTX 4090) on sm120's mma.sync int8 peak; MMQ stream 0.69 (PR #15131); "
+	  .source = "uncertain: Ada's MMQ fraction (PR #7676 RTX 4090) on sm120's mma.sync int8 peak; weights' read 0.90 of stream added (PR #15131, #7676 ub 16-256); "
 		    "MMVQ 0.0345 of INT8 (PR #15802, RTX 3090), stream 0.90 (PR #4766 tg128)" },
 	/* Hopper, datacenter Blackwell (and any later part): the same mma.sync
-	 * kernel; no llama-bench MMQ table on an H100 / B200 was found, so Ada's
-	 * fraction of the quoted INT8 peak, which on Hopper and datacenter
-	 * Blackwell only wgmma / tcgen05 reach: uncertain, likely fast. */
+	 * kernel, whose quoted INT8 peak only wgmma / tcgen05 reach. No
+	 * llama-bench MMQ table on an H100 / B200 was found; what mma.sync
+	 * reaches there is scaled from another mma.sync kernel measured on both
+	 * generations, FlashAttention-2: 0.374 of H100's 16-bit peak at head
+	 * dim 128 (FA3 paper, arXiv 2407.08608, its FA2 curve, fa2_on_hopper
+	 * above) against up to 0.73 of A100's (FA2 paper, arXiv 2307.08691:
+	 * forward pass "up to 73% of the theoretical maximum"), 0.512; times
+	 * Ampere's MMQ fraction (A100 is an Ampere part): 0.1925 x 0.512 =
+	 * 0.0986 of the INT8 peak, 195 TOPS on an H100 SXM (1.6x an A100's
+	 * 120). Uncertain (a ratio of two papers' plateaus; datacenter
+	 * Blackwell takes Hopper's ratio, unmeasured). Ada's 0.261 before:
+	 * 516 TOPS, 4.3x an A100. */
 	{ .op = KOP_GEMM, .dtype = KDT_LOW, .gen = KGEN_ANY, .kernel = "MMQ (int8 mma.sync) / MMVQ",
-	  .peak = KPEAK_INT8, .waves = true, .compute_frac = MMQ_ADA, .tile_m = 8, .bw_frac = MMQ_BW,
+	  .peak = KPEAK_INT8, .waves = false, .compute_frac = MMQ_MMA_SYNC_ON_WGMMA, .tile_m = 8, .bw_frac = MMQ_BW, .serial_load = true,
 	  .vec_m = MMVQ_MAX_BATCH, .vec_frac = MMVQ_FRAC, .vec_bw_frac = 0.90,
-	  .source = "uncertain: Ada's MMQ fraction (PR #7676 RTX 4090) of a peak only wgmma/tcgen05 reach; MMQ stream 0.69 (PR #15131); "
-		    "MMVQ 0.0345 of INT8 (PR #15802, RTX 3090), stream 0.90 (PR #4766 tg128)" },
+	  .source = "uncertain: Ampere's MMQ fraction (PR #7676 RTX 3090) x FA2's mma.sync plateau H100/A100 (0.374 FA3 paper / 0.73 FA2 paper); "
+		    "weights' read 0.90 of stream added; MMVQ 0.0345 of INT8 (PR #15802, RTX 3090), stream 0.90 (PR #4766 tg128)" },
 	{ .op = KOP_MOE, .dtype = KDT_ANY, .gen = KGEN_ANY, .kernel = "mul_mat_id (MMQ/MMVQ per expert)",
 	  .peak = KPEAK_INT8, .compute_frac = 0.22, .half = 0, .bw_frac = 0.85, .source = "uncertain: the MMQ row, a little lower" },
 	{ .op = KOP_ATTN_PREFILL, .gen = HW_TC_AMPERE, .kernel = "ggml flash-attention (fattn-mma, sm80)",

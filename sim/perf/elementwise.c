@@ -102,6 +102,19 @@ void elementwise_shape(struct ew_shape *s, const struct model *m, const struct p
 	 * more before the LM head (its residual written too). */
 	s->calls[EW_NORM] = 2 * L + 1;
 	s->bytes_per_token[EW_NORM] = 8 * h;
+	if (m->mla) {
+		/* MLA (vLLM's DeepseekV2MLAAttention) normalises its latents
+		 * with RMSNorms of their own, no residual: kv_a_layernorm on
+		 * the kv_lora_rank latent every layer, q_a_layernorm on the
+		 * q_lora_rank one where there is a q LoRA; each reads and
+		 * writes its 16-bit vector. Per call, averaged with the
+		 * residual norms (their bytes sit in L2 at decode sizes). */
+		double lora = (double)m->kv_lora_rank, qlora = (double)m->q_lora_rank;
+		double extra = L * (qlora > 0 ? 2 : 1);
+		double all = s->calls[EW_NORM] * s->bytes_per_token[EW_NORM] + L * 4 * (lora + qlora);
+		s->calls[EW_NORM] += extra;
+		s->bytes_per_token[EW_NORM] = all / s->calls[EW_NORM];
+	}
 	/* Rotary: reads and writes this GPU's query and key heads. */
 	s->calls[EW_ROPE] = L;
 	s->bytes_per_token[EW_ROPE] = 4 * (heads + kv_heads) * hd;

@@ -92,9 +92,16 @@ void perf_init(struct perf *p, const struct model *m, const struct hw_profile *h
 	p->tiles_n_expert = ceil(2 * (double)m->expert_ffn_width / t / 128);
 	/* vLLM's fused linear layers: QKV and o on every layer, gate/up and
 	 * down on a dense one, a MoE layer's shared experts (two) and router
-	 * (one). estimate for MLA, whose attention runs more projections. */
-	p->dense_kernels = 2 * L + 2 * (L - Lm) + Lm * ((mp.shared_per_layer > 0 ? 2 : 0) +
-						     (mp.router_per_layer > 0 ? 1 : 0));
+	 * (one). An MLA layer's decode runs five weight matmuls, not two
+	 * (vLLM's DeepseekV2MLAAttention + MLACommonImpl._forward_decode):
+	 * the fused q/kv down projection (fused_qkv_a_proj; q_proj and
+	 * kv_a_proj_with_mqa without a q LoRA, then q_proj comes in place of
+	 * q_b_proj), q_b_proj, the absorbed W_UK_T bmm before attention, the
+	 * W_UV bmm after it (_v_up_proj), o_proj: each a weight-streaming
+	 * kernel at the mat-vec floor. */
+	double attn_kernels = m->mla ? 5 : 2;
+	p->dense_kernels = attn_kernels * L + 2 * (L - Lm) +
+			   Lm * ((mp.shared_per_layer > 0 ? 2 : 0) + (mp.router_per_layer > 0 ? 1 : 0));
 	elementwise_shape(&p->ew_shape, m, w, tp, kv_bytes_per_elem);
 	perf_pipeline(p, 1);
 	p->ep = 1;
@@ -144,6 +151,7 @@ void perf_use_engine(struct perf *p, const char *engine)
 	p->gemm_vec_cmax = k->vec_frac * clock * peak_gain(hw, k);
 	p->gemm_bw = GIVEN(bandwidth) || k->fallback ? p->bw * e->bandwidth : stream * k->bw_frac;
 	p->gemm_vec_bw = GIVEN(bandwidth) || k->fallback || k->vec_bw_frac <= 0 ? p->gemm_bw : stream * k->vec_bw_frac;
+	p->gemm_serial = !k->fallback && k->serial_load;
 	/* A measured mat-vec curve ([arch] gemv_*, hwprofile.h) times vLLM's
 	 * weight reads (cuBLAS / CUTLASS, whose memory-bound time at M up to
 	 * ~128 is the M = 1 kernel's: vLLM PR #49363's H100 table); llama.cpp's

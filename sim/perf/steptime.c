@@ -20,6 +20,7 @@ static void scalar_fields(const struct perf *p, struct perf *q)
 	q->gemm_vec_m = 0;
 	q->gemm_bw = p->bw * e->bandwidth;
 	q->gemm_vec_bw = q->gemm_bw;
+	q->gemm_serial = false;
 	q->gemv_curve = false;
 	q->gemm_lp = e->low_precision_compute;
 	q->moe_cmax = e->moe_efficiency * e->compute_max;
@@ -147,6 +148,19 @@ static void roofline(struct perf_op *op, const char *name, double flops, double 
 	op->eff = tc > tm ? ceff : 0;
 }
 
+/* A kernel that loads its operand tiles and then runs its MMAs on them
+ * (llama.cpp's MMQ: each weight tile read and unpacked to int8 in shared
+ * memory before the tile's mma.sync): the two times add. The row stays
+ * compute-bound where the MMAs take longer than the reads. */
+static void serial_load(struct perf_op *op, double ceff, double fixed_s)
+{
+	double tc = op->flops > 0 ? op->flops / (op->peak_flops * ceff) : 0;
+	double tm = op->bytes > 0 ? op->bytes / op->peak_bytes_s : 0;
+	op->time_s = tc + tm + fixed_s;
+	op->compute_bound = tc > tm;
+	op->eff = tc > tm ? ceff : 0;
+}
+
 static void cite(struct perf_op *op, const struct perf_kernel *k, const struct perf *p, double bw)
 {
 	if (!op->compute_bound && op->peak_bytes_s > 0)
@@ -215,9 +229,12 @@ static void ops_tokens(const struct perf *p0, const struct perf *q, bool kernels
 	double lp = q->gemm_lp;
 	double dense_bw = q->gemv_curve ? hw_gemv_bandwidth(p->hw, p->dense_bytes, p->dense_kernels)
 					: matmul_bw(q, T);
+	double dense_eff = matmul_eff(q, T, q->tiles_n_dense);
 	roofline(&ops[PERF_DENSE], names[PERF_DENSE], p->dense_flops_per_token * T,
-		 p->peak_dense * low_factor(p->dense_low, lp), matmul_eff(q, T, q->tiles_n_dense),
+		 p->peak_dense * low_factor(p->dense_low, lp), dense_eff,
 		 p->dense_bytes, dense_bw, L * q->gemm_fixed_s);
+	if (q->gemm_serial && !(q->gemm_vec_m > 0 && T <= q->gemm_vec_m))
+		serial_load(&ops[PERF_DENSE], dense_eff, L * q->gemm_fixed_s);
 	cite_gemm(&ops[PERF_DENSE], q, p->dense_low, dense_bw);
 	if (p->n_moe_layers > 0) {
 		double k = p->experts_per_token;

@@ -127,6 +127,8 @@ struct perf {
 					* matmul_bf16_tflops), not the kernel row's fraction */
 	bool gemm_lp_measured;         /* … and gemm_lp of its measured FP8/FP4 GEMM */
 	double gemm_bw;                /* bytes/s a weight-streaming GEMM reaches */
+	bool gemm_serial;              /* above gemm_vec_m rows the dense row's weight reads and MMAs
+					* add, not overlap (backend row serial_load) */
 	bool gemv_curve;               /* the weight reads go by the profile's measured mat-vec curve
 					* (hw_gemv_bandwidth: a floor a kernel + bytes at its slope)
 					* instead of gemm_bw / gemm_vec_bw */

@@ -48,6 +48,26 @@ CELLS = [
     # Another PR's build than the fit cells': MMQ at pp2048 (attention
     # over 1k keys a query on average).
     ("rtx-4090", "q4_0", "Q5_0", 2048, 512, 10491.78, "check", "PR #8062"),
+] + [
+    # MMQ between the stream-bound microbatches (<= 16) and the
+    # compute-bound 512 the rows were set at: the tiles' waves and padding
+    # (M in steps of 8, waves over the SMs) carry the shape, nothing was
+    # set from these. PR #7676's PR column (the same build as the ub-512
+    # fit cell), RTX 4090 Q4_0 pp512.
+    ("rtx-4090", "q4_0", "Q4_0", 512, ub, ts, "check", "PR #7676")
+    for ub, ts in zip((32, 64, 128, 256), (3427.61, 5420.06, 7443.66, 9601.53))
+] + [
+    # RTX 4090 Q4_K_S pp2048 (PR #7860's PR column, the build of its
+    # ub-512 fit cell): the K-quant factor held across microbatches.
+    ("rtx-4090", "q4_k_m", "Q4_K_S", 2048, ub, ts, "check", "PR #7860")
+    for ub, ts in zip((32, 64, 128, 256), (3358.03, 5349.26, 6901.00, 8555.10))
+] + [
+    # RTX 3090 (Ampere) pp512, PR #7676's PR column: Q5_0 at ub 256, and
+    # Q8_0 at ub 16-64 (its own bytes: 8.5 bits a weight).
+    ("rtx-3090", "q4_0", "Q5_0", 512, 256, 3518.48, "check", "PR #7676"),
+] + [
+    ("rtx-3090", "q8_0", "Q8_0", 512, ub, ts, "check", "PR #7676")
+    for ub, ts in zip((16, 32, 64), (825.82, 1437.37, 2242.88))
 ]
 
 
