@@ -14,6 +14,9 @@
 #            summed as requests are done)
 #   out      the benchmark workload with --out DIR (its files streamed,
 #            openmetrics.txt's scrapes saved as it goes; 160 MB in /tmp at 1M)
+#   pdout    the P/D pair (c25 as it is, 2 req/s) with --out DIR at 2k and
+#            20k: not lean yet (a cluster's openmetrics.txt reads every
+#            request record at each scrape), so its RSS follows the requests
 # Usage: tests/bench/lean_memory.sh [path/to/servesim]   (about 100 s of CPU)
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,7 +35,8 @@ kinds = [("vllm", bench, [], [], (100000, 1000000)),
          ("detailed", bench, [], ["--save-detailed"], (100000, 1000000)),
          ("prom", bench, [], ["--format", "prom"], (100000, 1000000)),
          ("pdprom", f"{root}/scenarios/c25-disagg-small.ini", pd, ["--format", "prom"], (100000, 1000000)),
-         ("out", bench, [], ["--out"], (100000, 1000000))]
+         ("out", bench, [], ["--out"], (100000, 1000000)),
+         ("pdout", f"{root}/scenarios/c25-disagg-small.ini", ["workload.request_rate=2"], ["--out"], (2000, 20000))]
 
 def measure(args):
     """Peak RSS (MiB) and CPU s of servesim, under /usr/bin/time: a child's
