@@ -276,8 +276,10 @@ const struct overhead_profile *overhead_profile_find(const char *name)
 	return NULL;
 }
 
-int overhead_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int32_t *out,
-			   int cap)
+/* vLLM's capture list: 1, 2, 4, then multiples of 8, and of 16 from
+ * coarse_from on, up to min(2 x max_num_seqs, 512, the token budget). */
+static int capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t coarse_from,
+			 int32_t *out, int cap)
 {
 	int64_t max = 2 * max_num_seqs < 512 ? 2 * max_num_seqs : 512;
 	if (max_num_batched_tokens < max)
@@ -285,25 +287,21 @@ int overhead_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens,
 	int n = 0;
 	for (int64_t s = 1; s <= 4 && s <= max && n < cap; s *= 2)
 		out[n++] = (int32_t)s;
-	for (int64_t s = 8; s < 256 && s <= max && n < cap; s += 8)
-		out[n++] = (int32_t)s;
-	for (int64_t s = 256; s <= max && n < cap; s += 16)
+	for (int64_t s = 8; s <= max && n < cap; s += s < coarse_from ? 8 : 16)
 		out[n++] = (int32_t)s;
 	return n;
+}
+
+int overhead_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int32_t *out,
+			   int cap)
+{
+	return capture_sizes(max_num_seqs, max_num_batched_tokens, 256, out, cap);
 }
 
 int overhead_capture_sizes_grid8(int64_t max_num_seqs, int64_t max_num_batched_tokens, int32_t *out,
 				 int cap)
 {
-	int64_t max = 2 * max_num_seqs < 512 ? 2 * max_num_seqs : 512;
-	if (max_num_batched_tokens < max)
-		max = max_num_batched_tokens;
-	int n = 0;
-	for (int64_t s = 1; s <= 4 && s <= max && n < cap; s *= 2)
-		out[n++] = (int32_t)s;
-	for (int64_t s = 8; s <= max && n < cap; s += 8)
-		out[n++] = (int32_t)s;
-	return n;
+	return capture_sizes(max_num_seqs, max_num_batched_tokens, INT64_MAX, out, cap);
 }
 
 int overhead_capture_sizes_v0(int64_t max_num_seqs, int32_t *out, int cap)
