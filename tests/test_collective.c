@@ -1,6 +1,6 @@
 /*
  * collective: the all-reduce rows and vLLM's choice among them
- * (sim/perf/collective.c, backend.c nvlink_coll), each against the
+ * (sim/perf/collective.c, backend_nvlink.c perf_nvlink_coll), each against the
  * published component measurement it was set from (the source is in the
  * test's comment), and the properties: time rises with the message (but
  * where vLLM's own switch moves it past custom all-reduce's buffer) and

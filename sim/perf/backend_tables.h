@@ -11,6 +11,12 @@
 
 #include "backend.h"
 
+/* vLLM on CUDA's all-reduce rows, the vllm-cuda backend's collectives
+ * (backend.c): sim/perf/backend_nvlink.c. The size is part of the type, so
+ * backend.c can count them and a row added without it fails to build. */
+#define PERF_NVLINK_COLL_N 8
+extern const struct perf_collective perf_nvlink_coll[PERF_NVLINK_COLL_N];
+
 /* vLLM on ROCm (AMD Instinct CDNA2 / CDNA3): sim/perf/backend_rocm.c. */
 extern const struct perf_backend perf_backend_vllm_rocm;
 

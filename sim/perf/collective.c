@@ -1,7 +1,7 @@
 /*
  * collective: how vLLM (and the other engines) all-reduce a message over a
  * tensor-parallel group, and how long it takes (perf_allreduce_s). The
- * rows are the backends' (backend.c nvlink_coll, backend_rocm.c); this file
+ * rows are the backends' (backend_nvlink.c perf_nvlink_coll, backend_rocm.c); this file
  * is the selection: which rows may carry a message (link, NVSwitch, group
  * size, custom all-reduce's buffer, the nodes a group spans) and, in
  * vLLM's dispatch order, which one runs.
