@@ -66,8 +66,7 @@ static void v010_capture_sizes_go_by_8(void **state)
 	struct overhead_model o;
 	overhead_model_init(&o, p, &hw, false, false, 256, 8192, 32, 0, 32000);
 	assert_int_equal(overhead_padded(&o, 260, 260), 272);
-	o.n_capture = overhead_capture_sizes_grid8(256, 8192, o.capture, OVERHEAD_MAX_CAPTURE);
-	o.grid16_from = INT32_MAX;
+	overhead_use_grid8(&o, 256, 8192);
 	assert_int_equal(overhead_padded(&o, 260, 260), 264);
 	assert_int_equal(overhead_padded(&o, 512, 512), 512);
 	assert_int_equal(overhead_padded(&o, 513, 513), 0);

@@ -376,11 +376,8 @@ static int resolve_timing(struct engine *g, struct err *e)
 	 * vllm#12622, "Default to generation_config from model"), none before. */
 	bool gen_auto = cfg->vllm.generation_config_given ? cfg->vllm.generation_config == 0 : v->minor >= 8;
 	g->ovh.piecewise_only = v->piecewise_only && !prof->decode_only_graphs;
-	if (v->capture_grid8 && !prof->decode_only_graphs && g->ovh.n_capture > 0) {
-		g->ovh.n_capture = overhead_capture_sizes_grid8(g->max_seqs, g->mnbt, g->ovh.capture,
-								 OVERHEAD_MAX_CAPTURE);
-		g->ovh.grid16_from = INT32_MAX;
-	}
+	if (v->capture_grid8)
+		overhead_use_grid8(&g->ovh, g->max_seqs, g->mnbt);
 	g->ovh.sampler = sampling_path(&sp, gen_auto, &g->setup.model->gen, (double)g->setup.model->vocab);
 	g->ovh.penalties = sampling_penalties(gen_auto, &g->setup.model->gen);
 	g->ovh.min_p = sampling_min_p(&sp, gen_auto, &g->setup.model->gen, g->ovh.sampler);

@@ -337,13 +337,22 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 	if (!eager)
 		o->n_capture = prof->decode_only_graphs ? overhead_capture_sizes_v0(max_num_seqs, o->capture,
 									   OVERHEAD_MAX_CAPTURE) :
-				 overhead_capture_sizes(max_num_seqs, max_num_batched_tokens, o->capture,
-							OVERHEAD_MAX_CAPTURE);
+				 capture_sizes(max_num_seqs, max_num_batched_tokens, o->grid16_from, o->capture,
+					       OVERHEAD_MAX_CAPTURE);
 	o->pieces = layers + 1;
 	o->vocab = vocab;
 	double kernels = (layers - moe_layers) * prof->kernels_per_layer +
 			 moe_layers * prof->moe_kernels_per_layer;
 	o->eager_launch_s = kernels * (eager ? prof->uncompiled_launch_us : prof->kernel_launch_us) * 1e-6;
+}
+
+void overhead_use_grid8(struct overhead_model *o, int64_t max_num_seqs, int64_t max_num_batched_tokens)
+{
+	if (o->n_capture == 0 || o->prof->decode_only_graphs)
+		return;
+	o->grid16_from = INT32_MAX;
+	o->n_capture = capture_sizes(max_num_seqs, max_num_batched_tokens, o->grid16_from, o->capture,
+				     OVERHEAD_MAX_CAPTURE);
 }
 
 /* The path's own cost, seconds (no penalties). */

@@ -98,7 +98,8 @@ struct overhead_model {
 	bool async;                    /* CPU work overlaps the GPU step */
 	int n_capture;                 /* 0: eager always (--enforce-eager) */
 	int32_t capture[OVERHEAD_MAX_CAPTURE];   /* ascending capture sizes, tokens */
-	int32_t grid16_from;           /* the sizes go by 16 from here (256), by 8 below */
+	int32_t grid16_from;           /* the sizes go by 16 from here (256; INT32_MAX: by 8
+					* throughout, overhead_use_grid8), by 8 below */
 	double eager_launch_s;         /* host time to launch one eager forward */
 	double pieces;                 /* pieces of a piecewise graph: layers + 1 */
 	double vocab;                  /* the logits a sampled sequence has */
@@ -143,6 +144,12 @@ void overhead_model_init(struct overhead_model *o, const struct overhead_profile
 			 const struct hw_profile *hw, bool async, bool eager,
 			 int64_t max_num_seqs, int64_t max_num_batched_tokens, double layers,
 			 double moe_layers, double vocab);
+
+/* vLLM 0.10's grid in place of the newer one: the capture list
+ * (overhead_capture_sizes_grid8) and the padding rule (grid16_from) set
+ * together, from the same max_num_seqs and budget overhead_model_init had.
+ * Nothing changes for eager steps or V0's decode-only graphs. */
+void overhead_use_grid8(struct overhead_model *o, int64_t max_num_seqs, int64_t max_num_batched_tokens);
 
 /* The capture size a step of tokens for seqs sequences runs at, or 0 when
  * it runs eager (V0 graphs only decode-only steps). */
