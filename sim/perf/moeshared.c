@@ -23,9 +23,14 @@
 
 #include <math.h>
 
-double perf_moe_shared_hidden_s(const struct perf *p, const struct perf *q, double dense_s)
+/* vllm-project/vllm#28406's DUAL_STREAM_TOKEN_THRESHOLD: larger steps run
+ * the shared experts on the main stream. */
+#define DUAL_STREAM_MAX_TOKENS 256
+
+double perf_moe_shared_hidden_s(const struct perf *p, const struct perf *q, double tokens, double dense_s)
 {
-	if (!p->shared_stream || p->shared_bytes <= 0 || p->n_moe_layers <= 0 || p->dense_bytes <= 0)
+	if (!p->shared_stream || tokens > DUAL_STREAM_MAX_TOKENS || p->shared_bytes <= 0 ||
+	    p->n_moe_layers <= 0 || p->dense_bytes <= 0)
 		return 0;
 	/* The shared experts' part of the dense row: on the profile's mat-vec
 	 * curve, their two kernels a layer and their bytes; else their share

@@ -262,8 +262,8 @@ static void ops_tokens(const struct perf *p0, const struct perf *q, bool kernels
 		cite(&ops[PERF_EXPERTS], q->k_moe, p, q->moe_bw);
 		/* The shared experts' second stream hides the routed call's
 		 * fixed part under their reads (moeshared.c). */
-		if (kernels && p->shared_stream && T <= 256)
-			ops[PERF_EXPERTS].time_s -= perf_moe_shared_hidden_s(p, q, ops[PERF_DENSE].time_s);
+		if (kernels)
+			ops[PERF_EXPERTS].time_s -= perf_moe_shared_hidden_s(p, q, T, ops[PERF_DENSE].time_s);
 	}
 	if (kernels && p->ew) {
 		/* The small kernels between the matmuls and attention: a floor

@@ -232,10 +232,11 @@ double perf_moe_first_gpu(const struct perf *p, double tokens, double *routed);
 double perf_moe_pick(const struct perf *p, int i);
 
 /* The routed experts' row time that the shared experts' second stream
- * hides (their reads run in the routed calls' fixed time): the shared
- * experts' part of the dense row's dense_s, at most the routed calls'
- * fixed time (moeshared.c); 0 without shared_stream. */
-double perf_moe_shared_hidden_s(const struct perf *p, const struct perf *q, double dense_s);
+ * hides in a step of tokens (their reads run in the routed calls' fixed
+ * time): the shared experts' part of the dense row's dense_s, at most the
+ * routed calls' fixed time (moeshared.c); 0 without shared_stream or past
+ * the stream's 256-token threshold. */
+double perf_moe_shared_hidden_s(const struct perf *p, const struct perf *q, double tokens, double dense_s);
 
 /* Expected distinct experts a batch of tokens touches, and (when busiest
  * is not NULL) the expected tokens of the most popular expert. */
