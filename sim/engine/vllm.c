@@ -315,6 +315,8 @@ static void vllm_stats(const struct engine *g, struct engine_stats *st)
 static void resolve_defaults(struct engine *g, const struct engine_config *cfg,
 			     const struct hw_profile *hw, const struct model *m)
 {
+	g->ver = vllmver_find(cfg->vllm.vllm_version);
+	assert(g->ver);
 	bool big = hw_memory_bytes(hw) >= 70.0 * GIB && !hw->vllm_small_defaults &&
 		   hw->hw_class != HW_CPU;
 	g->mnbt = cfg->max_num_batched_tokens > 0 ? cfg->max_num_batched_tokens : big ? 8192 : 2048;
@@ -335,8 +337,7 @@ static void resolve_defaults(struct engine *g, const struct engine_config *cfg,
 static int resolve_timing(struct engine *g, struct err *e)
 {
 	const struct engine_config *cfg = g->setup.cfg;
-	const struct vllm_version *v = vllmver_find(cfg->vllm.vllm_version);
-	assert(v);                       /* scenario_load checked it */
+	const struct vllm_version *v = g->ver;
 	bool pp = cfg->pipeline_parallel_size > 1;
 	bool spec = cfg->vllm.speculative_method[0] != '\0';
 	g->async = cfg->vllm.async_scheduling_given ? cfg->vllm.async_scheduling : v->async_scheduling && !pp && !spec;
@@ -409,8 +410,7 @@ static int build_perf(struct engine *g, struct err *e)
 			       cfg->pipeline_parallel_at, (long long)m->n_layers, (long long)cfg->pipeline_parallel_size);
 	perf_pipeline(&g->perf, (int)cfg->pipeline_parallel_size);
 	perf_offload(&g->perf, cfg->cpu_offload_gb, model_weight_bytes_per_gpu(m, g->setup.weights, tp, g->perf.pp));
-	const struct vllm_version *v = vllmver_find(cfg->vllm.vllm_version);
-	g->perf.shared_stream = v && v->shared_expert_stream;
+	g->perf.shared_stream = g->ver->shared_expert_stream;
 	return 0;
 }
 

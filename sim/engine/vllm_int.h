@@ -24,6 +24,7 @@
 #include "overhead.h"
 #include "reqq.h"
 #include "specdec.h"
+#include "vllmver.h"
 #include "xalloc.h"
 
 /* Load stages a fast-forwarded (lazy, vllmff.c) request may be of
@@ -102,6 +103,8 @@ struct engine {
 	struct kvpool *pool;
 	int64_t min_free;                /* the fewest free blocks at a launch (vllm_stats: peak KV usage) */
 	int64_t block_size, mnbt, max_seqs, max_model_len, threshold;
+	const struct vllm_version *ver;  /* the scenario's version row (vllmver_find; scenario_load
+					  * checked it), looked up once by resolve_defaults */
 	bool caching, chunked;
 	/* vLLM's timing (vllmver.h, overhead.h). With async scheduling
 	 * batch[cur] is on the GPU and batch[1 - cur], when queued, was

@@ -14,7 +14,6 @@
 
 #include "num.h"
 #include "vllm_int.h"
-#include "vllmver.h"
 
 /* vLLM's hybrid KV cache manager, for a model with both sliding-window
  * and full-attention layers (vllm/v1/core/kv_cache_utils.py,
@@ -48,8 +47,7 @@ static void kv_groups(struct engine *g)
 	g->st.kv_full_groups = 1;
 	g->st.kv_window_groups = 0;
 	g->st.kv_window = 0;
-	const struct vllm_version *v = vllmver_find(g->setup.cfg->vllm.vllm_version);
-	if (!v || !v->hybrid_kv || slide <= 0 || full <= 0 || g->setup.cfg->vllm.kv_offload_gib > 0 ||
+	if (!g->ver->hybrid_kv || slide <= 0 || full <= 0 || g->setup.cfg->vllm.kv_offload_gib > 0 ||
 	    g->setup.hold_finished_kv || g->setup.hooks.kv_pull)
 		return;
 	int64_t lo = slide < full ? slide : full, hi = slide < full ? full : slide;
