@@ -202,10 +202,12 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	 * count (below), crossval.py's re-simulated folds the same; 11.4 /
 	 * 9.1 / 9.1 % (crossval.py) since the shared experts run on their
 	 * own stream (perf/moeshared.c); 11.4 / 9.4 / 9.4 % on its own since
-	 * the all-reduce rows' refit (2026-12-02, below); both (merged 16:45 UTC): 10.9 / 8.6 / 8.6 %. */
-	assert_true(err[0] / n <= 0.1110);
-	assert_true(err[1] / n <= 0.0880);
-	assert_true(err[2] / n <= 0.0880);
+	 * the all-reduce rows' refit (2026-12-02, below); both (merged 16:45 UTC): 10.9 / 8.6 / 8.6 %;
+	 * 10.6 / 7.6 / 7.6 % since the H100's stream is its measured 3.1 TB/s
+	 * (2026-12-03, below). */
+	assert_true(err[0] / n <= 0.1080);
+	assert_true(err[1] / n <= 0.0780);
+	assert_true(err[2] / n <= 0.0780);
 }
 
 static void h100_runs_meet_the_goals(void **state)
@@ -308,10 +310,17 @@ static void h100_runs_meet_the_goals(void **state)
 	 * tp 2 past 8 MiB on symmetric memory's two-shot): 11.45 / 9.43 /
 	 * 9.41 % (70B TP4 TTFT +22.9 / +20.5 -> +16.3 / +18.4 %, run 61's ITL
 	 * +17.6 -> +14.0 %; Yi TP2 TTFT +11.0 -> +12.9 %) on its own.
-	 * Both, merged 16:45 UTC: 10.94 / 8.58 / 8.58 %. */
-	assert_true(sum_ttft / n <= 0.1100);
-	assert_true(sum_itl / n <= 0.0862);
-	assert_true(sum_e2e / n <= 0.0862);
+	 * Both, merged 16:45 UTC: 10.94 / 8.58 / 8.58 %.
+	 * 2026-12-03, the H100's stream at its measured 3.1 TB/s (copy and
+	 * triad medians, h100-sxm.ini; 3.0 a compromise with a serving-run
+	 * Nsight reading before), the rows fitted on H100 as fractions of it
+	 * re-expressed so that each still meets its table (Mixtral BF16
+	 * Triton MoE refitted: 31.2 us + 1.0 of stream): 10.62 / 7.62 /
+	 * 7.61 %; MHA decode attention (the Llama-2-7B runs, capped at the
+	 * stream) is what moves. */
+	assert_true(sum_ttft / n <= 0.1066);
+	assert_true(sum_itl / n <= 0.0766);
+	assert_true(sum_e2e / n <= 0.0765);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }

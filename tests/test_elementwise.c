@@ -196,7 +196,7 @@ static void it_grows_and_stays_above_the_streaming_bound(void **state)
  * at any tp) that is 0.85-1.4x the residual stream, and 2.5x by 1,024
  * tokens, where the writes outgrow the L2 as well. Bound on the question:
  * charging every byte at the streaming rate (sglang #32994's cold-L2
- * 0.727) would add 1.85 ms to the 485-token step of 36.4 ms, in the
+ * 2.18 TB/s) would add 1.85 ms to the 485-token step of 36.4 ms, in the
  * direction the runs already contradict (TTFT +21%); the rule is kept. */
 static void the_norm_l2_rule_at_the_runs_prefill_steps(void **state)
 {

@@ -77,8 +77,10 @@ static void cutlass_fp8_moe_meets_the_h200_table(void **state)
 /* Check, not fitted: vLLM PR #20762's cutlass_moe_fp8 timings ("new
  * grouped_gemm_moe", eager, 25 calls a figure, MKN = (M, 4096, 28672)):
  * 8143.1 / 25849 / 26027 us at M = 1 / 16 / 32. Its slope, 2.98 TB/s, is an
- * H100 SXM's stream; eager launches add to its batch-1 point. The row on
- * the H100 profile comes out 3-6% under each: 8%. */
+ * H100 SXM's stream to within 4% (3.1 TB/s measured by copy and triad,
+ * h100-sxm.ini); eager launches add to its batch-1 point. The row on the
+ * H100 profile comes out 6-9% under each (3-6% while that stream was taken
+ * as 3.0, until 2026-12-03): 10%. */
 static void cutlass_fp8_moe_checks_the_vllm_table(void **state)
 {
 	(void)state;
@@ -92,7 +94,7 @@ static void cutlass_fp8_moe_checks_the_vllm_table(void **state)
 		double t = layer_us(&p, M[i]);
 		print_message("cutlass_moe_fp8 H100 TP1 M=%-3lld %.1f us (vLLM #20762: %.1f)\n",
 			      (long long)M[i], t, us[i]);
-		assert_double_rel(t, us[i], 0.08);
+		assert_double_rel(t, us[i], 0.10);
 		assert_true(t < us[i]);
 	}
 }
@@ -184,7 +186,7 @@ static void cutlass_fp8_moe_per_token_falls(void **state)
  * alone) against the whole-call times of the H100 fp8_w8a8 table it takes
  * its call cost, its 768-wide streaming point and its compute curve from:
  * vLLM PR #24700, benchmark_moe.py, Qwen3-30B-A3B TP1 (E = 128, top-8),
- * "Main". Batch 1-128 (streaming: 32.3 us a call + bytes at 0.848 of
+ * "Main". Batch 1-128 (streaming: 32.3 us a call + bytes at 0.821 of
  * stream, the table's least squares): 6%. Batch 256-4096 (16-256 tokens
  * an expert, the compute curve's points, set through them): 3%, the
  * tokens an expert here being expected counts (T·k / touched), the
@@ -481,7 +483,7 @@ static void mxfp4_row_only_on_hopper(void **state)
  * bf16 x mxfp4 MoE at 2290 GB/s on H200 (bench_mlp, E 128, top-4,
  * memory-bound batches). gpt-oss-120b on H200 at 1-32 decodes is
  * memory-bound in this row; its experts' bytes over their time less the
- * call cost (18.5 us a layer) must be that rate, within 1% (the 0.53 is
+ * call cost (the BF16 row's, an estimate) must be that rate, within 1% (the 0.53 is
  * 2290 / 4320 rounded). */
 static void mxfp4_moe_streams_at_triton_kernels_rate(void **state)
 {
@@ -501,7 +503,7 @@ static void mxfp4_moe_streams_at_triton_kernels_rate(void **state)
 		perf_step_ops(&p, &s, ops);
 		const struct perf_op *x = &ops[PERF_EXPERTS];
 		assert_false(x->compute_bound);
-		double stream_s = x->time_s - p.n_moe_layers * 18.5e-6;
+		double stream_s = x->time_s - p.n_moe_layers * p.moe_fixed_s;
 		assert_double_rel(x->bytes / stream_s, 2290e9, 0.01);
 	}
 }

@@ -34,7 +34,7 @@ static const struct perf_curve fa2_ampere = {
 
 /* Triton fused_moe's grouped GEMM: fraction of the clock-adjusted peak
  * by tokens per expert (vLLM PR #24700's H100 table; the row below). */
-static const struct perf_curve fused_moe_tpe = { 3, { 128, 256, 384 }, { 0.295, 0.466, 0.516 } };
+static const struct perf_curve fused_moe_tpe = { 3, { 128, 256, 384 }, { 0.301, 0.474, 0.522 } };
 
 /* An sm90 FP8 grouped GEMM's compute rate by tokens per expert, as a
  * fraction of the clock-adjusted FP8 peak (1898 TFLOP/s on an H100 SXM at
@@ -58,7 +58,7 @@ static const struct perf_curve fp8_grouped_tpe = { 3, { 160, 1024, 4096 }, { 0.4
  *     #36559's (swap-AB, merged) H200 "Main" (before it) benchmark_moe table,
  *     Qwen3-Next-80B-A3B-Instruct-FP8 (block FP8; default TP2: E 512, top-10,
  *     K 2048): 29.97 / 33.00 / 46.43 / 62.29 / 99.91 us at batch 1-16;
- *   N 768: 0.848 of the H100's 3.0, 32.3 us: PR #24700's Qwen3-30B-A3B
+ *   N 768: 2.54 TB/s = 0.821 of the H100's 3.1, 32.3 us: PR #24700's Qwen3-30B-A3B
  *     fp8_w8a8 H100 table (TP1: E 128, top-8, K 2048), batch 1-128;
  *   N 1024: 3.95 TB/s = 0.914 of 4.32, 27.1 us: PR #36554's (the same
  *     change, closed for #36559) H200 "Main" table, DeepSeek-R1-0528 (block
@@ -67,7 +67,7 @@ static const struct perf_curve fp8_grouped_tpe = { 3, { 160, 1024, 4096 }, { 0.4
  * #44152's H20 BF16 Mixtral w13 kernel, N 14336, streams at 0.86). The
  * width stands for the whole shape (uncertain: DeepSeek-V3's N 256 slices
  * at TP8 have K 7168, Qwen3-Next's K 2048). */
-static const struct perf_curve fused_moe_w8a8_bw = { 3, { 256, 768, 1024 }, { 0.667, 0.848, 0.914 } };
+static const struct perf_curve fused_moe_w8a8_bw = { 3, { 256, 768, 1024 }, { 0.667, 0.821, 0.914 } };
 
 /* The same kernel's compute rate by tokens per expert, as a fraction of
  * the clock-adjusted FP8 peak (1898 TFLOP/s on an H100 SXM at 1755 MHz),
@@ -211,16 +211,17 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * Streaming: 144 us at batch 1 (2 experts, 352 MB) to 471-494 us at
 	 * 16-128 tokens (all 8, 1.41 GB), least squares over the eleven
 	 * points of batch 1-128 (experts touched at uniform routing, as its
-	 * random gating): 18.5 us a call + bytes at the 3.0 TB/s stream
-	 * (a free slope gives 3.11 TB/s, 1.04 of it, inside the H100's
-	 * measured 3.07-3.12 copy rates), residuals <= 12 us. Compute, by
-	 * tokens per expert (2T/8): 662 / 834 / 1123 us at T = 512 / 1024 /
-	 * 1536 less the 18.5 us are 280 / 443 / 490 TFLOP/s = 0.295 / 0.466
-	 * / 0.516 of the clock-adjusted 949 (the roofline's max with the
+	 * random gating): 31.2 us a call + bytes at the 3.1 TB/s stream
+	 * (a free slope gives 3.11 TB/s and 32.5 us), residuals <= 9.8 us
+	 * (until 2026-12-03 18.5 us at a stream taken as 3.0, residuals
+	 * <= 12.1). Compute, by tokens per expert (2T/8): 662 / 834 / 1123 us
+	 * at T = 512 / 1024 / 1536 less the 31.2 us are 286 / 450 / 496
+	 * TFLOP/s = 0.301 / 0.474 / 0.522 of the clock-adjusted 949 (the
+	 * roofline's max with the
 	 * 1.41 GB read reproduces each point). Check, not fitted: PR
 	 * #44152's H20 w13-only kernel (Mixtral shape, batch 1: 0.076 ms
 	 * for 235 MB) is 65 us of bytes at this rate plus an 11 us floor,
-	 * under this row's 18.5 us for the whole call. Tokens per expert pad
+	 * under this row's 31.2 us for the whole call. Tokens per expert pad
 	 * to BLOCK_SIZE_M (steptime.c moe_block_m). */
 	/* MXFP4 experts with BF16 activations on Hopper (gpt-oss): vLLM's
 	 * default there is OpenAI's triton_kernels matmul_ogs (Mxfp4Backend
@@ -233,17 +234,17 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * and clocks; uncertain: if the upcast binds, not HBM, H100 reaches
 	 * more of its stream). triton PR #6833 puts the upcast path at 28-49%
 	 * utilisation. Call cost and compute: estimate, the BF16 Triton
-	 * row's (18.5 us, its curve): no matmul_ogs table by batch on Hopper
+	 * row's (31.2 us, its curve): no matmul_ogs table by batch on Hopper
 	 * was found. Off Hopper this row does not apply (Blackwell runs
 	 * FlashInfer's native MXFP4 MoE; others Marlin): the BF16 rows. */
 	{ .op = KOP_MOE, .dtype = KDT_MXFP4, .gen = HW_TC_HOPPER, .kernel = "triton_kernels matmul_ogs (bf16 x mxfp4, sm90)",
-	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 18.5, .bw_frac = 0.53,
+	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 31.2, .bw_frac = 0.53,
 	  .source = "triton PR #9248: bf16 x mxfp4 MoE 2290 GB/s on H200 (0.53 of stream; 2640-2800 after PRs #9248/#9279); "
 		    "estimate: call cost and compute of the BF16 Triton fused_moe row (vLLM PR #24700)" },
 	{ .op = KOP_MOE, .dtype = KDT_16, .gen = KGEN_ANY, .kernel = "Triton fused_moe (grouped GEMM, BF16)",
-	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 18.5, .bw_frac = 1.0,
-	  .source = "vLLM PR #24700 H100 benchmark_moe table (Mixtral BF16 TP2): 18.5 us a call + bytes at 1.0 of stream; "
-		    "0.295-0.516 of peak at 128-384 tokens an expert" },
+	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 31.2, .bw_frac = 1.0,
+	  .source = "vLLM PR #24700 H100 benchmark_moe table (Mixtral BF16 TP2): 31.2 us a call + bytes at 1.0 of stream; "
+		    "0.301-0.522 of peak at 128-384 tokens an expert" },
 	/* Per-channel / per-tensor FP8 experts on Hopper (Scout's
 	 * compressed-tensors checkpoint): vLLM's CUTLASS path (cutlass_moe_fp8:
 	 * per-token activation quant, expert offsets, row shuffle, two grouped
@@ -277,7 +278,7 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * 2026-12-02): fused_moe_w8a8_bw by expert slice width, one of its
 	 * points PR #24700's benchmark_moe table (Qwen3-30B-A3B fp8_w8a8, TP1:
 	 * 44.5 us at batch 1 to 273.7 us at 128, a least-squares 32.3 us a call
-	 * + bytes at 0.848 of stream, residuals <= 4.2 us, tested); until then
+	 * + bytes at 2.54 TB/s, 0.821 of stream, residuals <= 4.2 us, tested); until then
 	 * one 0.86 of stream, PR #44152's H20 w13 kernel at batch 1 (Mixtral
 	 * shape, BF16: 0.076 ms for 235 MB, 3.09 TB/s = 0.86 of a 0.90 stream),
 	 * now a check of the curve's wide end (0.914). That table's 32.3 us a call (E=128, top-8) is
@@ -310,7 +311,7 @@ static const struct perf_kernel vllm_cuda[] = {
 	{ .op = KOP_MOE, .dtype = KDT_LOW, .gen = KGEN_ANY, .kernel = "Triton fused_moe (w8a8)",
 	  .curve = &fused_moe_w8a8_tpe, .compute_frac = 1, .tile_m = 1, .half = 0, .fixed_us = 32.3,
 	  .bw_curve = &fused_moe_w8a8_bw, .width_curve = &fused_moe_w8a8_width,
-	  .source = "vLLM PRs #36559 / #24700 / #36554 benchmark_moe tables (H200 / H100 / H200): 0.667 / 0.848 / 0.914 of "
+	  .source = "vLLM PRs #36559 / #24700 / #36554 benchmark_moe tables (H200 / H100 / H200): 0.667 / 0.821 / 0.914 of "
 		    "stream at expert slices 256 / 768 / 1024 wide; 32.3 us a call (PR #24700 H100 fp8_w8a8 table; check: "
 		    "sglang PR #5680, 30 us on H200); compute: PR #24700's H100 fp8_w8a8 table, 0.032-0.101 of the FP8 peak at "
 		    "16-256 tokens an expert up to 1024-wide slices; estimate: x2.3 at 7168 wide (the BF16 table's FLOP/s)" },
@@ -333,7 +334,7 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * bytes at a streaming rate set by the GQA group (query heads per KV
 	 * head): FA packs a group's heads into the rows of one tile, so a
 	 * grouped model fills its MMA rows and MHA (one head a tile) does not.
-	 * GQA: 13.7 us + bytes at 2.75 TB/s (0.918 of the H100's 3.0 TB/s
+	 * GQA: 13.7 us + bytes at 2.75 TB/s (0.887 of the H100's 3.1 TB/s
 	 * stream), least squares over the batch-1 decode timings of
 	 * vllm-project/flash-attention PR #63 (H100, "main", Qwen-32B TP2
 	 * shape: 20 query / 4 KV heads, hd 128, bf16): 14.8, 15.6, 16.5,
@@ -357,8 +358,8 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * (1.26 us in a graph, te42kyfo/gpu-benches h200_graph.txt; eager back
 	 * to back 2.43 us is the host's rate, h200.txt): nothing subtracted. */
 	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .group_min = 2, .kernel = "FlashAttention-3 paged decode (split-KV, GQA packed)",
-	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.918,
-	  .source = "vllm-project/flash-attention PR #63 H100 batch-1 GQA decode: 13.7 us + bytes at 2.75 TB/s (0.918 of stream); "
+	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.887,
+	  .source = "vllm-project/flash-attention PR #63 H100 batch-1 GQA decode: 13.7 us + bytes at 2.75 TB/s (0.887 of stream); "
 		    "0.933 us a (seq, KV head) unit per SM: onnxruntime PR #21414 A100 FA2 MHA decode table" },
 	/* MHA (one query head a KV head) on Hopper: vLLM runs its FA3 fork,
 	 * whose decode path takes 64-row tiles (PR #63) where MHA's single

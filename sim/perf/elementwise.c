@@ -45,20 +45,20 @@
  * extra (no in-graph timing of reshape_and_cache_flash found).
  * Bytes: the fused RMSNorm + FP8 quantization of sgl-project/sglang#32994
  * (H100, hidden 4096, cold L2): 13.4 us at 2,048 tokens to 94.1 us at
- * 16,384, 80.7 us for 176 MB more, 2.18 TB/s = 0.727 of the H100's 3.0
+ * 16,384, 80.7 us for 176 MB more, 2.18 TB/s = 0.703 of the H100's 3.1
  * TB/s stream. Traffic up to half the L2 (25 MB on an H100) costs
  * nothing beyond the floor: the input was just written by the kernel
  * before and sits in L2, the output is written back later. Support: the
  * fused add + RMSNorm of #6463 stays at ~4.1 us up to 512 tokens (21 MB
  * at hidden 5120); #12496's silu_and_mul moves 5.5 MB at batch 64 in
- * 2.34 us, less than the 2.5 us those bytes take from HBM at 0.727. The
+ * 2.34 us, less than the 2.5 us those bytes take from HBM at 0.703. The
  * half: estimate (no L2-residency measurement found). */
 #define GRAPH_KERNEL_US 1.26 /* gpu-benches h200_graph.txt, row "4096 64kB" */
 #define H100_SMALL_KERNELS                                                                         \
 	.floor_us = { [EW_NORM] = GRAPH_KERNEL_US + 3.0,     [EW_ROPE] = GRAPH_KERNEL_US + 2.0,    \
 		      [EW_KV_WRITE] = GRAPH_KERNEL_US + 1.0, [EW_ACT] = GRAPH_KERNEL_US + 1.0,     \
 		      [EW_QUANT] = GRAPH_KERNEL_US + 1.0,    [EW_EMBED] = GRAPH_KERNEL_US + 1.0 }, \
-	.bw_frac = 0.727, .l2_keep_frac = 0.5
+	.bw_frac = 0.703, .l2_keep_frac = 0.5
 
 static const struct ew_row rows[] = {
 	{ .backend = "vllm-cuda",
@@ -68,7 +68,7 @@ static const struct ew_row rows[] = {
 	  .source = "floors in a CUDA graph on H100: 1.26 us a kernel (gpu-benches "
 		    "h200_graph.txt, 64 kB) + each kernel's work in nm-vllm #332's in-graph "
 		    "profile (RMSNorm +3.0, rotary +2.0, FP8 quant +1.0 us; KV write, SiLU "
-		    "estimate +1.0); bytes at 0.727 of stream past half the L2: sglang #32994" },
+		    "estimate +1.0); bytes at 0.703 of stream past half the L2: sglang #32994" },
 	/* vLLM on ROCm runs the same layer (its own RMSNorm, rotary and cache
 	 * kernels, or AITER's). estimate: CUDA's floors and streaming share
 	 * (no in-graph timing of these kernels on an MI300X found); with
