@@ -290,7 +290,7 @@ static void accumulate_peaks(void **state)
 	assert_double_near(hw_peak_flops_acc16(&g), 330.3e12, 1);
 	assert_double_near(hw_peak_flops(&g, MATMUL_BF16), 165.2e12, 1);
 	assert_double_near(hw_peak_flops_acc16(&h), hw_peak_flops(&h, MATMUL_BF16), 1);
-	/* H100 SXM publishes a streaming figure: 3100 of 3350 GB/s. */
+	/* The H100 SXM profile sets a measured streaming figure: 3100 of 3350 GB/s. */
 	assert_double_near(hw_stream_bandwidth(&h), 3100e9, 1);
 	/* A profile without one takes its memory type's fraction (GDDR6X 0.95). */
 	assert_double_near(hw_stream_bandwidth(&g), 0.95 * 1008e9, 1);

@@ -79,7 +79,7 @@ static void cutlass_fp8_moe_meets_the_h200_table(void **state)
  * 8143.1 / 25849 / 26027 us at M = 1 / 16 / 32. Its slope, 2.98 TB/s, is an
  * H100 SXM's stream to within 4% (3.1 TB/s measured by copy and triad,
  * h100-sxm.ini); eager launches add to its batch-1 point. The row on the
- * H100 profile comes out 6-9% under each (3-6% while that stream was taken
+ * H100 profile comes out 6-8% under each (3-6% while that stream was taken
  * as 3.0, until 2026-12-03): 10%. */
 static void cutlass_fp8_moe_checks_the_vllm_table(void **state)
 {

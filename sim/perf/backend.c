@@ -36,6 +36,10 @@ static const struct perf_curve fa2_ampere = {
  * by tokens per expert (vLLM PR #24700's H100 table; the row below). */
 static const struct perf_curve fused_moe_tpe = { 3, { 128, 256, 384 }, { 0.301, 0.474, 0.522 } };
 
+/* The same table's call cost at 1.0 of the stream (the BF16 row below);
+ * the MXFP4 row borrows it as an estimate. */
+#define TRITON_MOE_CALL_US 31.2
+
 /* An sm90 FP8 grouped GEMM's compute rate by tokens per expert, as a
  * fraction of the clock-adjusted FP8 peak (1898 TFLOP/s on an H100 SXM at
  * 1755 MHz) after the rows pad to 64 (the CUTLASS sm90 tile): DeepGEMM,
@@ -238,11 +242,11 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * was found. Off Hopper this row does not apply (Blackwell runs
 	 * FlashInfer's native MXFP4 MoE; others Marlin): the BF16 rows. */
 	{ .op = KOP_MOE, .dtype = KDT_MXFP4, .gen = HW_TC_HOPPER, .kernel = "triton_kernels matmul_ogs (bf16 x mxfp4, sm90)",
-	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 31.2, .bw_frac = 0.53,
+	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = TRITON_MOE_CALL_US, .bw_frac = 0.53,
 	  .source = "triton PR #9248: bf16 x mxfp4 MoE 2290 GB/s on H200 (0.53 of stream; 2640-2800 after PRs #9248/#9279); "
 		    "estimate: call cost and compute of the BF16 Triton fused_moe row (vLLM PR #24700)" },
 	{ .op = KOP_MOE, .dtype = KDT_16, .gen = KGEN_ANY, .kernel = "Triton fused_moe (grouped GEMM, BF16)",
-	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = 31.2, .bw_frac = 1.0,
+	  .curve = &fused_moe_tpe, .compute_frac = 1, .half = 0, .fixed_us = TRITON_MOE_CALL_US, .bw_frac = 1.0,
 	  .source = "vLLM PR #24700 H100 benchmark_moe table (Mixtral BF16 TP2): 31.2 us a call + bytes at 1.0 of stream; "
 		    "0.301-0.522 of peak at 128-384 tokens an expert" },
 	/* Per-channel / per-tensor FP8 experts on Hopper (Scout's
@@ -260,9 +264,9 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * table (32.3 us, the w8a8 row's check): the CUTLASS path costs ~40 us
 	 * more a call at decode batches. Check, not fitted: vLLM PR #20762's
 	 * eager cutlass_moe_fp8 (E=8, top-2, K 4096, N 28672; Hopper, its
-	 * batch-1-to-16 slope is 2.98 TB/s, an H100 SXM's stream): 326 us at
-	 * batch 1, 1034 at 16, 1041 at 32; this row gives 306, 1001, 1010
-	 * (-3..-6%, tested). Compute: fp8_grouped_tpe (DeepGEMM's FP8 grouped
+	 * batch-1-to-16 slope is 2.98 TB/s, 0.96 of an H100 SXM's stream): 326
+	 * us at batch 1, 1034 at 16, 1041 at 32; this row gives 298, 971, 980
+	 * (-6..-8%, tested; -3..-6% while the H100's stream was taken as 3.0). Compute: fp8_grouped_tpe (DeepGEMM's FP8 grouped
 	 * GEMM on H100/H800: no CUTLASS MoE table above 128 tokens was found;
 	 * its grouped GEMM is the same wgmma FP8 pipeline), tokens an expert
 	 * padded to 64 rows (grouped_mm_c3x's sm90 tiles are 64 rows; swap-AB
