@@ -204,10 +204,11 @@ static void cross_validate(const struct calibcsv *c, const struct obs *base, con
 	 * own stream (perf/moeshared.c); 11.4 / 9.4 / 9.4 % on its own since
 	 * the all-reduce rows' refit (2026-12-02, below); both (merged 16:45 UTC): 10.9 / 8.6 / 8.6 %;
 	 * 10.6 / 7.6 / 7.6 % since the H100's stream is its measured 3.1 TB/s
-	 * (2026-12-03, below). */
-	assert_true(err[0] / n <= 0.1080);
-	assert_true(err[1] / n <= 0.0780);
-	assert_true(err[2] / n <= 0.0780);
+	 * (2026-12-03, below); 10.5 / 7.4 / 7.4 % since Hopper's GQA decode
+	 * attention is fitted to aiconfigurator's in-graph table (below). */
+	assert_true(err[0] / n <= 0.1070);
+	assert_true(err[1] / n <= 0.0762);
+	assert_true(err[2] / n <= 0.0762);
 }
 
 static void h100_runs_meet_the_goals(void **state)
@@ -317,10 +318,15 @@ static void h100_runs_meet_the_goals(void **state)
 	 * re-expressed so that each still meets its table (Mixtral BF16
 	 * Triton MoE refitted: 31.2 us + 1.0 of stream): 10.62 / 7.62 /
 	 * 7.61 %; MHA decode attention (the Llama-2-7B runs, capped at the
-	 * stream) is what moves. */
-	assert_true(sum_ttft / n <= 0.1066);
-	assert_true(sum_itl / n <= 0.0766);
-	assert_true(sum_e2e / n <= 0.0765);
+	 * stream) is what moves.
+	 * 2026-12-03, GQA decode attention on Hopper refitted to
+	 * aiconfigurator's in-graph table of vLLM 0.14's own decode kernel on
+	 * H100 (bytes at 0.985 of the stream, was PR #63's 0.887):
+	 * 10.50 / 7.42 / 7.41 %; the GQA models' steps move (Llama-2-7B, MHA,
+	 * does not). */
+	assert_true(sum_ttft / n <= 0.1054);
+	assert_true(sum_itl / n <= 0.0746);
+	assert_true(sum_e2e / n <= 0.0745);
 	cross_validate(&c, base, meas);
 	calibcsv_free(&c);
 }

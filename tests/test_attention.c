@@ -44,26 +44,51 @@ static void fa3_rows_match_the_paper(void **state)
 }
 
 /* Decode attention against the kernel timings its rows were set from.
- * GQA: vllm-project/flash-attention PR #63 ("main", H100, batch 1,
- * Qwen-32B TP2 shape: 4 KV heads, hd 128, bf16, 2,048 bytes a token):
- * 14.8 / 15.6 / 16.5 / 19.1 / 26.3 us at 1k / 2k / 4k / 8k / 16k tokens,
- * within 5% (the least-squares line's residuals are under 0.8 us). MHA
- * models take their own row (one query head a KV head: FA3 fills no
- * tile rows with a group), GQA groups of 2 and more the GQA row. */
+ * GQA off Hopper: vllm-project/flash-attention PR #63 ("main", H100,
+ * batch 1, Qwen-32B TP2 shape: 4 KV heads, hd 128, bf16, 2,048 bytes a
+ * token): 14.8 / 15.6 / 16.5 / 19.1 / 26.3 us at 1k / 2k / 4k / 8k / 16k
+ * tokens, within 5% (the least-squares line's residuals are under 0.8
+ * us). GQA on Hopper: PR #63's call floor, and its bytes at the rate of
+ * ai-dynamo/aiconfigurator's in-graph H100 table of vLLM 0.14.0's decode
+ * (generation_attention_perf.parquet, 32 or 40 query / 8 KV heads, or 8 /
+ * 2, hd 128): 184.5 / 102.6 / 185.1 / 191.6 / 355.3 / 202.8 / 189.2 /
+ * 185.5 us at (sequences, tokens) (32, 4,096), (64, 1,024), (64, 2,048),
+ * (128, 1,024), (128, 2,048), (256, 512), (256, 2,048) with 2 KV heads,
+ * (64, 2,048) with 40 query heads, within 6% (the row's rms over the
+ * table's 259 serving points is 6%; these are +0.6 to +4.9%); PR #63's
+ * batch-1 points within 7% (its 16k point -6%: under the L2's size PR
+ * #63's slope is not the DRAM one). MHA models take their own row (one
+ * query head a KV head: FA3 fills no tile rows with a group), GQA groups
+ * of 2 and more the GQA row. */
+static double pr63_us(const struct perf_kernel *k, double tokens)
+{
+	return k->fixed_us + k->unit_us * 4 / 132 + tokens * 2048 / (k->bw_frac * hw_stream_bandwidth(&h100)) * 1e6;
+}
+
 static void decode_rows_match_the_kernel_timings(void **state)
 {
 	(void)state;
 	const struct perf_backend *b = perf_backend_find("vllm-cuda");
 	const struct perf_kernel *gqa = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, HW_TC_HOPPER, 128, 5);
 	const struct perf_kernel *mha = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, HW_TC_HOPPER, 128, 1);
+	const struct perf_kernel *gqa_any = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, HW_TC_AMPERE, 128, 5);
 	assert_ptr_not_equal(gqa, mha);
+	assert_ptr_not_equal(gqa, gqa_any);
 	assert_ptr_equal(perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, HW_TC_HOPPER, 128, 2), gqa);
 	assert_true(gqa->fixed_us > 0 && !gqa->fallback);
 	static const double tokens[] = { 1024, 2048, 4096, 8192, 16384 }, us[] = { 14.8, 15.6, 16.5, 19.1, 26.3 };
-	double stream = hw_stream_bandwidth(&h100);
 	for (int i = 0; i < 5; i++) {
-		double t = gqa->fixed_us + tokens[i] * 2048 / (gqa->bw_frac * stream) * 1e6;
-		assert_double_rel(t, us[i], 0.05);
+		assert_double_rel(pr63_us(gqa_any, tokens[i]), us[i], 0.05);
+		assert_double_rel(pr63_us(gqa, tokens[i]), us[i], 0.07);
+	}
+	static const struct { double seqs, tokens, kv, us; } aic[] = {
+		{ 32, 4096, 8, 184.485 }, { 64, 1024, 8, 102.597 }, { 64, 2048, 8, 185.061 }, { 128, 1024, 8, 191.557 },
+		{ 128, 2048, 8, 355.264 }, { 256, 512, 8, 202.795 }, { 256, 2048, 2, 189.184 }, { 64, 2048, 8, 185.547 },
+	};
+	for (size_t i = 0; i < sizeof aic / sizeof aic[0]; i++) {
+		double units = aic[i].seqs * aic[i].kv, bytes = units * aic[i].tokens * 512;   /* K and V, hd 128, bf16 */
+		double t = gqa->fixed_us + gqa->unit_us * units / 132 + bytes / (gqa->bw_frac * hw_stream_bandwidth(&h100)) * 1e6;
+		assert_double_rel(t, aic[i].us, 0.06);
 	}
 	/* Through the step model: an 8B (GQA 4) batch-1 step at a 16k
 	 * context, 32 layers of the row's call. */
@@ -75,7 +100,7 @@ static void decode_rows_match_the_kernel_timings(void **state)
 	perf_step_add(&st, &p, 1, 16383, true);
 	struct perf_op ops[PERF_N_OPS];
 	perf_step_ops(&p, &st, ops);
-	double per_layer = 16384.0 * 131072 / 32 / (gqa->bw_frac * stream) + gqa->fixed_us * 1e-6 +
+	double per_layer = 16384.0 * 131072 / 32 / (gqa->bw_frac * hw_stream_bandwidth(&h100)) + gqa->fixed_us * 1e-6 +
 			   gqa->unit_us * 1e-6 * 8 / 132;   /* one sequence x 8 KV heads over 132 SMs */
 	assert_double_rel(ops[PERF_ATTN_DECODE].time_s, 32 * per_layer, 1e-9);
 }
@@ -93,8 +118,11 @@ static double decode_call_us(const struct perf_kernel *k, const struct hw_profil
  * hd 128, page 256). Fitted: A100 SXM 80GB, MHA 32 = 32 heads: 107.7 /
  * 186.8 / 338.8 us at 128.5 / 256.5 / 512.5 MiB, within 3% (the line's
  * residuals are under 1.5 us). Check, not fitted: H100 SXM, GQA 64 / 8
- * heads: 21.1 / 23.0 / 28.8 / 43.6 us at 9 / 17 / 33 / 65 MiB on the GQA
- * row, within 5%. */
+ * heads: 21.1 / 23.0 / 28.8 / 43.6 us at 9 / 17 / 33 / 65 MiB on the
+ * Hopper GQA row, within 10%: -3.4 / +0.9 / -0.4 / -9.0% (ONNX Runtime's
+ * own FA2 kernel, not vLLM's: aiconfigurator's table times vLLM's at 64
+ * sequences x 256 tokens, 64 MiB, at 40.9 us, the row 39.3; PR #63's
+ * 0.887 met ONNX Runtime's within 4%). */
 static void decode_unit_floor_matches_the_onnxruntime_tables(void **state)
 {
 	(void)state;
@@ -109,7 +137,7 @@ static void decode_unit_floor_matches_the_onnxruntime_tables(void **state)
 		assert_double_rel(decode_call_us(mha, &a100, 64 * 32, mib_a[i]), us_a[i], 0.03);
 	static const double mib_h[] = { 9, 17, 33, 65 }, us_h[] = { 21.135, 22.958, 28.780, 43.563 };
 	for (int i = 0; i < 4; i++)
-		assert_double_rel(decode_call_us(gqa, &h100, 64 * 8, mib_h[i]), us_h[i], 0.05);
+		assert_double_rel(decode_call_us(gqa, &h100, 64 * 8, mib_h[i]), us_h[i], 0.10);
 }
 
 /* Properties of the decode row through the step model (H100, Llama-3.1-8B,

@@ -353,7 +353,10 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * floor taken as the H100's 13.7. Check, not fitted: the same PR's
 	 * H100 SXM FA2 GQA table (64 sequences, 64 query / 8 KV heads, page
 	 * 256: 21.1, 23.0, 28.8, 43.6 us at 9-65 MiB) is 20.7, 23.8, 29.9,
-	 * 42.1 us on this GQA row, within 4%. */
+	 * 42.1 us on this GQA row, within 4%. On Hopper the row after the
+	 * next comment replaces it (the same kernel timed in a CUDA graph at
+	 * serving sizes); elsewhere this H100 fraction stands (uncertain: no
+	 * table of vLLM's decode on Ampere / Ada was fitted). */
 	/* The 13.7 us and launches: PR #63's table times one call at a time
 	 * (its timer unnamed; the repo's benchmarks use triton's do_bench,
 	 * which flushes the L2 before each call, so the host has launched the
@@ -361,6 +364,30 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * the GPU's own per-kernel floor, which a graph-replayed step pays too
 	 * (1.26 us in a graph, te42kyfo/gpu-benches h200_graph.txt; eager back
 	 * to back 2.43 us is the host's rate, h200.txt): nothing subtracted. */
+	/* GQA on Hopper: the row below's call floor and unit cost, its KV
+	 * bytes at 0.985 of the stream (3.05 TB/s on an H100 SXM), least
+	 * squares in log time over ai-dynamo/aiconfigurator's H100 SXM table
+	 * of vLLM 0.14.0's own decode attention
+	 * (systems/data/h100_sxm/attention/vllm/0.14.0/generation_attention_perf.parquet,
+	 * kernel vllm_flash_attn, bf16 KV, hd 128, one layer's call with its KV
+	 * write, replayed in a CUDA graph; collector/vllm/collect_attn.py):
+	 * the 259 GQA points of serving shape, contexts of 255 tokens or more,
+	 * 256 (sequence, KV head) units or more and 100 MB or more of KV (past
+	 * twice the 50 MB L2: the table reads one layer's cache over and over,
+	 * so smaller ones are L2-resident, where a step's 32-80 layers read
+	 * theirs cold), rms 6.0% (PR #63's 0.887 there: 10.5%), worst -21% at
+	 * 512 sequences x 255 tokens (2 KV heads); e.g. 64 sequences x 2,047 tokens, 32 / 8
+	 * heads: 185.1 us measured, 193.1 here (212.6 at 0.887). PR #63's
+	 * slope came from 2-34 MB, under the L2's size, where the floor
+	 * dominates. Not fitted: one or two sequences at 16k-131k tokens (fewer
+	 * units than SMs), which the table times up to ~2x slower than this
+	 * row (split-KV's limit in a graph; not modelled). Check: the MHA row
+	 * below (1.0 of stream, 13.7 us) meets the table's MHA points (8 = 8
+	 * heads) of the same selection at rms 6.8% (its own best slope 0.969). */
+	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_HOPPER, .group_min = 2, .kernel = "FlashAttention-3 paged decode (vLLM fork, sm90, GQA packed)",
+	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.985,
+	  .source = "aiconfigurator H100 SXM vLLM 0.14.0 generation-attention table (CUDA graph, >= 100 MB): bytes at 0.985 "
+		    "of stream; 13.7 us a call (vllm-project/flash-attention PR #63), 0.933 us a unit (onnxruntime PR #21414)" },
 	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .group_min = 2, .kernel = "FlashAttention-3 paged decode (split-KV, GQA packed)",
 	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.887,
 	  .source = "vllm-project/flash-attention PR #63 H100 batch-1 GQA decode: 13.7 us + bytes at 2.75 TB/s (0.887 of stream); "
