@@ -37,6 +37,6 @@ def rms(pts, frac, unit):
 for name, mha, current, unit in (('GQA', False, 0.985 if SMS == 132 else 0.887, UNIT),
                                  ('MHA', True, 1.0 if SMS == 132 else 0.95, 0 if SMS == 132 else UNIT)):
     pts = list(points(sys.argv[1], mha))
-    best = min((rms(pts, f / 1000, unit), f / 1000) for f in range(850, 1100))
+    best = min((rms(pts, f / 1000, unit), f / 1000) for f in range(700, 1100))
     print(f"{name}: {len(pts)} points; best frac {best[1]:.3f} (rms {best[0][0]:.3f}, log residuals "
           f"{best[0][1]:+.3f}..{best[0][2]:+.3f}); at {current}: rms {rms(pts, current, unit)[0]:.3f}")

@@ -353,10 +353,14 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * floor taken as the H100's 13.7. Check, not fitted: the same PR's
 	 * H100 SXM FA2 GQA table (64 sequences, 64 query / 8 KV heads, page
 	 * 256: 21.1, 23.0, 28.8, 43.6 us at 9-65 MiB) is 20.7, 23.8, 29.9,
-	 * 42.1 us on this GQA row, within 4%. On Hopper the row after the
-	 * next comment replaces it (the same kernel timed in a CUDA graph at
-	 * serving sizes); elsewhere this H100 fraction stands (uncertain: no
-	 * table of vLLM's decode on Ampere / Ada was fitted). */
+	 * 42.1 us on this GQA row, within 4%. This row is the first of the
+	 * two KGEN_ANY rows below: the table is searched in order, so the
+	 * Hopper and Ampere rows, fitted to vLLM's own kernel timed in a CUDA
+	 * graph at serving sizes, come before it and replace it there;
+	 * elsewhere this H100 fraction stands (uncertain: no table of vLLM's
+	 * decode on Ada was fitted; check, aiconfigurator's L40S table of
+	 * vLLM 0.14.0's decode, the Hopper row's selection, at the L40S's
+	 * 0.778 TB/s stream: best 0.918, rms 5.2% at this row's 0.887). */
 	/* The 13.7 us and launches: PR #63's table times one call at a time
 	 * (its timer unnamed; the repo's benchmarks use triton's do_bench,
 	 * which flushes the L2 before each call, so the host has launched the
@@ -388,6 +392,27 @@ static const struct perf_kernel vllm_cuda[] = {
 	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.985,
 	  .source = "aiconfigurator H100 SXM vLLM 0.14.0 generation-attention table (CUDA graph, >= 100 MB): bytes at 0.985 "
 		    "of stream; 13.7 us a call (vllm-project/flash-attention PR #63), 0.933 us a unit (onnxruntime PR #21414)" },
+	/* Ampere (vLLM runs its FlashAttention-2 fork there): the same call
+	 * floor and unit cost, the KV bytes at the rates of
+	 * aiconfigurator's A100 SXM 80GB table of vLLM 0.14.0's own decode
+	 * (systems/data/a100_sxm/attention/vllm/0.14.0/generation_attention_perf.parquet,
+	 * vllm_flash_attn in a CUDA graph, bf16 KV, hd 128), the Hopper row's
+	 * selection (>= 255 tokens, >= 256 units, >= 100 MB): GQA 0.792 of
+	 * the A100's 1.835 TB/s stream (0.90 of its datasheet, hwprofile.c),
+	 * rms 9.8% over 259 points (PR #63's H100 0.887: 14.0%); MHA (8 = 8
+	 * heads) 0.853, rms 10.1% over 96 (ONNX Runtime's FA2 0.95, the last
+	 * decode row: 14.2%). A free fit of floor and unit as well gains
+	 * under 2 points (25 us and no unit term). Other Ampere parts (A10G,
+	 * RTX 3090) take the fractions of their own streams (uncertain: no
+	 * table of theirs). */
+	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_AMPERE, .group_min = 2, .kernel = "FlashAttention-2 paged decode (vLLM fork, sm80, GQA)",
+	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.792,
+	  .source = "aiconfigurator A100 SXM vLLM 0.14.0 generation-attention table (CUDA graph, >= 100 MB): bytes at 0.792 "
+		    "of stream; 13.7 us a call (vllm-project/flash-attention PR #63), 0.933 us a unit (onnxruntime PR #21414)" },
+	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_AMPERE, .kernel = "FlashAttention-2 paged decode (vLLM fork, sm80, MHA)",
+	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.853,
+	  .source = "aiconfigurator A100 SXM vLLM 0.14.0 generation-attention table (CUDA graph, >= 100 MB), MHA points: bytes "
+		    "at 0.853 of stream; 13.7 us a call (PR #63), 0.933 us a unit (onnxruntime PR #21414)" },
 	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .group_min = 2, .kernel = "FlashAttention-3 paged decode (split-KV, GQA packed)",
 	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.887,
 	  .source = "vllm-project/flash-attention PR #63 H100 batch-1 GQA decode: 13.7 us + bytes at 2.75 TB/s (0.887 of stream); "
@@ -414,7 +439,7 @@ static const struct perf_kernel vllm_cuda[] = {
 	  .compute_frac = 0.49, .fixed_us = 13.7, .bw_frac = 1.0,
 	  .source = "FA3 upstream H100 MHA decode (flash-attention #1572: 0.63 of stream) x the 64-row tile's 1.7x "
 		    "(same issue, H20), capped at the stream; 13.7 us a call (vllm-project/flash-attention PR #63)" },
-	/* MHA elsewhere (vLLM runs FA2 on Ampere / Ada): the slope of
+	/* MHA elsewhere (vLLM runs FA2 on Ada; Ampere has its row above): the slope of
 	 * onnxruntime PR #21414's A100 MHA table above, 1.746 TB/s = 0.95 of
 	 * the A100's 1.835 TB/s stream (0.90 of 2.039, hwprofile.c), its
 	 * floors the GQA row's. uncertain on Ada and Blackwell. */
