@@ -4,13 +4,16 @@ a dozen models' per-GPU layer shapes (QKV, O, gate-up merged, down) and each of 
 table's time summed over the layers beside `servesim explain --batch prefill:M@0`'s "dense matmuls".
 
     node scripts/fits/aic-dump.mjs .../l40s/gemm/vllm/0.14.0/gemm_perf.parquet > l40s.csv
-    python3 scripts/fits/aic_gemm_check.py l40s.csv l40s build/sim/servesim
+    python3 scripts/fits/aic_gemm_check.py l40s.csv l40s build/sim/servesim [fp8]
+
+(fp8: the table's per-tensor FP8 rows against `--weights fp8`.)
 
 Prints servesim / table - 1 by M, and the mean over M >= 1024 (the compute plateau) by model."""
 import bisect, csv, subprocess, sys
 from collections import defaultdict
 
 path, hardware, servesim = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else 'build/sim/servesim'
+dtype = sys.argv[4] if len(sys.argv) > 4 else 'bfloat16'
 # servesim model, tp, and the HF config's hidden, heads, KV heads, head dim, intermediate, layers
 MODELS = [("llama-3.2-1b", 1, 2048, 32, 8, 64, 8192, 16), ("llama-3.2-3b", 1, 3072, 24, 8, 128, 8192, 28),
           ("llama-3.1-8b", 1, 4096, 32, 8, 128, 14336, 32), ("llama-3.1-8b", 2, 4096, 32, 8, 128, 14336, 32),
@@ -21,7 +24,7 @@ MODELS = [("llama-3.2-1b", 1, 2048, 32, 8, 64, 8192, 16), ("llama-3.2-3b", 1, 30
 
 T = {}
 for r in csv.DictReader(open(path)):
-    if r['gemm_dtype'] == 'bfloat16':
+    if r['gemm_dtype'] == dtype:
         T[int(r['m']), int(r['n']), int(r['k'])] = float(r['latency']) * 1e-3
 MS, NS, KS = (sorted({key[i] for key in T}) for i in range(3))
 
@@ -42,7 +45,8 @@ def clean(m, n, k):
 
 def servesim_dense_s(model, tp, m):
     out = subprocess.run([servesim, 'explain', '--batch', f'prefill:{m}@0', '--model', model, '--hardware', hardware,
-                          '--tp', str(tp)], capture_output=True, text=True, check=True).stdout
+                          '--tp', str(tp)] + (['--weights', 'fp8'] if dtype == 'fp8' else []),
+                         capture_output=True, text=True, check=True).stdout
     line = next(l for l in out.splitlines() if l.startswith('dense matmuls'))
     return float(line.split()[4]) * 1e-3
 
@@ -57,6 +61,6 @@ for model, tp, d, H, KV, hd, ff, L in MODELS:
         rs.append((m, r))
     big = [r for m, r in rs if m >= 1024]
     plateau[f"{model} tp{tp}"] = sum(big) / len(big)
-print(f"{hardware}: servesim / table - 1, mean over {len(MODELS)} models, by M")
+print(f"{hardware} {dtype}: servesim / table - 1, mean over {len(MODELS)} models, by M")
 print(' '.join(f"{m}:{sum(v) / len(v):+.3f}" for m, v in sorted(by_m.items())))
 print("M >= 1024 by model:", ' '.join(f"{k} {v:+.3f}" for k, v in plateau.items()))
