@@ -7,7 +7,8 @@
  *
  * - decode attention (vllm-cuda rows): Hopper GQA fitted to the H100 SXM
  *   table (its MHA points check the Hopper MHA row), the Ampere GQA / MHA
- *   rows fitted to the A100 SXM 80GB table;
+ *   rows fitted to the A100 SXM 80GB table, the Blackwell row to the B200
+ *   table;
  * - mat-vec curves ([arch] gemv_floor_us, gemv_bandwidth_gb_s): A100 SXM
  *   80GB and L40S fitted to their cuBLAS M = 1 timings; the H100 SXM, H200
  *   SXM and B200 curves (from other tables) checked against theirs.
@@ -145,6 +146,27 @@ static void ampere_decode_rows_fit_vllms_a100_table(void **state)
 	assert_decode_optimum(mha, &a100, rows, n, true);
 }
 
+/* Datacenter Blackwell: the B200 table's points past twice its 126 MB L2
+ * (>= 260 MB), 181 GQA and 84 MHA, at rms 5.2 / 4.6% on the one sm100 row
+ * (7 us + bytes at the stream, the cap: the table's own slope is 1.07 of
+ * the 0.90 default); the FA rows it replaced gave 29 / 23%. */
+static void blackwell_decode_row_meets_vllms_b200_table(void **state)
+{
+	(void)state;
+	int n;
+	double (*rows)[5] = decode_rows("decode_b200.csv", &n);
+	assert_int_equal(n, 265);
+	struct hw_profile b200;
+	load_hw(&b200, "b200");
+	const struct perf_backend *b = perf_backend_find("vllm-cuda");
+	const struct perf_kernel *k = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, HW_TC_BLACKWELL, 128, 4);
+	assert_ptr_equal(k, perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, HW_TC_BLACKWELL, 128, 1));
+	assert_true(decode_rms(k, &b200, k->bw_frac, rows, n, false) <= 0.054);
+	assert_true(decode_rms(k, &b200, k->bw_frac, rows, n, true) <= 0.048);
+	const struct perf_kernel *fa = perf_kernel_find(b, KOP_ATTN_DECODE, KDT_ANY, HW_TC_ADA, 128, 4);
+	assert_true(decode_rms(fa, &b200, fa->bw_frac, rows, n, false) > 0.25);
+}
+
 /* A profile's mat-vec curve against a GPU's cuBLAS M = 1 timings (n, k,
  * ms: a BF16 weight of n x k read once a call): the rms of log(curve /
  * measured), and the least-squares line on time through the points. */
@@ -220,6 +242,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hopper_decode_rows_meet_vllms_h100_table),
 		cmocka_unit_test(ampere_decode_rows_fit_vllms_a100_table),
+		cmocka_unit_test(blackwell_decode_row_meets_vllms_b200_table),
 		cmocka_unit_test(a100_and_l40s_gemv_curves_are_their_tables_fits),
 		cmocka_unit_test(other_gemv_curves_meet_vllms_tables),
 	};

@@ -413,6 +413,26 @@ static const struct perf_kernel vllm_cuda[] = {
 	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.853,
 	  .source = "aiconfigurator A100 SXM vLLM 0.14.0 generation-attention table (CUDA graph, >= 100 MB), MHA points: bytes "
 		    "at 0.853 of stream; 13.7 us a call (PR #63), 0.933 us a unit (onnxruntime PR #21414)" },
+	/* Datacenter Blackwell (sm100; vLLM runs FlashInfer there): 7 us a
+	 * call + KV bytes at the profile's stream (1.0, the cap: 6.93 TB/s on
+	 * a B200, the 0.90 HBM default), no unit term, GQA and MHA alike:
+	 * least squares in log time over ai-dynamo/aiconfigurator's B200 table
+	 * of vLLM 0.19.0's decode
+	 * (systems/data/b200_sxm/attention/vllm/0.19.0/generation_attention_perf.parquet,
+	 * vllm_flashinfer in a CUDA graph, bf16 KV, hd 128), the Hopper row's
+	 * selection but past twice the 126 MB L2 (>= 260 MB): 265 points, rms
+	 * 5.0% (GQA 5.2, MHA 4.6), where the rows below gave 29 / 23% (FA's
+	 * floor and unit term are too high for this kernel: one sequence of
+	 * 512 tokens takes 8.7 us). Free, the slope would be 1.07 of the
+	 * stream (7.42 TB/s, 0.963 of the datasheet; rms 3.8%): the stream is
+	 * an uncertain default this kernel beats, kept as the row's cap (a
+	 * measured B200 copy figure would settle it). Check, not fitted: the
+	 * B300 and GB200 tables of the same version at their own default
+	 * streams, rms 3.0 and 7.4%. */
+	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_BLACKWELL, .kernel = "FlashInfer / TRT-LLM-gen paged decode (sm100)",
+	  .compute_frac = 0.49, .fixed_us = 7, .bw_frac = 1.0,
+	  .source = "aiconfigurator B200 vLLM 0.19.0 generation-attention table (CUDA graph, >= 260 MB): 7 us a call + "
+		    "bytes at the stream (its fit 1.07, capped); check: its B300 and GB200 tables (rms 3.0 / 7.4%)" },
 	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .group_min = 2, .kernel = "FlashAttention-3 paged decode (split-KV, GQA packed)",
 	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.887,
 	  .source = "vllm-project/flash-attention PR #63 H100 batch-1 GQA decode: 13.7 us + bytes at 2.75 TB/s (0.887 of stream); "
@@ -442,7 +462,7 @@ static const struct perf_kernel vllm_cuda[] = {
 	/* MHA elsewhere (vLLM runs FA2 on Ada; Ampere has its row above): the slope of
 	 * onnxruntime PR #21414's A100 MHA table above, 1.746 TB/s = 0.95 of
 	 * the A100's 1.835 TB/s stream (0.90 of 2.039, hwprofile.c), its
-	 * floors the GQA row's. uncertain on Ada and Blackwell. */
+	 * floors the GQA row's. uncertain on Ada and RTX Blackwell (sm100 has its row above). */
 	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .kernel = "FlashAttention-2 paged decode (MHA, split-KV)",
 	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.95,
 	  .source = "onnxruntime PR #21414 A100 FA2 MHA paged decode: bytes at 0.95 of stream, 0.933 us a (seq, KV head) unit "
