@@ -8,8 +8,10 @@ vLLM 0.14.0's own GEMMs, summed over 16 models' per-layer shapes, and fits a rid
 
 Row: max(tc, tm) with tc = FLOPs / (peak * 0.82 * rows padded to 64), tm = kernels x 3.25 us +
 weight bytes at 3136 GB/s (the profile's mat-vec curve); the blend (tc^p + tm^p)^(1/p)."""
-import bisect, csv, math, sys
+import math, sys
 from collections import defaultdict
+
+from aic_gemm_table import GemmTable
 
 PEAK = 989.4e12 * 1755 / 1830          # BF16 dense at the sustained clock (h100-sxm.ini)
 FLOOR, BW = 3.25e-6, 3136e9            # [arch] gemv_floor_us, gemv_bandwidth_gb_s
@@ -22,26 +24,8 @@ CFG = [("llama-3.2-1b", 2048, 32, 8, 64, 8192, 16, 1), ("llama-3.2-3b", 3072, 24
        ("gemma-2-9b", 3584, 16, 8, 256, 14336, 42, 1), ("mistral-nemo tp1", 5120, 32, 8, 128, 14336, 40, 1),
        ("mistral-nemo tp2", 5120, 32, 8, 128, 14336, 40, 2), ("yi-34b tp2", 7168, 56, 8, 128, 20480, 60, 2)]
 
-T = {}
-for r in csv.DictReader(open(sys.argv[1])):
-    if r['gemm_dtype'] == 'bfloat16':
-        T[int(r['m']), int(r['n']), int(r['k'])] = float(r['latency']) * 1e-3
-MS, NS, KS = (sorted({key[i] for key in T}) for i in range(3))
-
-def weights(grid, x):
-    i = bisect.bisect_left(grid, x)
-    if grid[i] == x:
-        return [(x, 1.0)]
-    a, b = grid[i - 1], grid[i]
-    return [(a, (b - x) / (b - a)), (b, (x - a) / (b - a))]
-
-def look(m, n, k):
-    return sum(wn * wk * T[m, nn, kk] for nn, wn in weights(NS, n) for kk, wk in weights(KS, k))
-
-def clean(m, n, k):
-    """A timing slower than 1.2x the next larger M's is a bad sample: that one instead."""
-    v, i = look(m, n, k), MS.index(m)
-    return min(v, look(MS[i + 1], n, k)) if i + 1 < len(MS) and v > 1.2 * look(MS[i + 1], n, k) else v
+TABLE = GemmTable(sys.argv[1])
+MS, clean = TABLE.ms, TABLE.clean
 
 pts = []
 for name, d, H, KV, hd, ff, L, tp in CFG:

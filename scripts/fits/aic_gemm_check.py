@@ -9,8 +9,10 @@ table's time summed over the layers beside `servesim explain --batch prefill:M@0
 (fp8: the table's per-tensor FP8 rows against `--weights fp8`.)
 
 Prints servesim / table - 1 by M, and the mean over M >= 1024 (the compute plateau) by model."""
-import bisect, csv, subprocess, sys
+import subprocess, sys
 from collections import defaultdict
+
+from aic_gemm_table import GemmTable
 
 path, hardware, servesim = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else 'build/sim/servesim'
 dtype = sys.argv[4] if len(sys.argv) > 4 else 'bfloat16'
@@ -22,26 +24,8 @@ MODELS = [("llama-3.2-1b", 1, 2048, 32, 8, 64, 8192, 16), ("llama-3.2-3b", 1, 30
           ("mistral-nemo-12b", 1, 5120, 32, 8, 128, 14336, 40), ("yi-34b", 2, 7168, 56, 8, 128, 20480, 60),
           ("llama-3.1-70b", 4, 8192, 64, 8, 128, 28672, 80), ("qwen2.5-72b", 4, 8192, 64, 8, 128, 29568, 80)]
 
-T = {}
-for r in csv.DictReader(open(path)):
-    if r['gemm_dtype'] == dtype:
-        T[int(r['m']), int(r['n']), int(r['k'])] = float(r['latency']) * 1e-3
-MS, NS, KS = (sorted({key[i] for key in T}) for i in range(3))
-
-def weights(grid, x):
-    i = bisect.bisect_left(grid, x)
-    if grid[i] == x:
-        return [(x, 1.0)]
-    a, b = grid[i - 1], grid[i]
-    return [(a, (b - x) / (b - a)), (b, (x - a) / (b - a))]
-
-def look(m, n, k):
-    return sum(wn * wk * T[m, nn, kk] for nn, wn in weights(NS, n) for kk, wk in weights(KS, k))
-
-def clean(m, n, k):
-    """A timing slower than 1.2x the next larger M's is a bad sample: that one instead."""
-    v, i = look(m, n, k), MS.index(m)
-    return min(v, look(MS[i + 1], n, k)) if i + 1 < len(MS) and v > 1.2 * look(MS[i + 1], n, k) else v
+TABLE = GemmTable(path, dtype)
+MS, clean = TABLE.ms, TABLE.clean
 
 def servesim_dense_s(model, tp, m):
     out = subprocess.run([servesim, 'explain', '--batch', f'prefill:{m}@0', '--model', model, '--hardware', hardware,
