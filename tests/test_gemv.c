@@ -264,6 +264,49 @@ static void one_dies_parts_rank_by_bandwidth(void **state)
 	}
 }
 
+/* Over every catalog profile with a GPU tensor-core generation: within
+ * one generation, more datasheet bandwidth never gives a slower batch-1
+ * decode (Llama-3.1-8B BF16, 1,000 tokens of context): what `compare`
+ * answers for decode must rank a generation's parts as their memory
+ * does, whatever source each part's curve came from. */
+static void decode_ranks_by_bandwidth_within_a_generation(void **state)
+{
+	(void)state;
+	struct model m;
+	load_model(&m, "llama-3.1-8b");
+	char **ids;
+	size_t n = catalog_list(CATALOG_HARDWARE, &ids);
+	assert_true(n > 20);
+	struct { int gen; double bw, t; const char *id; } row[64];
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < 64; i++) {
+		struct hw_profile hw;
+		load_hw(&hw, ids[i]);
+		int g = hw.arch.present ? hw.arch.tensor_gen : HW_TC_NONE;
+		if (g == HW_TC_NONE || g == HW_TC_APPLE)
+			continue;
+		struct perf p;
+		perf_init(&p, &m, &hw, precision_find("bf16"), 1, 2);
+		struct perf_step s;
+		perf_step_clear(&s);
+		perf_step_add(&s, &p, 1, 1000, true);
+		row[k].gen = g;
+		row[k].bw = hw.bandwidth_gb_s;
+		row[k].t = perf_step_time(&p, &s, NULL);
+		row[k].id = ids[i];
+		k++;
+	}
+	assert_true(k > 15);
+	for (size_t a = 0; a < k; a++)
+		for (size_t b = 0; b < k; b++)
+			if (row[a].gen == row[b].gen && row[a].bw > row[b].bw && row[a].t > row[b].t * (1 + 1e-9))
+				fail_msg("%s (%.0f GB/s) decodes in %.3f ms, %s (%.0f GB/s) in %.3f", row[a].id, row[a].bw,
+					 row[a].t * 1e3, row[b].id, row[b].bw, row[b].t * 1e3);
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+}
+
 /* Check, not fitted (end to end): vLLM's nightly CI on an H200,
  * Llama-3.1-8B, batch 8, 32 input / 128 output tokens: mean E2E 833 ms
  * (../shared/reference/measured_public.md C). With the H200's mat-vec
@@ -294,6 +337,7 @@ int main(void)
 		cmocka_unit_test(mla_layers_run_five_weight_matmuls),
 		cmocka_unit_test(a_faster_curve_never_slows_decode),
 		cmocka_unit_test(one_dies_parts_rank_by_bandwidth),
+		cmocka_unit_test(decode_ranks_by_bandwidth_within_a_generation),
 		cmocka_unit_test(nightly_h200_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
