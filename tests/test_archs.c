@@ -337,6 +337,16 @@ static void names(void **state)
 	assert_int_equal(modelname_resolve("hf.co/acme/Tiny-GGUF:q4_k_m", &mn, &e), 0);
 	assert_string_equal(mn.path, g1);
 	assert_int_equal(modelname_resolve("acme/Tiny-GGUF", &mn, &e), -1);   /* two files: which? */
+	/* No refs/main and 2,000 snapshots, the model in the last by name:
+	 * every snapshot is looked at (the list once stopped at 256, in
+	 * readdir's order, and missed it about seven times in eight). */
+	snprintf(cmd, sizeof cmd,
+		 "cd '%s' && mkdir -p hub/models--acme--Many/snapshots && cd hub/models--acme--Many/snapshots && "
+		 "seq -w 0 1999 | sed 's/^/s/' | xargs mkdir && cp '%s' s1999/config.json",
+		 root, MODELS "gpt2.json");
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(model_load_named(&m, "acme/Many", &e), 0);
+	assert_int_equal(m.hidden, 768);
 	test_rmdir(root);
 
 	assert_int_equal(modelname_resolve("llama3.1:8b", &mn, &e), 0);

@@ -108,22 +108,26 @@ static bool from_hf_cache(const char *name, const char *quant, const char *cache
 	DIR *d = opendir(snap);
 	if (!d)
 		return false;
-	char *names[256];
-	int n = 0;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
 	struct dirent *de;
-	while ((de = readdir(d)) && n < 256)
-		if (de->d_name[0] != '.')
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			xgrow(&names, &cap, n + 1, sizeof *names);
 			names[n++] = xstrdup(de->d_name);
+		}
 	closedir(d);
-	qsort(names, (size_t)n, sizeof *names, cmp_str);
+	if (n)
+		qsort(names, n, sizeof *names, cmp_str);
 	bool ok = false;
-	for (int i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		char dir[4096 + 900];
 		snprintf(dir, sizeof dir, "%s/snapshots/%s", repo, names[i]);
 		if (!ok && from_folder_quant(dir, quant, out))
 			ok = true;
 		free(names[i]);
 	}
+	free(names);
 	return ok;
 }
 
