@@ -209,6 +209,17 @@ static void mla_layers_run_five_weight_matmuls(void **state)
 	assert_double_rel(p.dense_kernels, 32 * 4, 1e-12);
 }
 
+/* A batch-1 decode step at 1,000 tokens of context, BF16, TP 1: seconds. */
+static double decode1_s(const struct model *m, const struct hw_profile *hw)
+{
+	struct perf p;
+	perf_init(&p, m, hw, precision_find("bf16"), 1, 2);
+	struct perf_step s;
+	perf_step_clear(&s);
+	perf_step_add(&s, &p, 1, 1000, true);
+	return perf_step_time(&p, &s, NULL);
+}
+
 /* More bandwidth never slows a step: the same profile with a faster
  * slope, or a lower floor, gives a batch-1 decode no longer. */
 static void a_faster_curve_never_slows_decode(void **state)
@@ -223,12 +234,7 @@ static void a_faster_curve_never_slows_decode(void **state)
 		struct hw_profile h = hw;
 		h.arch.gemv_bandwidth_gb_s = hw.bandwidth_gb_s * f;
 		h.arch.gemv_floor_us = hw.arch.gemv_floor_us * (1.5 - f);
-		struct perf p;
-		perf_init(&p, &m, &h, precision_find("bf16"), 1, 2);
-		struct perf_step s;
-		perf_step_clear(&s);
-		perf_step_add(&s, &p, 1, 1000, true);
-		double t = perf_step_time(&p, &s, NULL);
+		double t = decode1_s(&m, &h);
 		assert_true(t < last);
 		last = t;
 	}
@@ -252,12 +258,7 @@ static void one_dies_parts_rank_by_bandwidth(void **state)
 		load_hw(&hw, ids[i]);
 		assert_true(hw.bandwidth_gb_s <= last_bw);
 		assert_double_rel(hw.arch.gemv_bandwidth_gb_s / hw.bandwidth_gb_s, 1641.0 / 2039, 0.002);
-		struct perf p;
-		perf_init(&p, &m, &hw, precision_find("bf16"), 1, 2);
-		struct perf_step s;
-		perf_step_clear(&s);
-		perf_step_add(&s, &p, 1, 1000, true);
-		double t = perf_step_time(&p, &s, NULL);
+		double t = decode1_s(&m, &hw);
 		assert_true(t >= last);
 		last = t;
 		last_bw = hw.bandwidth_gb_s;
@@ -285,14 +286,9 @@ static void decode_ranks_by_bandwidth_within_a_generation(void **state)
 		int g = hw.arch.present ? hw.arch.tensor_gen : HW_TC_NONE;
 		if (g == HW_TC_NONE || g == HW_TC_APPLE)
 			continue;
-		struct perf p;
-		perf_init(&p, &m, &hw, precision_find("bf16"), 1, 2);
-		struct perf_step s;
-		perf_step_clear(&s);
-		perf_step_add(&s, &p, 1, 1000, true);
 		row[k].gen = g;
 		row[k].bw = hw.bandwidth_gb_s;
-		row[k].t = perf_step_time(&p, &s, NULL);
+		row[k].t = decode1_s(&m, &hw);
 		row[k].id = ids[i];
 		k++;
 	}
