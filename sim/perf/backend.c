@@ -368,8 +368,8 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * the GPU's own per-kernel floor, which a graph-replayed step pays too
 	 * (1.26 us in a graph, te42kyfo/gpu-benches h200_graph.txt; eager back
 	 * to back 2.43 us is the host's rate, h200.txt): nothing subtracted. */
-	/* GQA on Hopper: the row below's call floor and unit cost, its KV
-	 * bytes at 0.985 of the stream (3.05 TB/s on an H100 SXM), least
+	/* GQA on Hopper: the FA decode rows' call floor and unit cost
+	 * (PERF_FA_DECODE_*, backend_tables.h), its KV bytes at 0.985 of the stream (3.05 TB/s on an H100 SXM), least
 	 * squares in log time over ai-dynamo/aiconfigurator's H100 SXM table
 	 * of vLLM 0.14.0's own decode attention
 	 * (systems/data/h100_sxm/attention/vllm/0.14.0/generation_attention_perf.parquet,
@@ -383,17 +383,19 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * 512 sequences x 255 tokens (2 KV heads); e.g. 64 sequences x 2,047 tokens, 32 / 8
 	 * heads: 185.1 us measured, 193.1 here (212.6 at 0.887). PR #63's
 	 * slope came from 2-34 MB, under the L2's size, where the floor
-	 * dominates. Not fitted: one or two sequences at 16k-131k tokens (fewer
-	 * units than SMs), which the table times up to ~2x slower than this
-	 * row (split-KV's limit in a graph; not modelled). Check: the MHA row
+	 * dominates. Not fitted: fewer than 128 (sequence, KV head) units,
+	 * where the table is slower than this row (11% on average at 32-127
+	 * units, 33% under 32, up to ~2x at one or two sequences of 16k-131k
+	 * tokens): vLLM's split-KV choice in a graph, not modelled
+	 * (docs/step-model.md "Not done"). Check: the MHA row
 	 * below (1.0 of stream, 13.7 us) meets the table's MHA points (8 = 8
 	 * heads) of the same selection at rms 6.8% (its own best slope 0.969). */
 	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_HOPPER, .group_min = 2, .kernel = "FlashAttention-3 paged decode (vLLM fork, sm90, GQA packed)",
-	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.985,
+	  .compute_frac = 0.49, .fixed_us = PERF_FA_DECODE_CALL_US, .unit_us = PERF_FA_DECODE_UNIT_US, .bw_frac = 0.985,
 	  .source = "aiconfigurator H100 SXM vLLM 0.14.0 generation-attention table (CUDA graph, >= 100 MB): bytes at 0.985 "
 		    "of stream; 13.7 us a call (vllm-project/flash-attention PR #63), 0.933 us a unit (onnxruntime PR #21414)" },
-	/* Ampere (vLLM runs its FlashAttention-2 fork there): the same call
-	 * floor and unit cost, the KV bytes at the rates of
+	/* Ampere (vLLM runs its FlashAttention-2 fork there): the FA decode
+	 * rows' call floor and unit cost, the KV bytes at the rates of
 	 * aiconfigurator's A100 SXM 80GB table of vLLM 0.14.0's own decode
 	 * (systems/data/a100_sxm/attention/vllm/0.14.0/generation_attention_perf.parquet,
 	 * vllm_flash_attn in a CUDA graph, bf16 KV, hd 128), the Hopper row's
@@ -406,11 +408,11 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * RTX 3090) take the fractions of their own streams (uncertain: no
 	 * table of theirs). */
 	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_AMPERE, .group_min = 2, .kernel = "FlashAttention-2 paged decode (vLLM fork, sm80, GQA)",
-	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.792,
+	  .compute_frac = 0.49, .fixed_us = PERF_FA_DECODE_CALL_US, .unit_us = PERF_FA_DECODE_UNIT_US, .bw_frac = 0.792,
 	  .source = "aiconfigurator A100 SXM vLLM 0.14.0 generation-attention table (CUDA graph, >= 100 MB): bytes at 0.792 "
 		    "of stream; 13.7 us a call (vllm-project/flash-attention PR #63), 0.933 us a unit (onnxruntime PR #21414)" },
 	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_AMPERE, .kernel = "FlashAttention-2 paged decode (vLLM fork, sm80, MHA)",
-	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.853,
+	  .compute_frac = 0.49, .fixed_us = PERF_FA_DECODE_CALL_US, .unit_us = PERF_FA_DECODE_UNIT_US, .bw_frac = 0.853,
 	  .source = "aiconfigurator A100 SXM vLLM 0.14.0 generation-attention table (CUDA graph, >= 100 MB), MHA points: bytes "
 		    "at 0.853 of stream; 13.7 us a call (PR #63), 0.933 us a unit (onnxruntime PR #21414)" },
 	/* Datacenter Blackwell (sm100; vLLM runs FlashInfer there): 7 us a
@@ -434,7 +436,7 @@ static const struct perf_kernel vllm_cuda[] = {
 	  .source = "aiconfigurator B200 vLLM 0.19.0 generation-attention table (CUDA graph, >= 260 MB): 7 us a call + "
 		    "bytes at the stream (its fit 1.07, capped); check: its B300 and GB200 tables (rms 3.0 / 7.4%)" },
 	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .group_min = 2, .kernel = "FlashAttention-3 paged decode (split-KV, GQA packed)",
-	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.887,
+	  .compute_frac = 0.49, .fixed_us = PERF_FA_DECODE_CALL_US, .unit_us = PERF_FA_DECODE_UNIT_US, .bw_frac = 0.887,
 	  .source = "vllm-project/flash-attention PR #63 H100 batch-1 GQA decode: 13.7 us + bytes at 2.75 TB/s (0.887 of stream); "
 		    "0.933 us a (seq, KV head) unit per SM: onnxruntime PR #21414 A100 FA2 MHA decode table" },
 	/* MHA (one query head a KV head) on Hopper: vLLM runs its FA3 fork,
@@ -456,7 +458,7 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * with 0.78-0.85 of the tokens vLLM generated
 	 * (tests/accuracy/simrun.py counted_len; docs/engine-vllm.md). */
 	{ .op = KOP_ATTN_DECODE, .gen = HW_TC_HOPPER, .kernel = "FlashAttention-3 paged decode (MHA, 64-row tiles)",
-	  .compute_frac = 0.49, .fixed_us = 13.7, .bw_frac = 1.0,
+	  .compute_frac = 0.49, .fixed_us = PERF_FA_DECODE_CALL_US, .bw_frac = 1.0,
 	  .source = "FA3 upstream H100 MHA decode (flash-attention #1572: 0.63 of stream) x the 64-row tile's 1.7x "
 		    "(same issue, H20), capped at the stream; 13.7 us a call (vllm-project/flash-attention PR #63)" },
 	/* MHA elsewhere (vLLM runs FA2 on Ada; Ampere has its row above): the slope of
@@ -464,7 +466,7 @@ static const struct perf_kernel vllm_cuda[] = {
 	 * the A100's 1.835 TB/s stream (0.90 of 2.039, hwprofile.c), its
 	 * floors the GQA row's. uncertain on Ada and RTX Blackwell (sm100 has its row above). */
 	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .kernel = "FlashAttention-2 paged decode (MHA, split-KV)",
-	  .compute_frac = 0.49, .fixed_us = 13.7, .unit_us = 0.933, .bw_frac = 0.95,
+	  .compute_frac = 0.49, .fixed_us = PERF_FA_DECODE_CALL_US, .unit_us = PERF_FA_DECODE_UNIT_US, .bw_frac = 0.95,
 	  .source = "onnxruntime PR #21414 A100 FA2 MHA paged decode: bytes at 0.95 of stream, 0.933 us a (seq, KV head) unit "
 		    "per SM; 13.7 us a call as the GQA row (vllm-project/flash-attention PR #63)" },
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },

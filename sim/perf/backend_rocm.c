@@ -108,7 +108,7 @@ static const struct perf_kernel vllm_rocm_rows[] = {
 	/* uncertain: no ROCm paged-decode table here; the CUDA GQA row's
 	 * intercept and slope (vllm-project/flash-attention PR #63, H100). */
 	{ .op = KOP_ATTN_DECODE, .gen = KGEN_ANY, .kernel = "ROCm paged attention (custom, split-KV)",
-	  .compute_frac = 0.4, .fixed_us = 13.7, .bw_frac = 0.887,
+	  .compute_frac = 0.4, .fixed_us = PERF_FA_DECODE_CALL_US, .bw_frac = 0.887,
 	  .source = "uncertain: the CUDA FA3 decode row (vllm-project/flash-attention PR #63) for lack of a ROCm table" },
 	{ .fallback = true, .kernel = "roofline, no kernel data", .source = "device-class defaults (hw_default_efficiency)" },
 };

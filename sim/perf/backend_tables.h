@@ -17,6 +17,15 @@
 #define PERF_NVLINK_COLL_N 8
 extern const struct perf_collective perf_nvlink_coll[PERF_NVLINK_COLL_N];
 
+/* The paged-decode attention rows' per-call floor and per-unit latency
+ * (backend.c's decode rows, which derive them; ROCm's row borrows the
+ * floor): 13.7 us a layer's call, the intercept of vllm-project/
+ * flash-attention PR #63's H100 batch-1 decode timings; 0.933 us a
+ * (sequence, KV head) unit per SM, microsoft/onnxruntime PR #21414's A100
+ * FA2 batch-decode table less that floor. */
+#define PERF_FA_DECODE_CALL_US 13.7
+#define PERF_FA_DECODE_UNIT_US 0.933
+
 /* vLLM on ROCm (AMD Instinct CDNA2 / CDNA3): sim/perf/backend_rocm.c. */
 extern const struct perf_backend perf_backend_vllm_rocm;
 
