@@ -17,6 +17,7 @@
  * the points, at most the figure the fit gave (plus 0.002 for rounding
  * the row's numbers), and the row's number the optimum of that fit.
  */
+#include "decodeutil.h"
 #include "hwutil.h"
 
 #include "backend.h"
@@ -27,12 +28,9 @@
 
 #define MAX_POINTS 512
 
-struct decode_point {
-	double seqs, heads, kv, context, s;
-};
-
 /* Reads tests/data/aic/NAME (a header line, then numbers separated by
- * commas) into rows of ncol doubles; returns the row count. */
+ * commas) into rows of ncol doubles, at most MAX_POINTS of them (more
+ * fails the test); returns the row count. */
 static int read_csv(const char *name, int ncol, double (*rows)[5])
 {
 	char path[512];
@@ -44,7 +42,9 @@ static int read_csv(const char *name, int ncol, double (*rows)[5])
 	int n = 0;
 	if (!fgets(line, sizeof line, f))
 		fail_msg("%s: empty", path);
-	while (fgets(line, sizeof line, f) && n < MAX_POINTS) {
+	while (fgets(line, sizeof line, f)) {
+		if (n == MAX_POINTS)
+			fail_msg("%s: more than %d points", path, MAX_POINTS);
 		char *p = line;
 		for (int c = 0; c < ncol; c++) {
 			char *end;
@@ -59,13 +59,12 @@ static int read_csv(const char *name, int ncol, double (*rows)[5])
 	return n;
 }
 
-/* One decode-attention call on a kernel row: its floor, its (sequence,
- * KV head) units over the SMs, its K and V bytes (hd 128, bf16) at the
- * row's share of stream (frac, the row's unless asked otherwise). */
+/* A table point's call on a kernel row: batch x KV heads units, each
+ * reading context + 1 tokens of K and V (hd 128, bf16: 512 bytes). */
 static double decode_s(const struct perf_kernel *k, const struct hw_profile *hw, double frac, const double *pt)
 {
-	double units = pt[0] * pt[2], bytes = units * (pt[3] + 1) * 512;
-	return (k->fixed_us + k->unit_us * units / hw->arch.sm_count) * 1e-6 + bytes / (frac * hw_stream_bandwidth(hw));
+	double units = pt[0] * pt[2];
+	return decode_call_s(k, hw, frac, units, units * (pt[3] + 1) * 512);
 }
 
 /* The rms of log(row / measured) over the GQA (mha false) or MHA points. */
@@ -174,17 +173,19 @@ static void blackwell_decode_row_meets_vllms_b200_table(void **state)
 /* A profile's mat-vec curve against a GPU's cuBLAS M = 1 timings (n, k,
  * ms: a BF16 weight of n x k read once a call): the rms of log(curve /
  * measured), and the least-squares line on time through the points. */
-static double gemv_rms(const char *hw_id, const char *table, double *floor_us, double *gb_s, struct hw_arch *arch)
+struct gemv_fit {
+	double rms, floor_us, gb_s;
+};
+
+static struct gemv_fit gemv_fit(const struct hw_profile *hw, const char *table)
 {
 	static double rows[MAX_POINTS][5];
 	int n = read_csv(table, 3, rows);
 	assert_true(n > 50);
-	struct hw_profile hw;
-	load_hw(&hw, hw_id);
 	double ss = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
 	for (int i = 0; i < n; i++) {
 		double bytes = 2 * rows[i][0] * rows[i][1], t = rows[i][2] * 1e-3;
-		double e = log(bytes / hw_gemv_bandwidth(&hw, bytes, 1) / t);
+		double e = log(bytes / hw_gemv_bandwidth(hw, bytes, 1) / t);
 		ss += e * e;
 		sx += bytes;
 		sy += t;
@@ -192,10 +193,7 @@ static double gemv_rms(const char *hw_id, const char *table, double *floor_us, d
 		sxy += bytes * t;
 	}
 	double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-	*floor_us = (sy - slope * sx) / n * 1e6;
-	*gb_s = 1 / slope / 1e9;
-	*arch = hw.arch;
-	return sqrt(ss / n);
+	return (struct gemv_fit){ .rms = sqrt(ss / n), .floor_us = (sy - slope * sx) / n * 1e6, .gb_s = 1 / slope / 1e9 };
 }
 
 /* Fitted: A100 SXM 80GB, 142 shapes of 32 MB or more, 10.91 us + bytes at
@@ -205,14 +203,18 @@ static double gemv_rms(const char *hw_id, const char *table, double *floor_us, d
 static void a100_and_l40s_gemv_curves_are_their_tables_fits(void **state)
 {
 	(void)state;
-	double fl, bw;
-	struct hw_arch a;
-	assert_true(gemv_rms("a100-80gb-sxm", "gemv_a100_sxm.csv", &fl, &bw, &a) <= 0.086);
-	assert_double_rel(a.gemv_floor_us, fl, 0.005);
-	assert_double_rel(a.gemv_bandwidth_gb_s, bw, 0.001);
-	assert_true(gemv_rms("l40s", "gemv_l40s.csv", &fl, &bw, &a) <= 0.061);
-	assert_double_rel(a.gemv_floor_us, fl, 0.005);
-	assert_double_rel(a.gemv_bandwidth_gb_s, bw, 0.001);
+	static const struct {
+		const char *hw, *table;
+		double rms;
+	} c[] = { { "a100-80gb-sxm", "gemv_a100_sxm.csv", 0.086 }, { "l40s", "gemv_l40s.csv", 0.061 } };
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		struct hw_profile hw;
+		load_hw(&hw, c[i].hw);
+		struct gemv_fit f = gemv_fit(&hw, c[i].table);
+		assert_true(f.rms <= c[i].rms);
+		assert_double_rel(hw.arch.gemv_floor_us, f.floor_us, 0.005);
+		assert_double_rel(hw.arch.gemv_bandwidth_gb_s, f.gb_s, 0.001);
+	}
 }
 
 /* Checked, not fitted: the H100 SXM curve (3.25 us + 3,136 GB/s, from
@@ -233,11 +235,12 @@ static void other_gemv_curves_meet_vllms_tables(void **state)
 		{ "b200", "gemv_b200.csv", 0.107, 5905 },
 	};
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-		double fl, bw;
-		struct hw_arch a;
-		assert_true(gemv_rms(c[i].hw, c[i].table, &fl, &bw, &a) <= c[i].rms);
-		assert_double_rel(a.gemv_bandwidth_gb_s, c[i].gb_s, 1e-9);
-		assert_double_rel(bw, c[i].gb_s, 0.06);
+		struct hw_profile hw;
+		load_hw(&hw, c[i].hw);
+		struct gemv_fit f = gemv_fit(&hw, c[i].table);
+		assert_true(f.rms <= c[i].rms);
+		assert_double_rel(hw.arch.gemv_bandwidth_gb_s, c[i].gb_s, 1e-9);
+		assert_double_rel(f.gb_s, c[i].gb_s, 0.06);
 	}
 }
 

@@ -9,6 +9,7 @@
  */
 #include "perfutil.h"
 #include "hwutil.h"
+#include "decodeutil.h"
 
 #include <math.h>
 
@@ -57,7 +58,7 @@ static void fa3_rows_match_the_paper(void **state)
  * of 2 and more the GQA row. */
 static double pr63_us(const struct perf_kernel *k, double tokens)
 {
-	return k->fixed_us + k->unit_us * 4 / 132 + tokens * 2048 / (k->bw_frac * hw_stream_bandwidth(&h100)) * 1e6;
+	return decode_call_s(k, &h100, k->bw_frac, 4, tokens * 2048) * 1e6;   /* one sequence x 4 KV heads */
 }
 
 static void decode_rows_match_the_kernel_timings(void **state)
@@ -91,12 +92,10 @@ static void decode_rows_match_the_kernel_timings(void **state)
 	assert_double_rel(ops[PERF_ATTN_DECODE].time_s, 32 * per_layer, 1e-9);
 }
 
-/* One decode-attention call on a kernel row: its floor, its (sequence, KV
- * head) units over the SMs, its bytes at the row's share of stream. */
+/* One decode-attention call on a kernel row reading mib MiB, us. */
 static double decode_call_us(const struct perf_kernel *k, const struct hw_profile *hw, double units, double mib)
 {
-	return k->fixed_us + k->unit_us * units / hw->arch.sm_count +
-	       mib * 1048576 / (k->bw_frac * hw_stream_bandwidth(hw)) * 1e6;
+	return decode_call_s(k, hw, k->bw_frac, units, mib * 1048576) * 1e6;
 }
 
 /* The per-unit floor and the MHA row against microsoft/onnxruntime PR
