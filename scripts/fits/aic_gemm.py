@@ -11,7 +11,7 @@ weight bytes at 3136 GB/s (the profile's mat-vec curve); the blend (tc^p + tm^p)
 import math, sys
 from collections import defaultdict
 
-from aic_gemm_table import GemmTable
+from aic_gemm_table import GemmTable, layer_shapes
 
 PEAK = 989.4e12 * 1755 / 1830          # BF16 dense at the sustained clock (h100-sxm.ini)
 FLOOR, BW = 3.25e-6, 3136e9            # [arch] gemv_floor_us, gemv_bandwidth_gb_s
@@ -29,7 +29,7 @@ MS, clean = TABLE.ms, TABLE.clean
 
 pts = []
 for name, d, H, KV, hd, ff, L, tp in CFG:
-    shapes = [((H + 2 * KV) * hd // tp, d), (d, H * hd // tp), (2 * ff // tp, d), (d, ff // tp)]
+    shapes = layer_shapes(d, H, KV, hd, ff, tp)
     for m in MS:
         pts.append((name, m, L * sum(clean(m, n, k) for n, k in shapes), L * sum(2 * m * n * k for n, k in shapes),
                     L * sum(2 * n * k for n, k in shapes), 4 * L))

@@ -12,7 +12,7 @@ Prints servesim / table - 1 by M, and the mean over M >= 1024 (the compute plate
 import subprocess, sys
 from collections import defaultdict
 
-from aic_gemm_table import GemmTable
+from aic_gemm_table import GemmTable, layer_shapes
 
 path, hardware, servesim = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else 'build/sim/servesim'
 dtype = sys.argv[4] if len(sys.argv) > 4 else 'bfloat16'
@@ -36,7 +36,7 @@ def servesim_dense_s(model, tp, m):
 
 by_m, plateau = defaultdict(list), {}
 for model, tp, d, H, KV, hd, ff, L in MODELS:
-    shapes = [((H + 2 * KV) * hd // tp, d), (d, H * hd // tp), (2 * ff // tp, d), (d, ff // tp)]
+    shapes = layer_shapes(d, H, KV, hd, ff, tp)
     rs = []
     for m in MS:
         table = L * sum(clean(m, n, k) for n, k in shapes)

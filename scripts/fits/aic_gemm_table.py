@@ -33,3 +33,10 @@ class GemmTable:
             if v > 1.2 * nxt:
                 return nxt
         return v
+
+
+def layer_shapes(hidden, heads, kv_heads, head_dim, intermediate, tp):
+    """(N, K) of a dense decoder layer's four GEMMs on one GPU as vLLM runs them: QKV merged, O, gate-up
+    merged, down."""
+    return [((heads + 2 * kv_heads) * head_dim // tp, hidden), (hidden, heads * head_dim // tp),
+            (2 * intermediate // tp, hidden), (hidden, intermediate // tp)]
