@@ -199,8 +199,9 @@ static void ff_conserves_tokens_and_clocks(void **state)
 	assert_int_equal(r.all.itl.n, gaps);
 	assert_int_equal(r.all.total_output, out);
 	/* Most decode tokens skip the per-request visit (a request is
-	 * visited at the pass that starts each 16-token block, two with
-	 * hashing at a step's end, and at its ends); at least half must. */
+	 * visited where a block others may hit fills, at its last tokens
+	 * and once in FF_RING - 8 passes; its new blocks come without a
+	 * visit, vllmffcross.c); at least half must. */
 	assert_true(r.engine.ff_tokens * 2 > out);
 	/* The lazy runs' counts (tests/bench/ff_windows.sh): every run
 	 * counted once by its cut and once by its length, and each planned
@@ -267,12 +268,44 @@ static void preemption_keeps_the_lazy(void **state)
 	}
 }
 
+/* A lazy run goes on across its request's new blocks (vllmffcross.c):
+ * c13's requests decode 128 tokens, 8 blocks of 16, in private blocks
+ * (random prompts), so a run that stopped at each block's end (before
+ * 2026-12-03) made at least 8 runs a request and these make one or two
+ * (the last tokens end a run; FF_RING - 8 passes reach past 128). Fails
+ * if a run stops at its block again: more than a quarter of a run a
+ * block. The same report and records as the reference meanwhile. */
+static void new_blocks_need_no_visit(void **state)
+{
+	(void)state;
+	const char *const sets[] = { "c13-bench-serve", "workload.num_prompts=400", NULL };
+	struct run_result ff, ref;
+	run_ff(&ff, true, sets, false);
+	run_ff(&ref, false, sets, false);
+	char *a = ff_report(&ff), *b = ff_report(&ref);
+	assert_string_equal(a, b);
+	for (size_t i = 0; i < ff.reqs.len; i++)
+		assert_same_request(&ff.reqs.v[i], &ref.reqs.v[i], i);
+	int64_t runs = 0;
+	for (int k = 0; k < FF_CUTS; k++)
+		runs += ff.engine.ff_runs[k];
+	int64_t blocks = ff.all.total_output / ff.engine.block_size;
+	if (runs * 4 > blocks)
+		fail_msg("%lld lazy runs for %lld decode blocks", (long long)runs, (long long)blocks);
+	assert_true(runs <= 2 * (int64_t)ff.reqs.len);
+	free(a);
+	free(b);
+	run_result_free(&ff);
+	run_result_free(&ref);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ff_equals_reference),
 		cmocka_unit_test(ff_conserves_tokens_and_clocks),
 		cmocka_unit_test(preemption_keeps_the_lazy),
+		cmocka_unit_test(new_blocks_need_no_visit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

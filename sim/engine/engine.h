@@ -69,9 +69,10 @@ struct engine_setup {
 };
 
 /* What ends a fast-forward lazy run (engine/vllmff.c lazy_passes): the
- * ring's reach, its block's end, its last two tokens (the finish and the
- * async skip), a block to hash, a sliding window. */
-enum ff_cut { FF_CUT_RING, FF_CUT_BLOCK, FF_CUT_LAST, FF_CUT_HASH, FF_CUT_WINDOW, FF_CUTS };
+ * ring's reach, its last two tokens (the finish and the async skip), a
+ * block to hash, a sliding window. (A new block does not: a lazy request
+ * gets it at its pass, engine/vllmffcross.c.) */
+enum ff_cut { FF_CUT_RING, FF_CUT_LAST, FF_CUT_HASH, FF_CUT_WINDOW, FF_CUTS };
 #define FF_LEN_BUCKETS 9               /* run lengths 1 .. 511 passes, by powers of two */
 
 /* What the engine resolved at start-up and counted while running. */

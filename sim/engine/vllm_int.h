@@ -68,6 +68,18 @@ struct idxvec {
 	size_t len, cap;
 };
 
+/* A lazy request's next block crossing (vllmffcross.c): its run_seq, to
+ * take it in running order, and its index. */
+struct ffcross {
+	int64_t seq;
+	size_t idx;
+};
+
+struct crossvec {
+	struct ffcross *v;
+	size_t len, cap;
+};
+
 struct vllm_ff {
 	bool on;                         /* the run takes steady tokens, nothing rules it out */
 	int64_t passes;                  /* the next scheduler pass's number (from 1) */
@@ -83,6 +95,8 @@ struct vllm_ff {
 	int32_t n_stages;                /* by_stage[n_stages, FF_STAGES) are 0 */
 	int32_t replica;                 /* every lazy request's (-1: none yet) */
 	struct idxvec due[FF_RING];      /* lazy requests by ff_p1 */
+	struct crossvec cross[FF_RING];  /* lazy requests by the pass of their next new block */
+	size_t cross_taken;              /* of this pass's, those given their block (in run_seq order) */
 	struct idxvec expl;              /* running, not lazy: in run_seq order */
 	struct idxvec owing;             /* no longer lazy, step ends still to apply */
 	struct idxvec tmp, done;
@@ -299,5 +313,47 @@ void vllm_ff_end_step(struct engine *g, const struct batch *b, int64_t seen);
 /* The finished requests of a step's end (ff.done, in running order) out
  * of the explicit set. Before on_done. */
 void vllm_ff_drop_done(struct engine *g);
+
+/* vllmffcross.c: a lazy run across block boundaries. The pass at which
+ * lazy r's next token starts a new block (it is lazy: num_computed and
+ * ff_sched are stale together). */
+static inline int64_t vllm_ff_next_cross(const struct engine *g, const struct request *r)
+{
+	return r->ff_sched + (int64_t)r->n_blocks * g->block_size - r->num_computed;
+}
+
+/* Lazy request idx (just made lazy, or given its block at this pass) is
+ * listed at its next crossing if its run reaches it. */
+void vllm_ff_cross_plan(struct engine *g, size_t idx);
+
+/* Lazy request idx leaves its run before its next crossing (a victim):
+ * off that pass's list. */
+void vllm_ff_cross_forget(struct engine *g, size_t idx);
+
+/* This pass's crossings: how many, then (once the pass is known to run
+ * over the explicit set with blocks for all of them) sorted by run_seq,
+ * none taken yet. */
+size_t vllm_ff_cross_count(const struct engine *g);
+void vllm_ff_cross_sort(struct engine *g);
+
+/* Gives this pass's crossing requests that come before run_seq seq in
+ * running order their new block (INT64_MAX: all that are left): the pool
+ * then pops and registers in the reference's order. */
+void vllm_ff_cross_before_slow(struct engine *g, int64_t seq);
+static inline void vllm_ff_cross_before(struct engine *g, int64_t seq)
+{
+	const struct crossvec *c = &g->ff.cross[(uint64_t)g->ff.passes & (FF_RING - 1)];
+	if (g->ff.cross_taken < c->len && c->v[g->ff.cross_taken].seq < seq)
+		vllm_ff_cross_before_slow(g, seq);
+}
+
+/* Short of blocks for them: this pass's crossing requests end their runs
+ * now (due at this pass, their planned passes counted lost); the caller
+ * takes the pass's due again. */
+void vllm_ff_cross_end_runs(struct engine *g);
+
+/* Every list emptied (a sync), or freed. */
+void vllm_ff_cross_clear(struct engine *g);
+void vllm_ff_cross_free(struct engine *g);
 
 #endif

@@ -1,11 +1,13 @@
 /*
  * vllmff: fast-forward decode for the vLLM engine (issue 14). Most steps
  * change nothing about most running requests but their context: each
- * decodes one token, needs no block, fills none and does not finish. Such
- * a request is made lazy for the passes until its next event (a block
- * boundary, a block to hash, its last tokens; at most FF_RING - 8): the
- * scheduler counts it in the step's aggregates (tokens, sequences, the KV
- * it reads, a sum kept across passes) instead of visiting it, the step's
+ * decodes one token, fills no block others may hit and does not finish.
+ * Such a request is made lazy for the passes until its next event (a
+ * block to hash, its last tokens, a sliding window; at most FF_RING - 8):
+ * the scheduler counts it in the step's aggregates (tokens, sequences,
+ * the KV it reads, a sum kept across passes) instead of visiting it, a
+ * new block is given to it at its pass without a visit (vllmffcross.c,
+ * which says what keeps that identical), the step's
  * end hands its token to the run in one call (on_tokens_steady), and its
  * record is brought up to date (vllm_ff_catch_up) only when it is due or
  * the engine needs it. A pass visits the explicit set alone (the requests
@@ -22,8 +24,9 @@
  *   becomes explicit again and the pass is the reference one;
  * - when their new blocks do not fit the free pool, under FCFS, the pass
  *   still runs over the explicit set: the reference preempts from the
- *   tail of running while the request in turn (an explicit one: the lazy
- *   need no block) cannot have its blocks, so a victim is one the
+ *   tail of running while the request in turn (an explicit one: a lazy
+ *   one that needs a block at such a pass ends its run there and is
+ *   explicit) cannot have its blocks, so a victim is one the
  *   reference has not scheduled yet; a lazy victim is caught up as a
  *   sync would and its decode taken out of the step's sums (integers,
  *   exact), an explicit one leaves the explicit set (vllm_ff_unrun), and
@@ -118,6 +121,7 @@ void vllm_ff_free(struct engine *g)
 	free(f->expl.v);
 	free(f->owing.v);
 	free(f->tmp.v);
+	vllm_ff_cross_free(g);
 	free(f->done.v);
 	free(f->demand);
 }
@@ -251,6 +255,7 @@ static void sync_all(struct engine *g)
 		   f->passes);
 	for (int i = 0; i < FF_RING; i++)
 		f->due[i].len = 0;
+	vllm_ff_cross_clear(g);
 	f->expl.len = 0;
 	for (size_t i = 0; i < g->n_running; i++)
 		vec_push(&f->expl, g->running[i]);
@@ -294,32 +299,61 @@ static void take_due(struct engine *g)
 
 static void add_lazy_sums(struct engine *g, struct batch *b, int64_t *budget);
 
-bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
+/* The explicit set's demands into f->demand (for schedule_explicit: each
+ * from its request's own fields alone); false when the explicit set alone
+ * cannot stand for the running part (a token after one that was not in
+ * the step before, or a budget that would clip somebody). *blocks: the
+ * new blocks the explicit requests need. */
+static bool explicit_demands(struct engine *g, const struct batch *b, int64_t *blocks)
 {
 	struct vllm_ff *f = &g->ff;
-	take_due(g);
-	if (!f->n_lazy)
-		return false;
-	/* Whether the explicit set alone can stand for the running part. */
-	int64_t tokens = (int64_t)f->n_lazy, blocks = 0;
+	int64_t tokens = (int64_t)f->n_lazy;
 	bool odd = false;
+	*blocks = 0;
 	xgrow(&f->demand, &f->cap_demand, f->expl.len, sizeof *f->demand);
 	for (size_t i = 0; i < f->expl.len && !odd; i++) {
 		const struct request *r = req(g, f->expl.v[i]);
 		bool samples;
 		int64_t n = vllm_demand(g, r, &samples);
-		f->demand[i] = n;   /* for schedule_explicit: its own fields alone */
+		f->demand[i] = n;
 		tokens += n;
 		int64_t need = cdiv(r->num_computed + n, g->block_size) - r->n_blocks;
-		blocks += need > 0 ? need : 0;
+		*blocks += need > 0 ? need : 0;
 		/* A token after one that was not in the step before. */
 		odd = samples && (r->first_token_ns >= 0 || r->generated > 0 || r->pending > 0) &&
 		      r->ff_sample != b->pass - 1;
 	}
-	if (odd || tokens > g->mnbt || (g->priority && blocks > kvpool_num_free(g->pool))) {
-		sync_all(g);
-		return false;
+	return !odd && tokens <= g->mnbt;
+}
+
+bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
+{
+	struct vllm_ff *f = &g->ff;
+	take_due(g);
+	for (;;) {
+		if (!f->n_lazy)
+			return false;
+		int64_t blocks;
+		if (!explicit_demands(g, b, &blocks)) {
+			sync_all(g);
+			return false;
+		}
+		int64_t cross = (int64_t)vllm_ff_cross_count(g);
+		if (blocks + cross <= kvpool_num_free(g->pool))
+			break;
+		/* Short of blocks: under priority a victim may be one
+		 * scheduled earlier in the pass (sync); under FCFS the pass
+		 * runs over the explicit set, the crossing requests in it. */
+		if (g->priority) {
+			sync_all(g);
+			return false;
+		}
+		if (!cross)
+			break;
+		vllm_ff_cross_end_runs(g);
+		take_due(g);
 	}
+	vllm_ff_cross_sort(g);
 	add_lazy_sums(g, b, budget);
 	return true;
 }
@@ -332,8 +366,11 @@ bool vllm_ff_quiet_pass(struct engine *g, struct batch *b, int64_t *budget)
 	 * running part and the waiting queue schedule nobody; end_pass
 	 * would make nobody lazy and add nobody to the explicit set. */
 	if (f->expl.len || !f->n_lazy || f->due[f->passes % FF_RING].len || g->waiting.len ||
-	    (int64_t)f->n_lazy > *budget)
+	    (int64_t)f->n_lazy > *budget || (int64_t)vllm_ff_cross_count(g) > kvpool_num_free(g->pool))
 		return false;
+	/* Its crossings: nothing else allocates or registers in it. */
+	vllm_ff_cross_sort(g);
+	vllm_ff_cross_before(g, INT64_MAX);
 	add_lazy_sums(g, b, budget);
 	f->passes++;
 	return true;
@@ -393,6 +430,7 @@ void vllm_ff_unrun(struct engine *g, struct batch *b, int64_t *budget, size_t id
 	}
 	SIM_ASSERT(k < d->len, SIM_NO_TIME, idx);
 	d->v[k] = d->v[--d->len];   /* (take_due sorts its bucket) */
+	vllm_ff_cross_forget(g, idx);
 	g->st.ff_sync_cut++;
 	g->st.ff_sync_lost += r->ff_p1 - f->passes;
 	leave_lazy(g, idx);
@@ -442,8 +480,9 @@ void vllm_ff_end_step(struct engine *g, const struct batch *b, int64_t seen)
 }
 
 /* The passes from P on that r can spend lazy (0: none): it decodes one
- * token each (its last known token, sampled in the pass before), needs no
- * new block, fills no block to hash and samples neither its last token
+ * token each (its last known token, sampled in the pass before; a new
+ * block at its pass, vllmffcross.c), fills no block to hash and samples
+ * neither its last token
  * nor the one before (the async skip). Fields exact, passes before P
  * scheduled. The last end of its last lazy run may still be in flight
  * (async scheduling: the pass it became explicit in was scheduled while
@@ -453,8 +492,9 @@ void vllm_ff_end_step(struct engine *g, const struct batch *b, int64_t seen)
  * vLLM 0.11 on), a block the run fills is hashed when the run ends (leave_lazy) if
  * it is private (only its request, which is lazy, could hit it, and the
  * pool reads its hash only once it is released, published or evicted,
- * which a lazy request's blocks are not): the run goes on to its block's
- * end, and a request is visited once per block instead of twice. Else,
+ * which a lazy request's blocks are not): the run goes on across its
+ * blocks (one visit per run, where a run stopping at each block's end
+ * made two per block before 2026-12-03, and one after). Else,
  * and with hashing at a step's end, the run stops before the block is
  * full (deferring there did not stay identical under async scheduling:
  * 3 of 40 preemption-heavy runs differed, vLLM 0.6 with async on). */
@@ -477,7 +517,6 @@ static int64_t lazy_passes(const struct engine *g, const struct request *r, int6
 		return 0;
 	int64_t k = FF_RING - 8;
 	*cut = FF_CUT_RING;
-	k = cut_at(k, (int64_t)r->n_blocks * g->block_size - nc, FF_CUT_BLOCK, cut);
 	k = cut_at(k, (int64_t)r->prompt_len + r->output_len - nc - 1, FF_CUT_LAST, cut);
 	k = cut_at(k, (int64_t)r->output_len - 1 - r->generated - (P - g->ff.ends), FF_CUT_LAST, cut);
 	/* (-2: with hashing at a step's end, it sees the pass after's
@@ -510,6 +549,7 @@ void vllm_ff_end_pass(struct engine *g, struct batch *b, size_t n_running_before
 	struct vllm_ff *f = &g->ff;
 	int64_t P = f->passes + 1;
 	struct idxvec *lz = &f->tmp;       /* the newly lazy, in b's order */
+	SIM_ASSERT(vllm_ff_cross_count(g) == 0, SIM_NO_TIME, f->passes);   /* every crossing taken */
 	lz->len = 0;
 	for (size_t k = 0; k < b->len; k++) {
 		size_t idx = b->idx[k];
@@ -538,6 +578,7 @@ void vllm_ff_end_pass(struct engine *g, struct batch *b, size_t n_running_before
 		}
 		vec_push(&f->due[r->ff_p1 % FF_RING], idx);
 		vec_push(lz, idx);
+		vllm_ff_cross_plan(g, idx);
 	}
 	struct idxvec *x = &f->expl;
 	if (!b->n_lazy)

@@ -294,8 +294,8 @@ static bool schedule_running(struct engine *g, struct batch *b, int64_t *budget)
 /* A fast-forward pass's running part: the explicit set alone, in order;
  * false when one was preempted. vllm_ff_begin_pass saw that every
  * request's tokens fit the budget, so nothing is clipped: the same as
- * schedule_running with the lazy requests in their places (they need no
- * block). Short of blocks (FCFS only: begin_pass syncs under priority),
+ * schedule_running with the lazy requests in their places (those that
+ * start a new block get it at their place: vllmffcross.c). Short of blocks (FCFS only: begin_pass syncs under priority),
  * the victims are schedule_running's, from the tail of running, after
  * the request in turn: not scheduled yet there either (vllm_ff_unrun
  * takes a lazy one out of the step's sums). Each request's demand is the
@@ -311,6 +311,7 @@ static bool schedule_explicit(struct engine *g, struct batch *b, int64_t *budget
 		int64_t n = g->ff.demand[i];   /* vllm_demand's, taken by vllm_ff_begin_pass */
 		if (n <= 0)
 			continue;
+		vllm_ff_cross_before(g, r->run_seq);   /* the lazy new blocks before it */
 		SIM_ASSERT(n <= *budget, SIM_NO_TIME, idx);
 		bool got;
 		while (!(got = grow_to(g, r, r->num_computed + n))) {
@@ -328,6 +329,7 @@ static bool schedule_explicit(struct engine *g, struct batch *b, int64_t *budget
 		add_to_step(g, b, idx, n, 0);
 		*budget -= n;
 	}
+	vllm_ff_cross_before(g, INT64_MAX);   /* (none when somebody was preempted) */
 	return !preempted;
 }
 

@@ -17,7 +17,6 @@
 
 static const char *const cut_name[FF_CUTS] = {
 	[FF_CUT_RING] = "the ring's reach (FF_RING - 8 passes)",
-	[FF_CUT_BLOCK] = "its block's end (a new block)",
 	[FF_CUT_LAST] = "its last two tokens (finish, async skip)",
 	[FF_CUT_HASH] = "a block to hash (a prefix others may hit)",
 	[FF_CUT_WINDOW] = "a sliding window",
