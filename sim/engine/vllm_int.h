@@ -331,9 +331,12 @@ void vllm_ff_cross_plan(struct engine *g, size_t idx);
 void vllm_ff_cross_forget(struct engine *g, size_t idx);
 
 /* This pass's crossings: how many, then (once the pass is known to run
- * over the explicit set with blocks for all of them) sorted by run_seq,
- * none taken yet. */
-size_t vllm_ff_cross_count(const struct engine *g);
+ * over the explicit set with blocks for all of them, and there are some)
+ * sorted by run_seq. Between passes none is taken (cross_taken 0). */
+static inline size_t vllm_ff_cross_count(const struct engine *g)
+{
+	return g->ff.cross[(uint64_t)g->ff.passes & (FF_RING - 1)].len;
+}
 void vllm_ff_cross_sort(struct engine *g);
 
 /* Gives this pass's crossing requests that come before run_seq seq in

@@ -353,7 +353,8 @@ bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
 		vllm_ff_cross_end_runs(g);
 		take_due(g);
 	}
-	vllm_ff_cross_sort(g);
+	if (vllm_ff_cross_count(g))
+		vllm_ff_cross_sort(g);
 	add_lazy_sums(g, b, budget);
 	return true;
 }
@@ -369,8 +370,10 @@ bool vllm_ff_quiet_pass(struct engine *g, struct batch *b, int64_t *budget)
 	    (int64_t)f->n_lazy > *budget || (int64_t)vllm_ff_cross_count(g) > kvpool_num_free(g->pool))
 		return false;
 	/* Its crossings: nothing else allocates or registers in it. */
-	vllm_ff_cross_sort(g);
-	vllm_ff_cross_before(g, INT64_MAX);
+	if (vllm_ff_cross_count(g)) {
+		vllm_ff_cross_sort(g);
+		vllm_ff_cross_before(g, INT64_MAX);
+	}
 	add_lazy_sums(g, b, budget);
 	f->passes++;
 	return true;

@@ -69,14 +69,10 @@ void vllm_ff_cross_forget(struct engine *g, size_t idx)
 	v->v[k] = v->v[--v->len];   /* (sorted when its pass comes) */
 }
 
-size_t vllm_ff_cross_count(const struct engine *g)
-{
-	return g->ff.cross[(uint64_t)g->ff.passes & (FF_RING - 1)].len;
-}
-
 void vllm_ff_cross_sort(struct engine *g)
 {
 	struct crossvec *v = at(g, g->ff.passes);
+	SIM_ASSERT(g->ff.cross_taken == 0, SIM_NO_TIME, g->ff.cross_taken);
 	/* Insertion sort: runs listed by one pass's end come in running
 	 * order, and most of a list is a few such runs. */
 	for (size_t k = 1; k < v->len; k++) {
@@ -86,7 +82,8 @@ void vllm_ff_cross_sort(struct engine *g)
 			v->v[j] = v->v[j - 1];
 		v->v[j] = x;
 	}
-	g->ff.cross_taken = 0;
+	for (size_t k = 0; k < v->len && k < PREFETCH_AHEAD; k++)
+		__builtin_prefetch(req(g, v->v[k].idx));
 }
 
 void vllm_ff_cross_before_slow(struct engine *g, int64_t seq)
@@ -95,6 +92,9 @@ void vllm_ff_cross_before_slow(struct engine *g, int64_t seq)
 	struct crossvec *v = at(g, f->passes);
 	for (; f->cross_taken < v->len && v->v[f->cross_taken].seq < seq; f->cross_taken++) {
 		size_t idx = v->v[f->cross_taken].idx;
+		/* Their records were last read a block ago: fetch ahead. */
+		if (f->cross_taken + PREFETCH_AHEAD < v->len)
+			__builtin_prefetch(req(g, v->v[f->cross_taken + PREFETCH_AHEAD].idx));
 		struct request *r = req(g, idx);
 		SIM_ASSERT(r->run_seq == v->v[f->cross_taken].seq && r->ff_sched < r->ff_p1, SIM_NO_TIME, idx);
 		SIM_ASSERT(vllm_ff_next_cross(g, r) == f->passes, SIM_NO_TIME, idx);
