@@ -1,5 +1,7 @@
 /*
- * cluster: replicas behind a router, on the run's event queue.
+ * cluster: replicas behind a router, on the run's event queue: routing,
+ * the replicas' steps, the P/D hand-off of a prefill's KV, create and
+ * destroy (what it reports: clusterview.c; its state: cluster_int.h).
  *
  * vLLM's timing (drain_first): EngineCore drains its whole input queue
  * before it schedules, so a request reaching an idle replica kicks it
@@ -7,6 +9,7 @@
  * starts the step at once.
  */
 #include "cluster.h"
+#include "cluster_int.h"
 
 #include <assert.h>
 #include <math.h>
@@ -26,52 +29,6 @@ enum {
 	EV_STEP_END,                   /* replica arg's current step ends */
 	EV_KICK,                       /* idle replica arg looks at what reached it */
 	EV_KV_SENT,                    /* request arg's KV has been read: its prefill blocks go */
-};
-
-struct replica {
-	const struct engine_class *cls;
-	struct engine *eng;
-	bool busy, kick_pending, drain_first;
-	int64_t overhead_ns;           /* API path when the class has none */
-	int64_t outstanding, routed;
-	int64_t peak_waiting;          /* at its step starts (clusters of more than one) */
-};
-
-struct cluster {
-	struct cluster_setup s;
-	struct replica *rep;
-	int n;
-	int n_prefill;                 /* disaggregated: replicas [0, n_prefill) prefill; else 0 */
-	int32_t *out_len;              /* disaggregated: each request's real output_len */
-	size_t cap_out_len;
-	int64_t *handoff_ns;           /* disaggregated: when its prefill ended */
-	size_t cap_handoff;
-	/* Disaggregated: each request's EV_KV_SENT events to come, and bit 31
-	 * once it is done: its record is read until the count is 0. */
-	uint32_t *kv_sent_left;
-	size_t cap_kv_sent;
-	uint8_t *held;                 /* disaggregated: 1 while its prefill replica holds its blocks */
-	size_t cap_held;
-	struct reqq *holds;            /* per prefill replica: requests handed off, in order (deadlines rise) */
-	int64_t abort_timeout_ns;
-	const struct kvlink *link;
-	double link_bytes_per_s, link_latency_s, kv_bytes_per_token;  /* per rank */
-	int64_t *egress_free, *ingress_free;   /* per prefill / decode replica, ns */
-	size_t rr_decode;
-	struct cluster_kv_stats kv;
-	/* Disaggregated: each pool's engine settings and hardware ([prefill], [decode]). */
-	struct engine_config pool_cfg[N_POOLS];
-	struct hw_profile pool_hw[N_POOLS];
-	int last_stepped;              /* for the step-tokens gauge */
-	int64_t past_horizon_ns;       /* a step that would end past EVQ_HORIZON_NS began here; -1: none */
-	int64_t past_horizon_step_ns;
-	const struct router_class *router;
-	gsl_rng *rng;                  /* the "router" stream */
-	size_t rr_next;
-	bool wants_prefix;
-	/* The router's view, refreshed per request (n entries each). */
-	int64_t *outstanding, *waiting, *prefix_hit;
-	double *kv_usage;
 };
 
 static int route(struct cluster *c, const struct request *rq, int base, int n, size_t *rr);
@@ -502,29 +459,6 @@ void cluster_destroy(struct cluster *c)
 	free(c);
 }
 
-int cluster_size(const struct cluster *c)
-{
-	return c->n;
-}
-
-void cluster_gauges(const struct cluster *c, struct engine_gauges *out)
-{
-	c->rep[0].cls->gauges(c->rep[0].eng, out);
-	if (c->n == 1)
-		return;
-	double kv = out->kv_usage;
-	for (int i = 1; i < c->n; i++) {
-		struct engine_gauges g;
-		c->rep[i].cls->gauges(c->rep[i].eng, &g);
-		out->running += g.running;
-		out->waiting += g.waiting;
-		kv += g.kv_usage;
-		if (i == c->last_stepped)
-			out->step_tokens = g.step_tokens;
-	}
-	out->kv_usage = kv / c->n;
-}
-
 int64_t cluster_waiting(const struct cluster *c)
 {
 	if (c->n == 1)   /* (a lone engine: a tail call, no loop's frame) */
@@ -533,85 +467,4 @@ int64_t cluster_waiting(const struct cluster *c)
 	for (int i = 0; i < c->n; i++)
 		w += replica_waiting(&c->rep[i]);
 	return w;
-}
-
-void cluster_replica_gauges(const struct cluster *c, int i, struct engine_gauges *out)
-{
-	c->rep[i].cls->gauges(c->rep[i].eng, out);
-}
-
-void cluster_replica_stats(const struct cluster *c, int i, struct engine_stats *st)
-{
-	c->rep[i].cls->stats(c->rep[i].eng, st);
-}
-
-const char *cluster_replica_hardware(const struct cluster *c, int i, int64_t *tp)
-{
-	const struct engine_config *cfg = !c->n_prefill ? c->s.engine : &c->pool_cfg[i < c->n_prefill ? POOL_PREFILL : POOL_DECODE];
-	*tp = cfg->tensor_parallel_size;
-	return !c->n_prefill ? c->s.hw->id : c->pool_hw[i < c->n_prefill ? POOL_PREFILL : POOL_DECODE].id;
-}
-
-const char *cluster_replica_role(const struct cluster *c, int i)
-{
-	return !c->n_prefill ? "replica" : i < c->n_prefill ? "prefill" : "decode";
-}
-
-void cluster_kv_stats(const struct cluster *c, struct cluster_kv_stats *out)
-{
-	*out = c->kv;
-}
-
-int64_t cluster_replica_routed(const struct cluster *c, int i)
-{
-	return c->rep[i].routed;
-}
-
-int64_t cluster_replica_peak_waiting(const struct cluster *c, int i)
-{
-	return c->rep[i].peak_waiting;
-}
-
-void cluster_stats(const struct cluster *c, struct engine_stats *st)
-{
-	cluster_replica_stats(c, 0, st);
-	for (int i = 1; i < c->n; i++) {
-		struct engine_stats o;
-		cluster_replica_stats(c, i, &o);
-		if (o.peak_kv_usage > st->peak_kv_usage)
-			st->peak_kv_usage = o.peak_kv_usage;
-		st->preemptions += o.preemptions;
-		st->prefix_queries += o.prefix_queries;
-		st->prefix_hits += o.prefix_hits;
-		st->prefix_cpu_hits += o.prefix_cpu_hits;
-		st->steps += o.steps;
-		st->busy_s += o.busy_s;
-		st->graph_steps += o.graph_steps;
-		st->eager_steps += o.eager_steps;
-		st->padded_tokens += o.padded_tokens;
-		st->ff_tokens += o.ff_tokens;
-		for (int k = 0; k < FF_CUTS; k++) {
-			st->ff_runs[k] += o.ff_runs[k];
-			st->ff_run_passes[k] += o.ff_run_passes[k];
-		}
-		for (int k = 0; k < FF_LEN_BUCKETS; k++)
-			st->ff_len_hist[k] += o.ff_len_hist[k];
-		st->ff_syncs += o.ff_syncs;
-		st->ff_sync_cut += o.ff_sync_cut;
-		st->ff_sync_lost += o.ff_sync_lost;
-		engine_time_add(&st->time, &o.time, 0, o.time.total);
-		st->itl_weights_s += o.itl_weights_s;
-		st->itl_kv_s += o.itl_kv_s;
-		st->itl_overhead_s += o.itl_overhead_s;
-		st->itl_pipeline_s += o.itl_pipeline_s;
-		st->itl_prefill_s += o.itl_prefill_s;
-		st->itl_tokens += o.itl_tokens;
-		st->model_loads += o.model_loads;
-		st->rejected += o.rejected;
-		st->truncated_prompts += o.truncated_prompts;
-		st->context_shifts += o.context_shifts;
-		st->truncated_outputs += o.truncated_outputs;
-		st->n_decode_total += o.n_decode_total;
-		st->n_busy_slots_total += o.n_busy_slots_total;
-	}
 }
