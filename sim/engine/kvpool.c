@@ -276,13 +276,14 @@ static bool back_live(const struct kvpool *p, int32_t b, int64_t s)
 	return p->blk[b].queue == IN_BACK && p->blk[b].q.seq == s;
 }
 
-/* Room for one more entry: the stale ones dropped when they are at least
- * half the ring, else a ring twice the size (at most 4 x num_blocks). */
-__attribute__((noinline, cold)) static void back_make_room(struct kvpool *p)
+/* Room for n more entries: the stale ones dropped when they are at least
+ * half the ring and that leaves room, else a ring twice the size (at most
+ * 4 x num_blocks; n is a request's blocks, at most num_blocks). */
+__attribute__((noinline, cold)) static void back_make_room(struct kvpool *p, size_t n)
 {
 	struct backq *q = &p->back;
 	size_t cap = q->mask + 1;
-	if (q->mask && (size_t)q->len <= cap / 2) {
+	if (q->mask && (size_t)q->len <= cap / 2 && (size_t)q->len + n <= cap) {
 		int64_t w = q->head;
 		for (int64_t s = q->head; s < q->tail; s++) {
 			int32_t b = q->ring[(size_t)s & q->mask];
@@ -295,6 +296,8 @@ __attribute__((noinline, cold)) static void back_make_room(struct kvpool *p)
 		return;
 	}
 	size_t ncap = q->mask ? 2 * cap : 64;
+	while (ncap < (size_t)(q->tail - q->head) + n)
+		ncap *= 2;
 	int32_t *ring = xmalloc(ncap * sizeof *ring);
 	for (int64_t s = q->head; s < q->tail; s++)
 		ring[(size_t)s & (ncap - 1)] = q->ring[(size_t)s & q->mask];
@@ -307,7 +310,7 @@ static inline void back_push(struct kvpool *p, int32_t b)
 {
 	struct backq *q = &p->back;
 	if (!q->mask || (size_t)(q->tail - q->head) > q->mask)
-		back_make_room(p);
+		back_make_room(p, 1);
 	q->ring[(size_t)q->tail & q->mask] = b;
 	p->blk[b].q.seq = q->tail++;
 	p->blk[b].queue = IN_BACK;
@@ -411,12 +414,33 @@ void kvpool_alloc_n(struct kvpool *p, int32_t *out, int64_t n)
 		p->blk[b].ref = 1;
 		out[k] = b;
 	}
+	if (k == n)
+		return;
+	/* back_pop's loop, the queue's ends in locals (a store to a block may
+	 * alias them: reloaded at every block otherwise). */
+	enum { AHEAD = 8 };   /* entries whose records are fetched ahead */
+	struct backq *q = &p->back;
+	struct block *blk = p->blk;
+	const int32_t *ring = q->ring;
+	const size_t mask = q->mask;
+	int64_t head = q->head, tail = q->tail, len = q->len;
 	for (; k < n; k++) {
-		int32_t b = back_pop(p);
-		p->blk[b].queue = IN_NONE;
+		int32_t b;
+		for (;;) {
+			int64_t s = head++;
+			b = ring[(size_t)s & mask];
+			if (s + AHEAD < tail)
+				__builtin_prefetch(&blk[ring[(size_t)(s + AHEAD) & mask]]);
+			if (blk[b].queue == IN_BACK && blk[b].q.seq == s)
+				break;
+		}
+		len--;
+		blk[b].queue = IN_NONE;
 		take(p, b);
 		out[k] = b;
 	}
+	q->head = head;
+	q->len = len;
 }
 
 static inline void release(struct kvpool *p, int32_t block)
@@ -445,8 +469,35 @@ void kvpool_release_all(struct kvpool *p, const int32_t *blocks, int32_t n)
 	 * parallel; one at a time, each release waited for its miss). */
 	for (int32_t j = 0; j < n; j++)
 		__builtin_prefetch(&p->blk[blocks[j]]);
-	for (int32_t j = n; j-- > 0;)
-		release(p, blocks[j]);
+	/* release() each, last first, with the back queue's room made for
+	 * all of them at once and its ends in locals (a store to a block may
+	 * alias them: the compiler would reload them at every block). */
+	struct backq *q = &p->back;
+	if (!q->mask || (size_t)(q->tail - q->head) + (size_t)n > q->mask + 1)
+		back_make_room(p, (size_t)n);
+	int32_t *ring = q->ring;
+	struct block *blk = p->blk;
+	const size_t mask = q->mask;
+	const int32_t fresh = p->fresh;
+	int64_t tail = q->tail, len = q->len;
+	for (int32_t j = n; j-- > 0;) {
+		int32_t block = blocks[j];
+		assert(block > 0 && block < fresh && blk[block].ref > 0);
+		struct block *x = &blk[block];
+		if (--x->ref > 0)
+			continue;
+		if (x->hash) {
+			ring[(size_t)tail & mask] = block;
+			x->q.seq = tail++;
+			x->queue = IN_BACK;
+			len++;
+		} else {
+			x->queue = IN_FRONT;
+			dlist_push_front(&p->front, block);
+		}
+	}
+	q->tail = tail;
+	q->len = len;
 }
 
 void kvpool_set_hash(struct kvpool *p, int32_t block, uint64_t hash)
