@@ -40,17 +40,22 @@ static struct crossvec *at(struct engine *g, int64_t pass)
 	return &g->ff.cross[(uint64_t)pass & (FF_RING - 1)];
 }
 
+/* e's request is listed at pass c (a run is at most FF_RING - 8 passes: c
+ * is inside the ring, and the list is not the current pass's). */
+static void list_at(struct engine *g, int64_t c, struct ffcross e)
+{
+	struct crossvec *v = at(g, c);
+	xgrow(&v->v, &v->cap, v->len + 1, sizeof *v->v);
+	v->v[v->len++] = e;
+}
+
 void vllm_ff_cross_plan(struct engine *g, size_t idx)
 {
 	const struct request *r = req(g, idx);
 	int64_t c = vllm_ff_next_cross(g, r);
 	SIM_ASSERT(c >= g->ff.passes, SIM_NO_TIME, c);
-	if (c >= r->ff_p1)
-		return;
-	/* (A run is at most FF_RING - 8 passes: c is inside the ring.) */
-	struct crossvec *v = at(g, c);
-	xgrow(&v->v, &v->cap, v->len + 1, sizeof *v->v);
-	v->v[v->len++] = (struct ffcross){ r->run_seq, idx };
+	if (c < r->ff_p1)
+		list_at(g, c, (struct ffcross){ r->run_seq, idx });
 }
 
 void vllm_ff_cross_forget(struct engine *g, size_t idx)
@@ -96,13 +101,15 @@ void vllm_ff_cross_before_slow(struct engine *g, int64_t seq)
 		if (f->cross_taken + PREFETCH_AHEAD < v->len)
 			__builtin_prefetch(req(g, v->v[f->cross_taken + PREFETCH_AHEAD].idx));
 		struct request *r = req(g, idx);
-		SIM_ASSERT(r->run_seq == v->v[f->cross_taken].seq && r->ff_sched < r->ff_p1, SIM_NO_TIME, idx);
-		SIM_ASSERT(vllm_ff_next_cross(g, r) == f->passes, SIM_NO_TIME, idx);
-		SIM_ASSERT(kvpool_num_free(g->pool) > 0, SIM_NO_TIME, idx);
-		vllm_alloc_blocks(g, r, 1);
-		/* Its next crossing a block later (the new block's list is
-		 * another pass's: a run is shorter than the ring). */
-		vllm_ff_cross_plan(g, idx);
+		SIM_ASSERT(r->run_seq == v->v[f->cross_taken].seq && vllm_ff_next_cross(g, r) == f->passes &&
+				   f->passes < r->ff_p1,
+			   SIM_NO_TIME, idx);
+		int32_t blk = kvpool_alloc(g->pool);   /* begin_pass saw one for each */
+		SIM_ASSERT(blk > 0, SIM_NO_TIME, idx);
+		vllm_push_block(g, r, blk);
+		/* Its next crossing a block later, if its run reaches it. */
+		if (f->passes + g->block_size < r->ff_p1)
+			list_at(g, f->passes + g->block_size, v->v[f->cross_taken]);
 	}
 	if (f->cross_taken == v->len)   /* all taken: the slot is a later pass's */
 		v->len = f->cross_taken = 0;
