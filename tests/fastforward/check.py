@@ -12,6 +12,7 @@ Usage: check.py SERVESIM. Exit 0 when every scenario matches.
 """
 import concurrent.futures
 import os
+import random
 import subprocess
 import sys
 
@@ -52,6 +53,36 @@ def cases():
                                             "--set", "workload.random_input_len=1980"]
     for path in ("scenarios/c13-bench-serve.ini", "scenarios/c25-disagg-small.ini"):
         yield path, ["--format", "prom"]
+    yield from mixed_configurations(24)
+
+
+def mixed_configurations(n):
+    """n runs of small scenarios with settings drawn together from a fixed
+    seed (Python's random: the same draws everywhere): tight pools, other
+    block sizes (a lazy run's new blocks, sim/engine/vllmffcross.c, come at
+    other passes), priority, older versions (hashing at a step's end),
+    async on and off, a CPU tier, prefix caching off, few sequences, long
+    and short outputs, two replicas."""
+    rng = random.Random(20261203)
+    for _ in range(n):
+        sc = rng.choice(["c13-bench-serve", "c14-system-prompt", "c17-kv-pressure",
+                         "c21-chunked-prefill", "c19-batching"])
+        sets = ["workload.num_prompts=%d" % rng.choice([60, 120, 200]),
+                "workload.request_rate=%s" % rng.choice(["2", "8", "20", "inf"]),
+                "run.seed=%d" % rng.randrange(1000)]
+        for p, kv in ((0.5, "engine.num_gpu_blocks_override=%d" % rng.choice([120, 200, 400, 800])),
+                      (0.3, "engine.block_size=%d" % rng.choice([1, 8, 32, 64])),
+                      (0.3, "engine.scheduling_policy=priority"),
+                      (0.3, "engine.vllm_version=%s" % rng.choice(["0.6", "0.8", "0.10", "0.11", "0.13"])),
+                      (0.3, "engine.async_scheduling=%s" % rng.choice(["true", "false"])),
+                      (0.2, "engine.kv_offload_gib=2"),
+                      (0.2, "engine.enable_prefix_caching=false"),
+                      (0.3, "engine.max_num_seqs=%d" % rng.choice([4, 16, 64])),
+                      (0.3, "workload.random_output_len=%d" % rng.choice([16, 300, 700])),
+                      (0.2, "cluster.replicas=2")):
+            if rng.random() < p:
+                sets.append(kv)
+        yield "scenarios/%s.ini" % sc, [a for s in sets for a in ("--set", s)]
 
 
 def servesim(binary, args):
