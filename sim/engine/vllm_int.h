@@ -56,7 +56,7 @@ struct batch {
 _Static_assert((FF_RING & (FF_RING - 1)) == 0, "FF_RING: a power of two (ring index by mask)");
 /* The gap table's levels: spans 2^0 .. 2^4 = 16 ends, a lazy run's length
  * under the default 16-token blocks; a longer range takes 16 at a time
- * (max_gap). Nine levels (the whole ring) cost a step 4 more updates, and
+ * (ffgap_max, vllmffgap.h). Nine levels (the whole ring) cost a step 4 more updates, and
  * at a low rate steps outnumber catch-ups 3 to 1 (rate-1 point: 172k
  * steps, 52k catch-ups). */
 #define FF_LEVELS 5

@@ -78,6 +78,7 @@
 
 #include "simassert.h"
 #include "vllm_int.h"
+#include "vllmffgap.h"
 #include "xalloc.h"
 
 static void vec_push(struct idxvec *v, size_t x)
@@ -144,35 +145,6 @@ static bool is_lazy(const struct request *r)
 	return r->ff_sched < r->ff_p1;
 }
 
-/* The longest of most and the gaps of the ended passes [from, to), to -
- * from <= FF_RING (from >= 0: the ring index is a mask): under 2 x
- * FF_CHUNK ends, two lookups in the sparse table of the ring (the two
- * spans of 2^k ends that cover the range); longer, its top level's spans
- * of FF_CHUNK one after another and one more ending at to. A maximum of
- * integers: the same value whichever spans cover the range. */
-static int64_t max_gap(const struct vllm_ff *f, int64_t from, int64_t to, int64_t most)
-{
-	uint64_t len = (uint64_t)(to - from);
-	if (len < 2 * FF_CHUNK) {
-		int k = 63 - __builtin_clzll(len);
-		int64_t a = f->gmax[k][(uint64_t)(to - 1) & (FF_RING - 1)];
-		int64_t b = f->gmax[k][(uint64_t)(from + ((int64_t)1 << k) - 1) & (FF_RING - 1)];
-		a = a > b ? a : b;
-		return a > most ? a : most;
-	}
-	const int64_t *top = f->gmax[FF_LEVELS - 1];
-	int64_t s = from;
-	for (; s + FF_CHUNK <= to; s += FF_CHUNK) {
-		int64_t a = top[(uint64_t)(s + FF_CHUNK - 1) & (FF_RING - 1)];
-		most = a > most ? a : most;
-	}
-	if (s < to) {
-		int64_t a = top[(uint64_t)(to - 1) & (FF_RING - 1)];
-		most = a > most ? a : most;
-	}
-	return most;
-}
-
 void vllm_ff_catch_up(struct engine *g, struct request *r)
 {
 	struct vllm_ff *f = &g->ff;
@@ -195,7 +167,7 @@ void vllm_ff_catch_up(struct engine *g, struct request *r)
 	}
 	int64_t es = min64(f->ends, r->ff_p1);
 	if (es > r->ff_end) {
-		r->max_itl_ns = max_gap(f, r->ff_end, es, r->max_itl_ns);
+		r->max_itl_ns = ffgap_max(f, r->ff_end, es, r->max_itl_ns);
 		r->last_token_ns = f->seen[(es - 1) % FF_RING];
 		r->generated += (int32_t)(es - r->ff_end);
 		r->pending -= (int32_t)(es - r->ff_end);
@@ -455,14 +427,7 @@ void vllm_ff_end_step(struct engine *g, const struct batch *b, int64_t seen)
 	int64_t gap = seen - f->last_seen;
 	f->seen[b->pass % FF_RING] = seen;
 	f->gap[b->pass % FF_RING] = gap;
-	/* The sparse table: gmax[k][e] = the longest gap of ends (e - 2^k, e]. */
-	uint64_t e = (uint64_t)b->pass;
-	f->gmax[0][e & (FF_RING - 1)] = gap;
-	for (int k = 1; k < FF_LEVELS; k++) {
-		int64_t x = f->gmax[k - 1][e & (FF_RING - 1)];
-		int64_t y = f->gmax[k - 1][(e - ((uint64_t)1 << (k - 1))) & (FF_RING - 1)];
-		f->gmax[k][e & (FF_RING - 1)] = x > y ? x : y;
-	}
+	ffgap_end(f, b->pass, gap);
 	f->last_seen = seen;
 	f->ends = b->pass + 1;
 	size_t w = 0;
