@@ -173,7 +173,14 @@ struct backq {
 	int32_t *ring;
 	size_t mask;             /* capacity - 1 (0: none yet) */
 	int64_t head, tail;      /* entry numbers: [head, tail) in the ring */
-	int64_t len;             /* of them not stale */
+	int64_t len;             /* blocks in it: live entries, runs by their length */
+	/* A run (kvpool_release_private): one entry -k for k private blocks
+	 * released together, their ids in run_ids (a FIFO: runs leave the
+	 * queue in the order they joined it, so the ids do too), in the
+	 * order they leave. Their records are not touched until then. */
+	int32_t *run_ids;
+	size_t run_mask;         /* run_ids capacity - 1 (0: none yet) */
+	int64_t run_head, run_tail;
 };
 
 struct kvpool {
@@ -218,6 +225,7 @@ void kvpool_destroy(struct kvpool *p)
 		return;
 	free(p->blk);
 	free(p->back.ring);
+	free(p->back.run_ids);
 	hmap_free(&p->cached);
 	if (p->cpu_blocks > 0) {
 		free(p->cpu_hash);
@@ -287,6 +295,10 @@ __attribute__((noinline, cold)) static void back_make_room(struct kvpool *p, siz
 		int64_t w = q->head;
 		for (int64_t s = q->head; s < q->tail; s++) {
 			int32_t b = q->ring[(size_t)s & q->mask];
+			if (b < 0) {   /* a run: live until its last block leaves */
+				q->ring[(size_t)w++ & q->mask] = b;
+				continue;
+			}
 			if (back_live(p, b, s)) {
 				q->ring[(size_t)w & q->mask] = b;
 				p->blk[b].q.seq = w++;
@@ -317,18 +329,37 @@ static inline void back_push(struct kvpool *p, int32_t b)
 	q->len++;
 }
 
-/* The back queue's first live block, taken out (len > 0). */
-static inline int32_t back_pop(struct kvpool *p)
+/* The back queue's first live block, taken out (len > 0); *run: it left
+ * a run (its record is its last holder's: take_run, not take). */
+static inline int32_t back_pop(struct kvpool *p, bool *run)
 {
-	enum { AHEAD = 8 };   /* entries whose records are fetched ahead */
+	enum { AHEAD = 8 };   /* entries (or a run's ids) whose records are fetched ahead */
 	struct backq *q = &p->back;
 	for (;;) {
-		int64_t s = q->head++;
+		int64_t s = q->head;
 		int32_t b = q->ring[(size_t)s & q->mask];
-		if (s + AHEAD < q->tail)
-			__builtin_prefetch(&p->blk[q->ring[(size_t)(s + AHEAD) & q->mask]]);
+		if (b < 0) {
+			int32_t id = q->run_ids[(size_t)q->run_head & q->run_mask];
+			if (q->run_head + AHEAD < q->run_tail)
+				__builtin_prefetch(&p->blk[q->run_ids[(size_t)(q->run_head + AHEAD) & q->run_mask]]);
+			q->run_head++;
+			if (b == -1)
+				q->head++;
+			else
+				q->ring[(size_t)s & q->mask] = b + 1;
+			q->len--;
+			*run = true;
+			return id;
+		}
+		q->head++;
+		if (s + AHEAD < q->tail) {
+			int32_t ahead = q->ring[(size_t)(s + AHEAD) & q->mask];
+			if (ahead > 0)
+				__builtin_prefetch(&p->blk[ahead]);
+		}
 		if (back_live(p, b, s)) {
 			q->len--;
+			*run = false;
 			return b;
 		}
 	}
@@ -353,16 +384,18 @@ static void cpu_store(struct kvpool *p, uint64_t hash)
 	dlist_push_back(&p->cpu_lru, slot);
 }
 
-/* Takes the free queue's head out of it; -1 when it is empty. */
-static int32_t pop_free(struct kvpool *p)
+/* Takes the free queue's head out of it; -1 when it is empty. *run as
+ * back_pop's (false from the front and the fresh range). */
+static int32_t pop_free(struct kvpool *p, bool *run)
 {
+	*run = false;
 	int32_t b = p->front.head;
 	if (b >= 0)
 		dlist_unlink(&p->front, b);
 	else if (p->fresh < p->num_blocks)
 		b = p->fresh++;
 	else if (p->back.len > 0)
-		b = back_pop(p);
+		b = back_pop(p, run);
 	else
 		return -1;
 	p->blk[b].queue = IN_NONE;
@@ -386,12 +419,28 @@ static inline void take(struct kvpool *p, int32_t b)
 	p->blk[b].ref = 1;
 }
 
+/* Hands out b, just taken out of a run: its record still says what its
+ * last holder left (ref 1, no hash: a private block's stand-in is the
+ * run itself), so it is written whole. */
+static inline void take_run(struct kvpool *p, int32_t b)
+{
+	struct block *x = &p->blk[b];
+	x->ref = 1;
+	x->hash = 0;
+	x->private_hash = 0;
+	x->queue = IN_NONE;
+}
+
 int32_t kvpool_alloc(struct kvpool *p)
 {
-	int32_t b = pop_free(p);
+	bool run;
+	int32_t b = pop_free(p, &run);
 	if (b < 0)
 		return -1;
-	take(p, b);
+	if (run)
+		take_run(p, b);
+	else
+		take(p, b);
 	return b;
 }
 
@@ -414,33 +463,17 @@ void kvpool_alloc_n(struct kvpool *p, int32_t *out, int64_t n)
 		p->blk[b].ref = 1;
 		out[k] = b;
 	}
-	if (k == n)
-		return;
-	/* back_pop's loop, the queue's ends in locals (a store to a block may
-	 * alias them: reloaded at every block otherwise). */
-	enum { AHEAD = 8 };   /* entries whose records are fetched ahead */
-	struct backq *q = &p->back;
-	struct block *blk = p->blk;
-	const int32_t *ring = q->ring;
-	const size_t mask = q->mask;
-	int64_t head = q->head, tail = q->tail, len = q->len;
 	for (; k < n; k++) {
-		int32_t b;
-		for (;;) {
-			int64_t s = head++;
-			b = ring[(size_t)s & mask];
-			if (s + AHEAD < tail)
-				__builtin_prefetch(&blk[ring[(size_t)(s + AHEAD) & mask]]);
-			if (blk[b].queue == IN_BACK && blk[b].q.seq == s)
-				break;
+		bool run;
+		int32_t b = back_pop(p, &run);
+		if (run) {
+			take_run(p, b);
+		} else {
+			p->blk[b].queue = IN_NONE;
+			take(p, b);
 		}
-		len--;
-		blk[b].queue = IN_NONE;
-		take(p, b);
 		out[k] = b;
 	}
-	q->head = head;
-	q->len = len;
 }
 
 static inline void release(struct kvpool *p, int32_t block)
@@ -498,6 +531,35 @@ void kvpool_release_all(struct kvpool *p, const int32_t *blocks, int32_t n)
 	}
 	q->tail = tail;
 	q->len = len;
+}
+
+void kvpool_release_private(struct kvpool *p, const int32_t *blocks, int32_t n)
+{
+	assert(n >= 0 && !kvpool_reads_private_hashes(p));
+	if (n == 0)
+		return;
+	struct backq *q = &p->back;
+	if (!q->mask || (size_t)(q->tail - q->head) > q->mask)
+		back_make_room(p, 1);
+	size_t live = (size_t)(q->run_tail - q->run_head);
+	if (!q->run_mask || live + (size_t)n > q->run_mask + 1) {
+		/* Grown to hold them (at most every usable block is in a run). */
+		size_t ncap = q->run_mask ? 2 * (q->run_mask + 1) : 64;
+		while (ncap < live + (size_t)n)
+			ncap *= 2;
+		int32_t *ids = xmalloc(ncap * sizeof *ids);
+		for (int64_t s = q->run_head; s < q->run_tail; s++)
+			ids[(size_t)s & (ncap - 1)] = q->run_ids[(size_t)s & q->run_mask];
+		free(q->run_ids);
+		q->run_ids = ids;
+		q->run_mask = ncap - 1;
+	}
+	for (int32_t j = n; j-- > 0;) {   /* last first: the order they leave in */
+		assert(blocks[j] > 0 && blocks[j] < p->fresh);
+		q->run_ids[(size_t)q->run_tail++ & q->run_mask] = blocks[j];
+	}
+	q->ring[(size_t)q->tail++ & q->mask] = -n;
+	q->len += n;
 }
 
 void kvpool_set_hash(struct kvpool *p, int32_t block, uint64_t hash)

@@ -31,8 +31,10 @@
  * it there, when its request is preempted and may come back for it.
  *
  * Invariants: free count == front length + fresh blocks left + live back
- * entries; a free block below fresh is in the front list or has exactly
- * one live back entry (its `queue` tag says which; a held block neither);
+ * entries (a run counted by its blocks); a free block below fresh is in
+ * the front list, has exactly one live back entry (its `queue` tag says
+ * which; a held block neither) or is in one run (its record stale: a
+ * held block's, until it leaves the run);
  * blocks from fresh on have ref 0, no hash and no links; every hashed
  * block that is not private is in the hash table exactly once; ref counts
  * never go negative (all asserted).
@@ -81,6 +83,16 @@ void kvpool_release(struct kvpool *p, int32_t block);
 /* kvpool_release of blocks[n-1] down to blocks[0] (a request's list,
  * last block first, as vLLM frees them). */
 void kvpool_release_all(struct kvpool *p, const int32_t *blocks, int32_t n);
+
+/* kvpool_set_stand_ins(blocks, n) then kvpool_release_all(blocks, n), for
+ * n full private blocks its request alone holds (ref 1, no hash, in a
+ * pool that reads no private hash: asserted), in O(1) of their records:
+ * they join the back of the free queue as one run, in the order the
+ * release would have put them there, and each record is written when its
+ * block leaves the run (allocation hands out the same blocks in the same
+ * order). A run's blocks are free but their records are stale until then:
+ * they are never looked up, touched or asked kvpool_is_free (private). */
+void kvpool_release_private(struct kvpool *p, const int32_t *blocks, int32_t n);
 
 /* Marks a full block as holding hash, making it findable. If another block
  * already holds hash, nothing changes (the first stays the cached copy). */

@@ -210,6 +210,7 @@ static void vllm_end_step(struct engine *g, int64_t now)
 			r->finish_ns = seen;
 			if (running) {
 				if (g->setup.hold_finished_kv) {
+					vllm_mark_private(g, r);
 					kvhold_put(&g->held, idx, r);   /* until release_kv */
 				} else {
 					vllm_free_blocks(g, r);

@@ -269,6 +269,12 @@ int64_t vllm_prefix_hit_tokens(const struct engine *g, const struct request *r);
 /* Releases r's blocks, last first. */
 void vllm_free_blocks(struct engine *g, struct request *r);
 
+/* Gives r's registered private blocks their stand-in marks (they carry
+ * none while r holds them: vllm_free_blocks marks them by releasing them
+ * as a run), before someone else releases its blocks one by one (a P/D
+ * prefill replica's hold). */
+void vllm_mark_private(struct engine *g, struct request *r);
+
 /* Tokens r would schedule in a pass with a budget to spare (0: none),
  * and whether they would sample. */
 int64_t vllm_demand(const struct engine *g, const struct request *r, bool *samples);

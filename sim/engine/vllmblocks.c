@@ -79,24 +79,34 @@ void vllm_cache_full_blocks_slow(struct engine *g, struct request *r, int64_t to
 	int64_t priv = r->first_private;
 	/* A private block's hash is read only when a preemption publishes it
 	 * (vllm_publish_blocks names it then), unless a CPU tier takes it at
-	 * eviction: a stand-in spares the hashing of every private block. */
+	 * eviction. Without one, a private block is only counted
+	 * (n_hashed): its release makes it the stand-in of a cached block
+	 * (vllm_free_blocks), and nothing reads it before. */
 	bool stand_in = !kvpool_reads_private_hashes(g->pool);
 	int64_t end = full < r->n_blocks ? full : r->n_blocks;
 	if (stand_in && r->n_hashed >= priv && end > r->n_hashed) {
-		/* Every block to register is private: stand-ins, at once. */
-		kvpool_set_stand_ins(g->pool, r->blocks + r->n_hashed, end - r->n_hashed);
-		r->n_hashed = (int32_t)end;
+		r->n_hashed = (int32_t)end;   /* every block to register is private */
 		return;
 	}
 	for (int64_t j = r->n_hashed; j < end; j++) {
-		if (j >= priv)
-			kvpool_set_private_hash(g->pool, r->blocks[j],
-						stand_in ? 1 : vllm_block_hash(r, j, g->block_size));
-		else
+		if (j < priv)
 			kvpool_set_hash(g->pool, r->blocks[j], vllm_block_hash(r, j, g->block_size));
+		else if (!stand_in)
+			kvpool_set_private_hash(g->pool, r->blocks[j], vllm_block_hash(r, j, g->block_size));
 	}
 	if (end > r->n_hashed)
 		r->n_hashed = (int32_t)end;
+}
+
+/* The private blocks r has registered, [first_private, n_hashed), when
+ * they carry no mark (no CPU tier: vllm_cache_full_blocks only counts
+ * them); else 0. */
+static int64_t unmarked_private(const struct engine *g, const struct request *r, int64_t *from)
+{
+	*from = r->first_private;
+	if (!g->caching || kvpool_reads_private_hashes(g->pool) || *from >= r->n_hashed)
+		return 0;
+	return r->n_hashed - *from;
 }
 
 void vllm_publish_blocks(struct engine *g, struct request *r)
@@ -104,14 +114,34 @@ void vllm_publish_blocks(struct engine *g, struct request *r)
 	bool named = kvpool_reads_private_hashes(g->pool);
 	for (int32_t j = 0; j < r->n_hashed; j++) {
 		if (!named && j >= r->first_private)
-			kvpool_name_private(g->pool, r->blocks[j], vllm_block_hash(r, j, g->block_size));
+			kvpool_set_private_hash(g->pool, r->blocks[j], vllm_block_hash(r, j, g->block_size));
 		kvpool_publish(g->pool, r->blocks[j]);
 	}
+	/* Published: none of its blocks is private any more (vllm_free_blocks
+	 * releases them one by one, with their hashes). */
+	r->first_private = INT32_MAX;
+}
+
+void vllm_mark_private(struct engine *g, struct request *r)
+{
+	int64_t from, n = unmarked_private(g, r, &from);
+	if (n > 0)
+		kvpool_set_stand_ins(g->pool, r->blocks + from, n);
 }
 
 void vllm_free_blocks(struct engine *g, struct request *r)
 {
-	kvpool_release_all(g->pool, r->blocks, r->n_blocks);
+	/* Last block first, as kvpool_release_all: the unhashed tail, the
+	 * private blocks as one run (their stand-ins), then the rest. */
+	int64_t from, n = unmarked_private(g, r, &from);
+	if (n > 0) {
+		int32_t to = (int32_t)(from + n);
+		kvpool_release_all(g->pool, r->blocks + to, r->n_blocks - to);
+		kvpool_release_private(g->pool, r->blocks + from, (int32_t)n);
+		kvpool_release_all(g->pool, r->blocks, (int32_t)from);
+	} else {
+		kvpool_release_all(g->pool, r->blocks, r->n_blocks);
+	}
 	r->n_blocks = 0;
 	r->n_hashed = 0;
 }
