@@ -284,6 +284,22 @@ static bool back_live(const struct kvpool *p, int32_t b, int64_t s)
 	return p->blk[b].queue == IN_BACK && p->blk[b].q.seq == s;
 }
 
+/* A FIFO of block ids in a power-of-two array, entries [head, tail)
+ * indexed by mask, moved to one with room for need more (twice the size,
+ * or 64, doubled until they fit). */
+static void fifo_regrow(int32_t **v, size_t *mask, int64_t head, int64_t tail, size_t need)
+{
+	size_t ncap = *mask ? 2 * (*mask + 1) : 64;
+	while (ncap < (size_t)(tail - head) + need)
+		ncap *= 2;
+	int32_t *nv = xmalloc(ncap * sizeof *nv);
+	for (int64_t s = head; s < tail; s++)
+		nv[(size_t)s & (ncap - 1)] = (*v)[(size_t)s & *mask];
+	free(*v);
+	*v = nv;
+	*mask = ncap - 1;
+}
+
 /* Room for n more entries: the stale ones dropped when they are at least
  * half the ring and that leaves room, else a ring twice the size (at most
  * 4 x num_blocks; n is a request's blocks, at most num_blocks). */
@@ -307,26 +323,7 @@ __attribute__((noinline, cold)) static void back_make_room(struct kvpool *p, siz
 		q->tail = w;
 		return;
 	}
-	size_t ncap = q->mask ? 2 * cap : 64;
-	while (ncap < (size_t)(q->tail - q->head) + n)
-		ncap *= 2;
-	int32_t *ring = xmalloc(ncap * sizeof *ring);
-	for (int64_t s = q->head; s < q->tail; s++)
-		ring[(size_t)s & (ncap - 1)] = q->ring[(size_t)s & q->mask];
-	free(q->ring);
-	q->ring = ring;
-	q->mask = ncap - 1;
-}
-
-static inline void back_push(struct kvpool *p, int32_t b)
-{
-	struct backq *q = &p->back;
-	if (!q->mask || (size_t)(q->tail - q->head) > q->mask)
-		back_make_room(p, 1);
-	q->ring[(size_t)q->tail & q->mask] = b;
-	p->blk[b].q.seq = q->tail++;
-	p->blk[b].queue = IN_BACK;
-	q->len++;
+	fifo_regrow(&q->ring, &q->mask, q->head, q->tail, n);
 }
 
 /* The back queue's first live block, taken out (len > 0); *run: it left
@@ -476,23 +473,9 @@ void kvpool_alloc_n(struct kvpool *p, int32_t *out, int64_t n)
 	}
 }
 
-static inline void release(struct kvpool *p, int32_t block)
-{
-	assert(block > 0 && block < p->fresh && p->blk[block].ref > 0);
-	struct block *x = &p->blk[block];
-	if (--x->ref > 0)
-		return;
-	if (x->hash) {
-		back_push(p, block);
-	} else {
-		x->queue = IN_FRONT;
-		dlist_push_front(&p->front, block);
-	}
-}
-
 void kvpool_release(struct kvpool *p, int32_t block)
 {
-	release(p, block);
+	kvpool_release_all(p, &block, 1);
 }
 
 void kvpool_release_all(struct kvpool *p, const int32_t *blocks, int32_t n)
@@ -502,9 +485,10 @@ void kvpool_release_all(struct kvpool *p, const int32_t *blocks, int32_t n)
 	 * parallel; one at a time, each release waited for its miss). */
 	for (int32_t j = 0; j < n; j++)
 		__builtin_prefetch(&p->blk[blocks[j]]);
-	/* release() each, last first, with the back queue's room made for
-	 * all of them at once and its ends in locals (a store to a block may
-	 * alias them: the compiler would reload them at every block). */
+	/* Each, last first: one reference less; at none, to the back queue
+	 * with a hash, else to the front. The back queue's room is made for
+	 * all of them at once and its ends kept in locals (a store to a block
+	 * may alias them: the compiler would reload them at every block). */
 	struct backq *q = &p->back;
 	if (!q->mask || (size_t)(q->tail - q->head) + (size_t)n > q->mask + 1)
 		back_make_room(p, (size_t)n);
@@ -541,19 +525,10 @@ void kvpool_release_private(struct kvpool *p, const int32_t *blocks, int32_t n)
 	struct backq *q = &p->back;
 	if (!q->mask || (size_t)(q->tail - q->head) > q->mask)
 		back_make_room(p, 1);
-	size_t live = (size_t)(q->run_tail - q->run_head);
-	if (!q->run_mask || live + (size_t)n > q->run_mask + 1) {
-		/* Grown to hold them (at most every usable block is in a run). */
-		size_t ncap = q->run_mask ? 2 * (q->run_mask + 1) : 64;
-		while (ncap < live + (size_t)n)
-			ncap *= 2;
-		int32_t *ids = xmalloc(ncap * sizeof *ids);
-		for (int64_t s = q->run_head; s < q->run_tail; s++)
-			ids[(size_t)s & (ncap - 1)] = q->run_ids[(size_t)s & q->run_mask];
-		free(q->run_ids);
-		q->run_ids = ids;
-		q->run_mask = ncap - 1;
-	}
+	/* (At most every usable block is in a run: the FIFO stays within
+	 * twice num_blocks.) */
+	if (!q->run_mask || (size_t)(q->run_tail - q->run_head) + (size_t)n > q->run_mask + 1)
+		fifo_regrow(&q->run_ids, &q->run_mask, q->run_head, q->run_tail, (size_t)n);
 	for (int32_t j = n; j-- > 0;) {   /* last first: the order they leave in */
 		assert(blocks[j] > 0 && blocks[j] < p->fresh);
 		q->run_ids[(size_t)q->run_tail++ & q->run_mask] = blocks[j];
