@@ -307,6 +307,11 @@ bool vllm_ff_quiet_pass(struct engine *g, struct batch *b, int64_t *budget);
  * and its demand. */
 void vllm_ff_unrun(struct engine *g, struct batch *b, int64_t *budget, size_t idx);
 
+/* Lazy request idx's run ends at this pass, before its due one: it leaves
+ * its due list, and its planned passes from here are counted lost (as a
+ * sync counts them). The caller then takes it out of the lazy set. */
+void vllm_ff_cut_run(struct engine *g, size_t idx);
+
 /* After pass b: its entries that will only decode for a while become
  * lazy from the next pass; admissions join the explicit set (all of
  * running after a pass over all of it); the pass counter moves on. */

@@ -379,6 +379,20 @@ static void add_lazy_sums(struct engine *g, struct batch *b, int64_t *budget)
 	*budget -= n;
 }
 
+void vllm_ff_cut_run(struct engine *g, size_t idx)
+{
+	struct vllm_ff *f = &g->ff;
+	const struct request *r = req(g, idx);
+	struct idxvec *d = &f->due[(uint64_t)r->ff_p1 & (FF_RING - 1)];
+	size_t k = d->len;
+	while (k-- > 0 && d->v[k] != idx) {
+	}
+	SIM_ASSERT(k < d->len, SIM_NO_TIME, idx);
+	d->v[k] = d->v[--d->len];   /* (take_due sorts its bucket) */
+	g->st.ff_sync_cut++;
+	g->st.ff_sync_lost += r->ff_p1 - f->passes;
+}
+
 void vllm_ff_unrun(struct engine *g, struct batch *b, int64_t *budget, size_t idx)
 {
 	struct vllm_ff *f = &g->ff;
@@ -399,15 +413,8 @@ void vllm_ff_unrun(struct engine *g, struct batch *b, int64_t *budget, size_t id
 	int64_t base = r->num_computed - r->ff_sched + 1;
 	bool below = base + r->ff_p1 - 1 <= window_of(g);
 	double kv = (double)(base + b->pass);
-	struct idxvec *d = &f->due[r->ff_p1 % FF_RING];
-	size_t k = d->len;
-	while (k-- > 0 && d->v[k] != idx) {
-	}
-	SIM_ASSERT(k < d->len, SIM_NO_TIME, idx);
-	d->v[k] = d->v[--d->len];   /* (take_due sorts its bucket) */
+	vllm_ff_cut_run(g, idx);
 	vllm_ff_cross_forget(g, idx);
-	g->st.ff_sync_cut++;
-	g->st.ff_sync_lost += r->ff_p1 - f->passes;
 	leave_lazy(g, idx);
 	struct perf_step *s = &b->step;
 	s->tokens--;

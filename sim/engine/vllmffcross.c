@@ -122,15 +122,7 @@ void vllm_ff_cross_end_runs(struct engine *g)
 	struct idxvec *now = &f->due[(uint64_t)f->passes & (FF_RING - 1)];
 	for (size_t k = 0; k < v->len; k++) {
 		size_t idx = v->v[k].idx;
-		struct request *r = req(g, idx);
-		struct idxvec *d = &f->due[(uint64_t)r->ff_p1 & (FF_RING - 1)];
-		size_t j = d->len;
-		while (j-- > 0 && d->v[j] != idx) {
-		}
-		SIM_ASSERT(j < d->len, SIM_NO_TIME, idx);
-		d->v[j] = d->v[--d->len];   /* (take_due sorts its bucket) */
-		g->st.ff_sync_cut++;
-		g->st.ff_sync_lost += r->ff_p1 - f->passes;
+		vllm_ff_cut_run(g, idx);
 		xgrow(&now->v, &now->cap, now->len + 1, sizeof *now->v);
 		now->v[now->len++] = idx;
 	}
