@@ -293,8 +293,9 @@ static void property_random_ops(void **state)
 }
 
 /* Without a CPU tier a private hash's value is read by nobody before it
- * is published: a stand-in, named at publishing, is found under the real
- * hash and only there; naming leaves blocks without a private hash alone.
+ * is published: a private block with no mark, given its real hash at
+ * publishing (as vllm_publish_blocks does), is found under it and only
+ * there; a stand-in is never found; a block with a shared hash keeps it.
  * With a CPU tier the pool says it reads them (the values go there). */
 static void private_stand_in_named_at_publish(void **state)
 {
@@ -305,21 +306,19 @@ static void private_stand_in_named_at_publish(void **state)
 	struct kvpool *p = kvpool_create(6, 0);
 	assert_false(kvpool_reads_private_hashes(p));
 	int32_t a = kvpool_alloc(p), b = kvpool_alloc(p), c = kvpool_alloc(p), d = kvpool_alloc(p);
-	kvpool_set_private_hash(p, a, 1);
-	kvpool_set_private_hash(p, b, 1);          /* the same stand-in: no clash, not in the table */
+	kvpool_set_private_hash(p, b, 1);          /* a stand-in: not in the table */
 	kvpool_set_hash(p, c, 0x63);
 	assert_int_equal(kvpool_lookup(p, 1), -1);
-	kvpool_name_private(p, a, 0x61);
-	kvpool_name_private(p, c, 0x77);           /* a shared hash: left alone */
-	kvpool_name_private(p, d, 0x78);           /* no hash: left alone */
+	kvpool_set_private_hash(p, a, 0x61);       /* no mark yet: named at publishing */
+	kvpool_set_private_hash(p, c, 0x77);       /* a shared hash: left alone */
 	kvpool_publish(p, a);
-	kvpool_publish(p, d);
+	kvpool_publish(p, c);                      /* not private: left alone */
+	kvpool_publish(p, d);                      /* no hash: left alone */
 	assert_int_equal(kvpool_lookup(p, 0x61), a);
 	assert_int_equal(kvpool_lookup(p, 0x63), c);
 	assert_int_equal(kvpool_lookup(p, 0x77), -1);
-	assert_int_equal(kvpool_lookup(p, 0x78), -1);
 	assert_int_equal(kvpool_lookup(p, 1), -1);
-	kvpool_name_private(p, a, 0x62);           /* published: no longer private, kept */
+	kvpool_set_private_hash(p, a, 0x62);       /* published: its hash kept */
 	assert_int_equal(kvpool_lookup(p, 0x61), a);
 	assert_int_equal(kvpool_lookup(p, 0x62), -1);
 	/* The unnamed one still orders the free queue as a hashed block:

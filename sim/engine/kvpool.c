@@ -573,13 +573,6 @@ bool kvpool_reads_private_hashes(const struct kvpool *p)
 	return p->cpu_blocks > 0;
 }
 
-void kvpool_name_private(struct kvpool *p, int32_t block, uint64_t hash)
-{
-	assert(block > 0 && block < p->fresh && hash != 0);
-	if (p->blk[block].private_hash)
-		p->blk[block].hash = hash;
-}
-
 void kvpool_publish(struct kvpool *p, int32_t block)
 {
 	assert(block > 0 && block < p->fresh);

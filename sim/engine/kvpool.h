@@ -109,13 +109,11 @@ void kvpool_set_stand_ins(struct kvpool *p, const int32_t *blocks, int64_t n);
 
 /* Whether the pool reads a private hash's value before kvpool_publish
  * (its CPU tier takes the hashes of evicted blocks). When it does not,
- * a caller may give a private block a stand-in (any nonzero value) and
- * the real hash with kvpool_name_private just before publishing it. */
+ * a caller may leave a private block unmarked while its request holds it
+ * (releasing it with kvpool_release_private, or after a stand-in: any
+ * nonzero value), and give it the real hash with kvpool_set_private_hash
+ * just before publishing it. */
 bool kvpool_reads_private_hashes(const struct kvpool *p);
-
-/* A private block's stand-in hash replaced by hash (a block with none,
- * or a published one, is left alone). */
-void kvpool_name_private(struct kvpool *p, int32_t block, uint64_t hash);
 
 /* Makes a private hash findable, as kvpool_set_hash would have made it.
  * A block without one is left alone. */
