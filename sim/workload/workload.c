@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "evq.h"
+#include "iround.h"
 #include "num.h"
 #include "rngstream.h"
 #include "trace.h"
@@ -24,6 +25,15 @@ struct lengths {               /* an empirical distribution */
 	size_t n;
 };
 
+/* One side's length law, ready to draw: the spec, and what draw_len would
+ * otherwise work out again at every request (a lognormal's parameters are
+ * two logs and a square root: a tenth of a 1M-request run). */
+struct len_law {
+	const struct len_spec *spec;
+	struct lengths emp;        /* LEN_EMPIRICAL */
+	double mu, sigma;          /* LEN_LOGNORMAL: the underlying normal's */
+};
+
 struct conversation {
 	int32_t group;
 	int32_t turns_done;
@@ -35,7 +45,7 @@ struct conversation {
 struct workload {
 	const struct scenario *sc;
 	gsl_rng *rng[N_STREAMS];
-	struct lengths in_emp, out_emp;
+	struct len_law in, out;
 	struct trace trace;
 	struct conversation *convs;
 	size_t n_convs, cap_convs;
@@ -88,23 +98,41 @@ static int load_lengths(struct lengths *l, const char *path, const char *key, st
 	return 0;
 }
 
-/* One length from spec, as vLLM's random dataset or the named law. */
-static int32_t draw_len(struct workload *w, const struct len_spec *spec, const struct lengths *emp,
-			gsl_rng *rng, bool output)
+/* law's parameters for draw_len. */
+static void law_init(struct len_law *law, const struct len_spec *spec)
 {
+	law->spec = spec;
+	if (spec->dist == LEN_LOGNORMAL) {
+		double L = (double)spec->mean;
+		double s2 = log(1 + spec->stddev * spec->stddev / (L * L));
+		law->mu = log(L) - s2 / 2;
+		law->sigma = sqrt(s2);
+	}
+}
+
+/* A drawn real length to a whole one, as round() (iround, without the
+ * libm call); capped first, far above draw_len's own cap, so that iround
+ * is in range (and a NaN is capped too). */
+static double round_len(double x)
+{
+	return (double)iround(fmin(x, 0x1p40));
+}
+
+/* One length from law, as vLLM's random dataset or the named law. */
+static int32_t draw_len(struct workload *w, const struct len_law *law, gsl_rng *rng, bool output)
+{
+	const struct len_spec *spec = law->spec;
 	double L = (double)spec->mean, r = w->sc->random_range_ratio;
 	double v;
 	switch (spec->dist) {
 	case LEN_NORMAL:
-		v = round(L + gsl_ran_gaussian(rng, spec->stddev));
+		v = round_len(L + gsl_ran_gaussian(rng, spec->stddev));
 		break;
-	case LEN_LOGNORMAL: {
-		double s2 = log(1 + spec->stddev * spec->stddev / (L * L));
-		v = round(gsl_ran_lognormal(rng, log(L) - s2 / 2, sqrt(s2)));
+	case LEN_LOGNORMAL:
+		v = round_len(gsl_ran_lognormal(rng, law->mu, law->sigma));
 		break;
-	}
 	case LEN_EMPIRICAL:
-		v = emp->v[gsl_rng_uniform_int(rng, emp->n)];
+		v = law->emp.v[gsl_rng_uniform_int(rng, law->emp.n)];
 		break;
 	default: {
 		/* datasets/random.py: integers in [floor(L(1-r)), ceil(L(1+r))]. */
@@ -224,8 +252,8 @@ static size_t make_turn(struct workload *w, struct reqtab *reqs, size_t conv, in
 	struct conversation *c = &w->convs[conv];
 	size_t idx = reqtab_add(reqs);
 	struct request *r = &reqs->v[idx];
-	int32_t in = draw_len(w, &sc->input, &w->in_emp, w->rng[S_INPUT], false);
-	r->output_len = draw_len(w, &sc->output, &w->out_emp, w->rng[S_OUTPUT], true);
+	int32_t in = draw_len(w, &w->in, w->rng[S_INPUT], false);
+	r->output_len = draw_len(w, &w->out, w->rng[S_OUTPUT], true);
 	int32_t prefix = (int32_t)sc->random_prefix_len;
 	r->prompt_len = (c->turns_done == 0 ? prefix : c->context) + in;
 	r->shared_key = 0x5eed000000000000ULL + (uint64_t)c->group;
@@ -370,8 +398,10 @@ static struct workload *create(const struct scenario *sc, struct reqtab *reqs, b
 	w->sc = sc;
 	for (int i = 0; i < N_STREAMS; i++)
 		w->rng[i] = rng_stream(stream_names[i], sc->seed);
-	if ((sc->input.dist == LEN_EMPIRICAL && load_lengths(&w->in_emp, sc->input.file, "input_file", e)) ||
-	    (sc->output.dist == LEN_EMPIRICAL && load_lengths(&w->out_emp, sc->output.file, "output_file", e))) {
+	law_init(&w->in, &sc->input);
+	law_init(&w->out, &sc->output);
+	if ((sc->input.dist == LEN_EMPIRICAL && load_lengths(&w->in.emp, sc->input.file, "input_file", e)) ||
+	    (sc->output.dist == LEN_EMPIRICAL && load_lengths(&w->out.emp, sc->output.file, "output_file", e))) {
 		workload_destroy(w);
 		return NULL;
 	}
@@ -468,8 +498,8 @@ void workload_destroy(struct workload *w)
 		return;
 	for (int i = 0; i < N_STREAMS; i++)
 		gsl_rng_free(w->rng[i]);
-	free(w->in_emp.v);
-	free(w->out_emp.v);
+	free(w->in.emp.v);
+	free(w->out.emp.v);
 	trace_free(&w->trace);
 	free(w->convs);
 	free(w);
