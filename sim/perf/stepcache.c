@@ -144,11 +144,21 @@ static inline uint64_t word(const struct perf_step *s, size_t i)
 
 static struct whole *whole_slot(struct stepcache *c, const struct perf_step *s)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL;
+	/* Each word times its own odd constant, summed: the multiplies are
+	 * independent (a chain of them through h was a fifth of a lone
+	 * request's step); hash() brings the high bits down. */
+	static const uint64_t mul[STEP_WORDS] = {
+		0x9e3779b97f4a7c15ULL, 0xff51afd7ed558ccdULL, 0xc4ceb9fe1a85ec53ULL,
+		0xd6e8feb86659fd93ULL, 0xa0761d6478bd642fULL, 0xe7037ed1a0b428dbULL,
+		0x8ebc6af09c88c6e3ULL, 0x589965cc75374cc3ULL, 0x1d8e4e27c47d124fULL,
+		0xbf58476d1ce4e5b9ULL,
+	};
+	_Static_assert(sizeof mul / sizeof *mul == STEP_WORDS, "a constant for each word of a step");
+	uint64_t h = 0;
 #pragma GCC unroll 16
 	for (size_t i = 0; i < STEP_WORDS; i++)
-		h = (h ^ word(s, i)) * 0xff51afd7ed558ccdULL;
-	return &c->whole[hash(h) & (WHOLE_SLOTS - 1)];   /* the multiplies carry bits up only */
+		h += word(s, i) * mul[i];
+	return &c->whole[hash(h) & (WHOLE_SLOTS - 1)];
 }
 
 /* Whether two steps' bytes are equal (memcmp's answer, inline: the call
