@@ -174,7 +174,13 @@ static int64_t replica_waiting(const struct replica *r)
 	return g.waiting;
 }
 
-static void start_step(struct cluster *c, int i, int64_t now)
+/* Replica i starts its next step at now, if it has one. With run_on, a
+ * step that ends before every queued event is not queued: its end is
+ * returned for the caller to handle at once (what pushing it and popping
+ * it next would do, without the queue's work: a lone request's decode
+ * steps between arrivals, most steps of a low-rate run). Otherwise the
+ * end is queued (or there is no step) and -1 returned. */
+static int64_t start_step(struct cluster *c, int i, int64_t now, bool run_on)
 {
 	struct replica *r = &c->rep[i];
 	if (i < c->n_prefill)
@@ -184,18 +190,23 @@ static void start_step(struct cluster *c, int i, int64_t now)
 	if (d > EVQ_HORIZON_NS - now) {   /* the run stops: run_simulate says why */
 		c->past_horizon_ns = now;
 		c->past_horizon_step_ns = d;
-		return;
+		return -1;
 	}
-	if (d >= 0) {
-		if (c->n > 1) {
-			int64_t w = replica_waiting(r);
-			if (w > r->peak_waiting)
-				r->peak_waiting = w;
-		}
-		c->last_stepped = i;
-		c->s.on_step(c->s.hooks.ctx, i, now, d);
-		evq_push(c->s.q, now + d, EV_STEP_END, i);
+	if (d < 0)
+		return -1;
+	if (c->n > 1) {
+		int64_t w = replica_waiting(r);
+		if (w > r->peak_waiting)
+			r->peak_waiting = w;
 	}
+	c->last_stepped = i;
+	c->s.on_step(c->s.hooks.ctx, i, now, d);
+	/* Strictly before: a queued event at the same time has the lower
+	 * seq and goes first. */
+	if (run_on && now + d < evq_next_time(c->s.q))
+		return now + d;
+	evq_push(c->s.q, now + d, EV_STEP_END, i);
+	return -1;
 }
 
 /* Picks among replicas [base, base + n). */
@@ -235,7 +246,7 @@ static void wake(struct cluster *c, int i, int64_t now)
 		rp->kick_pending = true;
 		evq_push(c->s.q, now, EV_KICK, i);
 	} else {
-		start_step(c, i, now);
+		start_step(c, i, now, false);
 	}
 }
 
@@ -305,12 +316,19 @@ int64_t cluster_event(struct cluster *c, const struct event *ev, int64_t *step_n
 	case EV_KICK:
 		c->rep[ev->arg].kick_pending = false;
 		if (!c->rep[ev->arg].busy)
-			start_step(c, (int)ev->arg, ev->time_ns);
+			start_step(c, (int)ev->arg, ev->time_ns, false);
 		break;
-	case EV_STEP_END:
-		c->rep[ev->arg].cls->end_step(c->rep[ev->arg].eng, ev->time_ns);
-		start_step(c, (int)ev->arg, ev->time_ns);
+	case EV_STEP_END: {
+		int i = (int)ev->arg;
+		int64_t t = ev->time_ns;
+		for (;;) {
+			c->rep[i].cls->end_step(c->rep[i].eng, t);
+			if ((t = start_step(c, i, t, true)) < 0)
+				break;
+			evq_advance(c->s.q, t);
+		}
 		break;
+	}
 	default:
 		assert(!"not a cluster event");
 	}

@@ -93,6 +93,13 @@ bool evq_pop(struct evq *q, struct event *ev)
 	return true;
 }
 
+void evq_advance(struct evq *q, int64_t time_ns)
+{
+	SIM_ASSERT(time_ns >= q->now_ns && "simulated clock went backwards", q->now_ns, SIM_NO_REQ);
+	SIM_ASSERT(time_ns < evq_next_time(q) && "advanced past a queued event", q->now_ns, SIM_NO_REQ);
+	q->now_ns = time_ns;
+}
+
 int64_t evq_next_time(const struct evq *q)
 {
 	return q->has_front ? q->front.time_ns : q->len ? q->heap[0].time_ns : INT64_MAX;

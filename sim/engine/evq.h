@@ -63,6 +63,11 @@ void evq_push_seq(struct evq *q, int64_t time_ns, uint64_t seq, int kind, int64_
  * Returns false when the queue is empty. */
 bool evq_pop(struct evq *q, struct event *ev);
 
+/* Advances the clock to time_ns without an event: for a caller that
+ * handles at once what it would have pushed and popped next (time_ns
+ * not before evq_now, and before every queued event: asserted). */
+void evq_advance(struct evq *q, int64_t time_ns);
+
 /* The earliest event's time, or INT64_MAX when empty. */
 int64_t evq_next_time(const struct evq *q);
 
