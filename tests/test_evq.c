@@ -170,6 +170,42 @@ static void reserved_seqs_order_as_pushed_early(void **state)
 	evq_destroy(q);
 }
 
+/* An event handled at once instead of pushed (evq_advance, the cluster's
+ * run-on steps) leaves the queue as pushing and popping it would have: the
+ * clock at its time, the queued events popped after it in their order,
+ * and a push after the advance ordered as it would be after the pop. */
+static void advance_is_push_then_pop(void **state)
+{
+	(void)state;
+	struct evq *a = evq_create(), *b = evq_create();
+	struct evq *qs[2] = { a, b };
+	for (int k = 0; k < 2; k++) {
+		evq_push(qs[k], 50, 0, 7);
+		evq_push(qs[k], 50, 0, 8);
+	}
+	struct event ev;
+	evq_push(a, 20, 0, 1);   /* a pushes and pops the step end at 20 */
+	assert_true(evq_pop(a, &ev));
+	assert_int_equal(ev.time_ns, 20);
+	evq_advance(b, 20);      /* b handles it at once */
+	assert_int_equal(evq_now(a), evq_now(b));
+	assert_int_equal(evq_len(b), 2);
+	assert_int_equal(evq_next_time(b), 50);
+	for (int k = 0; k < 2; k++)
+		evq_push(qs[k], 50, 0, 9);   /* after the two queued at the same time */
+	for (int64_t want = 7; want <= 9; want++) {
+		struct event x, y;
+		assert_true(evq_pop(a, &x));
+		assert_true(evq_pop(b, &y));
+		assert_int_equal(x.arg, want);
+		assert_int_equal(y.arg, want);
+		assert_int_equal(x.time_ns, y.time_ns);
+	}
+	assert_false(evq_pop(b, &ev));
+	evq_destroy(a);
+	evq_destroy(b);
+}
+
 /* The front slot (an event pushed before all the heap holds pops without
  * the heap): a run's pattern, a chain of step ends each pushed when the
  * one before pops, mostly before the next arrival, sometimes after it, with
@@ -294,6 +330,7 @@ int main(void)
 		cmocka_unit_test(fifo_among_equal_times),
 		cmocka_unit_test(property_random_interleaving),
 		cmocka_unit_test(reserved_seqs_order_as_pushed_early),
+		cmocka_unit_test(advance_is_push_then_pop),
 		cmocka_unit_test(front_slot_matches_scanning_queue),
 		cmocka_unit_test(duration_rounds_as_llround),
 		cmocka_unit_test(iround_is_llround),
