@@ -590,7 +590,9 @@ static void batch_calls_match_one_at_a_time(void **state)
  * pools take the same requests, each a prefix (prefix-cache hits and
  * blocks given shared hashes), private blocks and an unhashed last block;
  * one marks the private blocks with stand-ins and releases the request
- * one block at a time, the other releases them as a run. Every
+ * one block at a time, the other releases them as a run, and a third
+ * releases as the second but allocates with kvpool_alloc_n (which takes a
+ * run's ids at once) where the second takes one block at a time. Every
  * allocation must hand out the same block, every lookup find the same
  * one and the free counts agree, over 20,000 operations and the final
  * drain. Fails if a run leaves the queue in another order than its
@@ -600,6 +602,7 @@ static void release_private_matches_stand_ins(void **state)
 	(void)state;
 	enum { N = 300, HELD = 12, MAXB = 40 };
 	struct kvpool *a = kvpool_create(N, 0), *b = kvpool_create(N, 0);
+	struct kvpool *c = kvpool_create(N, 0);   /* b's releases, batch allocations */
 	int32_t held[HELD][MAXB];
 	int n_pre[HELD] = { 0 }, n_priv[HELD] = { 0 }, n_all[HELD] = { 0 };
 	uint64_t seed = 21;
@@ -611,9 +614,11 @@ static void release_private_matches_stand_ins(void **state)
 				uint64_t hash = 0x2000 + lcg_next(&seed) % 48;
 				int32_t x = kvpool_lookup(a, hash);
 				assert_int_equal(kvpool_lookup(b, hash), x);
+				assert_int_equal(kvpool_lookup(c, hash), x);
 				if (x > 0 && n < MAXB) {
 					kvpool_touch(a, x);
 					kvpool_touch(b, x);
+					kvpool_touch(c, x);
 					held[h][n++] = x;
 				}
 			}
@@ -626,13 +631,18 @@ static void release_private_matches_stand_ins(void **state)
 				if (k > kvpool_num_free(a))
 					k = kvpool_num_free(a);
 				kvpool_alloc_n(a, held[h] + n, k);
-				for (int64_t j = 0; j < k; j++)
+				int32_t from_c[MAXB];
+				kvpool_alloc_n(c, from_c, k);
+				for (int64_t j = 0; j < k; j++) {
 					assert_int_equal(kvpool_alloc(b), held[h][n + j]);
+					assert_int_equal(from_c[j], held[h][n + j]);
+				}
 				for (int64_t j = 0; part == 0 && j < k; j++) {
 					if (lcg_next(&seed) % 2) {   /* a shared hash */
 						uint64_t hash = 0x2000 + lcg_next(&seed) % 48;
 						kvpool_set_hash(a, held[h][n + j], hash);
 						kvpool_set_hash(b, held[h][n + j], hash);
+						kvpool_set_hash(c, held[h][n + j], hash);
 					}
 				}
 				if (part == 1)
@@ -650,16 +660,29 @@ static void release_private_matches_stand_ins(void **state)
 			kvpool_release_all(b, held[h] + to, n_all[h] - to);
 			kvpool_release_private(b, held[h] + n_pre[h], n_priv[h]);
 			kvpool_release_all(b, held[h], n_pre[h]);
+			kvpool_release_all(c, held[h] + to, n_all[h] - to);
+			kvpool_release_private(c, held[h] + n_pre[h], n_priv[h]);
+			kvpool_release_all(c, held[h], n_pre[h]);
 			n_all[h] = n_pre[h] = n_priv[h] = 0;
 		}
 		assert_int_equal(kvpool_num_free(a), kvpool_num_free(b));
-		for (uint64_t hash = 0x2000; hash < 0x2000 + 48; hash++)
+		assert_int_equal(kvpool_num_free(c), kvpool_num_free(b));
+		for (uint64_t hash = 0x2000; hash < 0x2000 + 48; hash++) {
 			assert_int_equal(kvpool_lookup(a, hash), kvpool_lookup(b, hash));
+			assert_int_equal(kvpool_lookup(c, hash), kvpool_lookup(b, hash));
+		}
 	}
-	for (int64_t n = kvpool_num_free(a); n > 0; n--)
-		assert_int_equal(kvpool_alloc(a), kvpool_alloc(b));
+	int32_t rest_c[N];
+	int64_t n_rest = kvpool_num_free(c);
+	kvpool_alloc_n(c, rest_c, n_rest);
+	for (int64_t n = 0; n < n_rest; n++) {
+		int32_t x = kvpool_alloc(a);
+		assert_int_equal(kvpool_alloc(b), x);
+		assert_int_equal(rest_c[n], x);
+	}
 	kvpool_destroy(a);
 	kvpool_destroy(b);
+	kvpool_destroy(c);
 }
 
 int main(void)

@@ -460,7 +460,27 @@ void kvpool_alloc_n(struct kvpool *p, int32_t *out, int64_t n)
 		p->blk[b].ref = 1;
 		out[k] = b;
 	}
-	for (; k < n; k++) {
+	struct backq *q = &p->back;
+	while (k < n) {
+		int32_t e = q->ring[(size_t)q->head & q->mask];
+		if (e < 0) {
+			/* A run at the head: as many of its ids as wanted at once
+			 * (back_pop's order, without its per-block bookkeeping). */
+			int64_t m = -(int64_t)e < n - k ? -(int64_t)e : n - k;
+			for (int64_t i = 0; i < m; i++) {
+				int32_t b = q->run_ids[(size_t)(q->run_head + i) & q->run_mask];
+				take_run(p, b);
+				out[k + i] = b;
+			}
+			q->run_head += m;
+			q->len -= m;
+			k += m;
+			if (e + m == 0)
+				q->head++;
+			else
+				q->ring[(size_t)q->head & q->mask] = e + (int32_t)m;
+			continue;
+		}
 		bool run;
 		int32_t b = back_pop(p, &run);
 		if (run) {
@@ -469,7 +489,7 @@ void kvpool_alloc_n(struct kvpool *p, int32_t *out, int64_t n)
 			p->blk[b].queue = IN_NONE;
 			take(p, b);
 		}
-		out[k] = b;
+		out[k++] = b;
 	}
 }
 
