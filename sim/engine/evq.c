@@ -119,7 +119,7 @@ int evq_ns_of_s(double s, int64_t *ns)
 {
 	if (!(s >= 0 && s <= EVQ_HORIZON_S))   /* NaN fails too */
 		return -1;
-	*ns = (int64_t)llround(s * 1e9);
+	*ns = iround(s * 1e9);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iround.h"
 #include "num.h"
 #include "routerskew.h"
 #include "sampling.h"
@@ -51,7 +52,7 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 		int64_t wait = req(g, reqq_front(&g->parked))->kv_ready_ns - now;
 		/* (Only a remote pull parks under servesim 1's timing, which
 		 * has no poll: it waits for the landing.) */
-		int64_t poll = g->timing ? llround(g->ovh.prof->idle_poll_us * 1e3) : wait;
+		int64_t poll = g->timing ? iround(g->ovh.prof->idle_poll_us * 1e3) : wait;
 		return wait < 1 ? 1 : wait < poll ? wait : poll;
 	}
 	int64_t ns = vllm_launch(g, run, now);
@@ -288,7 +289,7 @@ static void vllm_submit(struct engine *g, size_t idx, int64_t now)
 static int64_t vllm_request_path_ns(struct engine *g, struct request *r, int64_t now)
 {
 	if (!g->timing)
-		return llround(g->setup.hw->eff.request_overhead_ms * 1e6);
+		return iround(g->setup.hw->eff.request_overhead_ms * 1e6);
 	int s = apiservers_pick(&g->api);
 	int64_t loop_wait, tok_wait;
 	int64_t t = apiservers_work(&g->api, s, APISERVER_LOOP, now, overhead_request_ns(&g->ovh),

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "evq.h"
+#include "iround.h"
 #include "vllm_int.h"
 
 /* memcmp(a, b, sizeof *a) == 0 without the call (it was a call a step),
@@ -71,10 +72,10 @@ static void account_step(struct engine *g, const struct batch *b, double s, doub
 			continue;
 		if (r->first_launch_ns < 0)
 			r->first_launch_ns = now;
-		int64_t own = llround(work * 1e9 * (double)b->n[k] / (double)step->tokens);
+		int64_t own = iround(work * 1e9 * (double)b->n[k] / (double)step->tokens);
 		r->prefill_own_ns += own;
-		r->prefill_shared_ns += llround(work * 1e9) - own;
-		r->ttft_pad_ns += llround(pad_s * 1e9);
+		r->prefill_shared_ns += iround(work * 1e9) - own;
+		r->ttft_pad_ns += iround(pad_s * 1e9);
 	}
 }
 

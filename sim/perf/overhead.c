@@ -424,17 +424,17 @@ double overhead_step_s(const struct overhead_model *o, double tokens, double seq
 
 int64_t overhead_request_ns(const struct overhead_model *o)
 {
-	return llround(o->prof->request_us * 1e3);
+	return iround(o->prof->request_us * 1e3);
 }
 
 int64_t overhead_tokenize_ns(const struct overhead_model *o, int64_t prompt_len)
 {
-	return llround(o->prof->request_per_token_us * 1e3 * (double)prompt_len);
+	return iround(o->prof->request_per_token_us * 1e3 * (double)prompt_len);
 }
 
 int64_t overhead_request_rest_ns(const struct overhead_model *o)
 {
-	return llround(o->request_overhead_ms * 1e6);
+	return iround(o->request_overhead_ms * 1e6);
 }
 
 int64_t overhead_output_ns(const struct overhead_model *o, int64_t streams)
