@@ -64,18 +64,6 @@ static int64_t vllm_start_step(struct engine *g, int64_t now)
 	return ns;
 }
 
-/* The output handler's work for a step of streams streams, remembered
- * for the next step (most sample as many streams as the one before, and
- * the computation is a chain of dependent operations on every step). */
-static int64_t output_ns(struct engine *g, int64_t streams)
-{
-	if (streams != g->out_memo_streams) {
-		g->out_memo_streams = streams;
-		g->out_memo_ns = overhead_output_ns(&g->ovh, streams);
-	}
-	return g->out_memo_ns;
-}
-
 /* The output path of step b ending at now: each API server's output
  * handler (AsyncLLM's) does the work of its streams that got a token, after
  * the work queued on its event loop; the clients of server s see their
@@ -85,7 +73,7 @@ static void output_path(struct engine *g, const struct batch *b, int64_t now, in
 	struct apiservers *a = &g->api;
 	if (a->n == 1) {
 		seen[0] = apiservers_work(a, 0, APISERVER_LOOP, now,
-					  output_ns(g, b->step.sampled), NULL);
+					  overhead_output_ns(&g->ovh, b->step.sampled), NULL);
 		return;
 	}
 	int64_t streams[APISERVER_MAX] = { 0 };
@@ -93,7 +81,7 @@ static void output_path(struct engine *g, const struct batch *b, int64_t now, in
 		streams[req(g, b->idx[k])->api_server] += b->samples[k];
 	for (int s = 0; s < a->n; s++)
 		seen[s] = streams[s] ? apiservers_work(a, s, APISERVER_LOOP, now,
-						       output_ns(g, streams[s]), NULL) :
+						       overhead_output_ns(&g->ovh, streams[s]), NULL) :
 				       now;
 }
 
@@ -386,7 +374,6 @@ static int resolve_timing(struct engine *g, struct err *e)
 	double moe = g->perf.n_moe_layers * layers / (double)g->setup.model->n_layers;
 	overhead_model_init(&g->ovh, prof, g->setup.hw, g->async, cfg->vllm.enforce_eager, g->max_seqs,
 			    g->mnbt, layers, moe, (double)g->setup.model->vocab);
-	g->out_memo_streams = -1;
 	struct sampling_params sp = { cfg->vllm.temperature, cfg->vllm.top_p, cfg->vllm.top_k, cfg->vllm.min_p };
 	/* --generation-config's default is auto from vLLM 0.8 (vllm-project/
 	 * vllm#12622, "Default to generation_config from model"), none before. */

@@ -128,7 +128,6 @@ struct engine {
 	bool priority;                   /* --scheduling-policy priority, else fcfs */
 	int64_t stream_interval;         /* tokens a streamed chunk carries */
 	struct overhead_model ovh;
-	int64_t out_memo_streams, out_memo_ns;   /* output_ns's last answer (streams -1: none) */
 	struct batch batch[2];
 	int cur;
 	bool queued;
