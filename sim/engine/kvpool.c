@@ -186,25 +186,39 @@ __attribute__((noinline, cold)) static void back_make_room(struct kvpool *p, siz
 	fifo_regrow(&q->ring, &q->mask, q->head, q->tail, n);
 }
 
+enum { AHEAD = 8 };   /* entries (or a run's ids) whose records are fetched ahead */
+
+/* Takes the first m ids of the run at the back queue's head (entry -k,
+ * 1 <= m <= k) into out, in the order they leave; their records are the
+ * caller's to write (take_run). */
+static inline void run_take(struct kvpool *p, int32_t *out, int64_t m)
+{
+	struct backq *q = &p->back;
+	int32_t e = q->ring[(size_t)q->head & q->mask];
+	assert(e < 0 && m >= 1 && m <= -(int64_t)e);
+	for (int64_t i = 0; i < m; i++)
+		out[i] = q->run_ids[(size_t)(q->run_head + i) & q->run_mask];
+	q->run_head += m;
+	if (q->run_head + AHEAD - 1 < q->run_tail)
+		__builtin_prefetch(&p->blk[q->run_ids[(size_t)(q->run_head + AHEAD - 1) & q->run_mask]]);
+	if (e + m == 0)
+		q->head++;
+	else
+		q->ring[(size_t)q->head & q->mask] = e + (int32_t)m;
+	q->len -= m;
+}
+
 /* The back queue's first live block, taken out (len > 0); *run: it left
  * a run (its record is its last holder's: take_run, not take). */
 static inline int32_t back_pop(struct kvpool *p, bool *run)
 {
-	enum { AHEAD = 8 };   /* entries (or a run's ids) whose records are fetched ahead */
 	struct backq *q = &p->back;
 	for (;;) {
 		int64_t s = q->head;
 		int32_t b = q->ring[(size_t)s & q->mask];
 		if (b < 0) {
-			int32_t id = q->run_ids[(size_t)q->run_head & q->run_mask];
-			if (q->run_head + AHEAD < q->run_tail)
-				__builtin_prefetch(&p->blk[q->run_ids[(size_t)(q->run_head + AHEAD) & q->run_mask]]);
-			q->run_head++;
-			if (b == -1)
-				q->head++;
-			else
-				q->ring[(size_t)s & q->mask] = b + 1;
-			q->len--;
+			int32_t id;
+			run_take(p, &id, 1);
 			*run = true;
 			return id;
 		}
@@ -324,21 +338,12 @@ void kvpool_alloc_n(struct kvpool *p, int32_t *out, int64_t n)
 	while (k < n) {
 		int32_t e = q->ring[(size_t)q->head & q->mask];
 		if (e < 0) {
-			/* A run at the head: as many of its ids as wanted at once
-			 * (back_pop's order, without its per-block bookkeeping). */
+			/* A run at the head: as many of its ids as wanted at once. */
 			int64_t m = -(int64_t)e < n - k ? -(int64_t)e : n - k;
-			for (int64_t i = 0; i < m; i++) {
-				int32_t b = q->run_ids[(size_t)(q->run_head + i) & q->run_mask];
-				take_run(p, b);
-				out[k + i] = b;
-			}
-			q->run_head += m;
-			q->len -= m;
+			run_take(p, out + k, m);
+			for (int64_t i = 0; i < m; i++)
+				take_run(p, out[k + i]);
 			k += m;
-			if (e + m == 0)
-				q->head++;
-			else
-				q->ring[(size_t)q->head & q->mask] = e + (int32_t)m;
 			continue;
 		}
 		bool run;
