@@ -145,8 +145,9 @@ static inline uint64_t word(const struct perf_step *s, size_t i)
 static struct whole *whole_slot(struct stepcache *c, const struct perf_step *s)
 {
 	/* Each word times its own odd constant, summed: the multiplies are
-	 * independent (a chain of them through h was a fifth of a lone
-	 * request's step); hash() brings the high bits down. */
+	 * independent, where a chain of them through h made each lookup wait
+	 * on the one before (a rate-1 point of the default workload, 80k
+	 * requests: 0.72 -> 0.66 s); hash() brings the high bits down. */
 	static const uint64_t mul[STEP_WORDS] = {
 		0x9e3779b97f4a7c15ULL, 0xff51afd7ed558ccdULL, 0xc4ceb9fe1a85ec53ULL,
 		0xd6e8feb86659fd93ULL, 0xa0761d6478bd642fULL, 0xe7037ed1a0b428dbULL,

@@ -26,8 +26,9 @@ struct lengths {               /* an empirical distribution */
 };
 
 /* One side's length law, ready to draw: the spec, and what draw_len would
- * otherwise work out again at every request (a lognormal's parameters are
- * two logs and a square root: a tenth of a 1M-request run). */
+ * otherwise work out again at every request (a lognormal's parameters, two
+ * logs and a square root: libm's share of the 1M benchmark went 9.9 ->
+ * 7.4% under perf without them). */
 struct len_law {
 	const struct len_spec *spec;
 	struct lengths emp;        /* LEN_EMPIRICAL */
