@@ -605,6 +605,7 @@ static void release_private_matches_stand_ins(void **state)
 	struct kvpool *c = kvpool_create(N, 0);   /* b's releases, batch allocations */
 	int32_t held[HELD][MAXB];
 	int n_pre[HELD] = { 0 }, n_priv[HELD] = { 0 }, n_all[HELD] = { 0 };
+	int n_anon = 0;   /* allocations kvpool_head_anonymous vouched for */
 	uint64_t seed = 21;
 	for (int op = 0; op < 20000; op++) {
 		int h = (int)(lcg_next(&seed) % HELD);
@@ -630,6 +631,13 @@ static void release_private_matches_stand_ins(void **state)
 					k = MAXB - n;
 				if (k > kvpool_num_free(a))
 					k = kvpool_num_free(a);
+				/* Where the first k blocks hold no hash, handing
+				 * them out evicts none (vllm_ff_cross_take_all
+				 * relies on it). */
+				bool anon = kvpool_head_anonymous(b, k);
+				int32_t before[48];
+				for (int x = 0; x < 48; x++)
+					before[x] = kvpool_lookup(b, 0x2000 + (uint64_t)x);
 				kvpool_alloc_n(a, held[h] + n, k);
 				int32_t from_c[MAXB];
 				kvpool_alloc_n(c, from_c, k);
@@ -637,6 +645,9 @@ static void release_private_matches_stand_ins(void **state)
 					assert_int_equal(kvpool_alloc(b), held[h][n + j]);
 					assert_int_equal(from_c[j], held[h][n + j]);
 				}
+				for (int x = 0; anon && x < 48; x++)
+					assert_int_equal(kvpool_lookup(b, 0x2000 + (uint64_t)x), before[x]);
+				n_anon += anon && k > 0;
 				for (int64_t j = 0; part == 0 && j < k; j++) {
 					if (lcg_next(&seed) % 2) {   /* a shared hash */
 						uint64_t hash = 0x2000 + lcg_next(&seed) % 48;
@@ -672,6 +683,7 @@ static void release_private_matches_stand_ins(void **state)
 			assert_int_equal(kvpool_lookup(c, hash), kvpool_lookup(b, hash));
 		}
 	}
+	assert_true(n_anon > 1000);   /* the check above ran (of 20,000 operations) */
 	int32_t rest_c[N];
 	int64_t n_rest = kvpool_num_free(c);
 	kvpool_alloc_n(c, rest_c, n_rest);
@@ -683,6 +695,31 @@ static void release_private_matches_stand_ins(void **state)
 	kvpool_destroy(a);
 	kvpool_destroy(b);
 	kvpool_destroy(c);
+}
+
+/* kvpool_head_anonymous's exact answers: the front and runs hold no
+ * hash, a cached block does, a stale entry (touched since) is skipped. */
+static void head_anonymous_reads_the_queue(void **state)
+{
+	(void)state;
+	struct kvpool *p = kvpool_create(8, 0);
+	assert_true(kvpool_head_anonymous(p, 7));   /* all fresh */
+	int32_t b[7];
+	for (int i = 0; i < 7; i++)
+		b[i] = kvpool_alloc(p);
+	assert_true(kvpool_head_anonymous(p, 0));
+	assert_false(kvpool_head_anonymous(p, 1));   /* none free */
+	kvpool_set_hash(p, b[0], 0x51);
+	kvpool_release_private(p, b + 1, 2);   /* a run of 2 */
+	kvpool_release(p, b[0]);               /* cached, behind the run */
+	kvpool_release(p, b[3]);               /* no hash: the front */
+	assert_true(kvpool_head_anonymous(p, 3));
+	assert_false(kvpool_head_anonymous(p, 4));   /* the 4th is b[0], cached */
+	kvpool_touch(p, b[0]);                 /* its entry goes stale */
+	kvpool_release(p, b[4]);
+	assert_true(kvpool_head_anonymous(p, 4));    /* front 2 + the run's 2 */
+	assert_false(kvpool_head_anonymous(p, 5));   /* only 4 are free */
+	kvpool_destroy(p);
 }
 
 int main(void)
@@ -701,6 +738,7 @@ int main(void)
 		cmocka_unit_test(back_queue_compacts_in_order),
 		cmocka_unit_test(batch_calls_match_one_at_a_time),
 		cmocka_unit_test(release_private_matches_stand_ins),
+		cmocka_unit_test(head_anonymous_reads_the_queue),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

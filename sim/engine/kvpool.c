@@ -358,6 +358,23 @@ void kvpool_alloc_n(struct kvpool *p, int32_t *out, int64_t n)
 	}
 }
 
+bool kvpool_head_anonymous(const struct kvpool *p, int64_t n)
+{
+	/* The front and the fresh range hold none; in the back queue a run's
+	 * blocks hold stand-ins, a stale entry nothing, a live one its hash.
+	 * (A few entries: runs are a request's private blocks each.) */
+	n -= p->front.len + (p->num_blocks - p->fresh);
+	const struct backq *q = &p->back;
+	for (int64_t s = q->head; n > 0 && s < q->tail && s < q->head + AHEAD; s++) {
+		int32_t e = q->ring[(size_t)s & q->mask];
+		if (e < 0)
+			n += e;
+		else if (back_live(p, e, s))
+			return false;
+	}
+	return n <= 0;
+}
+
 void kvpool_release(struct kvpool *p, int32_t block)
 {
 	kvpool_release_all(p, &block, 1);

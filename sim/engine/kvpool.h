@@ -76,6 +76,11 @@ int32_t kvpool_alloc(struct kvpool *p);
  * kvpool_num_free (asserted): a request's new blocks at once. */
 void kvpool_alloc_n(struct kvpool *p, int32_t *out, int64_t n);
 
+/* Whether the first n blocks of the free queue hold no hash (handing them
+ * out evicts nothing, so which of them goes to whom cannot show); false
+ * also when that is not known from the queue's first few entries. */
+bool kvpool_head_anonymous(const struct kvpool *p, int64_t n);
+
 /* Drops one reference; at 0 the block joins the free queue. Callers
  * release a request's blocks last block first (vLLM frees in reverse). */
 void kvpool_release(struct kvpool *p, int32_t block);

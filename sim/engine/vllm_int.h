@@ -97,6 +97,8 @@ struct vllm_ff {
 	struct idxvec due[FF_RING];      /* lazy requests by ff_p1 */
 	struct crossvec cross[FF_RING];  /* lazy requests by the pass of their next new block */
 	size_t cross_taken;              /* of this pass's, those given their block (in run_seq order) */
+	int32_t *cross_blocks;           /* vllm_ff_cross_take_all's blocks */
+	size_t cap_cross_blocks;
 	struct idxvec expl;              /* running, not lazy: in run_seq order */
 	struct idxvec owing;             /* no longer lazy, step ends still to apply */
 	struct idxvec tmp, done;
@@ -360,6 +362,14 @@ static inline void vllm_ff_cross_before(struct engine *g, int64_t seq)
 	if (g->ff.cross_taken < c->len && c->v[g->ff.cross_taken].seq < seq)
 		vllm_ff_cross_before_slow(g, seq);
 }
+
+/* This pass's crossing requests given their blocks at once, in list
+ * order, when that cannot show: the pass allocates and registers nothing
+ * else (alone), or the first others + crossings blocks of the free queue
+ * hold no hash (kvpool_head_anonymous), so that which request gets which
+ * of them only renames blocks. Then the list is empty (true); else it is
+ * left as it was (false): sorted, it is taken in running order. */
+bool vllm_ff_cross_take_all(struct engine *g, bool alone, int64_t others);
 
 /* Short of blocks for them: this pass's crossing requests end their runs
  * now (due at this pass, their planned passes counted lost); the caller

@@ -302,10 +302,10 @@ bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
 {
 	struct vllm_ff *f = &g->ff;
 	take_due(g);
+	int64_t blocks;   /* the explicit requests' new blocks */
 	for (;;) {
 		if (!f->n_lazy)
 			return false;
-		int64_t blocks;
 		if (!explicit_demands(g, b, &blocks)) {
 			sync_all(g);
 			return false;
@@ -325,7 +325,7 @@ bool vllm_ff_begin_pass(struct engine *g, struct batch *b, int64_t *budget)
 		vllm_ff_cross_end_runs(g);
 		take_due(g);
 	}
-	if (vllm_ff_cross_count(g))
+	if (vllm_ff_cross_count(g) && !vllm_ff_cross_take_all(g, false, blocks))
 		vllm_ff_cross_sort(g);
 	add_lazy_sums(g, b, budget);
 	return true;
@@ -342,10 +342,8 @@ bool vllm_ff_quiet_pass(struct engine *g, struct batch *b, int64_t *budget)
 	    (int64_t)f->n_lazy > *budget || (int64_t)vllm_ff_cross_count(g) > kvpool_num_free(g->pool))
 		return false;
 	/* Its crossings: nothing else allocates or registers in it. */
-	if (vllm_ff_cross_count(g)) {
-		vllm_ff_cross_sort(g);
-		vllm_ff_cross_before(g, INT64_MAX);
-	}
+	if (vllm_ff_cross_count(g))
+		vllm_ff_cross_take_all(g, true, 0);
 	add_lazy_sums(g, b, budget);
 	f->passes++;
 	return true;
